@@ -1,0 +1,27 @@
+import { Command } from 'commander'
+import { reportError } from './errors.js'
+import { registerTeamCommands } from './team.js'
+
+export function buildProgram(): Command {
+  const program = new Command()
+  program
+    .name('swarm')
+    .description('A supervisor for teams of coding agents: tmux / iTerm2 / in-process teammates with file-locked inboxes.')
+    .version('0.1.0')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+  registerTeamCommands(program)
+  return program
+}
+
+/** Entry point used by bin/swarm.js. Exits with the documented code. */
+export async function main(argv: string[]): Promise<void> {
+  const program = buildProgram()
+  let code = 0
+  try {
+    await program.parseAsync(argv)
+  } catch (err) {
+    code = reportError(err)
+  }
+  process.exitCode = code
+}

@@ -1,0 +1,29 @@
+import pc from 'picocolors'
+
+/** Colour only when stdout is a TTY and NO_COLOR is not set. */
+export function useColor(stream: NodeJS.WriteStream = process.stdout): boolean {
+  return Boolean(stream.isTTY) && !process.env.NO_COLOR
+}
+
+export const colors = pc.createColors(useColor())
+
+export function printJson(value: unknown): void {
+  process.stdout.write(JSON.stringify(value, null, 2) + '\n')
+}
+
+export function println(line = ''): void {
+  process.stdout.write(line + '\n')
+}
+
+/** Formats rows as aligned columns (no colour codes in widths). */
+export function table(rows: string[][]): string {
+  const widths: number[] = []
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)))
+  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ')).join('\n')
+}
+
+/** Maps an agent colour name to a picocolors function. */
+export function colorize(color: string | undefined, text: string): string {
+  const fn = color && (colors as unknown as Record<string, ((s: string) => string) | undefined>)[color]
+  return typeof fn === 'function' ? fn(text) : text
+}

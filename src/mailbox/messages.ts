@@ -1,0 +1,169 @@
+import { z } from 'zod'
+
+/**
+ * Structured messages: JSON objects carried as the `text` of an inbox entry, discriminated by
+ * `type`. Field names follow Claude Code's, so the two tools understand each other.
+ */
+const base = <T extends z.ZodRawShape>(shape: T) => z.looseObject(shape)
+
+export const IdleNotification = base({
+  type: z.literal('idle_notification'),
+  from: z.string(),
+  timestamp: z.string(),
+  idleReason: z.enum(['available', 'interrupted', 'failed']).optional(),
+  summary: z.string().optional(),
+  completedTaskId: z.string().optional(),
+  completedStatus: z.enum(['resolved', 'blocked', 'failed', 'partial']).optional(),
+  failureReason: z.string().optional(),
+})
+
+export const PermissionRequest = base({
+  type: z.literal('permission_request'),
+  request_id: z.string(),
+  agent_id: z.string(),
+  tool_name: z.string(),
+  tool_use_id: z.string(),
+  description: z.string(),
+  input: z.record(z.string(), z.unknown()),
+  permission_suggestions: z.array(z.unknown()).default([]),
+})
+
+export const PermissionResponse = base({
+  type: z.literal('permission_response'),
+  request_id: z.string(),
+  /** success = allowed; error = denied (the error text is the feedback). */
+  subtype: z.enum(['success', 'error']),
+  response: z
+    .looseObject({
+      updated_input: z.record(z.string(), z.unknown()).optional(),
+      permission_updates: z.array(z.unknown()).optional(),
+    })
+    .optional(),
+  error: z.string().optional(),
+})
+
+export const PlanApprovalRequest = base({
+  type: z.literal('plan_approval_request'),
+  from: z.string(),
+  timestamp: z.string(),
+  planFilePath: z.string(),
+  planContent: z.string(),
+  requestId: z.string(),
+})
+
+export const PlanApprovalResponse = base({
+  type: z.literal('plan_approval_response'),
+  requestId: z.string(),
+  approved: z.boolean(),
+  feedback: z.string().optional(),
+  timestamp: z.string(),
+  permissionMode: z.string().optional(),
+})
+
+export const ShutdownRequest = base({
+  type: z.literal('shutdown_request'),
+  requestId: z.string(),
+  from: z.string(),
+  reason: z.string().optional(),
+  timestamp: z.string(),
+})
+
+export const ShutdownApproved = base({
+  type: z.literal('shutdown_approved'),
+  requestId: z.string(),
+  from: z.string(),
+  timestamp: z.string(),
+  paneId: z.string().optional(),
+  backendType: z.string().optional(),
+})
+
+export const ShutdownRejected = base({
+  type: z.literal('shutdown_rejected'),
+  requestId: z.string(),
+  from: z.string(),
+  reason: z.string(),
+  timestamp: z.string(),
+})
+
+export const TaskAssignment = base({
+  type: z.literal('task_assignment'),
+  taskId: z.string(),
+  subject: z.string(),
+  description: z.string(),
+  assignedBy: z.string(),
+  timestamp: z.string(),
+})
+
+export const ModeSetRequest = base({
+  type: z.literal('mode_set_request'),
+  mode: z.string(),
+  from: z.string(),
+})
+
+export const TeammateTerminated = base({
+  type: z.literal('teammate_terminated'),
+  name: z.string(),
+  message: z.string().optional(),
+  timestamp: z.string(),
+})
+
+export const TeamPermissionUpdate = base({
+  type: z.literal('team_permission_update'),
+  permissionUpdate: z.looseObject({
+    type: z.string(),
+    rules: z.array(z.looseObject({ toolName: z.string(), ruleContent: z.string().optional() })),
+    behavior: z.enum(['allow', 'deny', 'ask']),
+    destination: z.string().optional(),
+  }),
+  directoryPath: z.string().optional(),
+  toolName: z.string().optional(),
+})
+
+export const StructuredMessage = z.discriminatedUnion('type', [
+  IdleNotification,
+  PermissionRequest,
+  PermissionResponse,
+  PlanApprovalRequest,
+  PlanApprovalResponse,
+  ShutdownRequest,
+  ShutdownApproved,
+  ShutdownRejected,
+  TaskAssignment,
+  ModeSetRequest,
+  TeammateTerminated,
+  TeamPermissionUpdate,
+])
+export type StructuredMessage = z.infer<typeof StructuredMessage>
+export type StructuredMessageType = StructuredMessage['type']
+export type MessageOf<T extends StructuredMessageType> = Extract<StructuredMessage, { type: T }>
+
+/** Types that only count when they come, signed, from team-lead. */
+export const PRIVILEGED_TYPES: ReadonlySet<StructuredMessageType> = new Set([
+  'permission_response',
+  'plan_approval_response',
+  'shutdown_request',
+  'mode_set_request',
+  'team_permission_update',
+])
+
+/**
+ * Parses the `text` of an inbox entry as a structured message; undefined for plain text or a
+ * JSON object of an unknown type.
+ */
+export function parseStructured(text: string): StructuredMessage | undefined {
+  const trimmed = text.trimStart()
+  if (!trimmed.startsWith('{')) return undefined
+  let raw: unknown
+  try {
+    raw = JSON.parse(trimmed)
+  } catch {
+    return undefined // plain text that happens to start with '{'
+  }
+  const parsed = StructuredMessage.safeParse(raw)
+  return parsed.success ? parsed.data : undefined
+}
+
+/** Serializes a structured message as the `text` of an inbox entry. */
+export function encodeStructured(message: StructuredMessage): string {
+  return JSON.stringify(message)
+}

@@ -1,0 +1,25 @@
+import { z } from 'zod'
+
+/** Largest `text` an inbox message may carry. */
+export const MAX_MESSAGE_BYTES = 1024 * 1024
+
+/**
+ * One entry of an inbox file (a JSON array), in the shape Claude Code 2.1.332 writes.
+ * `msg_id` may be absent (older writers); unknown fields are kept.
+ * `leadSig` is swarm's Ed25519 signature over a lead message (see permissions/signing).
+ */
+export const InboxMessage = z.looseObject({
+  from: z.string(),
+  text: z.string(),
+  timestamp: z.string(),
+  read: z.boolean().optional(),
+  color: z.string().optional(),
+  summary: z.string().optional(),
+  type: z.literal('message').optional(),
+  msg_id: z.string().optional(),
+  msgV: z.number().optional(),
+  leadSig: z.string().optional(),
+})
+export type InboxMessage = z.infer<typeof InboxMessage>
+
+export const InboxFile = z.array(InboxMessage)

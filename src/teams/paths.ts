@@ -1,0 +1,80 @@
+import os from 'node:os'
+import path from 'node:path'
+import { InvalidNameError } from '../errors.js'
+
+/** The name of the lead member of every team. */
+export const LEAD_NAME = 'team-lead'
+
+const NAME_RE = /^[A-Za-z0-9._-]+$/
+const MAX_NAME = 64
+
+/**
+ * Validates a team or agent name before any path is built from it.
+ * Throws InvalidNameError; returns the name unchanged otherwise.
+ */
+export function validateName(name: string, kind: 'team' | 'agent' = 'team'): string {
+  if (typeof name !== 'string' || name.length === 0) throw new InvalidNameError(kind, String(name), 'it is empty')
+  if (name.length > MAX_NAME) throw new InvalidNameError(kind, name, `it is longer than ${MAX_NAME} characters`)
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(name)) throw new InvalidNameError(kind, name, 'it contains control characters')
+  if (name.includes('/') || name.includes('\\')) throw new InvalidNameError(kind, name, 'it contains a path separator')
+  if (name.startsWith('.') || name.startsWith('-')) throw new InvalidNameError(kind, name, 'it starts with . or -')
+  if (!NAME_RE.test(name)) throw new InvalidNameError(kind, name, 'only A-Z a-z 0-9 . _ - are allowed')
+  return name
+}
+
+export function validateAgentName(name: string): string {
+  return validateName(name, 'agent')
+}
+
+/** `<name>@<team>` */
+export function agentId(name: string, team: string): string {
+  return `${validateAgentName(name)}@${validateName(team)}`
+}
+
+/** Root of swarm's state: $SWARM_HOME, else $CLAUDE_CONFIG_DIR, else ~/.claude. */
+export function rootDir(env: NodeJS.ProcessEnv = process.env): string {
+  const fromEnv = env.SWARM_HOME || env.CLAUDE_CONFIG_DIR
+  return path.resolve(fromEnv || path.join(os.homedir(), '.claude'))
+}
+
+export function teamsDir(env?: NodeJS.ProcessEnv): string {
+  return path.join(rootDir(env), 'teams')
+}
+export function teamDir(team: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(teamsDir(env), validateName(team))
+}
+export function teamConfigPath(team: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(teamDir(team, env), 'config.json')
+}
+export function inboxesDir(team: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(teamDir(team, env), 'inboxes')
+}
+export function inboxPath(team: string, agent: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(inboxesDir(team, env), `${validateAgentName(agent)}.json`)
+}
+export function permissionsDir(team: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(teamDir(team, env), 'permissions')
+}
+export function pendingPermissionsDir(team: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(permissionsDir(team, env), 'pending')
+}
+export function resolvedPermissionsDir(team: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(permissionsDir(team, env), 'resolved')
+}
+export function agentDir(team: string, agent: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(teamDir(team, env), 'agents', validateAgentName(agent))
+}
+export function tasksRootDir(env?: NodeJS.ProcessEnv): string {
+  return path.join(rootDir(env), 'tasks')
+}
+export function tasksDir(team: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(tasksRootDir(env), validateName(team))
+}
+export function scratchpadDir(team: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(rootDir(env), 'scratchpad', validateName(team))
+}
+/** User-level agent definitions: <root>/agents/*.md */
+export function userAgentsDir(env?: NodeJS.ProcessEnv): string {
+  return path.join(rootDir(env), 'agents')
+}
