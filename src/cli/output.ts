@@ -1,4 +1,5 @@
 import pc from 'picocolors'
+import { paintAgent } from '../util/colors.js'
 
 /** Colour only when stdout is a TTY and NO_COLOR is not set. */
 export function useColor(stream: NodeJS.WriteStream = process.stdout): boolean {
@@ -24,6 +25,5 @@ export function table(rows: string[][]): string {
 
 /** Maps an agent colour name to a picocolors function. */
 export function colorize(color: string | undefined, text: string): string {
-  const fn = color && (colors as unknown as Record<string, ((s: string) => string) | undefined>)[color]
-  return typeof fn === 'function' ? fn(text) : text
+  return paintAgent(colors, color, text)
 }

@@ -1,0 +1,87 @@
+import pc from 'picocolors'
+import { paintAgent } from '../util/colors.js'
+import type { ToolResult } from './tool.js'
+
+/** Where an agent's pane output goes: its own terminal, or the leader's with a name prefix. */
+export interface AgentOutput {
+  text(delta: string): void
+  tool(name: string, input: unknown, result: ToolResult, ms: number): void
+  state(status: string, detail?: string): void
+  info(line: string): void
+  warn(line: string): void
+  /** Ends a partial line of streamed text. */
+  flush(): void
+}
+
+export interface RenderOptions {
+  stream?: NodeJS.WritableStream & { isTTY?: boolean }
+  color?: boolean
+  /** Prefix every line (in-process teammates share the leader's terminal). */
+  prefix?: string
+  agentColor?: string
+}
+
+/** A short, single-line rendering of a tool input for the pane. */
+export function shortInput(name: string, input: unknown): string {
+  const o = (input ?? {}) as Record<string, unknown>
+  const pick =
+    o.command ?? o.file_path ?? o.pattern ?? o.to ?? o.subject ?? o.taskId ?? o.description ?? o.prompt ?? JSON.stringify(o)
+  const s = String(pick).replace(/\s+/g, ' ').trim()
+  return s.length > 80 ? s.slice(0, 77) + '...' : s
+}
+
+function firstLine(s: string): string {
+  const line = s.split('\n').find((l) => l.trim()) ?? ''
+  return line.length > 60 ? line.slice(0, 57) + '...' : line
+}
+
+export function createOutput(opts: RenderOptions = {}): AgentOutput {
+  const stream = opts.stream ?? process.stdout
+  const color = opts.color ?? (Boolean((stream as { isTTY?: boolean }).isTTY) && !process.env.NO_COLOR)
+  const c = pc.createColors(color)
+  const paint = (s: string) => paintAgent(c, opts.agentColor, s)
+  const prefix = opts.prefix ? paint(`[${opts.prefix}]`) + ' ' : ''
+  let midLine = false
+  const write = (s: string) => stream.write(s)
+  const line = (s: string) => {
+    if (midLine) write('\n')
+    midLine = false
+    write(prefix + s + '\n')
+  }
+  return {
+    text(delta) {
+      if (!delta) return
+      const parts = delta.split('\n')
+      parts.forEach((part, i) => {
+        if (i > 0) {
+          write('\n')
+          midLine = false
+        }
+        if (part) {
+          if (!midLine) write(prefix)
+          write(part)
+          midLine = true
+        }
+      })
+    },
+    tool(name, input, result, ms) {
+      const mark = result.isError ? c.red('✗') : c.green('✓')
+      const outcome = result.isError ? c.red(firstLine(result.content)) : c.dim(firstLine(result.content))
+      line(`${mark} ${c.bold(c.cyan(name))} ${shortInput(name, input)} ${c.dim(`(${ms} ms)`)} ${outcome}`)
+    },
+    state(status, detail) {
+      const colour = status === 'working' ? c.yellow : status === 'idle' ? c.green : status === 'waiting' ? c.magenta : c.dim
+      line(colour(`● ${status}${detail ? ` — ${detail}` : ''}`))
+    },
+    info(s) {
+      line(s)
+    },
+    warn(s) {
+      line(c.yellow(`! ${s}`))
+    },
+    flush() {
+      if (midLine) write('\n')
+      midLine = false
+    },
+  }
+}

@@ -1,0 +1,369 @@
+import { randomUUID } from 'node:crypto'
+import type Anthropic from '@anthropic-ai/sdk'
+import { APIError } from '@anthropic-ai/sdk'
+import { markRead, readInbox } from '../mailbox/inbox.js'
+import { deliver } from '../mailbox/send.js'
+import { encodeStructured, parseStructured, PRIVILEGED_TYPES, type StructuredMessage } from '../mailbox/messages.js'
+import type { InboxMessage } from '../mailbox/types.js'
+import { watchInbox, type InboxWatcher } from '../mailbox/watch.js'
+import { readTeam } from '../teams/team-store.js'
+import { claimTask, listTasks } from '../teams/task-store.js'
+import { inboxPath, LEAD_NAME } from '../teams/paths.js'
+import { addUsage, emptyUsage, estimateCost, type Usage } from './pricing.js'
+import { formatTeammateMessage } from './prompt.js'
+import type { AgentOutput } from './render.js'
+import { AgentStateFile, type AgentStatus } from './state.js'
+import type { PermissionCheck, Tool } from './tool.js'
+import { Transcript } from './transcript.js'
+import { runTurn, type TurnResult } from './turn.js'
+
+type MessageParam = Anthropic.MessageParam
+
+/** How a message that claims to come from the lead checks out. */
+export type LeadVerdict = 'verified' | 'unverified' | 'not-lead'
+
+/** What a turn did that the runtime needs to know (filled in by the team tools). */
+export interface TurnLog {
+  completedTaskIds: string[]
+  shutdownResponses: Map<string, { approve: boolean; reason?: string }>
+}
+
+export interface RuntimeOptions {
+  team: string
+  name: string
+  cwd: string
+  env: NodeJS.ProcessEnv
+  client: Anthropic
+  model: string
+  mode?: string
+  system: string
+  tools: Tool[]
+  /** Model calls per turn before the turn is cut short as partial (the definition's maxTurns). */
+  maxIterations: number
+  output: AgentOutput
+  transcript: Transcript
+  state: AgentStateFile
+  /** The conversation so far (rebuilt from the transcript with --resume). */
+  messages: MessageParam[]
+  turnLog: TurnLog
+  verifyLead(entry: InboxMessage): LeadVerdict
+  checkPermission: PermissionCheck
+  /** Called for privileged control messages that verified (permission answers, mode changes…). */
+  onControl?(message: StructuredMessage, entry: InboxMessage): void | Promise<void>
+  /** Claim the next unowned, unblocked task when idle with an empty inbox. */
+  autoClaimTasks?: boolean
+  /** Stops the agent from outside (SIGTERM, the in-process backend's kill). */
+  signal?: AbortSignal
+  color?: string
+}
+
+/**
+ * The teammate's life on its inbox: wait (event-driven) → take every unread message into one user
+ * turn → run the model with tools → mark them read → go idle with ONE idle_notification → maybe
+ * claim a task. Control messages (shutdown, permission answers, mode changes) are handled by the
+ * runtime itself, and only when they verifiably come from team-lead.
+ */
+export class TeammateRuntime {
+  private queue: InboxMessage[] = []
+  private seen = new Set<string>()
+  private wake: (() => void) | undefined
+  private watcher: InboxWatcher | undefined
+  private status: AgentStatus = 'starting'
+  private pendingShutdown: StructuredMessage & { type: 'shutdown_request' } | undefined
+  private stopRequested = false
+  private usage: Usage = emptyUsage()
+  private readonly turnAbort = new AbortController()
+  private exitCode = 0
+
+  constructor(private readonly o: RuntimeOptions) {
+    o.signal?.addEventListener('abort', () => this.stop(), { once: true })
+  }
+
+  /** Runs until shutdown is approved or the signal aborts; resolves with the exit code. */
+  async run(): Promise<number> {
+    const file = inboxPath(this.o.team, this.o.name, this.o.env)
+    this.watcher = watchInbox(this.o.team, this.o.name, (msgs) => this.enqueue(msgs), { env: this.o.env, signal: this.turnAbort.signal })
+    await this.watcher.ready
+    // Anything already unread (sent while we were dead, or before we started) comes first.
+    this.enqueue((await readInbox(file)).filter((m) => !m.read))
+    try {
+      while (!this.stopRequested) {
+        if (this.queue.length === 0) {
+          if (this.pendingShutdown) {
+            await this.approveShutdown(this.pendingShutdown)
+            break
+          }
+          if (this.status !== 'idle' && this.status !== 'starting') await this.goIdle(undefined)
+          if (this.status === 'starting') await this.setStatus('idle')
+          if (await this.maybeClaimTask()) continue
+          await this.sleepUntilWoken()
+          continue
+        }
+        const batch = this.queue.splice(0)
+        await this.runUserTurn(batch)
+      }
+    } finally {
+      await this.watcher.close()
+      await this.setStatus('exited')
+      this.o.output.flush()
+    }
+    return this.exitCode
+  }
+
+  /** Aborts the current turn (stream and tools) and ends the loop. */
+  stop(): void {
+    this.stopRequested = true
+    this.turnAbort.abort()
+    this.wake?.()
+  }
+
+  private sleepUntilWoken(): Promise<void> {
+    if (this.queue.length || this.stopRequested) return Promise.resolve()
+    return new Promise((resolve) => (this.wake = () => ((this.wake = undefined), resolve())))
+  }
+
+  private key(m: InboxMessage): string {
+    return m.msg_id ?? `${m.from}|${m.timestamp}|${m.text}`
+  }
+
+  /** Takes delivered messages: control messages are handled at once, the rest queue for a turn. */
+  private enqueue(messages: InboxMessage[]): void {
+    for (const m of messages) {
+      const k = this.key(m)
+      if (this.seen.has(k) || m.read) continue
+      this.seen.add(k)
+      const structured = parseStructured(m.text)
+      if (structured && PRIVILEGED_TYPES.has(structured.type)) {
+        void this.handleControl(m, structured)
+        continue
+      }
+      this.queue.push(m)
+    }
+    if (this.queue.length) this.wake?.()
+  }
+
+  private async handleControl(entry: InboxMessage, msg: StructuredMessage): Promise<void> {
+    const verdict = entry.from === LEAD_NAME ? this.o.verifyLead(entry) : 'not-lead'
+    await this.consume([entry])
+    if (verdict !== 'verified') {
+      this.o.output.warn(`ignored ${msg.type} from ${entry.from}: ${verdict === 'unverified' ? 'UNVERIFIED (no valid lead signature)' : 'only team-lead may send it'}`)
+      await this.o.transcript.append({ kind: 'state', state: this.status, detail: `ignored ${verdict} ${msg.type} from ${entry.from}` })
+      return
+    }
+    if (msg.type === 'shutdown_request') {
+      if (this.status === 'idle' || this.status === 'starting') {
+        await this.approveShutdown(msg)
+        this.stop()
+      } else {
+        this.pendingShutdown = msg
+        this.o.output.info(`shutdown requested by team-lead${msg.reason ? ` (${msg.reason})` : ''}; finishing the current turn`)
+      }
+      return
+    }
+    if (msg.type === 'mode_set_request') {
+      await this.o.state.update({ mode: msg.mode })
+      this.o.output.info(`mode set to ${msg.mode} by team-lead`)
+    }
+    await this.o.onControl?.(msg, entry)
+  }
+
+  private async consume(messages: InboxMessage[]): Promise<void> {
+    const ids = messages.flatMap((m) => (m.msg_id ? [m.msg_id] : []))
+    const legacy = messages.filter((m) => !m.msg_id)
+    const file = inboxPath(this.o.team, this.o.name, this.o.env)
+    if (ids.length) await markRead(file, { msgIds: ids })
+    if (legacy.length) {
+      const keys = new Set(legacy.map((m) => this.key(m)))
+      await markRead(file, (m) => !m.msg_id && keys.has(this.key(m)))
+    }
+  }
+
+  private async setStatus(status: AgentStatus, detail?: string): Promise<void> {
+    if (this.status === status && !detail) return
+    this.status = status
+    this.o.output.state(status, detail)
+    await this.o.state.update({ status, detail, lastActivity: Date.now() })
+    await this.o.transcript.append({ kind: 'state', state: status, ...(detail ? { detail } : {}) })
+  }
+
+  /** A pending shutdown is presented to the model, which may reject it with SendMessage. */
+  private shutdownPrompt(req: StructuredMessage & { type: 'shutdown_request' }): string {
+    return (
+      `team-lead asks you to shut down${req.reason ? `: ${req.reason}` : ''}. ` +
+      `If you must keep working, reject it with SendMessage to team-lead, message ` +
+      `{"type":"shutdown_response","request_id":"${req.requestId}","approve":false,"reason":"<why>"}. ` +
+      `Otherwise reply with one short sentence; you will be shut down.`
+    )
+  }
+
+  private async runUserTurn(batch: InboxMessage[]): Promise<void> {
+    const text = batch.map((m) => formatTeammateMessage(m)).join('\n\n')
+    await this.runModelTurn(text, batch)
+    if (this.pendingShutdown && this.queue.length === 0) {
+      const req = this.pendingShutdown
+      await this.runModelTurn(this.shutdownPrompt(req), [])
+      const answer = this.o.turnLog.shutdownResponses.get(req.requestId)
+      this.pendingShutdown = undefined
+      if (answer && !answer.approve) {
+        this.o.output.info(`shutdown rejected: ${answer.reason ?? '(no reason)'}`)
+        return
+      }
+      await this.approveShutdown(req)
+      this.stop()
+    }
+  }
+
+  private appendUser(text: string): void {
+    const last = this.o.messages[this.o.messages.length - 1]
+    if (last?.role === 'user') {
+      // After a partial or failed turn the conversation ends with a user message; merge, the API wants alternation.
+      const content = typeof last.content === 'string' ? [{ type: 'text' as const, text: last.content }] : last.content
+      last.content = [...content, { type: 'text', text }]
+    } else {
+      this.o.messages.push({ role: 'user', content: text })
+    }
+  }
+
+  private async runModelTurn(text: string, batch: InboxMessage[], taskId?: string): Promise<TurnResult | undefined> {
+    await this.setStatus('working', taskId ? `task #${taskId}` : undefined)
+    this.o.turnLog.completedTaskIds.length = 0
+    this.appendUser(text)
+    await this.o.transcript.append({ kind: 'message', message: this.o.messages[this.o.messages.length - 1] })
+    let result: TurnResult | undefined
+    let failure: string | undefined
+    try {
+      result = await runTurn({
+        client: this.o.client,
+        model: this.o.model,
+        system: this.o.system,
+        tools: this.o.tools,
+        messages: this.o.messages,
+        maxIterations: this.o.maxIterations,
+        signal: this.turnAbort.signal,
+        toolContext: {
+          cwd: this.o.cwd,
+          signal: this.turnAbort.signal,
+          agentName: this.o.name,
+          teamName: this.o.team,
+          env: this.o.env,
+          checkPermission: this.o.checkPermission,
+        },
+        onText: (d) => this.o.output.text(d),
+        onToolEnd: (name, input, res, ms) => this.o.output.tool(name, input, res, ms),
+        onUsage: (u) => void this.addUsage(u),
+        record: (...events) => this.o.transcript.append(...events),
+      })
+      this.o.output.flush()
+    } catch (err) {
+      this.o.output.flush()
+      failure = describeFailure(err)
+      this.o.output.warn(`turn failed: ${failure}`)
+      await this.o.transcript.append({
+        kind: 'error',
+        errorType: err instanceof APIError ? ((err.error as { error?: { type?: string } })?.error?.type ?? err.name) : (err as Error).name ?? 'Error',
+        status: err instanceof APIError ? err.status : undefined,
+        requestId: err instanceof APIError ? (err.requestID ?? undefined) : undefined,
+        message: (err as Error).message,
+      })
+    }
+    // Read only once the turn consumed them (a crash before this point re-delivers them).
+    await this.consume(batch)
+    this.lastTurn = { result, failure, taskId }
+    return result
+  }
+
+  private lastTurn: { result?: TurnResult; failure?: string; taskId?: string } | undefined
+
+  private async addUsage(u: Usage): Promise<void> {
+    this.usage = addUsage(this.usage, u)
+    await this.o.state.update({ usage: this.usage, costUsd: estimateCost(this.o.model, this.usage), turns: (this.o.state.current.turns ?? 0) + 1 })
+  }
+
+  /** One idle_notification per transition to idle, with what the turn did. */
+  private async goIdle(_: undefined): Promise<void> {
+    const last = this.lastTurn
+    this.lastTurn = undefined
+    await this.setStatus('idle')
+    if (!last) return
+    const completed = this.o.turnLog.completedTaskIds[this.o.turnLog.completedTaskIds.length - 1]
+    const summary = last.failure
+      ? `turn failed: ${last.failure}`
+      : last.result?.status === 'partial'
+        ? `stopped after ${last.result.iterations} model calls (maxTurns) — partial: ${oneLine(last.result.text)}`
+        : oneLine(last.result?.text ?? '')
+    const note: StructuredMessage = {
+      type: 'idle_notification',
+      from: this.o.name,
+      timestamp: new Date().toISOString(),
+      idleReason: last.failure ? 'failed' : last.result?.status === 'aborted' ? 'interrupted' : 'available',
+      ...(summary ? { summary } : {}),
+      ...(completed ? { completedTaskId: completed, completedStatus: last.result?.status === 'partial' ? 'partial' : 'resolved' } : {}),
+      ...(last.failure ? { failureReason: last.failure } : {}),
+    }
+    await this.sendToLead(encodeStructured(note), summary ? `idle: ${summary.slice(0, 60)}` : 'idle')
+  }
+
+  private async sendToLead(text: string, summary?: string): Promise<void> {
+    const team = await readTeam(this.o.team, this.o.env)
+    await deliver({
+      team: this.o.team,
+      members: team.members.map((m) => m.name),
+      from: this.o.name,
+      to: LEAD_NAME,
+      text,
+      summary,
+      color: this.o.color,
+      env: this.o.env,
+    })
+  }
+
+  private async approveShutdown(req: StructuredMessage & { type: 'shutdown_request' }): Promise<void> {
+    const approved: StructuredMessage = {
+      type: 'shutdown_approved',
+      requestId: req.requestId,
+      from: this.o.name,
+      timestamp: new Date().toISOString(),
+    }
+    await this.sendToLead(encodeStructured(approved), 'shutdown approved')
+    this.o.output.info('shutdown approved; exiting')
+    this.pendingShutdown = undefined
+  }
+
+  /** After a turn, with nothing in the inbox: claim the next unowned, unblocked task. */
+  private async maybeClaimTask(): Promise<boolean> {
+    if (this.o.autoClaimTasks === false || this.stopRequested) return false
+    const tasks = await listTasks(this.o.team, this.o.env).catch((err: Error) => {
+      this.o.output.warn(`cannot read the task list: ${err.message}`)
+      return []
+    })
+    const done = new Set(tasks.filter((t) => t.status === 'completed').map((t) => t.id))
+    if (tasks.some((t) => t.owner === this.o.name && t.status === 'in_progress')) return false
+    const next = tasks.find((t) => t.status === 'pending' && !t.owner && t.blockedBy.every((b) => done.has(b)))
+    if (!next) return false
+    const claim = await claimTask(this.o.team, next.id, this.o.name, { checkAgentBusy: true }, this.o.env)
+    if (!claim.ok) return false
+    await this.o.state.update({ currentTask: next.id })
+    const prompt =
+      `You claimed task #${next.id}: ${next.subject}\n\n${next.description}\n\n` +
+      `Do it, then mark it completed with TaskUpdate {"taskId":"${next.id}","status":"completed"} and report to team-lead with SendMessage.`
+    await this.runModelTurn(prompt, [], next.id)
+    await this.o.state.update({ currentTask: undefined })
+    return true
+  }
+}
+
+function oneLine(s: string): string {
+  const t = s.replace(/\s+/g, ' ').trim()
+  return t.length > 200 ? t.slice(0, 197) + '...' : t
+}
+
+/** "rate_limit_error (status 429, request req_…): message" */
+export function describeFailure(err: unknown): string {
+  if (err instanceof APIError) {
+    const type = (err.error as { error?: { type?: string } } | undefined)?.error?.type ?? err.name
+    return `${type} (status ${err.status ?? 'none'}, request ${err.requestID ?? 'none'}): ${oneLine(err.message)}`
+  }
+  return `${(err as Error)?.name ?? 'Error'}: ${oneLine((err as Error)?.message ?? String(err))}`
+}
+
+export const newRequestId = (): string => randomUUID()

@@ -1,0 +1,64 @@
+import path from 'node:path'
+import { z } from 'zod'
+import { agentDir } from '../teams/paths.js'
+import { atomicWriteJson, readJsonFile } from '../util/fs.js'
+
+export const AgentStatus = z.enum(['starting', 'working', 'idle', 'waiting', 'exited', 'dead'])
+export type AgentStatus = z.infer<typeof AgentStatus>
+
+/** `agents/<name>/state.json`, written only by the agent itself. */
+export const AgentState = z.looseObject({
+  pid: z.number().optional(),
+  status: AgentStatus,
+  model: z.string().optional(),
+  modelSource: z.string().optional(),
+  mode: z.string().optional(),
+  heartbeat: z.number().optional(),
+  lastActivity: z.number().optional(),
+  currentTask: z.string().optional(),
+  detail: z.string().optional(),
+  exitCode: z.number().optional(),
+  usage: z
+    .object({
+      inputTokens: z.number(),
+      outputTokens: z.number(),
+      cacheReadTokens: z.number(),
+      cacheWriteTokens: z.number(),
+    })
+    .optional(),
+  costUsd: z.number().optional(),
+  turns: z.number().optional(),
+})
+export type AgentState = z.infer<typeof AgentState>
+
+export function statePath(team: string, name: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(agentDir(team, name, env), 'state.json')
+}
+
+export async function readAgentState(team: string, name: string, env?: NodeJS.ProcessEnv): Promise<AgentState | undefined> {
+  return readJsonFile(statePath(team, name, env), AgentState)
+}
+
+/** Holds an agent's state in memory and writes it atomically on every change. */
+export class AgentStateFile {
+  private state: AgentState
+  private writing: Promise<void> = Promise.resolve()
+  constructor(
+    readonly file: string,
+    initial: AgentState,
+  ) {
+    this.state = initial
+  }
+
+  get current(): AgentState {
+    return this.state
+  }
+
+  /** Merges `patch` and queues a write; writes are serialized so the last one wins on disk. */
+  update(patch: Partial<AgentState>): Promise<void> {
+    this.state = { ...this.state, ...patch, heartbeat: Date.now() }
+    const snapshot = this.state
+    this.writing = this.writing.then(() => atomicWriteJson(this.file, snapshot))
+    return this.writing
+  }
+}

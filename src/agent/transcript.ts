@@ -1,0 +1,76 @@
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import type Anthropic from '@anthropic-ai/sdk'
+import { agentDir } from '../teams/paths.js'
+import { FILE_MODE, ensureDir, readFileIfExists } from '../util/fs.js'
+
+type MessageParam = Anthropic.MessageParam
+
+/**
+ * One line of `agents/<name>/transcript.jsonl`. `message` events carry the conversation
+ * (what --resume rebuilds); the others are for `swarm logs` and post-mortems.
+ */
+export type TranscriptEvent =
+  | { t: string; kind: 'message'; message: MessageParam }
+  | { t: string; kind: 'tool'; tool: string; input: unknown; isError: boolean; output: string; ms: number }
+  | { t: string; kind: 'state'; state: string; detail?: string }
+  | { t: string; kind: 'error'; errorType: string; status?: number; requestId?: string; message: string }
+  | { t: string; kind: 'start'; model: string; mode?: string; resume: boolean; pid: number }
+  | { t: string; kind: 'usage'; model: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number }
+
+type WithoutTime<T> = T extends unknown ? Omit<T, 't'> : never
+export type NewTranscriptEvent = WithoutTime<TranscriptEvent>
+
+export function transcriptPath(team: string, name: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(agentDir(team, name, env), 'transcript.jsonl')
+}
+
+/** Appends events to an agent's transcript (O_APPEND: one writer per agent, lines never torn by a crash mid-line of another). */
+export class Transcript {
+  private ready: Promise<void> | undefined
+  constructor(readonly file: string) {}
+
+  async append(...events: NewTranscriptEvent[]): Promise<void> {
+    this.ready ??= ensureDir(path.dirname(this.file))
+    await this.ready
+    const t = new Date().toISOString()
+    const text = events.map((e) => JSON.stringify({ t, ...e })).join('\n') + '\n'
+    await fs.appendFile(this.file, text, { mode: FILE_MODE })
+  }
+}
+
+/** Reads a transcript; a torn last line (a crash mid-write) is skipped, other bad lines too. */
+export async function readTranscript(file: string): Promise<TranscriptEvent[]> {
+  const text = await readFileIfExists(file)
+  if (!text) return []
+  const events: TranscriptEvent[] = []
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue
+    try {
+      events.push(JSON.parse(line) as TranscriptEvent)
+    } catch {
+      // A line torn by a crash: the rest of the transcript is still good.
+    }
+  }
+  return events
+}
+
+/**
+ * Rebuilds the conversation for --resume: the `message` events in order, cut back so it ends in
+ * a consistent state (no assistant tool_use without its tool_result, alternating roles).
+ */
+export function rebuildConversation(events: TranscriptEvent[]): MessageParam[] {
+  const messages = events.flatMap((e) => (e.kind === 'message' ? [e.message] : []))
+  while (messages.length) {
+    const last = messages[messages.length - 1]
+    const pendingToolUse =
+      last.role === 'assistant' && Array.isArray(last.content) && last.content.some((b) => b.type === 'tool_use')
+    if (pendingToolUse || last.role === 'user') {
+      // A turn cut short by the crash; its inbox messages are still unread and come back.
+      messages.pop()
+      continue
+    }
+    break
+  }
+  return messages
+}

@@ -1,0 +1,105 @@
+import type Anthropic from '@anthropic-ai/sdk'
+import { APIUserAbortError } from '@anthropic-ai/sdk'
+import { runTool, type Tool, type ToolContext, type ToolResult } from './tool.js'
+import { usageFromApi, type Usage } from './pricing.js'
+import type { NewTranscriptEvent } from './transcript.js'
+
+type MessageParam = Anthropic.MessageParam
+type ToolResultBlockParam = Anthropic.ToolResultBlockParam
+
+export const DEFAULT_MAX_TOKENS = 8192
+
+/** What the turn loop tells the outside world as it goes. */
+export interface TurnEvents {
+  onText?(delta: string): void
+  onToolStart?(name: string, input: unknown): void
+  onToolEnd?(name: string, input: unknown, result: ToolResult, ms: number): void
+  onUsage?(usage: Usage): void
+  record?(...events: NewTranscriptEvent[]): Promise<void>
+}
+
+export interface TurnOptions extends TurnEvents {
+  client: Anthropic
+  model: string
+  system: string
+  tools: Tool[]
+  /** The conversation; the turn appends to it in place. */
+  messages: MessageParam[]
+  /** Model calls allowed in this turn before it is cut short as `partial`. */
+  maxIterations: number
+  signal: AbortSignal
+  toolContext: ToolContext
+  maxTokens?: number
+}
+
+export interface TurnResult {
+  status: 'done' | 'partial' | 'aborted'
+  /** The text of the final assistant message. */
+  text: string
+  iterations: number
+  toolCalls: Array<{ name: string; input: unknown; isError: boolean }>
+}
+
+/**
+ * Runs the model with streaming and tools until it stops asking for tools, the iteration limit is
+ * reached (partial) or the signal aborts (the stream and the running tool stop at once).
+ * API errors (after the SDK's own retries) are thrown to the caller.
+ */
+export async function runTurn(opts: TurnOptions): Promise<TurnResult> {
+  const apiTools = opts.tools.map((t) => t.toApiTool())
+  const byName = new Map(opts.tools.map((t) => [t.name, t]))
+  const toolCalls: TurnResult['toolCalls'] = []
+  let text = ''
+  for (let iteration = 1; iteration <= opts.maxIterations; iteration++) {
+    if (opts.signal.aborted) return { status: 'aborted', text, iterations: iteration - 1, toolCalls }
+    let final: Anthropic.Message
+    try {
+      const stream = opts.client.messages.stream(
+        {
+          model: opts.model,
+          max_tokens: opts.maxTokens ?? DEFAULT_MAX_TOKENS,
+          system: opts.system,
+          messages: opts.messages,
+          ...(apiTools.length ? { tools: apiTools } : {}),
+        },
+        { signal: opts.signal },
+      )
+      stream.on('text', (delta) => opts.onText?.(delta))
+      final = await stream.finalMessage()
+    } catch (err) {
+      if (err instanceof APIUserAbortError || opts.signal.aborted) return { status: 'aborted', text, iterations: iteration, toolCalls }
+      throw err
+    }
+    const usage = usageFromApi(final.usage)
+    opts.onUsage?.(usage)
+    const assistant: MessageParam = { role: 'assistant', content: final.content as Anthropic.ContentBlockParam[] }
+    opts.messages.push(assistant)
+    await opts.record?.({ kind: 'message', message: assistant }, { kind: 'usage', model: opts.model, ...usage })
+    text = final.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('')
+
+    const uses = final.content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use')
+    if (final.stop_reason !== 'tool_use' || uses.length === 0) return { status: 'done', text, iterations: iteration, toolCalls }
+
+    const results: ToolResultBlockParam[] = []
+    for (const use of uses) {
+      const tool = byName.get(use.name)
+      opts.onToolStart?.(use.name, use.input)
+      const started = Date.now()
+      const result: ToolResult = opts.signal.aborted
+        ? { content: 'Interrupted: the agent was stopped.', isError: true }
+        : tool
+          ? await runTool(tool, use.input, opts.toolContext)
+          : { content: `No such tool: ${use.name}. Available: ${[...byName.keys()].join(', ')}`, isError: true }
+      const ms = Date.now() - started
+      opts.onToolEnd?.(use.name, use.input, result, ms)
+      toolCalls.push({ name: use.name, input: use.input, isError: result.isError === true })
+      await opts.record?.({ kind: 'tool', tool: use.name, input: use.input, isError: result.isError === true, output: result.content.slice(0, 4000), ms })
+      results.push({ type: 'tool_result', tool_use_id: use.id, content: result.content, ...(result.isError ? { is_error: true } : {}) })
+    }
+    const user: MessageParam = { role: 'user', content: results }
+    opts.messages.push(user)
+    await opts.record?.({ kind: 'message', message: user })
+    if (opts.signal.aborted) return { status: 'aborted', text, iterations: iteration, toolCalls }
+  }
+  return { status: 'partial', text, iterations: opts.maxIterations, toolCalls }
+}
