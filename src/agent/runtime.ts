@@ -13,7 +13,7 @@ import { addUsage, emptyUsage, estimateCost, type Usage } from './pricing.js'
 import { formatTeammateMessage } from './prompt.js'
 import type { AgentOutput } from './render.js'
 import { AgentStateFile, type AgentStatus } from './state.js'
-import type { PermissionCheck, Tool } from './tool.js'
+import type { AnyTool as Tool, PermissionCheck } from './tool.js'
 import { Transcript } from './transcript.js'
 import { runTurn, type TurnResult } from './turn.js'
 
@@ -340,7 +340,7 @@ export class TeammateRuntime {
     if (tasks.some((t) => t.owner === this.o.name && t.status === 'in_progress')) return false
     const next = tasks.find((t) => t.status === 'pending' && !t.owner && t.blockedBy.every((b) => done.has(b)))
     if (!next) return false
-    const claim = await claimTask(this.o.team, next.id, this.o.name, { checkAgentBusy: true }, this.o.env)
+    const claim = await claimTask(this.o.team, next.id, this.o.name, { checkAgentBusy: true, env: this.o.env })
     if (!claim.ok) return false
     await this.o.state.update({ currentTask: next.id })
     const prompt =

@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk'
 import { APIUserAbortError } from '@anthropic-ai/sdk'
-import { runTool, type Tool, type ToolContext, type ToolResult } from './tool.js'
+import { runTool, type AnyTool as Tool, type ToolContext, type ToolResult } from './tool.js'
 import { usageFromApi, type Usage } from './pricing.js'
 import type { NewTranscriptEvent } from './transcript.js'
 
@@ -88,7 +88,7 @@ export async function runTurn(opts: TurnOptions): Promise<TurnResult> {
       const result: ToolResult = opts.signal.aborted
         ? { content: 'Interrupted: the agent was stopped.', isError: true }
         : tool
-          ? await runTool(tool, use.input, opts.toolContext)
+          ? await runTool(tool, use.input, { ...opts.toolContext, toolUseId: use.id })
           : { content: `No such tool: ${use.name}. Available: ${[...byName.keys()].join(', ')}`, isError: true }
       const ms = Date.now() - started
       opts.onToolEnd?.(use.name, use.input, result, ms)

@@ -1,5 +1,8 @@
 import { Command } from 'commander'
 import { reportError } from './errors.js'
+import { registerInboxCommands } from './inbox.js'
+import { registerSendCommands } from './send.js'
+import { registerTaskCommands } from './tasks.js'
 import { registerTeamCommands } from './team.js'
 
 export function buildProgram(): Command {
@@ -11,6 +14,9 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
   registerTeamCommands(program)
+  registerInboxCommands(program)
+  registerSendCommands(program)
+  registerTaskCommands(program)
   return program
 }
 

@@ -11,7 +11,8 @@ export const MAX_MESSAGE_BYTES = 1024 * 1024
 export const InboxMessage = z.looseObject({
   from: z.string(),
   text: z.string(),
-  timestamp: z.string(),
+  // ISO 8601; an epoch-ms number (described for older Claude Code builds) is read as ISO.
+  timestamp: z.union([z.string(), z.number().transform(epochToIso)]),
   read: z.boolean().optional(),
   color: z.string().optional(),
   summary: z.string().optional(),
@@ -19,7 +20,17 @@ export const InboxMessage = z.looseObject({
   msg_id: z.string().optional(),
   msgV: z.number().optional(),
   leadSig: z.string().optional(),
+  /** When the recipient process took the message into its queue (swarm's receipt; see markDelivered). */
+  deliveredAt: z.string().optional(),
 })
 export type InboxMessage = z.infer<typeof InboxMessage>
 
+function epochToIso(ms: number): string {
+  const date = new Date(ms)
+  return Number.isNaN(date.getTime()) ? String(ms) : date.toISOString()
+}
+
 export const InboxFile = z.array(InboxMessage)
+
+/** sent = in the file; delivered = the recipient process took it; read = its agent consumed it. */
+export type MessageState = 'sent' | 'delivered' | 'read'

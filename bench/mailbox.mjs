@@ -1,0 +1,251 @@
+// Mailbox benchmark: 8 writer processes → one inbox → a watcher in this process.
+// Prints one JSON object as its last line (progress goes to stderr). Run: npm run bench:mailbox
+//
+// swarm:    append = proper-lockfile (short randomized retries) + temp file + rename;
+//           delivery = fs.watch on the inboxes directory + a 1 s safety poll (watchInbox).
+// baseline: Claude Code's design measured in the same run: in-place rewrite (no rename), lock
+//           with 10 retries at 5–100 ms, a reader polling every 1,000 ms.
+import { spawn } from 'node:child_process'
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { fileURLToPath } from 'node:url'
+import lockfile from 'proper-lockfile'
+import { appendMessage, readInbox } from '../dist/mailbox/inbox.js'
+import { watchInbox } from '../dist/mailbox/watch.js'
+import { inboxPath } from '../dist/teams/paths.js'
+
+const WRITERS = 8
+const PER_WRITER = 250
+const COST_SAMPLES = 200
+const HISTORY = 10_000
+const SETTLE_MS = 5_000
+const now = () => performance.timeOrigin + performance.now()
+const self = fileURLToPath(import.meta.url)
+
+async function main() {
+  const home = await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-bench-'))
+  const env = { ...process.env, SWARM_HOME: home }
+  try {
+    log('swarm: 8 writers, watchInbox …')
+    const swarm = await runSwarm(env)
+    log('baseline: in-place rewrite, 10 lock retries, 1 s polling reader …')
+    const baseline = await runBaseline(home)
+    log('append cost with 10,000 read messages of history …')
+    const cost = await appendCost(home)
+    const result = {
+      writers: WRITERS,
+      messages: WRITERS * PER_WRITER,
+      ...swarm,
+      ...cost,
+      baseline,
+    }
+    console.log(JSON.stringify(result))
+  } finally {
+    await fs.rm(home, { recursive: true, force: true })
+  }
+}
+
+async function runSwarm(env) {
+  const file = inboxPath('bench', 'lead', env)
+  const received = new Map()
+  let duplicated = 0
+  let lastAt = 0
+  const watcher = watchInbox(
+    'bench',
+    'lead',
+    (batch) => {
+      const at = now()
+      for (const m of batch) {
+        const { w, i, t } = JSON.parse(m.text)
+        const key = `${w}:${i}`
+        if (received.has(key)) duplicated++
+        else received.set(key, at - t)
+        lastAt = at
+      }
+    },
+    { env },
+  )
+  await watcher.ready
+  const { startedAt, failed } = await runWriters('swarm', file)
+  await waitFor(() => received.size >= WRITERS * PER_WRITER, SETTLE_MS)
+  await watcher.close()
+  const latencies = [...received.values()]
+  return {
+    lost: WRITERS * PER_WRITER - received.size,
+    duplicated,
+    failedSends: failed,
+    throughputPerSec: Math.round(received.size / ((lastAt - startedAt) / 1000)),
+    p50DeliveryMs: round(percentile(latencies, 50)),
+    p99DeliveryMs: round(percentile(latencies, 99)),
+    maxDeliveryMs: round(percentile(latencies, 100)),
+  }
+}
+
+async function runBaseline(home) {
+  const file = path.join(home, 'baseline', 'inbox.json')
+  await fs.mkdir(path.dirname(file), { recursive: true })
+  await fs.writeFile(file, '[]')
+  const received = new Map()
+  let duplicated = 0
+  let tornReads = 0
+  let lastAt = 0
+  const poll = async (final = false) => {
+    let entries
+    try {
+      entries = JSON.parse(await fs.readFile(file, 'utf8'))
+    } catch {
+      tornReads++ // caught mid-rewrite: try again at the next poll
+      return
+    }
+    const at = now()
+    const keys = new Set()
+    for (const m of entries) {
+      const { w, i, t } = JSON.parse(m.text)
+      const key = `${w}:${i}`
+      if (final && keys.has(key)) duplicated++
+      keys.add(key)
+      if (!received.has(key)) received.set(key, at - t), (lastAt = at)
+    }
+  }
+  const timer = setInterval(() => void poll(), 1_000)
+  const { startedAt, failed } = await runWriters('baseline', file)
+  await waitFor(() => received.size >= WRITERS * PER_WRITER - failed, SETTLE_MS)
+  clearInterval(timer)
+  await poll(true)
+  const latencies = [...received.values()]
+  return {
+    lost: WRITERS * PER_WRITER - received.size,
+    duplicated,
+    failedSends: failed,
+    tornReads,
+    throughputPerSec: Math.round(received.size / ((lastAt - startedAt) / 1000)),
+    p50DeliveryMs: round(percentile(latencies, 50)),
+    p99DeliveryMs: round(percentile(latencies, 99)),
+    maxDeliveryMs: round(percentile(latencies, 100)),
+  }
+}
+
+/** Starts the writers, waits until all are ready, says go, and waits for them to finish. */
+async function runWriters(kind, file) {
+  const children = Array.from({ length: WRITERS }, (_, w) =>
+    spawn(process.execPath, [self, '--child', kind, file, String(w), String(PER_WRITER)], { stdio: ['pipe', 'pipe', 'inherit'] }),
+  )
+  try {
+    const outputs = children.map((c) => collect(c))
+    await Promise.all(children.map((c) => lineFrom(c, 'ready')))
+    const startedAt = now()
+    for (const c of children) c.stdin.write('go\n')
+    const results = await Promise.all(outputs)
+    const failed = results.reduce((sum, out) => sum + Number(/failed (\d+)/.exec(out)?.[1] ?? 0), 0)
+    return { startedAt, failed }
+  } finally {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL')
+  }
+}
+
+async function child(kind, file, writer, count) {
+  process.stdout.write('ready\n')
+  await new Promise((resolve) => process.stdin.once('data', resolve))
+  let failed = 0
+  for (let i = 0; i < Number(count); i++) {
+    const text = JSON.stringify({ w: writer, i, t: now() })
+    if (kind === 'swarm') await appendMessage(file, { from: `w${writer}`, text })
+    else if (!(await baselineAppend(file, { from: `w${writer}`, text, timestamp: new Date().toISOString(), read: false }))) failed++
+  }
+  process.stdout.write(`done failed ${failed}\n`)
+  process.exit(0)
+}
+
+/** Claude Code's append as described: lock (10 retries, 5–100 ms), read, rewrite in place. */
+async function baselineAppend(file, entry) {
+  let release
+  try {
+    release = await lockfile.lock(file, {
+      lockfilePath: `${file}.lock`,
+      realpath: false,
+      retries: { retries: 10, minTimeout: 5, maxTimeout: 100 },
+    })
+  } catch {
+    return false // "Lock file is already being held": the message is not sent
+  }
+  try {
+    const entries = JSON.parse(await fs.readFile(file, 'utf8'))
+    entries.push(entry)
+    await fs.writeFile(file, JSON.stringify(entries, null, 2))
+    return true
+  } finally {
+    await release()
+  }
+}
+
+async function appendCost(home) {
+  const env = { SWARM_HOME: home }
+  const empty = inboxPath('cost', 'empty', env)
+  const history = inboxPath('cost', 'history', env)
+  const emptyTimes = await timeAppends(empty)
+  const old = Array.from({ length: HISTORY }, (_, i) => ({
+    from: 'w', text: `history ${i} ${'x'.repeat(64)}`, timestamp: new Date().toISOString(), read: true, msg_id: `h-${i}`, msgV: 1,
+  }))
+  await fs.writeFile(history, JSON.stringify(old, null, 2))
+  const t0 = performance.now()
+  await appendMessage(history, { from: 'w', text: 'first append archives the history' })
+  const archiveOnceMs = performance.now() - t0
+  const historyTimes = await timeAppends(history)
+  const left = (await readInbox(history)).length
+  return {
+    appendEmptyMs: round(percentile(emptyTimes, 50)),
+    appendWithHistoryMs: round(percentile(historyTimes, 50)),
+    appendCostRatio: round(percentile(historyTimes, 50) / percentile(emptyTimes, 50)),
+    archiveOnceMs: round(archiveOnceMs),
+    inboxEntriesAfter: left,
+  }
+}
+
+async function timeAppends(file) {
+  const times = []
+  for (let i = 0; i < COST_SAMPLES; i++) {
+    const t0 = performance.now()
+    await appendMessage(file, { from: 'w', text: `sample ${i} ${'x'.repeat(64)}` })
+    times.push(performance.now() - t0)
+  }
+  return times
+}
+
+function collect(child) {
+  let out = ''
+  child.stdout.on('data', (d) => (out += d))
+  return new Promise((resolve, reject) => {
+    child.on('error', reject)
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`writer exited with ${code}: ${out}`))))
+  })
+}
+
+function lineFrom(child, line) {
+  return new Promise((resolve) => {
+    let buf = ''
+    const onData = (d) => {
+      buf += d
+      if (buf.includes(`${line}\n`)) child.stdout.off('data', onData), resolve()
+    }
+    child.stdout.on('data', onData)
+  })
+}
+
+async function waitFor(cond, ms) {
+  const deadline = Date.now() + ms
+  while (!cond() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+}
+
+function percentile(values, p) {
+  if (values.length === 0) return NaN
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
+}
+
+const round = (x) => Math.round(x * 100) / 100
+const log = (s) => process.stderr.write(`${s}\n`)
+
+if (process.argv[2] === '--child') await child(...process.argv.slice(3))
+else await main()

@@ -1,0 +1,189 @@
+import os from 'node:os'
+import path from 'node:path'
+import { z } from 'zod'
+import type { Tool as ApiTool, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages'
+import { errorMessage } from '../errors.js'
+
+/**
+ * What a tool hands back to the model: text, and whether it is a failure. A failure is a
+ * result with `is_error: true` — never a throw out of `runTool`, never a crash of the loop.
+ */
+export interface ToolResult {
+  content: string
+  isError?: boolean
+}
+
+/** The answer of a permission check. `updatedInput` replaces the input (it is validated again). */
+export type PermissionDecision =
+  | { behavior: 'allow'; updatedInput?: Record<string, unknown> }
+  | { behavior: 'deny'; message: string }
+
+/**
+ * Asked before EVERY tool call, after the input validated. The permissions layer supplies
+ * the real one; `allowAll` is the default.
+ */
+export type PermissionCheck = (
+  tool: AnyTool,
+  input: Record<string, unknown>,
+  ctx: ToolContext,
+) => PermissionDecision | Promise<PermissionDecision>
+
+/**
+ * Everything a tool may use from its caller. In-process agents share `process.cwd()` and
+ * `process.env`, so tools resolve paths against `cwd` and spawn with `env`, never the process's.
+ */
+export interface ToolContext {
+  /** Absolute working directory of the agent. */
+  cwd: string
+  /** Aborts the call: a running command's process group is killed, a walk stops. */
+  signal: AbortSignal
+  agentName: string
+  teamName: string
+  checkPermission: PermissionCheck
+  /** The id of the `tool_use` block being answered; set per call by the loop. */
+  toolUseId?: string
+  /** Streaming output of a long call (Bash), for the pane. */
+  onProgress?: (text: string) => void
+  /** Environment for spawned commands; default `process.env`. */
+  env?: NodeJS.ProcessEnv
+  /**
+   * When set, Write and Edit refuse paths outside these directories (absolute). Used for
+   * agent types that may only write to a scratch directory (Verification).
+   */
+  writableRoots?: readonly string[]
+}
+
+/** Input of `defineTool`. `execute` may return a string (success) or a ToolResult, or throw. */
+export interface ToolSpec<S extends z.ZodObject> {
+  /** The name the model calls the tool by (Claude Code's names: Read, Write, Bash, …). */
+  name: string
+  description: string
+  inputSchema: S
+  /** True when the tool never changes anything; permission modes and parallelism use it. */
+  readOnly: boolean
+  execute(input: z.output<S>, ctx: ToolContext): Promise<ToolResult | string>
+  /** One short line describing a call (for the pane and permission prompts). */
+  summarize?(input: z.output<S>): string
+  /** Absolute paths the call reads or writes (for path-based permission rules). */
+  paths?(input: z.output<S>, ctx: ToolContext): string[]
+}
+
+/** A declared tool. Create with `defineTool`; call with `runTool`. */
+export interface Tool<S extends z.ZodObject = z.ZodObject> extends ToolSpec<S> {
+  /** The Messages API tool definition, derived from `inputSchema`. */
+  toApiTool(): ApiTool
+  summarize(input: z.output<S>): string
+  paths(input: z.output<S>, ctx: ToolContext): string[]
+}
+
+// Tools of different input types live in one list; method parameters are bivariant.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyTool = Tool<any>
+
+/** The default permission hook: allows everything. */
+export const allowAll: PermissionCheck = () => ({ behavior: 'allow' })
+
+export function defineTool<S extends z.ZodObject>(spec: ToolSpec<S>): Tool<S> {
+  let apiTool: ApiTool | undefined
+  return {
+    ...spec,
+    toApiTool() {
+      apiTool ??= { name: spec.name, description: spec.description, input_schema: toInputSchema(spec.inputSchema) }
+      return apiTool
+    },
+    summarize: (input) => (spec.summarize ? spec.summarize(input) : defaultSummary(input)),
+    paths: (input, ctx) => (spec.paths ? spec.paths(input, ctx) : []),
+  }
+}
+
+/**
+ * Validates the model's input, asks `ctx.checkPermission`, executes, and turns every
+ * failure (invalid input, denial, abort, thrown error) into an `isError` result.
+ */
+export async function runTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext): Promise<ToolResult> {
+  if (ctx.signal.aborted) return { content: `${tool.name} was not run: the call was aborted`, isError: true }
+  const parsed = tool.inputSchema.safeParse(rawInput)
+  if (!parsed.success) return invalidInput(tool, parsed.error)
+  let input = parsed.data as Record<string, unknown>
+  try {
+    const decision = await ctx.checkPermission(tool, input, ctx)
+    if (decision.behavior === 'deny') {
+      return { content: `Permission to use ${tool.name} was denied: ${decision.message}`, isError: true }
+    }
+    if (decision.updatedInput) {
+      const again = tool.inputSchema.safeParse(decision.updatedInput)
+      if (!again.success) return invalidInput(tool, again.error)
+      input = again.data as Record<string, unknown>
+    }
+  } catch (err) {
+    return { content: `${tool.name} was not run: the permission check failed: ${errorMessage(err)}`, isError: true }
+  }
+  try {
+    const result = await tool.execute(input, ctx)
+    return typeof result === 'string' ? { content: result } : result
+  } catch (err) {
+    if (ctx.signal.aborted) return { content: `${tool.name} was aborted`, isError: true }
+    return { content: errorMessage(err), isError: true }
+  }
+}
+
+/** The `tool_result` block answering `toolUseId` with `result`. */
+export function toToolResultBlock(toolUseId: string, result: ToolResult): ToolResultBlockParam {
+  return {
+    type: 'tool_result',
+    tool_use_id: toolUseId,
+    content: result.content,
+    ...(result.isError ? { is_error: true } : {}),
+  }
+}
+
+/** Resolves a path argument against the agent's cwd (never process.cwd()); expands `~/`. */
+export function resolveToolPath(ctx: Pick<ToolContext, 'cwd' | 'env'>, p: string): string {
+  if (p === '~' || p.startsWith('~/')) {
+    const home = ctx.env?.HOME || os.homedir()
+    return path.join(home, p.slice(1))
+  }
+  return path.resolve(ctx.cwd, p)
+}
+
+/** JSON Schema for the Messages API: `{type:'object', properties, required?}`, no `$schema`. */
+export function toInputSchema(schema: z.ZodObject): ApiTool.InputSchema {
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>
+  delete json.$schema
+  return stripNoise(json) as ApiTool.InputSchema
+}
+
+// zod writes the safe-integer bounds into every `.int()`; they only cost the model tokens.
+function stripNoise(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(stripNoise)
+  if (node === null || typeof node !== 'object') return node
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'maximum' && value === Number.MAX_SAFE_INTEGER) continue
+    if (key === 'minimum' && value === Number.MIN_SAFE_INTEGER) continue
+    out[key] = stripNoise(value)
+  }
+  return out
+}
+
+function invalidInput(tool: AnyTool, error: z.ZodError): ToolResult {
+  const issues = error.issues.map((issue) => {
+    const where = issue.path.length ? issue.path.join('.') : 'input'
+    return `${where}: ${issue.message}`
+  })
+  return { content: `Invalid input for ${tool.name}: ${issues.join('; ')}`, isError: true }
+}
+
+const SUMMARY_MAX = 80
+
+function defaultSummary(input: Record<string, unknown>): string {
+  const first = Object.values(input).find((v) => typeof v === 'string') as string | undefined
+  return truncateLine(first ?? JSON.stringify(input), SUMMARY_MAX)
+}
+
+/** First line of `text`, cut to `max` characters with an ellipsis. */
+export function truncateLine(text: string, max = SUMMARY_MAX): string {
+  const line = text.split('\n', 1)[0] ?? ''
+  const cut = line.length > max ? `${line.slice(0, max - 1)}…` : line
+  return cut + (text.includes('\n') && cut === line ? ' …' : '')
+}

@@ -1,0 +1,152 @@
+import { spawn } from 'node:child_process'
+import fs from 'node:fs/promises'
+import { StringDecoder } from 'node:string_decoder'
+import type { Readable } from 'node:stream'
+import { KILL_GRACE_MS, killProcessGroup, trackProcessGroup, untrackProcessGroup } from './process-group.js'
+
+/** How long to wait for the output pipes to close after the command's process group died. */
+const STREAM_DRAIN_MS = 250
+
+export interface ShellOptions {
+  cwd: string
+  env?: NodeJS.ProcessEnv
+  signal: AbortSignal
+  timeoutMs: number
+  /** Characters of output kept: the first and the last half of it. */
+  maxOutputChars: number
+  graceMs?: number
+  onOutput?: (text: string) => void
+}
+
+export interface ShellResult {
+  /** stdout and stderr interleaved in arrival order, capped. */
+  output: string
+  /** Characters cut from the middle of the output. */
+  droppedChars: number
+  exitCode: number | null
+  signal: NodeJS.Signals | null
+  timedOut: boolean
+  aborted: boolean
+}
+
+/**
+ * Runs `bash -c command` as the leader of its own process group. On timeout or abort the whole
+ * group is killed (SIGTERM, SIGKILL after the grace); when the command returns, whatever it
+ * left running in the background is killed too, so no call outlives itself.
+ */
+export async function runShellCommand(command: string, options: ShellOptions): Promise<ShellResult> {
+  const cwdStat = await fs.stat(options.cwd).catch(() => undefined)
+  if (!cwdStat?.isDirectory()) throw new Error(`working directory does not exist: ${options.cwd}`)
+  const graceMs = options.graceMs ?? KILL_GRACE_MS
+  const output = new HeadTailBuffer(options.maxOutputChars)
+  const child = spawn('bash', ['-c', command], {
+    cwd: options.cwd,
+    env: options.env ?? process.env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const spawned = new Promise<void>((resolve, reject) => {
+    child.once('spawn', resolve)
+    // Kept for the child's lifetime: an 'error' without a listener would crash the process.
+    child.on('error', reject)
+  })
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  )
+  const closed = Promise.all([collect(child.stdout, output, options.onOutput), collect(child.stderr, output, options.onOutput)])
+  await spawned
+  const pgid = child.pid!
+  trackProcessGroup(pgid)
+
+  let timedOut = false
+  let aborted = false
+  let killing: Promise<void> | undefined
+  const kill = () => (killing ??= killProcessGroup(pgid, graceMs))
+  const timer = setTimeout(() => {
+    timedOut = true
+    void kill()
+  }, options.timeoutMs)
+  const onAbort = () => {
+    aborted = true
+    void kill()
+  }
+  if (options.signal.aborted) onAbort()
+  else options.signal.addEventListener('abort', onAbort, { once: true })
+
+  try {
+    const exit = await exited
+    await kill() // background jobs the command left behind
+    const drained = await Promise.race([closed.then(() => true), delay(STREAM_DRAIN_MS).then(() => false)])
+    // A process that escaped the group (setsid) may still hold the pipes; stop reading them.
+    if (!drained) {
+      child.stdout.destroy()
+      child.stderr.destroy()
+    }
+    return {
+      output: output.text(),
+      droppedChars: output.dropped,
+      exitCode: exit.code,
+      signal: exit.signal,
+      timedOut,
+      aborted,
+    }
+  } finally {
+    clearTimeout(timer)
+    options.signal.removeEventListener('abort', onAbort)
+    untrackProcessGroup(pgid)
+  }
+}
+
+function collect(stream: Readable, into: HeadTailBuffer, onOutput?: (text: string) => void): Promise<void> {
+  const decoder = new StringDecoder('utf8')
+  return new Promise((resolve) => {
+    stream.on('data', (chunk: Buffer) => {
+      const text = decoder.write(chunk)
+      into.append(text)
+      onOutput?.(text)
+    })
+    stream.once('close', () => {
+      into.append(decoder.end())
+      resolve()
+    })
+  })
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref())
+}
+
+/** Keeps the first and the last `max / 2` characters of a stream of text, counting the rest. */
+export class HeadTailBuffer {
+  private head = ''
+  private tail = ''
+  dropped = 0
+  constructor(private readonly max: number) {}
+
+  append(text: string): void {
+    if (!text) return
+    const half = Math.floor(this.max / 2)
+    if (this.head.length < half) {
+      const take = text.slice(0, half - this.head.length)
+      this.head += take
+      text = text.slice(take.length)
+    }
+    if (!text) return
+    this.tail += text
+    const keep = this.max - half
+    if (this.tail.length > keep * 2) this.trimTail(keep)
+  }
+
+  text(): string {
+    this.trimTail(this.max - Math.floor(this.max / 2))
+    if (this.dropped === 0) return this.head + this.tail
+    return `${this.head}\n\n[… ${this.dropped} characters of output truncated …]\n\n${this.tail}`
+  }
+
+  // Trimming lazily (at 2× the size) keeps appends of many small chunks linear.
+  private trimTail(keep: number): void {
+    if (this.tail.length <= keep) return
+    this.dropped += this.tail.length - keep
+    this.tail = this.tail.slice(this.tail.length - keep)
+  }
+}

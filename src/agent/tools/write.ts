@@ -1,0 +1,40 @@
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { z } from 'zod'
+import { defineTool, resolveToolPath } from '../tool.js'
+import { assertWritable } from './writable.js'
+
+const inputSchema = z.object({
+  file_path: z.string().min(1).describe('The path of the file to write (absolute, or relative to the working directory)'),
+  content: z.string().describe('The whole new content of the file'),
+})
+
+export const writeTool = defineTool({
+  name: 'Write',
+  description: [
+    'Writes a file to the local filesystem, replacing it if it exists.',
+    'Missing parent directories are created.',
+    'Prefer Edit for changing part of an existing file; read a file before overwriting it.',
+  ].join('\n'),
+  inputSchema,
+  readOnly: false,
+  summarize: (input) => input.file_path,
+  paths: (input, ctx) => [resolveToolPath(ctx, input.file_path)],
+  async execute(input, ctx) {
+    const file = resolveToolPath(ctx, input.file_path)
+    await assertWritable(ctx, file)
+    const existed = await fs.stat(file).then(
+      (s) => {
+        if (s.isDirectory()) throw new Error(`${file} is a directory`)
+        return true
+      },
+      () => false,
+    )
+    await fs.mkdir(path.dirname(file), { recursive: true })
+    await fs.writeFile(file, input.content, { signal: ctx.signal })
+    const lines = input.content === '' ? 0 : input.content.split('\n').length
+    return existed
+      ? `The file ${file} has been overwritten (${lines} lines).`
+      : `File created successfully at: ${file} (${lines} lines).`
+  },
+})

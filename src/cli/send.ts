@@ -1,0 +1,43 @@
+import type { Command } from 'commander'
+import { deliver, resolveRecipients } from '../mailbox/send.js'
+import { LEAD_NAME } from '../teams/paths.js'
+import { findMember, readTeam } from '../teams/team-store.js'
+import { printJson, println } from './output.js'
+
+interface SendOpts {
+  from: string
+  summary?: string
+  json?: boolean
+}
+
+/** `swarm send <team> <to|*> <text>` */
+export function registerSendCommands(program: Command): void {
+  program
+    .command('send <team> <to> <text>')
+    .description('send a message to a member, or to everyone but the sender with "*"')
+    .option('--from <name>', 'the sending member', LEAD_NAME)
+    .option('--summary <text>', 'a short preview shown with the message')
+    .option('--json', 'print the message ids as JSON')
+    .action((team: string, to: string, text: string, opts: SendOpts) => send(team, to, text, opts))
+}
+
+export async function send(team: string, to: string, text: string, opts: SendOpts): Promise<void> {
+  const config = await readTeam(team)
+  const sender = findMember(config, opts.from)
+  const members = config.members.map((m) => m.name)
+  const recipients = resolveRecipients(members, to, sender.name)
+  const sent = await deliver({
+    team,
+    members,
+    from: sender.name,
+    to,
+    text,
+    ...(opts.summary !== undefined && { summary: opts.summary }),
+    ...(sender.color !== undefined && { color: sender.color }),
+  })
+  // deliver writes one entry per recipient, in resolveRecipients' order.
+  const receipts = sent.map((m, i) => ({ to: recipients[i], msg_id: m.msg_id, timestamp: m.timestamp }))
+  if (opts.json) printJson({ team, from: sender.name, messages: receipts })
+  else if (receipts.length === 0) println('no recipients (the team has no other members)')
+  else println(`sent to ${receipts.map((r) => r.to).join(', ')}`)
+}

@@ -1,0 +1,155 @@
+import { CorruptFileError, UsageError } from '../errors.js'
+import { atomicWriteFile, moveAside, parseJsonFile, pathExists, readFileIfExists } from '../util/fs.js'
+import { withFileLock } from '../util/lock.js'
+import { appendToArchive, splitForArchive } from './archive.js'
+import { createEntry, messageKey, type NewMessage } from './entry.js'
+import { InboxFile, type InboxMessage } from './types.js'
+
+export type { NewMessage } from './entry.js'
+
+/**
+ * Which messages markRead marks: all, indexes into the file as it is now, msg_ids (messageKey for
+ * entries without one), or a predicate.
+ */
+export type ReadSelector = 'all' | number[] | { msgIds: string[] } | ((m: InboxMessage, i: number) => boolean)
+
+export interface AppendOptions {
+  /**
+   * Called when the inbox did not parse: it has been moved aside (err.movedTo keeps every byte) and
+   * the append went on into a fresh inbox. Default: a warning on stderr. The append does not throw
+   * then, because the new message IS written and a caller that retried would send it twice.
+   */
+  onCorrupt?: (err: CorruptFileError) => void
+}
+
+/** Appends one message under the inbox lock; see appendMessages. */
+export async function appendMessage(file: string, message: NewMessage, options?: AppendOptions): Promise<InboxMessage> {
+  const [entry] = await appendMessages(file, [message], options)
+  return entry
+}
+
+/**
+ * Appends messages with one lock and one atomic write (temp file + rename). Fills in timestamp,
+ * msg_id (uuid), msgV 1 and read false where absent; refuses a text over 1 MiB before touching the
+ * disk. Read entries past ARCHIVE_THRESHOLD move to the archive in the same critical section.
+ */
+export async function appendMessages(file: string, messages: NewMessage[], options: AppendOptions = {}): Promise<InboxMessage[]> {
+  const entries = messages.map(createEntry)
+  if (entries.length === 0) return []
+  await withFileLock(
+    file,
+    async () => {
+      let current: InboxMessage[]
+      try {
+        current = await loadForWrite(file)
+      } catch (err) {
+        if (!(err instanceof CorruptFileError) || !err.movedTo) throw err
+        ;(options.onCorrupt ?? warnCorrupt)(err)
+        current = []
+      }
+      await writeInbox(file, [...current, ...entries])
+    },
+    { initial: '[]' },
+  )
+  return entries
+}
+
+/**
+ * Reads an inbox; [] when it does not exist (or is empty). A file that does not parse is a
+ * CorruptFileError naming it; the reader leaves it where it is.
+ */
+export async function readInbox(file: string): Promise<InboxMessage[]> {
+  const text = await readFileIfExists(file)
+  if (text === undefined || text.trim() === '') return []
+  return parseJsonFile(file, text, InboxFile)
+}
+
+/**
+ * Sets `read: true` on the selected unread entries; returns how many changed. Indexes refer to the
+ * file as it is when the lock is taken — an archive in between shifts them, so prefer msgIds.
+ * A corrupt inbox is moved aside and reported (CorruptFileError with movedTo); nothing is created.
+ */
+export async function markRead(file: string, which: ReadSelector): Promise<number> {
+  const select = toPredicate(which)
+  return rewrite(file, (entries) => {
+    let changed = 0
+    entries.forEach((m, i) => {
+      if (m.read === true || !select(m, i)) return
+      m.read = true
+      changed++
+    })
+    return changed
+  })
+}
+
+/**
+ * Records that the recipient process took these messages into its queue (`deliveredAt` on the
+ * entry, under the lock), by messageKey (= msg_id when present). Returns how many changed.
+ */
+export async function markDelivered(file: string, keys: Iterable<string>): Promise<number> {
+  const wanted = new Set(keys)
+  if (wanted.size === 0) return 0
+  const at = new Date().toISOString()
+  return rewrite(file, (entries) => {
+    let changed = 0
+    for (const m of entries) {
+      if (m.deliveredAt || m.read === true || !wanted.has(messageKey(m))) continue
+      m.deliveredAt = at
+      changed++
+    }
+    return changed
+  })
+}
+
+/** Runs `change` on the entries under the lock; writes them back only when it changed something. */
+async function rewrite(file: string, change: (entries: InboxMessage[]) => number): Promise<number> {
+  if (!(await pathExists(file))) return 0
+  return withFileLock(file, async () => {
+    const entries = await loadForWrite(file)
+    const changed = change(entries)
+    if (changed > 0) await writeInbox(file, entries)
+    return changed
+  })
+}
+
+/** Writes the inbox atomically, first archiving read entries past the threshold. Call under the lock. */
+async function writeInbox(file: string, entries: InboxMessage[]): Promise<void> {
+  const { keep, archive } = splitForArchive(entries)
+  await appendToArchive(file, archive)
+  await atomicWriteFile(file, JSON.stringify(keep, null, 2))
+}
+
+/** For writers, under the lock: a corrupt inbox is moved aside, never overwritten. */
+async function loadForWrite(file: string): Promise<InboxMessage[]> {
+  const text = await readFileIfExists(file)
+  if (text === undefined || text.trim() === '') return []
+  try {
+    return parseJsonFile(file, text, InboxFile)
+  } catch (err) {
+    if (!(err instanceof CorruptFileError)) throw err
+    const movedTo = await moveAside(file)
+    const detail = err.message.slice(`corrupt file ${file} (`.length, -1)
+    throw new CorruptFileError(file, detail, { movedTo, cause: err })
+  }
+}
+
+function warnCorrupt(err: CorruptFileError): void {
+  process.stderr.write(`swarm: warning: ${err.message}; the new message went into a fresh inbox\n`)
+}
+
+function toPredicate(which: ReadSelector): (m: InboxMessage, i: number) => boolean {
+  if (which === 'all') return () => true
+  if (typeof which === 'function') return which
+  if (Array.isArray(which)) {
+    for (const i of which) {
+      if (!Number.isInteger(i) || i < 0) throw new UsageError(`invalid inbox index ${i}: use integers from 0`)
+    }
+    const set = new Set(which)
+    return (_m, i) => set.has(i)
+  }
+  if (which && Array.isArray(which.msgIds)) {
+    const ids = new Set(which.msgIds)
+    return (m) => ids.has(messageKey(m))
+  }
+  throw new UsageError('markRead: select "all", indexes, { msgIds } or a predicate')
+}

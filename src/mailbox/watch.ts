@@ -1,0 +1,160 @@
+import { inboxPath } from '../teams/paths.js'
+import { CorruptFileError, errorMessage } from '../errors.js'
+import { DirWatch } from './dir-watch.js'
+import { messageKey } from './entry.js'
+import { markDelivered, readInbox } from './inbox.js'
+import type { InboxMessage } from './types.js'
+
+/** Safety sweep: catches anything the directory watch missed (e.g. on a network filesystem). */
+export const DEFAULT_POLL_MS = 1_000
+/** A file that fails to parse is read again after this long before it is reported (torn in-place write). */
+const CORRUPT_RETRY_MS = 50
+
+export interface WatchInboxOptions {
+  env?: NodeJS.ProcessEnv
+  /** Safety-poll interval; default DEFAULT_POLL_MS. */
+  pollMs?: number
+  signal?: AbortSignal
+  /** Deliver read entries too (an observer such as `swarm inbox --follow`); default false. */
+  includeRead?: boolean
+  /** Keys (messageKey) already handled by the caller, never delivered by this watcher. */
+  skip?: Iterable<string>
+  /**
+   * After onMessages resolves, record the batch as delivered (markDelivered). Only the recipient
+   * process itself should set this; an observer must not. Default false.
+   */
+  markDelivered?: boolean
+  /** Errors of the callback, of the file (corrupt) or of the watch; default: a warning on stderr. */
+  onError?: (err: unknown) => void
+}
+
+/** A running inbox watcher. */
+export interface InboxWatcher {
+  /** Stops watching; no onMessages call starts after it is called. */
+  close(): Promise<void>
+  /** Resolves once the watch is armed and the messages already in the inbox were handed over. */
+  ready: Promise<void>
+  /** Reads the inbox now; resolves after a read that started after this call has been handled. */
+  rescan(): Promise<void>
+}
+
+/**
+ * Calls onMessages with every unread message of `<team>/<name>`'s inbox exactly once (dedup by
+ * messageKey: msg_id, or a content hash when absent), in file order, one batch at a time.
+ * Event-driven through a watch on the inboxes directory (works before the directory or the file
+ * exists, and across renames), with a slow safety poll; every event triggers a re-read after the
+ * one in progress, so the trailing write of a burst is never missed. onMessages is awaited before
+ * the next batch: it should enqueue, not process.
+ */
+export function watchInbox(
+  team: string,
+  name: string,
+  onMessages: (unread: InboxMessage[]) => void | Promise<void>,
+  opts: WatchInboxOptions = {},
+): InboxWatcher {
+  return new Watcher(inboxPath(team, name, opts.env), onMessages, opts)
+}
+
+class Watcher implements InboxWatcher {
+  readonly ready: Promise<void>
+  private readonly seen: Set<string>
+  private readonly dirWatch: DirWatch
+  private readonly poll: NodeJS.Timeout
+  private running: Promise<void> | undefined
+  private pending = false
+  private closed = false
+  private corruptStreak = 0
+  private retryTimer: NodeJS.Timeout | undefined
+
+  constructor(
+    private readonly file: string,
+    private readonly onMessages: (unread: InboxMessage[]) => void | Promise<void>,
+    private readonly opts: WatchInboxOptions,
+  ) {
+    this.seen = new Set(opts.skip)
+    this.dirWatch = new DirWatch(file, () => void this.rescan(), (err) => this.report(err))
+    this.poll = setInterval(() => {
+      void this.dirWatch.check()
+      void this.rescan()
+    }, opts.pollMs ?? DEFAULT_POLL_MS)
+    if (opts.signal?.aborted) void this.close()
+    opts.signal?.addEventListener('abort', () => void this.close(), { once: true })
+    this.ready = this.dirWatch.check().then(() => this.rescan())
+  }
+
+  rescan(): Promise<void> {
+    if (this.closed) return Promise.resolve()
+    this.pending = true
+    this.running ??= this.loop()
+    return this.running
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    clearInterval(this.poll)
+    clearTimeout(this.retryTimer)
+    this.dirWatch.close()
+  }
+
+  // `running` is cleared in the same synchronous step that sees `pending` false, so a rescan()
+  // arriving at any moment either joins a loop that will read again or starts a new one.
+  private async loop(): Promise<void> {
+    try {
+      while (this.pending && !this.closed) {
+        this.pending = false
+        await this.scanOnce()
+      }
+    } finally {
+      this.running = undefined
+    }
+  }
+
+  private async scanOnce(): Promise<void> {
+    let entries: InboxMessage[]
+    try {
+      entries = await readInbox(this.file)
+    } catch (err) {
+      this.onReadError(err)
+      return
+    }
+    this.corruptStreak = 0
+    const present = new Set<string>()
+    const fresh: InboxMessage[] = []
+    for (const m of entries) {
+      const key = messageKey(m)
+      present.add(key)
+      if (this.seen.has(key) || (m.read === true && !this.opts.includeRead)) continue
+      this.seen.add(key)
+      fresh.push(m)
+    }
+    // Forget what left the file (archived, consumed): it never comes back, and the set stays small.
+    // An empty read is skipped above only for a missing/empty file, which forgets nothing useful.
+    if (entries.length > 0) for (const key of this.seen) if (!present.has(key)) this.seen.delete(key)
+    if (fresh.length === 0 || this.closed) return
+    try {
+      await this.onMessages(fresh)
+    } catch (err) {
+      this.report(err)
+    }
+    if (this.opts.markDelivered) {
+      await markDelivered(this.file, fresh.map(messageKey)).catch((err: unknown) => this.report(err))
+    }
+  }
+
+  private onReadError(err: unknown): void {
+    // A writer that rewrites in place (Claude Code 2.1.88) can be caught mid-write; its own
+    // event triggers another read, and one retry covers a missed event. Report what persists.
+    if (err instanceof CorruptFileError && ++this.corruptStreak === 1) {
+      clearTimeout(this.retryTimer)
+      this.retryTimer = setTimeout(() => void this.rescan(), CORRUPT_RETRY_MS)
+      return
+    }
+    if (err instanceof CorruptFileError && this.corruptStreak > 2) return // reported once already
+    this.report(err)
+  }
+
+  private report(err: unknown): void {
+    if (this.opts.onError) this.opts.onError(err)
+    else process.stderr.write(`swarm: warning: inbox watcher for ${this.file}: ${errorMessage(err)}\n`)
+  }
+}
