@@ -12,7 +12,7 @@ import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import lockfile from 'proper-lockfile'
-import { appendMessage, readInbox } from '../dist/mailbox/inbox.js'
+import { appendMessage, markRead, readInbox } from '../dist/mailbox/inbox.js'
 import { watchInbox } from '../dist/mailbox/watch.js'
 import { inboxPath } from '../dist/teams/paths.js'
 
@@ -49,81 +49,109 @@ async function main() {
 
 async function runSwarm(env) {
   const file = inboxPath('bench', 'lead', env)
-  const received = new Map()
-  let duplicated = 0
-  let lastAt = 0
+  const stats = newStats()
+  // The recipient consumes what it receives (as an agent does in its next turn), so read
+  // messages get archived and the inbox stays small; marking runs beside delivery, not in it.
+  let consuming = Promise.resolve()
   const watcher = watchInbox(
     'bench',
     'lead',
     (batch) => {
-      const at = now()
-      for (const m of batch) {
-        const { w, i, t } = JSON.parse(m.text)
-        const key = `${w}:${i}`
-        if (received.has(key)) duplicated++
-        else received.set(key, at - t)
-        lastAt = at
-      }
+      record(stats, batch)
+      const ids = batch.map((m) => m.msg_id)
+      consuming = consuming.then(() => markRead(file, { msgIds: ids }))
     },
     { env },
   )
   await watcher.ready
   const { startedAt, failed } = await runWriters('swarm', file)
-  await waitFor(() => received.size >= WRITERS * PER_WRITER, SETTLE_MS)
+  await waitFor(() => stats.received.size >= WRITERS * PER_WRITER, SETTLE_MS)
   await watcher.close()
-  const latencies = [...received.values()]
-  return {
-    lost: WRITERS * PER_WRITER - received.size,
-    duplicated,
-    failedSends: failed,
-    throughputPerSec: Math.round(received.size / ((lastAt - startedAt) / 1000)),
-    p50DeliveryMs: round(percentile(latencies, 50)),
-    p99DeliveryMs: round(percentile(latencies, 99)),
-    maxDeliveryMs: round(percentile(latencies, 100)),
-  }
+  await consuming
+  return summarize(stats, startedAt, failed)
 }
 
 async function runBaseline(home) {
   const file = path.join(home, 'baseline', 'inbox.json')
   await fs.mkdir(path.dirname(file), { recursive: true })
   await fs.writeFile(file, '[]')
-  const received = new Map()
-  let duplicated = 0
-  let tornReads = 0
-  let lastAt = 0
-  const poll = async (final = false) => {
-    let entries
+  const stats = newStats()
+  // Claude Code's reader: every second, take the lock, read, and remove what it consumed.
+  const poll = async () => {
+    let release
     try {
-      entries = JSON.parse(await fs.readFile(file, 'utf8'))
+      release = await lockfile.lock(file, BASELINE_LOCK(file))
     } catch {
-      tornReads++ // caught mid-rewrite: try again at the next poll
+      stats.lockFailures++
       return
     }
-    const at = now()
-    const keys = new Set()
-    for (const m of entries) {
-      const { w, i, t } = JSON.parse(m.text)
-      const key = `${w}:${i}`
-      if (final && keys.has(key)) duplicated++
-      keys.add(key)
-      if (!received.has(key)) received.set(key, at - t), (lastAt = at)
+    try {
+      let entries
+      try {
+        entries = JSON.parse(await fs.readFile(file, 'utf8'))
+      } catch {
+        stats.tornReads++
+        return
+      }
+      record(stats, entries)
+      await fs.writeFile(file, '[]')
+    } finally {
+      await release()
     }
   }
-  const timer = setInterval(() => void poll(), 1_000)
+  let polling = false
+  const timer = setInterval(() => {
+    if (polling) return
+    polling = true
+    void poll().finally(() => (polling = false))
+  }, 1_000)
   const { startedAt, failed } = await runWriters('baseline', file)
-  await waitFor(() => received.size >= WRITERS * PER_WRITER - failed, SETTLE_MS)
+  await waitFor(() => stats.received.size >= WRITERS * PER_WRITER - failed, SETTLE_MS)
   clearInterval(timer)
-  await poll(true)
-  const latencies = [...received.values()]
+  return summarize(stats, startedAt, failed)
+}
+
+const BASELINE_LOCK = (file) => ({
+  lockfilePath: `${file}.lock`,
+  realpath: false,
+  retries: { retries: 10, minTimeout: 5, maxTimeout: 100 },
+})
+
+function newStats() {
+  return { received: new Map(), duplicated: 0, lastAt: 0, tornReads: 0, lockFailures: 0 }
+}
+
+/** write → callback from the entry's timestamp (taken under the lock); send → callback from the text. */
+function record(stats, batch) {
+  const at = now()
+  for (const m of batch) {
+    const { w, i, t } = JSON.parse(m.text)
+    const key = `${w}:${i}`
+    if (stats.received.has(key)) {
+      stats.duplicated++
+      continue
+    }
+    stats.received.set(key, { write: at - Date.parse(m.timestamp), send: at - t })
+    stats.lastAt = at
+  }
+}
+
+function summarize(stats, startedAt, failed) {
+  const values = [...stats.received.values()]
+  const write = values.map((v) => v.write)
+  const send = values.map((v) => v.send)
   return {
-    lost: WRITERS * PER_WRITER - received.size,
-    duplicated,
+    lost: WRITERS * PER_WRITER - stats.received.size,
+    duplicated: stats.duplicated,
     failedSends: failed,
-    tornReads,
-    throughputPerSec: Math.round(received.size / ((lastAt - startedAt) / 1000)),
-    p50DeliveryMs: round(percentile(latencies, 50)),
-    p99DeliveryMs: round(percentile(latencies, 99)),
-    maxDeliveryMs: round(percentile(latencies, 100)),
+    throughputPerSec: Math.round(stats.received.size / ((stats.lastAt - startedAt) / 1000)),
+    p50DeliveryMs: round(percentile(write, 50)),
+    p99DeliveryMs: round(percentile(write, 99)),
+    maxDeliveryMs: round(percentile(write, 100)),
+    p50SendToCallbackMs: round(percentile(send, 50)),
+    p99SendToCallbackMs: round(percentile(send, 99)),
+    ...(stats.tornReads ? { tornReads: stats.tornReads } : {}),
+    ...(stats.lockFailures ? { readerLockFailures: stats.lockFailures } : {}),
   }
 }
 
@@ -152,27 +180,23 @@ async function child(kind, file, writer, count) {
   for (let i = 0; i < Number(count); i++) {
     const text = JSON.stringify({ w: writer, i, t: now() })
     if (kind === 'swarm') await appendMessage(file, { from: `w${writer}`, text })
-    else if (!(await baselineAppend(file, { from: `w${writer}`, text, timestamp: new Date().toISOString(), read: false }))) failed++
+    else if (!(await baselineAppend(file, { from: `w${writer}`, text }))) failed++
   }
   process.stdout.write(`done failed ${failed}\n`)
   process.exit(0)
 }
 
 /** Claude Code's append as described: lock (10 retries, 5–100 ms), read, rewrite in place. */
-async function baselineAppend(file, entry) {
+async function baselineAppend(file, message) {
   let release
   try {
-    release = await lockfile.lock(file, {
-      lockfilePath: `${file}.lock`,
-      realpath: false,
-      retries: { retries: 10, minTimeout: 5, maxTimeout: 100 },
-    })
+    release = await lockfile.lock(file, BASELINE_LOCK(file))
   } catch {
     return false // "Lock file is already being held": the message is not sent
   }
   try {
     const entries = JSON.parse(await fs.readFile(file, 'utf8'))
-    entries.push(entry)
+    entries.push({ ...message, timestamp: new Date().toISOString(), read: false })
     await fs.writeFile(file, JSON.stringify(entries, null, 2))
     return true
   } finally {

@@ -54,6 +54,13 @@ export interface RuntimeOptions {
   autoClaimTasks?: boolean
   /** Stops the agent from outside (SIGTERM, the in-process backend's kill). */
   signal?: AbortSignal
+  /**
+   * The lead's console owns the team-lead inbox and hands messages in with `deliver()`; the
+   * runtime then does not watch the inbox itself.
+   */
+  external?: boolean
+  /** Decides, before the default handling, what happens to a new message (the lead routes requests to its console). */
+  route?(entry: InboxMessage, structured: StructuredMessage | undefined): 'default' | 'consume' | 'queue'
   color?: string
 }
 
@@ -82,10 +89,12 @@ export class TeammateRuntime {
   /** Runs until shutdown is approved or the signal aborts; resolves with the exit code. */
   async run(): Promise<number> {
     const file = inboxPath(this.o.team, this.o.name, this.o.env)
-    this.watcher = watchInbox(this.o.team, this.o.name, (msgs) => this.enqueue(msgs), { env: this.o.env, signal: this.turnAbort.signal })
-    await this.watcher.ready
-    // Anything already unread (sent while we were dead, or before we started) comes first.
-    this.enqueue((await readInbox(file)).filter((m) => !m.read))
+    if (!this.o.external) {
+      this.watcher = watchInbox(this.o.team, this.o.name, (msgs) => this.enqueue(msgs), { env: this.o.env, signal: this.turnAbort.signal })
+      await this.watcher.ready
+      // Anything already unread (sent while we were dead, or before we started) comes first.
+      this.enqueue((await readInbox(file)).filter((m) => !m.read))
+    }
     try {
       while (!this.stopRequested) {
         if (this.queue.length === 0) {
@@ -103,11 +112,25 @@ export class TeammateRuntime {
         await this.runUserTurn(batch)
       }
     } finally {
-      await this.watcher.close()
+      await this.watcher?.close()
       await this.setStatus('exited')
       this.o.output.flush()
     }
     return this.exitCode
+  }
+
+  /** Hands messages in (external mode), or text typed by the user at the lead's console. */
+  deliver(messages: InboxMessage[]): void {
+    this.enqueue(messages)
+  }
+
+  /** Text typed by the human at the console: a user turn of its own. */
+  say(text: string): void {
+    this.enqueue([{ from: 'user', text, timestamp: new Date().toISOString(), msg_id: `user-${randomUUID()}`, local: true }])
+  }
+
+  get currentStatus(): AgentStatus {
+    return this.status
   }
 
   /** Aborts the current turn (stream and tools) and ends the loop. */
@@ -133,6 +156,15 @@ export class TeammateRuntime {
       if (this.seen.has(k) || m.read) continue
       this.seen.add(k)
       const structured = parseStructured(m.text)
+      const routed = this.o.route?.(m, structured) ?? 'default'
+      if (routed === 'consume') {
+        void this.consume([m])
+        continue
+      }
+      if (routed === 'queue') {
+        this.queue.push(m)
+        continue
+      }
       if (structured && PRIVILEGED_TYPES.has(structured.type)) {
         void this.handleControl(m, structured)
         continue
@@ -167,7 +199,9 @@ export class TeammateRuntime {
     await this.o.onControl?.(msg, entry)
   }
 
-  private async consume(messages: InboxMessage[]): Promise<void> {
+  private async consume(all: InboxMessage[]): Promise<void> {
+    const messages = all.filter((m) => !m.local)
+    if (messages.length === 0) return
     const ids = messages.flatMap((m) => (m.msg_id ? [m.msg_id] : []))
     const legacy = messages.filter((m) => !m.msg_id)
     const file = inboxPath(this.o.team, this.o.name, this.o.env)
@@ -197,7 +231,7 @@ export class TeammateRuntime {
   }
 
   private async runUserTurn(batch: InboxMessage[]): Promise<void> {
-    const text = batch.map((m) => formatTeammateMessage(m)).join('\n\n')
+    const text = batch.map((m) => (m.local ? m.text : formatTeammateMessage(m))).join('\n\n')
     await this.runModelTurn(text, batch)
     if (this.pendingShutdown && this.queue.length === 0) {
       const req = this.pendingShutdown

@@ -9,7 +9,7 @@ import { InboxMessage } from './types.js'
  * inbox (rewritten whole on each append) stays small and an append costs the same at message 10
  * and 100,000.
  */
-export const ARCHIVE_THRESHOLD = 200
+export const ARCHIVE_THRESHOLD = 100
 
 /** `<inboxes>/<agent>.json` → `<inboxes>/<agent>.archive.jsonl` (append-only, one entry a line). */
 export function archivePath(inboxFile: string): string {

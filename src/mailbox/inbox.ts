@@ -1,5 +1,8 @@
+import { randomBytes } from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
 import { CorruptFileError, UsageError } from '../errors.js'
-import { atomicWriteFile, moveAside, parseJsonFile, pathExists, readFileIfExists } from '../util/fs.js'
+import { FILE_MODE, moveAside, parseJsonFile, pathExists, readFileIfExists } from '../util/fs.js'
 import { withFileLock } from '../util/lock.js'
 import { appendToArchive, splitForArchive } from './archive.js'
 import { createEntry, messageKey, type NewMessage } from './entry.js'
@@ -29,16 +32,22 @@ export async function appendMessage(file: string, message: NewMessage, options?:
 }
 
 /**
- * Appends messages with one lock and one atomic write (temp file + rename). Fills in timestamp,
- * msg_id (uuid), msgV 1 and read false where absent; refuses a text over 1 MiB before touching the
+ * Appends messages with one lock and one atomic write (temp file + rename). Fills in timestamp
+ * (taken under the lock), msg_id (uuid), msgV 1 and read false where absent; refuses a text over 1 MiB before touching the
  * disk. Read entries past ARCHIVE_THRESHOLD move to the archive in the same critical section.
  */
 export async function appendMessages(file: string, messages: NewMessage[], options: AppendOptions = {}): Promise<InboxMessage[]> {
   const entries = messages.map(createEntry)
   if (entries.length === 0) return []
+  const stampUnderLock = messages.map((m) => m.timestamp === undefined)
   await withFileLock(
     file,
     async () => {
+      // Stamped when written, so timestamps follow file order; a caller's own (signed) one is kept.
+      const now = new Date().toISOString()
+      entries.forEach((entry, i) => {
+        if (stampUnderLock[i]) entry.timestamp = now
+      })
       let current: InboxMessage[]
       try {
         current = await loadForWrite(file)
@@ -49,7 +58,9 @@ export async function appendMessages(file: string, messages: NewMessage[], optio
       }
       await writeInbox(file, [...current, ...entries])
     },
-    { initial: '[]' },
+    // Created first (empty array) for lockers that resolve the real path (Claude Code);
+    // checked synchronously so the common case costs no failed 'wx' open.
+    fs.existsSync(file) ? {} : { initial: '[]' },
   )
   return entries
 }
@@ -116,13 +127,36 @@ async function rewrite(file: string, change: (entries: InboxMessage[]) => number
 async function writeInbox(file: string, entries: InboxMessage[]): Promise<void> {
   const { keep, archive } = splitForArchive(entries)
   await appendToArchive(file, archive)
-  await atomicWriteFile(file, JSON.stringify(keep, null, 2))
+  writeAtomicSync(file, JSON.stringify(keep, null, 2))
+}
+
+// Inside the critical section the file is read and written with synchronous calls: each async
+// fs call is a thread-pool round trip (~70 µs here), and nine of them doubled the time the lock
+// is held, i.e. halved the throughput of 8 writers sharing one inbox. The inbox is small
+// (read entries are archived), so the event loop is blocked for well under a millisecond.
+
+/** Temp file in the same directory + rename, 0600: a crash never leaves a torn inbox. */
+function writeAtomicSync(file: string, data: string): void {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
+  fs.writeFileSync(tmp, data, { mode: FILE_MODE })
+  try {
+    fs.renameSync(tmp, file)
+  } catch (err) {
+    fs.rmSync(tmp, { force: true })
+    throw err
+  }
 }
 
 /** For writers, under the lock: a corrupt inbox is moved aside, never overwritten. */
 async function loadForWrite(file: string): Promise<InboxMessage[]> {
-  const text = await readFileIfExists(file)
-  if (text === undefined || text.trim() === '') return []
+  let text: string
+  try {
+    text = fs.readFileSync(file, 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw err
+  }
+  if (text.trim() === '') return []
   try {
     return parseJsonFile(file, text, InboxFile)
   } catch (err) {

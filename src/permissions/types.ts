@@ -50,8 +50,11 @@ export interface PermissionQuery {
   controlPlaneDirs: readonly string[]
   /** swarm's state root (`<root>`); a Bash command that names it is asked too. */
   rootDir?: string
-  /** Settings files a teammate could use to raise its own rights: editing them is always asked. */
-  protectedFiles?: readonly string[]
+  /**
+   * Settings files and agent-definition directories a teammate could edit to raise its own rights:
+   * editing them is always asked, whatever the mode (see controlPlaneOptions).
+   */
+  protectedPaths?: readonly string[]
   /** In `plan` mode, the one file the teammate may write. */
   planFilePath?: string
   /** Home directory for `~` in patterns; defaults to os.homedir(). */
@@ -68,4 +71,21 @@ export interface PermissionDecision {
   source: DecisionSource
   /** The rule that decided, when one did. */
   rule?: PermissionRule
+}
+
+/** Where a settings file sits in the merge order (see loadPermissionSettings). */
+export type SettingsScope = 'user' | 'project' | 'local'
+
+/**
+ * One PermissionRequest hook command from settings. `matcher` is a regular expression over the
+ * tool name (absent, '' or '*' = every tool).
+ */
+export interface PermissionHook {
+  matcher?: string
+  command: string
+  /** Seconds; default 30. */
+  timeout?: number
+  source: SettingsScope
+  /** The settings file it came from, for diagnostics. */
+  file: string
 }

@@ -16,6 +16,7 @@ export interface TaskOptions {
   env?: Env
 }
 
+/** A task to create; its id, `status: 'pending'` and the other side of its dependencies are filled in. */
 export interface NewTask {
   subject: string
   description: string
@@ -42,6 +43,7 @@ export interface TaskPatch {
   metadata?: Record<string, unknown>
 }
 
+/** Why a claim failed, with what the caller needs to explain it (the owner, the open blockers, …). */
 export type ClaimFailure =
   | { ok: false; reason: 'not_found'; taskId: string }
   | { ok: false; reason: 'completed'; task: Task }

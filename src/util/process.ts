@@ -199,10 +199,12 @@ async function psTable(): Promise<PsRow[]> {
   const child = spawn('ps', ['-A', '-o', 'pid=,ppid=,pgid=,stat='], { stdio: ['ignore', 'pipe', 'ignore'] })
   let out = ''
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d))
+  const timer = setTimeout(() => child.kill('SIGKILL'), COMMAND_TIMEOUT_MS)
   await new Promise<void>((resolve) => {
     child.once('close', () => resolve())
     child.once('error', () => resolve())
   })
+  clearTimeout(timer)
   const rows: PsRow[] = []
   for (const line of out.split('\n')) {
     const [pid, ppid, pgid, stat] = line.trim().split(/\s+/)
@@ -215,51 +217,72 @@ async function psTable(): Promise<PsRow[]> {
 /**
  * Every live process that belongs to `rootPid`'s tree: the root, the members of its process group
  * (pgid = rootPid) and all their descendants (which may have started groups of their own).
- * Zombies are left out: they are already dead and only wait for their parent.
+ * Zombies, this process and its ancestors are left out.
  */
 export async function processTree(rootPid: number): Promise<number[]> {
+  return (await processTrees([rootPid])).get(rootPid) ?? []
+}
+
+/** processTree for several roots with one `ps`. */
+export async function processTrees(rootPids: number[]): Promise<Map<number, number[]>> {
+  const result = new Map<number, number[]>()
+  if (rootPids.length === 0) return result
   const rows = (await psTable()).filter((r) => !r.stat.startsWith('Z'))
+  const byPid = new Map(rows.map((r) => [r.pid, r]))
   const children = new Map<number, number[]>()
-  for (const r of rows) {
-    const list = children.get(r.ppid) ?? []
-    list.push(r.pid)
-    children.set(r.ppid, list)
+  for (const r of rows) children.set(r.ppid, [...(children.get(r.ppid) ?? []), r.pid])
+  const protectedPids = new Set<number>()
+  for (let pid: number | undefined = process.pid; pid && pid > 1 && !protectedPids.has(pid); pid = byPid.get(pid)?.ppid) protectedPids.add(pid)
+  for (const root of rootPids) {
+    const found = new Set<number>()
+    const queue = [root, ...rows.filter((r) => r.pgid === root).map((r) => r.pid)]
+    while (queue.length) {
+      const pid = queue.pop()!
+      if (found.has(pid) || pid <= 1 || protectedPids.has(pid) || !byPid.has(pid)) continue
+      found.add(pid)
+      queue.push(...(children.get(pid) ?? []))
+    }
+    result.set(root, [...found])
   }
-  const found = new Set<number>()
-  const queue = [rootPid, ...rows.filter((r) => r.pgid === rootPid).map((r) => r.pid)]
-  while (queue.length) {
-    const pid = queue.pop()!
-    if (found.has(pid) || pid <= 1 || pid === process.pid) continue
-    if (!rows.some((r) => r.pid === pid)) continue
-    found.add(pid)
-    queue.push(...(children.get(pid) ?? []))
-  }
-  return [...found]
+  return result
 }
 
 export interface KillTreeOptions {
   /** Time between SIGTERM and SIGKILL; 0 sends SIGKILL at once. */
   graceMs?: number
+  /** The tree, listed beforehand (processTree); listed now when absent. */
+  pids?: number[]
 }
 
 /**
  * Kills `rootPid`'s whole tree (see processTree): SIGTERM to every member and to the group,
- * SIGKILL to whatever is left after `graceMs`. The tree is listed before anything is signalled,
- * because an orphan is re-parented to init and could no longer be found. Resolves with the pids
- * that were signalled.
+ * SIGKILL to whatever is left after `graceMs`. List the tree before anything else can signal it:
+ * an orphan is re-parented to init and could no longer be found. Never signals this process or
+ * its ancestors. Resolves with the pids that were signalled.
  */
 export async function killTree(rootPid: number, opts: KillTreeOptions = {}): Promise<number[]> {
   const graceMs = opts.graceMs ?? KILL_GRACE_MS
-  const pids = await processTree(rootPid)
+  const pids = opts.pids ?? (await processTree(rootPid))
+  const groupIsOurs = ownGroup() === rootPid
   const first: NodeJS.Signals = graceMs > 0 ? 'SIGTERM' : 'SIGKILL'
-  killGroup(rootPid, first)
+  if (!groupIsOurs) killGroup(rootPid, first)
   for (const pid of pids) killPid(pid, first)
   if (graceMs > 0 && !(await waitForExit(pids, graceMs))) {
-    killGroup(rootPid, 'SIGKILL')
+    if (!groupIsOurs) killGroup(rootPid, 'SIGKILL')
     for (const pid of pids) if (isAlive(pid)) killPid(pid, 'SIGKILL')
     await waitForExit(pids, 500)
   }
   return pids
+}
+
+function ownGroup(): number | undefined {
+  if (!HAS_PROC) return undefined
+  try {
+    const stat = fs.readFileSync('/proc/self/stat', 'utf8')
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2])
+  } catch {
+    return undefined // without /proc the group check is skipped; processTree still spares our ancestors
+  }
 }
 
 /** Polls until none of `pids` is alive; false on timeout. */

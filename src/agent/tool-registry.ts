@@ -1,0 +1,48 @@
+import type { AnyTool } from './tool.js'
+import { bashTool } from './tools/bash.js'
+import { editTool } from './tools/edit.js'
+import { globTool } from './tools/glob.js'
+import { grepTool } from './tools/grep.js'
+import { isToolName, TOOL_NAMES, type ToolName } from './tools/names.js'
+import { readTool } from './tools/read.js'
+import { writeTool } from './tools/write.js'
+
+export { TOOL_NAMES, type ToolName } from './tools/names.js'
+
+/**
+ * The one list of implemented tools. Adding a tool: its own file in tools/, its name in
+ * tools/names.ts, and one line here (SendMessage, Task*, ExitPlanMode, Agent, TaskStop are
+ * added by the agent loop, which owns the mailbox).
+ */
+const TOOLS: readonly AnyTool[] = [
+  readTool,
+  writeTool,
+  editTool,
+  bashTool,
+  globTool,
+  grepTool,
+]
+
+for (const tool of TOOLS) {
+  if (!isToolName(tool.name)) throw new Error(`tool ${tool.name} is registered but missing from TOOL_NAMES`)
+}
+
+/** Every implemented tool, in TOOL_NAMES order. */
+export function allTools(): readonly AnyTool[] {
+  return TOOL_NAMES.flatMap((name) => TOOLS.filter((t) => t.name === name))
+}
+
+export function getTool(name: string): AnyTool | undefined {
+  return TOOLS.find((t) => t.name === name)
+}
+
+/** The implemented tools among `names`, in TOOL_NAMES order; names without a tool are skipped. */
+export function toolsNamed(names: Iterable<string>): AnyTool[] {
+  const wanted = new Set(names)
+  return allTools().filter((t) => wanted.has(t.name))
+}
+
+/** Names of the implemented tools (what `resolveToolsForAgent` filters). */
+export function implementedToolNames(): ToolName[] {
+  return allTools().map((t) => t.name as ToolName)
+}

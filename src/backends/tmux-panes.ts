@@ -1,0 +1,69 @@
+import { LEAD_NAME } from '../teams/paths.js'
+import { TmuxNoServerError, type TmuxClient } from './tmux-client.js'
+
+/** Claude Code's agent colours that tmux has no name for. */
+export const TMUX_COLORS: Record<string, string> = { purple: 'magenta', orange: 'colour208', pink: 'colour205' }
+
+/** One pane of `list-panes -a`. */
+export interface PaneRow {
+  paneId: string
+  dead: boolean
+  deadStatus?: number
+  deadSignal?: number
+  pid: number
+  /** `<name>@<team>` for panes swarm started (the pane option @swarm_agent). */
+  agent: string
+  windowId: string
+  session: string
+  socketPath: string
+}
+
+const FIELDS = ['#{pane_id}', '#{pane_dead}', '#{pane_dead_status}', '#{pane_dead_signal}', '#{pane_pid}', '#{@swarm_agent}', '#{window_id}', '#{session_name}', '#{socket_path}']
+
+/** Every pane of the server, in one call. */
+export async function listPanes(client: TmuxClient): Promise<PaneRow[]>
+export async function listPanes(client: TmuxClient, opts: { allowNoServer: true }): Promise<PaneRow[] | 'no-server'>
+export async function listPanes(client: TmuxClient, opts: { allowNoServer?: boolean } = {}): Promise<PaneRow[] | 'no-server'> {
+  const r = await client.exec(['list-panes', '-a', '-F', FIELDS.join('\t')])
+  if (r.code !== 0) {
+    const err = client.failure('list-panes', r.stderr)
+    if (err instanceof TmuxNoServerError) return opts.allowNoServer ? 'no-server' : []
+    throw err
+  }
+  return parsePaneRows(r.stdout)
+}
+
+export function parsePaneRows(stdout: string): PaneRow[] {
+  const rows: PaneRow[] = []
+  for (const line of stdout.split('\n')) {
+    if (!line.startsWith('%')) continue
+    const [paneId, dead, status, signal, pid, agent, windowId, session, socketPath] = line.split('\t')
+    rows.push({
+      paneId,
+      dead: dead === '1',
+      ...(status !== '' && status !== undefined && { deadStatus: Number(status) }),
+      ...(signal !== '' && signal !== undefined && { deadSignal: Number(signal) }),
+      pid: Number(pid) || 0,
+      agent: agent ?? '',
+      windowId: windowId ?? '',
+      session: session ?? '',
+      socketPath: socketPath ?? '',
+    })
+  }
+  return rows
+}
+
+export function paneById(rows: PaneRow[], paneId: string): PaneRow | undefined {
+  return rows.find((r) => r.paneId === paneId)
+}
+
+/** Every pane swarm started for `team` (the leader's included), hidden ones too. */
+export function teamPanes(rows: PaneRow[], team: string): PaneRow[] {
+  return rows.filter((r) => r.agent.endsWith(`@${team}`) || r.session === `swarm-${team}`)
+}
+
+/** The team's leader pane, else any pane of the team's window. */
+export function teamLeader(rows: PaneRow[], team: string): { paneId: string; windowId: string; socketPath: string } | undefined {
+  const pane = rows.find((r) => r.agent === `${LEAD_NAME}@${team}`) ?? rows.find((r) => r.session === `swarm-${team}`)
+  return pane && { paneId: pane.paneId, windowId: pane.windowId, socketPath: pane.socketPath }
+}

@@ -1,0 +1,349 @@
+import { ExitCode, SwarmError, UsageError } from '../errors.js'
+import type { NewMessage } from '../mailbox/entry.js'
+import type { InboxMessage } from '../mailbox/types.js'
+import { LEAD_NAME, agentId as makeAgentId } from '../teams/paths.js'
+import { killTree, processTrees } from '../util/process.js'
+import { prepareLogFile, validateSpawnConfig } from './spawn-config.js'
+import { gracefulStop, parseAgentId, sendToInbox } from './shutdown.js'
+import { type PaneRow, TMUX_COLORS, listPanes, paneById, teamLeader, teamPanes } from './tmux-panes.js'
+import { TmuxClient, type TmuxSocket, formatEscape, resolveSocket, shellQuote, tmuxCommand } from './tmux-client.js'
+import type {
+  ExecutorOptions,
+  LeaderOptions,
+  LeaderPane,
+  PaneExecutor,
+  PaneRef,
+  ProcessState,
+  SpawnedTeammate,
+  TeammateSpawnConfig,
+  TerminateOptions,
+  TerminateOutcome,
+} from './types.js'
+
+/** A detached session's size until a client attaches (80×24 leaves no room for 16 panes). */
+const DETACHED_SIZE = ['-x', '220', '-y', '60']
+/** The leader's share of the window in main-vertical. */
+const MAIN_PANE_WIDTH = '30%'
+/**
+ * tmux 3.3 has no per-pane border style (`set -p pane-border-style` sets the window's), so the
+ * title is coloured from a per-pane option. The name comes from @agent_name because programs
+ * rewrite pane_title with escape sequences (Claude Code does).
+ */
+const BORDER_FORMAT = '#[fg=#{@agent_color}]#{?@agent_name,#{@agent_name},#{pane_title}}#[default]'
+const SPAWN_FORMAT = '#{pane_id}\t#{pane_pid}\t#{socket_path}'
+
+export interface TmuxExecutorOptions extends ExecutorOptions {
+  /** Overrides the server (default: $TMUX's inside tmux, else `-L swarm`). */
+  socket?: TmuxSocket
+}
+
+/** `swarm-<team>`: the session of a team on the swarm server. */
+export function sessionName(team: string): string {
+  return `swarm-${team}`
+}
+
+/**
+ * Teammates in tmux panes (DESIGN §4): outside tmux a `swarm-<team>` session on the swarm server,
+ * inside tmux a window of the team's own; each teammate's argv handed to split-window with its
+ * cwd, env, log, title and colour set in the same invocation; liveness of all panes from one
+ * list-panes.
+ */
+export class TmuxExecutor implements PaneExecutor {
+  readonly type = 'tmux' as const
+  readonly supportsHideShow = true
+  readonly client: TmuxClient
+  private readonly inside: boolean
+  private readonly refs = new Map<string, PaneRef>()
+  private readonly leaders = new Map<string, LeaderPane & { windowId: string }>()
+  private readonly others = new Map<string, TmuxClient>()
+
+  constructor(private readonly opts: TmuxExecutorOptions = {}) {
+    const env = opts.env ?? process.env
+    this.inside = !opts.socket && Boolean(env.TMUX)
+    this.client = new TmuxClient({ socket: opts.socket ?? resolveSocket(env), env })
+  }
+
+  private get env(): NodeJS.ProcessEnv {
+    return this.opts.env ?? process.env
+  }
+
+  /** tmux processes started so far, by this executor (all servers). */
+  get tmuxCalls(): number {
+    return this.client.calls + [...this.others.values()].reduce((n, c) => n + c.calls, 0)
+  }
+
+  async ensureSession(team: string, leader: LeaderOptions): Promise<LeaderPane> {
+    const found = teamLeader(await listPanes(this.client), team)
+    if (found) return this.remember(team, { ...found, created: false })
+    return this.inside ? this.createWindow(team, leader) : this.createSession(team, leader)
+  }
+
+  private async createSession(team: string, leader: LeaderOptions): Promise<LeaderPane> {
+    const session = sessionName(team)
+    const create = tmuxCommand(
+      'new-session', '-d', '-s', session, '-n', team, ...DETACHED_SIZE,
+      '-P', '-F', `${SPAWN_FORMAT}\t#{window_id}`,
+      '-c', formatEscape(leader.cwd), ...envArgs(leader.env), ...argvArgs(leader.argv),
+    )
+    let out: string
+    try {
+      out = await this.client.source([create, ...this.windowSetup(`=${session}:`, team)], { startServer: true, what: 'new-session' })
+    } catch (err) {
+      // Another swarm process created it between our look and our new-session.
+      if (err instanceof SwarmError && /duplicate session/.test(err.message)) return this.ensureSession(team, leader)
+      throw err
+    }
+    const [paneId, , socketPath, windowId] = out.trim().split('\t')
+    return this.remember(team, { paneId, socketPath, windowId, created: true })
+  }
+
+  private async createWindow(team: string, leader: LeaderOptions): Promise<LeaderPane> {
+    // -a: after the user's current window (-t alone would collide with its index).
+    const target = this.env.TMUX_PANE ? ['-a', '-t', this.env.TMUX_PANE] : []
+    const create = tmuxCommand(
+      'new-window', '-d', '-n', team, ...target, '-P', '-F', `${SPAWN_FORMAT}\t#{window_id}`,
+      '-c', formatEscape(leader.cwd), ...envArgs(leader.env), ...argvArgs(leader.argv),
+    )
+    // new-window -d does not make the window current, so it is configured by id in a second call.
+    const out = await this.client.source([create], { what: 'new-window' })
+    const [paneId, , socketPath, windowId] = out.trim().split('\t')
+    await this.client.source(this.windowSetup(windowId, team, paneId), { what: 'set-option' })
+    return this.remember(team, { paneId, socketPath, windowId, created: true })
+  }
+
+  /** Window and leader-pane options, one command per line. */
+  private windowSetup(window: string, team: string, leaderPane = window): string[] {
+    return [
+      tmuxCommand('set', '-w', '-t', window, 'remain-on-exit', 'on'),
+      tmuxCommand('set', '-w', '-t', window, 'pane-border-status', 'top'),
+      tmuxCommand('set', '-w', '-t', window, 'pane-border-format', BORDER_FORMAT),
+      tmuxCommand('set', '-w', '-t', window, 'main-pane-width', MAIN_PANE_WIDTH),
+      tmuxCommand('set', '-w', '-t', window, '@swarm_team', team),
+      tmuxCommand('set', '-p', '-t', leaderPane, '@swarm_agent', makeAgentId(LEAD_NAME, team)),
+      tmuxCommand('set', '-p', '-t', leaderPane, '@agent_name', LEAD_NAME),
+      tmuxCommand('select-pane', '-t', leaderPane, '-T', LEAD_NAME),
+    ]
+  }
+
+  private remember(team: string, leader: LeaderPane & { windowId: string }): LeaderPane {
+    this.leaders.set(team, leader)
+    return { paneId: leader.paneId, socketPath: leader.socketPath, created: leader.created }
+  }
+
+  async spawn(config: TeammateSpawnConfig): Promise<SpawnedTeammate> {
+    const agentId = validateSpawnConfig(config)
+    const logFile = await prepareLogFile(config, this.env)
+    let leader = this.leaders.get(config.team) ?? (await this.leaderFor(config))
+    let out: string
+    try {
+      out = await this.client.source([this.splitLine(config, agentId, logFile, leader)], { what: 'split-window' })
+    } catch (err) {
+      if (!(err instanceof SwarmError) || !/can't find (pane|window)/.test(err.message)) throw err
+      // The cached leader pane is gone (closed by the user); look again once.
+      this.leaders.delete(config.team)
+      leader = await this.leaderFor(config)
+      out = await this.client.source([this.splitLine(config, agentId, logFile, leader)], { what: 'split-window' })
+    }
+    const [paneId, pid, socketPath] = out.trim().split('\t')
+    if (!paneId?.startsWith('%')) throw new SwarmError('SWARM_TMUX_FAILED', `tmux split-window printed no pane id (${JSON.stringify(out)})`)
+    const ref = { agentId, paneId, socketPath }
+    this.refs.set(agentId, ref)
+    return { agentId, backendType: 'tmux', paneId, pid: Number(pid) || undefined, socketPath }
+  }
+
+  private async leaderFor(config: TeammateSpawnConfig): Promise<LeaderPane & { windowId: string }> {
+    const argv = this.opts.leaderArgv?.(config.team)
+    if (!argv) {
+      const found = teamLeader(await listPanes(this.client), config.team)
+      if (!found) throw new SwarmError('SWARM_NO_SESSION', `team ${config.team} has no tmux session`, { exitCode: ExitCode.notFound, hint: 'start the team first' })
+      this.remember(config.team, { ...found, created: false })
+    } else {
+      await this.ensureSession(config.team, { argv, cwd: config.cwd, env: config.env })
+    }
+    return this.leaders.get(config.team)!
+  }
+
+  /**
+   * One command group: split-window (the new pane becomes the target of the commands after it in
+   * the same group), its log piped before tmux reads any output, title, colour, identity, layout.
+   */
+  private splitLine(config: TeammateSpawnConfig, agentId: string, logFile: string, leader: { paneId: string; windowId: string }): string {
+    const color = TMUX_COLORS[config.color ?? ''] ?? config.color ?? 'default'
+    return [
+      tmuxCommand(
+        'split-window', '-h', '-t', leader.paneId, '-P', '-F', SPAWN_FORMAT,
+        '-c', formatEscape(config.cwd), ...envArgs(config.env), ...argvArgs(config.argv),
+      ),
+      tmuxCommand('pipe-pane', '-o', formatEscape(`exec cat >> ${shellQuote(logFile)}`)),
+      tmuxCommand('set', '-p', 'remain-on-exit', 'on'),
+      tmuxCommand('select-pane', '-T', config.title ?? config.name),
+      tmuxCommand('set', '-p', '@agent_color', color),
+      tmuxCommand('set', '-p', '@agent_name', config.title ?? config.name),
+      tmuxCommand('set', '-p', '@swarm_agent', agentId),
+      // main-vertical keeps the leader (the window's first pane) on the left; without a layout
+      // after each split, splits run out of room after ~6 panes.
+      tmuxCommand('select-layout', '-t', leader.windowId, 'main-vertical'),
+      tmuxCommand('last-pane', '-t', leader.windowId),
+    ].join(' ; ')
+  }
+
+  sendMessage(agentId: string, message: NewMessage | InboxMessage): Promise<void> {
+    return sendToInbox(agentId, message, this.env)
+  }
+
+  terminate(agentId: string, reason?: string, opts: TerminateOptions = {}): Promise<TerminateOutcome> {
+    return gracefulStop(this, agentId, reason, opts, this.opts)
+  }
+
+  async kill(agentId: string): Promise<void> {
+    const ref = (await this.lookup([agentId])).get(agentId)
+    this.refs.delete(agentId)
+    if (!ref) return
+    const client = this.clientFor(ref.socketPath)
+    const rows = await listPanes(client, { allowNoServer: true })
+    const pane = rows === 'no-server' ? undefined : paneById(rows, ref.paneId)
+    if (!pane) return
+    await this.killPanes(client, [pane])
+  }
+
+  /**
+   * Lists each pane's tree first (an orphan is re-parented and could no longer be found), then
+   * closes the panes and signals the trees together: SIGTERM, SIGKILL after the grace.
+   */
+  private async killPanes(client: TmuxClient, panes: PaneRow[]): Promise<void> {
+    if (panes.length === 0) return
+    const live = panes.filter((p) => !p.dead && p.pid > 0)
+    const trees = await processTrees(live.map((p) => p.pid))
+    const windows = [...new Set(panes.map((p) => p.windowId))]
+    const lines = [
+      ...panes.map((p) => tmuxCommand('kill-pane', '-t', p.paneId)),
+      ...windows.map((w) => tmuxCommand('select-layout', '-t', w, 'main-vertical')),
+    ]
+    await Promise.all([
+      // Each command on its own line: a pane that vanished meanwhile does not stop the others;
+      // the errors it reports ("can't find pane/window") are expected.
+      client.exec(['source-file', '-'], lines.join('\n') + '\n'),
+      ...live.map((p) => killTree(p.pid, { pids: trees.get(p.pid) })),
+    ])
+  }
+
+  async isActive(agentId: string): Promise<boolean> {
+    return (await this.status([agentId])).get(agentId)?.state === 'alive'
+  }
+
+  /** One list-panes per tmux server involved (normally one), whatever the number of teammates. */
+  async status(agentIds: string[]): Promise<Map<string, ProcessState>> {
+    const refs = await this.lookup(agentIds)
+    const result = new Map<string, ProcessState>()
+    const bySocket = new Map<string | undefined, PaneRef[]>()
+    for (const id of agentIds) {
+      const ref = refs.get(id)
+      if (!ref) result.set(id, { state: 'dead', reason: 'no pane recorded' })
+      else bySocket.set(ref.socketPath, [...(bySocket.get(ref.socketPath) ?? []), ref])
+    }
+    await Promise.all(
+      [...bySocket].map(async ([socket, group]) => {
+        const client = this.clientFor(socket)
+        const rows = await listPanes(client, { allowNoServer: true })
+        for (const ref of group) result.set(ref.agentId, paneState(rows === 'no-server' ? undefined : paneById(rows, ref.paneId), rows === 'no-server'))
+      }),
+    )
+    return result
+  }
+
+  async stopTeam(team: string): Promise<void> {
+    const sockets = new Set<string | undefined>([undefined])
+    for (const ref of (await this.opts.directory?.teamPanes(team, 'tmux')) ?? []) sockets.add(ref.socketPath)
+    for (const socket of sockets) {
+      const client = this.clientFor(socket)
+      const rows = await listPanes(client, { allowNoServer: true })
+      if (rows === 'no-server') continue
+      const own = this.env.TMUX_PANE
+      const panes = teamPanes(rows, team).filter((p) => p.paneId !== own)
+      await this.killPanes(client, panes)
+      if (!this.inside && own && teamPanes(rows, team).some((p) => p.paneId === own)) {
+        // We run inside the team's own session: let it end when we exit instead of killing it now.
+        await client.exec(['set', '-p', '-t', own, 'remain-on-exit', 'off'])
+      }
+    }
+    this.leaders.delete(team)
+    for (const id of this.refs.keys()) if (parseAgentId(id).team === team) this.refs.delete(id)
+  }
+
+  async hide(agentId: string): Promise<void> {
+    const ref = await this.requireRef(agentId)
+    const { name } = parseAgentId(agentId)
+    await this.clientFor(ref.socketPath).run(['break-pane', '-d', '-s', ref.paneId, '-n', `hidden:${name}`], 'break-pane')
+  }
+
+  async show(agentId: string): Promise<void> {
+    const ref = await this.requireRef(agentId)
+    const client = this.clientFor(ref.socketPath)
+    const leader = teamLeader(await listPanes(client), parseAgentId(agentId).team)
+    if (!leader) throw new SwarmError('SWARM_NO_SESSION', `the leader pane of team ${parseAgentId(agentId).team} is gone`, { exitCode: ExitCode.notFound })
+    await client.source(
+      [[tmuxCommand('join-pane', '-h', '-d', '-s', ref.paneId, '-t', leader.paneId), tmuxCommand('select-layout', '-t', leader.windowId, 'main-vertical')].join(' ; ')],
+      { what: 'join-pane' },
+    )
+  }
+
+  private async requireRef(agentId: string): Promise<PaneRef> {
+    const ref = (await this.lookup([agentId])).get(agentId)
+    if (!ref) throw new SwarmError('SWARM_NOT_FOUND', `${agentId} has no tmux pane`, { exitCode: ExitCode.notFound })
+    return ref
+  }
+
+  private async lookup(agentIds: string[]): Promise<Map<string, PaneRef>> {
+    const found = new Map<string, PaneRef>()
+    const missing: string[] = []
+    for (const id of agentIds) {
+      const ref = this.refs.get(id)
+      if (ref) found.set(id, ref)
+      else missing.push(id)
+    }
+    if (missing.length && this.opts.directory) {
+      for (const [id, ref] of await this.opts.directory.lookup(missing)) found.set(id, ref)
+    }
+    return found
+  }
+
+  private clientFor(socketPath: string | undefined): TmuxClient {
+    if (!socketPath) return this.client
+    let client = this.others.get(socketPath)
+    if (!client) {
+      client = new TmuxClient({ socket: { path: socketPath }, env: this.env })
+      this.others.set(socketPath, client)
+    }
+    return client
+  }
+}
+
+function paneState(row: PaneRow | undefined, noServer: boolean): ProcessState {
+  if (noServer) return { state: 'dead', reason: 'tmux server not running' }
+  if (!row) return { state: 'dead', reason: 'pane closed' }
+  if (!row.dead) return { state: 'alive', pid: row.pid }
+  if (row.deadStatus !== undefined) return { state: 'exited', code: row.deadStatus }
+  if (row.deadSignal !== undefined) return { state: 'dead', reason: `killed by signal ${row.deadSignal}` }
+  return { state: 'dead', reason: 'process ended' }
+}
+
+const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+/** `-e NAME=value` pairs; the values go to tmux on stdin, never in an argv. */
+export function envArgs(env: Record<string, string> | undefined): string[] {
+  const args: string[] = []
+  for (const [k, v] of Object.entries(env ?? {})) {
+    if (!ENV_NAME_RE.test(k)) throw new UsageError(`invalid environment variable name ${JSON.stringify(k)}`)
+    args.push('-e', `${k}=${v}`)
+  }
+  return args
+}
+
+/**
+ * The command for split-window/new-window. tmux executes two or more arguments directly but runs
+ * a single one through `sh -c`, so a lone argv[0] is quoted and exec'd to keep it uninterpreted.
+ */
+export function argvArgs(argv: string[]): string[] {
+  if (argv.length === 0) throw new UsageError('a teammate needs a command')
+  return argv.length === 1 ? [`exec ${shellQuote(argv[0])}`] : argv
+}

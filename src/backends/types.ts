@@ -1,0 +1,180 @@
+import type { LaunchedProcess, LaunchOptions } from '../util/process.js'
+import type { NewMessage } from '../mailbox/entry.js'
+import type { InboxMessage } from '../mailbox/types.js'
+import type { BackendType } from '../teams/types.js'
+
+export type { BackendType }
+
+/** `--backend`: a backend, or `auto` for detection. */
+export type BackendChoice = 'auto' | BackendType
+
+type Env = NodeJS.ProcessEnv
+
+/** What a pane backend needs to start a teammate. Nothing in it is ever interpreted by a shell. */
+export interface TeammateSpawnConfig {
+  team: string
+  name: string
+  /** The teammate's command, executed directly (argv[0] looked up on PATH). */
+  argv: string[]
+  /** Working directory of the teammate (absolute). */
+  cwd: string
+  /** Environment added for the teammate; passed to tmux on stdin, so secrets never reach an argv. */
+  env?: Record<string, string>
+  /** Agent colour name (blue, green, purple…). */
+  color?: string
+  /** Pane title; defaults to the name. */
+  title?: string
+  /** Where the pane's output is logged; defaults to `agents/<name>/pane.log`. */
+  logFile?: string
+}
+
+/** What an in-process teammate runs instead of a command: its exit code (0 when it returns nothing). */
+export type TeammateMain = (ctx: TeammateContext) => Promise<number | void> | number | void
+
+/** An in-process teammate: the same identity, a function instead of argv. */
+export interface InProcessSpawnConfig extends Omit<TeammateSpawnConfig, 'argv' | 'logFile' | 'title'> {
+  run: TeammateMain
+}
+
+/**
+ * Everything an in-process teammate knows about itself, from `currentTeammate()` anywhere in its
+ * async call tree. In-process teammates share process.cwd(), env and stdout with the leader:
+ * use `cwd`, `env` and `print` explicitly.
+ */
+export interface TeammateContext {
+  readonly team: string
+  readonly name: string
+  readonly agentId: string
+  readonly cwd: string
+  readonly color?: string
+  readonly env: Readonly<Record<string, string>>
+  /** Aborted by kill (and after an approved shutdown); the teammate's own, no one else's. */
+  readonly signal: AbortSignal
+  /** Writes lines prefixed with the teammate's coloured name to the leader's terminal. */
+  print(text: string): void
+  /** Starts a child process owned by this teammate: its whole tree is killed with the teammate. */
+  launch(file: string, args: string[], opts?: LaunchOptions): LaunchedProcess
+}
+
+/** A started teammate. */
+export interface SpawnedTeammate {
+  agentId: string
+  backendType: BackendType
+  /** tmux pane id (`%7`), iTerm2 session id, or `in-process`. */
+  paneId: string
+  /** The teammate's process, where the backend knows it. */
+  pid?: number
+  /** tmux: the server's socket path, recorded so that any shell can find the pane again. */
+  socketPath?: string
+}
+
+/** A teammate's process as the backend sees it. */
+export type ProcessState =
+  | { state: 'alive'; pid?: number }
+  | { state: 'exited'; code: number }
+  | { state: 'dead'; reason: string }
+
+/** How a graceful stop ended. `rejected` and `timeout` leave the teammate running. */
+export type TerminateOutcome =
+  | { outcome: 'exited' }
+  | { outcome: 'approved' }
+  | { outcome: 'rejected'; reason: string }
+  | { outcome: 'timeout' }
+
+export interface TerminateOptions {
+  /** How long to wait for the teammate to stop; default GRACEFUL_STOP_MS. */
+  timeoutMs?: number
+  signal?: AbortSignal
+}
+
+/**
+ * One way of running teammates (DESIGN §4). An executor only spawns, sends and stops; who is in
+ * the team and what state a member is in belongs to the team store and the runner.
+ */
+export interface TeammateExecutor<C = TeammateSpawnConfig> {
+  readonly type: BackendType
+  /** Starts the teammate; resolves once its process (or function) runs. */
+  spawn(config: C): Promise<SpawnedTeammate>
+  /** Puts a message in the teammate's inbox. */
+  sendMessage(agentId: string, message: NewMessage | InboxMessage): Promise<void>
+  /**
+   * Graceful: sends a signed `shutdown_request`, waits for the process to end or the teammate to
+   * answer; an approved or finished teammate's pane is then closed. Never forces.
+   */
+  terminate(agentId: string, reason?: string, opts?: TerminateOptions): Promise<TerminateOutcome>
+  /** Now: aborts / kills the pane and the process tree (SIGTERM, SIGKILL after KILL_GRACE_MS). */
+  kill(agentId: string): Promise<void>
+  isActive(agentId: string): Promise<boolean>
+  /** The state of many teammates at once, with one backend round trip. */
+  status(agentIds: string[]): Promise<Map<string, ProcessState>>
+}
+
+/** Where a leader pane is. */
+export interface LeaderPane {
+  paneId: string
+  socketPath?: string
+  /** True when this call created the session or window. */
+  created: boolean
+}
+
+export interface LeaderOptions {
+  /** The leader's command (the leader console); the first pane runs it. */
+  argv: string[]
+  cwd: string
+  env?: Record<string, string>
+}
+
+/** tmux and iTerm2: teammates in panes next to a leader pane. */
+export interface PaneExecutor extends TeammateExecutor<TeammateSpawnConfig> {
+  readonly type: 'tmux' | 'iterm2'
+  /** The team's leader pane, created (running `argv`) when there is none yet. */
+  ensureSession(team: string, leader: LeaderOptions): Promise<LeaderPane>
+  /** Kills every pane of the team, the leader's included, with their process trees. */
+  stopTeam(team: string): Promise<void>
+  /** Moves a pane out of sight and back (tmux only). */
+  readonly supportsHideShow: boolean
+  hide(agentId: string): Promise<void>
+  show(agentId: string): Promise<void>
+}
+
+/** The in-process backend, plus a way to wait for a teammate's function to finish. */
+export interface InProcessExecutor extends TeammateExecutor<InProcessSpawnConfig> {
+  readonly type: 'in-process'
+  /** Resolves with the final state once the teammate's function has settled. */
+  wait(agentId: string): Promise<ProcessState>
+}
+
+/** Where an agent's pane is, as recorded when it was spawned. */
+export interface PaneRef {
+  agentId: string
+  paneId: string
+  socketPath?: string
+}
+
+/**
+ * How a pane executor finds panes it did not start itself (a fresh `swarm status` process):
+ * normally the team's config.json.
+ */
+export interface PaneDirectory {
+  lookup(agentIds: string[]): Promise<Map<string, PaneRef>>
+  /** The panes of a team's members that run on `backend`, oldest first. */
+  teamPanes(team: string, backend: BackendType): Promise<PaneRef[]>
+}
+
+/** Signs a lead message (DESIGN §2 lead signatures); undefined leaves it unsigned. */
+export type LeadSigner = (entry: InboxMessage) => string | undefined
+
+/** Options every executor accepts. */
+export interface ExecutorOptions {
+  /** SWARM_HOME and friends for paths, TMUX/TMUX_TMPDIR/SWARM_TMUX_SOCKET for tmux. */
+  env?: Env
+  directory?: PaneDirectory
+  /** Signs the shutdown_request sent by terminate. */
+  sign?: LeadSigner
+  /** The sender of shutdown requests; default team-lead. */
+  from?: string
+  /** The leader command used when spawn finds no session for the team. */
+  leaderArgv?: (team: string) => string[]
+  /** In-process: where prefixed teammate output goes (default process.stdout). */
+  output?: (text: string) => void
+}

@@ -1,0 +1,152 @@
+import type { ResponseSpec, RuleSpec, Scenario, StepSpec, When } from './scenario.js'
+
+/** What the player needs to know about a request. */
+export interface RequestView {
+  headers: Record<string, string>
+  body: MessagesRequestBody
+}
+
+/** The parts of a Messages API request body the player reads. */
+export interface MessagesRequestBody {
+  model?: string
+  stream?: boolean
+  system?: string | { type: string; text?: string }[]
+  messages?: { role: string; content: string | ContentBlockLike[] }[]
+  [key: string]: unknown
+}
+interface ContentBlockLike {
+  type: string
+  text?: string
+  content?: string | ContentBlockLike[]
+  is_error?: boolean
+}
+
+/** Which part of the scenario answered a request. */
+export interface PlayedStep {
+  /** The agent's name, or `*` for the default script. */
+  script: string
+  kind: 'step' | 'rule' | 'fallback' | 'none'
+  /** Index in the script's steps or rules. */
+  index?: number
+  label?: string
+}
+
+export type Selection =
+  | { response: ResponseSpec | RuleSpec; played: PlayedStep }
+  | { response: undefined; played: PlayedStep; reason: string }
+
+const DEFAULT_SCRIPT = '*'
+
+/**
+ * Plays a scenario: for each request, the agent's rules, then the shared rules, then the next
+ * step of the agent's script (or of the default script). A step plays once; a step whose
+ * `when` does not hold waits (the request gets the fallback); a `oneOf` step plays its first
+ * matching alternative.
+ */
+export class ScriptPlayer {
+  private readonly cursors = new Map<string, number>()
+  private readonly ruleUses = new Map<string, number>()
+
+  constructor(private readonly scenario: Scenario) {}
+
+  /** The agent a request comes from: the agent header, else `agentFromSystem` on the system prompt. */
+  agentOf(req: RequestView): string | undefined {
+    const fromHeader = req.headers[this.scenario.agentHeader.toLowerCase()]
+    if (fromHeader) return fromHeader
+    if (!this.scenario.agentFromSystem) return undefined
+    return new RegExp(this.scenario.agentFromSystem).exec(systemText(req.body))?.[1]
+  }
+
+  select(req: RequestView): Selection {
+    const agent = this.agentOf(req)
+    const own = agent !== undefined ? this.scenario.agents[agent] : undefined
+    const scriptName = own ? agent! : DEFAULT_SCRIPT
+    const rules: [string, RuleSpec[]][] = [[scriptName, own?.rules ?? []], ['shared', this.scenario.rules]]
+    for (const [owner, list] of rules) {
+      for (const [index, rule] of list.entries()) {
+        const key = `${owner}#${index}`
+        const used = this.ruleUses.get(key) ?? 0
+        if (rule.times !== undefined && used >= rule.times) continue
+        if (!matches(rule.when, req, agent)) continue
+        this.ruleUses.set(key, used + 1)
+        return { response: rule, played: { script: scriptName, kind: 'rule', index, label: rule.label } }
+      }
+    }
+    const steps = own ? own.steps : this.scenario.steps
+    const cursor = this.cursors.get(scriptName) ?? 0
+    const step: StepSpec | undefined = steps[cursor]
+    let reason: string
+    if (!step) {
+      reason = `the script of ${describe(scriptName)} has no step left (it had ${steps.length})`
+    } else {
+      const chosen = 'oneOf' in step ? step.oneOf.find((alt) => matches(alt.when, req, agent)) : matches(step.when, req, agent) ? step : undefined
+      if (chosen) {
+        this.cursors.set(scriptName, cursor + 1)
+        return { response: chosen, played: { script: scriptName, kind: 'step', index: cursor, label: chosen.label ?? step.label } }
+      }
+      reason = `step ${cursor}${step.label ? ` (${step.label})` : ''} of ${describe(scriptName)} waits for a condition this request does not meet`
+    }
+    if (this.scenario.fallback) {
+      return { response: this.scenario.fallback, played: { script: scriptName, kind: 'fallback', label: this.scenario.fallback.label } }
+    }
+    return { response: undefined, played: { script: scriptName, kind: 'none' }, reason }
+  }
+}
+
+function describe(script: string): string {
+  return script === DEFAULT_SCRIPT ? 'the default script' : `agent ${JSON.stringify(script)}`
+}
+
+export function matches(when: When | undefined, req: RequestView, agent: string | undefined): boolean {
+  if (!when) return true
+  if (when.agent !== undefined && when.agent !== agent) return false
+  if (when.stream !== undefined && when.stream !== (req.body.stream === true)) return false
+  if (when.systemIncludes !== undefined && !systemText(req.body).includes(when.systemIncludes)) return false
+  if (when.header) {
+    for (const [name, value] of Object.entries(when.header)) {
+      if (req.headers[name.toLowerCase()] !== value) return false
+    }
+  }
+  const last = lastUserMessage(req.body)
+  if (when.lastUserIncludes !== undefined && !last.text.includes(when.lastUserIncludes)) return false
+  if (when.lastUserMatches !== undefined && !toRegExp(when.lastUserMatches).test(last.text)) return false
+  if (when.toolResultIncludes !== undefined && !last.toolResults.some((r) => r.text.includes(when.toolResultIncludes!))) return false
+  if (when.toolResultIsError !== undefined && last.toolResults.some((r) => r.isError) !== when.toolResultIsError) return false
+  return true
+}
+
+/** `/source/flags` or a bare source. */
+export function toRegExp(pattern: string): RegExp {
+  const m = /^\/(.*)\/([dgimsuvy]*)$/s.exec(pattern)
+  return m ? new RegExp(m[1]!, m[2]) : new RegExp(pattern)
+}
+
+export function systemText(body: MessagesRequestBody): string {
+  if (typeof body.system === 'string') return body.system
+  if (Array.isArray(body.system)) return body.system.map((b) => b.text ?? '').join('\n')
+  return ''
+}
+
+/** The text blocks and the tool results of the last user message. */
+export function lastUserMessage(body: MessagesRequestBody): { text: string; toolResults: { text: string; isError: boolean }[] } {
+  const messages = Array.isArray(body.messages) ? body.messages : []
+  const last = [...messages].reverse().find((m) => m.role === 'user')
+  if (!last) return { text: '', toolResults: [] }
+  if (typeof last.content === 'string') return { text: last.content, toolResults: [] }
+  const blocks = Array.isArray(last.content) ? last.content : []
+  return {
+    text: blocks
+      .filter((b) => b.type === 'text')
+      .map((b) => b.text ?? '')
+      .join('\n'),
+    toolResults: blocks
+      .filter((b) => b.type === 'tool_result')
+      .map((b) => ({ text: blockText(b.content), isError: b.is_error === true })),
+  }
+}
+
+function blockText(content: ContentBlockLike['content']): string {
+  if (typeof content === 'string') return content
+  if (!Array.isArray(content)) return ''
+  return content.map((c) => c.text ?? '').join('\n')
+}

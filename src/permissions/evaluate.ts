@@ -1,0 +1,141 @@
+import os from 'node:os'
+import path from 'node:path'
+import { allDirForms, bashMentionsControlPlane, bashMentionsProtected, readExposesSecret } from './control-plane.js'
+import { bashRuleDecision, ruleMatchesCall, type CallView } from './match.js'
+import { isWithinAny, pathCandidates } from './paths.js'
+import { COORDINATION_TOOLS, SEARCH_TOOLS, bashCommand, targetPaths, toolFamily } from './tools.js'
+import type { AllowedPath, PermissionDecision, PermissionQuery, PermissionRule } from './types.js'
+
+/**
+ * Decides a tool call. Order:
+ *  1. the control plane: a file tool writing under `<root>/teams` or `<root>/tasks`, or reading
+ *     the lead's key, is denied — in every mode, `bypassPermissions` included;
+ *  2. deny rules (any matching form of the call);
+ *  3. plan mode: anything but reading, coordination and writing the plan file is denied;
+ *  4. forced asks: a Bash command naming the control plane, or an edit of a settings file;
+ *     no rule and no mode auto-allows these (`dontAsk` denies them);
+ *  5. the last matching allow/ask rule;
+ *  6. the mode.
+ * The only I/O is symlink resolution of the paths involved.
+ */
+export function evaluatePermission(q: PermissionQuery): PermissionDecision {
+  const home = q.home ?? os.homedir()
+  const family = toolFamily(q.toolName)
+  const targets = targetPaths(q.toolName, q.input).map((t) => pathCandidates(t, q.cwd, home))
+  const call: CallView = { toolName: q.toolName, input: q.input, cwd: q.cwd, home, targets }
+  const forms = targets.flat()
+
+  const controlForms = allDirForms(q.controlPlaneDirs)
+  if (family === 'edit') {
+    const hit = forms.find((p) => isWithinAny(p, controlForms))
+    if (hit) return deny(`${q.toolName} may not write into swarm's control plane (${hit})`, 'control-plane')
+  }
+  if (family === 'read') {
+    const roots = q.rootDir ? allDirForms([q.rootDir]) : controlForms.map((d) => path.dirname(d))
+    const hit = forms.find((p) => readExposesSecret(p, SEARCH_TOOLS.has(q.toolName), controlForms, roots))
+    if (hit) return deny(`${q.toolName} may not read the team's signing key (${hit})`, 'control-plane')
+  }
+
+  const bash = family === 'bash' ? bashRuleDecision(q.rules, q.input) : undefined
+  const denied = bash?.behavior === 'deny' ? bash.rule : q.rules.find((r) => r.behavior === 'deny' && family !== 'bash' && ruleMatchesCall(r, call))
+  if (denied) return { behavior: 'deny', reason: `denied by rule ${denied.raw}${describeSource(denied)}`, source: 'rule', rule: denied }
+
+  const passes = q.readOnly || COORDINATION_TOOLS.has(q.toolName)
+  const isPlanFileWrite =
+    family === 'edit' && q.planFilePath !== undefined && forms.length > 0 && forms.every((p) => pathCandidates(q.planFilePath!, q.cwd, home).includes(p))
+  if (q.mode === 'plan' && !passes && !isPlanFileWrite) {
+    return deny(`plan mode: only reading and writing the plan file until the plan is approved (${q.toolName})`, 'mode')
+  }
+
+  const forced = forcedAsk(q, family, forms)
+  if (forced) return dontAsk(q, forced)
+
+  const ruled = bash && bash.behavior !== 'deny' ? bash.rule : lastMatchingRule(q.rules, call, family)
+  if (ruled) {
+    const decision: PermissionDecision = {
+      behavior: ruled.behavior,
+      reason: `${ruled.behavior === 'allow' ? 'allowed' : 'asked'} by rule ${ruled.raw}${describeSource(ruled)}`,
+      source: 'rule',
+      rule: ruled,
+    }
+    return dontAsk(q, decision)
+  }
+  return byMode(q, family, forms, passes)
+}
+
+function forcedAsk(q: PermissionQuery, family: string, forms: string[]): PermissionDecision | undefined {
+  if (family === 'bash') {
+    const command = bashCommand(q.input) ?? ''
+    const cp = bashMentionsControlPlane(command, { controlPlaneDirs: q.controlPlaneDirs, rootDir: q.rootDir, cwd: q.cwd, home: q.home })
+    if (cp) return ask(`the command touches swarm's control plane (${cp}); it is never auto-allowed`, 'control-plane')
+    const prot = bashMentionsProtected(command)
+    if (prot) return ask(`the command touches permission settings (${prot}); it is never auto-allowed`, 'protected-file')
+  }
+  if (family === 'edit' && q.protectedPaths?.length) {
+    const protectedForms = allDirForms(q.protectedPaths)
+    const hit = forms.find((p) => isWithinAny(p, protectedForms))
+    if (hit) return ask(`${q.toolName} edits permission settings (${hit}); it is never auto-allowed`, 'protected-file')
+  }
+  return undefined
+}
+
+function lastMatchingRule(rules: readonly PermissionRule[], call: CallView, family: string): PermissionRule | undefined {
+  if (family === 'bash') return undefined
+  for (let i = rules.length - 1; i >= 0; i--) {
+    const r = rules[i]
+    if (r.behavior !== 'deny' && ruleMatchesCall(r, call)) return r
+  }
+  return undefined
+}
+
+function byMode(q: PermissionQuery, family: string, forms: string[], passes: boolean): PermissionDecision {
+  switch (q.mode) {
+    case 'bypassPermissions':
+      return allow('bypassPermissions mode')
+    case 'plan':
+      return passes ? allow('plan mode: read-only') : allow('plan mode: the plan file')
+    default:
+      break
+  }
+  if (passes) return allow(q.readOnly ? 'read-only tool' : 'coordination tool')
+  if (q.mode === 'acceptEdits' && family === 'edit' && forms.length > 0) {
+    const dirs = allDirForms([q.cwd, ...allowedFor(q.allowedPaths ?? [], q.toolName)])
+    if (forms.every((p) => isWithinAny(p, dirs))) return allow('acceptEdits mode: an edit inside the allowed paths')
+  }
+  const reason =
+    q.mode === 'bubble'
+      ? 'bubble mode: the parent answers'
+      : q.mode === 'acceptEdits'
+        ? 'acceptEdits mode asks for anything but edits inside the allowed paths'
+        : `${q.mode} mode asks for anything not read-only`
+  return dontAsk(q, { behavior: 'ask', reason, source: 'mode' })
+}
+
+function allowedFor(paths: readonly AllowedPath[], toolName: string): string[] {
+  return paths.flatMap((p) => {
+    if (typeof p === 'string') return [p]
+    if (p.toolName === undefined || p.toolName === toolName) return [p.path]
+    if (p.toolName === 'Edit' && toolFamily(toolName) === 'edit') return [p.path]
+    return []
+  })
+}
+
+/** `dontAsk` turns every ask into a deny. */
+function dontAsk(q: PermissionQuery, d: PermissionDecision): PermissionDecision {
+  if (q.mode !== 'dontAsk' || d.behavior !== 'ask') return d
+  return { ...d, behavior: 'deny', reason: `dontAsk mode denies what it would ask: ${d.reason}` }
+}
+
+function allow(reason: string): PermissionDecision {
+  return { behavior: 'allow', reason, source: 'mode' }
+}
+function deny(reason: string, source: PermissionDecision['source']): PermissionDecision {
+  return { behavior: 'deny', reason, source }
+}
+function ask(reason: string, source: PermissionDecision['source']): PermissionDecision {
+  return { behavior: 'ask', reason, source }
+}
+
+function describeSource(rule: PermissionRule): string {
+  return rule.source ? ` (from ${rule.source})` : ''
+}

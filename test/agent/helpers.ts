@@ -1,0 +1,20 @@
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { allowAll, type ToolContext } from '../../src/agent/tool.js'
+
+/** A fresh temp directory (realpath, so paths compare equal on macOS too). */
+export async function tempDir(prefix = 'swarm-agent-'): Promise<string> {
+  return fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), prefix)))
+}
+
+export function makeContext(cwd: string, overrides: Partial<ToolContext> = {}): ToolContext {
+  return {
+    cwd,
+    signal: new AbortController().signal,
+    agentName: 'tester',
+    teamName: 'team',
+    checkPermission: allowAll,
+    ...overrides,
+  }
+}

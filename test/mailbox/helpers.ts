@@ -1,0 +1,92 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
+import fsp from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+export const repoRoot = path.resolve(here, '../..')
+export const WRITER = path.join(here, 'fixtures', 'writer.mjs')
+export const SWARM_BIN = path.join(repoRoot, 'bin', 'swarm.js')
+
+/** Fails fast with a clear message when the build the helper processes import is missing. */
+export function requireBuild(): void {
+  if (!fs.existsSync(path.join(repoRoot, 'dist', 'mailbox', 'inbox.js'))) {
+    throw new Error('dist/ is missing: run `npm run build` before these tests')
+  }
+}
+
+export async function tempHome(): Promise<{ home: string; env: NodeJS.ProcessEnv; cleanup: () => Promise<void> }> {
+  const home = await fsp.mkdtemp(path.join(os.tmpdir(), 'swarm-mailbox-'))
+  return { home, env: { ...process.env, SWARM_HOME: home }, cleanup: () => fsp.rm(home, { recursive: true, force: true }) }
+}
+
+export interface Proc {
+  child: ChildProcess
+  output: () => string
+  exited: Promise<number | null>
+  /** Resolves when stdout has printed `line`. */
+  waitForLine: (line: string, timeoutMs?: number) => Promise<void>
+}
+
+const live = new Set<Proc>()
+
+/** Starts a node process; it is killed by reapAll() if still running. */
+export function startNode(args: string[], env: NodeJS.ProcessEnv = process.env): Proc {
+  const child = spawn(process.execPath, args, { env, stdio: ['pipe', 'pipe', 'pipe'] })
+  let out = ''
+  child.stdout!.on('data', (d) => (out += d))
+  child.stderr!.on('data', (d) => (out += d))
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
+  const proc: Proc = {
+    child,
+    output: () => out,
+    exited,
+    waitForLine: (line, timeoutMs = 15_000) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`timed out waiting for "${line}"; output:\n${out}`)), timeoutMs)
+        const check = () => {
+          if (out.split('\n').some((l) => l.includes(line))) {
+            clearTimeout(timer)
+            child.stdout!.off('data', check)
+            resolve()
+          }
+        }
+        child.stdout!.on('data', check)
+        void exited.then(() => {
+          clearTimeout(timer)
+          if (out.includes(line)) resolve()
+          else reject(new Error(`process exited before "${line}"; output:\n${out}`))
+        })
+        check()
+      }),
+  }
+  live.add(proc)
+  void exited.then(() => live.delete(proc))
+  return proc
+}
+
+/** Runs to completion and fails with the process's output when it exits non-zero. */
+export async function runNode(args: string[], env?: NodeJS.ProcessEnv): Promise<string> {
+  const proc = startNode(args, env)
+  const code = await proc.exited
+  if (code !== 0) throw new Error(`node ${args.join(' ')} exited with ${code}:\n${proc.output()}`)
+  return proc.output()
+}
+
+/** Kills every process a test started and waits for them (call in afterEach). */
+export async function reapAll(): Promise<void> {
+  const procs = [...live]
+  for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL')
+  await Promise.all(procs.map((p) => p.exited))
+}
+
+/** Polls `cond` every 10 ms until it holds or `ms` pass (not an assertion of speed: a hang guard). */
+export async function eventually(cond: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time')
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
