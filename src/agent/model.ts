@@ -1,5 +1,5 @@
 /** The model used when nothing else names one. */
-export const DEFAULT_MODEL = 'claude-sonnet-4-5'
+export const DEFAULT_MODEL = 'claude-sonnet-4-6'
 
 export interface ModelSources {
   /** `--model` given to this spawn. */
@@ -29,8 +29,8 @@ export function resolveModel(sources: ModelSources): { model: string; source: st
 }
 
 const ALIASES: Record<string, string> = {
-  sonnet: 'claude-sonnet-4-5',
-  opus: 'claude-opus-4-1',
+  sonnet: 'claude-sonnet-4-6',
+  opus: 'claude-opus-4-7',
   haiku: 'claude-haiku-4-5',
 }
 

@@ -62,6 +62,8 @@ export interface RuntimeOptions {
   /** Decides, before the default handling, what happens to a new message (the lead routes requests to its console). */
   route?(entry: InboxMessage, structured: StructuredMessage | undefined): 'default' | 'consume' | 'queue'
   color?: string
+  /** Write and Edit may write only inside these (Verification's scratch directory). */
+  writableRoots?: string[]
 }
 
 /**
@@ -281,6 +283,7 @@ export class TeammateRuntime {
           teamName: this.o.team,
           env: this.o.env,
           checkPermission: this.o.checkPermission,
+          ...(this.o.writableRoots ? { writableRoots: this.o.writableRoots } : {}),
         },
         onText: (d) => this.o.output.text(d),
         onToolEnd: (name, input, res, ms) => this.o.output.tool(name, input, res, ms),

@@ -62,7 +62,7 @@ export async function runTurn(opts: TurnOptions): Promise<TurnResult> {
           messages: opts.messages,
           ...(apiTools.length ? { tools: apiTools } : {}),
         },
-        { signal: opts.signal },
+        { signal: opts.signal, headers: { 'x-swarm-agent': opts.toolContext.agentName } },
       )
       stream.on('text', (delta) => opts.onText?.(delta))
       final = await stream.finalMessage()

@@ -1,5 +1,6 @@
 import { Command } from 'commander'
 import { reportError } from './errors.js'
+import { registerAgentCommand } from './agent.js'
 import { registerInboxCommands } from './inbox.js'
 import { registerSendCommands } from './send.js'
 import { registerTaskCommands } from './tasks.js'
@@ -17,6 +18,7 @@ export function buildProgram(): Command {
   registerInboxCommands(program)
   registerSendCommands(program)
   registerTaskCommands(program)
+  registerAgentCommand(program)
   return program
 }
 

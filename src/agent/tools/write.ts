@@ -32,9 +32,8 @@ export const writeTool = defineTool({
     )
     await fs.mkdir(path.dirname(file), { recursive: true })
     await fs.writeFile(file, input.content, { signal: ctx.signal })
-    const lines = input.content === '' ? 0 : input.content.split('\n').length
-    return existed
-      ? `The file ${file} has been overwritten (${lines} lines).`
-      : `File created successfully at: ${file} (${lines} lines).`
+    const n = input.content === '' ? 0 : input.content.split('\n').length
+    const lines = `${n} line${n === 1 ? '' : 's'}`
+    return existed ? `The file ${file} has been overwritten (${lines}).` : `File created successfully at: ${file} (${lines}).`
   },
 })

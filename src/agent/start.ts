@@ -1,0 +1,144 @@
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import type Anthropic from '@anthropic-ai/sdk'
+import { NotFoundError, UsageError } from '../errors.js'
+import type { InboxMessage } from '../mailbox/types.js'
+import { LEAD_NAME } from '../teams/paths.js'
+import { findMember, readTeam } from '../teams/team-store.js'
+import { PermissionModeName } from '../teams/types.js'
+import { createModelClient } from './client.js'
+import { scratchDirNote } from './definitions/built-in.js'
+import { loadAgentDefinitions } from './definitions/load.js'
+import { resolveToolsForAgent } from './definitions/tool-filter.js'
+import { resolveModel } from './model.js'
+import { buildSystemPrompt } from './prompt.js'
+import { createOutput, type AgentOutput } from './render.js'
+import { TeammateRuntime, type LeadVerdict, type RuntimeOptions, type TurnLog } from './runtime.js'
+import { AgentStateFile, statePath } from './state.js'
+import { allowAll, type AnyTool, type PermissionCheck } from './tool.js'
+import { allTools } from './tool-registry.js'
+import { createSendMessageTool } from './tools/send-message.js'
+import { createTaskTools } from './tools/tasks.js'
+import { readTranscript, rebuildConversation, Transcript, transcriptPath } from './transcript.js'
+
+/** Model calls per turn when the agent definition does not set maxTurns. */
+export const DEFAULT_MAX_ITERATIONS = 50
+
+export interface StartAgentOptions {
+  team: string
+  name: string
+  env?: NodeJS.ProcessEnv
+  /** Overrides of the member's registered values. */
+  model?: string
+  mode?: string
+  agentType?: string
+  cwd?: string
+  resume?: boolean
+  /** Shared by in-process teammates; created from the environment otherwise. */
+  client?: Anthropic
+  output?: AgentOutput
+  signal?: AbortSignal
+  /** Extra tools (the lead's Agent and TaskStop). */
+  extraTools?: AnyTool[]
+  /** Builds the permission check once the runtime's pieces exist (the permissions layer). */
+  permissions?: (ctx: AgentAssembly) => PermissionCheck
+  verifyLead?: (entry: InboxMessage) => LeadVerdict
+  sign?: (m: InboxMessage) => string | undefined
+  runtime?: Partial<Pick<RuntimeOptions, 'external' | 'route' | 'onControl' | 'autoClaimTasks'>>
+  leaderModel?: string
+}
+
+/** What the permissions layer may need to know about the agent it guards. */
+export interface AgentAssembly {
+  team: string
+  name: string
+  cwd: string
+  env: NodeJS.ProcessEnv
+  mode: string
+  state: AgentStateFile
+  output: AgentOutput
+  transcript: Transcript
+}
+
+/**
+ * Assembles a teammate (or the lead) from its team entry, its agent definition and the
+ * environment: model, tools filtered in layers, system prompt, transcript (resumed with
+ * --resume) and state file. Returns the runtime, not yet running.
+ */
+export async function assembleAgent(opts: StartAgentOptions): Promise<{ runtime: TeammateRuntime; model: string; tools: string[] }> {
+  const env = opts.env ?? process.env
+  const team = await readTeam(opts.team, env)
+  const member = findMember(team, opts.name)
+  const cwd = path.resolve(opts.cwd ?? member.cwd ?? process.cwd())
+  const { definitions, diagnostics } = await loadAgentDefinitions({ cwd, env })
+  const output = opts.output ?? createOutput({ agentColor: member.color })
+  for (const d of diagnostics) output.warn(`agent definition ${d.file}${d.field ? ` (${d.field})` : ''}: ${d.message}`)
+
+  const isLead = opts.name === LEAD_NAME
+  const typeName = opts.agentType ?? (isLead ? 'general-purpose' : member.agentType ?? 'general-purpose')
+  const def = definitions.get(typeName) ?? (typeName === 'team-lead' ? definitions.get('general-purpose') : undefined)
+  if (!def) {
+    throw new NotFoundError(`unknown agent type "${typeName}"`, { hint: `known types: ${[...definitions.keys()].join(', ')}` })
+  }
+  const modeRaw = opts.mode ?? member.mode ?? def.permissionMode ?? 'default'
+  const mode = PermissionModeName.safeParse(modeRaw)
+  if (!mode.success) throw new UsageError(`unknown permission mode "${modeRaw}"`, { hint: `use one of ${PermissionModeName.options.join(', ')}` })
+  const { model, source } = resolveModel({ spawnModel: opts.model ?? member.model, definitionModel: def.model, leaderModel: opts.leaderModel, env })
+
+  const turnLog: TurnLog = { completedTaskIds: [], shutdownResponses: new Map() }
+  const host = { team: opts.team, name: opts.name, color: member.color, env, turnLog, ...(opts.sign ? { sign: opts.sign } : {}) }
+  const available: AnyTool[] = [...allTools(), createSendMessageTool(host), ...createTaskTools(host), ...(opts.extraTools ?? [])]
+  const filtered = resolveToolsForAgent(def, available.map((t) => t.name), { isTeammate: !isLead, permissionMode: mode.data })
+  const tools = available.filter((t) => filtered.tools.includes(t.name))
+
+  let definitionPrompt = def.systemPrompt
+  let writableRoots: string[] | undefined
+  if (def.writableTempDir) {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), `swarm-${opts.name}-`))
+    writableRoots = [dir]
+    definitionPrompt += '\n\n' + scratchDirNote(dir)
+  }
+  const system = buildSystemPrompt({ team: opts.team, name: opts.name, members: team.members.map((m) => m.name), cwd, definitionPrompt, isLead })
+
+  const transcript = new Transcript(transcriptPath(opts.team, opts.name, env))
+  const messages = opts.resume ? rebuildConversation(await readTranscript(transcript.file)) : []
+  const state = new AgentStateFile(statePath(opts.team, opts.name, env), {
+    pid: process.pid,
+    status: 'starting',
+    model,
+    modelSource: source,
+    mode: mode.data,
+  })
+  await state.update({})
+  await transcript.append({ kind: 'start', model, mode: mode.data, resume: Boolean(opts.resume), pid: process.pid })
+  if (opts.resume) output.info(`resumed ${messages.length} messages from ${transcript.file}`)
+
+  const assembly: AgentAssembly = { team: opts.team, name: opts.name, cwd, env, mode: mode.data, state, output, transcript }
+  const checkPermission = opts.permissions ? opts.permissions(assembly) : allowAll
+
+  const runtime = new TeammateRuntime({
+    team: opts.team,
+    name: opts.name,
+    cwd,
+    env,
+    client: opts.client ?? createModelClient(env),
+    model,
+    mode: mode.data,
+    system,
+    tools,
+    maxIterations: def.maxTurns ?? DEFAULT_MAX_ITERATIONS,
+    output,
+    transcript,
+    state,
+    messages,
+    turnLog,
+    verifyLead: opts.verifyLead ?? ((e) => (e.from === LEAD_NAME ? 'unverified' : 'not-lead')),
+    checkPermission,
+    ...(member.color ? { color: member.color } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(writableRoots ? { writableRoots } : {}),
+    ...opts.runtime,
+  })
+  return { runtime, model, tools: tools.map((t) => t.name) }
+}

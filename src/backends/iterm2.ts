@@ -1,0 +1,268 @@
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { ExitCode, SwarmError } from '../errors.js'
+import type { NewMessage } from '../mailbox/entry.js'
+import type { InboxMessage } from '../mailbox/types.js'
+import { agentDir } from '../teams/paths.js'
+import { ensureDir } from '../util/fs.js'
+import { type CommandResult, delay, isAlive, killTree, runCommand } from '../util/process.js'
+import { validateSpawnConfig } from './spawn-config.js'
+import { gracefulStop, parseAgentId, sendToInbox } from './shutdown.js'
+import { shellQuote } from './tmux-client.js'
+import type {
+  ExecutorOptions,
+  LeaderPane,
+  PaneExecutor,
+  PaneRef,
+  ProcessState,
+  SpawnedTeammate,
+  TeammateSpawnConfig,
+  TerminateOptions,
+  TerminateOutcome,
+} from './types.js'
+
+/** Each it2 call starts a Python process that talks to iTerm2: allow it time. */
+const IT2_TIMEOUT_MS = 10_000
+/** How long spawn waits for the launcher to report its pid. */
+const READY_TIMEOUT_MS = 10_000
+
+export interface ITermExecutorOptions extends ExecutorOptions {
+  /** The it2 executable (default `it2` on PATH). */
+  it2?: string
+}
+
+/** The leader's iTerm2 session: the part of ITERM_SESSION_ID after the colon (`w0t0p0:<uuid>`). */
+export function leaderSessionId(env: NodeJS.ProcessEnv): string | undefined {
+  const id = env.ITERM_SESSION_ID
+  const colon = id?.indexOf(':') ?? -1
+  return id && colon >= 0 ? id.slice(colon + 1) || undefined : undefined
+}
+
+/** "Created new pane: <id>" → id */
+export function parseSplitOutput(stdout: string): string | undefined {
+  return /Created new pane:\s*(\S+)/.exec(stdout)?.[1]
+}
+
+/**
+ * Teammates in iTerm2 splits through the `it2` CLI. it2 can only type a command into a session's
+ * shell, so the teammate is started by a launcher script in its control directory: it records
+ * its pid and exit code there (iTerm2 reports neither), carries the environment (no secret in an
+ * argv or the shell history) and deletes itself once read.
+ */
+export class ITermExecutor implements PaneExecutor {
+  readonly type = 'iterm2' as const
+  readonly supportsHideShow = false
+  private readonly refs = new Map<string, PaneRef>()
+  /** Teammate sessions per team, oldest first: the next split is made from the last one. */
+  private readonly sessions = new Map<string, string[]>()
+  /** Sessions found gone while splitting (reported by `pruned`). */
+  readonly pruned: string[] = []
+  private splitting: Promise<unknown> = Promise.resolve()
+  calls = 0
+
+  constructor(private readonly opts: ITermExecutorOptions = {}) {}
+
+  private get env(): NodeJS.ProcessEnv {
+    return this.opts.env ?? process.env
+  }
+
+  private async it2(args: string[]): Promise<CommandResult> {
+    this.calls++
+    const r = await runCommand(this.opts.it2 ?? 'it2', args, { env: this.env, timeoutMs: IT2_TIMEOUT_MS })
+    if (r.code === 127 && !r.stderr) throw new SwarmError('SWARM_IT2_MISSING', 'the it2 CLI is not installed (or not on PATH)', { exitCode: ExitCode.backendUnavailable })
+    return r
+  }
+
+  /** The leader is the session swarm runs in; iTerm2 has nothing to create. */
+  async ensureSession(): Promise<LeaderPane> {
+    return { paneId: leaderSessionId(this.env) ?? '', created: false }
+  }
+
+  async spawn(config: TeammateSpawnConfig): Promise<SpawnedTeammate> {
+    const agentId = validateSpawnConfig(config)
+    const files = this.files(config.team, config.name)
+    await ensureDir(path.dirname(files.launcher))
+    await Promise.all([fs.rm(files.pid, { force: true }), fs.rm(files.exit, { force: true })])
+    await fs.writeFile(files.launcher, launcherScript(config, files), { mode: 0o700 })
+    const sessionId = await this.serialized(() => this.split(config.team))
+    const run = await this.it2(['session', 'run', '-s', sessionId, `/bin/sh ${shellQuote(files.launcher)}`])
+    if (run.code !== 0) throw new SwarmError('SWARM_IT2_FAILED', `it2 session run failed: ${run.stderr.trim()}`, { exitCode: ExitCode.processFailure })
+    const pid = await this.waitForPid(files.pid, agentId)
+    this.refs.set(agentId, { agentId, paneId: sessionId })
+    return { agentId, backendType: 'iterm2', paneId: sessionId, pid }
+  }
+
+  /**
+   * Splits the team's last teammate session (the leader's for the first one). A target that
+   * vanished is pruned — confirmed with `it2 session list` — and the split retried from the one
+   * before; the list only shrinks, so this ends.
+   */
+  private async split(team: string): Promise<string> {
+    const list = await this.teamSessions(team)
+    for (;;) {
+      const target = list.at(-1)
+      const leader = leaderSessionId(this.env)
+      const args = target ? ['session', 'split', '-s', target] : ['session', 'split', '-v', ...(leader ? ['-s', leader] : [])]
+      const r = await this.it2(args)
+      if (r.code === 0) {
+        const id = parseSplitOutput(r.stdout)
+        if (!id) throw new SwarmError('SWARM_IT2_FAILED', `could not read the new session id from it2 (${JSON.stringify(r.stdout.trim())})`)
+        list.push(id)
+        return id
+      }
+      if (target && !(await this.listSessions())?.has(target)) {
+        list.pop()
+        this.pruned.push(target)
+        continue
+      }
+      throw new SwarmError('SWARM_IT2_FAILED', `it2 session split failed: ${r.stderr.trim() || r.stdout.trim()}`, { exitCode: ExitCode.processFailure })
+    }
+  }
+
+  private async teamSessions(team: string): Promise<string[]> {
+    let list = this.sessions.get(team)
+    if (!list) {
+      list = ((await this.opts.directory?.teamPanes(team, 'iterm2')) ?? []).map((r) => r.paneId)
+      this.sessions.set(team, list)
+    }
+    return list
+  }
+
+  /** What `it2 session list` prints (ids are looked up in it), or undefined when it2 cannot say. */
+  private async listSessions(): Promise<{ has(id: string): boolean } | undefined> {
+    const r = await this.it2(['session', 'list'])
+    if (r.code !== 0) return undefined
+    return { has: (id) => r.stdout.includes(id) }
+  }
+
+  private serialized<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.splitting.then(fn, fn)
+    this.splitting = next.catch(() => undefined)
+    return next
+  }
+
+  private async waitForPid(file: string, agentId: string): Promise<number> {
+    const deadline = Date.now() + READY_TIMEOUT_MS
+    while (Date.now() < deadline) {
+      const pid = await readNumber(file)
+      if (pid) return pid
+      await delay(20)
+    }
+    throw new SwarmError('SWARM_SPAWN_TIMEOUT', `${agentId} did not start within ${READY_TIMEOUT_MS} ms in iTerm2`, {
+      exitCode: ExitCode.timeout,
+      hint: 'check the new iTerm2 pane for errors from its shell',
+    })
+  }
+
+  sendMessage(agentId: string, message: NewMessage | InboxMessage): Promise<void> {
+    return sendToInbox(agentId, message, this.env)
+  }
+
+  terminate(agentId: string, reason?: string, opts: TerminateOptions = {}): Promise<TerminateOutcome> {
+    return gracefulStop(this, agentId, reason, opts, this.opts)
+  }
+
+  async kill(agentId: string): Promise<void> {
+    const { name, team } = parseAgentId(agentId)
+    const ref = (await this.lookup([agentId])).get(agentId)
+    const pid = await readNumber(this.files(team, name).pid)
+    this.refs.delete(agentId)
+    const list = this.sessions.get(team)
+    if (ref && list?.includes(ref.paneId)) list.splice(list.indexOf(ref.paneId), 1)
+    await Promise.all([
+      pid && isAlive(pid) ? killTree(pid) : undefined,
+      // A session closed by the user already is not an error here.
+      ref ? this.it2(['session', 'close', '-f', '-s', ref.paneId]) : undefined,
+    ])
+  }
+
+  async isActive(agentId: string): Promise<boolean> {
+    return (await this.status([agentId])).get(agentId)?.state === 'alive'
+  }
+
+  /** One `it2 session list` for all teammates, plus the launcher's pid and exit files. */
+  async status(agentIds: string[]): Promise<Map<string, ProcessState>> {
+    const refs = await this.lookup(agentIds)
+    const sessions = refs.size ? await this.listSessions() : undefined
+    const result = new Map<string, ProcessState>()
+    await Promise.all(
+      agentIds.map(async (id) => {
+        const { name, team } = parseAgentId(id)
+        const files = this.files(team, name)
+        const [pid, code] = await Promise.all([readNumber(files.pid), readNumber(files.exit)])
+        const ref = refs.get(id)
+        if (code !== undefined) result.set(id, { state: 'exited', code })
+        else if (pid && isAlive(pid)) result.set(id, { state: 'alive', pid })
+        else if (!ref) result.set(id, { state: 'dead', reason: 'no session recorded' })
+        else if (sessions && !sessions.has(ref.paneId)) result.set(id, { state: 'dead', reason: 'iTerm2 session closed' })
+        else result.set(id, { state: 'dead', reason: pid ? 'process ended' : 'never started' })
+      }),
+    )
+    return result
+  }
+
+  async stopTeam(team: string): Promise<void> {
+    const ids = new Set<string>(
+      [...this.refs.keys(), ...((await this.opts.directory?.teamPanes(team, 'iterm2')) ?? []).map((r) => r.agentId)].filter(
+        (id) => parseAgentId(id).team === team,
+      ),
+    )
+    await Promise.all([...ids].map((id) => this.kill(id)))
+    this.sessions.delete(team)
+  }
+
+  async hide(): Promise<void> {
+    throw new SwarmError('SWARM_UNSUPPORTED', 'hiding a pane is supported with tmux only', { exitCode: ExitCode.backendUnavailable })
+  }
+
+  async show(): Promise<void> {
+    throw new SwarmError('SWARM_UNSUPPORTED', 'showing a hidden pane is supported with tmux only', { exitCode: ExitCode.backendUnavailable })
+  }
+
+  private files(team: string, name: string) {
+    const dir = agentDir(team, name, this.env)
+    return { launcher: path.join(dir, 'launch.sh'), pid: path.join(dir, 'pane.pid'), exit: path.join(dir, 'pane.exit') }
+  }
+
+  private async lookup(agentIds: string[]): Promise<Map<string, PaneRef>> {
+    const found = new Map<string, PaneRef>()
+    const missing = agentIds.filter((id) => {
+      const ref = this.refs.get(id)
+      if (ref) found.set(id, ref)
+      return !ref
+    })
+    if (missing.length && this.opts.directory) for (const [id, ref] of await this.opts.directory.lookup(missing)) found.set(id, ref)
+    return found
+  }
+}
+
+/** The launcher: removes itself, records its pid, runs the teammate, records its exit code. */
+export function launcherScript(config: TeammateSpawnConfig, files: { launcher: string; pid: string; exit: string }): string {
+  const q = shellQuote
+  const exports = Object.entries(config.env ?? {}).map(([k, v]) => {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw new SwarmError('SWARM_USAGE', `invalid environment variable name ${JSON.stringify(k)}`, { exitCode: ExitCode.usage })
+    return `export ${k}=${q(v)}`
+  })
+  return [
+    '#!/bin/sh',
+    `# swarm: starts ${config.name}@${config.team}; it removes itself because it may hold secrets.`,
+    `rm -f -- ${q(files.launcher)}`,
+    `echo $$ > ${q(files.pid + '.tmp')} && mv -f -- ${q(files.pid + '.tmp')} ${q(files.pid)}`,
+    `cd -- ${q(config.cwd)} || { echo 127 > ${q(files.exit)}; exit 127; }`,
+    ...exports,
+    config.argv.map(q).join(' '),
+    'code=$?',
+    `echo "$code" > ${q(files.exit + '.tmp')} && mv -f -- ${q(files.exit + '.tmp')} ${q(files.exit)}`,
+    'exit "$code"',
+    '',
+  ].join('\n')
+}
+
+async function readNumber(file: string): Promise<number | undefined> {
+  try {
+    const n = Number.parseInt(await fs.readFile(file, 'utf8'), 10)
+    return Number.isFinite(n) ? n : undefined
+  } catch {
+    return undefined // not written yet
+  }
+}
