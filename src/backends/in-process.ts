@@ -150,11 +150,13 @@ export class InProcessTeammates implements InProcessExecutor {
     return this.running.get(agentId)?.done ?? Promise.resolve({ state: 'dead', reason: 'not running in this process' })
   }
 
+  async killAll(): Promise<void> {
+    await Promise.all([...this.running.keys()].map((id) => this.kill(id)))
+  }
+
   private install(): void {
     // The leader going away takes its in-process teammates (and what they launched) with it.
-    this.unregister ??= registerCleanup(async () => {
-      await Promise.all([...this.running.keys()].map((id) => this.kill(id)))
-    })
+    this.unregister ??= registerCleanup(() => this.killAll())
     installCrashHandlers()
   }
 

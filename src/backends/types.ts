@@ -142,6 +142,8 @@ export interface InProcessExecutor extends TeammateExecutor<InProcessSpawnConfig
   readonly type: 'in-process'
   /** Resolves with the final state once the teammate's function has settled. */
   wait(agentId: string): Promise<ProcessState>
+  /** Kills every teammate of this process (the leader is leaving). */
+  killAll(): Promise<void>
 }
 
 /** Where an agent's pane is, as recorded when it was spawned. */

@@ -3,7 +3,7 @@ import type { AddressInfo, Socket } from 'node:net'
 import { type Scenario, type ScenarioInput, loadScenarioFile, parseScenario } from './scenario.js'
 import { type MessagesRequestBody, type PlayedStep, ScriptPlayer } from './script-player.js'
 import { buildMessage, encodeSse, errorBody, IdSource, estimateTokens, messageEvents } from './response.js'
-import type { ErrorSpec, ResponseSpec } from './scenario.js'
+import type { ErrorSpec } from './scenario.js'
 
 /** Bodies above this are refused with 413, like the API's own limit. */
 const MAX_BODY_BYTES = 32 * 1024 * 1024
@@ -62,10 +62,7 @@ export interface LoopbackServer {
  * Every answer carries a `request-id` header.
  */
 export async function startLoopbackServer(options: LoopbackServerOptions): Promise<LoopbackServer> {
-  const initial = options.scenarioFile
-    ? await loadScenarioFile(options.scenarioFile)
-    : parseScenario(options.scenario ?? {})
-  let scenario = initial
+  let scenario = options.scenarioFile ? await loadScenarioFile(options.scenarioFile) : parseScenario(options.scenario ?? {})
   let player = new ScriptPlayer(scenario)
   const ids = new IdSource()
   const sockets = new Set<Socket>()
@@ -131,8 +128,9 @@ export async function startLoopbackServer(options: LoopbackServerOptions): Promi
     const spec = selection.response
     const aborted = AbortSignal.any([closing.signal, closeSignal(res)])
     if (spec.delayMs && !(await sleep(spec.delayMs, aborted))) return
-    if (spec.error) return sendError(spec.error, spec)
-    const message = buildMessage(spec, { model: scenario.model ?? body.model ?? 'loopback', ids, requestText: raw })
+    if (spec.error) return sendError(spec.error)
+    const model = scenario.model ?? body.model ?? 'loopback'
+    const message = buildMessage(spec, { model, ids, requestText: raw })
     if (!record.stream) return send(200, message)
     record.status = 200
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
@@ -143,14 +141,14 @@ export async function startLoopbackServer(options: LoopbackServerOptions): Promi
     }
     res.end()
 
-    function sendError(error: ErrorSpec, response: ResponseSpec): void {
+    function sendError(error: ErrorSpec): void {
       const headers: Record<string, string> = { ...error.headers }
       if (error.retryAfter !== undefined) headers['retry-after'] = String(error.retryAfter)
       if (!(error.midStream && record.stream)) return send(error.status, errorBody(error, requestId), headers)
       // Mid-stream errors arrive after a 200 and message_start, as an `error` event.
       record.status = 200
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers })
-      const start = buildMessage({ ...response, error: undefined, text: '' }, { model: body.model ?? 'loopback', ids, requestText: raw ?? '' })
+      const start = buildMessage({ content: [] }, { model: scenario.model ?? body.model ?? 'loopback', ids, requestText: raw ?? '' })
       res.write(encodeSse(messageEvents(start)[0]!))
       res.end(encodeSse({ event: 'error', data: errorBody(error, requestId) }))
     }

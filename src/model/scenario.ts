@@ -4,10 +4,34 @@ import { z } from 'zod'
 import { ExitCode, SwarmError } from '../errors.js'
 
 /**
- * A scenario is what the loopback model server plays: per agent, an ordered script of
- * responses, plus reactive rules. See docs in `loopback-server.ts` and the example in
- * test/model/fixtures/team.yaml.
+ * A scenario is what the loopback model server plays (JSON or YAML; full example in
+ * test/model/fixtures/team.yaml):
+ *
+ * ```yaml
+ * agents:                      # one script per agent, picked by the x-swarm-agent header
+ *   alice:                     # (or by `agentFromSystem`, a regex with one group on the system prompt)
+ *     - content:
+ *         - { type: text, text: "Reading it." }
+ *         - { type: tool_use, name: Read, input: { file_path: notes.txt } }
+ *     - oneOf:                 # the first alternative whose `when` holds plays
+ *         - { when: { toolResultIncludes: hello }, text: "It says hello." }
+ *         - { text: "It says something else." }
+ *   bob:
+ *     rules:                   # checked before the steps, every request; `times` limits them
+ *       - { when: { lastUserIncludes: shutdown_request }, text: "Bye." }
+ *     steps:
+ *       - { error: { status: 429, retryAfter: 0.01 } }   # the SDK retries it
+ *       - { text: "Done.", usage: { input_tokens: 10, cache_read_input_tokens: 8 } }
+ * steps: [ { text: "Default reply." } ]                # agents without a script of their own
+ * ```
+ *
+ * Each step plays once, in order; a step whose `when` does not hold waits, and the request
+ * gets `fallback` (default: a 400 invalid_request_error saying which step waits or that the
+ * script is exhausted — loud, and not retried by the SDK).
  */
+
+/** The header that names the agent of a request (send it per request from a shared client). */
+export const DEFAULT_AGENT_HEADER = 'x-swarm-agent'
 
 /** Conditions on the request; all given ones must hold. */
 export const When = z.strictObject({
@@ -115,7 +139,7 @@ export const Scenario = z.strictObject({
   /** The model reported in responses (default: the model of the request). */
   model: z.string().optional(),
   /** Header naming the agent of a request. */
-  agentHeader: z.string().default('x-swarm-agent'),
+  agentHeader: z.string().default(DEFAULT_AGENT_HEADER),
   /** Regular expression with one capture group, applied to the system prompt when the header is absent. */
   agentFromSystem: z.string().optional(),
   /** Scripts by agent name. */

@@ -77,7 +77,7 @@ export class ScriptPlayer {
     const step: StepSpec | undefined = steps[cursor]
     let reason: string
     if (!step) {
-      reason = `the script of ${describe(scriptName)} has no step left (it had ${steps.length})`
+      reason = `${describe(scriptName)} has no step left (it had ${steps.length})`
     } else {
       const chosen = 'oneOf' in step ? step.oneOf.find((alt) => matches(alt.when, req, agent)) : matches(step.when, req, agent) ? step : undefined
       if (chosen) {
@@ -94,7 +94,7 @@ export class ScriptPlayer {
 }
 
 function describe(script: string): string {
-  return script === DEFAULT_SCRIPT ? 'the default script' : `agent ${JSON.stringify(script)}`
+  return script === DEFAULT_SCRIPT ? 'the default script' : `the script of agent ${JSON.stringify(script)}`
 }
 
 export function matches(when: When | undefined, req: RequestView, agent: string | undefined): boolean {

@@ -78,9 +78,10 @@ export function bashMentionsControlPlane(command: string, ctx: MentionContext): 
   const home = ctx.home ?? os.homedir()
   const dirs = [...ctx.controlPlaneDirs, ...(ctx.rootDir ? [ctx.rootDir] : [])]
   const needles = new Set<string>(ENV_NEEDLES)
+  const homeForms = dirForms(home)
   for (const form of allDirForms(dirs)) {
     needles.add(form)
-    for (const h of dirForms(home)) {
+    for (const h of homeForms) {
       if (!isWithin(form, h) || form === h) continue
       const rel = path.relative(h, form)
       needles.add(`~/${rel}`)

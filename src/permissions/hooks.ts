@@ -129,6 +129,7 @@ export function runPermissionHook(hook: PermissionHook, input: PermissionHookInp
     const stop = (why: string) => {
       // After a clean exit, a background job holding stdout open must not turn the answer into a failure.
       if (exited === undefined) failure ??= why
+      if (killTimer !== undefined) return
       killGroup(child, 'SIGTERM')
       killTimer = setTimeout(() => {
         killGroup(child, 'SIGKILL')

@@ -197,6 +197,16 @@ describe('the control plane', () => {
     expect(ev('Bash', { command: 'rm -rf ~/.claude/teams' }, 'dontAsk').behavior).toBe('deny')
     expect(ev('Bash', { command: 'rm -rf ~/.claude/teams' }, 'bypassPermissions', rules({ deny: ['Bash(rm:*)'] })).source).toBe('rule')
   })
+  it('asks for relative paths from a cwd inside the state root', () => {
+    const inside = path.join(root, 'scratchpad', 't1')
+    for (const command of ['rm -rf ../../teams', 'ls teams']) {
+      const d = evaluatePermission({ toolName: 'Bash', input: { command }, readOnly: false, mode: 'bypassPermissions', rules: [], cwd: inside, home, ...controlPlaneOptions(inside, { SWARM_HOME: root }) })
+      expect(d.behavior, command).toBe('ask')
+    }
+    const w = evaluatePermission({ toolName: 'Write', input: { file_path: '../../teams/t1/config.json' }, readOnly: false, mode: 'bypassPermissions', rules: [], cwd: inside, home, ...controlPlaneOptions(inside, { SWARM_HOME: root }) })
+    expect(w.behavior).toBe('deny')
+  })
+
   it('does not flag look-alike paths', () => {
     expect(ev('Bash', { command: `ls ${root}x/teams-old` }, 'bypassPermissions').behavior).toBe('allow')
     expect(ev('Write', { file_path: path.join(root + '-old', 'teams', 'x') }, 'bypassPermissions').behavior).toBe('allow')

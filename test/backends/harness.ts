@@ -1,0 +1,122 @@
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { createExecutor } from '../../src/backends/registry.js'
+import type { BackendType, InProcessExecutor, PaneExecutor, SpawnedTeammate } from '../../src/backends/types.js'
+import { isAlive, killTree, waitForExit } from '../../src/util/process.js'
+
+export const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures')
+export const TEAMMATE = path.join(FIXTURES, 'teammate.mjs')
+export const FAKE_IT2_DIR = path.join(FIXTURES, 'fake-it2')
+
+export function tempDir(prefix: string): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+}
+
+/**
+ * An environment that touches nothing real: SWARM_HOME in a temp dir, tmux on a private
+ * TMUX_TMPDIR with TMUX unset, iTerm2 through the fake it2.
+ */
+export function isolatedEnv(root: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, SWARM_HOME: path.join(root, 'home'), TMUX_TMPDIR: path.join(root, 'tmux') }
+  for (const k of ['TMUX', 'TMUX_PANE', 'ITERM_SESSION_ID', 'TERM_PROGRAM', 'SWARM_TMUX_SOCKET', 'CI']) delete env[k]
+  fs.mkdirSync(env.TMUX_TMPDIR!, { recursive: true })
+  fs.mkdirSync(env.SWARM_HOME!, { recursive: true })
+  return env
+}
+
+/** Kills the isolated tmux server (by its socket, never by name). */
+export function killTmuxServer(env: NodeJS.ProcessEnv): void {
+  try {
+    execFileSync('tmux', ['-L', 'swarm', 'kill-server'], { env, stdio: 'ignore' })
+  } catch {
+    // no server left: nothing to reap
+  }
+}
+
+export const hasTmux = (() => {
+  try {
+    execFileSync('tmux', ['-V'], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+})()
+
+/** One backend under test, driven the same way whatever it is. */
+export interface Harness {
+  type: BackendType
+  env: NodeJS.ProcessEnv
+  executor: PaneExecutor | InProcessExecutor
+  /** Starts the fixture teammate `node teammate.mjs <args>` as `name` in `team`. */
+  start(team: string, name: string, args: string[], opts?: { cwd?: string; env?: Record<string, string> }): Promise<SpawnedTeammate>
+  /** Pids a test learned about; killed at cleanup if still alive. */
+  track(...pids: number[]): void
+  cleanup(): Promise<void>
+}
+
+export function makeHarness(type: BackendType): Harness {
+  const root = tempDir(`swarm-${type}-`)
+  const env = isolatedEnv(root)
+  if (type === 'iterm2') {
+    env.PATH = `${FAKE_IT2_DIR}:${env.PATH}`
+    env.FAKE_IT2_DIR = path.join(root, 'it2')
+    env.ITERM_SESSION_ID = 'w0t0p0:LEADER-0000'
+  }
+  const tracked = new Set<number>()
+  const executor = createExecutor(type, { env, leaderArgv: () => ['sleep', '600'] })
+  const cwd = path.join(root, 'work')
+  fs.mkdirSync(cwd, { recursive: true })
+  return {
+    type,
+    env,
+    executor,
+    async start(team, name, args, opts = {}) {
+      const base = { team, name, cwd: opts.cwd ?? cwd, env: opts.env, color: 'blue' }
+      const spawned =
+        executor.type === 'in-process'
+          ? await executor.spawn({
+              ...base,
+              run: async (ctx) => {
+                const child = ctx.launch(process.execPath, [TEAMMATE, ...args])
+                return (await child.exited).code ?? 1
+              },
+            })
+          : await executor.spawn({ ...base, argv: [process.execPath, TEAMMATE, ...args] })
+      if (spawned.pid && type !== 'in-process') tracked.add(spawned.pid)
+      return spawned
+    },
+    track(...pids) {
+      for (const p of pids) tracked.add(p)
+    },
+    async cleanup() {
+      if (executor.type === 'in-process') await executor.killAll()
+      if (type === 'tmux') killTmuxServer(env)
+      const left = [...tracked].filter(isAlive)
+      await Promise.all(left.map((pid) => killTree(pid, { graceMs: 0 })))
+      await waitForExit(left, 2_000)
+      fs.rmSync(root, { recursive: true, force: true })
+    },
+  }
+}
+
+/** Waits until `check` returns something truthy (polling), or fails after `ms`. */
+export async function eventually<T>(check: () => Promise<T> | T, ms = 5_000, what = 'condition'): Promise<NonNullable<T>> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const v = await check()
+    if (v) return v as NonNullable<T>
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+export function readJson<T = any>(file: string): T | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as T
+  } catch {
+    return undefined
+  }
+}
