@@ -62,6 +62,8 @@ export interface RuntimeOptions {
   /** Decides, before the default handling, what happens to a new message (the lead routes requests to its console). */
   route?(entry: InboxMessage, structured: StructuredMessage | undefined): 'default' | 'consume' | 'queue'
   color?: string
+  /** Runs when the loop ends (the permission layer cancels what it still waits for). */
+  onExit?(): void | Promise<void>
   /** Write and Edit may write only inside these (Verification's scratch directory). */
   writableRoots?: string[]
 }
@@ -114,6 +116,7 @@ export class TeammateRuntime {
         await this.runUserTurn(batch)
       }
     } finally {
+      await this.o.onExit?.()
       await this.watcher?.close()
       await this.setStatus('exited')
       this.o.output.flush()
@@ -214,7 +217,7 @@ export class TeammateRuntime {
     }
   }
 
-  private async setStatus(status: AgentStatus, detail?: string): Promise<void> {
+  async setStatus(status: AgentStatus, detail?: string): Promise<void> {
     if (this.status === status && !detail) return
     this.status = status
     this.o.output.state(status, detail)

@@ -5,6 +5,7 @@ import type Anthropic from '@anthropic-ai/sdk'
 import { NotFoundError, UsageError } from '../errors.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { LEAD_NAME } from '../teams/paths.js'
+import { leadSignerFor } from '../teams/messaging.js'
 import { findMember, readTeam } from '../teams/team-store.js'
 import { PermissionModeName } from '../teams/types.js'
 import { createModelClient } from './client.js'
@@ -17,6 +18,8 @@ import { createOutput, type AgentOutput } from './render.js'
 import { TeammateRuntime, type LeadVerdict, type RuntimeOptions, type TurnLog } from './runtime.js'
 import { AgentStateFile, statePath } from './state.js'
 import { allowAll, type AnyTool, type PermissionCheck } from './tool.js'
+import { classifyLeadMessage, resolveLeadVerifyKey } from '../permissions/signing.js'
+import type { StructuredMessage } from '../mailbox/messages.js'
 import { allTools } from './tool-registry.js'
 import { createSendMessageTool } from './tools/send-message.js'
 import { createTaskTools } from './tools/tasks.js'
@@ -41,8 +44,8 @@ export interface StartAgentOptions {
   signal?: AbortSignal
   /** Extra tools (the lead's Agent and TaskStop). */
   extraTools?: AnyTool[]
-  /** Builds the permission check once the runtime's pieces exist (the permissions layer). */
-  permissions?: (ctx: AgentAssembly) => PermissionCheck
+  /** Builds the permission layer once the agent's pieces exist. Default: allow everything. */
+  permissions?: (ctx: AgentAssembly) => PermissionLayer | Promise<PermissionLayer>
   verifyLead?: (entry: InboxMessage) => LeadVerdict
   sign?: (m: InboxMessage) => string | undefined
   runtime?: Partial<Pick<RuntimeOptions, 'external' | 'route' | 'onControl' | 'autoClaimTasks'>>
@@ -55,10 +58,22 @@ export interface AgentAssembly {
   name: string
   cwd: string
   env: NodeJS.ProcessEnv
+  /** The mode it started in; the current one is `state.current.mode` (mode_set_request, plan approval change it). */
   mode: string
   state: AgentStateFile
   output: AgentOutput
   transcript: Transcript
+  /** Shows the agent as `waiting` (for an answer) or back to `working`. */
+  setStatus(status: 'waiting' | 'working', detail?: string): Promise<void>
+}
+
+/** The permissions layer of one agent: the check on every tool call, and the answers it waits for. */
+export interface PermissionLayer {
+  check: PermissionCheck
+  /** A control message from team-lead whose signature verified (permission_response, plan_approval_response, team_permission_update…). */
+  onControl?(message: StructuredMessage, entry: InboxMessage): void | Promise<void>
+  /** Called when the agent exits: cancel what it still waits for. */
+  close?(): Promise<void>
 }
 
 /**
@@ -87,7 +102,8 @@ export async function assembleAgent(opts: StartAgentOptions): Promise<{ runtime:
   const { model, source } = resolveModel({ spawnModel: opts.model ?? member.model, definitionModel: def.model, leaderModel: opts.leaderModel, env })
 
   const turnLog: TurnLog = { completedTaskIds: [], shutdownResponses: new Map() }
-  const host = { team: opts.team, name: opts.name, color: member.color, env, turnLog, ...(opts.sign ? { sign: opts.sign } : {}) }
+  const sign = opts.sign ?? (isLead ? await leadSignerFor(opts.team, env) : undefined)
+  const host = { team: opts.team, name: opts.name, color: member.color, env, turnLog, ...(sign ? { sign } : {}) }
   const available: AnyTool[] = [...allTools(), createSendMessageTool(host), ...createTaskTools(host), ...(opts.extraTools ?? [])]
   const filtered = resolveToolsForAgent(def, available.map((t) => t.name), { isTeammate: !isLead, permissionMode: mode.data })
   const tools = available.filter((t) => filtered.tools.includes(t.name))
@@ -114,8 +130,20 @@ export async function assembleAgent(opts: StartAgentOptions): Promise<{ runtime:
   await transcript.append({ kind: 'start', model, mode: mode.data, resume: Boolean(opts.resume), pid: process.pid })
   if (opts.resume) output.info(`resumed ${messages.length} messages from ${transcript.file}`)
 
-  const assembly: AgentAssembly = { team: opts.team, name: opts.name, cwd, env, mode: mode.data, state, output, transcript }
-  const checkPermission = opts.permissions ? opts.permissions(assembly) : allowAll
+  let runtimeRef: TeammateRuntime | undefined
+  const assembly: AgentAssembly = {
+    team: opts.team,
+    name: opts.name,
+    cwd,
+    env,
+    mode: mode.data,
+    state,
+    output,
+    transcript,
+    setStatus: async (status, detail) => runtimeRef?.setStatus(status, detail),
+  }
+  const layer: PermissionLayer = opts.permissions ? await opts.permissions(assembly) : { check: allowAll }
+  const leadKey = isLead ? undefined : await resolveLeadVerifyKey(opts.team, env)
 
   const runtime = new TeammateRuntime({
     team: opts.team,
@@ -133,12 +161,15 @@ export async function assembleAgent(opts: StartAgentOptions): Promise<{ runtime:
     state,
     messages,
     turnLog,
-    verifyLead: opts.verifyLead ?? ((e) => (e.from === LEAD_NAME ? 'unverified' : 'not-lead')),
-    checkPermission,
+    verifyLead: opts.verifyLead ?? ((e) => classifyLeadMessage(e, leadKey)),
+    checkPermission: layer.check,
+    onControl: (m, e) => layer.onControl?.(m, e),
+    onExit: () => layer.close?.(),
     ...(member.color ? { color: member.color } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
     ...(writableRoots ? { writableRoots } : {}),
     ...opts.runtime,
   })
+  runtimeRef = runtime
   return { runtime, model, tools: tools.map((t) => t.name) }
 }

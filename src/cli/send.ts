@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
-import { deliver, resolveRecipients } from '../mailbox/send.js'
+import { resolveRecipients } from '../mailbox/send.js'
+import { sendTeamMessage } from '../teams/messaging.js'
 import { LEAD_NAME } from '../teams/paths.js'
 import { findMember, readTeam } from '../teams/team-store.js'
 import { printJson, println } from './output.js'
@@ -26,15 +27,7 @@ export async function send(team: string, to: string, text: string, opts: SendOpt
   const sender = findMember(config, opts.from)
   const members = config.members.map((m) => m.name)
   const recipients = resolveRecipients(members, to, sender.name)
-  const sent = await deliver({
-    team,
-    members,
-    from: sender.name,
-    to,
-    text,
-    ...(opts.summary !== undefined && { summary: opts.summary }),
-    ...(sender.color !== undefined && { color: sender.color }),
-  })
+  const sent = await sendTeamMessage({ team, from: sender.name, to, text, ...(opts.summary !== undefined && { summary: opts.summary }) })
   // deliver writes one entry per recipient, in resolveRecipients' order.
   const receipts = sent.map((m, i) => ({ to: recipients[i], msg_id: m.msg_id, timestamp: m.timestamp }))
   if (opts.json) printJson({ team, from: sender.name, messages: receipts })
