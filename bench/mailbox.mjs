@@ -35,6 +35,8 @@ async function main() {
     log('append cost with 10,000 read messages of history …')
     const cost = await appendCost(home)
     const result = {
+      cpus: os.cpus().length,
+      loadAvg1m: Math.round(os.loadavg()[0] * 100) / 100,
       writers: WRITERS,
       messages: WRITERS * PER_WRITER,
       ...swarm,
@@ -50,24 +52,32 @@ async function main() {
 async function runSwarm(env) {
   const file = inboxPath('bench', 'lead', env)
   const stats = newStats()
-  // The recipient consumes what it receives (as an agent does in its next turn), so read
-  // messages get archived and the inbox stays small; marking runs beside delivery, not in it.
-  let consuming = Promise.resolve()
+  // The recipient consumes what it received at each "turn" (every 100 ms), as an agent does: read
+  // messages get archived and the inbox stays small.
+  let delivered = []
   const watcher = watchInbox(
     'bench',
     'lead',
     (batch) => {
       record(stats, batch)
-      const ids = batch.map((m) => m.msg_id)
-      consuming = consuming.then(() => markRead(file, { msgIds: ids }))
+      delivered.push(...batch.map((m) => m.msg_id))
     },
     { env },
   )
+  let consuming = true
+  const consumer = (async () => {
+    while (consuming) {
+      await new Promise((r) => setTimeout(r, 100))
+      const ids = delivered.splice(0)
+      if (ids.length) await markRead(file, { msgIds: ids })
+    }
+  })()
   await watcher.ready
   const { startedAt, failed } = await runWriters('swarm', file)
   await waitFor(() => stats.received.size >= WRITERS * PER_WRITER, SETTLE_MS)
+  consuming = false
+  await consumer
   await watcher.close()
-  await consuming
   return summarize(stats, startedAt, failed)
 }
 

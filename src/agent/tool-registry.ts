@@ -1,6 +1,7 @@
 import type { AnyTool } from './tool.js'
 import { bashTool } from './tools/bash.js'
 import { editTool } from './tools/edit.js'
+import { exitPlanModeTool } from './tools/exit-plan-mode.js'
 import { globTool } from './tools/glob.js'
 import { grepTool } from './tools/grep.js'
 import { isToolName, TOOL_NAMES, type ToolName } from './tools/names.js'
@@ -21,6 +22,7 @@ const TOOLS: readonly AnyTool[] = [
   bashTool,
   globTool,
   grepTool,
+  exitPlanModeTool,
 ]
 
 for (const tool of TOOLS) {

@@ -6,7 +6,7 @@ import { killTree, processTrees } from '../util/process.js'
 import { prepareLogFile, validateSpawnConfig } from './spawn-config.js'
 import { gracefulStop, parseAgentId, sendToInbox } from './shutdown.js'
 import { type PaneRow, TMUX_COLORS, listPanes, paneById, teamLeader, teamPanes } from './tmux-panes.js'
-import { TmuxClient, type TmuxSocket, formatEscape, resolveSocket, shellQuote, tmuxCommand } from './tmux-client.js'
+import { TmuxClient, type TmuxSocket, formatEscape, resolveSocket, shellQuote, swarmSocket, tmuxCommand } from './tmux-client.js'
 import type {
   ExecutorOptions,
   LeaderOptions,
@@ -35,6 +35,8 @@ const SPAWN_FORMAT = '#{pane_id}\t#{pane_pid}\t#{socket_path}'
 export interface TmuxExecutorOptions extends ExecutorOptions {
   /** Overrides the server (default: $TMUX's inside tmux, else `-L swarm`). */
   socket?: TmuxSocket
+  /** Limit for each tmux call (default TMUX_TIMEOUT_MS). */
+  tmuxTimeoutMs?: number
 }
 
 /** `swarm-<team>`: the session of a team on the swarm server. */
@@ -60,7 +62,7 @@ export class TmuxExecutor implements PaneExecutor {
   constructor(private readonly opts: TmuxExecutorOptions = {}) {
     const env = opts.env ?? process.env
     this.inside = !opts.socket && Boolean(env.TMUX)
-    this.client = new TmuxClient({ socket: opts.socket ?? resolveSocket(env), env })
+    this.client = new TmuxClient({ socket: opts.socket ?? resolveSocket(env), env, timeoutMs: opts.tmuxTimeoutMs })
   }
 
   private get env(): NodeJS.ProcessEnv {
@@ -198,10 +200,9 @@ export class TmuxExecutor implements PaneExecutor {
   async kill(agentId: string): Promise<void> {
     const ref = (await this.lookup([agentId])).get(agentId)
     this.refs.delete(agentId)
-    if (!ref) return
-    const client = this.clientFor(ref.socketPath)
+    const client = this.clientFor(ref?.socketPath)
     const rows = await listPanes(client, { allowNoServer: true })
-    const pane = rows === 'no-server' ? undefined : paneById(rows, ref.paneId)
+    const pane = rows === 'no-server' ? undefined : findPane(rows, agentId, ref)
     if (!pane) return
     await this.killPanes(client, [pane])
   }
@@ -231,31 +232,38 @@ export class TmuxExecutor implements PaneExecutor {
     return (await this.status([agentId])).get(agentId)?.state === 'alive'
   }
 
-  /** One list-panes per tmux server involved (normally one), whatever the number of teammates. */
+  /**
+   * One list-panes per tmux server involved (normally one), whatever the number of teammates.
+   * An agent with no recorded pane (the leader) is found by its @swarm_agent tag.
+   */
   async status(agentIds: string[]): Promise<Map<string, ProcessState>> {
     const refs = await this.lookup(agentIds)
-    const result = new Map<string, ProcessState>()
-    const bySocket = new Map<string | undefined, PaneRef[]>()
+    // Agents without a record (the leader) are looked for on the server their team uses.
+    const teamSocket = [...refs.values()].find((r) => r.socketPath)?.socketPath
+    const bySocket = new Map<string | undefined, string[]>()
     for (const id of agentIds) {
-      const ref = refs.get(id)
-      if (!ref) result.set(id, { state: 'dead', reason: 'no pane recorded' })
-      else bySocket.set(ref.socketPath, [...(bySocket.get(ref.socketPath) ?? []), ref])
+      const socket = refs.get(id)?.socketPath ?? teamSocket
+      bySocket.set(socket, [...(bySocket.get(socket) ?? []), id])
     }
+    const result = new Map<string, ProcessState>()
     await Promise.all(
-      [...bySocket].map(async ([socket, group]) => {
-        const client = this.clientFor(socket)
-        const rows = await listPanes(client, { allowNoServer: true })
-        for (const ref of group) result.set(ref.agentId, paneState(rows === 'no-server' ? undefined : paneById(rows, ref.paneId), rows === 'no-server'))
+      [...bySocket].map(async ([socket, ids]) => {
+        const rows = await listPanes(this.clientFor(socket), { allowNoServer: true })
+        for (const id of ids) {
+          if (rows === 'no-server') result.set(id, { state: 'dead', reason: 'tmux server not running' })
+          else result.set(id, paneState(findPane(rows, id, refs.get(id)), refs.has(id)))
+        }
       }),
     )
     return result
   }
 
   async stopTeam(team: string): Promise<void> {
-    const sockets = new Set<string | undefined>([undefined])
-    for (const ref of (await this.opts.directory?.teamPanes(team, 'tmux')) ?? []) sockets.add(ref.socketPath)
-    for (const socket of sockets) {
-      const client = this.clientFor(socket)
+    const clients = new Set<TmuxClient>([this.client])
+    // Inside tmux, a team started from outside lives on the swarm server: look there too.
+    if (this.inside) clients.add(this.clientFor(undefined, swarmSocket(this.env)))
+    for (const ref of (await this.opts.directory?.teamPanes(team, 'tmux')) ?? []) clients.add(this.clientFor(ref.socketPath))
+    for (const client of clients) {
       const rows = await listPanes(client, { allowNoServer: true })
       if (rows === 'no-server') continue
       const own = this.env.TMUX_PANE
@@ -271,26 +279,29 @@ export class TmuxExecutor implements PaneExecutor {
   }
 
   async hide(agentId: string): Promise<void> {
-    const ref = await this.requireRef(agentId)
-    const { name } = parseAgentId(agentId)
-    await this.clientFor(ref.socketPath).run(['break-pane', '-d', '-s', ref.paneId, '-n', `hidden:${name}`], 'break-pane')
+    const { client, pane } = await this.requirePane(agentId)
+    await client.run(['break-pane', '-d', '-s', pane.paneId, '-n', `hidden:${parseAgentId(agentId).name}`], 'break-pane')
   }
 
   async show(agentId: string): Promise<void> {
-    const ref = await this.requireRef(agentId)
-    const client = this.clientFor(ref.socketPath)
-    const leader = teamLeader(await listPanes(client), parseAgentId(agentId).team)
-    if (!leader) throw new SwarmError('SWARM_NO_SESSION', `the leader pane of team ${parseAgentId(agentId).team} is gone`, { exitCode: ExitCode.notFound })
+    const { client, pane, rows } = await this.requirePane(agentId)
+    const { team } = parseAgentId(agentId)
+    const leader = teamLeader(rows, team)
+    if (!leader) throw new SwarmError('SWARM_NO_SESSION', `the leader pane of team ${team} is gone`, { exitCode: ExitCode.notFound })
+    if (pane.windowId === leader.windowId) return
     await client.source(
-      [[tmuxCommand('join-pane', '-h', '-d', '-s', ref.paneId, '-t', leader.paneId), tmuxCommand('select-layout', '-t', leader.windowId, 'main-vertical')].join(' ; ')],
+      [[tmuxCommand('join-pane', '-h', '-d', '-s', pane.paneId, '-t', leader.paneId), tmuxCommand('select-layout', '-t', leader.windowId, 'main-vertical')].join(' ; ')],
       { what: 'join-pane' },
     )
   }
 
-  private async requireRef(agentId: string): Promise<PaneRef> {
+  private async requirePane(agentId: string): Promise<{ client: TmuxClient; pane: PaneRow; rows: PaneRow[] }> {
     const ref = (await this.lookup([agentId])).get(agentId)
-    if (!ref) throw new SwarmError('SWARM_NOT_FOUND', `${agentId} has no tmux pane`, { exitCode: ExitCode.notFound })
-    return ref
+    const client = this.clientFor(ref?.socketPath)
+    const rows = await listPanes(client)
+    const pane = findPane(rows, agentId, ref)
+    if (!pane) throw new SwarmError('SWARM_NOT_FOUND', `${agentId} has no tmux pane`, { exitCode: ExitCode.notFound })
+    return { client, pane, rows }
   }
 
   private async lookup(agentIds: string[]): Promise<Map<string, PaneRef>> {
@@ -307,20 +318,30 @@ export class TmuxExecutor implements PaneExecutor {
     return found
   }
 
-  private clientFor(socketPath: string | undefined): TmuxClient {
-    if (!socketPath) return this.client
-    let client = this.others.get(socketPath)
+  private clientFor(socketPath: string | undefined, socket?: TmuxSocket): TmuxClient {
+    if (!socketPath && !socket) return this.client
+    const key = socketPath ?? JSON.stringify(socket)
+    let client = this.others.get(key)
     if (!client) {
-      client = new TmuxClient({ socket: { path: socketPath }, env: this.env })
-      this.others.set(socketPath, client)
+      client = new TmuxClient({ socket: socket ?? { path: socketPath! }, env: this.env, timeoutMs: this.opts.tmuxTimeoutMs })
+      this.others.set(key, client)
     }
     return client
   }
 }
 
-function paneState(row: PaneRow | undefined, noServer: boolean): ProcessState {
-  if (noServer) return { state: 'dead', reason: 'tmux server not running' }
-  if (!row) return { state: 'dead', reason: 'pane closed' }
+/**
+ * The agent's pane: the recorded one if it still carries this agent's tag (pane ids restart at %0
+ * with a new server, so a stale id may now be someone else's), else the pane tagged with it.
+ */
+function findPane(rows: PaneRow[], agentId: string, ref: PaneRef | undefined): PaneRow | undefined {
+  const byId = ref && paneById(rows, ref.paneId)
+  if (byId && (!byId.agent || byId.agent === agentId)) return byId
+  return rows.find((r) => r.agent === agentId)
+}
+
+function paneState(row: PaneRow | undefined, recorded: boolean): ProcessState {
+  if (!row) return { state: 'dead', reason: recorded ? 'pane closed' : 'no pane recorded' }
   if (!row.dead) return { state: 'alive', pid: row.pid }
   if (row.deadStatus !== undefined) return { state: 'exited', code: row.deadStatus }
   if (row.deadSignal !== undefined) return { state: 'dead', reason: `killed by signal ${row.deadSignal}` }

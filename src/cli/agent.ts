@@ -1,5 +1,7 @@
 import type { Command } from 'commander'
 import { assembleAgent } from '../agent/start.js'
+import { UsageError } from '../errors.js'
+import { createPermissionLayer } from '../permissions/client.js'
 import { validateAgentName, validateName } from '../teams/paths.js'
 import { updateMember } from '../teams/team-store.js'
 
@@ -11,7 +13,13 @@ interface AgentFlags {
   agentType?: string
   cwd?: string
   resume?: boolean
+  allow: string[]
+  deny: string[]
+  ask: string[]
+  permissionTimeout?: string
 }
+
+const collect = (value: string, previous: string[]) => [...previous, value]
 
 /** `swarm agent --team T --name N` — the teammate runtime a backend launches. */
 export function registerAgentCommand(program: Command): void {
@@ -25,6 +33,10 @@ export function registerAgentCommand(program: Command): void {
     .option('--agent-type <type>', 'agent definition to use')
     .option('--cwd <dir>', 'working directory')
     .option('--resume', 'continue the conversation from the transcript')
+    .option('--allow <rule>', 'allow rule, e.g. "Bash(npm test:*)" (repeatable)', collect, [])
+    .option('--deny <rule>', 'deny rule, e.g. "Read(~/.ssh/**)" (repeatable)', collect, [])
+    .option('--ask <rule>', 'ask rule (repeatable)', collect, [])
+    .option('--permission-timeout <seconds>', 'deny a permission request nobody answered in time (default: wait)')
     .action((flags: AgentFlags) => runAgentCommand(flags))
 }
 
@@ -36,10 +48,16 @@ export async function runAgentCommand(flags: AgentFlags): Promise<void> {
   process.once('SIGTERM', onSignal)
   process.once('SIGINT', onSignal)
   process.once('SIGHUP', onSignal)
+  const permissionTimeoutMs = parseTimeout(flags.permissionTimeout)
   const { runtime } = await assembleAgent({
     team: flags.team,
     name: flags.name,
     signal: abort.signal,
+    permissions: (a) =>
+      createPermissionLayer(a, {
+        cli: { allow: flags.allow, deny: flags.deny, ask: flags.ask },
+        ...(permissionTimeoutMs !== undefined ? { permissionTimeoutMs } : {}),
+      }),
     ...(flags.model ? { model: flags.model } : {}),
     ...(flags.mode ? { mode: flags.mode } : {}),
     ...(flags.agentType ? { agentType: flags.agentType } : {}),
@@ -52,4 +70,11 @@ export async function runAgentCommand(flags: AgentFlags): Promise<void> {
   })
   // Watchers and the SDK's keep-alive sockets would hold the process open; the agent is done.
   process.exit(code)
+}
+
+function parseTimeout(seconds: string | undefined): number | undefined {
+  if (seconds === undefined) return undefined
+  const n = Number(seconds)
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--permission-timeout must be a positive number of seconds, got "${seconds}"`)
+  return Math.round(n * 1000)
 }

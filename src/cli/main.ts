@@ -1,8 +1,13 @@
 import { Command } from 'commander'
 import { reportError } from './errors.js'
 import { registerAgentCommand } from './agent.js'
+import { registerAttachCommand } from './attach.js'
+import { registerDoctorCommand } from './doctor.js'
 import { registerInboxCommands } from './inbox.js'
+import { registerPermsCommands } from './perms.js'
 import { registerSendCommands } from './send.js'
+import { registerSpawnCommands } from './spawn.js'
+import { registerStatusCommand } from './status.js'
 import { registerTaskCommands } from './tasks.js'
 import { registerTeamCommands } from './team.js'
 
@@ -19,6 +24,11 @@ export function buildProgram(): Command {
   registerSendCommands(program)
   registerTaskCommands(program)
   registerAgentCommand(program)
+  registerPermsCommands(program)
+  registerSpawnCommands(program)
+  registerStatusCommand(program)
+  registerAttachCommand(program)
+  registerDoctorCommand(program)
   return program
 }
 

@@ -1,14 +1,18 @@
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { CorruptFileError, UsageError } from '../errors.js'
+import { CorruptFileError, LockTimeoutError, UsageError } from '../errors.js'
 import { FILE_MODE, moveAside, parseJsonFile, pathExists, readFileIfExists } from '../util/fs.js'
 import { withFileLock } from '../util/lock.js'
 import { appendToArchive, splitForArchive } from './archive.js'
 import { createEntry, messageKey, type NewMessage } from './entry.js'
+import { readSpool, removeSpooled, tryLock, waitForRemoval, writeSpool } from './spool.js'
 import { InboxFile, type InboxMessage } from './types.js'
 
 export type { NewMessage } from './entry.js'
+
+/** How long an append waits for the inbox lock (longer than a dead holder's stale time). */
+export const APPEND_TIMEOUT_MS = 12_000
 
 /**
  * Which messages markRead marks: all, indexes into the file as it is now, msg_ids (messageKey for
@@ -25,44 +29,55 @@ export interface AppendOptions {
   onCorrupt?: (err: CorruptFileError) => void
 }
 
-/** Appends one message under the inbox lock; see appendMessages. */
+/** Appends one message; see appendMessages. */
 export async function appendMessage(file: string, message: NewMessage, options?: AppendOptions): Promise<InboxMessage> {
   const [entry] = await appendMessages(file, [message], options)
   return entry
 }
 
 /**
- * Appends messages with one lock and one atomic write (temp file + rename). Fills in timestamp
- * (taken under the lock), msg_id (uuid), msgV 1 and read false where absent; refuses a text over 1 MiB before touching the
- * disk. Read entries past ARCHIVE_THRESHOLD move to the archive in the same critical section.
+ * Appends messages; when it resolves they are in the inbox, in order, after everything appended
+ * before. Fills in timestamp, msg_id (uuid), msgV 1 and read false where absent, and refuses a text
+ * over 1 MiB before touching the disk. The entries go through the spool (spool.ts): whoever holds
+ * the inbox lock merges every waiting writer's entries in one atomic write (temp file + rename),
+ * archiving read entries past ARCHIVE_THRESHOLD on the way. LockTimeoutError (nothing sent) when
+ * the lock stays held past APPEND_TIMEOUT_MS.
  */
 export async function appendMessages(file: string, messages: NewMessage[], options: AppendOptions = {}): Promise<InboxMessage[]> {
   const entries = messages.map(createEntry)
   if (entries.length === 0) return []
-  const stampUnderLock = messages.map((m) => m.timestamp === undefined)
-  await withFileLock(
-    file,
-    async () => {
-      // Stamped when written, so timestamps follow file order; a caller's own (signed) one is kept.
-      const now = new Date().toISOString()
-      entries.forEach((entry, i) => {
-        if (stampUnderLock[i]) entry.timestamp = now
-      })
-      let current: InboxMessage[]
+  const onCorrupt = options.onCorrupt ?? warnCorrupt
+  const mine = writeSpool(file, entries)
+  createIfMissing(file)
+  const deadline = Date.now() + APPEND_TIMEOUT_MS
+  for (let attempt = 0; ; attempt++) {
+    if (!fs.existsSync(mine)) return entries // merged by the writer holding the lock
+    const release = await tryLock(file)
+    if (release) {
       try {
-        current = await loadForWrite(file)
+        await commit(file, { onCorrupt })
       } catch (err) {
-        if (!(err instanceof CorruptFileError) || !err.movedTo) throw err
-        ;(options.onCorrupt ?? warnCorrupt)(err)
-        current = []
+        // Not written: withdraw it so that a retry cannot send it twice. (Already gone means
+        // another writer merged it before our attempt failed: it is sent.)
+        if (withdraw(mine)) throw err
+      } finally {
+        await release().catch(() => {
+          // Already released or compromised (reported by onCompromised); nothing left to undo.
+        })
       }
-      await writeInbox(file, [...current, ...entries])
-    },
-    // Created first (empty array) for lockers that resolve the real path (Claude Code);
-    // checked synchronously so the common case costs no failed 'wx' open.
-    fs.existsSync(file) ? {} : { initial: '[]' },
-  )
-  return entries
+      return entries
+    }
+    if (Date.now() > deadline) {
+      if (withdraw(mine)) throw new LockTimeoutError(file)
+      return entries
+    }
+    await waitForRemoval(mine, backoffMs(attempt))
+  }
+}
+
+/** Merges what crashed writers left in the spool (called by watchers' safety poll). */
+export async function flushSpool(file: string): Promise<void> {
+  await withFileLock(file, () => commit(file, { onCorrupt: warnCorrupt }))
 }
 
 /**
@@ -112,15 +127,39 @@ export async function markDelivered(file: string, keys: Iterable<string>): Promi
   })
 }
 
-/** Runs `change` on the entries under the lock; writes them back only when it changed something. */
+/** Runs `change` on the entries under the lock; writes them back only when something changed. */
 async function rewrite(file: string, change: (entries: InboxMessage[]) => number): Promise<number> {
   if (!(await pathExists(file))) return 0
-  return withFileLock(file, async () => {
-    const entries = await loadForWrite(file)
-    const changed = change(entries)
-    if (changed > 0) await writeInbox(file, entries)
-    return changed
-  })
+  return withFileLock(file, () => commit(file, { change }))
+}
+
+/**
+ * The critical section (call under the lock): the inbox plus every spooled entry not already in it
+ * (a writer killed between the inbox rename and the spool cleanup would otherwise repeat), then
+ * `change`, then one atomic write. A corrupt inbox is moved aside; with onCorrupt the write goes on
+ * into a fresh inbox, without it the CorruptFileError is thrown.
+ */
+async function commit(
+  file: string,
+  opts: { onCorrupt?: (err: CorruptFileError) => void; change?: (entries: InboxMessage[]) => number },
+): Promise<number> {
+  let current: InboxMessage[]
+  try {
+    current = await loadForWrite(file)
+  } catch (err) {
+    if (!opts.onCorrupt || !(err instanceof CorruptFileError) || !err.movedTo) throw err
+    opts.onCorrupt(err)
+    current = []
+  }
+  const spooled = await readSpool(file, opts.onCorrupt ?? warnCorrupt)
+  const present = new Set(current.map((m) => m.msg_id).filter((id) => id !== undefined))
+  const entries = current.concat(spooled.entries.filter((m) => m.msg_id === undefined || !present.has(m.msg_id)))
+  const changed = opts.change ? opts.change(entries) : 0
+  if (spooled.files.length > 0 || changed > 0) {
+    await writeInbox(file, entries)
+    removeSpooled(spooled.files)
+  }
+  return changed
 }
 
 /** Writes the inbox atomically, first archiving read entries past the threshold. Call under the lock. */
@@ -165,6 +204,32 @@ async function loadForWrite(file: string): Promise<InboxMessage[]> {
     const detail = err.message.slice(`corrupt file ${file} (`.length, -1)
     throw new CorruptFileError(file, detail, { movedTo, cause: err })
   }
+}
+
+/** Removes a spool file that was not merged; false when it is already gone (merged). */
+function withdraw(spoolFile: string): boolean {
+  try {
+    fs.unlinkSync(spoolFile)
+    return true
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false
+    throw err
+  }
+}
+
+/** An empty inbox first, for lockers that resolve the file's real path (Claude Code). */
+function createIfMissing(file: string): void {
+  if (fs.existsSync(file)) return
+  try {
+    fs.writeFileSync(file, '[]', { flag: 'wx', mode: FILE_MODE })
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+  }
+}
+
+/** Randomized, growing 2–40 ms: a waiter is normally woken earlier by its spool file's removal. */
+function backoffMs(attempt: number): number {
+  return Math.min(2 * 1.3 ** attempt, 40) * (1 + Math.random())
 }
 
 function warnCorrupt(err: CorruptFileError): void {

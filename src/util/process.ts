@@ -7,6 +7,8 @@ import { ExitCode, SwarmError } from '../errors.js'
 export const KILL_GRACE_MS = 1_000
 /** Hard limit for draining every live child when swarm itself exits. */
 export const CLEANUP_TIME_LIMIT_MS = 3_000
+/** How long output is still read after a child exits (a grandchild may hold its pipes). */
+const PIPE_DRAIN_MS = 100
 /** Default limit for a short helper command (tmux, it2, ps). */
 export const COMMAND_TIMEOUT_MS = 5_000
 
@@ -59,6 +61,15 @@ export function launchProcess(file: string, args: string[], opts: LaunchOptions 
   child.on('error', (err) => (spawnError = err))
   const exited = new Promise<ExitStatus>((resolve) => {
     child.once('close', (code, signal) => resolve({ code: spawnError ? 127 : code, signal }))
+    child.once('exit', (code, signal) => {
+      // 'close' waits for the end of stdout/stderr, which a grandchild may hold open forever:
+      // give the pipes a moment to drain, then stop waiting for them.
+      setTimeout(() => {
+        child.stdout?.destroy()
+        child.stderr?.destroy()
+        resolve({ code, signal })
+      }, PIPE_DRAIN_MS).unref()
+    })
     child.once('error', () => {
       // A child that never started emits 'error' without 'close' on some Node versions.
       if (child.pid === undefined) resolve({ code: 127, signal: null })

@@ -5,7 +5,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createExecutor } from '../../src/backends/registry.js'
 import type { BackendType, InProcessExecutor, PaneExecutor, SpawnedTeammate } from '../../src/backends/types.js'
-import { isAlive, killTree, waitForExit } from '../../src/util/process.js'
+import { isAlive, killTree, processTrees, waitForExit } from '../../src/util/process.js'
 
 export const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures')
 export const TEAMMATE = path.join(FIXTURES, 'teammate.mjs')
@@ -27,13 +27,25 @@ export function isolatedEnv(root: string): NodeJS.ProcessEnv {
   return env
 }
 
-/** Kills the isolated tmux server (by its socket, never by name). */
-export function killTmuxServer(env: NodeJS.ProcessEnv): void {
+/**
+ * Kills the isolated tmux server (by its socket, never by name) and waits for the processes of
+ * its panes, which tmux only hangs up on its way out.
+ */
+export async function reapTmuxServer(env: NodeJS.ProcessEnv, socket = 'swarm'): Promise<void> {
+  let pids: number[] = []
   try {
-    execFileSync('tmux', ['-L', 'swarm', 'kill-server'], { env, stdio: 'ignore' })
+    const out = execFileSync('tmux', ['-L', socket, 'list-panes', '-a', '-F', '#{pane_pid}'], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+    pids = out.split('\n').map(Number).filter((p) => p > 0)
   } catch {
-    // no server left: nothing to reap
+    return // no server: nothing to reap
   }
+  const trees = [...(await processTrees(pids)).values()].flat()
+  try {
+    execFileSync('tmux', ['-L', socket, 'kill-server'], { env, stdio: 'ignore' })
+  } catch {
+    // it went away by itself meanwhile
+  }
+  if (!(await waitForExit(trees, 2_000))) await Promise.all(trees.filter(isAlive).map((p) => killTree(p, { graceMs: 0 })))
 }
 
 export const hasTmux = (() => {
@@ -93,7 +105,7 @@ export function makeHarness(type: BackendType): Harness {
     },
     async cleanup() {
       if (executor.type === 'in-process') await executor.killAll()
-      if (type === 'tmux') killTmuxServer(env)
+      if (type === 'tmux') await reapTmuxServer(env)
       const left = [...tracked].filter(isAlive)
       await Promise.all(left.map((pid) => killTree(pid, { graceMs: 0 })))
       await waitForExit(left, 2_000)

@@ -1,0 +1,72 @@
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+type Env = NodeJS.ProcessEnv
+
+/** Variables a teammate inherits from whoever spawns it (tmux panes do not inherit the client's env). */
+const FORWARDED = new Set([
+  'PATH',
+  'CLAUDE_CONFIG_DIR',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+  'ALL_PROXY',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+  'all_proxy',
+  'NODE_EXTRA_CA_CERTS',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+])
+/** ANTHROPIC_API_KEY included: Claude Code's teammates lose it (its issue #30754); ours do not. */
+const FORWARDED_PREFIXES = ['ANTHROPIC_', 'SWARM_', 'CLAUDE_CODE_']
+/** Describe where the spawner's tmux is, not the teammate's. */
+const NOT_FORWARDED = new Set(['SWARM_TMUX_SOCKET'])
+
+/**
+ * The environment handed to a teammate: the provider, proxy and swarm variables of `parent`, its
+ * identity, then `extra`. It reaches tmux on stdin and iTerm2 through a 0700 launcher file.
+ */
+export function teammateEnv(parent: Env, identity: { team: string; name: string }, extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries(parent)) {
+    if (v === undefined || NOT_FORWARDED.has(k)) continue
+    if (FORWARDED.has(k) || FORWARDED_PREFIXES.some((p) => k.startsWith(p))) env[k] = v
+  }
+  env.SWARM_TEAM = identity.team
+  env.SWARM_AGENT_NAME = identity.name
+  env.SWARM_AGENT_ID = `${identity.name}@${identity.team}`
+  return { ...env, ...extra }
+}
+
+/** `node <repo>/bin/swarm.js`, absolute, so a pane finds it whatever its cwd and PATH. */
+export function swarmArgv(): string[] {
+  const here = path.dirname(fileURLToPath(import.meta.url)) // src/backends or dist/backends
+  return [process.execPath, path.resolve(here, '../../bin/swarm.js')]
+}
+
+/** The default teammate command: `swarm agent --team T --name N [--model M] [--mode MODE]`. */
+export function defaultTeammateArgv(team: string, name: string, opts: { model?: string; mode?: string; agentType?: string } = {}): string[] {
+  return [
+    ...swarmArgv(),
+    'agent',
+    '--team',
+    team,
+    '--name',
+    name,
+    ...(opts.model ? ['--model', opts.model] : []),
+    ...(opts.mode ? ['--mode', opts.mode] : []),
+    ...(opts.agentType ? ['--agent-type', opts.agentType] : []),
+  ]
+}
+
+/** The leader console started in a new team session: `swarm leader <team>`. */
+export function defaultLeaderArgv(team: string): string[] {
+  return [...swarmArgv(), 'leader', team]
+}
+
+/** `--command 'SHELL CMD'`: the user's command is for a shell by definition. */
+export function shellCommandArgv(command: string): string[] {
+  return ['/bin/sh', '-c', command]
+}

@@ -1,0 +1,87 @@
+import type { Command } from 'commander'
+import { ExitCode, SwarmError } from '../errors.js'
+import { colors, printJson, println } from './output.js'
+
+export interface DoctorCommandOptions {
+  json?: boolean
+}
+
+/** `swarm doctor` */
+export function registerDoctorCommand(program: Command): void {
+  program
+    .command('doctor')
+    .description('which backend swarm would use here and why, and what is missing')
+    .option('--json', 'print JSON')
+    .action((opts: DoctorCommandOptions) => runDoctor(opts))
+}
+
+export interface DoctorReport {
+  backend?: string
+  reason?: string
+  error?: string
+  trace: string[]
+  environment: { insideTmux: boolean; insideITerm2: boolean; interactive: boolean; isTTY: boolean; ci?: string }
+  tmux: { ok: boolean; detail: string; socket: string; serverRunning: boolean; sessions: string[] }
+  it2: { ok: boolean; detail: string }
+  missing: string[]
+}
+
+/** Exit 0 when a backend can be used here, 7 otherwise (after printing why). */
+export async function runDoctor(opts: DoctorCommandOptions): Promise<void> {
+  const report = await diagnose()
+  if (opts.json) printJson(report)
+  else printReport(report)
+  if (!report.backend) process.exitCode = ExitCode.backendUnavailable
+}
+
+export async function diagnose(env: NodeJS.ProcessEnv = process.env): Promise<DoctorReport> {
+  const [detect, client] = await Promise.all([import('../backends/detect.js'), import('../backends/tmux-client.js')])
+  const inputs = detect.systemDetectInputs(env)
+  const [tmuxProbe, it2Probe] = await Promise.all([inputs.probeTmux(), inputs.probeIt2()])
+  const report: DoctorReport = {
+    trace: [],
+    environment: {
+      insideTmux: detect.insideTmux(env),
+      insideITerm2: detect.insideITerm2(env),
+      interactive: detect.isInteractive(env, inputs.isTTY),
+      isTTY: inputs.isTTY,
+      ...(env.CI !== undefined && { ci: env.CI }),
+    },
+    tmux: { ...tmuxProbe, socket: client.describeSocket(client.swarmSocket(env)), serverRunning: false, sessions: [] },
+    it2: it2Probe,
+    missing: [],
+  }
+  try {
+    const d = await detect.detectBackend(inputs)
+    Object.assign(report, { backend: d.backend, reason: d.reason, trace: d.trace })
+  } catch (err) {
+    if (!(err instanceof SwarmError)) throw err
+    report.error = err.hint ? `${err.message} — ${err.hint}` : err.message
+  }
+  if (tmuxProbe.ok) {
+    const tmux = new client.TmuxClient({ socket: client.swarmSocket(env), env, timeoutMs: 2_000 })
+    const r = await tmux.exec(['list-sessions', '-F', '#{session_name}'])
+    report.tmux.serverRunning = r.code === 0
+    report.tmux.sessions = r.code === 0 ? r.stdout.split('\n').filter(Boolean) : []
+  } else {
+    report.missing.push(`tmux: install it with ${detect.tmuxInstallHint(process.platform, inputs.osRelease)}`)
+  }
+  if (!it2Probe.ok && report.environment.insideITerm2) report.missing.push(`it2: ${detect.it2InstallHint()}`)
+  return report
+}
+
+function printReport(r: DoctorReport): void {
+  const ok = (b: boolean) => (b ? colors.green('ok') : colors.red('no'))
+  if (r.backend) println(`backend: ${colors.bold(r.backend)} — ${r.reason}`)
+  else println(`backend: ${colors.red('none')} — ${r.error}`)
+  for (const step of r.trace) println(`  · ${step}`)
+  println(`tmux:    ${ok(r.tmux.ok)} (${r.tmux.detail})`)
+  if (r.tmux.ok) {
+    const sessions = r.tmux.sessions.length ? r.tmux.sessions.join(', ') : 'no sessions'
+    println(`         server ${r.tmux.socket}: ${r.tmux.serverRunning ? `running, ${sessions}` : 'not running'}`)
+  }
+  println(`it2:     ${ok(r.it2.ok)} (${r.it2.detail})`)
+  const e = r.environment
+  println(`where:   inside tmux ${ok(e.insideTmux)}, inside iTerm2 ${ok(e.insideITerm2)}, terminal ${ok(e.isTTY)}${e.ci !== undefined ? `, CI=${e.ci}` : ''}`)
+  for (const m of r.missing) println(`missing: ${m}`)
+}

@@ -1,0 +1,99 @@
+import type { Command } from 'commander'
+import { UsageError } from '../errors.js'
+import { answerRequest, formatAge, listRequests, type RequestAnswer } from '../permissions/broker.js'
+import { validateName } from '../teams/paths.js'
+import { PermissionModeName } from '../teams/types.js'
+import { printJson, println, table } from './output.js'
+
+interface ListOpts {
+  json?: boolean
+}
+
+interface AnswerOpts {
+  always?: boolean
+  teamWide?: boolean
+  feedback?: string
+  input?: string
+  mode?: string
+  by?: string
+  json?: boolean
+}
+
+/** `swarm perms <team>`, `swarm perms approve|deny <team> <id>` */
+export function registerPermsCommands(program: Command): void {
+  const perms = program
+    .command('perms')
+    .description('list and answer the permission and plan requests of a team\'s teammates')
+    .argument('[team]', 'team name')
+    .option('--json', 'print the requests as JSON')
+    .action((team: string | undefined, opts: ListOpts) => listCommand(team, opts))
+  for (const decision of ['approve', 'deny'] as const) {
+    perms
+      .command(`${decision} <team> <id>`)
+      .description(decision === 'approve' ? 'approve a request (once, or --always)' : 'deny a request; --feedback is what the teammate\'s model is told')
+      .option('--always', 'also allow calls like it from now on (the suggested rule)')
+      .option('--team-wide', 'with --always: for every teammate (team_permission_update)')
+      .option('--feedback <text>', decision === 'approve' ? 'a note sent with a plan approval' : 'why; the teammate\'s model sees it')
+      .option('--input <json>', 'approve with this input instead (a JSON object)')
+      .option('--mode <mode>', 'plan approvals: the permission mode to switch the teammate to')
+      .option('--by <name>', 'who answers, as recorded (default: <user> via swarm perms)')
+      .option('--json', 'print the recorded answer as JSON')
+      .action((team: string, id: string, opts: AnswerOpts) => answerCommand(decision, team, id, opts))
+  }
+}
+
+export async function listCommand(team: string | undefined, opts: ListOpts): Promise<void> {
+  if (team === undefined) throw new UsageError('which team?', { hint: 'swarm perms <team> [--json], or swarm perms approve|deny <team> <id>' })
+  validateName(team)
+  const listing = await listRequests(team)
+  if (opts.json) return printJson({ team, ...listing })
+  for (const c of listing.cancelled) println(`cancelled ${c.id} (${c.agent} ${c.kind === 'plan' ? 'plan approval' : c.toolName}): ${c.reason}`)
+  for (const p of listing.problems) println(`warning: ${p}`)
+  if (listing.requests.length === 0) return println(`no pending requests in team ${team}`)
+  const rows = [['ID', 'KIND', 'WHO', 'TOOL', 'INPUT', 'AGE', 'ALWAYS WOULD ALLOW']]
+  for (const r of listing.requests) {
+    rows.push([r.id, r.kind, r.agent, r.toolName, r.summary, formatAge(r.ageMs), r.suggestions.join(', ')])
+  }
+  println(table(rows))
+  println(`\nanswer with: swarm perms approve|deny ${team} <id> [--always] [--feedback TEXT]`)
+}
+
+export async function answerCommand(decision: 'approve' | 'deny', team: string, id: string, opts: AnswerOpts): Promise<void> {
+  validateName(team)
+  if (decision === 'deny' && (opts.always || opts.teamWide || opts.input !== undefined || opts.mode !== undefined)) {
+    throw new UsageError('--always, --team-wide, --input and --mode go with approve, not deny')
+  }
+  const answer: RequestAnswer = {
+    decision,
+    ...(opts.always || opts.teamWide ? { always: true } : {}),
+    ...(opts.teamWide ? { scope: 'team' as const } : {}),
+    ...(opts.feedback !== undefined ? { feedback: opts.feedback } : {}),
+    ...(opts.input !== undefined ? { updatedInput: parseInput(opts.input) } : {}),
+    ...(opts.mode !== undefined ? { permissionMode: parseMode(opts.mode) } : {}),
+    ...(opts.by !== undefined ? { by: opts.by } : {}),
+  }
+  const result = await answerRequest(team, id, answer)
+  if (opts.json) return printJson({ team, ...result })
+  const r = result.request
+  const what = r.kind === 'plan' ? `${r.agent}'s plan` : `${r.agent}'s ${r.toolName} request`
+  println(`${decision === 'approve' ? `approved${r.always ? ' always' : ''}` : 'denied'} ${what} (${r.id})`)
+  if (result.teamRules.length) println(`team rule: allow ${result.teamRules.join(', ')}`)
+  if (!result.delivered) println(`warning: could not message ${r.agent} (${result.deliveryError}); it will still find the answer`)
+}
+
+function parseInput(text: string): Record<string, unknown> {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (err) {
+    throw new UsageError(`--input is not valid JSON: ${(err as Error).message}`, { hint: `e.g. --input '{"command":"npm test"}'` })
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError('--input must be a JSON object')
+  return value as Record<string, unknown>
+}
+
+function parseMode(mode: string): string {
+  const m = PermissionModeName.safeParse(mode)
+  if (!m.success) throw new UsageError(`unknown permission mode "${mode}"`, { hint: `use one of ${PermissionModeName.options.join(', ')}` })
+  return m.data
+}

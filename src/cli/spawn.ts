@@ -1,0 +1,100 @@
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import type { Command } from 'commander'
+import { UsageError } from '../errors.js'
+import { printJson, println } from './output.js'
+
+export interface SpawnCommandOptions {
+  backend?: string
+  cwd?: string
+  command?: string
+  model?: string
+  mode?: string
+  agentType?: string
+  prompt?: string
+  json?: boolean
+}
+
+export interface KillCommandOptions {
+  now?: boolean
+  timeout?: string
+  json?: boolean
+}
+
+/** `swarm spawn` and `swarm kill`. Implementations are imported when a command runs, to keep startup fast. */
+export function registerSpawnCommands(program: Command): void {
+  program
+    .command('spawn')
+    .description('start a teammate (any command, or the swarm agent) in a pane of the team and register it')
+    .argument('<team>', 'team name')
+    .argument('<name>', 'teammate name')
+    .option('--backend <backend>', 'auto, tmux, iterm2 or in-process (an explicit choice that cannot work is an error)', 'auto')
+    .option('--cwd <dir>', 'working directory of the teammate (default: the lead\'s)')
+    .option('--command <shell-command>', 'run this shell command instead of "swarm agent" (claude, codex, a script…)')
+    .option('--model <model>', 'model for the swarm agent')
+    .option('--mode <mode>', 'permission mode for the swarm agent')
+    .option('--agent-type <type>', 'agent definition for the swarm agent')
+    .option('--prompt <text>', "first message, put in the teammate's inbox from team-lead")
+    .option('--json', 'print the result as JSON')
+    .action((team: string, name: string, opts: SpawnCommandOptions) => runSpawn(team, name, opts))
+
+  program
+    .command('kill')
+    .description('stop a teammate: ask it to shut down, force it after a timeout (or at once with --now)')
+    .argument('<team>', 'team name')
+    .argument('<name>', 'teammate name')
+    .option('--now', 'kill the pane and its process tree at once')
+    .option('--timeout <ms>', 'how long to wait for a graceful stop', '10000')
+    .option('--json', 'print the result as JSON')
+    .action((team: string, name: string, opts: KillCommandOptions) => runKill(team, name, opts))
+}
+
+export async function runSpawn(team: string, name: string, opts: SpawnCommandOptions): Promise<void> {
+  const [{ spawnTeammate }, { parseBackendChoice }, { describeSocket, resolveSocket }, { sessionName }] = await Promise.all([
+    import('../backends/teammates.js'),
+    import('../backends/detect.js'),
+    import('../backends/tmux-client.js'),
+    import('../backends/tmux.js'),
+  ])
+  const backend = parseBackendChoice(opts.backend)
+  const cwd = opts.cwd === undefined ? undefined : await existingDir(opts.cwd)
+  const { member, spawned } = await spawnTeammate(
+    team,
+    { name, command: opts.command, cwd, model: opts.model, mode: opts.mode, agentType: opts.agentType, prompt: opts.prompt },
+    { backend },
+  )
+  const attach = spawned.backendType === 'tmux' && !process.env.TMUX ? `${describeSocket(resolveSocket())} attach -t ${sessionName(team)}` : undefined
+  if (opts.json) {
+    printJson({ team, name, agentId: spawned.agentId, backend: spawned.backendType, pane: spawned.paneId, pid: spawned.pid, color: member.color, cwd: member.cwd, ...(attach && { attach }) })
+    return
+  }
+  const where = spawned.backendType === 'tmux' ? `tmux pane ${spawned.paneId}` : `iTerm2 session ${spawned.paneId}`
+  println(`spawned ${name} in ${where}${spawned.pid ? ` (pid ${spawned.pid})` : ''}${attach ? ` — watch with: ${attach}` : ''}`)
+}
+
+export async function runKill(team: string, name: string, opts: KillCommandOptions): Promise<void> {
+  const { killTeammate } = await import('../backends/stop.js')
+  const timeoutMs = Number(opts.timeout)
+  if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw new UsageError(`--timeout must be a number of milliseconds (got ${JSON.stringify(opts.timeout)})`)
+  const result = await killTeammate(team, name, { now: opts.now, timeoutMs })
+  if (opts.json) return printJson({ team, name, ...result })
+  switch (result.outcome) {
+    case 'exited':
+      return println(`${name} has stopped`)
+    case 'approved':
+      return println(`${name} agreed to shut down and has stopped`)
+    case 'requested':
+      return println(`asked ${name} to shut down (it runs inside its leader, which stops it)`)
+    case 'killed':
+      if (result.after === 'timeout') return println(`${name} did not stop within ${timeoutMs} ms; killed it and its processes`)
+      if (result.after === 'rejected') return println(`${name} refused to shut down (${result.reason}); killed it and its processes`)
+      return println(`killed ${name} and its processes`)
+  }
+}
+
+async function existingDir(dir: string): Promise<string> {
+  const abs = path.resolve(dir)
+  const stat = await fs.stat(abs).catch(() => undefined)
+  if (!stat?.isDirectory()) throw new UsageError(`--cwd ${JSON.stringify(dir)} is not a directory`)
+  return abs
+}

@@ -1,0 +1,279 @@
+import fs from 'node:fs'
+import readline from 'node:readline'
+import pc from 'picocolors'
+import { errorMessage } from '../errors.js'
+import { describeMessage } from '../mailbox/describe.js'
+import { markRead } from '../mailbox/inbox.js'
+import { parseStructured } from '../mailbox/messages.js'
+import type { InboxMessage } from '../mailbox/types.js'
+import { watchInbox, type InboxWatcher } from '../mailbox/watch.js'
+import { answerRequest, listRequests, type BrokerRequest } from '../permissions/broker.js'
+import { notifyHuman } from '../permissions/notify.js'
+import { sendTeamMessage } from '../teams/messaging.js'
+import { inboxPath, LEAD_NAME, pendingPermissionsDir } from '../teams/paths.js'
+import { listTasks } from '../teams/task-store.js'
+import { ensureDir } from '../util/fs.js'
+import { paintAgent } from '../util/colors.js'
+import { PromptQueue, type ConsoleRequest } from './prompt-queue.js'
+
+/** What the console can do to the team beyond messages (implemented by the team runner). */
+export interface TeamControl {
+  spawn(name: string, opts: { agentType?: string; prompt?: string }): Promise<string>
+  kill(name: string, opts: { now?: boolean }): Promise<string>
+  /** A teammate approved its shutdown: close its pane. */
+  closed(name: string): Promise<void>
+  /** The rendered `swarm status` table. */
+  status(): Promise<string>
+}
+
+/** The lead agent, when a model is configured. */
+export interface LeadAgent {
+  deliver(messages: InboxMessage[]): void
+  say(text: string): void
+}
+
+export interface LeaderConsoleOptions {
+  team: string
+  env: NodeJS.ProcessEnv
+  input: NodeJS.ReadableStream
+  output: NodeJS.WritableStream & { isTTY?: boolean }
+  control: TeamControl
+  lead?: LeadAgent
+  /** Why there is no lead agent (shown when the user types text for it). */
+  noLeadReason?: string
+  color?: boolean
+  signal?: AbortSignal
+  /** Safety sweep of pending requests (new ones, answered elsewhere, dead requesters). */
+  pendingPollMs?: number
+}
+
+const HELP = `commands:
+  /msg <name|*> <text>     send a message (signed by team-lead)
+  /spawn <name> [type] [-- prompt]   start a teammate
+  /kill <name> [now]       stop a teammate (graceful unless "now")
+  /status                  members, states, tasks, tokens
+  /tasks                   the task list
+  /approve [id] [always]   approve the shown (or named) request
+  /deny [id] [feedback]    deny it, telling the teammate why
+  /requests                list pending requests
+  /help                    this help
+  /quit                    leave the console; the team keeps running (swarm team resume brings it back)
+when a request is shown: y = approve once, a = approve always, n [feedback] = deny
+anything else goes to the lead agent`
+
+/**
+ * The leader pane: every message to team-lead as it arrives, coloured by sender; each
+ * permission and plan request as a prompt, one at a time, queued, none lost, answerable from any
+ * shell too; slash commands; other text to the lead agent. Restarting it re-adopts the team:
+ * pending requests come from `permissions/pending/`, unread messages from the inbox.
+ */
+export class LeaderConsole {
+  private readonly queue = new PromptQueue()
+  private readonly c
+  private watcher: InboxWatcher | undefined
+  private dirWatch: fs.FSWatcher | undefined
+  private poll: NodeJS.Timeout | undefined
+  private rl: readline.Interface | undefined
+  private shown: string | undefined
+  private syncing: Promise<void> = Promise.resolve()
+  private done!: () => void
+  private readonly finished = new Promise<void>((r) => (this.done = r))
+
+  constructor(private readonly o: LeaderConsoleOptions) {
+    this.c = pc.createColors(o.color ?? (Boolean(o.output.isTTY) && !o.env.NO_COLOR))
+    o.signal?.addEventListener('abort', () => this.stop(), { once: true })
+  }
+
+  /** Runs until /quit, the end of input, or the signal. */
+  async run(): Promise<void> {
+    this.line(this.c.bold(`swarm leader — team ${this.o.team}`) + this.c.dim('  (/help for commands)'))
+    const pendingDir = pendingPermissionsDir(this.o.team, this.o.env)
+    await ensureDir(pendingDir)
+    this.dirWatch = fs.watch(pendingDir, () => this.syncPending())
+    this.dirWatch.on('error', () => undefined) // the safety poll covers a watch that fails
+    this.poll = setInterval(() => this.syncPending(), this.o.pendingPollMs ?? 2_000)
+    this.poll.unref()
+    this.queue.onChange(() => this.showCurrent())
+    await this.syncPending()
+    this.watcher = watchInbox(this.o.team, LEAD_NAME, (msgs) => this.onMessages(msgs), { env: this.o.env, markDelivered: true })
+    await this.watcher.ready
+    this.rl = readline.createInterface({ input: this.o.input, terminal: false })
+    this.rl.on('line', (line) => void this.onLine(line.trim()).catch((err) => this.line(this.c.red(`error: ${errorMessage(err)}`))))
+    this.rl.on('close', () => this.stop())
+    await this.finished
+  }
+
+  stop(): void {
+    clearInterval(this.poll)
+    this.dirWatch?.close()
+    this.rl?.close()
+    void this.watcher?.close()
+    this.done()
+  }
+
+  private line(s: string): void {
+    this.o.output.write(s + '\n')
+  }
+
+  private who(name: string, color?: string): string {
+    return paintAgent(this.c, color, name)
+  }
+
+  private async onMessages(msgs: InboxMessage[]): Promise<void> {
+    const consumed: string[] = []
+    for (const m of msgs) {
+      const time = new Date(m.timestamp).toLocaleTimeString()
+      this.line(`${this.c.dim(time)} ${this.who(m.from, m.color)} ${describeMessage(m)}`)
+      const s = parseStructured(m.text)
+      if (s?.type === 'permission_request' || s?.type === 'plan_approval_request') {
+        consumed.push(m.msg_id ?? '')
+        await this.syncPending()
+        continue
+      }
+      if (s?.type === 'shutdown_approved') {
+        consumed.push(m.msg_id ?? '')
+        await this.o.control.closed(m.from).catch((err) => this.line(this.c.red(`could not close ${m.from}'s pane: ${errorMessage(err)}`)))
+        continue
+      }
+      if (this.o.lead) this.o.lead.deliver([m])
+      else consumed.push(m.msg_id ?? '')
+    }
+    const ids = consumed.filter(Boolean)
+    if (ids.length) await markRead(inboxPath(this.o.team, LEAD_NAME, this.o.env), { msgIds: ids })
+  }
+
+  /** Re-reads the durable pending requests: new ones are queued, answered or cancelled ones dropped. */
+  private syncPending(): Promise<void> {
+    this.syncing = this.syncing.then(async () => {
+      try {
+        const listing = await listRequests(this.o.team, { env: this.o.env })
+        for (const c of listing.cancelled) this.line(this.c.yellow(`request ${c.id} from ${c.agent} (${c.toolName}) cancelled: ${c.reason}`))
+        const added = this.queue.sync(listing.requests.map(toConsoleRequest))
+        for (const r of added) notifyHuman({ agent: r.agent, toolName: r.tool, kind: r.kind, summary: r.detail }, this.o.output, { env: this.o.env })
+      } catch (err) {
+        this.line(this.c.red(`cannot read pending requests: ${errorMessage(err)}`))
+      }
+    })
+    return this.syncing
+  }
+
+  private showCurrent(): void {
+    const r = this.queue.current
+    if (!r || r.id === this.shown) return
+    this.shown = r.id
+    const more = this.queue.size > 1 ? this.c.dim(` (+${this.queue.size - 1} more)`) : ''
+    const what = r.kind === 'plan' ? `wants its plan approved: ${r.detail}` : `wants to use ${this.c.bold(r.tool)}: ${r.detail}`
+    this.line(this.c.magenta(`? ${r.agent} ${what}`) + more)
+    if (r.suggestion) this.line(this.c.dim(`  always would allow: ${r.suggestion}`))
+    this.line(this.c.dim(`  [y] approve once  [a] approve always  [n <feedback>] deny   (request ${r.id}; or: swarm perms approve ${this.o.team} ${r.id})`))
+  }
+
+  private async onLine(line: string): Promise<void> {
+    if (!line) return
+    if (line.startsWith('/')) return this.command(line)
+    const current = this.queue.current
+    if (current) {
+      const m = /^(y|yes|a|always|n|no)(?:\s+(.*))?$/i.exec(line)
+      if (m) {
+        const key = m[1].toLowerCase()
+        if (key.startsWith('n')) return this.answer(current.id, 'deny', { feedback: m[2] })
+        return this.answer(current.id, 'approve', { always: key.startsWith('a') })
+      }
+    }
+    if (this.o.lead) this.o.lead.say(line)
+    else this.line(this.c.yellow(this.o.noLeadReason ?? 'no lead agent is running'))
+  }
+
+  private async answer(id: string, decision: 'approve' | 'deny', opts: { always?: boolean; feedback?: string }): Promise<void> {
+    const r = this.queue.get(id)
+    if (!r) {
+      this.line(this.c.yellow(`no pending request ${id}`))
+      return
+    }
+    try {
+      await answerRequest(this.o.team, r.id, {
+        decision,
+        ...(opts.always ? { always: true } : {}),
+        ...(opts.feedback ? { feedback: opts.feedback } : {}),
+        by: 'team-lead console',
+      }, { env: this.o.env })
+      this.line(this.c.green(`${decision === 'approve' ? 'approved' : 'denied'}${opts.always ? ' (always)' : ''}: ${r.agent} ${r.tool} ${r.detail}`))
+    } catch (err) {
+      this.line(this.c.yellow(errorMessage(err)))
+    }
+    this.queue.remove(r.id)
+    this.shown = undefined
+    await this.syncPending()
+  }
+
+  private async command(line: string): Promise<void> {
+    const [cmd, ...rest] = line.slice(1).split(/\s+/)
+    const arg = line.slice(1 + cmd.length).trim()
+    switch (cmd) {
+      case 'help':
+        return this.line(HELP)
+      case 'msg': {
+        const [to, ...words] = rest
+        if (!to || words.length === 0) return this.line('usage: /msg <name|*> <text>')
+        await sendTeamMessage({ team: this.o.team, to, text: arg.slice(to.length).trim(), env: this.o.env })
+        return this.line(this.c.dim(`→ ${to}`))
+      }
+      case 'spawn': {
+        const [head, prompt] = arg.split(/\s+--\s+/, 2)
+        const [name, type] = head.split(/\s+/)
+        if (!name) return this.line('usage: /spawn <name> [type] [-- prompt]')
+        return this.line(await this.o.control.spawn(name, { ...(type ? { agentType: type } : {}), ...(prompt ? { prompt } : {}) }))
+      }
+      case 'kill': {
+        if (!rest[0]) return this.line('usage: /kill <name> [now]')
+        return this.line(await this.o.control.kill(rest[0], { now: rest[1] === 'now' }))
+      }
+      case 'status':
+        return this.line(await this.o.control.status())
+      case 'tasks': {
+        const tasks = await listTasks(this.o.team, this.o.env)
+        if (tasks.length === 0) return this.line('no tasks')
+        for (const t of tasks) this.line(`#${t.id} [${t.status}] ${t.subject}${t.owner ? ` (${t.owner})` : ''}`)
+        return
+      }
+      case 'requests': {
+        const list = this.queue.list()
+        if (list.length === 0) return this.line('no pending requests')
+        for (const r of list) this.line(`${r.id}  ${r.agent}  ${r.tool}  ${r.detail}`)
+        return
+      }
+      case 'approve': {
+        const always = rest.includes('always')
+        const id = rest.find((w) => w !== 'always') ?? this.queue.current?.id
+        if (!id) return this.line('no pending request')
+        return this.answer(id, 'approve', { always })
+      }
+      case 'deny': {
+        const first = rest[0]
+        const named = first && this.queue.get(first) ? first : undefined
+        const id = named ?? this.queue.current?.id
+        if (!id) return this.line('no pending request')
+        const feedback = named ? arg.slice(first.length).trim() : arg
+        return this.answer(id, 'deny', { ...(feedback ? { feedback } : {}) })
+      }
+      case 'quit':
+      case 'exit':
+        this.line('leaving the console; the team keeps running. `swarm team resume ' + this.o.team + '` brings it back.')
+        return this.stop()
+      default:
+        return this.line(`unknown command /${cmd} — /help lists them`)
+    }
+  }
+}
+
+function toConsoleRequest(r: BrokerRequest): ConsoleRequest {
+  return {
+    id: r.id,
+    kind: r.kind,
+    agent: r.agent,
+    tool: r.toolName,
+    detail: r.kind === 'plan' ? (r.planFilePath ?? r.summary) : r.summary,
+    ...(r.suggestions[0] ? { suggestion: r.suggestions[0] } : {}),
+    createdAt: r.createdAt,
+  }
+}

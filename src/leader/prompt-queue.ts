@@ -1,0 +1,69 @@
+/** A request the human answers at the leader's console. */
+export interface ConsoleRequest {
+  id: string
+  kind: 'permission' | 'plan'
+  agent: string
+  tool: string
+  /** One line: the short input or the plan file. */
+  detail: string
+  suggestion?: string
+  createdAt: number
+}
+
+/**
+ * The console's queue of requests: one shown at a time, in arrival order, none lost, none twice.
+ * A request answered elsewhere (`swarm perms approve` from any shell) is dropped with `remove`.
+ */
+export class PromptQueue {
+  private readonly items = new Map<string, ConsoleRequest>()
+  private readonly listeners = new Set<() => void>()
+
+  add(r: ConsoleRequest): boolean {
+    if (this.items.has(r.id)) return false
+    this.items.set(r.id, r)
+    this.changed()
+    return true
+  }
+
+  remove(id: string): boolean {
+    const had = this.items.delete(id)
+    if (had) this.changed()
+    return had
+  }
+
+  /** Keeps exactly the ids in `pending` (the durable truth on disk) and adds what is new. */
+  sync(pending: ConsoleRequest[]): ConsoleRequest[] {
+    const ids = new Set(pending.map((p) => p.id))
+    let changed = false
+    for (const id of [...this.items.keys()]) if (!ids.has(id)) changed = this.items.delete(id) || changed
+    const added = pending.filter((p) => !this.items.has(p.id))
+    for (const p of added) this.items.set(p.id, p)
+    if (changed || added.length) this.changed()
+    return added
+  }
+
+  get current(): ConsoleRequest | undefined {
+    return this.items.values().next().value
+  }
+
+  get size(): number {
+    return this.items.size
+  }
+
+  list(): ConsoleRequest[] {
+    return [...this.items.values()]
+  }
+
+  get(id: string): ConsoleRequest | undefined {
+    return this.items.get(id) ?? [...this.items.values()].find((r) => r.id.startsWith(id))
+  }
+
+  onChange(fn: () => void): () => void {
+    this.listeners.add(fn)
+    return () => this.listeners.delete(fn)
+  }
+
+  private changed(): void {
+    for (const fn of this.listeners) fn()
+  }
+}

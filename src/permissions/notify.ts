@@ -1,0 +1,82 @@
+import { runCommand } from '../util/process.js'
+
+/** How long a tmux `display-message` stays on the attached clients. */
+export const TMUX_MESSAGE_MS = 5_000
+/** tmux answers in a few ms; a hung server must not hold the request up. */
+const TMUX_TIMEOUT_MS = 2_000
+const MAX_TEXT = 160
+
+/** What a notification says about a request. */
+export interface NotifiableRequest {
+  agent: string
+  toolName: string
+  kind?: 'permission' | 'plan'
+  /** A short rendering of the input (`npm test`, a file path). */
+  summary?: string
+}
+
+/** `alice asks to use Bash: npm test` / `alice asks team-lead to approve a plan` — one line, no control characters. */
+export function notificationText(r: NotifiableRequest): string {
+  const text =
+    r.kind === 'plan'
+      ? `${r.agent} asks team-lead to approve a plan`
+      : `${r.agent} asks to use ${r.toolName}${r.summary ? `: ${r.summary}` : ''}`
+  return clip(sanitize(text))
+}
+
+/**
+ * Rings the human at the leader's terminal: BEL, then an OSC 9 desktop notification
+ * (`ESC ] 9 ; text BEL`), wrapped in tmux's DCS passthrough when the leader runs inside tmux
+ * (tmux drops a bare OSC 9). The leader console calls this with its own terminal stream.
+ */
+export function notifyHuman(
+  request: NotifiableRequest,
+  stream: { write(chunk: string): unknown },
+  options: { env?: NodeJS.ProcessEnv } = {},
+): void {
+  const env = options.env ?? process.env
+  const osc = `\x1b]9;swarm: ${notificationText(request)}\x07`
+  const wrapped = env.TMUX ? `\x1bPtmux;${osc.replace(/\x1b/g, '\x1b\x1b')}\x1b\\` : osc
+  stream.write('\x07' + wrapped)
+}
+
+/**
+ * Shows a `display-message` naming the teammate and the tool to every client attached to the
+ * team's tmux session. Inside tmux (`$TMUX` set: a swarm pane, or the user's own session) the
+ * server comes from `$TMUX` and the session from `$TMUX_PANE`; otherwise it is swarm's own
+ * server (`tmux -L ${SWARM_TMUX_SOCKET ?? 'swarm'}`, TMUX_TMPDIR respected) and session
+ * `swarm-<team>`. Never throws: no tmux, no server or no client is simply no notification.
+ * Resolves with the number of clients notified.
+ */
+export async function notifyTmuxClients(
+  request: NotifiableRequest & { team: string },
+  options: { env?: NodeJS.ProcessEnv } = {},
+): Promise<number> {
+  const env = options.env ?? process.env
+  const server = env.TMUX ? [] : ['-L', env.SWARM_TMUX_SOCKET || 'swarm']
+  const target = env.TMUX && env.TMUX_PANE ? env.TMUX_PANE : `swarm-${request.team}`
+  try {
+    const listed = await runCommand('tmux', [...server, 'list-clients', '-t', target, '-F', '#{client_name}'], { env, timeoutMs: TMUX_TIMEOUT_MS })
+    if (listed.code !== 0) return 0
+    const clients = listed.stdout.split('\n').filter(Boolean)
+    if (clients.length === 0) return 0
+    // display-message expands #{…} formats: double every # so the text shows as written.
+    const text = `swarm: ${notificationText(request)} — swarm perms ${request.team}`.replace(/#/g, '##')
+    const args = clients.flatMap((c, i) => [...(i ? [';'] : []), 'display-message', '-c', c, '-d', String(TMUX_MESSAGE_MS), text])
+    const shown = await runCommand('tmux', [...server, ...args], { env, timeoutMs: TMUX_TIMEOUT_MS })
+    return shown.code === 0 ? clients.length : 0
+  } catch {
+    // tmux missing or hung (killed after the timeout): a notification is best effort.
+    return 0
+  }
+}
+
+function sanitize(s: string): string {
+  // The input comes from the model: no escape sequence may reach the human's terminal.
+  // eslint-disable-next-line no-control-regex
+  return s.replace(/[\x00-\x1f\x7f-\x9f]+/g, ' ').replace(/\s+/g, ' ').trim()
+}
+
+function clip(s: string): string {
+  return s.length > MAX_TEXT ? s.slice(0, MAX_TEXT - 1) + '…' : s
+}

@@ -1,0 +1,165 @@
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createExecutor } from '../../src/backends/registry.js'
+import { formatEscape, shellQuote, tmuxQuote } from '../../src/backends/tmux-client.js'
+import { argvArgs } from '../../src/backends/tmux.js'
+import { hideTeammate, showTeammate } from '../../src/backends/visibility.js'
+import { spawnTeammates } from '../../src/backends/teammates.js'
+import type { PaneExecutor } from '../../src/backends/types.js'
+import { createTeam, readTeam } from '../../src/teams/team-store.js'
+import { agentDir } from '../../src/teams/paths.js'
+import { CommandTimeoutError } from '../../src/util/process.js'
+import { TEAMMATE, eventually, hasTmux, isolatedEnv, readJson, reapTmuxServer, tempDir } from './harness.js'
+
+describe('tmux quoting', () => {
+  it('single-quotes plain strings and double-quotes strings with a quote, escaping what tmux expands', () => {
+    expect(tmuxQuote('a b;c')).toBe("'a b;c'")
+    expect(tmuxQuote("it's $HOME ~ \"x\"\n")).toBe('"it\'s \\$HOME \\~ \\"x\\"\\012"')
+    expect(() => tmuxQuote('nul\0')).toThrow(/NUL/)
+    expect(formatEscape('/a#b/#{x}')).toBe('/a##b/##{x}')
+    expect(shellQuote("/tmp/it's")).toBe("'/tmp/it'\\''s'")
+    expect(argvArgs(['/bin/with space'])).toEqual(["exec '/bin/with space'"])
+    expect(argvArgs(['a', 'b'])).toEqual(['a', 'b'])
+  })
+})
+
+describe.skipIf(!hasTmux)('tmux backend', () => {
+  let root: string
+  let env: NodeJS.ProcessEnv
+  let tmux: PaneExecutor
+  const t = (...args: string[]) => execFileSync('tmux', ['-L', 'swarm', ...args], { env, encoding: 'utf8' })
+  const panes = (fmt: string) => t('list-panes', '-a', '-F', fmt).trim().split('\n')
+
+  beforeEach(async () => {
+    root = tempDir('swarm-tmux-')
+    env = isolatedEnv(root)
+    tmux = createExecutor('tmux', { env })
+    await createTeam({ name: 'crew', cwd: root }, env)
+  })
+  afterEach(async () => {
+    await reapTmuxServer(env)
+    fs.rmSync(root, { recursive: true, force: true })
+  })
+
+  const start = (name: string, args: string[]) =>
+    tmux.spawn({ team: 'crew', name, argv: [process.execPath, TEAMMATE, ...args], cwd: root, color: 'purple' })
+
+  it('creates the swarm-<team> session with the leader on the left, once, even when asked concurrently', async () => {
+    const other = createExecutor('tmux', { env })
+    const [a, b] = await Promise.all([
+      tmux.ensureSession('crew', { argv: ['sleep', '600'], cwd: root }),
+      other.ensureSession('crew', { argv: ['sleep', '600'], cwd: root }),
+    ])
+    expect(a.paneId).toBe(b.paneId)
+    expect([a.created, b.created].filter(Boolean)).toHaveLength(1)
+    expect(t('list-sessions', '-F', '#{session_name}').trim()).toBe('swarm-crew')
+    expect((await tmux.ensureSession('crew', { argv: ['sleep', '600'], cwd: root })).created).toBe(false)
+    for (let i = 0; i < 20; i++) await start(`m${i}`, ['record', path.join(root, `m${i}.json`)])
+    const rows = panes('#{pane_id} #{pane_left} #{pane_top} #{@agent_name}')
+    expect(rows).toHaveLength(21)
+    const [leader] = rows.filter((r) => r.endsWith(' team-lead'))
+    expect(leader.split(' ').slice(1, 3)).toEqual(['0', '1'])
+    expect(rows.filter((r) => !r.endsWith(' team-lead')).every((r) => Number(r.split(' ')[1]) > 0)).toBe(true)
+  })
+
+  it('titles, colours and tags each pane, logs its output from the first byte, keeps a dead pane', async () => {
+    await tmux.ensureSession('crew', { argv: ['sleep', '600'], cwd: root })
+    const s = await start('poet', ['print', 'first words'])
+    const quick = await tmux.spawn({ team: 'crew', name: 'quick', argv: ['sh', '-c', 'echo gone-in-a-flash; exit 5'], cwd: root })
+    const row = panes('#{pane_id}|#{pane_title}|#{@agent_color}|#{@agent_name}|#{@swarm_agent}').find((r) => r.startsWith(`${s.paneId}|`))
+    expect(row).toBe(`${s.paneId}|poet|magenta|poet|poet@crew`)
+    expect(t('show', '-w', '-v', '-t', 'swarm-crew:', 'pane-border-format').trim()).toContain('#{@agent_color}')
+    expect(t('show', '-w', '-v', '-t', 'swarm-crew:', 'pane-border-status').trim()).toBe('top')
+    const log = path.join(agentDir('crew', 'quick', env), 'pane.log')
+    await eventually(() => fs.readFileSync(log, 'utf8').includes('gone-in-a-flash'), 3_000, 'the fast output in pane.log')
+    expect(fs.statSync(log).mode & 0o777).toBe(0o600)
+    await eventually(() => fs.readFileSync(path.join(agentDir('crew', 'poet', env), 'pane.log'), 'utf8').includes('first words'), 3_000, 'pane.log')
+    // remain-on-exit: the finished pane stays, with its status.
+    expect(panes('#{pane_id} #{pane_dead} #{pane_dead_status}')).toContain(`${quick.paneId} 1 5`)
+  })
+
+  it('reports every member with one list-panes call, and a dead server as dead without hanging', async () => {
+    await tmux.ensureSession('crew', { argv: ['sleep', '600'], cwd: root })
+    const exec = tmux as PaneExecutor & { tmuxCalls: number }
+    for (let i = 0; i < 4; i++) await start(`s${i}`, ['record', path.join(root, `s${i}.json`)])
+    const ids = [0, 1, 2, 3].map((i) => `s${i}@crew`)
+    const before = exec.tmuxCalls
+    const status = await tmux.status([...ids, 'team-lead@crew'])
+    expect(exec.tmuxCalls - before).toBe(1)
+    expect([...status.values()].every((s) => s.state === 'alive')).toBe(true)
+    // A fresh executor (another process) finds nothing recorded here, but the leader by its tag.
+    expect((await createExecutor('tmux', { env }).status(['team-lead@crew'])).get('team-lead@crew')?.state).toBe('alive')
+    await reapTmuxServer(env)
+    const after = await tmux.status(ids)
+    expect([...after.values()]).toEqual(ids.map(() => ({ state: 'dead', reason: 'tmux server not running' })))
+  })
+
+  it('a server that stops answering is a timeout error, not a hang', async () => {
+    const slow = createExecutor('tmux', { env, tmuxTimeoutMs: 300 })
+    await slow.ensureSession('crew', { argv: ['sleep', '600'], cwd: root })
+    const serverPid = Number(t('display', '-p', '#{pid}').trim())
+    process.kill(serverPid, 'SIGSTOP')
+    try {
+      const started = Date.now()
+      await expect(slow.status(['team-lead@crew'])).rejects.toBeInstanceOf(CommandTimeoutError)
+      expect(Date.now() - started).toBeLessThan(3_000)
+    } finally {
+      process.kill(serverPid, 'SIGCONT')
+    }
+  })
+
+  it('never touches a pane whose id was reused by another agent', async () => {
+    await tmux.ensureSession('crew', { argv: ['sleep', '600'], cwd: root })
+    const s = await start('owner', ['record', path.join(root, 'owner.json')])
+    // A stale record: another agent that once had this pane id on an earlier server.
+    const stale = createExecutor('tmux', {
+      env,
+      directory: {
+        lookup: async (ids) => new Map(ids.map((id) => [id, { agentId: id, paneId: s.paneId }])),
+        teamPanes: async () => [],
+      },
+    })
+    expect((await stale.status(['ghost@crew'])).get('ghost@crew')?.state).toBe('dead')
+    await stale.kill('ghost@crew')
+    expect((await tmux.status(['owner@crew'])).get('owner@crew')?.state).toBe('alive')
+  })
+
+  it('hides a pane in a window of its own and brings it back, recorded in hiddenPaneIds', async () => {
+    const [r] = await spawnTeammates('crew', [{ name: 'shy', argv: [process.execPath, TEAMMATE, 'record', path.join(root, 'shy.json')] }], {
+      executor: createExecutor('tmux', { env, leaderArgv: () => ['sleep', '600'] }),
+      env,
+    })
+    const windowOf = () => panes('#{pane_id} #{window_id}').find((x) => x.startsWith(`${r.spawned.paneId} `))!.split(' ')[1]
+    const home = windowOf()
+    await hideTeammate('crew', 'shy', { env })
+    expect(windowOf()).not.toBe(home)
+    expect((await readTeam('crew', env)).hiddenPaneIds).toEqual([r.spawned.paneId])
+    expect((await tmux.status(['shy@crew'])).get('shy@crew')?.state).toBe('alive')
+    await showTeammate('crew', 'shy', { env })
+    expect(windowOf()).toBe(home)
+    expect((await readTeam('crew', env)).hiddenPaneIds).toEqual([])
+  })
+
+  it('registers spawned members in config.json with pane, backend, socket and colour', async () => {
+    const exec = createExecutor('tmux', { env, leaderArgv: () => ['sleep', '600'] })
+    await spawnTeammates(
+      'crew',
+      ['a', 'b', 'c'].map((name) => ({ name, argv: [process.execPath, TEAMMATE, 'record', path.join(root, `${name}.json`)], prompt: `hi ${name}` })),
+      { executor: exec, env },
+    )
+    const config = await readTeam('crew', env)
+    const members = config.members.filter((m) => m.name !== 'team-lead')
+    expect(members.map((m) => [m.name, m.backendType, m.isActive, m.tmuxPaneId.startsWith('%')])).toEqual([
+      ['a', 'tmux', true, true],
+      ['b', 'tmux', true, true],
+      ['c', 'tmux', true, true],
+    ])
+    expect(new Set(members.map((m) => m.color)).size).toBe(3)
+    expect(members.every((m) => typeof m.tmuxSocket === 'string' && fs.existsSync(m.tmuxSocket as string))).toBe(true)
+    const seen = await eventually(() => readJson(path.join(root, 'a.json')), 5_000, 'a to start')
+    expect(seen.env).toMatchObject({ SWARM_TEAM: 'crew', SWARM_AGENT_NAME: 'a', SWARM_AGENT_ID: 'a@crew', SWARM_HOME: env.SWARM_HOME })
+  })
+})
+
