@@ -42,15 +42,29 @@ export function createOutput(opts: RenderOptions = {}): AgentOutput {
   const paint = (s: string) => paintAgent(c, opts.agentColor, s)
   const prefix = opts.prefix ? paint(`[${opts.prefix}]`) + ' ' : ''
   let midLine = false
+  let pending = ''
   const write = (s: string) => stream.write(s)
-  const line = (s: string) => {
+  const endText = () => {
+    if (pending) write(prefix + pending + '\n')
+    pending = ''
     if (midLine) write('\n')
     midLine = false
+  }
+  const line = (s: string) => {
+    endText()
     write(prefix + s + '\n')
   }
   return {
     text(delta) {
       if (!delta) return
+      if (prefix) {
+        // Several in-process agents share one terminal: whole lines only, each with its prefix.
+        pending += delta
+        const lines = pending.split('\n')
+        pending = lines.pop() ?? ''
+        for (const l of lines) write(prefix + l + '\n')
+        return
+      }
       const parts = delta.split('\n')
       parts.forEach((part, i) => {
         if (i > 0) {
@@ -58,7 +72,6 @@ export function createOutput(opts: RenderOptions = {}): AgentOutput {
           midLine = false
         }
         if (part) {
-          if (!midLine) write(prefix)
           write(part)
           midLine = true
         }
@@ -80,8 +93,7 @@ export function createOutput(opts: RenderOptions = {}): AgentOutput {
       line(c.yellow(`! ${s}`))
     },
     flush() {
-      if (midLine) write('\n')
-      midLine = false
+      endText()
     },
   }
 }

@@ -44,6 +44,8 @@ export interface StartAgentOptions {
   signal?: AbortSignal
   /** Extra tools (the lead's Agent and TaskStop). */
   extraTools?: AnyTool[]
+  /** A last filter on the tool set (the lead's --coordinator keeps coordination tools only). */
+  onlyTools?: readonly string[]
   /** Builds the permission layer once the agent's pieces exist. Default: allow everything. */
   permissions?: (ctx: AgentAssembly) => PermissionLayer | Promise<PermissionLayer>
   verifyLead?: (entry: InboxMessage) => LeadVerdict
@@ -106,7 +108,7 @@ export async function assembleAgent(opts: StartAgentOptions): Promise<{ runtime:
   const host = { team: opts.team, name: opts.name, color: member.color, env, turnLog, ...(sign ? { sign } : {}) }
   const available: AnyTool[] = [...allTools(), createSendMessageTool(host), ...createTaskTools(host), ...(opts.extraTools ?? [])]
   const filtered = resolveToolsForAgent(def, available.map((t) => t.name), { isTeammate: !isLead, permissionMode: mode.data })
-  const tools = available.filter((t) => filtered.tools.includes(t.name))
+  const tools = available.filter((t) => filtered.tools.includes(t.name) && (!opts.onlyTools || opts.onlyTools.includes(t.name)))
 
   let definitionPrompt = def.systemPrompt
   let writableRoots: string[] | undefined
@@ -143,7 +145,8 @@ export async function assembleAgent(opts: StartAgentOptions): Promise<{ runtime:
     setStatus: async (status, detail) => runtimeRef?.setStatus(status, detail),
   }
   const layer: PermissionLayer = opts.permissions ? await opts.permissions(assembly) : { check: allowAll }
-  const leadKey = isLead ? undefined : await resolveLeadVerifyKey(opts.team, env)
+  // The lead verifies its own signature too: answers to its own permission requests come signed.
+  const leadKey = await resolveLeadVerifyKey(opts.team, env)
 
   const runtime = new TeammateRuntime({
     team: opts.team,

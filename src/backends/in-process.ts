@@ -100,7 +100,11 @@ export class InProcessTeammates implements InProcessExecutor {
       Promise.resolve()
         .then(() => config.run(ctx))
         .then(
-          (code) => record.settle({ state: 'exited', code: typeof code === 'number' ? code : 0 }),
+          (code) =>
+            record.settle(
+              // Returning because kill aborted it is still being killed.
+              controller.signal.aborted ? { state: 'dead', reason: 'killed' } : { state: 'exited', code: typeof code === 'number' ? code : 0 },
+            ),
           (err) => record.settle(crashState(ctx, err, this)),
         )
     })

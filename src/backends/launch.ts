@@ -21,8 +21,8 @@ const FORWARDED = new Set([
 ])
 /** ANTHROPIC_API_KEY included: Claude Code's teammates lose it (its issue #30754); ours do not. */
 const FORWARDED_PREFIXES = ['ANTHROPIC_', 'SWARM_', 'CLAUDE_CODE_']
-/** Describe where the spawner's tmux is, not the teammate's. */
-const NOT_FORWARDED = new Set(['SWARM_TMUX_SOCKET'])
+/** About the spawner, not the teammate: its tmux server, and the lead key of the spawner's own team. */
+const NOT_FORWARDED = new Set(['SWARM_TMUX_SOCKET', 'SWARM_LEAD_VERIFY_KEY'])
 
 /**
  * The environment handed to a teammate: the provider, proxy and swarm variables of `parent`, its

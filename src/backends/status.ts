@@ -52,8 +52,10 @@ export async function teamStatus(team: string, opts: StatusOptions = {}): Promis
     if (backend) groups.set(backend, [...(groups.get(backend) ?? []), m])
   }
   const states = new Map<string, Seen>()
+  const seenBy = new Map<string, BackendType>()
   await Promise.all(
     [...groups].map(async ([backend, members]) => {
+      for (const m of members) seenBy.set(m.agentId, backend)
       const ids = members.map((m) => m.agentId)
       const executor = backend === 'in-process' ? opts.inProcess : (opts.executors?.[backend] ?? createExecutor(backend, { env }))
       if (!executor) return
@@ -68,19 +70,21 @@ export async function teamStatus(team: string, opts: StatusOptions = {}): Promis
   )
   return {
     team: config.name,
-    members: config.members.map((m) => describe(m, states.get(m.agentId))),
+    members: config.members.map((m) => describe(m, states.get(m.agentId), seenBy.get(m.agentId))),
   }
 }
 
 type Seen = ProcessState | { state: 'unknown'; reason: string }
 
-function describe(m: TeamMember, s: Seen | undefined): MemberStatus {
+function describe(m: TeamMember, s: Seen | undefined, seenBy: BackendType | undefined): MemberStatus {
   const base = { name: m.name, agentId: m.agentId, backend: backendOf(m), pane: m.tmuxPaneId, color: m.color, isActive: m.isActive }
   const lead = m.name === LEAD_NAME
   if (!s || (lead && s.state === 'dead' && s.reason === 'no pane recorded')) {
     const reason = backendOf(m) === 'in-process' ? 'in-process: only its leader can tell' : lead ? 'no leader pane found' : 'never started'
     return { ...base, state: 'unknown', reason }
   }
+  // The leader's pane was found by its tag: show where.
+  if (!base.backend) base.backend = seenBy
   if (s.state === 'alive') return { ...base, state: 'alive', ...(s.pid !== undefined && { pid: s.pid }) }
   if (s.state === 'exited') return { ...base, state: 'exited', exitCode: s.code }
   return { ...base, state: s.state, reason: s.reason }

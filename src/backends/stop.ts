@@ -1,5 +1,6 @@
 import { BackendUnavailableError, NotFoundError, SwarmError, UsageError } from '../errors.js'
 import { LEAD_NAME, agentId as makeAgentId } from '../teams/paths.js'
+import { leadSignerFor } from '../teams/messaging.js'
 import { getMember, readTeam, updateTeam } from '../teams/team-store.js'
 import type { TeamFile } from '../teams/types.js'
 import { delay } from '../util/process.js'
@@ -40,13 +41,14 @@ export interface StopReport {
 export async function stopTeamMembers(team: string, opts: StopOptions = {}): Promise<StopReport> {
   const env = opts.env ?? process.env
   const config = await readTeamIfAny(team, env)
+  const sign = opts.sign ?? (config ? await leadSignerFor(team, env) : undefined)
   const members = (config?.members ?? []).filter((m) => m.name !== LEAD_NAME)
   const report: StopReport = { team, exited: [], killed: [], unreachable: [] }
   const cache = new Map<string, TeammateExecutor<unknown>>()
   const executorFor = (backend: 'tmux' | 'iterm2' | 'in-process'): TeammateExecutor<unknown> | undefined => {
     if (backend === 'in-process') return opts.inProcess
     let e = cache.get(backend) ?? opts.executors?.[backend]
-    if (!e) cache.set(backend, (e = createExecutor(backend, { env, sign: opts.sign })))
+    if (!e) cache.set(backend, (e = createExecutor(backend, { env, sign })))
     return e
   }
   const byBackend = new Map<TeammateExecutor<unknown> | undefined, string[]>()
@@ -69,7 +71,7 @@ export async function stopTeamMembers(team: string, opts: StopOptions = {}): Pro
   const running = await alive()
   if (opts.graceful !== false && running.size) {
     const everyone = [...running, ...(byBackend.get(undefined) ?? [])]
-    await Promise.all(everyone.map((id) => requestShutdown(id, 'the team is being stopped', { env, sign: opts.sign })))
+    await Promise.all(everyone.map((id) => requestShutdown(id, 'the team is being stopped', { env, sign })))
     const deadline = Date.now() + (opts.timeoutMs ?? GRACEFUL_STOP_MS)
     let left = running
     while (left.size && Date.now() < deadline) {
@@ -129,6 +131,8 @@ export async function killTeammate(team: string, name: string, opts: KillOptions
   if (name === LEAD_NAME) throw new UsageError(`${LEAD_NAME} is the leader`, { hint: `stop the whole team with "swarm team delete ${team}"` })
   const member = await getMember(team, name, env)
   const id = makeAgentId(name, team)
+  // shutdown_request is privileged: unsigned, a teammate would ignore it.
+  const sign = opts.sign ?? (await leadSignerFor(team, env))
   const backend = backendOf(member)
   let outcome: KillOutcome
   if (!backend) {
@@ -139,10 +143,10 @@ export async function killTeammate(team: string, name: string, opts: KillOptions
         hint: `ask it to stop with "swarm kill ${team} ${name}" (without --now)`,
       })
     }
-    await requestShutdown(id, 'stopped with swarm kill', { env, sign: opts.sign })
+    await requestShutdown(id, 'stopped with swarm kill', { env, sign })
     return { outcome: 'requested' }
   } else {
-    const executor = createExecutor(backend, { env, sign: opts.sign })
+    const executor = createExecutor(backend, { env, sign })
     if (opts.now) {
       await executor.kill(id)
       outcome = { outcome: 'killed' }

@@ -1,5 +1,6 @@
 import path from 'node:path'
-import { BackendUnavailableError, ConflictError, UsageError } from '../errors.js'
+import { BackendUnavailableError, ConflictError, NotFoundError, UsageError } from '../errors.js'
+import { LEAD_VERIFY_KEY_ENV, loadLeadPublicKey } from '../permissions/signing.js'
 import { appendMessage } from '../mailbox/inbox.js'
 import { LEAD_NAME, inboxPath, validateAgentName, validateName } from '../teams/paths.js'
 import { addMember, readTeam, updateTeam } from '../teams/team-store.js'
@@ -65,6 +66,7 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
   }
   const config = await readTeam(team, env)
   const executor = opts.executor ?? (await paneExecutor(opts, env))
+  const verifyKey = await leadVerifyKey(team, env)
   const members = await registerMembers(team, inputs, config.members, executor, env)
   await Promise.all(
     inputs.map((i) => (i.prompt ? appendMessage(inboxPath(team, i.name, env), { from: LEAD_NAME, text: i.prompt, summary: 'initial prompt' }) : undefined)),
@@ -80,7 +82,7 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
         name: input.name,
         argv: input.command !== undefined ? shellCommandArgv(input.command) : (input.argv ?? defaultTeammateArgv(team, input.name, input)),
         cwd,
-        env: teammateEnv(env, { team, name: input.name }, input.env),
+        env: teammateEnv(env, { team, name: input.name }, { ...verifyKey, ...input.env }),
         color: member.color,
       })
     }),
@@ -109,6 +111,16 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
   const failed = spawned.find((r): r is PromiseRejectedResult => r.status === 'rejected')
   if (failed) throw failed.reason
   return inputs.map((i) => ({ member: updated.members.find((m) => m.name === i.name)!, spawned: ok.get(i.name)! }))
+}
+
+/** The lead's public key for the teammate's environment, when the team has one (else it reads lead.pub). */
+async function leadVerifyKey(team: string, env: Env): Promise<Record<string, string>> {
+  try {
+    return { [LEAD_VERIFY_KEY_ENV]: await loadLeadPublicKey(team, env) }
+  } catch (err) {
+    if (err instanceof NotFoundError) return {}
+    throw err
+  }
 }
 
 async function paneExecutor(opts: SpawnOptions, env: Env): Promise<PaneExecutor> {

@@ -39,6 +39,9 @@ export async function diagnose(env: NodeJS.ProcessEnv = process.env): Promise<Do
   const inputs = detect.systemDetectInputs(env)
   const [tmuxProbe, it2Probe] = await Promise.all([inputs.probeTmux(), inputs.probeIt2()])
   const report: DoctorReport = {
+    backend: undefined,
+    reason: undefined,
+    error: undefined,
     trace: [],
     environment: {
       insideTmux: detect.insideTmux(env),

@@ -1,6 +1,7 @@
 import { Command } from 'commander'
 import { reportError } from './errors.js'
 import { registerAgentCommand } from './agent.js'
+import { registerLeaderCommand } from './leader.js'
 import { registerAttachCommand } from './attach.js'
 import { registerDoctorCommand } from './doctor.js'
 import { registerInboxCommands } from './inbox.js'
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerSendCommands(program)
   registerTaskCommands(program)
   registerAgentCommand(program)
+  registerLeaderCommand(program)
   registerPermsCommands(program)
   registerSpawnCommands(program)
   registerStatusCommand(program)

@@ -2,7 +2,12 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { Command } from 'commander'
 import { SwarmError, ExitCode, UsageError, errorMessage } from '../errors.js'
-import { deleteTeam } from '../teams/delete-team.js'
+import { parseBackendChoice } from '../backends/detect.js'
+import { runLeader } from '../leader/leader.js'
+import { deleteTeamFully, resumeTeam, startTeam } from '../leader/lifecycle.js'
+import { ensureTeamKeys } from '../permissions/signing.js'
+import { loadTeamSpec } from '../teams/team-spec.js'
+import { runAttach } from './attach.js'
 import { LEAD_NAME, teamConfigPath } from '../teams/paths.js'
 import { listTasks } from '../teams/task-store.js'
 import { createTeam, listTeams, readTeam } from '../teams/team-store.js'
@@ -15,6 +20,10 @@ export interface TeamCreateOptions {
   cwd?: string
   model?: string
   mode?: string
+  backend?: string
+  agentType?: string[]
+  from?: string
+  attach: boolean
   start: boolean
   json?: boolean
 }
@@ -30,9 +39,19 @@ export function registerTeamCommands(program: Command): void {
     .option('--cwd <dir>', 'working directory of the team (default: the current directory)')
     .option('--model <model>', 'model recorded for every teammate')
     .option('--mode <mode>', `permission mode recorded for every teammate (${PermissionModeName.options.join(', ')})`)
+    .option('--backend <backend>', 'auto | tmux | iterm2 | in-process', 'auto')
+    .option('--agent-type <name:type>', 'agent type of a member, e.g. researcher:Explore (repeatable)', collect, [])
+    .option('--from <file>', 'a team file (YAML) describing members, types, models, modes and prompts')
+    .option('--no-attach', 'do not attach to the tmux session; print the attach command')
     .option('--no-start', 'write the team and its roster, start nothing')
     .option('--json', 'print the team as JSON')
     .action((name: string, opts: TeamCreateOptions) => teamCreate(name, opts))
+  team
+    .command('resume <team>')
+    .description('re-adopt a team after a leader crash, a killed tmux server or a reboot: respawn what is dead')
+    .option('--no-attach', 'do not attach; print the attach command')
+    .option('--json', 'print JSON')
+    .action((name: string, opts: { attach: boolean; json?: boolean }) => teamResume(name, opts))
   team
     .command('list')
     .description('list teams')
@@ -45,40 +64,100 @@ export function registerTeamCommands(program: Command): void {
     .action((name: string, opts: { json?: boolean }) => teamShow(name, opts))
   team
     .command('delete <team>')
-    .description("delete a team's files (config, inboxes, tasks, scratchpad)")
-    .option('--force', 'delete even with active members or a corrupt config')
+    .description('shut every member down (graceful, then forced), close panes and session, remove the team\'s files')
+    .option('--force', 'do not wait: kill every member at once (also deletes a corrupt config)')
+    .option('--timeout <seconds>', 'how long to wait for teammates to shut down', '15')
     .option('--json', 'print JSON')
-    .action((name: string, opts: { force?: boolean; json?: boolean }) => teamDelete(name, opts))
+    .action((name: string, opts: { force?: boolean; timeout?: string; json?: boolean }) => teamDelete(name, opts))
 }
 
 export async function teamCreate(name: string, opts: TeamCreateOptions): Promise<void> {
-  const agents = splitList(opts.agents)
-  if (opts.mode !== undefined && !PermissionModeName.safeParse(opts.mode).success) {
-    throw new UsageError(`invalid --mode ${JSON.stringify(opts.mode)}`, { hint: `use one of ${PermissionModeName.options.join(', ')}` })
+  const spec = opts.from ? await loadTeamSpec(opts.from) : undefined
+  const mode = opts.mode ?? spec?.mode
+  if (mode !== undefined && !PermissionModeName.safeParse(mode).success) {
+    throw new UsageError(`invalid --mode ${JSON.stringify(mode)}`, { hint: `use one of ${PermissionModeName.options.join(', ')}` })
   }
-  const cwd = path.resolve(opts.cwd ?? process.cwd())
+  const backend = parseBackendChoice(opts.backend !== 'auto' ? opts.backend : (spec?.backend ?? 'auto'))
+  const cwd = path.resolve(opts.cwd ?? spec?.cwd ?? process.cwd())
   const stat = await fs.stat(cwd).catch(() => undefined)
   if (!stat?.isDirectory()) throw new UsageError(`--cwd ${cwd} is not a directory`)
+  const types = parseAgentTypes(opts.agentType ?? [])
+  const model = opts.model ?? spec?.model
+  const names = [...(spec?.members.map((m) => m.name) ?? []), ...splitList(opts.agents)]
+  for (const t of types.keys()) if (!names.includes(t)) throw new UsageError(`--agent-type names ${t}, which is not in --agents`)
   const team = await createTeam({
     name,
-    description: opts.description,
+    description: opts.description ?? spec?.description,
     cwd,
-    members: agents.map((a) => ({
-      name: a,
-      ...(opts.model !== undefined && { model: opts.model }),
-      ...(opts.mode !== undefined && { mode: opts.mode }),
-    })),
+    members: names.map((a) => {
+      const m = spec?.members.find((x) => x.name === a)
+      return {
+        name: a,
+        ...((types.get(a) ?? m?.agentType) !== undefined && { agentType: types.get(a) ?? m?.agentType }),
+        ...((m?.model ?? model) !== undefined && { model: m?.model ?? model }),
+        ...((m?.mode ?? mode) !== undefined && { mode: m?.mode ?? mode }),
+        ...(m?.prompt !== undefined && { prompt: m.prompt }),
+        ...(m?.cwd !== undefined && { cwd: m.cwd }),
+      }
+    }),
   })
-  if (opts.json) printJson(team)
+  await ensureTeamKeys(team.name)
+  if (!opts.start) {
+    if (opts.json) printJson(team)
+    else {
+      println(`created team ${colors.bold(team.name)} with ${team.members.length} member(s): ${memberNames(team)}`)
+      println(`config: ${teamConfigPath(team.name)}`)
+    }
+    return
+  }
+  const started = await startTeam(team.name, { backend, env: process.env })
+  if (started.backend === 'in-process') {
+    if (!opts.json) println(`created team ${colors.bold(team.name)} (${started.reason}); the leader runs here with its teammates inside it`)
+    await runLeader({ team: team.name, env: process.env })
+    return
+  }
+  const attach = attachCommand(team.name)
+  if (opts.json) printJson({ team: team.name, backend: started.backend, leaderPane: started.leaderPane, teammates: started.teammates, attach })
   else {
-    println(`created team ${colors.bold(team.name)} with ${team.members.length} member(s): ${memberNames(team)}`)
-    println(`config: ${teamConfigPath(team.name)}`)
+    println(`created team ${colors.bold(team.name)} on ${started.backend} (${started.reason}): ${memberNames(await readTeam(team.name))}`)
+    println(`attach with: swarm attach ${team.name}   (or: ${attach})`)
   }
-  if (opts.start) {
-    process.stderr.write(
-      'swarm: note: starting the lead and teammates comes with the backends; the team was written and nothing was started (as with --no-start)\n',
-    )
+  if (opts.attach && !opts.json && process.stdin.isTTY && process.stdout.isTTY && started.backend === 'tmux') await runAttach(team.name)
+}
+
+export async function teamResume(name: string, opts: { attach: boolean; json?: boolean }): Promise<void> {
+  const report = await resumeTeam(name, { env: process.env })
+  if (report.backend === 'in-process') {
+    if (!opts.json) println(`resuming in-process team ${name}: the leader runs here, its teammates continue from their transcripts`)
+    await runLeader({ team: name, env: process.env })
+    return
   }
+  if (opts.json) printJson({ team: name, ...report, attach: attachCommand(name) })
+  else {
+    println(`team ${name}: leader ${report.leader}; alive: ${report.alive.join(', ') || 'none'}; respawned: ${report.respawned.join(', ') || 'none'}`)
+    println(`attach with: swarm attach ${name}   (or: ${attachCommand(name)})`)
+  }
+  if (opts.attach && !opts.json && process.stdin.isTTY && process.stdout.isTTY && report.backend === 'tmux') await runAttach(name)
+}
+
+function attachCommand(team: string): string {
+  const socket = process.env.SWARM_TMUX_SOCKET || 'swarm'
+  return `tmux -L ${socket} attach -t swarm-${team}`
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value]
+}
+
+/** ['researcher:Explore'] → Map{researcher → Explore} */
+function parseAgentTypes(values: string[]): Map<string, string> {
+  const out = new Map<string, string>()
+  for (const v of values) {
+    const [name, type] = v.split(':')
+    if (!name || !type) throw new UsageError(`--agent-type ${JSON.stringify(v)} should be name:type`, { hint: 'e.g. --agent-type researcher:Explore' })
+    out.set(name, type)
+  }
+  return out
 }
 
 export async function teamList(opts: { json?: boolean }): Promise<void> {
@@ -117,10 +196,19 @@ export async function teamShow(name: string, opts: { json?: boolean }): Promise<
   println(await taskSummary(team.name))
 }
 
-export async function teamDelete(name: string, opts: { force?: boolean; json?: boolean }): Promise<void> {
-  const result = await deleteTeam(name, { force: opts.force })
-  if (opts.json) printJson({ deleted: result.team, activeMembers: result.active })
-  else println(`deleted team ${result.team}`)
+export async function teamDelete(name: string, opts: { force?: boolean; timeout?: string; json?: boolean }): Promise<void> {
+  const seconds = Number(opts.timeout ?? '15')
+  if (!Number.isFinite(seconds) || seconds < 0) throw new UsageError(`invalid --timeout ${JSON.stringify(opts.timeout)}`, { hint: 'give seconds, e.g. --timeout 30' })
+  const tty = Boolean(process.stderr.isTTY) && !opts.json
+  const result = await deleteTeamFully(name, {
+    env: process.env,
+    force: opts.force,
+    timeoutMs: seconds * 1000,
+    progress: (line) => process.stderr.write(tty ? `\r${line}\x1b[K` : `${line}\n`),
+  })
+  if (tty) process.stderr.write('\r\x1b[K')
+  if (opts.json) printJson({ deleted: result.team, exited: result.exited, killed: result.killed })
+  else println(`deleted team ${result.team}${result.exited.length ? `; shut down: ${result.exited.join(', ')}` : ''}${result.killed.length ? `; killed: ${result.killed.join(', ')}` : ''}`)
 }
 
 async function taskSummary(team: string): Promise<string> {

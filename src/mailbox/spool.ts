@@ -13,11 +13,13 @@ import { InboxMessage } from './types.js'
  *
  * With one lock acquisition per message, 8 writer processes on one inbox top out well below
  * 1,500 messages/s here: proper-lockfile waiters poll mkdir with sleeps, so the lock sits idle
- * between holders and the polling itself eats the CPU. Instead a writer first drops its entries,
- * atomically, as one file in `<inbox>.spool/`, then either takes the lock and merges EVERY spooled
- * file into the inbox in one write, or sees its file vanish because the current holder merged it.
- * A message is in the inbox (sent) before appendMessage resolves, exactly as with a plain locked
- * append; Claude Code, which knows nothing of the spool, still excludes us through the same lock.
+ * between holders and the polling itself eats the CPU. Instead a writer first drops its entries
+ * as one new file in `<inbox>.spool/`, then either takes the lock and merges EVERY spooled file
+ * into the inbox in one atomic write, or sees its file vanish because the current holder merged
+ * it. A message is in the inbox (sent) before appendMessage resolves, exactly as with a plain
+ * locked append; Claude Code, which knows nothing of the spool, still excludes us through the same
+ * lock. A writer that dies between spooling and merging leaves its entries for the next merge
+ * (the next append, or a watcher's safety poll): sent late, never lost.
  */
 
 const SpoolFile = z.array(InboxMessage)
@@ -59,7 +61,8 @@ export interface Spooled {
 
 /**
  * Under the inbox lock: every spooled entry, in spool order. A spool file that does not parse is
- * moved aside (bytes kept) and reported through onCorrupt.
+ * left for a later merge while it may still be being written, then moved aside (bytes kept) and
+ * reported through onCorrupt.
  */
 export async function readSpool(inboxFile: string, onCorrupt: (err: CorruptFileError) => void): Promise<Spooled> {
   const dir = spoolDir(inboxFile)
@@ -150,9 +153,10 @@ export function waitForRemoval(file: string, ms: number): Promise<void> {
       watcher = fs.watch(file, () => {
         if (!fs.existsSync(file)) done()
       })
-      watcher.on('error', done)
-    } catch {
-      done() // already gone (merged) before the watch could start
+      // A broken watch (e.g. out of inotify watches) leaves the timer to decide, never a busy loop.
+      watcher.on('error', () => watcher?.close())
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') done() // merged before the watch started
       return
     }
     // Removed between the caller's check and the watch: no event will come.
@@ -173,7 +177,7 @@ function isSpoolName(name: string): boolean {
   return name.endsWith('.json')
 }
 
-/** Wall-clock ms a spool file was created, from its name (Infinity-old for a foreign name). */
+/** Wall-clock ms a spool file was created, from its name (0, i.e. long ago, for a foreign name). */
 function spooledAt(name: string): number {
   const ms = Number(name.split('-')[0])
   return Number.isFinite(ms) ? ms : 0

@@ -2,13 +2,16 @@ import { inboxPath } from '../teams/paths.js'
 import { CorruptFileError, errorMessage } from '../errors.js'
 import { DirWatch } from './dir-watch.js'
 import { messageKey } from './entry.js'
-import { markDelivered, readInbox } from './inbox.js'
+import { flushSpool, markDelivered, readInbox } from './inbox.js'
+import { oldestSpoolAge } from './spool.js'
 import type { InboxMessage } from './types.js'
 
 /** Safety sweep: catches anything the directory watch missed (e.g. on a network filesystem). */
 export const DEFAULT_POLL_MS = 1_000
 /** A file that fails to parse is read again after this long before it is reported (torn in-place write). */
 const CORRUPT_RETRY_MS = 50
+/** Spooled entries this old were left by a writer that died before merging them (see spool.ts). */
+const ORPHAN_SPOOL_MS = 2_000
 
 export interface WatchInboxOptions {
   env?: NodeJS.ProcessEnv
@@ -64,6 +67,7 @@ class Watcher implements InboxWatcher {
   private pending = false
   private closed = false
   private corruptStreak = 0
+  private flushing = false
   private retryTimer: NodeJS.Timeout | undefined
 
   constructor(
@@ -73,10 +77,7 @@ class Watcher implements InboxWatcher {
   ) {
     this.seen = new Set(opts.skip)
     this.dirWatch = new DirWatch(file, () => void this.rescan(), (err) => this.report(err))
-    this.poll = setInterval(() => {
-      void this.dirWatch.check()
-      void this.rescan()
-    }, opts.pollMs ?? DEFAULT_POLL_MS)
+    this.poll = setInterval(() => void this.sweep(), opts.pollMs ?? DEFAULT_POLL_MS)
     if (opts.signal?.aborted) void this.close()
     opts.signal?.addEventListener('abort', () => void this.close(), { once: true })
     this.ready = this.dirWatch.check().then(() => this.rescan())
@@ -94,6 +95,18 @@ class Watcher implements InboxWatcher {
     clearInterval(this.poll)
     clearTimeout(this.retryTimer)
     this.dirWatch.close()
+  }
+
+  /** The safety poll: re-arm a lost watch, merge orphaned spool entries, read again. */
+  private async sweep(): Promise<void> {
+    void this.dirWatch.check()
+    if ((oldestSpoolAge(this.file) ?? 0) > ORPHAN_SPOOL_MS && !this.flushing) {
+      this.flushing = true
+      await flushSpool(this.file)
+        .catch((err: unknown) => this.report(err))
+        .finally(() => (this.flushing = false))
+    }
+    await this.rescan()
   }
 
   // `running` is cleared in the same synchronous step that sees `pending` false, so a rescan()

@@ -200,7 +200,8 @@ export class AnswerBoard {
 
 /** The answer a resolved record stands for. */
 export function answerFromResolved(r: ResolvedRequest): Answer {
-  const permissionMode = typeof r.permissionMode === 'string' ? r.permissionMode : undefined
+  // A plan approval's new mode is recorded in updatedInput (the store has no field for it).
+  const permissionMode = r.kind === 'plan' && typeof r.updatedInput?.permissionMode === 'string' ? r.updatedInput.permissionMode : undefined
   switch (r.decision) {
     case 'approve':
       return {

@@ -131,6 +131,10 @@ export async function answerRequest(team: string, id: string, answer: RequestAns
   }
   const always = answer.decision === 'approve' && (answer.always === true || answer.scope === 'team')
   const by = answer.by ?? `${safeUser()} via swarm perms`
+  // The resolved record has no field for a plan's new mode; it rides in updatedInput, which the
+  // ExitPlanMode schema strips before the tool sees it (see answerFromResolved).
+  const planMode = pending?.kind === 'plan' && answer.decision === 'approve' ? answer.permissionMode : undefined
+  const updatedInput = planMode !== undefined ? { ...answer.updatedInput, permissionMode: planMode } : answer.updatedInput
   let resolved: ResolvedRequest
   try {
     resolved = await resolveRequest(
@@ -141,7 +145,7 @@ export async function answerRequest(team: string, id: string, answer: RequestAns
         resolvedBy: by,
         ...(always ? { always } : {}),
         ...(answer.feedback !== undefined ? { feedback: answer.feedback } : {}),
-        ...(answer.updatedInput ? { updatedInput: answer.updatedInput } : {}),
+        ...(updatedInput ? { updatedInput } : {}),
       },
       env,
     )

@@ -1,4 +1,4 @@
-import { runCommand } from '../util/process.js'
+import { execFile } from 'node:child_process'
 
 /** How long a tmux `display-message` stays on the attached clients. */
 export const TMUX_MESSAGE_MS = 5_000
@@ -56,19 +56,29 @@ export async function notifyTmuxClients(
   const server = env.TMUX ? [] : ['-L', env.SWARM_TMUX_SOCKET || 'swarm']
   const target = env.TMUX && env.TMUX_PANE ? env.TMUX_PANE : `swarm-${request.team}`
   try {
-    const listed = await runCommand('tmux', [...server, 'list-clients', '-t', target, '-F', '#{client_name}'], { env, timeoutMs: TMUX_TIMEOUT_MS })
-    if (listed.code !== 0) return 0
-    const clients = listed.stdout.split('\n').filter(Boolean)
+    const listed = await tmux([...server, 'list-clients', '-t', target, '-F', '#{client_name}'], env)
+    if (listed === undefined) return 0
+    const clients = listed.split('\n').filter(Boolean)
     if (clients.length === 0) return 0
     // display-message expands #{…} formats: double every # so the text shows as written.
     const text = `swarm: ${notificationText(request)} — swarm perms ${request.team}`.replace(/#/g, '##')
     const args = clients.flatMap((c, i) => [...(i ? [';'] : []), 'display-message', '-c', c, '-d', String(TMUX_MESSAGE_MS), text])
-    const shown = await runCommand('tmux', [...server, ...args], { env, timeoutMs: TMUX_TIMEOUT_MS })
-    return shown.code === 0 ? clients.length : 0
+    return (await tmux([...server, ...args], env)) === undefined ? 0 : clients.length
   } catch {
-    // tmux missing or hung (killed after the timeout): a notification is best effort.
+    // A notification is best effort: whatever goes wrong, the request itself goes on.
     return 0
   }
+}
+
+/**
+ * stdout of one tmux command; undefined when it fails, is missing or hangs (killed after the timeout).
+ * Plain execFile rather than util/process's runCommand: that one installs signal handlers which
+ * exit the process on SIGTERM, and a teammate must shut down gracefully (withdrawing its requests).
+ */
+function tmux(args: string[], env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    execFile('tmux', args, { env, timeout: TMUX_TIMEOUT_MS, killSignal: 'SIGKILL' }, (err, stdout) => resolve(err ? undefined : String(stdout)))
+  })
 }
 
 function sanitize(s: string): string {

@@ -24,8 +24,6 @@ export interface LaunchOptions {
   env?: Env
   /** Default 'ignore' for all three. */
   stdio?: StdioOptions
-  /** Name used in error messages and logs. */
-  label?: string
 }
 
 /** A child started as the leader of its own process group, tracked until it exits. */
@@ -68,7 +66,7 @@ export function launchProcess(file: string, args: string[], opts: LaunchOptions 
         child.stdout?.destroy()
         child.stderr?.destroy()
         resolve({ code, signal })
-      }, PIPE_DRAIN_MS).unref()
+      }, PIPE_DRAIN_MS)
     })
     child.once('error', () => {
       // A child that never started emits 'error' without 'close' on some Node versions.
@@ -121,7 +119,7 @@ export class CommandTimeoutError extends SwarmError {
  */
 export async function runCommand(file: string, args: string[], opts: RunOptions = {}): Promise<CommandResult> {
   const timeoutMs = opts.timeoutMs ?? COMMAND_TIMEOUT_MS
-  const proc = launchProcess(file, args, { cwd: opts.cwd, env: opts.env, stdio: ['pipe', 'pipe', 'pipe'], label: file })
+  const proc = launchProcess(file, args, { cwd: opts.cwd, env: opts.env, stdio: ['pipe', 'pipe', 'pipe'] })
   const { child } = proc
   let stdout = ''
   let stderr = ''
@@ -357,11 +355,15 @@ function installExitHandlers(): void {
   process.on('exit', killAllSync)
   for (const sig of Object.keys(SIGNAL_EXIT) as NodeJS.Signals[]) {
     process.on(sig, () => {
-      // A listener replaces Node's default of dying at once, so exit ourselves once drained;
-      // a second signal while draining exits immediately.
-      if (draining) process.exit(SIGNAL_EXIT[sig])
+      // A listener replaces Node's default of dying at once. When ours is the only one, exit once
+      // drained (a second signal exits at once); when the program has its own, it decides.
+      const alone = process.listenerCount(sig) === 1
+      if (draining && alone) process.exit(SIGNAL_EXIT[sig])
       draining = true
-      void drainChildren().finally(() => process.exit(SIGNAL_EXIT[sig]))
+      void drainChildren().finally(() => {
+        draining = false
+        if (alone) process.exit(SIGNAL_EXIT[sig])
+      })
     })
   }
 }

@@ -1,0 +1,21 @@
+import type { Command } from 'commander'
+import { runLeader } from '../leader/leader.js'
+import { validateName } from '../teams/paths.js'
+
+/** `swarm leader <team>` — the leader console (started in the leader pane by team create). */
+export function registerLeaderCommand(program: Command): void {
+  program
+    .command('leader <team>')
+    .description('the leader console: messages to team-lead, permission prompts, slash commands, the lead agent')
+    .option('--coordinator', 'limit the lead agent to coordination tools (Agent, SendMessage, tasks, TaskStop)')
+    .action((team: string, opts: { coordinator?: boolean }) => leaderCommand(team, opts))
+}
+
+export async function leaderCommand(team: string, opts: { coordinator?: boolean }): Promise<void> {
+  validateName(team)
+  const abort = new AbortController()
+  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(sig, () => abort.abort())
+  await runLeader({ team, env: process.env, signal: abort.signal, ...(opts.coordinator ? { coordinator: true } : {}) })
+  // Watchers and model sockets would keep the process alive after the console is gone.
+  process.exit(0)
+}

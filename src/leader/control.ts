@@ -1,0 +1,112 @@
+import { createExecutor } from '../backends/registry.js'
+import { killTeammate } from '../backends/stop.js'
+import { spawnTeammate } from '../backends/teammates.js'
+import type { InProcessExecutor, PaneExecutor, TeammateMain } from '../backends/types.js'
+import { teamStatus } from '../backends/status.js'
+import { formatStatus } from '../cli/status.js'
+import { sendTeamMessage } from '../teams/messaging.js'
+import { agentId, LEAD_NAME } from '../teams/paths.js'
+import { addMember, readTeam, updateMember } from '../teams/team-store.js'
+import type { BackendType } from '../teams/types.js'
+import { delay } from '../util/process.js'
+import type { TeamControl } from './console.js'
+
+/** How long the leader waits for a teammate that approved its shutdown to exit before closing its pane. */
+const CLOSE_AFTER_APPROVAL_MS = 3_000
+
+export interface LeaderControlOptions {
+  team: string
+  env: NodeJS.ProcessEnv
+  backend: BackendType
+  sign: NonNullable<Parameters<typeof createExecutor>[1]>['sign']
+  /** The executor of an in-process team (its teammates live in the leader). */
+  inProcess?: InProcessExecutor
+  /** Builds an in-process teammate's main function. */
+  inProcessMain?: (name: string, opts: { resume: boolean }) => TeammateMain
+}
+
+/** The team's hands as the leader console and the lead agent use them. */
+export class LeaderControl implements TeamControl {
+  private pane: PaneExecutor | undefined
+  constructor(private readonly o: LeaderControlOptions) {
+    if (o.backend !== 'in-process') this.pane = createExecutor(o.backend, { env: o.env, sign: o.sign })
+  }
+
+  async spawn(name: string, opts: { agentType?: string; prompt?: string; model?: string }): Promise<string> {
+    if (this.o.backend === 'in-process') {
+      const config = await readTeam(this.o.team, this.o.env)
+      let member = config.members.find((m) => m.name === name)
+      member ??= await addMember(
+        this.o.team,
+        { name, agentType: opts.agentType, model: opts.model, backendType: 'in-process', tmuxPaneId: 'in-process', isActive: false },
+        this.o.env,
+      )
+      if (opts.prompt) await sendTeamMessage({ team: this.o.team, to: name, text: opts.prompt, summary: 'task from team-lead', env: this.o.env })
+      await this.startInProcess(name, false)
+      return `started ${name} (in-process)`
+    }
+    const r = await spawnTeammate(
+      this.o.team,
+      { name, ...(opts.agentType ? { agentType: opts.agentType } : {}), ...(opts.model ? { model: opts.model } : {}) },
+      { env: this.o.env, ...(this.pane ? { executor: this.pane } : {}) },
+    )
+    if (opts.prompt) await sendTeamMessage({ team: this.o.team, to: name, text: opts.prompt, summary: 'task from team-lead', env: this.o.env })
+    return `started ${name} in pane ${r.spawned.paneId}`
+  }
+
+  /** Starts (or restarts) a registered in-process member inside this process. */
+  async startInProcess(name: string, resume: boolean): Promise<void> {
+    const exec = this.o.inProcess
+    if (!exec || !this.o.inProcessMain) throw new Error('this leader has no in-process executor')
+    const config = await readTeam(this.o.team, this.o.env)
+    const member = config.members.find((m) => m.name === name)
+    if (!member) throw new Error(`no member ${name}`)
+    await exec.spawn({
+      team: this.o.team,
+      name,
+      cwd: member.cwd,
+      ...(member.color ? { color: member.color } : {}),
+      run: this.o.inProcessMain(name, { resume }),
+    })
+    await updateMember(this.o.team, name, { backendType: 'in-process', tmuxPaneId: 'in-process', isActive: true }, this.o.env)
+  }
+
+  async kill(name: string, opts: { now?: boolean }): Promise<string> {
+    const exec = this.o.inProcess
+    const config = await readTeam(this.o.team, this.o.env)
+    const member = config.members.find((m) => m.name === name)
+    if (member?.backendType === 'in-process' && exec) {
+      const id = agentId(name, this.o.team)
+      if (opts.now) await exec.kill(id)
+      else {
+        const r = await exec.terminate(id, 'stopped by team-lead', { timeoutMs: 10_000 })
+        if (r.outcome === 'timeout' || r.outcome === 'rejected') await exec.kill(id)
+      }
+      await updateMember(this.o.team, name, { isActive: false }, this.o.env)
+      return `stopped ${name}`
+    }
+    const r = await killTeammate(this.o.team, name, { env: this.o.env, sign: this.o.sign, ...(opts.now ? { now: true } : {}) })
+    return `${name}: ${r.outcome}${'after' in r && r.after ? ` after ${r.after}` : ''}`
+  }
+
+  async closed(name: string): Promise<void> {
+    if (name === LEAD_NAME) return
+    const config = await readTeam(this.o.team, this.o.env)
+    const member = config.members.find((m) => m.name === name)
+    if (!member) return
+    await updateMember(this.o.team, name, { isActive: false }, this.o.env)
+    if (member.backendType === 'in-process' || !this.pane) return
+    const id = agentId(name, this.o.team)
+    // The teammate exits by itself after approving; give it a moment, then close the pane.
+    for (let waited = 0; waited < CLOSE_AFTER_APPROVAL_MS; waited += 100) {
+      const s = (await this.pane.status([id])).get(id)
+      if (!s || s.state !== 'alive') break
+      await delay(100)
+    }
+    await this.pane.kill(id)
+  }
+
+  async status(): Promise<string> {
+    return formatStatus(await teamStatus(this.o.team, { env: this.o.env, ...(this.o.inProcess ? { inProcess: this.o.inProcess } : {}) }))
+  }
+}

@@ -1,0 +1,181 @@
+import { readAgentState } from '../agent/state.js'
+import { transcriptPath } from '../agent/transcript.js'
+import { defaultLeaderArgv, defaultTeammateArgv, teammateEnv } from '../backends/launch.js'
+import { systemDetectInputs } from '../backends/detect.js'
+import { createExecutor, selectBackend } from '../backends/registry.js'
+import { teamStatus } from '../backends/status.js'
+import { stopTeamMembers } from '../backends/stop.js'
+import { spawnTeammates, type SpawnTeammateInput } from '../backends/teammates.js'
+import type { BackendChoice, PaneExecutor } from '../backends/types.js'
+import { ConflictError, CorruptFileError, NotFoundError } from '../errors.js'
+import { ensureTeamKeys } from '../permissions/signing.js'
+import { leadSignerFor } from '../teams/messaging.js'
+import { LEAD_NAME, tasksDir, teamDir } from '../teams/paths.js'
+import { deleteTeamFiles, readTeam, updateTeam } from '../teams/team-store.js'
+import type { BackendType, TeamFile } from '../teams/types.js'
+import { pathExists } from '../util/fs.js'
+import { delay, isAlive, killTree } from '../util/process.js'
+import { teamBackend } from './leader.js'
+
+type Env = NodeJS.ProcessEnv
+
+export interface StartedTeam {
+  backend: BackendType
+  /** Why this backend (detection's explanation). */
+  reason: string
+  leaderPane?: string
+  teammates: Array<{ name: string; pane: string }>
+}
+
+/**
+ * Starts a team that was just written: with a pane backend, the leader console in the left pane
+ * and one pane per teammate (each with its prompt in its inbox); with the in-process backend
+ * nothing here — the caller runs the leader in the foreground. The backend is recorded in the
+ * TeamFile so `resume` and the leader find it again.
+ */
+export async function startTeam(team: string, opts: { backend: BackendChoice; env: Env }): Promise<StartedTeam> {
+  const env = opts.env
+  const detection = await selectBackend(opts.backend, systemDetectInputs(env))
+  await ensureTeamKeys(team, env)
+  await updateTeam(team, (t) => void (t.swarmBackend = detection.backend), env)
+  if (detection.backend === 'in-process') return { backend: 'in-process', reason: detection.reason, teammates: [] }
+  const config = await readTeam(team, env)
+  const executor = createExecutor(detection.backend, { env, sign: await leadSignerFor(team, env) })
+  const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
+  const leader = await executor.ensureSession(team, { argv: defaultLeaderArgv(team), cwd: leadCwd, env: teammateEnv(env, { team, name: LEAD_NAME }) })
+  const inputs: SpawnTeammateInput[] = config.members
+    .filter((m) => m.name !== LEAD_NAME)
+    .map((m) => ({ name: m.name, ...(m.prompt ? { prompt: m.prompt } : {}), ...(m.agentType ? { agentType: m.agentType } : {}), ...(m.model ? { model: m.model } : {}), ...(m.mode ? { mode: m.mode } : {}) }))
+  const results = inputs.length ? await spawnTeammates(team, inputs, { env, executor }) : []
+  return {
+    backend: detection.backend,
+    reason: detection.reason,
+    leaderPane: leader.paneId,
+    teammates: results.map((r) => ({ name: r.member.name, pane: r.spawned.paneId })),
+  }
+}
+
+export interface ResumeReport {
+  backend: BackendType
+  leader: 'alive' | 'started'
+  alive: string[]
+  respawned: string[]
+}
+
+/**
+ * `swarm team resume`: after a leader crash, a killed tmux server or a reboot — re-adopts what
+ * lives and respawns what is dead (members still meant to run: isActive), in a new session with
+ * the same layout, each teammate continuing from its transcript; unread messages and tasks wait
+ * on disk. An in-process team is resumed by running its leader (the caller does that).
+ */
+export async function resumeTeam(team: string, opts: { env: Env }): Promise<ResumeReport> {
+  const env = opts.env
+  const config = await readTeam(team, env)
+  const backend = teamBackend(config) ?? 'in-process'
+  if (backend === 'in-process') return { backend, leader: 'started', alive: [], respawned: [] }
+  const sign = await leadSignerFor(team, env)
+  const executor: PaneExecutor = createExecutor(backend, { env, sign })
+  const status = await teamStatus(team, { env, executors: { [backend]: executor } })
+  const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
+  const leaderRow = status.members.find((m) => m.name === LEAD_NAME)
+  const leaderAlive = leaderRow?.state === 'alive'
+  if (!leaderAlive) {
+    // A dead leader pane (remain-on-exit) is closed first, so the new one takes the left side.
+    await executor.stopTeam(team).catch(() => undefined)
+  }
+  const leader = await executor.ensureSession(team, { argv: defaultLeaderArgv(team), cwd: leadCwd, env: teammateEnv(env, { team, name: LEAD_NAME }) })
+  const alive: string[] = []
+  const dead: SpawnTeammateInput[] = []
+  for (const m of config.members) {
+    if (m.name === LEAD_NAME) continue
+    const row = status.members.find((r) => r.name === m.name)
+    if (leaderAlive && row?.state === 'alive') {
+      alive.push(m.name)
+      continue
+    }
+    if (m.isActive === false && row?.state !== 'alive') continue // stopped on purpose
+    if (row?.state === 'alive') {
+      alive.push(m.name)
+      continue
+    }
+    if (row?.state === 'exited') await executor.kill(m.agentId).catch(() => undefined) // clear the dead pane
+    const resume = await pathExists(transcriptPath(team, m.name, env))
+    dead.push({
+      name: m.name,
+      argv: [...defaultTeammateArgv(team, m.name, { ...(m.model ? { model: m.model } : {}), ...(m.mode ? { mode: m.mode } : {}), ...(m.agentType ? { agentType: m.agentType } : {}) }), ...(resume ? ['--resume'] : [])],
+      cwd: m.cwd,
+    })
+  }
+  if (dead.length) await spawnTeammates(team, dead, { env, executor })
+  return { backend, leader: leader.created ? 'started' : 'alive', alive, respawned: dead.map((d) => d.name) }
+}
+
+/** How long `team delete` waits for teammates to accept the shutdown, by default. */
+export const DELETE_TIMEOUT_MS = 15_000
+
+export interface DeleteReport {
+  team: string
+  exited: string[]
+  killed: string[]
+}
+
+/** Members in the middle of a turn (working, or waiting for an answer) whose process lives. */
+export async function busyMembers(team: TeamFile, env: Env): Promise<Array<{ name: string; status: string; task?: string }>> {
+  const busy: Array<{ name: string; status: string; task?: string }> = []
+  for (const m of team.members) {
+    if (m.name === LEAD_NAME) continue
+    const state = await readAgentState(team.name, m.name, env).catch(() => undefined)
+    if (!state || (state.status !== 'working' && state.status !== 'waiting')) continue
+    if (state.pid === undefined || !isAlive(state.pid)) continue
+    busy.push({ name: m.name, status: state.status, ...(state.currentTask ? { task: state.currentTask } : {}) })
+  }
+  return busy
+}
+
+/**
+ * `swarm team delete`: refuses (without force) while a teammate is mid-turn; sends every teammate
+ * a shutdown_request, waits up to `timeoutMs`, kills what is left, closes panes and the session,
+ * stops an in-process team's leader, and removes the team's files. Leaves no process, pane, lock
+ * or temp file behind.
+ */
+export async function deleteTeamFully(
+  team: string,
+  opts: { env: Env; force?: boolean; timeoutMs?: number; progress?: (line: string) => void },
+): Promise<DeleteReport> {
+  const env = opts.env
+  if (!(await pathExists(teamDir(team, env))) && !(await pathExists(tasksDir(team, env)))) {
+    throw new NotFoundError(`no team named ${JSON.stringify(team)}`, { hint: 'see "swarm team list"' })
+  }
+  let config: TeamFile | undefined
+  try {
+    config = await readTeam(team, env)
+  } catch (err) {
+    if (!(err instanceof NotFoundError || (err instanceof CorruptFileError && opts.force))) throw err
+  }
+  if (config && !opts.force) {
+    const busy = await busyMembers(config, env)
+    if (busy.length) {
+      throw new ConflictError('SWARM_TEAM_BUSY', `teammates are mid-turn: ${busy.map((b) => `${b.name} (${b.status}${b.task ? `, task #${b.task}` : ''})`).join(', ')}`, {
+        hint: `wait for them to go idle (swarm status ${team}), or delete at once with --force`,
+      })
+    }
+  }
+  const started = Date.now()
+  const ticker = opts.progress ? setInterval(() => opts.progress!(`waiting for teammates to shut down… ${Math.round((Date.now() - started) / 1000)}s`), 1_000) : undefined
+  let report = { exited: [] as string[], killed: [] as string[] }
+  try {
+    const sign = config ? await leadSignerFor(team, env).catch(() => undefined) : undefined
+    report = await stopTeamMembers(team, { env, graceful: !opts.force, timeoutMs: opts.timeoutMs ?? DELETE_TIMEOUT_MS, ...(sign ? { sign } : {}) })
+    // An in-process team lives inside its leader process: stop that process (and its children).
+    const lead = config ? await readAgentState(team, LEAD_NAME, env).catch(() => undefined) : undefined
+    if (lead?.pid && lead.pid !== process.pid && isAlive(lead.pid) && lead.status !== 'exited') {
+      process.kill(lead.pid, 'SIGTERM')
+      for (let i = 0; i < 50 && isAlive(lead.pid); i++) await delay(100)
+      if (isAlive(lead.pid)) await killTree(lead.pid)
+    }
+  } finally {
+    clearInterval(ticker)
+  }
+  await deleteTeamFiles(team, env)
+  return { team, exited: report.exited, killed: report.killed }
+}

@@ -1,0 +1,165 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import { execa } from 'execa'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { readAgentState } from '../../src/agent/state.js'
+import type { LoopbackServer } from '../../src/model/loopback-server.js'
+import { listPending } from '../../src/permissions/store.js'
+import { isAlive } from '../../src/util/process.js'
+import {
+  BIN,
+  REPO,
+  TEAM,
+  countLines,
+  makeFixture,
+  nudge,
+  oneCall,
+  startChild,
+  startLoopback,
+  toolResult,
+  waitFor,
+  type ChildAgent,
+  type Fixture,
+} from '../permissions/bubbling-helpers.js'
+
+/**
+ * The real teammate binary (`swarm agent`, a child process on the loopback model) asks; the human
+ * answers with `swarm perms` from another process. No tmux needed.
+ */
+
+let loopback: LoopbackServer
+let fx: Fixture
+let agent: ChildAgent | undefined
+
+beforeAll(async () => {
+  if (!fs.existsSync(path.join(REPO, 'dist/permissions/client.js'))) throw new Error('dist/ is missing or stale: run "npm run build" first')
+  loopback = await startLoopback()
+})
+afterAll(async () => {
+  await loopback.close()
+})
+beforeEach(async () => {
+  loopback.requests.length = 0
+  fx = await makeFixture(loopback)
+})
+afterEach(async (ctx) => {
+  if (agent && ctx.task.result?.state === 'fail') console.error(`--- swarm agent output ---\n${agent.output()}`)
+  await agent?.kill('SIGKILL')
+  agent = undefined
+  await fx.cleanup()
+})
+
+async function perms(args: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  const r = await execa('node', [BIN, 'perms', ...args], { env: fx.env, reject: false, timeout: 20_000 })
+  return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) }
+}
+
+async function listed(): Promise<{ requests: Array<Record<string, unknown>>; cancelled: Array<Record<string, unknown>> }> {
+  const r = await perms([TEAM, '--json'])
+  expect(r.exitCode, r.stderr).toBe(0)
+  return JSON.parse(r.stdout)
+}
+
+const appendCount = { command: 'echo ran >> count.txt' }
+const counted = () => countLines(path.join(fx.cwd, 'count.txt'))
+const idle = async () => (await readAgentState(TEAM, 'alice', fx.env))?.status === 'idle'
+
+describe('swarm agent asks, swarm perms answers', () => {
+  it('approve: the request shows in `swarm perms --json` quickly and the command runs exactly once', async () => {
+    loopback.setScenario(oneCall('Bash', appendCount))
+    agent = startChild(fx)
+    await nudge(fx)
+
+    // How fast a request becomes visible after the model's tool call left the server.
+    const pending = await waitFor(async () => (await listPending(TEAM, { env: fx.env })).requests[0], 'the pending file', 15_000, agent.output)
+    const seenOnDisk = Date.now()
+    const viaCli = await waitFor(async () => (await listed()).requests[0], '`swarm perms --json` to list it', 10_000, agent.output)
+    const seenViaCli = Date.now()
+    const served = loopback.requests.find((r) => r.path === '/v1/messages')!.receivedAt
+    const latency = { writtenMs: pending.createdAt - served, seenOnDiskMs: seenOnDisk - served, cliReturnedMs: seenViaCli - served }
+    console.log(`permission request latency after the tool call: ${JSON.stringify(latency)}`)
+    expect(latency.writtenMs).toBeLessThan(2_000)
+
+    expect(viaCli).toMatchObject({ id: pending.id, kind: 'permission', agent: 'alice', toolName: 'Bash', summary: 'echo ran >> count.txt' })
+    expect(viaCli.pid).toBe(agent.child.pid)
+    expect(await readAgentState(TEAM, 'alice', fx.env)).toMatchObject({ status: 'waiting' })
+    const table = await perms([TEAM])
+    expect(table.stdout).toMatch(new RegExp(`${pending.id}\\s+permission\\s+alice\\s+Bash\\s+echo ran >> count.txt\\s+\\d+ s`))
+
+    const approved = await perms(['approve', TEAM, pending.id])
+    expect(approved.exitCode, approved.stderr).toBe(0)
+    expect(approved.stdout).toContain(`approved alice's Bash request (${pending.id})`)
+    await waitFor(idle, 'alice to finish the turn', 10_000, agent.output)
+    expect(await counted()).toBe(1)
+    expect(toolResult(loopback, 'toolu_1')).toMatchObject({ isError: false })
+
+    const again = await perms(['deny', TEAM, pending.id, '--feedback', 'too late'])
+    expect(again.exitCode).toBe(4)
+    expect(again.stderr).toMatch(/already answered: approved by \S+ via swarm perms/)
+    const unknown = await perms(['approve', TEAM, 'perm-nope-000000'])
+    expect(unknown.exitCode).toBe(3)
+    expect(await counted()).toBe(1)
+  })
+
+  it('deny with feedback: the command never runs and the model sees the feedback', async () => {
+    loopback.setScenario(oneCall('Bash', appendCount))
+    agent = startChild(fx)
+    await nudge(fx)
+    const request = await waitFor(async () => (await listed()).requests[0], 'the request', 15_000, agent.output)
+    const denied = await perms(['deny', TEAM, String(request.id), '--feedback', 'count with the counter script'])
+    expect(denied.exitCode, denied.stderr).toBe(0)
+    await waitFor(idle, 'alice to finish the turn', 10_000, agent.output)
+    expect(await counted()).toBe(0)
+    const result = toolResult(loopback, 'toolu_1')
+    expect(result?.isError).toBe(true)
+    expect(result?.content).toContain('count with the counter script')
+  })
+
+  it('a teammate killed while waiting: its request is shown as cancelled once, then cleared', async () => {
+    loopback.setScenario(oneCall('Bash', appendCount))
+    agent = startChild(fx)
+    await nudge(fx)
+    const request = await waitFor(async () => (await listed()).requests[0], 'the request', 15_000, agent.output)
+    const pid = agent.child.pid!
+    await agent.kill('SIGKILL')
+    await waitFor(() => !isAlive(pid), 'the teammate to be gone')
+
+    const first = await listed()
+    expect(first.requests).toEqual([])
+    expect(first.cancelled).toEqual([expect.objectContaining({ id: request.id, agent: 'alice', toolName: 'Bash', reason: 'alice is no longer running' })])
+    expect((await listed()).cancelled).toEqual([])
+    const late = await perms(['approve', TEAM, String(request.id)])
+    expect(late.exitCode).toBe(4)
+    expect(late.stderr).toContain('cancelled')
+    expect(await counted()).toBe(0)
+  })
+
+  it('a SIGTERM while waiting withdraws the request itself', async () => {
+    loopback.setScenario(oneCall('Bash', appendCount))
+    agent = startChild(fx)
+    await nudge(fx)
+    const request = await waitFor(async () => (await listed()).requests[0], 'the request', 15_000, agent.output)
+    await agent.kill('SIGTERM')
+    const late = await perms(['approve', TEAM, String(request.id)])
+    expect(late.exitCode).toBe(4)
+    expect(late.stderr).toMatch(/cancelled \(alice exited while waiting|cancelled \(the agent was stopped/)
+  })
+
+  it('--permission-timeout denies with a reason', async () => {
+    loopback.setScenario(oneCall('Bash', appendCount))
+    agent = startChild(fx, ['--permission-timeout', '0.5'])
+    await nudge(fx)
+    await waitFor(idle, 'alice to give up waiting', 15_000, agent.output)
+    expect(toolResult(loopback, 'toolu_1')).toMatchObject({ isError: true, content: expect.stringContaining('no answer from team-lead within 0.5 s') })
+    expect((await listed()).requests).toEqual([])
+  })
+
+  it('--allow rules from the command line pass without asking', async () => {
+    loopback.setScenario(oneCall('Bash', appendCount))
+    agent = startChild(fx, ['--allow', 'Bash(echo ran >> count.txt)'])
+    await nudge(fx)
+    await waitFor(idle, 'alice to finish the turn', 15_000, agent.output)
+    expect(await counted()).toBe(1)
+    expect((await listed()).requests).toEqual([])
+  })
+})
