@@ -324,7 +324,8 @@ export class TeammateRuntime {
     const last = this.lastTurn
     this.lastTurn = undefined
     await this.setStatus('idle')
-    if (!last) return
+    // The lead is the one idle notifications go to; it does not notify itself.
+    if (!last || this.o.name === LEAD_NAME) return
     const completed = this.o.turnLog.completedTaskIds[this.o.turnLog.completedTaskIds.length - 1]
     const summary = last.failure
       ? `turn failed: ${last.failure}`
@@ -400,8 +401,8 @@ function oneLine(s: string): string {
 /** "rate_limit_error (status 429, request req_…): message" */
 export function describeFailure(err: unknown): string {
   if (err instanceof APIError) {
-    const type = (err.error as { error?: { type?: string } } | undefined)?.error?.type ?? err.name
-    return `${type} (status ${err.status ?? 'none'}, request ${err.requestID ?? 'none'}): ${oneLine(err.message)}`
+    const inner = (err.error as { error?: { type?: string; message?: string } } | undefined)?.error
+    return `${inner?.type ?? err.name} (status ${err.status ?? 'none'}, request ${err.requestID ?? 'none'}): ${oneLine(inner?.message ?? err.message)}`
   }
   return `${(err as Error)?.name ?? 'Error'}: ${oneLine((err as Error)?.message ?? String(err))}`
 }

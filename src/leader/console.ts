@@ -135,7 +135,8 @@ export class LeaderConsole {
         await this.o.control.closed(m.from).catch((err) => this.line(this.c.red(`could not close ${m.from}'s pane: ${errorMessage(err)}`)))
         continue
       }
-      if (this.o.lead) this.o.lead.deliver([m])
+      // The lead agent gets what teammates say; never its own words back.
+      if (this.o.lead && m.from !== LEAD_NAME) this.o.lead.deliver([m])
       else consumed.push(m.msg_id ?? '')
     }
     const ids = consumed.filter(Boolean)

@@ -355,15 +355,13 @@ function installExitHandlers(): void {
   process.on('exit', killAllSync)
   for (const sig of Object.keys(SIGNAL_EXIT) as NodeJS.Signals[]) {
     process.on(sig, () => {
-      // A listener replaces Node's default of dying at once. When ours is the only one, exit once
-      // drained (a second signal exits at once); when the program has its own, it decides.
-      const alone = process.listenerCount(sig) === 1
-      if (draining && alone) process.exit(SIGNAL_EXIT[sig])
+      // A listener replaces Node's default of dying at once. When the program has a listener of
+      // its own, it decides what the signal means (and calls drainChildren when it leaves);
+      // otherwise drain and exit as Node would have, a second signal exiting at once.
+      if (process.listenerCount(sig) > 1) return
+      if (draining) process.exit(SIGNAL_EXIT[sig])
       draining = true
-      void drainChildren().finally(() => {
-        draining = false
-        if (alone) process.exit(SIGNAL_EXIT[sig])
-      })
+      void drainChildren().finally(() => process.exit(SIGNAL_EXIT[sig]))
     })
   }
 }

