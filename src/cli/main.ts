@@ -2,6 +2,7 @@ import { Command } from 'commander'
 import { reportError } from './errors.js'
 import { registerAgentCommand } from './agent.js'
 import { registerLeaderCommand } from './leader.js'
+import { registerDemoCommand } from './demo.js'
 import { registerAttachCommand } from './attach.js'
 import { registerDoctorCommand } from './doctor.js'
 import { registerInboxCommands } from './inbox.js'
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
   registerTaskCommands(program)
   registerAgentCommand(program)
   registerLeaderCommand(program)
+  registerDemoCommand(program)
   registerPermsCommands(program)
   registerSpawnCommands(program)
   registerStatusCommand(program)

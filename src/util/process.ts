@@ -61,12 +61,18 @@ export function launchProcess(file: string, args: string[], opts: LaunchOptions 
     child.once('close', (code, signal) => resolve({ code: spawnError ? 127 : code, signal }))
     child.once('exit', (code, signal) => {
       // 'close' waits for the end of stdout/stderr, which a grandchild may hold open forever:
-      // give the pipes a moment to drain, then stop waiting for them.
-      setTimeout(() => {
-        child.stdout?.destroy()
-        child.stderr?.destroy()
-        resolve({ code, signal })
-      }, PIPE_DRAIN_MS)
+      // give the pipes a moment, then stop waiting for them. The setImmediate lets one more poll
+      // phase read what the child wrote before exiting: on a loaded machine the timer can fire
+      // before the loop has read it.
+      setTimeout(
+        () =>
+          setImmediate(() => {
+            child.stdout?.destroy()
+            child.stderr?.destroy()
+            resolve({ code, signal })
+          }),
+        PIPE_DRAIN_MS,
+      )
     })
     child.once('error', () => {
       // A child that never started emits 'error' without 'close' on some Node versions.
