@@ -2,11 +2,11 @@ import { ExitCode, SwarmError, UsageError } from '../errors.js'
 import type { NewMessage } from '../mailbox/entry.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { LEAD_NAME, agentId as makeAgentId } from '../teams/paths.js'
-import { killTree, processTrees } from '../util/process.js'
+import { delay, killTree, processTrees } from '../util/process.js'
 import { prepareLogFile, validateSpawnConfig } from './spawn-config.js'
 import { gracefulStop, parseAgentId, sendToInbox } from './shutdown.js'
 import { type PaneRow, TMUX_COLORS, listPanes, paneById, teamLeader, teamPanes } from './tmux-panes.js'
-import { TmuxClient, type TmuxSocket, formatEscape, resolveSocket, shellQuote, swarmSocket, tmuxCommand } from './tmux-client.js'
+import { TmuxClient, type TmuxSocket, formatEscape, isNoServer, resolveSocket, shellQuote, swarmSocket, tmuxCommand } from './tmux-client.js'
 import type {
   ExecutorOptions,
   LeaderOptions,
@@ -31,6 +31,8 @@ const MAIN_PANE_WIDTH = '30%'
  */
 const BORDER_FORMAT = '#[fg=#{@agent_color}]#{?@agent_name,#{@agent_name},#{pane_title}}#[default]'
 const SPAWN_FORMAT = '#{pane_id}\t#{pane_pid}\t#{socket_path}'
+/** How long status waits, once, for tmux to learn the exit status of a pane that just died. */
+const STATUS_SETTLE_MS = 30
 
 export interface TmuxExecutorOptions extends ExecutorOptions {
   /** Overrides the server (default: $TMUX's inside tmux, else `-L swarm`). */
@@ -136,18 +138,16 @@ export class TmuxExecutor implements PaneExecutor {
     const agentId = validateSpawnConfig(config)
     const logFile = await prepareLogFile(config, this.env)
     let leader = this.leaders.get(config.team) ?? (await this.leaderFor(config))
-    let out: string
-    try {
-      out = await this.client.source([this.splitLine(config, agentId, logFile, leader)], { what: 'split-window' })
-    } catch (err) {
-      if (!(err instanceof SwarmError) || !/can't find (pane|window)/.test(err.message)) throw err
-      // The cached leader pane is gone (closed by the user); look again once.
+    let r = await this.client.exec(['source-file', '-'], this.splitScript(config, agentId, logFile, leader))
+    if (!r.stdout.startsWith('%') && (/can't find (pane|window)/.test(r.stderr) || isNoServer(r.stderr))) {
+      // The cached leader pane is gone (closed by the user, or the server died); look again once.
       this.leaders.delete(config.team)
       leader = await this.leaderFor(config)
-      out = await this.client.source([this.splitLine(config, agentId, logFile, leader)], { what: 'split-window' })
+      r = await this.client.exec(['source-file', '-'], this.splitScript(config, agentId, logFile, leader))
     }
-    const [paneId, pid, socketPath] = out.trim().split('\t')
-    if (!paneId?.startsWith('%')) throw new SwarmError('SWARM_TMUX_FAILED', `tmux split-window printed no pane id (${JSON.stringify(out)})`)
+    // Judged by the pane id printed: once the pane exists, a failing layout command is cosmetic.
+    const [paneId, pid, socketPath] = r.stdout.trim().split('\t')
+    if (!paneId?.startsWith('%')) throw this.client.failure('split-window', r.stderr || `no pane id printed (${JSON.stringify(r.stdout)})`)
     const ref = { agentId, paneId, socketPath }
     this.refs.set(agentId, ref)
     return { agentId, backendType: 'tmux', paneId, pid: Number(pid) || undefined, socketPath }
@@ -167,11 +167,12 @@ export class TmuxExecutor implements PaneExecutor {
 
   /**
    * One command group: split-window (the new pane becomes the target of the commands after it in
-   * the same group), its log piped before tmux reads any output, title, colour, identity, layout.
+   * the same group), its log piped before tmux reads any output, title, colour, identity; then
+   * the layout on a line of its own.
    */
-  private splitLine(config: TeammateSpawnConfig, agentId: string, logFile: string, leader: { paneId: string; windowId: string }): string {
+  private splitScript(config: TeammateSpawnConfig, agentId: string, logFile: string, leader: { paneId: string; windowId: string }): string {
     const color = TMUX_COLORS[config.color ?? ''] ?? config.color ?? 'default'
-    return [
+    const split = [
       tmuxCommand(
         'split-window', '-h', '-t', leader.paneId, '-P', '-F', SPAWN_FORMAT,
         '-c', formatEscape(config.cwd), ...envArgs(config.env), ...argvArgs(config.argv),
@@ -182,11 +183,11 @@ export class TmuxExecutor implements PaneExecutor {
       tmuxCommand('set', '-p', '@agent_color', color),
       tmuxCommand('set', '-p', '@agent_name', config.title ?? config.name),
       tmuxCommand('set', '-p', '@swarm_agent', agentId),
-      // main-vertical keeps the leader (the window's first pane) on the left; without a layout
-      // after each split, splits run out of room after ~6 panes.
-      tmuxCommand('select-layout', '-t', leader.windowId, 'main-vertical'),
-      tmuxCommand('last-pane', '-t', leader.windowId),
     ].join(' ; ')
+    // main-vertical keeps the leader (the window's first pane) on the left; without a layout
+    // after each split, splits run out of room after ~6 panes. last-pane gives the focus back.
+    const layout = [tmuxCommand('select-layout', '-t', leader.windowId, 'main-vertical'), tmuxCommand('last-pane', '-t', leader.windowId)].join(' ; ')
+    return `${split}\n${layout}\n`
   }
 
   sendMessage(agentId: string, message: NewMessage | InboxMessage): Promise<void> {
@@ -248,7 +249,13 @@ export class TmuxExecutor implements PaneExecutor {
     const result = new Map<string, ProcessState>()
     await Promise.all(
       [...bySocket].map(async ([socket, ids]) => {
-        const rows = await listPanes(this.clientFor(socket), { allowNoServer: true })
+        const client = this.clientFor(socket)
+        let rows = await listPanes(client, { allowNoServer: true })
+        // tmux marks a pane dead when its pty closes and learns the exit status a moment later.
+        if (rows !== 'no-server' && rows.some((r) => r.dead && r.deadStatus === undefined && r.deadSignal === undefined)) {
+          await delay(STATUS_SETTLE_MS)
+          rows = await listPanes(client, { allowNoServer: true })
+        }
         for (const id of ids) {
           if (rows === 'no-server') result.set(id, { state: 'dead', reason: 'tmux server not running' })
           else result.set(id, paneState(findPane(rows, id, refs.get(id)), refs.has(id)))

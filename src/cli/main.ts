@@ -3,6 +3,7 @@ import { reportError } from './errors.js'
 import { registerAgentCommand } from './agent.js'
 import { registerLeaderCommand } from './leader.js'
 import { registerDemoCommand } from './demo.js'
+import { registerLogsCommand } from './logs.js'
 import { registerAttachCommand } from './attach.js'
 import { registerDoctorCommand } from './doctor.js'
 import { registerInboxCommands } from './inbox.js'
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   registerAgentCommand(program)
   registerLeaderCommand(program)
   registerDemoCommand(program)
+  registerLogsCommand(program)
   registerPermsCommands(program)
   registerSpawnCommands(program)
   registerStatusCommand(program)

@@ -77,7 +77,7 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
     expect(fs.statSync(log).mode & 0o777).toBe(0o600)
     await eventually(() => fs.readFileSync(path.join(agentDir('crew', 'poet', env), 'pane.log'), 'utf8').includes('first words'), 3_000, 'pane.log')
     // remain-on-exit: the finished pane stays, with its status.
-    expect(panes('#{pane_id} #{pane_dead} #{pane_dead_status}')).toContain(`${quick.paneId} 1 5`)
+    await eventually(() => panes('#{pane_id} #{pane_dead} #{pane_dead_status}').includes(`${quick.paneId} 1 5`), 3_000, 'the dead pane with its status')
   })
 
   it('reports every member with one list-panes call, and a dead server as dead without hanging', async () => {
@@ -96,9 +96,21 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
     expect([...after.values()]).toEqual(ids.map(() => ({ state: 'dead', reason: 'tmux server not running' })))
   })
 
+  it('a spawn after the tmux server died starts a new session for the team', async () => {
+    const exec = createExecutor('tmux', { env, leaderArgv: () => ['sleep', '600'] })
+    const first = await exec.spawn({ team: 'crew', name: 'a', argv: ['sleep', '600'], cwd: root })
+    await reapTmuxServer(env)
+    expect(first.socketPath).toBeTruthy()
+    await exec.spawn({ team: 'crew', name: 'b', argv: ['sleep', '600'], cwd: root })
+    const status = await exec.status(['a@crew', 'b@crew', 'team-lead@crew'])
+    expect(status.get('a@crew')?.state).toBe('dead')
+    expect(status.get('b@crew')?.state).toBe('alive')
+    expect(status.get('team-lead@crew')?.state).toBe('alive')
+  })
+
   it('a server that stops answering is a timeout error, not a hang', async () => {
+    await tmux.ensureSession('crew', { argv: ['sleep', '600'], cwd: root })
     const slow = createExecutor('tmux', { env, tmuxTimeoutMs: 300 })
-    await slow.ensureSession('crew', { argv: ['sleep', '600'], cwd: root })
     const serverPid = Number(t('display', '-p', '#{pid}').trim())
     process.kill(serverPid, 'SIGSTOP')
     try {

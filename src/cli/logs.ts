@@ -1,0 +1,88 @@
+import fs from 'node:fs'
+import type { Command } from 'commander'
+import pc from 'picocolors'
+import type Anthropic from '@anthropic-ai/sdk'
+import { readTranscript, transcriptPath, type TranscriptEvent } from '../agent/transcript.js'
+import { NotFoundError } from '../errors.js'
+import { agentDir, validateAgentName, validateName } from '../teams/paths.js'
+import { getMember } from '../teams/team-store.js'
+import { useColor } from './output.js'
+
+/** How often --follow checks a transcript that fs.watch may miss (a slow safety net). */
+const FOLLOW_POLL_MS = 1_000
+
+/** `swarm logs <team> <name> [--follow]` */
+export function registerLogsCommand(program: Command): void {
+  program
+    .command('logs <team> <name>')
+    .description("show an agent's transcript readably: messages, tool calls, state changes, errors")
+    .option('-f, --follow', 'keep printing new events until Ctrl-C')
+    .option('--json', 'print the raw events (JSON lines)')
+    .action((team: string, name: string, opts: { follow?: boolean; json?: boolean }) => logsCommand(team, name, opts))
+}
+
+export async function logsCommand(team: string, name: string, opts: { follow?: boolean; json?: boolean }): Promise<void> {
+  validateName(team)
+  validateAgentName(name)
+  await getMember(team, name)
+  const file = transcriptPath(team, name)
+  const c = pc.createColors(useColor() && !opts.json)
+  const print = (e: TranscriptEvent) => process.stdout.write((opts.json ? JSON.stringify(e) : formatEvent(e, c)) + '\n')
+  let seen = 0
+  const flush = async () => {
+    const events = await readTranscript(file)
+    for (const e of events.slice(seen)) print(e)
+    seen = events.length
+  }
+  await flush()
+  if (!opts.follow) {
+    if (seen === 0 && !fs.existsSync(file)) throw new NotFoundError(`${name} has no transcript yet (${file})`, { hint: 'it is written once the agent starts' })
+    return
+  }
+  fs.mkdirSync(agentDir(team, name), { recursive: true, mode: 0o700 })
+  let chain = Promise.resolve()
+  const kick = () => void (chain = chain.then(flush))
+  const watcher = fs.watch(agentDir(team, name), kick)
+  const timer = setInterval(kick, FOLLOW_POLL_MS)
+  await new Promise<void>((resolve) => process.once('SIGINT', resolve))
+  watcher.close()
+  clearInterval(timer)
+}
+
+type Colors = ReturnType<typeof pc.createColors>
+
+/** One readable line (or a few) per transcript event. */
+export function formatEvent(e: TranscriptEvent, c: Colors): string {
+  const time = c.dim(e.t.slice(11, 19))
+  switch (e.kind) {
+    case 'start':
+      return `${time} ${c.bold('start')} model ${e.model}${e.mode ? `, mode ${e.mode}` : ''}${e.resume ? ', resumed' : ''} (pid ${e.pid})`
+    case 'state':
+      return `${time} ${c.yellow('●')} ${e.state}${e.detail ? ` — ${e.detail}` : ''}`
+    case 'tool':
+      return `${time} ${e.isError ? c.red('✗') : c.green('✓')} ${c.cyan(e.tool)} ${short(JSON.stringify(e.input), 100)} ${c.dim(`${e.ms} ms`)}\n         ${c.dim(short(e.output, 160))}`
+    case 'error':
+      return `${time} ${c.red('error')} ${e.errorType}${e.status ? ` ${e.status}` : ''}${e.requestId ? ` ${e.requestId}` : ''}: ${e.message}`
+    case 'usage':
+      return `${time} ${c.dim(`tokens: ${e.inputTokens} in, ${e.outputTokens} out, ${e.cacheReadTokens} cache read, ${e.cacheWriteTokens} cache write`)}`
+    case 'message':
+      return `${time} ${e.message.role === 'user' ? c.magenta('user') : c.blue('assistant')} ${renderContent(e.message.content)}`
+  }
+}
+
+function renderContent(content: Anthropic.MessageParam['content']): string {
+  if (typeof content === 'string') return content
+  return content
+    .map((b) => {
+      if (b.type === 'text') return b.text
+      if (b.type === 'tool_use') return `[tool_use ${b.name}]`
+      if (b.type === 'tool_result') return `[tool_result${b.is_error ? ' error' : ''}]`
+      return `[${b.type}]`
+    })
+    .join(' ')
+}
+
+function short(s: string, max: number): string {
+  const flat = s.replace(/\s+/g, ' ')
+  return flat.length > max ? flat.slice(0, max - 1) + '…' : flat
+}

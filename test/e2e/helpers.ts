@@ -1,0 +1,111 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { execa } from 'execa'
+import { isAlive, killTree, processTrees, waitForExit } from '../../src/util/process.js'
+
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+export const BIN = path.join(REPO, 'bin/swarm.js')
+
+export const hasTmux = (() => {
+  try {
+    execFileSync('tmux', ['-V'], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+})()
+
+export interface Sandbox {
+  root: string
+  project: string
+  env: NodeJS.ProcessEnv
+  /** Runs `node bin/swarm.js …` and returns its exit code and output. */
+  swarm(args: string[], opts?: { timeout?: number; env?: NodeJS.ProcessEnv }): Promise<{ code: number; stdout: string; stderr: string }>
+  /** Starts a long-running process that cleanup() reaps (its whole tree). */
+  start(file: string, args: string[], opts?: { env?: NodeJS.ProcessEnv }): ChildProcess
+  cleanup(): Promise<void>
+}
+
+/**
+ * Everything a whole-team test needs and nothing real: SWARM_HOME and the project in a temp dir,
+ * tmux on a private TMUX_TMPDIR with TMUX unset, no colour. cleanup() kills the private tmux
+ * server (by socket), every process started, and removes the directory.
+ */
+export function sandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-e2e-')))
+  const project = path.join(root, 'project')
+  fs.mkdirSync(project, { recursive: true })
+  fs.mkdirSync(path.join(root, 'tmux'), { recursive: true })
+  const env: NodeJS.ProcessEnv = { ...process.env, SWARM_HOME: path.join(root, 'home'), TMUX_TMPDIR: path.join(root, 'tmux'), NO_COLOR: '1', ...extraEnv }
+  for (const k of ['TMUX', 'TMUX_PANE', 'ITERM_SESSION_ID', 'TERM_PROGRAM', 'SWARM_TMUX_SOCKET', 'CLAUDE_CONFIG_DIR']) delete env[k]
+  const children: ChildProcess[] = []
+  return {
+    root,
+    project,
+    env,
+    async swarm(args, opts = {}) {
+      const r = await execa(process.execPath, [BIN, ...args], { env: opts.env ?? env, reject: false, timeout: opts.timeout ?? 30_000, cwd: project, stdin: 'ignore' })
+      return { code: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) }
+    },
+    start(file, args, opts = {}) {
+      const child = spawn(file, args, { env: opts.env ?? env, cwd: project, stdio: ['pipe', 'pipe', 'pipe'], detached: true })
+      children.push(child)
+      return child
+    },
+    async cleanup() {
+      await reapTmux(env)
+      const pids = children.map((c) => c.pid).filter((p): p is number => p !== undefined && isAlive(p))
+      const trees = [...(await processTrees(pids)).values()].flat()
+      await Promise.all(trees.filter(isAlive).map((p) => killTree(p, { graceMs: 200 })))
+      fs.rmSync(root, { recursive: true, force: true })
+    },
+  }
+}
+
+/** Kills the sandbox's tmux server by its socket and waits for its panes' processes. */
+export async function reapTmux(env: NodeJS.ProcessEnv, socket = 'swarm'): Promise<void> {
+  let pids: number[] = []
+  try {
+    const out = execFileSync('tmux', ['-L', socket, 'list-panes', '-a', '-F', '#{pane_pid}'], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+    pids = out.split('\n').map(Number).filter((p) => p > 0)
+  } catch {
+    return // no server
+  }
+  const trees = [...(await processTrees(pids)).values()].flat()
+  try {
+    execFileSync('tmux', ['-L', socket, 'kill-server'], { env, stdio: 'ignore' })
+  } catch {
+    // already gone
+  }
+  if (!(await waitForExit(trees, 2_000))) await Promise.all(trees.filter(isAlive).map((p) => killTree(p, { graceMs: 0 })))
+}
+
+/** Polls `check` until it returns a truthy value or `ms` pass; returns the value or throws with `what`. */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, ms = 15_000): Promise<T> {
+  const deadline = Date.now() + ms
+  let last: unknown
+  for (;;) {
+    try {
+      const v = await check()
+      if (v) return v as T
+    } catch (err) {
+      last = err
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+/** tmux sessions on the sandbox's server ([] when it is not running). */
+export function tmuxSessions(env: NodeJS.ProcessEnv, socket = 'swarm'): string[] {
+  try {
+    return execFileSync('tmux', ['-L', socket, 'list-sessions', '-F', '#{session_name}'], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+      .split('\n')
+      .filter(Boolean)
+  } catch {
+    return []
+  }
+}

@@ -1,0 +1,109 @@
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { readAgentState } from '../../src/agent/state.js'
+import { readArchive } from '../../src/mailbox/archive.js'
+import { readInbox } from '../../src/mailbox/inbox.js'
+import { startLoopbackServer, type LoopbackServer } from '../../src/model/loopback-server.js'
+import { inboxPath, teamDir } from '../../src/teams/paths.js'
+import { isAlive } from '../../src/util/process.js'
+import { hasTmux, sandbox, tmuxSessions, waitFor, type Sandbox } from './helpers.js'
+
+const tool = (name: string, input: Record<string, unknown>) => ({ content: [{ type: 'tool_use' as const, name, input }] })
+
+/** What alice plays: run a command (asks permission), report, then later report a second message. */
+const SCENARIO = {
+  agents: {
+    alice: [
+      { ...tool('Bash', { command: 'echo ran >> count.txt' }), when: { lastUserIncludes: 'run the tests' } },
+      tool('SendMessage', { to: 'team-lead', message: 'done 1: the command ran', summary: 'done 1' }),
+      { text: 'ok' },
+      { ...tool('SendMessage', { to: 'team-lead', message: 'done 2: got your second message', summary: 'done 2' }), when: { lastUserIncludes: 'second message' } },
+      { text: 'ok again' },
+    ],
+  },
+  fallback: { text: 'Noted.' },
+}
+
+async function leadTexts(sb: Sandbox): Promise<string[]> {
+  const file = inboxPath('crew', 'team-lead', sb.env)
+  return [...(await readArchive(file).catch(() => [])), ...(await readInbox(file))].map((m) => m.text)
+}
+
+describe.skipIf(!hasTmux)('team lifecycle end to end on an isolated tmux server', () => {
+  let sb: Sandbox
+  let server: LoopbackServer
+  beforeAll(async () => {
+    server = await startLoopbackServer({ scenario: SCENARIO })
+    sb = sandbox({ ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: server.url })
+  })
+  afterAll(async () => {
+    await sb?.cleanup()
+    await server?.close()
+  })
+
+  it('create → status → message → permission → detach → server killed → dead → message while dead → resume → processed → delete leaves nothing', async () => {
+    const created = await sb.swarm(['team', 'create', 'crew', '--agents', 'alice', '--backend', 'tmux', '--mode', 'default', '--cwd', sb.project, '--no-attach'])
+    expect(created.code, created.stderr).toBe(0)
+    expect(created.stdout).toContain('tmux -L swarm attach -t swarm-crew')
+    expect(tmuxSessions(sb.env)).toContain('swarm-crew')
+
+    const status = await waitFor('alice alive in status', async () => {
+      const r = await sb.swarm(['status', 'crew', '--json'])
+      const s = JSON.parse(r.stdout) as { members: Array<{ name: string; state: string }> }
+      return s.members.find((m) => m.name === 'alice')?.state === 'alive' && s
+    })
+    expect(status.members.map((m) => m.name)).toEqual(['team-lead', 'alice'])
+
+    expect((await sb.swarm(['send', 'crew', 'alice', 'please run the tests'])).code).toBe(0)
+    const request = await waitFor('the permission request', async () => {
+      const r = await sb.swarm(['perms', 'crew', '--json'])
+      const list = JSON.parse(r.stdout) as { requests: Array<{ id: string; agent: string; toolName: string }> }
+      return list.requests[0]
+    })
+    expect(request).toMatchObject({ agent: 'alice', toolName: 'Bash' })
+    expect(fs.existsSync(path.join(sb.project, 'count.txt'))).toBe(false)
+    expect((await sb.swarm(['perms', 'approve', 'crew', request.id])).code).toBe(0)
+    await waitFor('alice reports done 1', async () => (await leadTexts(sb)).some((t) => t.includes('done 1')))
+    expect(fs.readFileSync(path.join(sb.project, 'count.txt'), 'utf8')).toBe('ran\n')
+
+    // A client attaches and is hung up on: the team keeps running.
+    const client = sb.start('script', ['-qfc', 'tmux -L swarm attach -t swarm-crew', '/dev/null'])
+    const clientPid = await waitFor('a client attached', () =>
+      Number(execFileSync('tmux', ['-L', 'swarm', 'list-clients', '-F', '#{client_pid}'], { env: sb.env, encoding: 'utf8' }).trim()),
+    )
+    process.kill(clientPid, 'SIGHUP') // what closing the terminal does to the client
+    expect(client.pid).toBeGreaterThan(0)
+    await waitFor('the client gone', () => execFileSync('tmux', ['-L', 'swarm', 'list-clients'], { env: sb.env, encoding: 'utf8' }).trim() === '')
+    const alivePid = (await readAgentState('crew', 'alice', sb.env))!.pid!
+    expect(isAlive(alivePid), 'alice survives the client hangup').toBe(true)
+
+    // The tmux server dies with everything in it.
+    execFileSync('tmux', ['-L', 'swarm', 'kill-server'], { env: sb.env })
+    await waitFor('alice process gone', () => !isAlive(alivePid), 5_000)
+    const dead = JSON.parse((await sb.swarm(['status', 'crew', '--json'])).stdout) as { members: Array<{ name: string; state: string }> }
+    expect(dead.members.find((m) => m.name === 'alice')?.state).toBe('dead')
+
+    expect((await sb.swarm(['send', 'crew', 'alice', 'here is a second message'])).code).toBe(0)
+    const resumed = await sb.swarm(['team', 'resume', 'crew', '--no-attach'])
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(resumed.stdout).toContain('respawned: alice')
+    await waitFor('the message sent while dead is processed', async () => (await leadTexts(sb)).some((t) => t.includes('done 2')))
+    // It resumed its conversation: the request after resume carries the first exchange.
+    const last = server.requests.filter((r) => r.agent === 'alice').at(-1)!
+    expect(JSON.stringify(last.body)).toContain('done 1')
+
+    // The new leader writes its state.json when it starts; until then the file names the dead one.
+    const pids = await waitFor('alice and a new leader running', async () => {
+      const p = [(await readAgentState('crew', 'alice', sb.env))?.pid, (await readAgentState('crew', 'team-lead', sb.env))?.pid]
+      return p.every((x) => x !== undefined && isAlive(x)) && (p as number[])
+    })
+    await waitFor('alice idle', async () => (await readAgentState('crew', 'alice', sb.env))?.status === 'idle')
+    const deleted = await sb.swarm(['team', 'delete', 'crew', '--timeout', '10'])
+    expect(deleted.code, deleted.stderr).toBe(0)
+    await waitFor('every process gone', () => pids.every((p) => !isAlive(p)), 5_000)
+    expect(tmuxSessions(sb.env)).not.toContain('swarm-crew')
+    expect(fs.existsSync(teamDir('crew', sb.env))).toBe(false)
+  }, 90_000)
+})

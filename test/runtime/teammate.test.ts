@@ -1,0 +1,255 @@
+import { readFileSync } from 'node:fs'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { readAgentState } from '../../src/agent/state.js'
+import { readTranscript, transcriptPath } from '../../src/agent/transcript.js'
+import { appendMessages } from '../../src/mailbox/inbox.js'
+import { startLoopbackServer, type LoopbackServer } from '../../src/model/loopback-server.js'
+import { sendTeamMessage } from '../../src/teams/messaging.js'
+import { inboxPath, LEAD_NAME } from '../../src/teams/paths.js'
+import { claimTask, createTask, getTask } from '../../src/teams/task-store.js'
+import {
+  TEAM,
+  inbox,
+  inboxSync,
+  leadStructured,
+  makeFixture,
+  messageText,
+  modelRequests,
+  requestMessages,
+  sleep,
+  startAgent,
+  toolResults,
+  waitFor,
+  type Fixture,
+  type TestAgent,
+} from './helpers.js'
+
+let loopback: LoopbackServer
+let fx: Fixture
+let agents: TestAgent[] = []
+
+beforeAll(async () => {
+  loopback = await startLoopbackServer({ scenario: {} })
+})
+afterAll(async () => {
+  await loopback.close()
+})
+beforeEach(async () => {
+  loopback.requests.length = 0
+  loopback.onRequest = undefined
+  fx = await makeFixture(loopback, [{ name: 'alice' }, { name: 'bob' }, { name: 'carol' }])
+})
+afterEach(async (ctx) => {
+  if (ctx.task.result?.state === 'fail') for (const a of agents) console.error(`--- pane ---\n${a.out()}`)
+  await Promise.all(agents.map((a) => a.stop()))
+  agents = []
+  await fx.cleanup()
+})
+
+const start = async (name: string, opts: Parameters<typeof startAgent>[2] = {}) => {
+  const a = await startAgent(fx, name, opts)
+  agents.push(a)
+  return a
+}
+const status = async (name: string) => (await readAgentState(TEAM, name, fx.env))?.status
+const idle = (name: string) => async () => (await status(name)) === 'idle'
+
+describe('a teammate turn', () => {
+  it('reads, writes, runs Bash, reports with SendMessage, goes idle with exactly one notification, marks read after the turn', async () => {
+    await fs.writeFile(path.join(fx.cwd, 'notes.txt'), 'hello notes\n')
+    const usage = { input_tokens: 100, output_tokens: 20, cache_creation_input_tokens: 50, cache_read_input_tokens: 30 }
+    loopback.setScenario({
+      agents: {
+        alice: [
+          { content: [{ type: 'text', text: 'Reading.' }, { type: 'tool_use', id: 'toolu_r', name: 'Read', input: { file_path: 'notes.txt' } }], usage },
+          { when: { toolResultIncludes: 'hello notes' }, content: [{ type: 'tool_use', id: 'toolu_w', name: 'Write', input: { file_path: 'out.txt', content: 'copied: hello notes\n' } }], usage },
+          { content: [{ type: 'tool_use', id: 'toolu_b', name: 'Bash', input: { command: 'tr a-z A-Z < out.txt > upper.txt && cat upper.txt' } }], usage },
+          {
+            when: { toolResultIncludes: 'COPIED: HELLO NOTES' },
+            content: [{ type: 'tool_use', id: 'toolu_s', name: 'SendMessage', input: { to: 'team-lead', message: 'upper.txt is written', summary: 'finished the copy' } }],
+            usage,
+          },
+          { text: 'All done.', usage },
+        ],
+      },
+    })
+    // At the last model call of the turn, the message that started it is still unread.
+    let readDuringTurn: boolean | undefined
+    loopback.onRequest = (r) => {
+      if (r.played?.index === 4) readDuringTurn = inboxSync(fx, 'alice').find((m) => m.text === 'copy the notes')?.read
+    }
+    const alice = await start('alice', { model: 'claude-opus-4-7' })
+    await waitFor(idle('alice'), 'alice to start idle')
+    await sendTeamMessage({ team: TEAM, to: 'alice', text: 'copy the notes', summary: 'copy job', env: fx.env })
+
+    await waitFor(async () => (await leadStructured(fx, 'idle_notification', 'alice')).length > 0, 'the idle notification', 10_000, alice.out)
+    await sleep(400) // anything that would send a second notification has had time to
+    const notes = await leadStructured(fx, 'idle_notification', 'alice')
+    expect(notes).toHaveLength(1)
+    expect(notes[0]).toMatchObject({ from: 'alice', idleReason: 'available', summary: 'All done.' })
+    expect(notes[0].completedTaskId).toBeUndefined()
+
+    expect(await fs.readFile(path.join(fx.cwd, 'out.txt'), 'utf8')).toBe('copied: hello notes\n')
+    expect(await fs.readFile(path.join(fx.cwd, 'upper.txt'), 'utf8')).toBe('COPIED: HELLO NOTES\n')
+    const results = toolResults(loopback, 'alice')
+    for (const id of ['toolu_r', 'toolu_w', 'toolu_b', 'toolu_s']) expect(results.get(id)?.isError, id).toBe(false)
+    expect(results.get('toolu_s')?.content).toBe('Message sent to team-lead.')
+
+    const report = (await inbox(fx, LEAD_NAME)).find((m) => m.from === 'alice' && m.text === 'upper.txt is written')
+    expect(report).toMatchObject({ summary: 'finished the copy', read: false })
+    expect(readDuringTurn).toBe(false)
+    expect((await inbox(fx, 'alice')).find((m) => m.text === 'copy the notes')?.read).toBe(true)
+
+    // The model saw the message in the DESIGN §3 form, with all five calls in one conversation.
+    const reqs = modelRequests(loopback, 'alice')
+    expect(reqs).toHaveLength(5)
+    expect(messageText(requestMessages(reqs[0])[0])).toMatch(/^<teammate-message teammate_id="team-lead" summary="copy job">\ncopy the notes\n<\/teammate-message>$/)
+    expect(requestMessages(reqs[4])).toHaveLength(9)
+
+    // state.json: usage summed over the five calls, a cost, the model used, idle.
+    const state = await readAgentState(TEAM, 'alice', fx.env)
+    expect(state).toMatchObject({
+      status: 'idle',
+      model: 'claude-opus-4-7',
+      modelSource: '--model',
+      usage: { inputTokens: 500, outputTokens: 100, cacheWriteTokens: 250, cacheReadTokens: 150 },
+      turns: 5,
+    })
+    // opus 4.7 at $5/$25 per MTok, cache write 1.25×, cache read 0.1× input.
+    const expected = (500 * 5 + 100 * 25 + 250 * 6.25 + 150 * 0.5) / 1e6
+    expect(state?.costUsd).toBeCloseTo(expected, 5) // rounded to micro-dollars
+    expect(state?.costUsd).toBeGreaterThan(0)
+    expect(state?.pid).toBe(process.pid)
+
+    const states = (await readTranscript(transcriptPath(TEAM, 'alice', fx.env))).flatMap((e) => (e.kind === 'state' ? [e.state] : []))
+    expect(states).toEqual(['idle', 'working', 'idle'])
+    expect(await alice.stop()).toBe(0)
+    expect(await status('alice')).toBe('exited')
+    // A stop is not a transition to idle: still exactly one notification.
+    expect(await leadStructured(fx, 'idle_notification', 'alice')).toHaveLength(1)
+  })
+
+  it('takes several messages that arrive while idle into ONE user turn', async () => {
+    loopback.setScenario({ agents: { alice: [{ text: 'Got all three.' }] } })
+    const alice = await start('alice')
+    await waitFor(idle('alice'), 'alice to start idle')
+    await appendMessages(inboxPath(TEAM, 'alice', fx.env), [
+      { from: 'bob', text: 'first <b>&"quoted"', summary: 'bob says "hi"', color: 'green' },
+      { from: 'carol', text: 'second', summary: 'carol & co' },
+      { from: 'bob', text: 'third' },
+    ])
+    await waitFor(async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 1, 'the idle notification', 10_000, alice.out)
+    await sleep(200)
+    const reqs = modelRequests(loopback, 'alice')
+    expect(reqs).toHaveLength(1)
+    const messages = requestMessages(reqs[0])
+    expect(messages).toHaveLength(1)
+    expect(messages[0].role).toBe('user')
+    const text = messageText(messages[0])
+    expect(text.match(/<teammate-message /g)).toHaveLength(3)
+    expect(text).toContain('<teammate-message teammate_id="bob" color="green" summary="bob says &quot;hi&quot;">\nfirst <b>&"quoted"\n</teammate-message>')
+    expect(text).toContain('<teammate-message teammate_id="carol" summary="carol &amp; co">\nsecond\n</teammate-message>')
+    expect(text).toContain('<teammate-message teammate_id="bob">\nthird\n</teammate-message>')
+    expect(text.indexOf('first')).toBeLessThan(text.indexOf('second'))
+    expect(text.indexOf('second')).toBeLessThan(text.indexOf('third'))
+    expect((await inbox(fx, 'alice')).every((m) => m.read)).toBe(true)
+    expect(await leadStructured(fx, 'idle_notification', 'alice')).toHaveLength(1)
+  })
+
+  it('messages that arrive during a turn are batched into the next one, with one notification per idle', async () => {
+    loopback.setScenario({ agents: { alice: [{ text: 'One.', delayMs: 400 }, { text: 'Two.' }] } })
+    const alice = await start('alice')
+    await waitFor(idle('alice'), 'alice to start idle')
+    await sendTeamMessage({ team: TEAM, from: 'bob', to: 'alice', text: 'm1', env: fx.env })
+    await waitFor(() => modelRequests(loopback, 'alice').length === 1, 'the first request')
+    await sendTeamMessage({ team: TEAM, from: 'bob', to: 'alice', text: 'm2', env: fx.env })
+    await sendTeamMessage({ team: TEAM, from: 'carol', to: 'alice', text: 'm3', env: fx.env })
+    await waitFor(async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 1, 'an idle notification', 10_000, alice.out)
+    await waitFor(() => modelRequests(loopback, 'alice').length === 2 && status('alice').then((s) => s === 'idle'), 'the second turn', 10_000, alice.out)
+    await sleep(300)
+    const second = requestMessages(modelRequests(loopback, 'alice')[1])
+    // m1, One., then m2 and m3 together.
+    expect(second).toHaveLength(3)
+    expect(messageText(second[2]).match(/<teammate-message /g)).toHaveLength(2)
+    expect(messageText(second[2])).toMatch(/m2[\s\S]*m3/)
+    // m2 and m3 were queued when the first turn ended: no idle in between, one notification in all.
+    const notes = await leadStructured(fx, 'idle_notification', 'alice')
+    expect(notes.map((n) => n.summary)).toEqual(['Two.'])
+  })
+})
+
+describe('task auto-claim', () => {
+  it('claims the next unowned unblocked task, completes it with TaskUpdate, reports completedTaskId; never a blocked one', async () => {
+    const blocker = await createTask(TEAM, { subject: 'blocker', description: 'bob is on it' }, { env: fx.env })
+    expect((await claimTask(TEAM, blocker.id, 'bob', { env: fx.env })).ok).toBe(true)
+    const blocked = await createTask(TEAM, { subject: 'blocked work', description: 'after the blocker', blockedBy: [blocker.id] }, { env: fx.env })
+    const free = await createTask(TEAM, { subject: 'free work', description: 'write done.txt' }, { env: fx.env })
+    const taskFile = path.join(fx.home, 'tasks', TEAM, `${free.id}.json`)
+    let duringTurn: { owner?: string; status?: string } | undefined
+    loopback.onRequest = (r) => {
+      if (r.played?.index === 0) duringTurn = JSON.parse(readFileSync(taskFile, 'utf8'))
+    }
+    loopback.setScenario({
+      agents: {
+        alice: [
+          {
+            when: { lastUserIncludes: `You claimed task #${free.id}: free work` },
+            content: [
+              { type: 'tool_use', id: 'toolu_w', name: 'Write', input: { file_path: 'done.txt', content: 'done' } },
+              { type: 'tool_use', id: 'toolu_u', name: 'TaskUpdate', input: { taskId: free.id, status: 'completed' } },
+            ],
+          },
+          { text: 'Finished the free work.' },
+        ],
+      },
+    })
+    const alice = await start('alice')
+    await waitFor(async () => (await leadStructured(fx, 'idle_notification', 'alice')).length > 0, 'the idle notification', 10_000, alice.out)
+    await sleep(300)
+    expect(duringTurn).toMatchObject({ owner: 'alice', status: 'in_progress' })
+    expect(await getTask(TEAM, free.id, fx.env)).toMatchObject({ owner: 'alice', status: 'completed' })
+    expect(await getTask(TEAM, blocked.id, fx.env)).toMatchObject({ status: 'pending' })
+    expect((await getTask(TEAM, blocked.id, fx.env)).owner).toBeUndefined()
+    const notes = await leadStructured(fx, 'idle_notification', 'alice')
+    expect(notes).toHaveLength(1)
+    expect(notes[0]).toMatchObject({ completedTaskId: free.id, completedStatus: 'resolved', summary: 'Finished the free work.' })
+    expect(toolResults(loopback, 'alice').get('toolu_u')).toMatchObject({ isError: false })
+    expect(modelRequests(loopback, 'alice')).toHaveLength(2)
+    expect((await readAgentState(TEAM, 'alice', fx.env))?.currentTask).toBeUndefined()
+  })
+
+  it('autoClaimTasks: false leaves tasks alone', async () => {
+    const t = await createTask(TEAM, { subject: 'free', description: 'x' }, { env: fx.env })
+    await start('alice', { runtime: { autoClaimTasks: false } })
+    await waitFor(idle('alice'), 'alice idle')
+    await sleep(200)
+    expect(await getTask(TEAM, t.id, fx.env)).toMatchObject({ status: 'pending' })
+    expect(modelRequests(loopback)).toHaveLength(0)
+  })
+})
+
+describe('external mode (the lead console hands messages in)', () => {
+  it('say() is a plain user turn, deliver() a teammate message marked read after the turn; no watcher, no self-notification', async () => {
+    loopback.setScenario({ agents: { 'team-lead': [{ text: 'Hello human.' }, { text: 'Noted, bob.' }] } })
+    const lead = await start(LEAD_NAME, { runtime: { external: true } })
+    await waitFor(idle(LEAD_NAME), 'the lead idle')
+    // A message in the lead's inbox is NOT picked up by the runtime itself in external mode.
+    await sendTeamMessage({ team: TEAM, from: 'bob', to: LEAD_NAME, text: 'status: green', env: fx.env })
+    lead.runtime.say('hi there')
+    await waitFor(() => modelRequests(loopback, LEAD_NAME).length === 1 && status(LEAD_NAME).then((s) => s === 'idle'), 'the say turn', 10_000, lead.out)
+    await sleep(150)
+    expect(modelRequests(loopback, LEAD_NAME)).toHaveLength(1)
+    expect(requestMessages(modelRequests(loopback, LEAD_NAME)[0])).toEqual([{ role: 'user', content: 'hi there' }])
+
+    const entry = (await inbox(fx, LEAD_NAME)).find((m) => m.text === 'status: green')!
+    expect(entry.read).toBe(false)
+    lead.runtime.deliver([entry])
+    await waitFor(async () => (await inbox(fx, LEAD_NAME)).find((m) => m.text === 'status: green')?.read === true, 'the delivered message read', 10_000, lead.out)
+    const second = requestMessages(modelRequests(loopback, LEAD_NAME)[1])
+    expect(messageText(second.at(-1))).toContain('<teammate-message teammate_id="bob"')
+    expect(await leadStructured(fx, 'idle_notification')).toHaveLength(0)
+    expect(lead.out()).toContain('Hello human.')
+  })
+})
