@@ -14,7 +14,9 @@ export function formatTeammateMessage(m: InboxMessage, extra: Record<string, str
     .filter((a): a is [string, string] => a[1] !== undefined && a[1] !== '')
     .map(([k, v]) => `${k}="${escapeAttr(v)}"`)
     .join(' ')
-  return `<teammate-message ${rendered}>\n${m.text}\n</teammate-message>`
+  // A body may not open or close a block of its own: a teammate could pass off text as team-lead's.
+  const body = m.text.replace(/<(\/?teammate-message)/gi, '&lt;$1')
+  return `<teammate-message ${rendered}>\n${body}\n</teammate-message>`
 }
 
 export interface TeamContext {

@@ -265,7 +265,6 @@ export class TeammateRuntime {
 
   private async runModelTurn(text: string, batch: InboxMessage[], taskId?: string): Promise<TurnResult | undefined> {
     await this.setStatus('working', taskId ? `task #${taskId}` : undefined)
-    this.o.turnLog.completedTaskIds.length = 0
     this.appendUser(text)
     await this.o.transcript.append({ kind: 'message', message: this.o.messages[this.o.messages.length - 1] })
     let result: TurnResult | undefined
@@ -306,8 +305,10 @@ export class TeammateRuntime {
         message: (err as Error).message,
       })
     }
-    // Read only once the turn consumed them (a crash before this point re-delivers them).
-    await this.consume(batch)
+    // Read only once the turn consumed them (a crash before this point re-delivers them). An
+    // aborted turn did not: like a crash, its messages stay unread for the next start (--resume
+    // drops the cut-off turn from the conversation).
+    if (result?.status !== 'aborted') await this.consume(batch)
     this.lastTurn = { result, failure, taskId }
     return result
   }
@@ -323,10 +324,12 @@ export class TeammateRuntime {
   private async goIdle(_: undefined): Promise<void> {
     const last = this.lastTurn
     this.lastTurn = undefined
+    // Tasks completed since the last idle, also in turns that ran back to back (queued messages).
+    const completedIds = this.o.turnLog.completedTaskIds.splice(0)
     await this.setStatus('idle')
     // The lead is the one idle notifications go to; it does not notify itself.
     if (!last || this.o.name === LEAD_NAME) return
-    const completed = this.o.turnLog.completedTaskIds[this.o.turnLog.completedTaskIds.length - 1]
+    const completed = completedIds[completedIds.length - 1]
     const summary = last.failure
       ? `turn failed: ${last.failure}`
       : last.result?.status === 'partial'

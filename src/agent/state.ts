@@ -1,7 +1,7 @@
 import path from 'node:path'
 import { z } from 'zod'
 import { agentDir } from '../teams/paths.js'
-import { atomicWriteJson, readJsonFile } from '../util/fs.js'
+import { atomicWriteJson, pathExists, readJsonFile } from '../util/fs.js'
 
 export const AgentStatus = z.enum(['starting', 'working', 'idle', 'waiting', 'exited', 'dead'])
 export type AgentStatus = z.infer<typeof AgentStatus>
@@ -54,11 +54,27 @@ export class AgentStateFile {
     return this.state
   }
 
-  /** Merges `patch` and queues a write; writes are serialized so the last one wins on disk. */
+  private created = false
+
+  /**
+   * Merges `patch` and queues a write; writes are serialized so the last one wins on disk. Only
+   * the first write creates the directory: once the team is deleted, a late write (an agent on
+   * its way out) must not bring its directory back.
+   */
   update(patch: Partial<AgentState>): Promise<void> {
     this.state = { ...this.state, ...patch, heartbeat: Date.now() }
     const snapshot = this.state
-    this.writing = this.writing.then(() => atomicWriteJson(this.file, snapshot))
+    this.writing = this.writing.then(async () => {
+      if (!this.created) {
+        await atomicWriteJson(this.file, snapshot)
+        this.created = true
+        return
+      }
+      if (!(await pathExists(path.dirname(this.file)))) return
+      await atomicWriteJson(this.file, snapshot).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ENOENT') throw err // ENOENT: the team was deleted under us
+      })
+    })
     return this.writing
   }
 }

@@ -31,11 +31,17 @@ export class Transcript {
   constructor(readonly file: string) {}
 
   async append(...events: NewTranscriptEvent[]): Promise<void> {
+    // Only the first append creates the directory; after the team is deleted, late events are dropped.
+    const first = this.ready === undefined
     this.ready ??= ensureDir(path.dirname(this.file))
     await this.ready
     const t = new Date().toISOString()
     const text = events.map((e) => JSON.stringify({ t, ...e })).join('\n') + '\n'
-    await fs.appendFile(this.file, text, { mode: FILE_MODE })
+    try {
+      await fs.appendFile(this.file, text, { mode: FILE_MODE })
+    } catch (err) {
+      if (first || (err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    }
   }
 }
 
@@ -60,7 +66,18 @@ export async function readTranscript(file: string): Promise<TranscriptEvent[]> {
  * a consistent state (no assistant tool_use without its tool_result, alternating roles).
  */
 export function rebuildConversation(events: TranscriptEvent[]): MessageParam[] {
-  const messages = events.flatMap((e) => (e.kind === 'message' ? [e.message] : []))
+  const messages: MessageParam[] = []
+  for (const e of events) {
+    if (e.kind !== 'message') continue
+    const prev = messages[messages.length - 1]
+    if (prev?.role === 'user' && e.message.role === 'user') {
+      // After a failed or partial turn the runtime merges the next text into the last user message
+      // and records it again, whole: that one replaces the earlier (else a tool_result would repeat).
+      messages[messages.length - 1] = extendsContent(prev, e.message) ? e.message : { role: 'user', content: [...blocks(prev), ...blocks(e.message)] }
+      continue
+    }
+    messages.push(e.message)
+  }
   while (messages.length) {
     const last = messages[messages.length - 1]
     const pendingToolUse =
@@ -73,4 +90,15 @@ export function rebuildConversation(events: TranscriptEvent[]): MessageParam[] {
     break
   }
   return messages
+}
+
+function blocks(m: MessageParam): Anthropic.ContentBlockParam[] {
+  return typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content
+}
+
+/** True when `next`'s content starts with all of `prev`'s (the runtime's merge of two user messages). */
+function extendsContent(prev: MessageParam, next: MessageParam): boolean {
+  const a = blocks(prev)
+  const b = blocks(next)
+  return a.length <= b.length && a.every((block, i) => JSON.stringify(block) === JSON.stringify(b[i]))
 }

@@ -4,6 +4,7 @@ import { UsageError } from '../errors.js'
 import { createPermissionLayer } from '../permissions/client.js'
 import { validateAgentName, validateName } from '../teams/paths.js'
 import { updateMember } from '../teams/team-store.js'
+import { reportError } from './errors.js'
 
 interface AgentFlags {
   team: string
@@ -49,25 +50,30 @@ export async function runAgentCommand(flags: AgentFlags): Promise<void> {
   process.once('SIGINT', onSignal)
   process.once('SIGHUP', onSignal)
   const permissionTimeoutMs = parseTimeout(flags.permissionTimeout)
-  const { runtime } = await assembleAgent({
-    team: flags.team,
-    name: flags.name,
-    signal: abort.signal,
-    permissions: (a) =>
-      createPermissionLayer(a, {
-        cli: { allow: flags.allow, deny: flags.deny, ask: flags.ask },
-        ...(permissionTimeoutMs !== undefined ? { permissionTimeoutMs } : {}),
-      }),
-    ...(flags.model ? { model: flags.model } : {}),
-    ...(flags.mode ? { mode: flags.mode } : {}),
-    ...(flags.agentType ? { agentType: flags.agentType } : {}),
-    ...(flags.cwd ? { cwd: flags.cwd } : {}),
-    ...(flags.resume ? { resume: true } : {}),
-  })
-  const code = await runtime.run()
-  await updateMember(flags.team, flags.name, { isActive: false }).catch(() => {
-    // The team may have been deleted while we shut down; nothing to record then.
-  })
+  let code: number
+  try {
+    const { runtime } = await assembleAgent({
+      team: flags.team,
+      name: flags.name,
+      signal: abort.signal,
+      permissions: (a) =>
+        createPermissionLayer(a, {
+          cli: { allow: flags.allow, deny: flags.deny, ask: flags.ask },
+          ...(permissionTimeoutMs !== undefined ? { permissionTimeoutMs } : {}),
+        }),
+      ...(flags.model ? { model: flags.model } : {}),
+      ...(flags.mode ? { mode: flags.mode } : {}),
+      ...(flags.agentType ? { agentType: flags.agentType } : {}),
+      ...(flags.cwd ? { cwd: flags.cwd } : {}),
+      ...(flags.resume ? { resume: true } : {}),
+    })
+    code = await runtime.run()
+    await updateMember(flags.team, flags.name, { isActive: false }).catch(() => {
+      // The team may have been deleted while we shut down; nothing to record then.
+    })
+  } catch (err) {
+    code = reportError(err)
+  }
   // Watchers and the SDK's keep-alive sockets would hold the process open; the agent is done.
   process.exit(code)
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { runLeader } from '../leader/leader.js'
 import { validateName } from '../teams/paths.js'
+import { reportError } from './errors.js'
 
 /** `swarm leader <team>` — the leader console (started in the leader pane by team create). */
 export function registerLeaderCommand(program: Command): void {
@@ -15,7 +16,12 @@ export async function leaderCommand(team: string, opts: { coordinator?: boolean 
   validateName(team)
   const abort = new AbortController()
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(sig, () => abort.abort())
-  await runLeader({ team, env: process.env, signal: abort.signal, ...(opts.coordinator ? { coordinator: true } : {}) })
+  let code = 0
+  try {
+    await runLeader({ team, env: process.env, signal: abort.signal, ...(opts.coordinator ? { coordinator: true } : {}) })
+  } catch (err) {
+    code = reportError(err)
+  }
   // Watchers and model sockets would keep the process alive after the console is gone.
-  process.exit(0)
+  process.exit(code)
 }

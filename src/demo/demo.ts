@@ -146,7 +146,11 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoSummary> {
     leaderAbort.abort()
     await leader?.catch(() => undefined)
     await deleteTeamFully(TEAM, { env, timeoutMs: 10_000 }).catch((err) => say(`delete: ${errorMessage(err)}`))
-    if (backend === 'tmux') await runCommand('tmux', [...socketArgs(swarmSocket(env)), 'kill-server'], { env, timeoutMs: 3_000 }).catch(() => undefined)
+    if (backend === 'tmux') {
+      await runCommand('tmux', [...socketArgs(swarmSocket(env)), 'kill-server'], { env, timeoutMs: 3_000 }).catch(() => undefined)
+      // tmux leaves its socket file behind when the server exits; the demo's own socket goes too.
+      await fs.rm(path.join(env.TMUX_TMPDIR || '/tmp', `tmux-${process.getuid?.() ?? 0}`, env.SWARM_TMUX_SOCKET!), { force: true })
+    }
     await server.close()
     if (!opts.keep) await fs.rm(root, { recursive: true, force: true })
     else say(`kept ${root}`)

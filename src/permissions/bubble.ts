@@ -50,49 +50,50 @@ export function newRequestId(kind: RequestKind): string {
 export async function bubble(ctx: BubbleContext, req: OutgoingRequest, signal: AbortSignal): Promise<Answer> {
   const a = ctx.assembly
   const answer = ctx.board.expect(req.id, req.kind, { signal, ...(ctx.timeoutMs !== undefined ? { timeoutMs: ctx.timeoutMs } : {}) })
-  try {
-    await writePending(
-      a.team,
-      {
-        id: req.id,
-        kind: req.kind,
-        agent: a.name,
-        agentId: agentId(a.name, a.team),
-        toolName: req.toolName,
-        toolUseId: req.toolUseId,
-        input: req.input,
-        description: req.description,
-        suggestions: req.suggestions,
-        createdAt: Date.now(),
-        pid: process.pid,
-        ...req.extra,
-      },
-      a.env,
-    )
-  } catch (err) {
-    // Nothing durable was written, so nobody could answer: give up at once instead of hanging.
-    await ctx.board.cancel(req.id, `could not record the request: ${errorMessage(err)}`)
-    await answer
-    return { kind: 'cancelled', by: a.name, reason: `could not ask team-lead: ${errorMessage(err)}` }
-  }
-  try {
-    await sendTeamMessage({
-      team: a.team,
-      from: a.name,
-      to: LEAD_NAME,
-      text: encodeStructured(req.message),
-      summary: req.kind === 'plan' ? 'plan approval request' : `permission: ${req.toolName} ${req.summary}`.slice(0, 80),
-      env: a.env,
-    })
-  } catch (err) {
-    // The pending file is the durable truth: `swarm perms` and the leader still find the request.
-    a.output.warn(`could not message team-lead (${errorMessage(err)}); the request stays listed in \`swarm perms ${a.team}\``)
-  }
-  if (ctx.notifyTmux) void notifyTmuxClients({ team: a.team, agent: a.name, toolName: req.toolName, kind: req.kind, summary: req.summary }, { env: a.env })
-  a.output.info(`asked team-lead: ${req.kind === 'plan' ? 'plan approval' : `${req.toolName} ${req.summary}`} (request ${req.id}; \`swarm perms approve ${a.team} ${req.id}\`)`)
   ctx.waiting.count++
   try {
+    // Waiting before the request is visible: whoever sees the request sees its teammate waiting.
     await a.setStatus('waiting', req.kind === 'plan' ? 'plan approval' : `${req.toolName} ${req.summary}`)
+    try {
+      await writePending(
+        a.team,
+        {
+          id: req.id,
+          kind: req.kind,
+          agent: a.name,
+          agentId: agentId(a.name, a.team),
+          toolName: req.toolName,
+          toolUseId: req.toolUseId,
+          input: req.input,
+          description: req.description,
+          suggestions: req.suggestions,
+          createdAt: Date.now(),
+          pid: process.pid,
+          ...req.extra,
+        },
+        a.env,
+      )
+    } catch (err) {
+      // Nothing durable was written, so nobody could answer: give up at once instead of hanging.
+      await ctx.board.cancel(req.id, `could not record the request: ${errorMessage(err)}`)
+      await answer
+      return { kind: 'cancelled', by: a.name, reason: `could not ask team-lead: ${errorMessage(err)}` }
+    }
+    try {
+      await sendTeamMessage({
+        team: a.team,
+        from: a.name,
+        to: LEAD_NAME,
+        text: encodeStructured(req.message),
+        summary: req.kind === 'plan' ? 'plan approval request' : `permission: ${req.toolName} ${req.summary}`.slice(0, 80),
+        env: a.env,
+      })
+    } catch (err) {
+      // The pending file is the durable truth: `swarm perms` and the leader still find the request.
+      a.output.warn(`could not message team-lead (${errorMessage(err)}); the request stays listed in \`swarm perms ${a.team}\``)
+    }
+    if (ctx.notifyTmux) void notifyTmuxClients({ team: a.team, agent: a.name, toolName: req.toolName, kind: req.kind, summary: req.summary }, { env: a.env })
+    a.output.info(`asked team-lead: ${req.kind === 'plan' ? 'plan approval' : `${req.toolName} ${req.summary}`} (request ${req.id}; \`swarm perms approve ${a.team} ${req.id}\`)`)
     return await answer
   } finally {
     ctx.waiting.count--

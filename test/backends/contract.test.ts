@@ -55,9 +55,11 @@ for (const { type, skip } of backends) {
     it('reports alive, then the exit code within 2 seconds of the exit', async () => {
       const out = file('alive')
       await h.start(team, 'alive', ['record', out])
-      await h.start(team, 'quitter', ['exit', '3'])
+      const exitedAtFile = file('exited-at')
+      await h.start(team, 'quitter', ['exit', '3', exitedAtFile])
       const ids = [`alive@${team}`, `quitter@${team}`, `ghost@${team}`]
-      await eventually(async () => (await h.executor.status(ids)).get(`quitter@${team}`)?.state === 'exited', 2_000, 'exit to be reported')
+      await eventually(async () => (await h.executor.status(ids)).get(`quitter@${team}`)?.state === 'exited', 10_000, 'exit to be reported')
+      expect(Date.now() - Number(fs.readFileSync(exitedAtFile, 'utf8'))).toBeLessThan(2_000)
       const status = await h.executor.status(ids)
       expect(status.get(`alive@${team}`)?.state).toBe('alive')
       expect(status.get(`quitter@${team}`)).toEqual({ state: 'exited', code: 3 })

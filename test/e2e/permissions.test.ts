@@ -140,6 +140,7 @@ describe('swarm agent asks, swarm perms answers', () => {
     await nudge(fx)
     const request = await waitFor(async () => (await listed()).requests[0], 'the request', 15_000, agent.output)
     await agent.kill('SIGTERM')
+    expect(await agent.exited).toBe(0)
     const late = await perms(['approve', TEAM, String(request.id)])
     expect(late.exitCode).toBe(4)
     expect(late.stderr).toMatch(/cancelled \(alice exited while waiting|cancelled \(the agent was stopped/)

@@ -109,7 +109,8 @@ export async function startInProcess(fx: Fixture, options: { mode?: string; laye
 export interface ChildAgent {
   child: ChildProcess
   output(): string
-  exited: Promise<number | null>
+  /** The exit code, or the signal that killed it. */
+  exited: Promise<number | NodeJS.Signals | null>
   kill(signal?: NodeJS.Signals): Promise<void>
 }
 
@@ -122,7 +123,7 @@ export function startChild(fx: Fixture, args: string[] = []): ChildAgent {
   let out = ''
   child.stdout!.on('data', (d) => (out += d))
   child.stderr!.on('data', (d) => (out += d))
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)))
   return {
     child,
     output: () => out,

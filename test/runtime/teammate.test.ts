@@ -220,6 +220,27 @@ describe('task auto-claim', () => {
     expect((await readAgentState(TEAM, 'alice', fx.env))?.currentTask).toBeUndefined()
   })
 
+  it('a message that arrives during the task turn is answered first; the one idle notification still names the completed task', async () => {
+    const task = await createTask(TEAM, { subject: 'solo', description: 'just finish it' }, { env: fx.env })
+    loopback.setScenario({
+      agents: {
+        alice: [
+          { content: [{ type: 'tool_use', id: 'toolu_u', name: 'TaskUpdate', input: { taskId: task.id, status: 'completed' } }] },
+          { text: 'Task done.', delayMs: 300 },
+          { when: { lastUserIncludes: 'quick question' }, text: 'Answered bob.' },
+        ],
+      },
+    })
+    const alice = await start('alice')
+    await waitFor(() => modelRequests(loopback, 'alice').length === 2, 'the second call of the task turn', 10_000, alice.out)
+    await sendTeamMessage({ team: TEAM, from: 'bob', to: 'alice', text: 'quick question', env: fx.env })
+    await waitFor(async () => (await leadStructured(fx, 'idle_notification', 'alice')).length > 0, 'the idle notification', 10_000, alice.out)
+    await sleep(300)
+    const notes = await leadStructured(fx, 'idle_notification', 'alice')
+    expect(notes).toHaveLength(1)
+    expect(notes[0]).toMatchObject({ summary: 'Answered bob.', completedTaskId: task.id })
+  })
+
   it('autoClaimTasks: false leaves tasks alone', async () => {
     const t = await createTask(TEAM, { subject: 'free', description: 'x' }, { env: fx.env })
     await start('alice', { runtime: { autoClaimTasks: false } })

@@ -1,0 +1,260 @@
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { readAgentState } from '../../src/agent/state.js'
+import { appendMessage } from '../../src/mailbox/inbox.js'
+import { encodeStructured } from '../../src/mailbox/messages.js'
+import { startLoopbackServer, type LoopbackServer } from '../../src/model/loopback-server.js'
+import { sendTeamMessage } from '../../src/teams/messaging.js'
+import { inboxPath, LEAD_NAME } from '../../src/teams/paths.js'
+import {
+  TEAM,
+  inbox,
+  leadStructured,
+  makeFixture,
+  messageText,
+  modelRequests,
+  processGone,
+  requestMessages,
+  sleep,
+  startAgent,
+  waitFor,
+  type Fixture,
+  type TestAgent,
+} from './helpers.js'
+
+let loopback: LoopbackServer
+let fx: Fixture
+let agents: TestAgent[] = []
+
+beforeAll(async () => {
+  loopback = await startLoopbackServer({ scenario: {} })
+})
+afterAll(async () => {
+  await loopback.close()
+})
+beforeEach(async () => {
+  loopback.requests.length = 0
+  fx = await makeFixture(loopback, [{ name: 'alice' }, { name: 'bob' }])
+})
+afterEach(async (ctx) => {
+  if (ctx.task.result?.state === 'fail') for (const a of agents) console.error(`--- pane ---\n${a.out()}`)
+  await Promise.all(agents.map((a) => a.stop()))
+  agents = []
+  await fx.cleanup()
+})
+
+const start = async (name = 'alice', opts: Parameters<typeof startAgent>[2] = {}) => {
+  const a = await startAgent(fx, name, opts)
+  agents.push(a)
+  await waitFor(async () => (await readAgentState(TEAM, name, fx.env))?.status === 'idle', `${name} to start idle`, 10_000, a.out)
+  return a
+}
+const shutdownText = (requestId: string, from = LEAD_NAME) =>
+  encodeStructured({ type: 'shutdown_request', requestId, from, reason: 'wrapping up', timestamp: new Date().toISOString() })
+const idleCount = async () => (await leadStructured(fx, 'idle_notification', 'alice')).length
+const waitIdleNotes = (n: number, a: TestAgent) => waitFor(async () => (await idleCount()) >= n, `${n} idle notification(s)`, 10_000, a.out)
+
+describe('shutdown', () => {
+  it('a signed shutdown_request while idle: shutdown_approved to team-lead, run() resolves 0', async () => {
+    const alice = await start()
+    await sendTeamMessage({ team: TEAM, to: 'alice', text: shutdownText('sd-1'), env: fx.env })
+    expect(await alice.done).toBe(0)
+    const approved = await leadStructured(fx, 'shutdown_approved', 'alice')
+    expect(approved).toEqual([expect.objectContaining({ requestId: 'sd-1', from: 'alice' })])
+    expect((await readAgentState(TEAM, 'alice', fx.env))?.status).toBe('exited')
+    expect((await inbox(fx, 'alice')).every((m) => m.read)).toBe(true)
+    expect(modelRequests(loopback)).toHaveLength(0)
+  })
+
+  it('an UNSIGNED (or forged, or non-lead) shutdown_request is ignored with a warning; the agent keeps working', async () => {
+    loopback.setScenario({ agents: { alice: [{ text: 'Still here.' }] } })
+    const alice = await start()
+    const file = inboxPath(TEAM, 'alice', fx.env)
+    await appendMessage(file, { from: LEAD_NAME, text: shutdownText('forged-1') })
+    await appendMessage(file, { from: LEAD_NAME, text: shutdownText('forged-2'), leadSig: Buffer.alloc(64, 7).toString('base64') })
+    await sendTeamMessage({ team: TEAM, from: 'bob', to: 'alice', text: shutdownText('from-bob', 'bob'), env: fx.env })
+    await waitFor(() => (alice.out().match(/ignored shutdown_request/g)?.length ?? 0) === 3, 'three warnings', 5_000, alice.out)
+    expect(alice.out()).toMatch(/! ignored shutdown_request from team-lead: UNVERIFIED \(no valid lead signature\)/)
+    expect(alice.out()).toMatch(/! ignored shutdown_request from bob: only team-lead may send it/)
+    await sleep(200)
+    expect(alice.settled()).toBe(false)
+    expect(await leadStructured(fx, 'shutdown_approved')).toHaveLength(0)
+    // Consumed (read), never shown to the model.
+    expect((await inbox(fx, 'alice')).every((m) => m.read)).toBe(true)
+    expect(modelRequests(loopback)).toHaveLength(0)
+
+    await sendTeamMessage({ team: TEAM, to: 'alice', text: 'are you there?', env: fx.env })
+    await waitIdleNotes(1, alice)
+    expect((await leadStructured(fx, 'idle_notification', 'alice'))[0].summary).toBe('Still here.')
+    expect(alice.settled()).toBe(false)
+  })
+
+  it('while working: the model rejects via SendMessage shutdown_response → shutdown_rejected reaches team-lead, the agent stays', async () => {
+    loopback.setScenario({
+      agents: {
+        alice: {
+          rules: [
+            {
+              when: { lastUserIncludes: 'asks you to shut down' },
+              times: 1,
+              content: [
+                {
+                  type: 'tool_use',
+                  id: 'toolu_no',
+                  name: 'SendMessage',
+                  input: { to: 'team-lead', message: { type: 'shutdown_response', request_id: 'sd-busy', approve: false, reason: 'halfway through the migration' } },
+                },
+              ],
+            },
+          ],
+          steps: [{ text: 'Migrating.', delayMs: 500 }, { text: 'Rejected it; carrying on.' }, { text: 'Next thing done.' }],
+        },
+      },
+    })
+    const alice = await start()
+    await sendTeamMessage({ team: TEAM, to: 'alice', text: 'migrate the db', env: fx.env })
+    await waitFor(() => modelRequests(loopback, 'alice').length === 1, 'the first request')
+    await sendTeamMessage({ team: TEAM, to: 'alice', text: shutdownText('sd-busy'), env: fx.env })
+    await waitFor(async () => (await leadStructured(fx, 'shutdown_rejected', 'alice')).length === 1, 'shutdown_rejected', 10_000, alice.out)
+    expect((await leadStructured(fx, 'shutdown_rejected', 'alice'))[0]).toMatchObject({ requestId: 'sd-busy', reason: 'halfway through the migration' })
+    await waitIdleNotes(1, alice)
+    await sleep(300)
+    expect(alice.settled()).toBe(false)
+    expect(await leadStructured(fx, 'shutdown_approved')).toHaveLength(0)
+    expect(alice.out()).toContain('shutdown rejected: halfway through the migration')
+    // The shutdown prompt named the request, so the model could answer it.
+    const prompt = modelRequests(loopback, 'alice').find((r) => messageText(requestMessages(r).at(-1)).includes('asks you to shut down'))
+    expect(messageText(requestMessages(prompt!).at(-1))).toContain('"request_id":"sd-busy"')
+
+    await sendTeamMessage({ team: TEAM, to: 'alice', text: 'one more thing', env: fx.env })
+    await waitIdleNotes(2, alice)
+    expect((await leadStructured(fx, 'idle_notification', 'alice'))[1].summary).toBe('Next thing done.')
+  })
+
+  it('while working, not rejected: the turn finishes, then shutdown_approved and exit 0', async () => {
+    loopback.setScenario({ agents: { alice: [{ text: 'Working.', delayMs: 300 }, { text: 'Okay, stopping.' }] } })
+    const alice = await start()
+    await sendTeamMessage({ team: TEAM, to: 'alice', text: 'work', env: fx.env })
+    await waitFor(() => modelRequests(loopback, 'alice').length === 1, 'the first request')
+    await sendTeamMessage({ team: TEAM, to: 'alice', text: shutdownText('sd-ok'), env: fx.env })
+    expect(await alice.done).toBe(0)
+    expect(await leadStructured(fx, 'shutdown_approved', 'alice')).toEqual([expect.objectContaining({ requestId: 'sd-ok' })])
+    expect(modelRequests(loopback, 'alice')).toHaveLength(2)
+  })
+})
+
+describe('failed turns', () => {
+  it('a 400: idle_notification failed with type, status and request id; the next message is handled normally', async () => {
+    loopback.setScenario({
+      agents: { alice: [{ error: { status: 400, type: 'invalid_request_error', message: 'prompt is too long' } }, { text: 'Recovered.' }] },
+    })
+    const alice = await start()
+    await sendTeamMessage({ team: TEAM, to: 'alice', text: 'first', env: fx.env })
+    await waitIdleNotes(1, alice)
+    const [failed] = await leadStructured(fx, 'idle_notification', 'alice')
+    const reqId = modelRequests(loopback, 'alice')[0].requestId
+    expect(failed.idleReason).toBe('failed')
+    expect(failed.failureReason).toBe(`invalid_request_error (status 400, request ${reqId}): prompt is too long`)
+    expect(alice.out()).toContain('turn failed: invalid_request_error (status 400')
+    expect(alice.settled()).toBe(false)
+
+    await sendTeamMessage({ team: TEAM, to: 'alice', text: 'second', env: fx.env })
+    await waitIdleNotes(2, alice)
+    const notes = await leadStructured(fx, 'idle_notification', 'alice')
+    expect(notes[1]).toMatchObject({ idleReason: 'available', summary: 'Recovered.' })
+    expect(notes[1].failureReason).toBeUndefined()
+    // The failed message stays in the conversation; the roles still alternate.
+    const messages = requestMessages(modelRequests(loopback, 'alice')[1])
+    expect(messages.map((m) => m.role)).toEqual(['user'])
+    expect(messageText(messages[0])).toMatch(/first[\s\S]*second/)
+    expect((await inbox(fx, 'alice')).every((m) => m.read)).toBe(true)
+  })
+
+  it('529 overloaded after the SDK retries: failed notification with overloaded_error; alive afterwards', async () => {
+    const overloaded = { error: { status: 529, retryAfter: 0.001, message: 'Overloaded' } }
+    loopback.setScenario({ agents: { alice: [overloaded, overloaded, overloaded, overloaded, overloaded, { text: 'Back.' }] } })
+    const alice = await start()
+    await sendTeamMessage({ team: TEAM, to: 'alice', text: 'go', env: fx.env })
+    await waitIdleNotes(1, alice)
+    const reqs = modelRequests(loopback, 'alice')
+    expect(reqs).toHaveLength(5) // one call and the SDK's four retries
+    const [failed] = await leadStructured(fx, 'idle_notification', 'alice')
+    expect(failed).toMatchObject({ idleReason: 'failed' })
+    expect(failed.failureReason).toBe(`overloaded_error (status 529, request ${reqs[4].requestId}): Overloaded`)
+    expect(failed.summary).toContain('turn failed: overloaded_error')
+    await sendTeamMessage({ team: TEAM, to: 'alice', text: 'again', env: fx.env })
+    await waitIdleNotes(2, alice)
+    expect((await leadStructured(fx, 'idle_notification', 'alice'))[1]).toMatchObject({ idleReason: 'available', summary: 'Back.' })
+  })
+
+  it('a 429 that clears within the retries is not a failure', async () => {
+    loopback.setScenario({ agents: { alice: [{ error: { status: 429, retryAfter: 0.001 } }, { text: 'Fine.' }] } })
+    const alice = await start()
+    await sendTeamMessage({ team: TEAM, to: 'alice', text: 'go', env: fx.env })
+    await waitIdleNotes(1, alice)
+    expect((await leadStructured(fx, 'idle_notification', 'alice'))[0]).toMatchObject({ idleReason: 'available', summary: 'Fine.' })
+  })
+})
+
+describe('maxTurns', () => {
+  it('a definition with maxTurns: 2 and a model that keeps calling tools → the idle summary says partial', async () => {
+    await fs.mkdir(path.join(fx.cwd, '.claude/agents'), { recursive: true })
+    await fs.writeFile(
+      path.join(fx.cwd, '.claude/agents/looper.md'),
+      '---\nname: looper\ndescription: keeps calling tools\nmaxTurns: 2\n---\nYou loop forever.\n',
+    )
+    loopback.setScenario({
+      agents: { alice: { rules: [{ when: {}, content: [{ type: 'text', text: 'Looking again.' }, { type: 'tool_use', name: 'Glob', input: { pattern: '*' } }] }] } },
+    })
+    const alice = await start('alice', { agentType: 'looper' })
+    await sendTeamMessage({ team: TEAM, to: 'alice', text: 'find it', env: fx.env })
+    await waitIdleNotes(1, alice)
+    const [note] = await leadStructured(fx, 'idle_notification', 'alice')
+    expect(note.summary).toBe('stopped after 2 model calls (maxTurns) — partial: Looking again.')
+    expect(note.idleReason).toBe('available')
+    expect(modelRequests(loopback, 'alice')).toHaveLength(2)
+    expect(requestMessages(modelRequests(loopback, 'alice')[0])).toHaveLength(1)
+    expect(String((modelRequests(loopback, 'alice')[0].body as { system: string }).system)).toContain('You loop forever.')
+    // The next message continues the conversation after the dangling tool_result.
+    await sendTeamMessage({ team: TEAM, to: 'alice', text: 'again', env: fx.env })
+    await waitIdleNotes(2, alice)
+    const third = requestMessages(modelRequests(loopback, 'alice')[2])
+    expect(third.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user'])
+    expect(messageText(third[4])).toContain('again')
+  })
+})
+
+describe('abort', () => {
+  it('during a streaming response: run() ends promptly, the stream is cut, the message stays unread for the next start', async () => {
+    const long = 'word '.repeat(50)
+    loopback.setScenario({ agents: { alice: [{ text: long, chunkDelayMs: 1_000 }] } })
+    const alice = await start()
+    await sendTeamMessage({ team: TEAM, to: 'alice', text: 'talk a lot', env: fx.env })
+    await waitFor(() => modelRequests(loopback, 'alice').length === 1, 'the request')
+    await sleep(100)
+    const t0 = Date.now()
+    expect(await alice.stop()).toBe(0)
+    const ms = Date.now() - t0
+    expect(ms).toBeLessThan(1_500) // the stream alone would take ~6 s
+    await waitFor(() => modelRequests(loopback, 'alice')[0].clientClosed, 'the server to see the client go')
+    expect((await readAgentState(TEAM, 'alice', fx.env))?.status).toBe('exited')
+    expect(await idleCount()).toBe(0)
+    expect((await inbox(fx, 'alice')).find((m) => m.text === 'talk a lot')?.read).toBe(false)
+  })
+
+  it('during a Bash tool: the whole process group is killed (a backgrounded sleep 30 is gone)', async () => {
+    loopback.setScenario({
+      agents: { alice: [{ content: [{ type: 'tool_use', id: 'toolu_sleep', name: 'Bash', input: { command: 'sleep 30 & echo $! > sleep.pid; wait' } }] }] },
+    })
+    const alice = await start()
+    await sendTeamMessage({ team: TEAM, to: 'alice', text: 'wait a while', env: fx.env })
+    const pidFile = path.join(fx.cwd, 'sleep.pid')
+    const pid = await waitFor(async () => Number((await fs.readFile(pidFile, 'utf8').catch(() => '')).trim()) || undefined, 'sleep.pid', 10_000, alice.out)
+    expect(processGone(pid)).toBe(false)
+    const t0 = Date.now()
+    await alice.stop()
+    expect(Date.now() - t0).toBeLessThan(3_000)
+    await waitFor(() => processGone(pid), `sleep (pid ${pid}) to be killed`, 5_000)
+  })
+})
