@@ -1,20 +1,31 @@
 import { Command } from 'commander'
 import { reportError } from './errors.js'
-import { registerAgentCommand } from './agent.js'
-import { registerLeaderCommand } from './leader.js'
-import { registerDemoCommand } from './demo.js'
-import { registerLogsCommand } from './logs.js'
-import { registerAttachCommand } from './attach.js'
-import { registerDoctorCommand } from './doctor.js'
-import { registerInboxCommands } from './inbox.js'
-import { registerPermsCommands } from './perms.js'
-import { registerSendCommands } from './send.js'
-import { registerSpawnCommands } from './spawn.js'
-import { registerStatusCommand } from './status.js'
-import { registerTaskCommands } from './tasks.js'
-import { registerTeamCommands } from './team.js'
 
-export function buildProgram(): Command {
+type Register = (program: Command) => void
+
+/**
+ * Each command group, loaded only when used: `swarm status` must not pay for the SDK that
+ * `swarm agent` needs (CLI start-up is most of what a status call costs).
+ */
+const GROUPS: Record<string, () => Promise<Register>> = {
+  team: () => import('./team.js').then((m) => m.registerTeamCommands),
+  inbox: () => import('./inbox.js').then((m) => m.registerInboxCommands),
+  send: () => import('./send.js').then((m) => m.registerSendCommands),
+  tasks: () => import('./tasks.js').then((m) => m.registerTaskCommands),
+  agent: () => import('./agent.js').then((m) => m.registerAgentCommand),
+  leader: () => import('./leader.js').then((m) => m.registerLeaderCommand),
+  demo: () => import('./demo.js').then((m) => m.registerDemoCommand),
+  logs: () => import('./logs.js').then((m) => m.registerLogsCommand),
+  perms: () => import('./perms.js').then((m) => m.registerPermsCommands),
+  spawn: () => import('./spawn.js').then((m) => m.registerSpawnCommands),
+  kill: () => import('./spawn.js').then((m) => m.registerSpawnCommands),
+  status: () => import('./status.js').then((m) => m.registerStatusCommand),
+  attach: () => import('./attach.js').then((m) => m.registerAttachCommand),
+  doctor: () => import('./doctor.js').then((m) => m.registerDoctorCommand),
+}
+
+/** The program with every command group, or only `only`'s (same commands, cheaper to load). */
+export async function buildProgram(only?: string): Promise<Command> {
   const program = new Command()
   program
     .name('swarm')
@@ -22,27 +33,17 @@ export function buildProgram(): Command {
     .version('0.1.0')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-  registerTeamCommands(program)
-  registerInboxCommands(program)
-  registerSendCommands(program)
-  registerTaskCommands(program)
-  registerAgentCommand(program)
-  registerLeaderCommand(program)
-  registerDemoCommand(program)
-  registerLogsCommand(program)
-  registerPermsCommands(program)
-  registerSpawnCommands(program)
-  registerStatusCommand(program)
-  registerAttachCommand(program)
-  registerDoctorCommand(program)
+  const names = only && GROUPS[only] ? [only] : Object.keys(GROUPS)
+  const registers = new Set(await Promise.all(names.map((n) => GROUPS[n]())))
+  for (const register of registers) register(program)
   return program
 }
 
 /** Entry point used by bin/swarm.js. Exits with the documented code. */
 export async function main(argv: string[]): Promise<void> {
-  const program = buildProgram()
   let code = 0
   try {
+    const program = await buildProgram(argv[2])
     await program.parseAsync(argv)
   } catch (err) {
     code = reportError(err)

@@ -6,7 +6,7 @@ import { FILE_MODE, moveAside, parseJsonFile, pathExists, readFileIfExists } fro
 import { withFileLock } from '../util/lock.js'
 import { appendToArchive, splitForArchive } from './archive.js'
 import { createEntry, messageKey, type NewMessage } from './entry.js'
-import { readSpool, removeSpooled, tryLock, waitForRemoval, writeSpool } from './spool.js'
+import { lockLooksHeld, readSpool, removeSpooled, tryLock, waitForRemoval, writeSpool } from './spool.js'
 import { InboxFile, type InboxMessage } from './types.js'
 
 export type { NewMessage } from './entry.js'
@@ -52,7 +52,7 @@ export async function appendMessages(file: string, messages: NewMessage[], optio
   const deadline = Date.now() + APPEND_TIMEOUT_MS
   for (let attempt = 0; ; attempt++) {
     if (!fs.existsSync(mine)) return entries // merged by the writer holding the lock
-    const release = await tryLock(file)
+    const release = lockLooksHeld(file) ? undefined : await tryLock(file)
     if (release) {
       try {
         await commit(file, { onCorrupt })

@@ -115,6 +115,18 @@ export function oldestSpoolAge(inboxFile: string): number | undefined {
 }
 
 /**
+ * True when the inbox lock directory exists and is fresh: a failed proper-lockfile attempt costs
+ * a mkdir, a stat and an Error, this one stat. Advisory only; tryLock decides.
+ */
+export function lockLooksHeld(inboxFile: string): boolean {
+  try {
+    return Date.now() - fs.statSync(`${inboxFile}.lock`).mtimeMs < LOCK_STALE_MS
+  } catch {
+    return false // no lock directory: free
+  }
+}
+
+/**
  * One attempt at the inbox lock, with the options of util/lock.ts (same lock directory, stale
  * recovery, no crash on compromise); undefined when someone else holds it.
  */

@@ -6,6 +6,7 @@ import { LEAD_NAME } from '../teams/paths.js'
 import { readTeam, updateTeam } from '../teams/team-store.js'
 import { isAlive } from '../util/process.js'
 import { shortInput } from '../agent/render.js'
+import { sanitize } from './notify.js'
 import {
   cancelDeadRequests,
   cancelRequest,
@@ -74,8 +75,9 @@ export async function listRequests(team: string, options: { env?: NodeJS.Process
       agentId: r.agentId,
       toolName: r.toolName,
       input: r.input,
-      summary: r.kind === 'plan' ? firstLine(String(r.input.plan ?? '')) : shortInput(r.toolName, r.input),
-      description: r.description,
+      // Display fields: the model wrote them, so no escape sequence may reach a terminal.
+      summary: sanitize(r.kind === 'plan' ? firstLine(String(r.input.plan ?? '')) : shortInput(r.toolName, r.input)),
+      description: sanitize(r.description),
       suggestions: suggestionStrings(r.suggestions),
       createdAt: r.createdAt,
       ageMs: r.ageMs,

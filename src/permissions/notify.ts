@@ -81,8 +81,8 @@ function tmux(args: string[], env: NodeJS.ProcessEnv): Promise<string | undefine
   })
 }
 
-function sanitize(s: string): string {
-  // The input comes from the model: no escape sequence may reach the human's terminal.
+/** One line without control characters: what a model wrote may not drive the human's terminal. */
+export function sanitize(s: string): string {
   // eslint-disable-next-line no-control-regex
   return s.replace(/[\x00-\x1f\x7f-\x9f]+/g, ' ').replace(/\s+/g, ' ').trim()
 }

@@ -1,0 +1,103 @@
+import { execFile } from 'node:child_process'
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { PassThrough } from 'node:stream'
+import { promisify } from 'node:util'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { createOutput } from '../../src/agent/render.js'
+import { assembleAgent } from '../../src/agent/start.js'
+import { readAgentState } from '../../src/agent/state.js'
+import { createExecutor } from '../../src/backends/registry.js'
+import type { InProcessExecutor, TeammateContext } from '../../src/backends/types.js'
+import { startLoopbackServer, type LoopbackServer } from '../../src/model/loopback-server.js'
+import { sendTeamMessage } from '../../src/teams/messaging.js'
+import { REPO, TEAM, leadStructured, makeFixture, modelRequests, waitFor, type Fixture } from './helpers.js'
+
+const run = promisify(execFile)
+
+describe('a crash of one in-process teammate leaves the others working', () => {
+  let loopback: LoopbackServer
+  let fx: Fixture
+  let executor: InProcessExecutor
+  let pane = ''
+
+  beforeAll(async () => {
+    loopback = await startLoopbackServer({ scenario: {} })
+  })
+  afterAll(async () => {
+    await loopback.close()
+  })
+  beforeEach(async () => {
+    loopback.requests.length = 0
+    pane = ''
+    fx = await makeFixture(loopback, [{ name: 'alice' }, { name: 'bob' }])
+    executor = createExecutor('in-process', { env: fx.env, output: (t) => (pane += t) })
+  })
+  afterEach(async (ctx) => {
+    if (ctx.task.result?.state === 'fail') console.error(`--- leader terminal ---\n${pane}`)
+    await executor.killAll()
+    await fx.cleanup()
+  })
+
+  const teammate = (afterStart?: () => Promise<void>) => async (ctx: TeammateContext) => {
+    const stream = new PassThrough()
+    stream.on('data', (d: Buffer) => ctx.print(d.toString()))
+    const { runtime } = await assembleAgent({ team: TEAM, name: ctx.name, env: fx.env, signal: ctx.signal, output: createOutput({ stream, color: false }) })
+    const running = runtime.run()
+    await afterStart?.()
+    return running
+  }
+
+  it('in this process: bob’s run() rejects in the middle of a turn; his runtime stops, alice still answers', async () => {
+    loopback.setScenario({ agents: { alice: [{ text: 'Alice here.' }], bob: [{ text: 'never sent', delayMs: 5_000 }] } })
+    await executor.spawn({ team: TEAM, name: 'alice', cwd: fx.cwd, run: teammate() })
+    await executor.spawn({
+      team: TEAM,
+      name: 'bob',
+      cwd: fx.cwd,
+      run: teammate(async () => {
+        await waitFor(() => modelRequests(loopback, 'bob').length === 1, 'bob’s request')
+        throw new Error('bob tripped')
+      }),
+    })
+    await sendTeamMessage({ team: TEAM, to: 'bob', text: 'long job', env: fx.env })
+    expect(await executor.wait(`bob@${TEAM}`)).toEqual({ state: 'dead', reason: 'crashed: bob tripped' })
+    expect(pane).toMatch(/bob │ crashed: Error: bob tripped/)
+    // Dead means stopped: the abort reached his runtime, which cut its stream and exited.
+    await waitFor(() => modelRequests(loopback, 'bob')[0].clientClosed, 'bob’s stream to be cut')
+    await waitFor(async () => (await readAgentState(TEAM, 'bob', fx.env))?.status === 'exited', 'bob’s state to say exited')
+
+    await sendTeamMessage({ team: TEAM, to: 'alice', text: 'you ok?', env: fx.env })
+    await waitFor(async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 1, 'alice’s answer', 10_000, () => pane)
+    expect((await leadStructured(fx, 'idle_notification', 'alice'))[0].summary).toBe('Alice here.')
+    expect(await executor.isActive(`alice@${TEAM}`)).toBe(true)
+    expect(await leadStructured(fx, 'idle_notification', 'bob')).toHaveLength(0)
+    expect(pane).toMatch(/alice │ Alice here\./)
+  })
+
+  it('in a leader process: an uncaught throw (mid-turn) and a floating rejection end only their teammates', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-rt-crash-'))
+    try {
+      const { stdout, stderr } = await run(process.execPath, [path.join(REPO, 'test/runtime/fixtures/crash-leader.mjs'), dir], {
+        timeout: 25_000,
+        killSignal: 'SIGKILL',
+        env: { ...process.env, NO_COLOR: '1' },
+      }).catch((err: { stdout?: string; stderr?: string; message: string }) => {
+        throw new Error(`${err.message}\n${err.stdout ?? ''}\n${err.stderr ?? ''}`)
+      })
+      const result = JSON.parse(stdout.trim().split('\n').at(-1)!)
+      expect(result.states.bob, stderr).toEqual({ state: 'dead', reason: 'crashed: bob blew up' })
+      expect(result.states.carol).toEqual({ state: 'dead', reason: 'crashed: carol floated' })
+      expect(result.states.alice).toEqual({ state: 'alive' })
+      expect(result.aliceNotes).toEqual(['Alice, first.', 'Alice, after the crashes.'])
+      expect(result.bobNotes).toBe(0)
+      expect(result.bobStreamCut).toBe(true)
+      expect(result.bobStatus).toBe('exited')
+      expect(result.lines.join('')).toMatch(/bob │ crashed \(uncaughtException\): Error: bob blew up/)
+      expect(result.lines.join('')).toMatch(/carol │ crashed \(unhandledRejection\): Error: carol floated/)
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true })
+    }
+  })
+})
