@@ -1,5 +1,7 @@
+import fs from 'node:fs'
 import type { Command } from 'commander'
 import type { MemberStatus, TeamStatus } from '../backends/status.js'
+import type { MemberReport, TeamReport } from '../leader/team-report.js'
 import { paintAgent } from '../util/colors.js'
 import { colors, printJson, println, table } from './output.js'
 
@@ -8,49 +10,98 @@ export interface StatusCommandOptions {
   watch?: boolean
 }
 
-/** How often `--watch` refreshes. */
-const WATCH_MS = 1_000
+/** `--watch` redraws on file events; this slow sweep catches a process that died silently. */
+const WATCH_SWEEP_MS = 2_000
+/** Events come in bursts (a turn writes state, transcript and inboxes); one redraw per burst. */
+const WATCH_DEBOUNCE_MS = 100
 
 /** `swarm status <team>` */
 export function registerStatusCommand(program: Command): void {
   program
     .command('status')
-    .description("each member's backend, pane and process state (alive / exited with its code / dead)")
+    .description('per member: state, backend and pane, model, last activity, unread messages, pending requests, task, tokens and cost')
     .argument('<team>', 'team name')
     .option('--json', 'print JSON')
-    .option('--watch', 'refresh every second until Ctrl-C')
+    .option('--watch', 'redraw as the team changes, until Ctrl-C')
     .action((team: string, opts: StatusCommandOptions) => runStatus(team, opts))
 }
 
 export async function runStatus(team: string, opts: StatusCommandOptions): Promise<void> {
-  const { teamStatus } = await import('../backends/status.js')
-  for (;;) {
-    const status = await teamStatus(team)
-    if (opts.json) {
-      if (opts.watch) process.stdout.write(JSON.stringify(status) + '\n')
-      else printJson(status)
-    } else {
+  const [{ teamReport }, { teamDir }] = await Promise.all([import('../leader/team-report.js'), import('../teams/paths.js')])
+  const render = async () => {
+    const report = await teamReport(team)
+    if (opts.json) process.stdout.write(JSON.stringify(report, null, opts.watch ? 0 : 2) + '\n')
+    else {
       if (opts.watch) process.stdout.write('\x1b[H\x1b[2J')
-      println(formatStatus(status))
+      println(formatReport(report))
     }
-    if (!opts.watch) return
-    await new Promise((r) => setTimeout(r, WATCH_MS))
   }
+  await render()
+  if (!opts.watch) return
+  let timer: NodeJS.Timeout | undefined
+  let chain = Promise.resolve()
+  const schedule = () => {
+    clearTimeout(timer)
+    timer = setTimeout(() => void (chain = chain.then(render).catch((err) => println(colors.red(String(err))))), WATCH_DEBOUNCE_MS)
+  }
+  const watcher = fs.watch(teamDir(team), { recursive: true }, schedule)
+  const sweep = setInterval(schedule, WATCH_SWEEP_MS)
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve)
+    watcher.on('error', () => resolve()) // the team was deleted
+  })
+  watcher.close()
+  clearInterval(sweep)
+  clearTimeout(timer)
 }
 
+export function formatReport(r: TeamReport): string {
+  const rows = [['NAME', 'STATE', 'BACKEND', 'PANE', 'MODEL', 'ACTIVE', 'UNREAD', 'ASKS', 'TASK', 'TOKENS', 'COST']]
+  for (const m of r.members) {
+    rows.push([
+      m.name,
+      m.status + (m.state === 'exited' && m.exitCode !== undefined && m.exitCode !== 0 ? ` (code ${m.exitCode})` : ''),
+      m.backend ?? '-',
+      m.pane || '-',
+      m.model ?? '-',
+      m.lastActivity ? ago(m.lastActivity) : '-',
+      String(m.unread),
+      String(m.pendingRequests),
+      m.currentTask ? `#${m.currentTask}` : '-',
+      m.tokens ? `${kilo(m.tokens.input + m.tokens.cacheRead + m.tokens.cacheWrite)}/${kilo(m.tokens.output)}` : '-',
+      m.costUsd !== undefined ? `$${m.costUsd.toFixed(4)}` : '-',
+    ])
+  }
+  const lines = table(rows).split('\n')
+  const t = r.tasks
+  return [
+    `team ${r.team} — tasks: ${t.pending} pending, ${t.inProgress} in progress, ${t.completed} completed`,
+    lines[0],
+    ...r.members.map((m, i) => paintAgent(colors, m.color, m.name) + paintState(m, lines[i + 1].slice(m.name.length))),
+  ].join('\n')
+}
+
+function paintState(m: MemberReport, rest: string): string {
+  if (m.status === 'dead') return colors.red(rest)
+  if (m.status === 'waiting') return colors.magenta(rest)
+  return rest
+}
+
+function ago(ms: number): string {
+  const s = Math.max(0, Math.round((Date.now() - ms) / 1000))
+  return s < 60 ? `${s}s ago` : s < 3600 ? `${Math.round(s / 60)}m ago` : `${Math.round(s / 3600)}h ago`
+}
+
+function kilo(n: number): string {
+  return n < 1000 ? String(n) : `${(n / 1000).toFixed(1)}k`
+}
+
+/** The process view only (the leader's /status falls back to it). */
 export function formatStatus(status: TeamStatus): string {
   const rows = [['NAME', 'BACKEND', 'PANE', 'STATE']]
   for (const m of status.members) rows.push([m.name, m.backend ?? '-', m.pane || '-', stateText(m)])
-  // Colour after aligning: escape codes would throw the column widths off.
   const lines = table(rows).split('\n')
-  return [
-    `team ${status.team}`,
-    lines[0],
-    ...status.members.map((m, i) => {
-      const line = lines[i + 1]
-      return paintAgent(colors, m.color, m.name) + line.slice(m.name.length)
-    }),
-  ].join('\n')
+  return [`team ${status.team}`, lines[0], ...status.members.map((m, i) => paintAgent(colors, m.color, m.name) + lines[i + 1].slice(m.name.length))].join('\n')
 }
 
 function stateText(m: MemberStatus): string {

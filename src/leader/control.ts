@@ -2,8 +2,8 @@ import { createExecutor } from '../backends/registry.js'
 import { killTeammate } from '../backends/stop.js'
 import { spawnTeammate } from '../backends/teammates.js'
 import type { InProcessExecutor, PaneExecutor, TeammateMain } from '../backends/types.js'
-import { teamStatus } from '../backends/status.js'
-import { formatStatus } from '../cli/status.js'
+import { formatReport } from '../cli/status.js'
+import { teamReport } from './team-report.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { agentId, LEAD_NAME } from '../teams/paths.js'
 import { addMember, readTeam, updateMember } from '../teams/team-store.js'
@@ -107,6 +107,6 @@ export class LeaderControl implements TeamControl {
   }
 
   async status(): Promise<string> {
-    return formatStatus(await teamStatus(this.o.team, { env: this.o.env, ...(this.o.inProcess ? { inProcess: this.o.inProcess } : {}) }))
+    return formatReport(await teamReport(this.o.team, { env: this.o.env, ...(this.o.inProcess ? { inProcess: this.o.inProcess } : {}) }))
   }
 }

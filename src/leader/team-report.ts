@@ -1,0 +1,92 @@
+import { readAgentState, type AgentState } from '../agent/state.js'
+import { teamStatus, type MemberStatus } from '../backends/status.js'
+import type { InProcessExecutor } from '../backends/types.js'
+import { readInbox } from '../mailbox/inbox.js'
+import { listPending } from '../permissions/store.js'
+import { inboxPath, LEAD_NAME } from '../teams/paths.js'
+import { listTasks } from '../teams/task-store.js'
+import { isAlive } from '../util/process.js'
+
+/** What `swarm status` shows for one member. */
+export interface MemberReport extends MemberStatus {
+  /** starting | working | idle | waiting | exited | dead, or the process state for a non-swarm command. */
+  status: string
+  model?: string
+  mode?: string
+  lastActivity?: number
+  unread: number
+  pendingRequests: number
+  currentTask?: string
+  tokens?: { input: number; output: number; cacheRead: number; cacheWrite: number }
+  costUsd?: number
+  detail?: string
+}
+
+export interface TeamReport {
+  team: string
+  members: MemberReport[]
+  tasks: { pending: number; inProgress: number; completed: number }
+}
+
+/**
+ * Everything `swarm status` shows: the backend's view of each process (one batched call per
+ * backend) joined with what each agent writes in its state.json, its unread messages, its
+ * pending requests and its task.
+ */
+export async function teamReport(team: string, opts: { env?: NodeJS.ProcessEnv; inProcess?: InProcessExecutor } = {}): Promise<TeamReport> {
+  const env = opts.env ?? process.env
+  const base = await teamStatus(team, { env, ...(opts.inProcess ? { inProcess: opts.inProcess } : {}) })
+  const [pending, tasks] = await Promise.all([
+    listPending(team, { env }).then((r) => r.requests).catch(() => []),
+    listTasks(team, env).catch(() => []),
+  ])
+  const members = await Promise.all(
+    base.members.map(async (m): Promise<MemberReport> => {
+      const [state, inbox] = await Promise.all([
+        readAgentState(team, m.name, env).catch(() => undefined),
+        readInbox(inboxPath(team, m.name, env)).catch(() => []),
+      ])
+      const task = tasks.find((t) => t.status === 'in_progress' && (t.owner === m.name || t.owner === m.agentId))
+      const usage = state?.usage
+      return {
+        ...m,
+        status: memberState(m, state),
+        ...(state?.model ? { model: state.model } : {}),
+        ...(state?.mode ? { mode: state.mode } : {}),
+        ...(state?.lastActivity ? { lastActivity: state.lastActivity } : {}),
+        ...(state?.detail ? { detail: state.detail } : {}),
+        unread: inbox.filter((e) => !e.read).length,
+        pendingRequests: pending.filter((p) => p.agent === m.name).length,
+        ...(task || state?.currentTask ? { currentTask: task?.id ?? state?.currentTask } : {}),
+        ...(usage ? { tokens: { input: usage.inputTokens, output: usage.outputTokens, cacheRead: usage.cacheReadTokens, cacheWrite: usage.cacheWriteTokens } } : {}),
+        ...(state?.costUsd !== undefined ? { costUsd: state.costUsd } : {}),
+      }
+    }),
+  )
+  return {
+    team,
+    members,
+    tasks: {
+      pending: tasks.filter((t) => t.status === 'pending').length,
+      inProgress: tasks.filter((t) => t.status === 'in_progress').length,
+      completed: tasks.filter((t) => t.status === 'completed').length,
+    },
+  }
+}
+
+/**
+ * The member's lifecycle state (DESIGN §6): the process view wins when the process is gone
+ * (a clean exit is `exited`, anything else `dead`); while it lives, the agent's own state.
+ */
+export function memberState(m: MemberStatus, state: AgentState | undefined): string {
+  const cleanExit = state?.status === 'exited'
+  if (m.state === 'exited') return cleanExit || m.exitCode === 0 ? 'exited' : 'dead'
+  if (m.state === 'dead') return cleanExit ? 'exited' : m.reason === 'never started' ? 'not started' : 'dead'
+  if (m.state === 'unknown') {
+    // In-process members (and a leader not found in tmux): their state file and its pid tell.
+    if (!state) return m.name === LEAD_NAME ? 'not running' : 'not started'
+    if (state.status === 'exited') return 'exited'
+    return state.pid !== undefined && isAlive(state.pid) ? state.status : 'dead'
+  }
+  return state && state.status !== 'exited' ? state.status : 'alive'
+}
