@@ -1,0 +1,85 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import type { ChildProcess } from 'node:child_process'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { readArchive } from '../../src/mailbox/archive.js'
+import { readInbox } from '../../src/mailbox/inbox.js'
+import { startLoopbackServer, type LoopbackServer } from '../../src/model/loopback-server.js'
+import { inboxPath, teamDir } from '../../src/teams/paths.js'
+import { isAlive } from '../../src/util/process.js'
+import { BIN, sandbox, waitFor, type Sandbox } from './helpers.js'
+
+const tool = (name: string, input: Record<string, unknown>) => ({ content: [{ type: 'tool_use' as const, name, input }] })
+
+const SCENARIO = {
+  agents: {
+    alice: [
+      { ...tool('Bash', { command: 'echo ran >> count.txt' }), when: { lastUserIncludes: 'run the tests' } },
+      tool('SendMessage', { to: 'team-lead', message: 'done 1: the command ran', summary: 'done 1' }),
+      { text: 'ok' },
+      { ...tool('SendMessage', { to: 'team-lead', message: 'done 2: got your second message', summary: 'done 2' }), when: { lastUserIncludes: 'second message' } },
+      { text: 'ok again' },
+    ],
+  },
+  fallback: { text: 'Noted.' },
+}
+
+/** Collects a child's stdout so a test can wait for a line. */
+function output(child: ChildProcess): () => string {
+  let text = ''
+  child.stdout!.on('data', (d) => (text += String(d)))
+  child.stderr!.on('data', (d) => (text += String(d)))
+  return () => text
+}
+
+describe('in-process team end to end (the leader runs in the foreground)', () => {
+  let sb: Sandbox
+  let server: LoopbackServer
+  beforeAll(async () => {
+    server = await startLoopbackServer({ scenario: SCENARIO })
+    sb = sandbox({ ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: server.url })
+  })
+  afterAll(async () => {
+    await sb?.cleanup()
+    await server?.close()
+  })
+  const leadSays = async (s: string) => {
+    const file = inboxPath('duo', 'team-lead', sb.env)
+    return [...(await readArchive(file).catch(() => [])), ...(await readInbox(file))].some((m) => m.text.includes(s))
+  }
+
+  it('create → message → prompt answered at the console → leader killed → dead → message while dead → resume → processed → delete', async () => {
+    const leader = sb.start(process.execPath, [BIN, 'team', 'create', 'duo', '--agents', 'alice', '--backend', 'in-process', '--mode', 'default', '--cwd', sb.project])
+    const seen = output(leader)
+    await waitFor('the console', () => seen().includes('swarm leader — team duo'))
+    expect((await sb.swarm(['send', 'duo', 'alice', 'please run the tests'])).code).toBe(0)
+    await waitFor('the prompt', () => seen().includes('? alice wants to use Bash'))
+    leader.stdin!.write('y\n')
+    await waitFor('done 1', () => leadSays('done 1'))
+    expect(fs.readFileSync(path.join(sb.project, 'count.txt'), 'utf8')).toBe('ran\n')
+    const live = JSON.parse((await sb.swarm(['status', 'duo', '--json'])).stdout) as { members: Array<{ name: string; status: string; backend: string }> }
+    expect(live.members.find((m) => m.name === 'alice')).toMatchObject({ backend: 'in-process' })
+    expect(['idle', 'working']).toContain(live.members.find((m) => m.name === 'alice')!.status)
+
+    leader.kill('SIGKILL')
+    await waitFor('the leader gone', () => !isAlive(leader.pid!))
+    const dead = JSON.parse((await sb.swarm(['status', 'duo', '--json'])).stdout) as { members: Array<{ name: string; status: string }> }
+    expect(dead.members.find((m) => m.name === 'alice')!.status).toBe('dead')
+
+    expect((await sb.swarm(['send', 'duo', 'alice', 'here is a second message'])).code).toBe(0)
+    const resumed = sb.start(process.execPath, [BIN, 'team', 'resume', 'duo'])
+    const seen2 = output(resumed)
+    await waitFor('done 2 after resume', () => leadSays('done 2'))
+    expect(seen2()).toContain('resuming in-process team duo')
+    expect(JSON.stringify(server.requests.filter((r) => r.agent === 'alice').at(-1)!.body)).toContain('done 1')
+
+    await waitFor('alice idle', async () => {
+      const s = JSON.parse((await sb.swarm(['status', 'duo', '--json'])).stdout) as { members: Array<{ name: string; status: string }> }
+      return s.members.find((m) => m.name === 'alice')!.status === 'idle'
+    })
+    const deleted = await sb.swarm(['team', 'delete', 'duo', '--timeout', '5'])
+    expect(deleted.code, deleted.stderr).toBe(0)
+    await waitFor('the resumed leader gone', () => !isAlive(resumed.pid!), 10_000)
+    expect(fs.existsSync(teamDir('duo', sb.env))).toBe(false)
+  }, 60_000)
+})
