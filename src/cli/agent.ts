@@ -5,6 +5,7 @@ import { createPermissionLayer } from '../permissions/client.js'
 import { validateAgentName, validateName } from '../teams/paths.js'
 import { updateMember } from '../teams/team-store.js'
 import { reportError } from './errors.js'
+import { shutdownSignal } from './signals.js'
 
 interface AgentFlags {
   team: string
@@ -44,11 +45,7 @@ export function registerAgentCommand(program: Command): void {
 export async function runAgentCommand(flags: AgentFlags): Promise<void> {
   validateName(flags.team)
   validateAgentName(flags.name)
-  const abort = new AbortController()
-  const onSignal = () => abort.abort()
-  process.once('SIGTERM', onSignal)
-  process.once('SIGINT', onSignal)
-  process.once('SIGHUP', onSignal)
+  const abort = shutdownSignal()
   const permissionTimeoutMs = parseTimeout(flags.permissionTimeout)
   let code: number
   try {

@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 import { runLeader } from '../leader/leader.js'
 import { validateName } from '../teams/paths.js'
 import { reportError } from './errors.js'
+import { shutdownSignal } from './signals.js'
 
 /** `swarm leader <team>` — the leader console (started in the leader pane by team create). */
 export function registerLeaderCommand(program: Command): void {
@@ -14,8 +15,7 @@ export function registerLeaderCommand(program: Command): void {
 
 export async function leaderCommand(team: string, opts: { coordinator?: boolean }): Promise<void> {
   validateName(team)
-  const abort = new AbortController()
-  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(sig, () => abort.abort())
+  const abort = shutdownSignal()
   let code = 0
   try {
     await runLeader({ team, env: process.env, signal: abort.signal, ...(opts.coordinator ? { coordinator: true } : {}) })

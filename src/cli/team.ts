@@ -8,6 +8,7 @@ import { deleteTeamFully, resumeTeam, startTeam } from '../leader/lifecycle.js'
 import { ensureTeamKeys } from '../permissions/signing.js'
 import { loadTeamSpec } from '../teams/team-spec.js'
 import { runAttach } from './attach.js'
+import { shutdownSignal } from './signals.js'
 import { LEAD_NAME, teamConfigPath } from '../teams/paths.js'
 import { listTasks } from '../teams/task-store.js'
 import { createTeam, listTeams, readTeam } from '../teams/team-store.js'
@@ -113,8 +114,8 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
   const started = await startTeam(team.name, { backend, env: process.env })
   if (started.backend === 'in-process') {
     if (!opts.json) println(`created team ${colors.bold(team.name)} (${started.reason}); the leader runs here with its teammates inside it`)
-    await runLeader({ team: team.name, env: process.env })
-    return
+    await runLeader({ team: team.name, env: process.env, signal: shutdownSignal().signal })
+    process.exit(0)
   }
   const attach = attachCommand(team.name)
   if (opts.json) printJson({ team: team.name, backend: started.backend, leaderPane: started.leaderPane, teammates: started.teammates, attach })
@@ -129,8 +130,8 @@ export async function teamResume(name: string, opts: { attach: boolean; json?: b
   const report = await resumeTeam(name, { env: process.env })
   if (report.backend === 'in-process') {
     if (!opts.json) println(`resuming in-process team ${name}: the leader runs here, its teammates continue from their transcripts`)
-    await runLeader({ team: name, env: process.env })
-    return
+    await runLeader({ team: name, env: process.env, signal: shutdownSignal().signal })
+    process.exit(0)
   }
   if (opts.json) printJson({ team: name, ...report, attach: attachCommand(name) })
   else {

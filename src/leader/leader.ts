@@ -27,6 +27,9 @@ export function teamBackend(team: TeamFile): BackendType | undefined {
 /** What `--coordinator` leaves the lead agent: it only assigns, never executes. */
 export const COORDINATOR_TOOLS = ['Agent', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate', 'TaskStop'] as const
 
+/** How long in-process teammates get to finish when their leader leaves. */
+const LEAVE_GRACE_MS = 3_000
+
 export interface LeaderOptions {
   team: string
   env: NodeJS.ProcessEnv
@@ -128,7 +131,12 @@ export async function runLeader(o: LeaderOptions): Promise<void> {
   } finally {
     abort.abort()
     await leadDone
-    if (inProcess) await inProcess.killAll()
+    if (inProcess) {
+      // The team lives in this process: ask each teammate to finish (idle ones approve at once), then stop the rest.
+      const ids = (await readTeam(o.team, env).catch(() => config)).members.filter((m) => m.name !== LEAD_NAME).map((m) => m.agentId)
+      await Promise.all(ids.map((id) => inProcess.terminate(id, 'the leader is leaving', { timeoutMs: LEAVE_GRACE_MS }).catch(() => undefined)))
+      await inProcess.killAll()
+    }
     await leaderState.update({ status: 'exited' })
   }
 }

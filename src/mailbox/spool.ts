@@ -89,7 +89,11 @@ export async function readSpool(inboxFile: string, onCorrupt: (err: CorruptFileE
       out.entries.push(...parsed)
       out.files.push(file)
     } else if (spooledAt(name) < Date.now() - TORN_SPOOL_MS) {
-      // Its writer died mid-write long ago: keep the bytes, out of the way.
+      // Its writer died mid-write long ago: keep the bytes, out of the way (none: just remove it).
+      if (text === '') {
+        fs.rmSync(file, { force: true })
+        continue
+      }
       const movedTo = await moveAside(file)
       onCorrupt(new CorruptFileError(file, 'not a list of inbox entries', { movedTo }))
     }

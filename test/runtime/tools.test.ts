@@ -171,6 +171,26 @@ describe('runTurn', () => {
     expect(modelRequests(loopback, 'solo')[0].stream).toBe(true)
   })
 
+  it('a response cut off at max_tokens in the middle of a tool call: the call is not run, but answered, and the model goes on', async () => {
+    const write = allTools().filter((t) => t.name === 'Write') as AnyTool[]
+    loopback.setScenario({
+      agents: {
+        solo: [
+          { content: [{ type: 'tool_use', id: 'toolu_cut', name: 'Write', input: { file_path: 'big.txt', content: 'trunc' } }], stop_reason: 'max_tokens' },
+          { when: { toolResultIsError: true }, text: 'I will write it in smaller parts.' },
+        ],
+      },
+    })
+    const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'write a big file' }]
+    const result = await runTurn({ ...base(), tools: write, messages, signal: new AbortController().signal })
+    expect(result).toMatchObject({ status: 'done', text: 'I will write it in smaller parts.', iterations: 2 })
+    await expect(fs.stat(path.join(fx.cwd, 'big.txt'))).rejects.toThrow()
+    expect(toolResults(loopback, 'solo').get('toolu_cut')).toMatchObject({ isError: true })
+    expect(toolResults(loopback, 'solo').get('toolu_cut')?.content).toMatch(/max_tokens/)
+    // Every tool_use has its tool_result: the conversation stays valid for the next turn.
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant'])
+  })
+
   it('maxIterations reached → partial; an aborted signal → aborted without a request', async () => {
     loopback.setScenario({ agents: { solo: { rules: [{ when: {}, content: [{ type: 'tool_use', name: 'Read', input: { file_path: 'nope' } }] }] } } })
     const partial = await runTurn({ ...base(), maxIterations: 3, messages: [{ role: 'user', content: 'go' }], signal: new AbortController().signal })

@@ -1,0 +1,20 @@
+/**
+ * An AbortSignal that fires on SIGTERM, SIGINT or SIGHUP, so a long-running command (an agent,
+ * the leader) can shut down through its own `finally` blocks. A second signal exits at once.
+ * Persistent listeners (not `once`): util/process.ts leaves a signal to the program whenever the
+ * program listens to it.
+ */
+export function shutdownSignal(): { signal: AbortSignal; dispose(): void } {
+  const abort = new AbortController()
+  let received = false
+  const handlers = (['SIGTERM', 'SIGINT', 'SIGHUP'] as const).map((sig) => {
+    const handler = () => {
+      if (received) process.exit(128 + (sig === 'SIGHUP' ? 1 : sig === 'SIGINT' ? 2 : 15))
+      received = true
+      abort.abort()
+    }
+    process.on(sig, handler)
+    return () => process.off(sig, handler)
+  })
+  return { signal: abort.signal, dispose: () => handlers.forEach((off) => off()) }
+}
