@@ -87,6 +87,8 @@ export class TeammateRuntime {
   private exitCode = 0
 
   constructor(private readonly o: RuntimeOptions) {
+    // A resumed agent's state file starts from what it had spent before.
+    this.usage = o.state.current.usage ?? emptyUsage()
     o.signal?.addEventListener('abort', () => this.stop(), { once: true })
   }
 

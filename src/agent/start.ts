@@ -16,7 +16,7 @@ import { resolveModel } from './model.js'
 import { buildSystemPrompt } from './prompt.js'
 import { createOutput, type AgentOutput } from './render.js'
 import { TeammateRuntime, type LeadVerdict, type RuntimeOptions, type TurnLog } from './runtime.js'
-import { AgentStateFile, statePath } from './state.js'
+import { AgentStateFile, readAgentState, statePath } from './state.js'
 import { allowAll, type AnyTool, type PermissionCheck } from './tool.js'
 import { classifyLeadMessage, resolveLeadVerifyKey } from '../permissions/signing.js'
 import type { StructuredMessage } from '../mailbox/messages.js'
@@ -121,12 +121,15 @@ export async function assembleAgent(opts: StartAgentOptions): Promise<{ runtime:
 
   const transcript = new Transcript(transcriptPath(opts.team, opts.name, env))
   const messages = opts.resume ? rebuildConversation(await readTranscript(transcript.file)) : []
+  // --resume continues the same agent: what it spent so far stays counted.
+  const before = opts.resume ? await readAgentState(opts.team, opts.name, env).catch(() => undefined) : undefined
   const state = new AgentStateFile(statePath(opts.team, opts.name, env), {
     pid: process.pid,
     status: 'starting',
     model,
     modelSource: source,
     mode: mode.data,
+    ...(before?.usage ? { usage: before.usage, costUsd: before.costUsd, turns: before.turns } : {}),
   })
   await state.update({})
   await transcript.append({ kind: 'start', model, mode: mode.data, resume: Boolean(opts.resume), pid: process.pid })

@@ -45,7 +45,7 @@ export class Transcript {
   }
 }
 
-/** Reads a transcript; a torn last line (a crash mid-write) is skipped, other bad lines too. */
+/** Reads a transcript; a torn last line (a crash mid-write) is skipped, other lines that are not events too. */
 export async function readTranscript(file: string): Promise<TranscriptEvent[]> {
   const text = await readFileIfExists(file)
   if (!text) return []
@@ -53,7 +53,9 @@ export async function readTranscript(file: string): Promise<TranscriptEvent[]> {
   for (const line of text.split('\n')) {
     if (!line.trim()) continue
     try {
-      events.push(JSON.parse(line) as TranscriptEvent)
+      const e = JSON.parse(line) as TranscriptEvent
+      // Valid JSON is not yet an event (a hand-edited or foreign line): every reader relies on these.
+      if (typeof e?.t === 'string' && typeof e.kind === 'string' && (e.kind !== 'message' || typeof e.message?.role === 'string')) events.push(e)
     } catch {
       // A line torn by a crash: the rest of the transcript is still good.
     }

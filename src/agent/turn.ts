@@ -78,10 +78,14 @@ export async function runTurn(opts: TurnOptions): Promise<TurnResult> {
     text = final.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('')
 
     const uses = final.content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use')
-    if (final.stop_reason !== 'tool_use' || uses.length === 0) return { status: 'done', text, iterations: iteration, toolCalls }
+    if (uses.length === 0) return { status: 'done', text, iterations: iteration, toolCalls }
 
-    const results: ToolResultBlockParam[] = []
-    for (const use of uses) {
+    // Cut off (max_tokens) inside a call: its input may be truncated, so it is not run; but every
+    // tool_use still gets a result, or the API refuses the conversation from then on.
+    const cutOff = final.stop_reason !== 'tool_use'
+    const notRun = `Not run: your response was cut off (stop_reason ${final.stop_reason}) before this call was complete. Retry with a smaller input (e.g. write a large file in parts).`
+    const results: ToolResultBlockParam[] = cutOff ? uses.map((use) => ({ type: 'tool_result', tool_use_id: use.id, content: notRun, is_error: true })) : []
+    for (const use of cutOff ? [] : uses) {
       const tool = byName.get(use.name)
       opts.onToolStart?.(use.name, use.input)
       const started = Date.now()

@@ -67,6 +67,11 @@ export function formatEvent(e: TranscriptEvent, c: Colors): string {
       return `${time} ${c.dim(`tokens: ${e.inputTokens} in, ${e.outputTokens} out, ${e.cacheReadTokens} cache read, ${e.cacheWriteTokens} cache write`)}`
     case 'message':
       return `${time} ${e.message.role === 'user' ? c.magenta('user') : c.blue('assistant')} ${renderContent(e.message.content)}`
+    default: {
+      // A kind this version does not know (a newer writer): show it rather than "undefined".
+      const { t: _, kind, ...rest } = e as { t: string; kind: string }
+      return `${time} ${kind} ${JSON.stringify(rest)}`
+    }
   }
 }
 

@@ -165,7 +165,11 @@ export async function deleteTeamFully(
   let report = { exited: [] as string[], killed: [] as string[] }
   try {
     const sign = config ? await leadSignerFor(team, env).catch(() => undefined) : undefined
-    report = await stopTeamMembers(team, { env, graceful: !opts.force, timeoutMs: opts.timeoutMs ?? DELETE_TIMEOUT_MS, ...(sign ? { sign } : {}) })
+    if (config) report = await stopTeamMembers(team, { env, graceful: !opts.force, timeoutMs: opts.timeoutMs ?? DELETE_TIMEOUT_MS, ...(sign ? { sign } : {}) })
+    else {
+      // No readable config (corrupt, with --force): nothing to ask, but its tmux session still goes.
+      await createExecutor('tmux', { env }).stopTeam(team).catch(() => undefined)
+    }
     // An in-process team lives inside its leader process: stop that process (and its children).
     const lead = config ? await readAgentState(team, LEAD_NAME, env).catch(() => undefined) : undefined
     if (lead?.pid && lead.pid !== process.pid && isAlive(lead.pid) && lead.status !== 'exited') {

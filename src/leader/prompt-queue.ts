@@ -54,8 +54,12 @@ export class PromptQueue {
     return [...this.items.values()]
   }
 
+  /** By id, or by a prefix that names exactly one request (an ambiguous one must not pick a request). */
   get(id: string): ConsoleRequest | undefined {
-    return this.items.get(id) ?? [...this.items.values()].find((r) => r.id.startsWith(id))
+    const exact = this.items.get(id)
+    if (exact || !id) return exact
+    const matches = [...this.items.values()].filter((r) => r.id.startsWith(id))
+    return matches.length === 1 ? matches[0] : undefined
   }
 
   onChange(fn: () => void): () => void {

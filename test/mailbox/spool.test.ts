@@ -66,6 +66,7 @@ describe('append spool', () => {
   it('leaves a young half-written spool file for later and moves an old torn one aside, keeping its bytes', async () => {
     const young = await orphan('[{"from":"bob","te', 0, 'young')
     await orphan('[{"from":"bob","text":"to', 60_000, 'old')
+    const empty = await orphan('', 60_000, 'empty') // killed between create and write: nothing to keep
     const reported: CorruptFileError[] = []
     await appendMessages(file, [{ from: 'alice', text: 'hello' }], { onCorrupt: (e) => reported.push(e) })
     expect((await readInbox(file)).map((m) => m.text)).toEqual(['hello'])
@@ -73,6 +74,7 @@ describe('append spool', () => {
     expect(await fs.readFile(reported[0].movedTo!, 'utf8')).toBe('[{"from":"bob","text":"to')
     const names = await spoolNames()
     expect(names).toContain(path.basename(young))
+    expect(names).not.toContain(path.basename(empty))
     expect(names.filter((n) => n.includes('.corrupt-'))).toHaveLength(1)
     // The moved-aside file is never picked up again.
     await appendMessage(file, { from: 'alice', text: 'again' }, { onCorrupt: (e) => reported.push(e) })

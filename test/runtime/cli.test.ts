@@ -144,6 +144,16 @@ describe('swarm logs', () => {
     expect(parsed[7]).toMatchObject({ errorType: 'overloaded_error', status: 529, requestId: 'req_9' })
   })
 
+  it('lines that are JSON but not events, or events of an unknown kind, do not break it', async () => {
+    const tr = await events()
+    await fs.appendFile(tr.file, '{"kind":"state","state":"no time"}\n42\nnull\n{"t":"2025-01-01T10:11:12.000Z","kind":"message"}\n{"t":"2025-01-01T10:11:12.000Z","kind":"compaction","tokens":9}\n')
+    const plain = await swarm(['logs', TEAM, 'alice'])
+    expect(plain.exitCode, plain.stderr).toBe(0)
+    expect(plain.stdout).not.toContain('undefined')
+    expect(plain.stdout).toContain('10:11:12 compaction {"tokens":9}')
+    expect(plain.stdout).not.toContain('no time')
+  })
+
   it('--follow prints new events as they are appended', async () => {
     const tr = await events()
     const follower = spawn(process.execPath, [BIN, 'logs', TEAM, 'alice', '--follow'], { env: fx.env, stdio: ['ignore', 'pipe', 'pipe'] })

@@ -1,11 +1,12 @@
+import { randomUUID } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
-import { appendMessage } from '../../src/mailbox/inbox.js'
+import { appendMessage, appendMessages } from '../../src/mailbox/inbox.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
 import { startLoopbackServer, type LoopbackServer } from '../../src/model/loopback-server.js'
-import { sendTeamMessage } from '../../src/teams/messaging.js'
+import { leadSignerFor, sendTeamMessage } from '../../src/teams/messaging.js'
 import { inboxPath, LEAD_NAME } from '../../src/teams/paths.js'
 import {
   TEAM,
@@ -141,6 +142,20 @@ describe('shutdown', () => {
     expect(await alice.done).toBe(0)
     expect(await leadStructured(fx, 'shutdown_approved', 'alice')).toEqual([expect.objectContaining({ requestId: 'sd-ok' })])
     expect(modelRequests(loopback, 'alice')).toHaveLength(2)
+  })
+
+  it('a message and a signed shutdown_request in one batch while idle: the message gets its turn first, then shutdown', async () => {
+    loopback.setScenario({ agents: { alice: [{ text: 'Handled the message.' }, { text: 'Bye.' }] } })
+    const alice = await start()
+    const sign = await leadSignerFor(TEAM, fx.env)
+    const order = { from: LEAD_NAME, text: shutdownText('sd-batch'), timestamp: new Date().toISOString(), msg_id: randomUUID() }
+    await appendMessages(inboxPath(TEAM, 'alice', fx.env), [{ from: 'bob', text: 'last request before you go' }, { ...order, leadSig: sign(order) }])
+    expect(await alice.done).toBe(0)
+    const reqs = modelRequests(loopback, 'alice')
+    expect(messageText(requestMessages(reqs[0]).at(-1))).toContain('last request before you go')
+    expect(messageText(requestMessages(reqs[1]).at(-1))).toContain('asks you to shut down')
+    expect(await leadStructured(fx, 'shutdown_approved', 'alice')).toEqual([expect.objectContaining({ requestId: 'sd-batch' })])
+    expect((await inbox(fx, 'alice')).every((m) => m.read)).toBe(true)
   })
 })
 

@@ -159,6 +159,34 @@ describe('--resume', () => {
     expect(requestMessages(modelRequests(loopback, 'alice')[3])).toHaveLength(5)
   })
 
+  it('usage and cost carry over a --resume (and start from zero without it)', async () => {
+    const usage = { input_tokens: 1000, output_tokens: 100, cache_creation_input_tokens: 10, cache_read_input_tokens: 20 }
+    loopback.setScenario({ agents: { alice: { rules: [{ when: {}, text: 'ok', usage }] } } })
+    const turn = async (a: TestAgent, n: number) => {
+      await sendTeamMessage({ team: TEAM, to: 'alice', text: `m${n}`, env: fx.env })
+      await waitFor(async () => (await notes()).length === n, `turn ${n}`, 10_000, a.out)
+    }
+    const first = await startAgent(fx, 'alice')
+    agents.push(first)
+    await turn(first, 1)
+    await first.stop()
+    const once = await readAgentState(TEAM, 'alice', fx.env)
+    expect(once?.usage).toEqual({ inputTokens: 1000, outputTokens: 100, cacheWriteTokens: 10, cacheReadTokens: 20 })
+
+    const second = await startAgent(fx, 'alice', { resume: true })
+    agents.push(second)
+    expect((await readAgentState(TEAM, 'alice', fx.env))?.usage).toEqual(once?.usage)
+    await turn(second, 2)
+    const twice = await readAgentState(TEAM, 'alice', fx.env)
+    expect(twice).toMatchObject({ usage: { inputTokens: 2000, outputTokens: 200, cacheWriteTokens: 20, cacheReadTokens: 40 }, turns: 2 })
+    expect(twice!.costUsd!).toBeCloseTo(2 * once!.costUsd!, 5) // each rounded to micro-dollars
+    await second.stop()
+
+    const fresh = await startAgent(fx, 'alice')
+    agents.push(fresh)
+    expect((await readAgentState(TEAM, 'alice', fx.env))?.usage).toBeUndefined()
+  })
+
   it('after a partial (maxTurns) turn and a follow-up, a resumed agent sends a valid conversation', async () => {
     await fs.mkdir(path.join(fx.cwd, '.claude/agents'), { recursive: true })
     await fs.writeFile(path.join(fx.cwd, '.claude/agents/short.md'), '---\nname: short\ndescription: d\nmaxTurns: 1\n---\nBe brief.\n')

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { readAgentState } from '../../src/agent/state.js'
 import { readTranscript, transcriptPath } from '../../src/agent/transcript.js'
 import { appendMessages } from '../../src/mailbox/inbox.js'
+import { encodeStructured } from '../../src/mailbox/messages.js'
 import { startLoopbackServer, type LoopbackServer } from '../../src/model/loopback-server.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
 import { inboxPath, LEAD_NAME } from '../../src/teams/paths.js'
@@ -272,5 +273,30 @@ describe('external mode (the lead console hands messages in)', () => {
     expect(messageText(second.at(-1))).toContain('<teammate-message teammate_id="bob"')
     expect(await leadStructured(fx, 'idle_notification')).toHaveLength(0)
     expect(lead.out()).toContain('Hello human.')
+  })
+
+  it('route: consume marks a message read without a turn; queue sends even a control message to the model', async () => {
+    loopback.setScenario({ agents: { 'team-lead': [{ text: 'Saw it.' }] } })
+    const routed: string[] = []
+    const lead = await start(LEAD_NAME, {
+      runtime: {
+        route: (entry, structured) => {
+          routed.push(structured?.type ?? entry.text)
+          if (structured?.type === 'idle_notification') return 'consume'
+          return structured?.type === 'shutdown_request' ? 'queue' : 'default'
+        },
+      },
+    })
+    await waitFor(idle(LEAD_NAME), 'the lead idle')
+    const note = encodeStructured({ type: 'idle_notification', from: 'bob', timestamp: new Date().toISOString() })
+    await sendTeamMessage({ team: TEAM, from: 'bob', to: LEAD_NAME, text: note, env: fx.env })
+    await waitFor(async () => (await inbox(fx, LEAD_NAME))[0]?.read === true, 'the consumed notification', 5_000, lead.out)
+    expect(modelRequests(loopback, LEAD_NAME)).toHaveLength(0)
+    const order = encodeStructured({ type: 'shutdown_request', requestId: 'x', from: 'bob', timestamp: new Date().toISOString() })
+    await sendTeamMessage({ team: TEAM, from: 'bob', to: LEAD_NAME, text: order, env: fx.env })
+    await waitFor(() => modelRequests(loopback, LEAD_NAME).length === 1, 'the queued message turn', 5_000, lead.out)
+    expect(messageText(requestMessages(modelRequests(loopback, LEAD_NAME)[0]).at(-1))).toContain('"type":"shutdown_request"')
+    expect(lead.out()).not.toContain('ignored')
+    expect(routed).toEqual(['idle_notification', 'shutdown_request'])
   })
 })

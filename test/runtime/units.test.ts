@@ -144,6 +144,9 @@ describe('PromptQueue', () => {
     expect(q.get('perm-x')?.id).toBe('perm-xyz789')
     expect(q.get('perm-abc123')?.id).toBe('perm-abc123')
     expect(q.get('nope')).toBeUndefined()
+    // An ambiguous prefix names no request: approving "the first of them" would approve a guess.
+    expect(q.get('perm-')).toBeUndefined()
+    expect(q.get('')).toBeUndefined()
   })
 })
 

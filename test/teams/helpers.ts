@@ -56,7 +56,7 @@ export interface CliResult {
 
 /** Runs `node bin/swarm.js …` with SWARM_HOME set. */
 export async function swarm(home: TempHome, args: string[]): Promise<CliResult> {
-  const r = await execa('node', [BIN, ...args], { env: home.env, reject: false, timeout: 20_000, cwd: REPO })
+  const r = await execa('node', [BIN, ...args], { env: home.env, reject: false, timeout: 20_000, cwd: REPO, stdin: 'ignore' })
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) }
 }
 

@@ -3,7 +3,8 @@ import path from 'node:path'
 import { z } from 'zod'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ConflictError, CorruptFileError, NotFoundError, UsageError } from '../../src/errors.js'
-import { deleteTeam } from '../../src/teams/delete-team.js'
+import { AgentStateFile, statePath } from '../../src/agent/state.js'
+import { deleteTeamFully } from '../../src/leader/lifecycle.js'
 import { inboxesDir, tasksDir, teamConfigPath, teamDir } from '../../src/teams/paths.js'
 import { createTask, getTask, claimTask } from '../../src/teams/task-store.js'
 import {
@@ -147,14 +148,17 @@ describe('team store', () => {
     expect(await getTask('alpha', '3', env)).toMatchObject({ status: 'in_progress', owner: 'bob' })
   })
 
-  it('deleteTeam removes the files, and refuses active members without force', async () => {
+  it('deleteTeamFully refuses while a teammate is mid-turn (saying who), and removes every file', async () => {
     await createTeam({ name: 'alpha', members: [{ name: 'alice', isActive: true }] }, home.env)
     await createTask('alpha', { subject: 'a', description: '' }, { env: home.env })
-    await expect(deleteTeam('alpha', { env: home.env })).rejects.toMatchObject({ code: 'SWARM_TEAM_ACTIVE', exitCode: 4 })
-    expect(await deleteTeam('alpha', { env: home.env, force: true })).toEqual({ team: 'alpha', active: ['alice'] })
+    // alice's state says she is working on task 1, with a live pid (this process).
+    await new AgentStateFile(statePath('alpha', 'alice', home.env), { status: 'working', pid: process.pid, currentTask: '1' }).update({})
+    await expect(deleteTeamFully('alpha', { env: home.env })).rejects.toMatchObject({ code: 'SWARM_TEAM_BUSY', exitCode: 4, message: expect.stringContaining('alice (working, task #1)') })
+    expect(await teamExists('alpha', home.env)).toBe(true)
+    expect(await deleteTeamFully('alpha', { env: home.env, force: true })).toEqual({ team: 'alpha', exited: [], killed: [] })
     expect(await teamExists('alpha', home.env)).toBe(false)
     await expect(fs.access(tasksDir('alpha', home.env))).rejects.toThrow()
-    await expect(deleteTeam('alpha', { env: home.env })).rejects.toBeInstanceOf(NotFoundError)
+    await expect(deleteTeamFully('alpha', { env: home.env })).rejects.toBeInstanceOf(NotFoundError)
   })
 })
 
