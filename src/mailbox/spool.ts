@@ -103,7 +103,13 @@ export async function readSpool(inboxFile: string, onCorrupt: (err: CorruptFileE
 }
 
 export function removeSpooled(files: string[]): void {
-  for (const file of files) fs.rmSync(file, { force: true })
+  for (const file of files) {
+    try {
+      fs.unlinkSync(file)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    }
+  }
 }
 
 /** Age in ms of the oldest spooled file (from its name), or undefined when the spool is empty. */

@@ -251,7 +251,7 @@ describe('abort', () => {
     const t0 = Date.now()
     expect(await alice.stop()).toBe(0)
     const ms = Date.now() - t0
-    expect(ms).toBeLessThan(1_500) // the stream alone would take ~6 s
+    expect(ms).toBeLessThan(3_000) // the stream alone would take ~6 s more
     await waitFor(() => modelRequests(loopback, 'alice')[0].clientClosed, 'the server to see the client go')
     expect((await readAgentState(TEAM, 'alice', fx.env))?.status).toBe('exited')
     expect(await idleCount()).toBe(0)
@@ -269,7 +269,7 @@ describe('abort', () => {
     expect(processGone(pid)).toBe(false)
     const t0 = Date.now()
     await alice.stop()
-    expect(Date.now() - t0).toBeLessThan(3_000)
+    expect(Date.now() - t0).toBeLessThan(5_000) // sleep 30 would hold it for 30 s
     await waitFor(() => processGone(pid), `sleep (pid ${pid}) to be killed`, 5_000)
   })
 })

@@ -54,7 +54,7 @@ export interface TestAgent {
   model: string
   tools: string[]
   done: Promise<number>
-  /** Resolves to true once run() has settled (without waiting for it). */
+  /** True once run() has settled (checked without waiting for it). */
   settled(): boolean
   out(): string
   stop(): Promise<number>
