@@ -1,3 +1,4 @@
+import fs from 'node:fs'
 import { randomUUID } from 'node:crypto'
 import type Anthropic from '@anthropic-ai/sdk'
 import { APIError } from '@anthropic-ai/sdk'
@@ -8,7 +9,8 @@ import type { InboxMessage } from '../mailbox/types.js'
 import { watchInbox, type InboxWatcher } from '../mailbox/watch.js'
 import { readTeam } from '../teams/team-store.js'
 import { claimTask, listTasks } from '../teams/task-store.js'
-import { inboxPath, LEAD_NAME } from '../teams/paths.js'
+import { inboxPath, LEAD_NAME, tasksDir } from '../teams/paths.js'
+import { ensureDir } from '../util/fs.js'
 import { addUsage, emptyUsage, estimateCost, type Usage } from './pricing.js'
 import { formatTeammateMessage } from './prompt.js'
 import type { AgentOutput } from './render.js'
@@ -95,13 +97,21 @@ export class TeammateRuntime {
   /** Runs until shutdown is approved or the signal aborts; resolves with the exit code. */
   async run(): Promise<number> {
     const file = inboxPath(this.o.team, this.o.name, this.o.env)
-    if (!this.o.external) {
-      this.watcher = watchInbox(this.o.team, this.o.name, (msgs) => this.enqueue(msgs), { env: this.o.env, signal: this.turnAbort.signal })
-      await this.watcher.ready
-      // Anything already unread (sent while we were dead, or before we started) comes first.
-      this.enqueue((await readInbox(file)).filter((m) => !m.read))
-    }
+    let taskWatch: fs.FSWatcher | undefined
     try {
+      if (!this.o.external) {
+        this.watcher = watchInbox(this.o.team, this.o.name, (msgs) => this.enqueue(msgs), { env: this.o.env, signal: this.turnAbort.signal })
+        await this.watcher.ready
+        // Anything already unread (sent while we were dead, or before we started) comes first.
+        this.enqueue((await readInbox(file)).filter((m) => !m.read))
+      }
+      if (this.o.autoClaimTasks !== false) {
+        // A task created or unblocked while we sleep wakes us to claim it (no polling).
+        const dir = tasksDir(this.o.team, this.o.env)
+        await ensureDir(dir)
+        taskWatch = fs.watch(dir, () => this.wake?.())
+        taskWatch.on('error', () => undefined) // the team was deleted; messages still wake us
+      }
       while (!this.stopRequested) {
         if (this.queue.length === 0) {
           if (this.pendingShutdown) {
@@ -118,6 +128,7 @@ export class TeammateRuntime {
         await this.runUserTurn(batch)
       }
     } finally {
+      taskWatch?.close()
       await this.o.onExit?.()
       await this.watcher?.close()
       await this.setStatus('exited')
@@ -165,7 +176,7 @@ export class TeammateRuntime {
       const structured = parseStructured(m.text)
       const routed = this.o.route?.(m, structured) ?? 'default'
       if (routed === 'consume') {
-        void this.consume([m])
+        this.background(this.consume([m]))
         continue
       }
       if (routed === 'queue') {
@@ -173,12 +184,17 @@ export class TeammateRuntime {
         continue
       }
       if (structured && PRIVILEGED_TYPES.has(structured.type)) {
-        void this.handleControl(m, structured)
+        this.background(this.handleControl(m, structured))
         continue
       }
       this.queue.push(m)
     }
     if (this.queue.length) this.wake?.()
+  }
+
+  /** Work started from a watcher callback: its failure is reported in the pane, never unhandled. */
+  private background(work: Promise<unknown>): void {
+    work.catch((err: unknown) => this.o.output.warn(`inbox: ${(err as Error)?.message ?? String(err)}`))
   }
 
   private async handleControl(entry: InboxMessage, msg: StructuredMessage): Promise<void> {

@@ -221,6 +221,16 @@ describe('task auto-claim', () => {
     expect((await readAgentState(TEAM, 'alice', fx.env))?.currentTask).toBeUndefined()
   })
 
+  it('an idle teammate notices a task created later, without any message to wake it', async () => {
+    loopback.setScenario({ agents: { alice: [{ when: { lastUserIncludes: 'You claimed task #' }, content: [{ type: 'tool_use', id: 'toolu_late', name: 'TaskUpdate', input: { taskId: '1', status: 'completed' } }] }, { text: 'Late task done.' }] } })
+    const alice = await start('alice')
+    await waitFor(idle('alice'), 'alice idle', 10_000, alice.out)
+    expect(modelRequests(loopback, 'alice')).toHaveLength(0)
+    const task = await createTask(TEAM, { subject: 'late work', description: 'created after alice went idle' }, { env: fx.env })
+    await waitFor(async () => (await getTask(TEAM, task.id, fx.env)).status === 'completed', 'the late task claimed and completed', 10_000, alice.out)
+    expect(await getTask(TEAM, task.id, fx.env)).toMatchObject({ owner: 'alice' })
+  })
+
   it('a message that arrives during the task turn is answered first; the one idle notification still names the completed task', async () => {
     const task = await createTask(TEAM, { subject: 'solo', description: 'just finish it' }, { env: fx.env })
     loopback.setScenario({
