@@ -2,6 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { Command } from 'commander'
 import { SwarmError, ExitCode, UsageError, errorMessage } from '../errors.js'
+import { modelConfigured } from '../agent/client.js'
 import { parseBackendChoice } from '../backends/detect.js'
 import { runLeader } from '../leader/leader.js'
 import { deleteTeamFully, resumeTeam, startTeam } from '../leader/lifecycle.js'
@@ -82,6 +83,11 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
   const cwd = path.resolve(opts.cwd ?? spec?.cwd ?? process.cwd())
   const stat = await fs.stat(cwd).catch(() => undefined)
   if (!stat?.isDirectory()) throw new UsageError(`--cwd ${cwd} is not a directory`)
+  if (opts.start && !modelConfigured(process.env)) {
+    throw new UsageError('no model is configured, so the teammates could not think', {
+      hint: 'set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a compatible server), or write the team only with --no-start; `swarm demo` runs offline',
+    })
+  }
   const types = parseAgentTypes(opts.agentType ?? [])
   const model = opts.model ?? spec?.model
   const names = [...(spec?.members.map((m) => m.name) ?? []), ...splitList(opts.agents)]

@@ -29,7 +29,8 @@ export async function tempHome(): Promise<TempHome> {
   const home = await fsp.mkdtemp(path.join(os.tmpdir(), 'swarm-teams-'))
   return {
     home,
-    env: { ...process.env, SWARM_HOME: home, CLAUDE_CONFIG_DIR: '', NO_COLOR: '1' },
+    // No model service: these tests never reach one (and a developer's own key must not change them).
+    env: { ...process.env, SWARM_HOME: home, CLAUDE_CONFIG_DIR: '', NO_COLOR: '1', ANTHROPIC_API_KEY: '', ANTHROPIC_AUTH_TOKEN: '' },
     cleanup: () => fsp.rm(home, { recursive: true, force: true }),
   }
 }

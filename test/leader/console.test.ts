@@ -1,0 +1,156 @@
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { PassThrough } from 'node:stream'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { LeaderConsole, type LeadAgent, type TeamControl } from '../../src/leader/console.js'
+import { appendMessage, readInbox } from '../../src/mailbox/inbox.js'
+import { encodeStructured } from '../../src/mailbox/messages.js'
+import type { InboxMessage } from '../../src/mailbox/types.js'
+import { answerRequest } from '../../src/permissions/broker.js'
+import { ensureTeamKeys, classifyLeadMessage, loadLeadPublicKey } from '../../src/permissions/signing.js'
+import { readResolved, writePending } from '../../src/permissions/store.js'
+import { inboxPath } from '../../src/teams/paths.js'
+import { createTask } from '../../src/teams/task-store.js'
+import { createTeam } from '../../src/teams/team-store.js'
+
+const TEAM = 'crew'
+let base: string
+let env: NodeJS.ProcessEnv
+
+beforeEach(async () => {
+  base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-console-')))
+  env = { ...process.env, SWARM_HOME: path.join(base, 'home'), CLAUDE_CONFIG_DIR: '', NO_COLOR: '1' }
+  await createTeam({ name: TEAM, cwd: base, members: [{ name: 'alice' }, { name: 'bob' }] }, env)
+  await ensureTeamKeys(TEAM, env)
+})
+afterEach(async () => {
+  await fs.rm(base, { recursive: true, force: true })
+})
+
+/** A console on streams, with a control that records what it was asked to do. */
+function open(opts: { lead?: LeadAgent } = {}) {
+  const input = new PassThrough()
+  const output = new PassThrough()
+  let text = ''
+  output.on('data', (d) => (text += String(d)))
+  const calls: string[] = []
+  const control: TeamControl = {
+    spawn: async (name, o) => (calls.push(`spawn ${name} ${o.agentType ?? ''} ${o.prompt ?? ''}`.trim()), `started ${name}`),
+    kill: async (name, o) => (calls.push(`kill ${name}${o.now ? ' now' : ''}`), `stopped ${name}`),
+    closed: async (name) => void calls.push(`closed ${name}`),
+    status: async () => 'STATUS TABLE',
+  }
+  const console_ = new LeaderConsole({ team: TEAM, env, input, output, control, color: false, pendingPollMs: 200, ...(opts.lead ? { lead: opts.lead } : {}) })
+  const done = console_.run()
+  const type = (line: string) => input.write(line + '\n')
+  const waitFor = async (what: string | RegExp, ms = 5_000) => {
+    const deadline = Date.now() + ms
+    while (!(typeof what === 'string' ? text.includes(what) : what.test(text))) {
+      if (Date.now() > deadline) throw new Error(`console never printed ${what}; it printed:\n${text}`)
+      await new Promise((r) => setTimeout(r, 20))
+    }
+  }
+  return { type, waitFor, text: () => text, calls, done, close: () => input.end() }
+}
+
+const pending = (id: string, agent: string, command: string) =>
+  writePending(TEAM, { id, kind: 'permission', agent, agentId: `${agent}@${TEAM}`, toolName: 'Bash', toolUseId: `tu-${id}`, input: { command }, description: command, suggestions: [], createdAt: Date.now(), pid: process.pid }, env)
+
+describe('the leader console', () => {
+  it('re-adopts on start: pending requests become prompts, one at a time, and unread messages are shown', async () => {
+    await pending('req-1', 'alice', 'npm test')
+    await pending('req-2', 'bob', 'make build')
+    await appendMessage(inboxPath(TEAM, 'team-lead', env), { from: 'alice', text: 'hello lead', summary: 'hi' })
+    const c = open()
+    await c.waitFor('? alice wants to use Bash: npm test')
+    await c.waitFor('alice hi')
+    expect(c.text()).toContain('(+1 more)')
+    expect(c.text()).not.toContain('? bob wants')
+    c.type('y')
+    await c.waitFor('approved: alice Bash npm test')
+    await c.waitFor('? bob wants to use Bash: make build')
+    c.type('n not now')
+    await c.waitFor('denied: bob Bash make build')
+    expect(await readResolved(TEAM, 'req-1', env)).toMatchObject({ decision: 'approve' })
+    expect(await readResolved(TEAM, 'req-2', env)).toMatchObject({ decision: 'deny', feedback: 'not now' })
+    // The answers reached the teammates as signed permission_responses.
+    const key = await loadLeadPublicKey(TEAM, env)
+    const [toBob] = (await readInbox(inboxPath(TEAM, 'bob', env))).filter((m) => m.text.includes('permission_response'))
+    expect(classifyLeadMessage(toBob, key)).toBe('verified')
+    // Shown messages are marked read (no lead agent to hand them to).
+    expect((await readInbox(inboxPath(TEAM, 'team-lead', env))).every((m) => m.read)).toBe(true)
+    c.close()
+    await c.done
+  })
+
+  it('a request answered from another shell leaves the queue; a new one arriving by message is prompted', async () => {
+    const c = open()
+    await c.waitFor('swarm leader — team crew')
+    await pending('req-3', 'alice', 'rm -rf build')
+    await appendMessage(inboxPath(TEAM, 'team-lead', env), {
+      from: 'alice',
+      text: encodeStructured({ type: 'permission_request', request_id: 'req-3', agent_id: `alice@${TEAM}`, tool_name: 'Bash', tool_use_id: 'tu', description: 'rm -rf build', input: { command: 'rm -rf build' }, permission_suggestions: [] }),
+    })
+    await c.waitFor('? alice wants to use Bash: rm -rf build')
+    await answerRequest(TEAM, 'req-3', { decision: 'approve', by: 'another shell' }, { env })
+    await pending('req-4', 'bob', 'ls')
+    await c.waitFor('? bob wants to use Bash: ls')
+    c.type('/approve')
+    await c.waitFor('approved: bob Bash ls')
+    expect((await readResolved(TEAM, 'req-3', env))?.resolvedBy).toBe('another shell')
+    c.close()
+    await c.done
+  })
+
+  it('slash commands: /msg (signed), /spawn, /kill, /status, /tasks, /requests, /help, unknown; text without a lead agent says why', async () => {
+    await createTask(TEAM, { subject: 'write docs', description: '' }, { env })
+    const c = open()
+    await c.waitFor('swarm leader')
+    c.type('/msg alice please look at the logs')
+    await c.waitFor('→ alice')
+    const [m] = await readInbox(inboxPath(TEAM, 'alice', env))
+    expect(m).toMatchObject({ from: 'team-lead', text: 'please look at the logs' })
+    expect(classifyLeadMessage(m, await loadLeadPublicKey(TEAM, env))).toBe('verified')
+    c.type('/spawn carol Explore -- map the repo')
+    await c.waitFor('started carol')
+    c.type('/kill bob now')
+    await c.waitFor('stopped bob')
+    c.type('/status')
+    await c.waitFor('STATUS TABLE')
+    c.type('/tasks')
+    await c.waitFor('#1 [pending] write docs')
+    c.type('/requests')
+    await c.waitFor('no pending requests')
+    c.type('/help')
+    await c.waitFor('/msg <name|*> <text>')
+    c.type('/bogus')
+    await c.waitFor('unknown command /bogus')
+    c.type('what should we do next?')
+    await c.waitFor('no lead agent')
+    expect(c.calls).toEqual(['spawn carol Explore map the repo', 'kill bob now'])
+    c.type('/quit')
+    await c.done
+    expect(c.text()).toContain('the team keeps running')
+  })
+
+  it('hands teammate messages and typed text to the lead agent, and closes the pane of a teammate that approved its shutdown', async () => {
+    const delivered: InboxMessage[] = []
+    const said: string[] = []
+    const c = open({ lead: { deliver: (m) => delivered.push(...m), say: (t) => said.push(t) } })
+    await c.waitFor('swarm leader')
+    await appendMessage(inboxPath(TEAM, 'team-lead', env), { from: 'alice', text: 'found the bug' })
+    await appendMessage(inboxPath(TEAM, 'team-lead', env), {
+      from: 'bob',
+      text: encodeStructured({ type: 'shutdown_approved', requestId: 'r1', from: 'bob', timestamp: new Date().toISOString() }),
+    })
+    c.type('fix it please')
+    await c.waitFor('bob is shutting down')
+    await new Promise((r) => setTimeout(r, 200))
+    expect(delivered.map((m) => m.text)).toEqual(['found the bug'])
+    expect(said).toEqual(['fix it please'])
+    expect(c.calls).toContain('closed bob')
+    c.close()
+    await c.done
+  })
+})
