@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import { randomUUID } from 'node:crypto'
 import type Anthropic from '@anthropic-ai/sdk'
 import { APIError } from '@anthropic-ai/sdk'
-import { markRead, readInbox } from '../mailbox/inbox.js'
+import { markRead } from '../mailbox/inbox.js'
 import { deliver } from '../mailbox/send.js'
 import { encodeStructured, parseStructured, PRIVILEGED_TYPES, type StructuredMessage } from '../mailbox/messages.js'
 import type { InboxMessage } from '../mailbox/types.js'
@@ -96,14 +96,13 @@ export class TeammateRuntime {
 
   /** Runs until shutdown is approved or the signal aborts; resolves with the exit code. */
   async run(): Promise<number> {
-    const file = inboxPath(this.o.team, this.o.name, this.o.env)
     let taskWatch: fs.FSWatcher | undefined
     try {
       if (!this.o.external) {
-        this.watcher = watchInbox(this.o.team, this.o.name, (msgs) => this.enqueue(msgs), { env: this.o.env, signal: this.turnAbort.signal })
+        // `ready` hands over what is already unread (sent while we were dead) before anything new;
+        // each batch is recorded as delivered once it is in our queue.
+        this.watcher = watchInbox(this.o.team, this.o.name, (msgs) => this.enqueue(msgs), { env: this.o.env, signal: this.turnAbort.signal, markDelivered: true })
         await this.watcher.ready
-        // Anything already unread (sent while we were dead, or before we started) comes first.
-        this.enqueue((await readInbox(file)).filter((m) => !m.read))
       }
       if (this.o.autoClaimTasks !== false) {
         // A task created or unblocked while we sleep wakes us to claim it (no polling).

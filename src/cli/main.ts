@@ -22,6 +22,8 @@ const GROUPS: Record<string, () => Promise<Register>> = {
   status: () => import('./status.js').then((m) => m.registerStatusCommand),
   attach: () => import('./attach.js').then((m) => m.registerAttachCommand),
   doctor: () => import('./doctor.js').then((m) => m.registerDoctorCommand),
+  hide: () => import('./pane.js').then((m) => m.registerPaneCommands),
+  unhide: () => import('./pane.js').then((m) => m.registerPaneCommands),
 }
 
 /** The program with every command group, or only `only`'s (same commands, cheaper to load). */

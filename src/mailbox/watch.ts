@@ -46,8 +46,10 @@ export interface InboxWatcher {
  * messageKey: msg_id, or a content hash when absent), in file order, one batch at a time.
  * Event-driven through a watch on the inboxes directory (works before the directory or the file
  * exists, and across renames), with a slow safety poll; every event triggers a re-read after the
- * one in progress, so the trailing write of a burst is never missed. onMessages is awaited before
- * the next batch: it should enqueue, not process.
+ * one in progress, so the trailing write of a burst is never missed. The poll also merges spooled
+ * entries a dead writer left behind (spool.ts). onMessages is awaited before the next batch: it
+ * should enqueue, not process. `ready` resolves after the unread messages already in the inbox
+ * were handed over, so a caller needs no separate readInbox at start.
  */
 export function watchInbox(
   team: string,

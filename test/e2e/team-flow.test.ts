@@ -55,6 +55,11 @@ describe.skipIf(!hasTmux)('team lifecycle end to end on an isolated tmux server'
       return s.members.find((m) => m.name === 'alice')?.state === 'alive' && s
     })
     expect(status.members.map((m) => m.name)).toEqual(['team-lead', 'alice'])
+    // Out of sight and back: the pane keeps running, the config remembers it.
+    expect((await sb.swarm(['hide', 'crew', 'alice'])).code).toBe(0)
+    expect(JSON.parse(fs.readFileSync(path.join(teamDir('crew', sb.env), 'config.json'), 'utf8')).hiddenPaneIds).toHaveLength(1)
+    expect((await sb.swarm(['unhide', 'crew', 'alice'])).code).toBe(0)
+    expect(JSON.parse(fs.readFileSync(path.join(teamDir('crew', sb.env), 'config.json'), 'utf8')).hiddenPaneIds).toEqual([])
 
     expect((await sb.swarm(['send', 'crew', 'alice', 'please run the tests'])).code).toBe(0)
     const request = await waitFor('the permission request', async () => {
