@@ -137,6 +137,8 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoSummary> {
       })
     }
     say(`reviewer → team-lead: ${verdict}`)
+    // The reviewer reports before its turn ends: let every teammate go idle before the team is deleted.
+    await waitAllIdle(env, Math.max(0, deadline - Date.now()))
     const summary = await summarize(env, project, backend, started, permissions, verdict, server)
     printSummary(summary, out, c)
     return summary
@@ -152,7 +154,7 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoSummary> {
       await fs.rm(path.join(env.TMUX_TMPDIR || '/tmp', `tmux-${process.getuid?.() ?? 0}`, env.SWARM_TMUX_SOCKET!), { force: true })
     }
     await server.close()
-    if (!opts.keep) await fs.rm(root, { recursive: true, force: true })
+    if (!opts.keep) await fs.rm(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
     else say(`kept ${root}`)
   }
 }
@@ -169,6 +171,17 @@ async function decide(r: BrokerRequest, interactive: boolean, say: (s: string) =
     return /^n/i.test(answer.trim()) ? 'deny' : 'approve'
   } finally {
     rl.close()
+  }
+}
+
+/** Waits until no teammate is starting or working (a graceful delete refuses mid-turn teammates). */
+async function waitAllIdle(env: NodeJS.ProcessEnv, ms: number): Promise<void> {
+  const deadline = Date.now() + ms
+  const names = (await readTeam(TEAM, env)).members.map((m) => m.name).filter((n) => n !== LEAD_NAME)
+  while (Date.now() < deadline) {
+    const states = await Promise.all(names.map((n) => readAgentState(TEAM, n, env).catch(() => undefined)))
+    if (states.every((s) => s && (s.status === 'idle' || s.status === 'exited'))) return
+    await new Promise((r) => setTimeout(r, 50))
   }
 }
 

@@ -302,7 +302,7 @@ export async function deleteTask(team: string, id: string, env?: Env): Promise<v
 
 /** Removes the whole task list of a team (`tasks/<team>`). */
 export async function deleteTasks(team: string, env?: Env): Promise<void> {
-  await fs.rm(tasksDir(team, env), { recursive: true, force: true })
+  await fs.rm(tasksDir(team, env), { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
 }
 
 /** Reads every task file; corrupt ones are collected (not thrown) so callers can decide. */

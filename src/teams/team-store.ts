@@ -229,7 +229,7 @@ export async function removeMember(team: string, name: string, env?: Env): Promi
 /** Removes `teams/<team>`, `tasks/<team>` and `scratchpad/<team>`. Stops nothing. */
 export async function deleteTeamFiles(team: string, env?: Env): Promise<void> {
   const dirs = [teamDir(team, env), tasksDir(team, env), scratchpadDir(team, env)]
-  for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true })
+  for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
 }
 
 function buildMember(team: string, m: NewMember, defaultCwd: string, joinedAt: number, usedColors: Array<string | undefined>): TeamMember {
