@@ -83,7 +83,7 @@ export interface PermissionLayer {
  * environment: model, tools filtered in layers, system prompt, transcript (resumed with
  * --resume) and state file. Returns the runtime, not yet running.
  */
-export async function assembleAgent(opts: StartAgentOptions): Promise<{ runtime: TeammateRuntime; model: string; tools: string[] }> {
+export async function assembleAgent(opts: StartAgentOptions): Promise<{ runtime: TeammateRuntime; model: string; tools: string[]; checkPermission: PermissionCheck }> {
   const env = opts.env ?? process.env
   const team = await readTeam(opts.team, env)
   const member = findMember(team, opts.name)
@@ -177,5 +177,5 @@ export async function assembleAgent(opts: StartAgentOptions): Promise<{ runtime:
     ...opts.runtime,
   })
   runtimeRef = runtime
-  return { runtime, model, tools: tools.map((t) => t.name) }
+  return { runtime, model, tools: tools.map((t) => t.name), checkPermission: layer.check }
 }

@@ -6,6 +6,7 @@ import { assembleAgent } from '../agent/start.js'
 import { AgentStateFile, statePath } from '../agent/state.js'
 import { runSubagent } from '../agent/subagent.js'
 import { createLeadTools } from '../agent/tools/lead.js'
+import type { PermissionCheck } from '../agent/tool.js'
 import { transcriptPath } from '../agent/transcript.js'
 import { createExecutor } from '../backends/registry.js'
 import type { InProcessExecutor, TeammateMain } from '../backends/types.js'
@@ -93,11 +94,13 @@ export async function runLeader(o: LeaderOptions): Promise<void> {
   let lead: Awaited<ReturnType<typeof assembleAgent>>['runtime'] | undefined
   let leadDone: Promise<number> | undefined
   if (client) {
+    // A one-off subagent's tool calls pass the lead's own permission layer (asked at this console).
+    let leadCheck: PermissionCheck = () => ({ behavior: 'deny', message: 'the lead agent is not ready yet' })
     const tools = createLeadTools({
       spawnTeammate: (i) => control.spawn(i.name, i),
       stopTeammate: (name) => control.kill(name, {}),
       runSubagent: (i, signal) =>
-        runSubagent({ team: o.team, parent: LEAD_NAME, cwd: config.members[0]?.cwd ?? process.cwd(), env, client, ...i, checkPermission: () => ({ behavior: 'allow' }), signal, output: createOutput({ stream: output, prefix: 'subagent' }) }),
+        runSubagent({ team: o.team, parent: LEAD_NAME, cwd: config.members[0]?.cwd ?? process.cwd(), env, client, ...i, checkPermission: (tool, input, ctx) => leadCheck(tool, input, ctx), signal, output: createOutput({ stream: output, prefix: 'subagent' }) }),
     })
     const assembled = await assembleAgent({
       team: o.team,
@@ -113,6 +116,7 @@ export async function runLeader(o: LeaderOptions): Promise<void> {
       runtime: { external: true, autoClaimTasks: false },
     })
     lead = assembled.runtime
+    leadCheck = assembled.checkPermission
     leadDone = lead.run()
   }
 
