@@ -9,10 +9,13 @@ export const FILE_READ_TOOLS: ReadonlySet<string> = new Set(['Read', 'Glob', 'Gr
 export const SEARCH_TOOLS: ReadonlySet<string> = new Set(['Glob', 'Grep', 'LS'])
 
 /**
- * Tools that only talk to swarm itself (messages, the task list, leaving plan mode). They pass in
+ * Tools that only talk to swarm itself (messages, the task list, leaving plan mode, and the lead's
+ * Agent and TaskStop, which start and stop teammates whose own calls are checked). They pass in
  * every mode, plan included, unless a deny rule names them; their own code guards what they touch.
  */
 export const COORDINATION_TOOLS: ReadonlySet<string> = new Set([
+  'Agent',
+  'TaskStop',
   'ExitPlanMode',
   'SendMessage',
   'TaskCreate',
