@@ -5,6 +5,8 @@ import { appendMessage } from '../mailbox/inbox.js'
 import { LEAD_NAME, inboxPath, validateAgentName, validateName } from '../teams/paths.js'
 import { addMember, readTeam, updateTeam } from '../teams/team-store.js'
 import type { TeamMember } from '../teams/types.js'
+import { wantsWorktree } from '../worktrees/isolation.js'
+import { createWorktree, type Worktree } from '../worktrees/worktree.js'
 import { type DetectInputs, systemDetectInputs } from './detect.js'
 import { TMUX_SOCKET_FIELD } from './directory.js'
 import { defaultLeaderArgv, defaultTeammateArgv, shellCommandArgv, teammateEnv } from './launch.js'
@@ -28,6 +30,11 @@ export interface SpawnTeammateInput {
   color?: string
   /** Extra environment for the teammate. */
   env?: Record<string, string>
+  /**
+   * Run in a git worktree of its own (branch `swarm/<team>/<name>`) made from the repository of
+   * `cwd` or the lead's cwd. Undefined: what the agent definition's `isolation` says.
+   */
+  worktree?: boolean
 }
 
 export interface SpawnOptions {
@@ -43,6 +50,8 @@ export interface SpawnOptions {
 export interface SpawnResult {
   member: TeamMember
   spawned: SpawnedTeammate
+  /** The worktree it runs in, when it has one made (or reused) by this spawn. */
+  worktree?: Worktree
 }
 
 /** Starts one teammate and registers it; see spawnTeammates. */
@@ -54,7 +63,9 @@ export async function spawnTeammate(team: string, input: SpawnTeammateInput, opt
 /**
  * Starts teammates in panes and registers them in the team's config.json: each is added (or,
  * if it exists and is not running, reused), gets its prompt in its inbox, is spawned — all at
- * once — and then recorded (backendType, tmuxPaneId, cwd, isActive) in one config write.
+ * once — and then recorded (backendType, tmuxPaneId, cwd, worktreePath, isActive) in one config
+ * write. A teammate that wants a worktree (`worktree`, or its definition's `isolation`) gets it
+ * first and runs in it.
  * In-process teammates need a running leader and are refused here (exit 7).
  */
 export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[], opts: SpawnOptions = {}): Promise<SpawnResult[]> {
@@ -67,12 +78,14 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
   const config = await readTeam(team, env)
   const executor = opts.executor ?? (await paneExecutor(opts, env))
   const verifyKey = await leadVerifyKey(team, env)
+  const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
+  // Before registering: a cwd that is not a repository refuses the spawn without leaving a member.
+  const worktrees = await makeWorktrees(team, inputs, leadCwd, env)
   const members = await registerMembers(team, inputs, config.members, executor, env)
   await Promise.all(
     inputs.map((i) => (i.prompt ? appendMessage(inboxPath(team, i.name, env), { from: LEAD_NAME, text: i.prompt, summary: 'initial prompt' }) : undefined)),
   )
-  const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
-  const cwds = inputs.map((input, k) => path.resolve(input.cwd ?? members[k].cwd ?? leadCwd))
+  const cwds = inputs.map((input, k) => worktrees[k]?.path ?? path.resolve(input.cwd ?? members[k].cwd ?? leadCwd))
   const spawned = await Promise.allSettled(
     inputs.map((input, k) => {
       const member = members[k]
@@ -102,6 +115,7 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
         m.tmuxPaneId = s.paneId
         m.isActive = true
         m.cwd = cwds[k]
+        if (worktrees[k]) m.worktreePath = worktrees[k].path
         if (s.socketPath) m[TMUX_SOCKET_FIELD] = s.socketPath
         else delete m[TMUX_SOCKET_FIELD]
       }
@@ -110,7 +124,18 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
   )
   const failed = spawned.find((r): r is PromiseRejectedResult => r.status === 'rejected')
   if (failed) throw failed.reason
-  return inputs.map((i) => ({ member: updated.members.find((m) => m.name === i.name)!, spawned: ok.get(i.name)! }))
+  return inputs.map((i, k) => ({ member: updated.members.find((m) => m.name === i.name)!, spawned: ok.get(i.name)!, ...(worktrees[k] ? { worktree: worktrees[k] } : {}) }))
+}
+
+/** The worktree of each input that wants one; one at a time, as concurrent `git worktree add`s race on the repository's locks. */
+async function makeWorktrees(team: string, inputs: SpawnTeammateInput[], leadCwd: string, env: Env): Promise<Array<Worktree | undefined>> {
+  const result: Array<Worktree | undefined> = []
+  for (const input of inputs) {
+    const repoDir = path.resolve(input.cwd ?? leadCwd)
+    const wanted = await wantsWorktree({ ...(input.worktree !== undefined ? { worktree: input.worktree } : {}), ...(input.agentType ? { agentType: input.agentType } : {}), cwd: leadCwd, env })
+    result.push(wanted ? await createWorktree({ repoDir, team, name: input.name, env }) : undefined)
+  }
+  return result
 }
 
 /** The lead's public key for the teammate's environment, when the team has one (else it reads lead.pub). */

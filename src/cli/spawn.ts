@@ -12,6 +12,7 @@ export interface SpawnCommandOptions {
   mode?: string
   agentType?: string
   prompt?: string
+  worktree?: boolean
   json?: boolean
 }
 
@@ -35,6 +36,7 @@ export function registerSpawnCommands(program: Command): void {
     .option('--mode <mode>', 'permission mode for the swarm agent')
     .option('--agent-type <type>', 'agent definition for the swarm agent')
     .option('--prompt <text>', "first message, put in the teammate's inbox from team-lead")
+    .option('--worktree', 'run in a git worktree of its own (branch swarm/<team>/<name>) under <repo>/.claude/worktrees')
     .option('--json', 'print the result as JSON')
     .action((team: string, name: string, opts: SpawnCommandOptions) => runSpawn(team, name, opts))
 
@@ -58,18 +60,19 @@ export async function runSpawn(team: string, name: string, opts: SpawnCommandOpt
   ])
   const backend = parseBackendChoice(opts.backend)
   const cwd = opts.cwd === undefined ? undefined : await existingDir(opts.cwd)
-  const { member, spawned } = await spawnTeammate(
+  const { member, spawned, worktree } = await spawnTeammate(
     team,
-    { name, command: opts.command, cwd, model: opts.model, mode: opts.mode, agentType: opts.agentType, prompt: opts.prompt },
+    { name, command: opts.command, cwd, model: opts.model, mode: opts.mode, agentType: opts.agentType, prompt: opts.prompt, ...(opts.worktree ? { worktree: true } : {}) },
     { backend },
   )
   const attach = spawned.backendType === 'tmux' && !process.env.TMUX ? `${describeSocket(resolveSocket())} attach -t ${sessionName(team)}` : undefined
   if (opts.json) {
-    printJson({ team, name, agentId: spawned.agentId, backend: spawned.backendType, pane: spawned.paneId, pid: spawned.pid, color: member.color, cwd: member.cwd, ...(attach && { attach }) })
+    printJson({ team, name, agentId: spawned.agentId, backend: spawned.backendType, pane: spawned.paneId, pid: spawned.pid, color: member.color, cwd: member.cwd, ...(worktree && { worktreePath: worktree.path, branch: worktree.branch }), ...(attach && { attach }) })
     return
   }
   const where = spawned.backendType === 'tmux' ? `tmux pane ${spawned.paneId}` : `iTerm2 session ${spawned.paneId}`
-  println(`spawned ${name} in ${where}${spawned.pid ? ` (pid ${spawned.pid})` : ''}${attach ? ` — watch with: ${attach}` : ''}`)
+  const tree = worktree ? ` in worktree ${worktree.path} (branch ${worktree.branch})` : ''
+  println(`spawned ${name} in ${where}${spawned.pid ? ` (pid ${spawned.pid})` : ''}${tree}${attach ? ` — watch with: ${attach}` : ''}`)
 }
 
 export async function runKill(team: string, name: string, opts: KillCommandOptions): Promise<void> {

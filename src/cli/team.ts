@@ -214,8 +214,12 @@ export async function teamDelete(name: string, opts: { force?: boolean; timeout?
     progress: (line) => process.stderr.write(tty ? `\r${line}\x1b[K` : `${line}\n`),
   })
   if (tty) process.stderr.write('\r\x1b[K')
-  if (opts.json) printJson({ deleted: result.team, exited: result.exited, killed: result.killed })
-  else println(`deleted team ${result.team}${result.exited.length ? `; shut down: ${result.exited.join(', ')}` : ''}${result.killed.length ? `; killed: ${result.killed.join(', ')}` : ''}`)
+  if (opts.json) printJson({ deleted: result.team, exited: result.exited, killed: result.killed, worktreesKept: result.worktreesKept, branchesKept: result.branchesKept })
+  else {
+    println(`deleted team ${result.team}${result.exited.length ? `; shut down: ${result.exited.join(', ')}` : ''}${result.killed.length ? `; killed: ${result.killed.join(', ')}` : ''}`)
+    for (const wt of result.worktreesKept) println(`kept worktree ${wt}: it has uncommitted changes (remove it with "git worktree remove --force ${wt}")`)
+    for (const b of result.branchesKept) println(`kept branch ${b}: it has unmerged commits (delete it with "git branch -D ${b}")`)
+  }
 }
 
 async function taskSummary(team: string): Promise<string> {

@@ -9,6 +9,8 @@ import { agentId, LEAD_NAME } from '../teams/paths.js'
 import { addMember, readTeam, updateMember } from '../teams/team-store.js'
 import type { BackendType } from '../teams/types.js'
 import { delay } from '../util/process.js'
+import { wantsWorktree } from '../worktrees/isolation.js'
+import { createWorktree } from '../worktrees/worktree.js'
 import type { TeamControl } from './console.js'
 
 /** How long the leader waits for a teammate that approved its shutdown to exit before closing its pane. */
@@ -32,26 +34,31 @@ export class LeaderControl implements TeamControl {
     if (o.backend !== 'in-process') this.pane = createExecutor(o.backend, { env: o.env, sign: o.sign })
   }
 
-  async spawn(name: string, opts: { agentType?: string; prompt?: string; model?: string }): Promise<string> {
+  /** `worktree`: in a git worktree of its own (undefined: as its agent definition's `isolation` says). */
+  async spawn(name: string, opts: { agentType?: string; prompt?: string; model?: string; worktree?: boolean }): Promise<string> {
     if (this.o.backend === 'in-process') {
       const config = await readTeam(this.o.team, this.o.env)
+      const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
+      const isolated = await wantsWorktree({ ...(opts.worktree !== undefined ? { worktree: opts.worktree } : {}), ...(opts.agentType ? { agentType: opts.agentType } : {}), cwd: leadCwd, env: this.o.env })
+      const wt = isolated ? await createWorktree({ repoDir: leadCwd, team: this.o.team, name, env: this.o.env }) : undefined
       let member = config.members.find((m) => m.name === name)
       member ??= await addMember(
         this.o.team,
         { name, agentType: opts.agentType, model: opts.model, backendType: 'in-process', tmuxPaneId: 'in-process', isActive: false },
         this.o.env,
       )
+      if (wt) await updateMember(this.o.team, name, { cwd: wt.path, worktreePath: wt.path }, this.o.env)
       if (opts.prompt) await sendTeamMessage({ team: this.o.team, to: name, text: opts.prompt, summary: 'task from team-lead', env: this.o.env })
       await this.startInProcess(name, false)
-      return `started ${name} (in-process)`
+      return `started ${name} (in-process)${wt ? ` in worktree ${wt.path} (branch ${wt.branch})` : ''}`
     }
     const r = await spawnTeammate(
       this.o.team,
-      { name, ...(opts.agentType ? { agentType: opts.agentType } : {}), ...(opts.model ? { model: opts.model } : {}) },
+      { name, ...(opts.agentType ? { agentType: opts.agentType } : {}), ...(opts.model ? { model: opts.model } : {}), ...(opts.worktree !== undefined ? { worktree: opts.worktree } : {}) },
       { env: this.o.env, ...(this.pane ? { executor: this.pane } : {}) },
     )
     if (opts.prompt) await sendTeamMessage({ team: this.o.team, to: name, text: opts.prompt, summary: 'task from team-lead', env: this.o.env })
-    return `started ${name} in pane ${r.spawned.paneId}`
+    return `started ${name} in pane ${r.spawned.paneId}${r.worktree ? ` in worktree ${r.worktree.path} (branch ${r.worktree.branch})` : ''}`
   }
 
   /** Starts (or restarts) a registered in-process member inside this process. */

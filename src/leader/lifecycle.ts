@@ -15,6 +15,7 @@ import { deleteTeamFiles, readTeam, updateTeam } from '../teams/team-store.js'
 import type { BackendType, TeamFile } from '../teams/types.js'
 import { pathExists } from '../util/fs.js'
 import { delay, isAlive, killTree } from '../util/process.js'
+import { removeTeamWorktrees } from '../worktrees/isolation.js'
 import { teamBackend } from './leader.js'
 
 type Env = NodeJS.ProcessEnv
@@ -117,6 +118,10 @@ export interface DeleteReport {
   team: string
   exited: string[]
   killed: string[]
+  /** Members' worktrees left in place because they have uncommitted changes (or git refused). */
+  worktreesKept: string[]
+  /** `swarm/…` branches left in place because they hold unmerged commits. */
+  branchesKept: string[]
 }
 
 /** Members in the middle of a turn (working, or waiting for an answer) whose process lives. */
@@ -135,7 +140,8 @@ export async function busyMembers(team: TeamFile, env: Env): Promise<Array<{ nam
 /**
  * `swarm team delete`: refuses (without force) while a teammate is mid-turn; sends every teammate
  * a shutdown_request, waits up to `timeoutMs`, kills what is left, closes panes and the session,
- * stops an in-process team's leader, and removes the team's files. Leaves no process, pane, lock
+ * stops an in-process team's leader, removes the members' clean worktrees (dirty ones and unmerged
+ * branches are kept and reported), and removes the team's files. Leaves no process, pane, lock
  * or temp file behind.
  */
 export async function deleteTeamFully(
@@ -180,6 +186,7 @@ export async function deleteTeamFully(
   } finally {
     clearInterval(ticker)
   }
+  const trees = config ? await removeTeamWorktrees(config.members, env) : { kept: [], branchesKept: [] }
   await deleteTeamFiles(team, env)
-  return { team, exited: report.exited, killed: report.killed }
+  return { team, exited: report.exited, killed: report.killed, worktreesKept: trees.kept, branchesKept: trees.branchesKept }
 }

@@ -1,14 +1,18 @@
+import { randomBytes } from 'node:crypto'
 import { z } from 'zod'
-import { defineTool, type AnyTool } from '../tool.js'
+import { wantsWorktree } from '../../worktrees/isolation.js'
+import { createWorktree, removeWorktree } from '../../worktrees/worktree.js'
+import { errorMessage } from '../../errors.js'
+import { defineTool, type AnyTool, type ToolContext, type ToolResult } from '../tool.js'
 
 /** What the lead's own tools need from the leader process. */
 export interface LeadHost {
-  /** Starts a named teammate with `prompt` in its inbox; resolves with a one-line report. */
-  spawnTeammate(input: { name: string; prompt: string; agentType?: string; model?: string }): Promise<string>
+  /** Starts a named teammate with `prompt` in its inbox (in a worktree of its own with `worktree`); resolves with a one-line report. */
+  spawnTeammate(input: { name: string; prompt: string; agentType?: string; model?: string; worktree?: boolean }): Promise<string>
   /** Stops a teammate (graceful, then forced); resolves with a one-line report. */
   stopTeammate(name: string): Promise<string>
-  /** Runs a one-off subagent to completion and resolves with its final report. */
-  runSubagent(input: { prompt: string; description: string; agentType?: string; model?: string }, signal: AbortSignal): Promise<string>
+  /** Runs a one-off subagent to completion (in `cwd` when given) and resolves with its final report. */
+  runSubagent(input: { prompt: string; description: string; agentType?: string; model?: string; cwd?: string }, signal: AbortSignal): Promise<string>
 }
 
 const AgentInput = z.object({
@@ -32,11 +36,14 @@ export function createLeadTools(host: LeadHost): AnyTool[] {
     readOnly: false,
     summarize: (i) => (i.name ? `teammate ${i.name}: ${i.description}` : `subagent: ${i.description}`),
     async execute(i, ctx) {
-      if (i.isolation === 'worktree') return { content: 'isolation: worktree is not supported yet; omit it', isError: true }
+      // A teammate's definition is consulted where it is spawned; a subagent's here.
+      const worktree = i.isolation === 'worktree' || (!i.name && (await wantsWorktree({ agentType: i.subagent_type ?? 'general-purpose', cwd: ctx.cwd, ...(ctx.env ? { env: ctx.env } : {}) })))
       if (i.name) {
-        return host.spawnTeammate({ name: i.name, prompt: i.prompt, ...(i.subagent_type ? { agentType: i.subagent_type } : {}), ...(i.model ? { model: i.model } : {}) })
+        return host.spawnTeammate({ name: i.name, prompt: i.prompt, ...(i.subagent_type ? { agentType: i.subagent_type } : {}), ...(i.model ? { model: i.model } : {}), ...(worktree ? { worktree } : {}) })
       }
-      return host.runSubagent({ prompt: i.prompt, description: i.description, ...(i.subagent_type ? { agentType: i.subagent_type } : {}), ...(i.model ? { model: i.model } : {}) }, ctx.signal)
+      const request = { prompt: i.prompt, description: i.description, ...(i.subagent_type ? { agentType: i.subagent_type } : {}), ...(i.model ? { model: i.model } : {}) }
+      if (worktree) return runInWorktree(host, request, ctx)
+      return host.runSubagent(request, ctx.signal)
     },
   })
   const TaskStop = defineTool({
@@ -49,4 +56,26 @@ export function createLeadTools(host: LeadHost): AnyTool[] {
     },
   })
   return [Agent, TaskStop]
+}
+
+/**
+ * A one-off subagent in a worktree of its own: its report is followed by where its changes are.
+ * A worktree it left clean is removed (its branch too when nothing was committed on it).
+ */
+async function runInWorktree(host: LeadHost, request: Parameters<LeadHost['runSubagent']>[0], ctx: ToolContext): Promise<ToolResult> {
+  const env = ctx.env ?? process.env
+  const wt = await createWorktree({ repoDir: ctx.cwd, team: ctx.teamName, name: `subagent-${randomBytes(3).toString('hex')}`, env })
+  let outcome: ToolResult
+  try {
+    outcome = { content: await host.runSubagent({ ...request, cwd: wt.path }, ctx.signal) }
+  } catch (err) {
+    outcome = { content: `the subagent failed: ${errorMessage(err)}`, isError: true }
+  }
+  const r = await removeWorktree(wt.path, { env })
+  const where = !r.removed
+    ? `its changes are uncommitted in the worktree ${wt.path} (branch ${wt.branch})`
+    : r.branchDeleted === false
+      ? `it committed on branch ${wt.branch} (the worktree was removed; merge or inspect the branch)`
+      : 'it changed nothing; its worktree was removed'
+  return { ...outcome, content: `${outcome.content}\n\n[worktree] ${where}` }
 }

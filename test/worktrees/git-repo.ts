@@ -1,0 +1,36 @@
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+
+/** git with a fixed identity and none of the user's configuration (hooks, signing, templates). */
+export const GIT_ENV: Record<string, string> = {
+  GIT_AUTHOR_NAME: 'Swarm Test',
+  GIT_AUTHOR_EMAIL: 'swarm@example.invalid',
+  GIT_COMMITTER_NAME: 'Swarm Test',
+  GIT_COMMITTER_EMAIL: 'swarm@example.invalid',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+}
+
+export function git(cwd: string, env: NodeJS.ProcessEnv, ...args: string[]): string {
+  return execFileSync('git', args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+}
+
+/** `git init` in `dir` with one commit (README.md); returns the commit. */
+export function initRepo(dir: string, env: NodeJS.ProcessEnv): string {
+  fs.mkdirSync(dir, { recursive: true })
+  git(dir, env, 'init', '-q', '-b', 'main')
+  fs.writeFileSync(path.join(dir, 'README.md'), 'hello\n')
+  git(dir, env, 'add', 'README.md')
+  git(dir, env, 'commit', '-q', '-m', 'first')
+  return git(dir, env, 'rev-parse', 'HEAD').trim()
+}
+
+export function branchExists(dir: string, env: NodeJS.ProcessEnv, branch: string): boolean {
+  try {
+    git(dir, env, 'show-ref', '--verify', '--quiet', `refs/heads/${branch}`)
+    return true
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,59 @@
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeEach, expect, it } from 'vitest'
+import { createExecutor } from '../../src/backends/registry.js'
+import type { InProcessExecutor } from '../../src/backends/types.js'
+import { LeaderControl } from '../../src/leader/control.js'
+import { leadSignerFor } from '../../src/teams/messaging.js'
+import { createTeam, readTeam } from '../../src/teams/team-store.js'
+import { removeTeamWorktrees } from '../../src/worktrees/isolation.js'
+import { GIT_ENV, initRepo } from './git-repo.js'
+
+let base: string
+let repo: string
+let env: NodeJS.ProcessEnv
+let inProcess: InProcessExecutor | undefined
+
+beforeEach(async () => {
+  base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-wt-ip-')))
+  repo = path.join(base, 'repo')
+  env = { ...process.env, ...GIT_ENV, SWARM_HOME: path.join(base, 'home'), CLAUDE_CONFIG_DIR: '', NO_COLOR: '1' }
+  initRepo(repo, env)
+  await createTeam({ name: 'crew', cwd: repo }, env)
+})
+afterEach(async () => {
+  await inProcess?.killAll()
+  fs.rmSync(base, { recursive: true, force: true })
+})
+
+it('an in-process teammate spawned with a worktree (explicitly, or by its definition) runs in it; clean ones are removed on delete', async () => {
+  fs.mkdirSync(path.join(repo, '.claude/agents'), { recursive: true })
+  fs.writeFileSync(path.join(repo, '.claude/agents/isolated.md'), '---\nname: isolated\ndescription: works alone\nisolation: worktree\n---\nYou work alone.\n')
+  const sign = await leadSignerFor('crew', env)
+  inProcess = createExecutor('in-process', { env, sign })
+  const seen = new Map<string, string>()
+  const control = new LeaderControl({
+    team: 'crew',
+    env,
+    backend: 'in-process',
+    sign,
+    inProcess,
+    inProcessMain: (name) => (ctx) => void seen.set(name, ctx.cwd),
+  })
+  const alice = path.join(repo, '.claude/worktrees/crew-alice')
+  const bob = path.join(repo, '.claude/worktrees/crew-bob')
+  expect(await control.spawn('alice', { worktree: true, prompt: 'go' })).toBe(`started alice (in-process) in worktree ${alice} (branch swarm/crew/alice)`)
+  expect(await control.spawn('bob', { agentType: 'isolated' })).toContain(`in worktree ${bob}`)
+  expect(await control.spawn('carol', {})).toBe('started carol (in-process)')
+  await Promise.all(['alice', 'bob', 'carol'].map((n) => inProcess!.wait(`${n}@crew`)))
+  expect(Object.fromEntries(seen)).toEqual({ alice, bob, carol: repo })
+  const members = (await readTeam('crew', env)).members
+  expect(members.find((m) => m.name === 'alice')).toMatchObject({ cwd: alice, worktreePath: alice })
+  expect(members.find((m) => m.name === 'carol')?.worktreePath).toBeUndefined()
+
+  fs.writeFileSync(path.join(bob, 'wip.txt'), 'unfinished\n')
+  expect(await removeTeamWorktrees(members, env)).toEqual({ removed: [alice], kept: [bob], branchesKept: [], notes: [`bob: ${bob} has uncommitted changes`] })
+  expect(fs.existsSync(alice)).toBe(false)
+  expect(fs.existsSync(path.join(bob, 'wip.txt'))).toBe(true)
+})
