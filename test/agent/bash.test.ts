@@ -21,7 +21,7 @@ afterEach(async () => {
       // already gone: the expected case
     }
   }
-  await fs.rm(dir, { recursive: true, force: true })
+  await fs.rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
 })
 
 async function readPid(file: string): Promise<number> {

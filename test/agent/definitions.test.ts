@@ -113,8 +113,8 @@ describe('loadAgentDefinitions', () => {
     env = { SWARM_HOME: root }
   })
   afterEach(async () => {
-    await fs.rm(root, { recursive: true, force: true })
-    await fs.rm(cwd, { recursive: true, force: true })
+    await fs.rm(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
+    await fs.rm(cwd, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
   })
   const write = async (dir: string, name: string, text: string) => {
     await fs.mkdir(dir, { recursive: true })

@@ -12,7 +12,7 @@ beforeEach(async () => {
   dir = await tempDir()
 })
 afterEach(async () => {
-  await fs.rm(dir, { recursive: true, force: true })
+  await fs.rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
 })
 
 describe('Read', () => {

@@ -70,7 +70,7 @@ describe('Glob and Grep on a tree', () => {
     await fs.utimes(at('src/deep/c.ts'), base - 200, base - 200)
   })
   afterAll(async () => {
-    await fs.rm(dir, { recursive: true, force: true })
+    await fs.rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
   })
 
   describe('Glob', () => {

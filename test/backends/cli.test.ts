@@ -41,7 +41,7 @@ describe.skipIf(!hasTmux)('swarm spawn / status / kill / attach / doctor', () =>
   })
   afterAll(async () => {
     await reapTmuxServer(env)
-    fs.rmSync(root, { recursive: true, force: true })
+    fs.rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
   })
 
   it('spawns any command in tmux, registers it, and delivers the prompt untouched', async () => {

@@ -109,7 +109,7 @@ export function makeHarness(type: BackendType): Harness {
       const left = [...tracked].filter(isAlive)
       await Promise.all(left.map((pid) => killTree(pid, { graceMs: 0 })))
       await waitForExit(left, 2_000)
-      fs.rmSync(root, { recursive: true, force: true })
+      fs.rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
     },
   }
 }

@@ -40,7 +40,7 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
   })
   afterEach(async () => {
     await reapTmuxServer(env)
-    fs.rmSync(root, { recursive: true, force: true })
+    fs.rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
   })
 
   const start = (name: string, args: string[]) =>

@@ -60,7 +60,7 @@ export function sandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
       const pids = children.map((c) => c.pid).filter((p): p is number => p !== undefined && isAlive(p))
       const trees = [...(await processTrees(pids)).values()].flat()
       await Promise.all(trees.filter(isAlive).map((p) => killTree(p, { graceMs: 200 })))
-      fs.rmSync(root, { recursive: true, force: true })
+      fs.rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
     },
   }
 }

@@ -25,7 +25,7 @@ beforeEach(async () => {
   await ensureTeamKeys(TEAM, env)
 })
 afterEach(async () => {
-  await fs.rm(base, { recursive: true, force: true })
+  await fs.rm(base, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
 })
 
 /** A console on streams, with a control that records what it was asked to do. */

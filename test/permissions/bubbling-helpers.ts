@@ -48,7 +48,7 @@ export async function makeFixture(loopback: LoopbackServer): Promise<Fixture> {
   delete env.ANTHROPIC_AUTH_TOKEN
   await createTeam({ name: TEAM, cwd, members: [{ name: 'alice', cwd }] }, env)
   await ensureTeamKeys(TEAM, env)
-  return { home, cwd, env, cleanup: () => fs.rm(base, { recursive: true, force: true }) }
+  return { home, cwd, env, cleanup: () => fs.rm(base, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }) }
 }
 
 export async function startLoopback(): Promise<LoopbackServer> {

@@ -23,7 +23,7 @@ if (process.argv.includes('list-clients')) console.log('/dev/pts/7')
   )
 })
 afterAll(async () => {
-  await fs.rm(dir, { recursive: true, force: true })
+  await fs.rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
 })
 
 const request = { agent: 'alice', toolName: 'Bash', summary: 'echo #1 done' }

@@ -27,7 +27,7 @@ beforeAll(() => {
   fs.symlinkSync(path.join(root, 'teams', 't1', 'config.json'), path.join(cwd, 'cfg-link'))
   fs.symlinkSync(path.join(root, 'tasks', 't1', 'new.json'), path.join(cwd, 'dangling-into-tasks'))
 })
-afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }))
 
 function rules(spec: Partial<Record<RuleBehavior, string[]>>): PermissionRule[] {
   return (['allow', 'ask', 'deny'] as const).flatMap((b) => (spec[b] ?? []).map((raw) => parseRule(raw, b, { source: 'project', baseDir: cwd })))

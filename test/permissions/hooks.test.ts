@@ -6,7 +6,7 @@ import { hooksFor, killRunningHooks, runPermissionHook, runPermissionRequestHook
 import type { PermissionHook } from '../../src/permissions/types.js'
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-perm-hooks-'))
-afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }))
 afterEach(() => killRunningHooks())
 
 const input: PermissionHookInput = {

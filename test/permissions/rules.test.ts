@@ -76,7 +76,7 @@ describe('path patterns', () => {
 
 describe('physicalPath', () => {
   const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-perm-paths-')))
-  afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
+  afterAll(() => fs.rmSync(tmp, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }))
   fs.mkdirSync(path.join(tmp, 'real', 'sub'), { recursive: true })
   fs.symlinkSync(path.join(tmp, 'real', 'sub'), path.join(tmp, 'link'))
   fs.symlinkSync(path.join(tmp, 'real', 'missing', 'file'), path.join(tmp, 'dangling'))

@@ -20,7 +20,7 @@ beforeEach(() => {
   fs.mkdirSync(path.join(cwd, '.claude'), { recursive: true })
   env = { SWARM_HOME: root }
 })
-afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }))
+afterEach(() => fs.rmSync(tmp, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }))
 
 const write = (file: string, value: unknown) => fs.writeFileSync(file, typeof value === 'string' ? value : JSON.stringify(value))
 const userFile = () => path.join(root, 'settings.json')

@@ -31,7 +31,7 @@ beforeEach(() => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-perm-sign-'))
   env = { SWARM_HOME: tmp }
 })
-afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }))
+afterEach(() => fs.rmSync(tmp, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }))
 
 const msg = (over: Record<string, unknown> = {}) => ({
   from: 'team-lead',

@@ -27,7 +27,7 @@ beforeEach(() => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-perm-store-'))
   env = { SWARM_HOME: tmp }
 })
-afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }))
+afterEach(() => fs.rmSync(tmp, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }))
 
 const request = (id: string, over: Partial<NewPendingRequest> = {}): NewPendingRequest => ({
   id,

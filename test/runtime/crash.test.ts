@@ -97,7 +97,7 @@ describe('a crash of one in-process teammate leaves the others working', () => {
       expect(result.lines.join('')).toMatch(/bob │ crashed \(uncaughtException\): Error: bob blew up/)
       expect(result.lines.join('')).toMatch(/carol │ crashed \(unhandledRejection\): Error: carol floated/)
     } finally {
-      await fs.rm(dir, { recursive: true, force: true })
+      await fs.rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
     }
   })
 })

@@ -45,7 +45,7 @@ export async function makeFixture(loopback: LoopbackServer, members: NewMember[]
   for (const k of ['TMUX', 'TMUX_PANE', 'SWARM_LEAD_VERIFY_KEY', 'ANTHROPIC_AUTH_TOKEN', 'SWARM_SUBAGENT_MODEL', 'SWARM_SUBAGENT_MODEL_FORCE']) delete env[k]
   await createTeam({ name: TEAM, cwd, members: members.map((m) => ({ cwd, ...m })) }, env)
   await ensureTeamKeys(TEAM, env)
-  return { base, home, cwd, env, cleanup: () => fs.rm(base, { recursive: true, force: true }) }
+  return { base, home, cwd, env, cleanup: () => fs.rm(base, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }) }
 }
 
 /** An in-process teammate built with assembleAgent, its pane output collected. */

@@ -88,7 +88,7 @@ describe('rebuildConversation', () => {
       expect(((await fs.stat(tr.file)).mode & 0o777).toString(8)).toBe('600')
       expect(await readTranscript(path.join(dir, 'nope.jsonl'))).toEqual([])
     } finally {
-      await fs.rm(dir, { recursive: true, force: true })
+      await fs.rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
     }
   })
 })

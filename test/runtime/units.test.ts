@@ -155,7 +155,7 @@ describe('loadTeamSpec', () => {
   beforeEach(async () => {
     dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-spec-')))
   })
-  afterEach(() => fs.rm(dir, { recursive: true, force: true }))
+  afterEach(() => fs.rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }))
   const write = async (name: string, text: string) => {
     const file = path.join(dir, name)
     await fs.mkdir(path.dirname(file), { recursive: true })

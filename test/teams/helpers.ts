@@ -31,7 +31,7 @@ export async function tempHome(): Promise<TempHome> {
     home,
     // No model service: these tests never reach one (and a developer's own key must not change them).
     env: { ...process.env, SWARM_HOME: home, CLAUDE_CONFIG_DIR: '', NO_COLOR: '1', ANTHROPIC_API_KEY: '', ANTHROPIC_AUTH_TOKEN: '' },
-    cleanup: () => fsp.rm(home, { recursive: true, force: true }),
+    cleanup: () => fsp.rm(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }),
   }
 }
 

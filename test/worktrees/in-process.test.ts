@@ -24,7 +24,7 @@ beforeEach(async () => {
 })
 afterEach(async () => {
   await inProcess?.killAll()
-  fs.rmSync(base, { recursive: true, force: true })
+  fs.rmSync(base, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
 })
 
 it('an in-process teammate spawned with a worktree (explicitly, or by its definition) runs in it; clean ones are removed on delete', async () => {

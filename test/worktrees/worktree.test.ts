@@ -20,7 +20,7 @@ beforeEach(() => {
   head = initRepo(repo, env)
 })
 afterEach(() => {
-  fs.rmSync(base, { recursive: true, force: true })
+  fs.rmSync(base, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
 })
 
 describe('createWorktree', () => {
