@@ -105,7 +105,7 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoSummary> {
     if (backend === 'in-process') {
       // The leader runs here; its console reads nothing (this driver answers), and prints above.
       const { PassThrough } = await import('node:stream')
-      leader = runLeader({ team: TEAM, env, input: new PassThrough(), output: out as NodeJS.WritableStream & { isTTY?: boolean }, signal: leaderAbort.signal })
+      leader = runLeader({ team: TEAM, env, input: new PassThrough(), output: out as NodeJS.WritableStream & { isTTY?: boolean }, signal: leaderAbort.signal, answersHere: false })
     } else {
       say(`teammates are running in tmux panes: ${c.dim(`tmux -L ${env.SWARM_TMUX_SOCKET} attach -t swarm-${TEAM}`)}`)
       if (opts.watch) attachInBackground(env)

@@ -45,6 +45,8 @@ export interface LeaderConsoleOptions {
   signal?: AbortSignal
   /** Safety sweep of pending requests (new ones, answered elsewhere, dead requesters). */
   pendingPollMs?: number
+  /** False when nobody types at this console (the demo answers for it): requests are shown, not prompted. */
+  answersHere?: boolean
 }
 
 const HELP = `commands:
@@ -165,6 +167,7 @@ export class LeaderConsole {
     const more = this.queue.size > 1 ? this.c.dim(` (+${this.queue.size - 1} more)`) : ''
     const what = r.kind === 'plan' ? `wants its plan approved: ${r.detail}` : `wants to use ${this.c.bold(r.tool)}: ${r.detail}`
     this.line(this.c.magenta(`? ${r.agent} ${what}`) + more)
+    if (this.o.answersHere === false) return
     if (r.suggestion) this.line(this.c.dim(`  always would allow: ${r.suggestion}`))
     this.line(this.c.dim(`  [y] approve once  [a] approve always  [n <feedback>] deny   (request ${r.id}; or: swarm perms approve ${this.o.team} ${r.id})`))
   }

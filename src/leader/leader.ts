@@ -38,6 +38,8 @@ export interface LeaderOptions {
   output?: NodeJS.WritableStream & { isTTY?: boolean }
   /** Only the coordination tools for the lead agent (`--coordinator`). */
   coordinator?: boolean
+  /** False when nobody answers at this console (requests are shown, not prompted). */
+  answersHere?: boolean
   signal?: AbortSignal
 }
 
@@ -129,6 +131,7 @@ export async function runLeader(o: LeaderOptions): Promise<void> {
     ...(lead ? { lead: { deliver: (m) => lead!.deliver(m), say: (t) => lead!.say(t) } } : {}),
     noLeadReason: 'no model is configured for the lead agent: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a compatible server); slash commands work without one (/help)',
     signal: abort.signal,
+    ...(o.answersHere === false ? { answersHere: false } : {}),
   })
   try {
     await console_.run()
