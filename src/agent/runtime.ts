@@ -40,6 +40,8 @@ export interface RuntimeOptions {
   mode?: string
   system: string
   tools: Tool[]
+  /** The tools for a permission mode (the mode can change while the agent runs); default `tools`. */
+  toolsForMode?(mode: string): Tool[]
   /** Model calls per turn before the turn is cut short as partial (the definition's maxTurns). */
   maxIterations: number
   output: AgentOutput
@@ -291,7 +293,7 @@ export class TeammateRuntime {
         client: this.o.client,
         model: this.o.model,
         system: this.o.system,
-        tools: this.o.tools,
+        tools: this.o.toolsForMode?.(this.o.state.current.mode ?? this.o.mode ?? 'default') ?? this.o.tools,
         messages: this.o.messages,
         maxIterations: this.o.maxIterations,
         signal: this.turnAbort.signal,

@@ -107,8 +107,19 @@ export async function assembleAgent(opts: StartAgentOptions): Promise<{ runtime:
   const sign = opts.sign ?? (isLead ? await leadSignerFor(opts.team, env) : undefined)
   const host = { team: opts.team, name: opts.name, color: member.color, env, turnLog, ...(sign ? { sign } : {}) }
   const available: AnyTool[] = [...allTools(), createSendMessageTool(host), ...createTaskTools(host), ...(opts.extraTools ?? [])]
-  const filtered = resolveToolsForAgent(def, available.map((t) => t.name), { isTeammate: !isLead, permissionMode: mode.data })
-  const tools = available.filter((t) => filtered.tools.includes(t.name) && (!opts.onlyTools || opts.onlyTools.includes(t.name)))
+  // The tool set depends on the mode (ExitPlanMode only in plan mode), which team-lead may change.
+  const toolsByMode = new Map<string, AnyTool[]>()
+  const toolsForMode = (m: string): AnyTool[] => {
+    let set = toolsByMode.get(m)
+    if (!set) {
+      const parsed = PermissionModeName.safeParse(m)
+      const filtered = resolveToolsForAgent(def, available.map((t) => t.name), { isTeammate: !isLead, permissionMode: parsed.success ? parsed.data : mode.data })
+      set = available.filter((t) => filtered.tools.includes(t.name) && (!opts.onlyTools || opts.onlyTools.includes(t.name)))
+      toolsByMode.set(m, set)
+    }
+    return set
+  }
+  const tools = toolsForMode(mode.data)
 
   let definitionPrompt = def.systemPrompt
   let writableRoots: string[] | undefined
@@ -161,6 +172,7 @@ export async function assembleAgent(opts: StartAgentOptions): Promise<{ runtime:
     mode: mode.data,
     system,
     tools,
+    toolsForMode,
     maxIterations: def.maxTurns ?? DEFAULT_MAX_ITERATIONS,
     output,
     transcript,
