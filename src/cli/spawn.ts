@@ -60,6 +60,13 @@ export async function runSpawn(team: string, name: string, opts: SpawnCommandOpt
   ])
   const backend = parseBackendChoice(opts.backend)
   const cwd = opts.cwd === undefined ? undefined : await existingDir(opts.cwd)
+  if (backend === 'in-process' || (backend === 'auto' && (await teamRunsInProcess(team)))) {
+    if (opts.command !== undefined) throw new UsageError('an in-process teammate runs the swarm agent, not a command', { hint: 'use --backend tmux with --command' })
+    const { requestInProcessSpawn } = await import('../leader/spawn-request.js')
+    const member = await requestInProcessSpawn(team, { name, ...definedOnly({ cwd, model: opts.model, mode: opts.mode, agentType: opts.agentType, prompt: opts.prompt }), ...(opts.worktree ? { worktree: true } : {}) })
+    if (opts.json) return printJson({ team, name, agentId: member.agentId, backend: 'in-process', pane: 'in-process', color: member.color, cwd: member.cwd })
+    return println(`spawned ${name} in-process, inside the team's leader`)
+  }
   const { member, spawned, worktree } = await spawnTeammate(
     team,
     { name, command: opts.command, cwd, model: opts.model, mode: opts.mode, agentType: opts.agentType, prompt: opts.prompt, ...(opts.worktree ? { worktree: true } : {}) },
@@ -100,4 +107,14 @@ async function existingDir(dir: string): Promise<string> {
   const stat = await fs.stat(abs).catch(() => undefined)
   if (!stat?.isDirectory()) throw new UsageError(`--cwd ${JSON.stringify(dir)} is not a directory`)
   return abs
+}
+
+/** A team whose leader hosts its teammates (recorded at creation, or what its members run on). */
+async function teamRunsInProcess(team: string): Promise<boolean> {
+  const [{ readTeam }, { teamBackend }] = await Promise.all([import('../teams/team-store.js'), import('../teams/team-backend.js')])
+  return teamBackend(await readTeam(team)) === 'in-process'
+}
+
+function definedOnly<T extends Record<string, unknown>>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
 }

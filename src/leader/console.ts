@@ -4,7 +4,8 @@ import pc from 'picocolors'
 import { errorMessage } from '../errors.js'
 import { describeMessage } from '../mailbox/describe.js'
 import { markRead } from '../mailbox/inbox.js'
-import { parseStructured } from '../mailbox/messages.js'
+import { parseStructured, type StructuredMessage } from '../mailbox/messages.js'
+import { classifyLeadMessage, resolveLeadVerifyKey } from '../permissions/signing.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { watchInbox, type InboxWatcher } from '../mailbox/watch.js'
 import { answerRequest, listRequests, type BrokerRequest } from '../permissions/broker.js'
@@ -18,7 +19,7 @@ import { PromptQueue, type ConsoleRequest } from './prompt-queue.js'
 
 /** What the console can do to the team beyond messages (implemented by the team runner). */
 export interface TeamControl {
-  spawn(name: string, opts: { agentType?: string; prompt?: string }): Promise<string>
+  spawn(name: string, opts: { agentType?: string; prompt?: string; model?: string; mode?: string; cwd?: string; worktree?: boolean }): Promise<string>
   kill(name: string, opts: { now?: boolean }): Promise<string>
   /** A teammate approved its shutdown: close its pane. */
   closed(name: string): Promise<void>
@@ -132,6 +133,11 @@ export class LeaderConsole {
         await this.syncPending()
         continue
       }
+      if (s?.type === 'spawn_request') {
+        consumed.push(m.msg_id ?? '')
+        await this.spawnRequested(m, s)
+        continue
+      }
       if (s?.type === 'shutdown_approved') {
         consumed.push(m.msg_id ?? '')
         await this.o.control.closed(m.from).catch((err) => this.line(this.c.red(`could not close ${m.from}'s pane: ${errorMessage(err)}`)))
@@ -143,6 +149,20 @@ export class LeaderConsole {
     }
     const ids = consumed.filter(Boolean)
     if (ids.length) await markRead(inboxPath(this.o.team, LEAD_NAME, this.o.env), { msgIds: ids })
+  }
+
+  /** `swarm spawn --backend in-process` from another shell: honoured only with the lead's signature. */
+  private async spawnRequested(m: InboxMessage, s: Extract<StructuredMessage, { type: 'spawn_request' }>): Promise<void> {
+    if (classifyLeadMessage(m, await resolveLeadVerifyKey(this.o.team, this.o.env)) !== 'verified') {
+      this.line(this.c.yellow(`ignored an UNVERIFIED spawn request for ${s.name} (no valid lead signature)`))
+      return
+    }
+    try {
+      const { requestId: _id, type: _t, from: _f, timestamp: _ts, name, ...opts } = s
+      this.line(await this.o.control.spawn(name, opts))
+    } catch (err) {
+      this.line(this.c.red(`could not start ${s.name}: ${errorMessage(err)}`))
+    }
   }
 
   /** Re-reads the durable pending requests: new ones are queued, answered or cancelled ones dropped. */

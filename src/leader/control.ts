@@ -35,7 +35,7 @@ export class LeaderControl implements TeamControl {
   }
 
   /** `worktree`: in a git worktree of its own (undefined: as its agent definition's `isolation` says). */
-  async spawn(name: string, opts: { agentType?: string; prompt?: string; model?: string; worktree?: boolean }): Promise<string> {
+  async spawn(name: string, opts: { agentType?: string; prompt?: string; model?: string; mode?: string; cwd?: string; worktree?: boolean }): Promise<string> {
     if (this.o.backend === 'in-process') {
       const config = await readTeam(this.o.team, this.o.env)
       const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
@@ -44,7 +44,7 @@ export class LeaderControl implements TeamControl {
       let member = config.members.find((m) => m.name === name)
       member ??= await addMember(
         this.o.team,
-        { name, agentType: opts.agentType, model: opts.model, backendType: 'in-process', tmuxPaneId: 'in-process', isActive: false },
+        { name, agentType: opts.agentType, model: opts.model, mode: opts.mode, cwd: opts.cwd, backendType: 'in-process', tmuxPaneId: 'in-process', isActive: false },
         this.o.env,
       )
       if (wt) await updateMember(this.o.team, name, { cwd: wt.path, worktreePath: wt.path }, this.o.env)
@@ -54,7 +54,7 @@ export class LeaderControl implements TeamControl {
     }
     const r = await spawnTeammate(
       this.o.team,
-      { name, ...(opts.agentType ? { agentType: opts.agentType } : {}), ...(opts.model ? { model: opts.model } : {}), ...(opts.worktree !== undefined ? { worktree: opts.worktree } : {}) },
+      { name, ...(opts.agentType ? { agentType: opts.agentType } : {}), ...(opts.model ? { model: opts.model } : {}), ...(opts.mode ? { mode: opts.mode } : {}), ...(opts.cwd ? { cwd: opts.cwd } : {}), ...(opts.worktree !== undefined ? { worktree: opts.worktree } : {}) },
       { env: this.o.env, ...(this.pane ? { executor: this.pane } : {}) },
     )
     if (opts.prompt) await sendTeamMessage({ team: this.o.team, to: name, text: opts.prompt, summary: 'task from team-lead', env: this.o.env })

@@ -14,16 +14,9 @@ import { createPermissionLayer } from '../permissions/client.js'
 import { leadSignerFor } from '../teams/messaging.js'
 import { LEAD_NAME } from '../teams/paths.js'
 import { readTeam } from '../teams/team-store.js'
-import type { BackendType, TeamFile } from '../teams/types.js'
+import { teamBackend } from '../teams/team-backend.js'
 import { LeaderConsole } from './console.js'
 import { LeaderControl } from './control.js'
-
-/** The backend a team runs on: recorded at creation, else what its members use. */
-export function teamBackend(team: TeamFile): BackendType | undefined {
-  const recorded = team.swarmBackend
-  if (recorded === 'tmux' || recorded === 'iterm2' || recorded === 'in-process') return recorded
-  return team.members.find((m) => m.name !== LEAD_NAME && m.backendType)?.backendType
-}
 
 /** What `--coordinator` leaves the lead agent: it only assigns, never executes. */
 export const COORDINATOR_TOOLS = ['Agent', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate', 'TaskStop'] as const

@@ -16,7 +16,7 @@ import type { BackendType, TeamFile } from '../teams/types.js'
 import { pathExists } from '../util/fs.js'
 import { delay, isAlive, killTree } from '../util/process.js'
 import { removeTeamWorktrees } from '../worktrees/isolation.js'
-import { teamBackend } from './leader.js'
+import { teamBackend } from '../teams/team-backend.js'
 
 type Env = NodeJS.ProcessEnv
 

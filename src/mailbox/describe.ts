@@ -40,6 +40,8 @@ function describeStructured(s: StructuredMessage): string {
       return `${s.from} sets the permission mode to ${s.mode}`
     case 'teammate_terminated':
       return `${s.name} terminated${s.message ? `: ${s.message}` : ''}`
+    case 'spawn_request':
+      return `${s.from} asks the leader to start ${s.name}${s.agentType ? ` (${s.agentType})` : ''} in-process`
     case 'team_permission_update': {
       const u = s.permissionUpdate
       const rules = u.rules.map((r) => (r.ruleContent ? `${r.toolName}(${r.ruleContent})` : r.toolName)).join(', ')

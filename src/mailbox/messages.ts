@@ -119,6 +119,24 @@ export const TeamPermissionUpdate = base({
   toolName: z.string().optional(),
 })
 
+/**
+ * swarm's own: any shell asks the running leader to start an in-process teammate (only the leader
+ * process can host one). Counts only when signed by team-lead; Claude Code ignores the type.
+ */
+export const SpawnRequest = base({
+  type: z.literal('spawn_request'),
+  requestId: z.string(),
+  from: z.string(),
+  name: z.string(),
+  agentType: z.string().optional(),
+  model: z.string().optional(),
+  mode: z.string().optional(),
+  prompt: z.string().optional(),
+  cwd: z.string().optional(),
+  worktree: z.boolean().optional(),
+  timestamp: z.string(),
+})
+
 export const StructuredMessage = z.discriminatedUnion('type', [
   IdleNotification,
   PermissionRequest,
@@ -132,6 +150,7 @@ export const StructuredMessage = z.discriminatedUnion('type', [
   ModeSetRequest,
   TeammateTerminated,
   TeamPermissionUpdate,
+  SpawnRequest,
 ])
 export type StructuredMessage = z.infer<typeof StructuredMessage>
 export type StructuredMessageType = StructuredMessage['type']
@@ -144,6 +163,7 @@ export const PRIVILEGED_TYPES: ReadonlySet<StructuredMessageType> = new Set([
   'shutdown_request',
   'mode_set_request',
   'team_permission_update',
+  'spawn_request',
 ])
 
 /**
