@@ -102,8 +102,10 @@ export class TmuxExecutor implements PaneExecutor {
   }
 
   private async createWindow(team: string, leader: LeaderOptions): Promise<LeaderPane> {
-    // -a: after the user's current window (-t alone would collide with its index).
-    const target = this.env.TMUX_PANE ? ['-a', '-t', this.env.TMUX_PANE] : []
+    // -a: after the user's current window (-t alone would collide with its index). new-window
+    // takes a window, not a pane ("can't specify pane here"): resolve the pane's window first.
+    const here = this.env.TMUX_PANE ? (await this.client.run(['display-message', '-p', '-t', this.env.TMUX_PANE, '#{window_id}'], 'display-message')).trim() : ''
+    const target = here ? ['-a', '-t', here] : []
     const create = tmuxCommand(
       'new-window', '-d', '-n', team, ...target, '-P', '-F', `${SPAWN_FORMAT}\t#{window_id}`,
       '-c', formatEscape(leader.cwd), ...envArgs(leader.env), ...argvArgs(leader.argv),

@@ -148,6 +148,8 @@ export async function teamResume(name: string, opts: { attach: boolean; json?: b
 }
 
 function attachCommand(team: string): string {
+  // Inside tmux the team is a window of the user's own session.
+  if (process.env.TMUX) return `tmux select-window -t ${team}`
   const socket = process.env.SWARM_TMUX_SOCKET || 'swarm'
   return `tmux -L ${socket} attach -t swarm-${team}`
 }
