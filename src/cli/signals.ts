@@ -1,10 +1,12 @@
+import { claimSignals } from '../util/process.js'
+
 /**
  * An AbortSignal that fires on SIGTERM, SIGINT or SIGHUP, so a long-running command (an agent,
  * the leader) can shut down through its own `finally` blocks. A second signal exits at once.
- * Persistent listeners (not `once`): util/process.ts leaves a signal to the program whenever the
- * program listens to it.
+ * Persistent listeners (not `once`), and util/process.ts is told to stand aside.
  */
 export function shutdownSignal(): { signal: AbortSignal; dispose(): void } {
+  claimSignals()
   const abort = new AbortController()
   let received = false
   const handlers = (['SIGTERM', 'SIGINT', 'SIGHUP'] as const).map((sig) => {

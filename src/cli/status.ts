@@ -56,7 +56,7 @@ export async function runStatus(team: string, opts: StatusCommandOptions): Promi
 }
 
 export function formatReport(r: TeamReport): string {
-  const rows = [['NAME', 'STATE', 'BACKEND', 'PANE', 'MODEL', 'ACTIVE', 'UNREAD', 'ASKS', 'TASK', 'TOKENS', 'COST']]
+  const rows = [['NAME', 'STATE', 'BACKEND', 'PANE', 'MODEL', 'LAST SEEN', 'UNREAD', 'ASKS', 'TASK', 'TOKENS', 'COST']]
   for (const m of r.members) {
     rows.push([
       m.name,

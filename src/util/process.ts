@@ -361,10 +361,11 @@ function installExitHandlers(): void {
   process.on('exit', killAllSync)
   for (const sig of Object.keys(SIGNAL_EXIT) as NodeJS.Signals[]) {
     process.on(sig, () => {
-      // A listener replaces Node's default of dying at once. When the program has a listener of
-      // its own, it decides what the signal means (and calls drainChildren when it leaves);
-      // otherwise drain and exit as Node would have, a second signal exiting at once.
-      if (process.listenerCount(sig) > 1) return
+      // A listener replaces Node's default of dying at once. When the program has claimed the
+      // signals (claimSignals), it decides what they mean (and drains when it leaves); otherwise
+      // drain and exit as Node would have, a second signal exiting at once. Counting listeners
+      // does not work: proper-lockfile's signal-exit listens too, and defers to anyone else.
+      if (programOwnsSignals) return
       if (draining) process.exit(SIGNAL_EXIT[sig])
       draining = true
       void drainChildren().finally(() => process.exit(SIGNAL_EXIT[sig]))
@@ -372,6 +373,12 @@ function installExitHandlers(): void {
   }
 }
 let draining = false
+let programOwnsSignals = false
+
+/** The program handles SIGTERM/SIGINT/SIGHUP itself (a graceful shutdown); this module stands aside. */
+export function claimSignals(): void {
+  programOwnsSignals = true
+}
 
 function signalNumber(signal: NodeJS.Signals): number {
   return os.constants.signals[signal] ?? 0
