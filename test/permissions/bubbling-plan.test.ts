@@ -126,13 +126,14 @@ describe('plan mode', () => {
     loopback.setScenario({
       agents: { alice: [{ content: [{ type: 'tool_use', id: 'toolu_exit', name: 'ExitPlanMode', input: { plan: PLAN } }] }, { text: 'ok' }] },
     })
-    // Started in plan (so it has the tool), then set to default by the lead.
+    // Started in plan, then set to default by the lead: the tool set follows the mode, so the
+    // next turn no longer offers ExitPlanMode and a call to it is refused.
     agent = await startInProcess(fx, { mode: 'plan' })
     await sendTeamMessage({ team: TEAM, to: 'alice', text: encodeStructured({ type: 'mode_set_request', mode: 'default', from: 'team-lead' }), env: fx.env })
     await waitFor(async () => (await mode()) === 'default', 'the mode change')
     await nudge(fx)
     const result = await waitFor(exitResult, 'the ExitPlanMode result', 10_000, agent.pane)
-    expect(result).toMatchObject({ isError: true, content: expect.stringContaining('not in plan mode') })
+    expect(result).toMatchObject({ isError: true, content: expect.stringContaining('No such tool: ExitPlanMode') })
     expect((await listRequests(TEAM, { env: fx.env })).requests).toEqual([])
   })
 })
