@@ -35,7 +35,7 @@ export async function buildProgram(only?: string): Promise<Command> {
     .version('0.1.0')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-  const names = only && GROUPS[only] ? [only] : Object.keys(GROUPS)
+  const names = only === '--version' || only === '-V' ? [] : only && GROUPS[only] ? [only] : Object.keys(GROUPS)
   const registers = new Set(await Promise.all(names.map((n) => GROUPS[n]())))
   for (const register of registers) register(program)
   return program
