@@ -1,7 +1,10 @@
+import { readFileSync } from 'node:fs'
+import fs from 'node:fs/promises'
+import path from 'node:path'
 import { ExitCode, SwarmError, UsageError } from '../errors.js'
 import type { NewMessage } from '../mailbox/entry.js'
 import type { InboxMessage } from '../mailbox/types.js'
-import { LEAD_NAME, agentId as makeAgentId } from '../teams/paths.js'
+import { LEAD_NAME, agentDir, agentId as makeAgentId } from '../teams/paths.js'
 import { delay, killTree, processTrees } from '../util/process.js'
 import { prepareLogFile, validateSpawnConfig } from './spawn-config.js'
 import { gracefulStop, parseAgentId, sendToInbox } from './shutdown.js'
@@ -139,6 +142,9 @@ export class TmuxExecutor implements PaneExecutor {
   async spawn(config: TeammateSpawnConfig): Promise<SpawnedTeammate> {
     const agentId = validateSpawnConfig(config)
     const logFile = await prepareLogFile(config, this.env)
+    const exitFile = exitStatusFile(config.team, config.name, this.env)
+    await fs.rm(exitFile, { force: true }) // a previous run's status must not answer for this one
+    config = { ...config, argv: recordExitStatus(config.argv), env: { ...config.env, [EXIT_FILE_ENV]: exitFile } }
     let leader = this.leaders.get(config.team) ?? (await this.leaderFor(config))
     let r = await this.client.exec(['source-file', '-'], this.splitScript(config, agentId, logFile, leader))
     if (!r.stdout.startsWith('%') && (/can't find (pane|window)/.test(r.stderr) || isNoServer(r.stderr))) {
@@ -260,7 +266,7 @@ export class TmuxExecutor implements PaneExecutor {
         }
         for (const id of ids) {
           if (rows === 'no-server') result.set(id, { state: 'dead', reason: 'tmux server not running' })
-          else result.set(id, paneState(findPane(rows, id, refs.get(id)), refs.has(id)))
+          else result.set(id, paneState(findPane(rows, id, refs.get(id)), refs.has(id), () => recordedExitStatus(id, this.env)))
         }
       }),
     )
@@ -349,12 +355,42 @@ function findPane(rows: PaneRow[], agentId: string, ref: PaneRef | undefined): P
   return rows.find((r) => r.agent === agentId)
 }
 
-function paneState(row: PaneRow | undefined, recorded: boolean): ProcessState {
+function paneState(row: PaneRow | undefined, recorded: boolean, exitStatus: () => number | undefined): ProcessState {
   if (!row) return { state: 'dead', reason: recorded ? 'pane closed' : 'no pane recorded' }
   if (!row.dead) return { state: 'alive', pid: row.pid }
   if (row.deadStatus !== undefined) return { state: 'exited', code: row.deadStatus }
   if (row.deadSignal !== undefined) return { state: 'dead', reason: `killed by signal ${row.deadSignal}` }
-  return { state: 'dead', reason: 'process ended' }
+  // tmux 3.3a sometimes never learns the status of a pane that has pipe-pane set (measured: about
+  // 1 pane in 60 on a loaded machine); the pane's own wrapper wrote it down.
+  const code = exitStatus()
+  return code === undefined ? { state: 'dead', reason: 'process ended' } : { state: 'exited', code }
+}
+
+/** Environment variable naming the file where a pane's wrapper writes its command's exit status. */
+const EXIT_FILE_ENV = 'SWARM_EXIT_FILE'
+
+/** `agents/<name>/exit-status` */
+export function exitStatusFile(team: string, name: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(agentDir(team, name, env), 'exit-status')
+}
+
+/**
+ * Runs argv under a tiny sh that writes its exit status to $SWARM_EXIT_FILE. The command and its
+ * arguments are positional parameters ("$@"), never parsed by the shell.
+ */
+export function recordExitStatus(argv: string[]): string[] {
+  if (argv.length === 0) throw new UsageError('a teammate needs a command')
+  return ['/bin/sh', '-c', `"$@"; s=$?; printf '%s' "$s" > "$${EXIT_FILE_ENV}"; exit "$s"`, 'swarm-teammate', ...argv]
+}
+
+function recordedExitStatus(agentId: string, env: NodeJS.ProcessEnv): number | undefined {
+  const at = agentId.lastIndexOf('@')
+  try {
+    const text = readFileSync(exitStatusFile(agentId.slice(at + 1), agentId.slice(0, at), env), 'utf8').trim()
+    return /^\d+$/.test(text) ? Number(text) : undefined
+  } catch {
+    return undefined // not written (yet): the process ended without its wrapper finishing
+  }
 }
 
 const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/
