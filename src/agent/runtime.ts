@@ -18,6 +18,9 @@ import { AgentStateFile, type AgentStatus } from './state.js'
 import type { AnyTool as Tool, PermissionCheck } from './tool.js'
 import { Transcript } from './transcript.js'
 import { runTurn, type TurnResult } from './turn.js'
+import { describeFailure, idleNotification, type LastTurn } from './turn-report.js'
+
+export { describeFailure } from './turn-report.js'
 
 type MessageParam = Anthropic.MessageParam
 
@@ -332,7 +335,7 @@ export class TeammateRuntime {
     return result
   }
 
-  private lastTurn: { result?: TurnResult; failure?: string; taskId?: string } | undefined
+  private lastTurn: LastTurn | undefined
 
   private async addUsage(u: Usage): Promise<void> {
     this.usage = addUsage(this.usage, u)
@@ -348,22 +351,8 @@ export class TeammateRuntime {
     await this.setStatus('idle')
     // The lead is the one idle notifications go to; it does not notify itself.
     if (!last || this.o.name === LEAD_NAME) return
-    const completed = completedIds[completedIds.length - 1]
-    const summary = last.failure
-      ? `turn failed: ${last.failure}`
-      : last.result?.status === 'partial'
-        ? `stopped after ${last.result.iterations} model calls (maxTurns) — partial: ${oneLine(last.result.text)}`
-        : oneLine(last.result?.text ?? '')
-    const note: StructuredMessage = {
-      type: 'idle_notification',
-      from: this.o.name,
-      timestamp: new Date().toISOString(),
-      idleReason: last.failure ? 'failed' : last.result?.status === 'aborted' ? 'interrupted' : 'available',
-      ...(summary ? { summary } : {}),
-      ...(completed ? { completedTaskId: completed, completedStatus: last.result?.status === 'partial' ? 'partial' : 'resolved' } : {}),
-      ...(last.failure ? { failureReason: last.failure } : {}),
-    }
-    await this.sendToLead(encodeStructured(note), summary ? `idle: ${summary.slice(0, 60)}` : 'idle')
+    const note = idleNotification(this.o.name, last, completedIds[completedIds.length - 1])
+    await this.sendToLead(encodeStructured(note), note.summary ? `idle: ${note.summary.slice(0, 60)}` : 'idle')
   }
 
   private async sendToLead(text: string, summary?: string): Promise<void> {
@@ -415,18 +404,3 @@ export class TeammateRuntime {
   }
 }
 
-function oneLine(s: string): string {
-  const t = s.replace(/\s+/g, ' ').trim()
-  return t.length > 200 ? t.slice(0, 197) + '...' : t
-}
-
-/** "rate_limit_error (status 429, request req_…): message" */
-export function describeFailure(err: unknown): string {
-  if (err instanceof APIError) {
-    const inner = (err.error as { error?: { type?: string; message?: string } } | undefined)?.error
-    return `${inner?.type ?? err.name} (status ${err.status ?? 'none'}, request ${err.requestID ?? 'none'}): ${oneLine(inner?.message ?? err.message)}`
-  }
-  return `${(err as Error)?.name ?? 'Error'}: ${oneLine((err as Error)?.message ?? String(err))}`
-}
-
-export const newRequestId = (): string => randomUUID()
