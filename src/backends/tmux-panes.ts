@@ -25,6 +25,8 @@ export async function listPanes(client: TmuxClient): Promise<PaneRow[]>
 export async function listPanes(client: TmuxClient, opts: { allowNoServer: true }): Promise<PaneRow[] | 'no-server'>
 export async function listPanes(client: TmuxClient, opts: { allowNoServer?: boolean } = {}): Promise<PaneRow[] | 'no-server'> {
   const r = await client.exec(['list-panes', '-a', '-F', FIELDS.join('\t')])
+  // A server with no session left (its last one just closed, the server not yet gone) has no panes.
+  if (r.code !== 0 && /no current target/.test(r.stderr)) return []
   if (r.code !== 0) {
     const err = client.failure('list-panes', r.stderr)
     if (err instanceof TmuxNoServerError) return opts.allowNoServer ? 'no-server' : []

@@ -112,6 +112,15 @@ export function removeSpooled(files: string[]): void {
   }
 }
 
+/** True when the spool holds a file (entries waiting, or a torn file waiting to be moved aside). */
+export function spoolPending(inboxFile: string): boolean {
+  try {
+    return fs.readdirSync(spoolDir(inboxFile)).some(isSpoolName)
+  } catch {
+    return false // no spool directory: nothing waits
+  }
+}
+
 /** Age in ms of the oldest spooled file (from its name), or undefined when the spool is empty. */
 export function oldestSpoolAge(inboxFile: string): number | undefined {
   let names: string[]
@@ -158,31 +167,44 @@ export async function tryLock(inboxFile: string): Promise<(() => Promise<void>) 
 }
 
 /**
- * Resolves when `file` is removed or after `ms`, whichever is first. The watch is on the file
- * itself, not its directory: with 8 writers spooling into one directory, a directory watch woke
- * every waiter for every other writer's file.
+ * Waits for a chance at the inbox lock: resolves when the lock directory goes away (released), when
+ * `spoolFile` (if given) is removed (merged by the holder), or after `ms`, whichever is first. The
+ * caller then looks again; any event wakes it, so a missed or spurious one costs a loop, nothing
+ * more. The watches are on the two paths themselves, not their directories: with 8 writers
+ * spooling into one directory, a directory watch woke every waiter for every other writer's file.
+ * When a watch cannot be set up (e.g. out of inotify watches), only the timer is left; `fallbackMs`
+ * is used then instead of `ms`, so a broken watch means polling, never a long sleep.
  */
-export function waitForRemoval(file: string, ms: number): Promise<void> {
+export function waitForTurn(inboxFile: string, spoolFile: string | undefined, ms: number, fallbackMs = ms): Promise<void> {
   return new Promise((resolve) => {
-    let watcher: fs.FSWatcher | undefined
+    const watchers: fs.FSWatcher[] = []
+    let finished = false
+    let timer: NodeJS.Timeout | undefined
     const done = () => {
+      if (finished) return
+      finished = true
       clearTimeout(timer)
-      watcher?.close()
+      for (const w of watchers) w.close()
       resolve()
     }
-    const timer = setTimeout(done, ms)
-    try {
-      watcher = fs.watch(file, () => {
-        if (!fs.existsSync(file)) done()
-      })
-      // A broken watch (e.g. out of inotify watches) leaves the timer to decide, never a busy loop.
-      watcher.on('error', () => watcher?.close())
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') done() // merged before the watch started
-      return
+    let armed = true
+    const watch = (target: string): boolean => {
+      try {
+        const watcher = fs.watch(target, done)
+        // A broken watch leaves the timer to decide, never a busy loop.
+        watcher.on('error', () => watcher.close())
+        watchers.push(watcher)
+        return true
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false // gone already: our turn
+        armed = false
+        return true
+      }
     }
+    if ((spoolFile !== undefined && !watch(spoolFile)) || !watch(`${inboxFile}.lock`)) return done()
+    timer = setTimeout(done, armed ? ms : fallbackMs)
     // Removed between the caller's check and the watch: no event will come.
-    if (!fs.existsSync(file)) done()
+    if ((spoolFile !== undefined && !fs.existsSync(spoolFile)) || !lockLooksHeld(inboxFile)) done()
   })
 }
 
