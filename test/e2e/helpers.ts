@@ -109,3 +109,22 @@ export function tmuxSessions(env: NodeJS.ProcessEnv, socket = 'swarm'): string[]
     return []
   }
 }
+
+const tool = (name: string, input: Record<string, unknown>) => ({ content: [{ type: 'tool_use' as const, name, input }] })
+
+/**
+ * What alice plays in the whole-team flows: run a command (which asks permission), report "done 1";
+ * later, on "second message", report "done 2". Everyone else (the lead agent) just says "Noted.".
+ */
+export const ALICE_SCENARIO = {
+  agents: {
+    alice: [
+      { ...tool('Bash', { command: 'echo ran >> count.txt' }), when: { lastUserIncludes: 'run the tests' } },
+      tool('SendMessage', { to: 'team-lead', message: 'done 1: the command ran', summary: 'done 1' }),
+      { text: 'ok' },
+      { ...tool('SendMessage', { to: 'team-lead', message: 'done 2: got your second message', summary: 'done 2' }), when: { lastUserIncludes: 'second message' } },
+      { text: 'ok again' },
+    ],
+  },
+  fallback: { text: 'Noted.' },
+}

@@ -8,23 +8,8 @@ import { readInbox } from '../../src/mailbox/inbox.js'
 import { startLoopbackServer, type LoopbackServer } from '../../src/model/loopback-server.js'
 import { inboxPath, teamDir } from '../../src/teams/paths.js'
 import { isAlive } from '../../src/util/process.js'
-import { hasTmux, sandbox, tmuxSessions, waitFor, type Sandbox } from './helpers.js'
+import { hasTmux, sandbox, tmuxSessions, waitFor, type Sandbox, ALICE_SCENARIO as SCENARIO } from './helpers.js'
 
-const tool = (name: string, input: Record<string, unknown>) => ({ content: [{ type: 'tool_use' as const, name, input }] })
-
-/** What alice plays: run a command (asks permission), report, then later report a second message. */
-const SCENARIO = {
-  agents: {
-    alice: [
-      { ...tool('Bash', { command: 'echo ran >> count.txt' }), when: { lastUserIncludes: 'run the tests' } },
-      tool('SendMessage', { to: 'team-lead', message: 'done 1: the command ran', summary: 'done 1' }),
-      { text: 'ok' },
-      { ...tool('SendMessage', { to: 'team-lead', message: 'done 2: got your second message', summary: 'done 2' }), when: { lastUserIncludes: 'second message' } },
-      { text: 'ok again' },
-    ],
-  },
-  fallback: { text: 'Noted.' },
-}
 
 async function leadTexts(sb: Sandbox): Promise<string[]> {
   const file = inboxPath('crew', 'team-lead', sb.env)
