@@ -3,11 +3,10 @@ import { randomUUID } from 'node:crypto'
 import type Anthropic from '@anthropic-ai/sdk'
 import { APIError } from '@anthropic-ai/sdk'
 import { markRead } from '../mailbox/inbox.js'
-import { deliver } from '../mailbox/send.js'
 import { encodeStructured, parseStructured, PRIVILEGED_TYPES, type StructuredMessage } from '../mailbox/messages.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { watchInbox, type InboxWatcher } from '../mailbox/watch.js'
-import { readTeam } from '../teams/team-store.js'
+import { sendTeamMessage } from '../teams/messaging.js'
 import { claimTask, listTasks } from '../teams/task-store.js'
 import { inboxPath, LEAD_NAME, tasksDir } from '../teams/paths.js'
 import { ensureDir } from '../util/fs.js'
@@ -356,17 +355,7 @@ export class TeammateRuntime {
   }
 
   private async sendToLead(text: string, summary?: string): Promise<void> {
-    const team = await readTeam(this.o.team, this.o.env)
-    await deliver({
-      team: this.o.team,
-      members: team.members.map((m) => m.name),
-      from: this.o.name,
-      to: LEAD_NAME,
-      text,
-      summary,
-      color: this.o.color,
-      env: this.o.env,
-    })
+    await sendTeamMessage({ team: this.o.team, from: this.o.name, to: LEAD_NAME, text, ...(summary ? { summary } : {}), env: this.o.env })
   }
 
   private async approveShutdown(req: StructuredMessage & { type: 'shutdown_request' }): Promise<void> {

@@ -1,4 +1,5 @@
 import path from 'node:path'
+import { definedOnly } from '../util/object.js'
 import { BackendUnavailableError, ConflictError, NotFoundError, UsageError } from '../errors.js'
 import { LEAD_VERIFY_KEY_ENV, loadLeadPublicKey } from '../permissions/signing.js'
 import { appendMessage } from '../mailbox/inbox.js'
@@ -195,8 +196,4 @@ async function registerMembers(team: string, inputs: SpawnTeammateInput[], exist
     )
   }
   return result
-}
-
-function definedOnly<T extends Record<string, unknown>>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
 }

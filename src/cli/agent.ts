@@ -5,6 +5,7 @@ import { createPermissionLayer } from '../permissions/client.js'
 import { validateAgentName, validateName } from '../teams/paths.js'
 import { updateMember } from '../teams/team-store.js'
 import { reportError } from './errors.js'
+import { collect } from './options.js'
 import { shutdownSignal } from './signals.js'
 
 interface AgentFlags {
@@ -20,8 +21,6 @@ interface AgentFlags {
   ask: string[]
   permissionTimeout?: string
 }
-
-const collect = (value: string, previous: string[]) => [...previous, value]
 
 /** `swarm agent --team T --name N` — the teammate runtime a backend launches. */
 export function registerAgentCommand(program: Command): void {

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { Command } from 'commander'
+import { definedOnly } from '../util/object.js'
 import { UsageError } from '../errors.js'
 import { printJson, println } from './output.js'
 
@@ -113,8 +114,4 @@ async function existingDir(dir: string): Promise<string> {
 async function teamRunsInProcess(team: string): Promise<boolean> {
   const [{ readTeam }, { teamBackend }] = await Promise.all([import('../teams/team-store.js'), import('../teams/team-backend.js')])
   return teamBackend(await readTeam(team)) === 'in-process'
-}
-
-function definedOnly<T extends Record<string, unknown>>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
 }

@@ -9,6 +9,7 @@ import { deleteTeamFully, resumeTeam, startTeam } from '../leader/lifecycle.js'
 import { ensureTeamKeys } from '../permissions/signing.js'
 import { loadTeamSpec } from '../teams/team-spec.js'
 import { runAttach } from './attach.js'
+import { collect } from './options.js'
 import { shutdownSignal } from './signals.js'
 import { LEAD_NAME, teamConfigPath } from '../teams/paths.js'
 import { listTasks } from '../teams/task-store.js'
@@ -152,10 +153,6 @@ function attachCommand(team: string): string {
   if (process.env.TMUX) return `tmux select-window -t ${team}`
   const socket = process.env.SWARM_TMUX_SOCKET || 'swarm'
   return `tmux -L ${socket} attach -t swarm-${team}`
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value]
 }
 
 /** ['researcher:Explore'] → Map{researcher → Explore} */

@@ -76,8 +76,10 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
     await eventually(() => fs.readFileSync(log, 'utf8').includes('gone-in-a-flash'), 3_000, 'the fast output in pane.log')
     expect(fs.statSync(log).mode & 0o777).toBe(0o600)
     await eventually(() => fs.readFileSync(path.join(agentDir('crew', 'poet', env), 'pane.log'), 'utf8').includes('first words'), 3_000, 'pane.log')
-    // remain-on-exit: the finished pane stays, with its status.
-    await eventually(() => panes('#{pane_id} #{pane_dead} #{pane_dead_status}').includes(`${quick.paneId} 1 5`), 3_000, 'the dead pane with its status')
+    // remain-on-exit: the finished pane stays, and its exit status is reported. (Asked of swarm, not
+    // of tmux: tmux 3.3a loses the status of ~1 pane in 60 with pipe-pane; the wrapper records it.)
+    await eventually(() => panes('#{pane_id} #{pane_dead}').includes(`${quick.paneId} 1`), 3_000, 'the dead pane kept')
+    expect((await tmux.status(['quick@crew'])).get('quick@crew')).toEqual({ state: 'exited', code: 5 })
   })
 
   it('reports every member with one list-panes call, and a dead server as dead without hanging', async () => {

@@ -59,12 +59,11 @@ describe.skipIf(!hasTmux)('team lifecycle end to end on an isolated tmux server'
     expect(fs.readFileSync(path.join(sb.project, 'count.txt'), 'utf8')).toBe('ran\n')
 
     // A client attaches and is hung up on: the team keeps running.
-    const client = sb.start('script', ['-qfc', 'tmux -L swarm attach -t swarm-crew', '/dev/null'])
+    sb.start('script', ['-qfc', 'tmux -L swarm attach -t swarm-crew', '/dev/null'])
     const clientPid = await waitFor('a client attached', () =>
       Number(execFileSync('tmux', ['-L', 'swarm', 'list-clients', '-F', '#{client_pid}'], { env: sb.env, encoding: 'utf8' }).trim()),
     )
     process.kill(clientPid, 'SIGHUP') // what closing the terminal does to the client
-    expect(client.pid).toBeGreaterThan(0)
     await waitFor('the client gone', () => execFileSync('tmux', ['-L', 'swarm', 'list-clients'], { env: sb.env, encoding: 'utf8' }).trim() === '')
     const alivePid = (await readAgentState('crew', 'alice', sb.env))!.pid!
     expect(isAlive(alivePid), 'alice survives the client hangup').toBe(true)
