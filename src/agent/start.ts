@@ -24,6 +24,7 @@ import { allTools } from './tool-registry.js'
 import { createSendMessageTool } from './tools/send-message.js'
 import { createTaskTools } from './tools/tasks.js'
 import { readTranscript, rebuildConversation, Transcript, transcriptPath } from './transcript.js'
+import { findWorktreeRecord, worktreeNotice } from '../worktrees/notice.js'
 
 /** Model calls per turn when the agent definition does not set maxTurns. */
 export const DEFAULT_MAX_ITERATIONS = 50
@@ -128,6 +129,8 @@ export async function assembleAgent(opts: StartAgentOptions): Promise<{ runtime:
     writableRoots = [dir]
     definitionPrompt += '\n\n' + scratchDirNote(dir)
   }
+  const worktree = await findWorktreeRecord(opts.team, await fs.realpath(cwd).catch(() => cwd), env).catch(() => undefined)
+  if (worktree) definitionPrompt += '\n\n' + worktreeNotice(worktree)
   const system = buildSystemPrompt({ team: opts.team, name: opts.name, members: team.members.map((m) => m.name), cwd, definitionPrompt, isLead })
 
   const transcript = new Transcript(transcriptPath(opts.team, opts.name, env))

@@ -8,6 +8,7 @@ import { allTools } from './tool-registry.js'
 import type { PermissionCheck } from './tool.js'
 import { COORDINATION_TOOL_NAMES } from './tools/names.js'
 import { runTurn } from './turn.js'
+import { findWorktreeRecord, worktreeNotice } from '../worktrees/notice.js'
 
 export interface SubagentRequest {
   team: string
@@ -39,10 +40,11 @@ export async function runSubagent(req: SubagentRequest): Promise<string> {
   const available = allTools().filter((t) => !(COORDINATION_TOOL_NAMES as readonly string[]).includes(t.name))
   const { tools: names } = resolveToolsForAgent(def, available.map((t) => t.name), { isTeammate: true })
   const messages: Anthropic.MessageParam[] = [{ role: 'user', content: req.prompt }]
+  const worktree = await findWorktreeRecord(req.team, req.cwd, req.env).catch(() => undefined)
   const result = await runTurn({
     client: req.client,
     model,
-    system: def.systemPrompt + `\n\nWorking directory: ${req.cwd}\nYou are a one-off subagent of ${req.parent}: your final message is your report.`,
+    system: def.systemPrompt + `\n\nWorking directory: ${req.cwd}\nYou are a one-off subagent of ${req.parent}: your final message is your report.` + (worktree ? `\n\n${worktreeNotice(worktree)}` : ''),
     tools: available.filter((t) => names.includes(t.name)),
     messages,
     maxIterations: def.maxTurns ?? 50,

@@ -6,8 +6,8 @@ import { appendMessage } from '../mailbox/inbox.js'
 import { LEAD_NAME, inboxPath, validateAgentName, validateName } from '../teams/paths.js'
 import { addMember, readTeam, updateTeam } from '../teams/team-store.js'
 import type { TeamMember } from '../teams/types.js'
-import { wantsWorktree } from '../worktrees/isolation.js'
-import { createWorktree, type Worktree } from '../worktrees/worktree.js'
+import { wantsWorktree } from '../worktrees/team-worktrees.js'
+import { type CreateWorktreeOptions, type Worktree, createWorktree, planWorktree, removeWorktree } from '../worktrees/worktree.js'
 import { type DetectInputs, systemDetectInputs } from './detect.js'
 import { TMUX_SOCKET_FIELD } from './directory.js'
 import { defaultLeaderArgv, defaultTeammateArgv, shellCommandArgv, teammateEnv } from './launch.js'
@@ -33,9 +33,10 @@ export interface SpawnTeammateInput {
   env?: Record<string, string>
   /**
    * Run in a git worktree of its own (branch `swarm/<team>/<name>`) made from the repository of
-   * `cwd` or the lead's cwd. Undefined: what the agent definition's `isolation` says.
+   * `cwd` or the lead's cwd; a string names its directory under `.claude/worktrees/` (default
+   * `<team>-<name>`). Undefined: what the agent definition's `isolation` says.
    */
-  worktree?: boolean
+  worktree?: boolean | string
 }
 
 export interface SpawnOptions {
@@ -82,7 +83,13 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
   const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
   // Before registering: a cwd that is not a repository refuses the spawn without leaving a member.
   const worktrees = await makeWorktrees(team, inputs, leadCwd, env)
-  const members = await registerMembers(team, inputs, config.members, executor, env)
+  let members: TeamMember[]
+  try {
+    members = await registerMembers(team, inputs, config.members, executor, env)
+  } catch (err) {
+    await undoWorktrees(worktrees, env)
+    throw err
+  }
   await Promise.all(
     inputs.map((i) => (i.prompt ? appendMessage(inboxPath(team, i.name, env), { from: LEAD_NAME, text: i.prompt, summary: 'initial prompt' }) : undefined)),
   )
@@ -124,19 +131,40 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
     env,
   )
   const failed = spawned.find((r): r is PromiseRejectedResult => r.status === 'rejected')
-  if (failed) throw failed.reason
+  if (failed) {
+    await undoWorktrees(worktrees.map((w, k) => (spawned[k].status === 'rejected' ? w : undefined)), env)
+    throw failed.reason
+  }
   return inputs.map((i, k) => ({ member: updated.members.find((m) => m.name === i.name)!, spawned: ok.get(i.name)!, ...(worktrees[k] ? { worktree: worktrees[k] } : {}) }))
 }
 
-/** The worktree of each input that wants one; one at a time, as concurrent `git worktree add`s race on the repository's locks. */
+/**
+ * The worktree of each input that wants one. All are checked first (nothing is made if any
+ * cannot be), then made one at a time: concurrent `git worktree add`s race on the repository's
+ * locks. If making one fails, those made before it are taken away again.
+ */
 async function makeWorktrees(team: string, inputs: SpawnTeammateInput[], leadCwd: string, env: Env): Promise<Array<Worktree | undefined>> {
-  const result: Array<Worktree | undefined> = []
+  const wanted: Array<CreateWorktreeOptions | undefined> = []
   for (const input of inputs) {
-    const repoDir = path.resolve(input.cwd ?? leadCwd)
-    const wanted = await wantsWorktree({ ...(input.worktree !== undefined ? { worktree: input.worktree } : {}), ...(input.agentType ? { agentType: input.agentType } : {}), cwd: leadCwd, env })
-    result.push(wanted ? await createWorktree({ repoDir, team, name: input.name, env }) : undefined)
+    const worktree = input.worktree
+    const want = await wantsWorktree({ ...(worktree !== undefined ? { worktree } : {}), ...(input.agentType ? { agentType: input.agentType } : {}), cwd: leadCwd, env })
+    const o = { repoDir: path.resolve(input.cwd ?? leadCwd), team, name: input.name, env, ...(typeof worktree === 'string' ? { slug: worktree } : {}) }
+    if (want) await planWorktree(o)
+    wanted.push(want ? o : undefined)
   }
-  return result
+  const made: Array<Worktree | undefined> = []
+  try {
+    for (const o of wanted) made.push(o ? await createWorktree(o) : undefined)
+  } catch (err) {
+    await undoWorktrees(made, env)
+    throw err
+  }
+  return made
+}
+
+/** Takes away worktrees this spawn made (not reused ones), when the spawn fails after making them. */
+async function undoWorktrees(worktrees: Array<Worktree | undefined>, env: Env): Promise<void> {
+  for (const w of worktrees) if (w && !w.reused) await removeWorktree(w, { env }).catch(() => undefined)
 }
 
 /** The lead's public key for the teammate's environment, when the team has one (else it reads lead.pub). */

@@ -24,6 +24,7 @@ const GROUPS: Record<string, () => Promise<Register>> = {
   doctor: () => import('./doctor.js').then((m) => m.registerDoctorCommand),
   hide: () => import('./pane.js').then((m) => m.registerPaneCommands),
   unhide: () => import('./pane.js').then((m) => m.registerPaneCommands),
+  worktrees: () => import('./worktrees.js').then((m) => m.registerWorktreeCommands),
 }
 
 /** The program with every command group, or only `only`'s (same commands, cheaper to load). */
@@ -43,12 +44,12 @@ export async function buildProgram(only?: string): Promise<Command> {
 
 /** Entry point used by bin/swarm.js. Exits with the documented code. */
 export async function main(argv: string[]): Promise<void> {
-  let code = 0
   try {
     const program = await buildProgram(argv[2])
     await program.parseAsync(argv)
+    // A command that printed its result may still have failed in part (doctor, worktrees): it set process.exitCode.
+    process.exitCode ??= 0
   } catch (err) {
-    code = reportError(err)
+    process.exitCode = reportError(err)
   }
-  process.exitCode = code
 }

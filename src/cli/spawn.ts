@@ -3,6 +3,7 @@ import path from 'node:path'
 import type { Command } from 'commander'
 import { definedOnly } from '../util/object.js'
 import { UsageError } from '../errors.js'
+import type { KillOutcome } from '../backends/stop.js'
 import { printJson, println } from './output.js'
 
 export interface SpawnCommandOptions {
@@ -13,12 +14,15 @@ export interface SpawnCommandOptions {
   mode?: string
   agentType?: string
   prompt?: string
-  worktree?: boolean
+  /** true, or the worktree's name. */
+  worktree?: boolean | string
   json?: boolean
 }
 
 export interface KillCommandOptions {
   now?: boolean
+  remove?: boolean
+  discard?: boolean
   timeout?: string
   json?: boolean
 }
@@ -37,7 +41,7 @@ export function registerSpawnCommands(program: Command): void {
     .option('--mode <mode>', 'permission mode for the swarm agent')
     .option('--agent-type <type>', 'agent definition for the swarm agent')
     .option('--prompt <text>', "first message, put in the teammate's inbox from team-lead")
-    .option('--worktree', 'run in a git worktree of its own (branch swarm/<team>/<name>) under <repo>/.claude/worktrees')
+    .option('--worktree [name]', 'run in a git worktree of its own at <repo>/.claude/worktrees/<name> (default <team>-<name>), branch swarm/<team>/<name>')
     .option('--json', 'print the result as JSON')
     .action((team: string, name: string, opts: SpawnCommandOptions) => runSpawn(team, name, opts))
 
@@ -48,6 +52,8 @@ export function registerSpawnCommands(program: Command): void {
     .argument('<name>', 'teammate name')
     .option('--now', 'kill the pane and its process tree at once')
     .option('--timeout <ms>', 'how long to wait for a graceful stop', '10000')
+    .option('--remove', 'then remove it from the team: its open tasks go back to pending, its clean worktree is removed')
+    .option('--discard', 'with --remove: remove its worktree even with uncommitted changes or unmerged commits (named first)')
     .option('--json', 'print the result as JSON')
     .action((team: string, name: string, opts: KillCommandOptions) => runKill(team, name, opts))
 }
@@ -63,23 +69,24 @@ export async function runSpawn(team: string, name: string, opts: SpawnCommandOpt
   const cwd = opts.cwd === undefined ? undefined : await existingDir(opts.cwd)
   if (backend === 'in-process' || (backend === 'auto' && (await teamRunsInProcess(team)))) {
     if (opts.command !== undefined) throw new UsageError('an in-process teammate runs the swarm agent, not a command', { hint: 'use --backend tmux with --command' })
+    if (opts.worktree) await checkWorktree(team, name, cwd, opts.worktree)
     const { requestInProcessSpawn } = await import('../leader/spawn-request.js')
-    const member = await requestInProcessSpawn(team, { name, ...definedOnly({ cwd, model: opts.model, mode: opts.mode, agentType: opts.agentType, prompt: opts.prompt }), ...(opts.worktree ? { worktree: true } : {}) })
+    const member = await requestInProcessSpawn(team, { name, ...definedOnly({ cwd, model: opts.model, mode: opts.mode, agentType: opts.agentType, prompt: opts.prompt }), ...(opts.worktree ? { worktree: opts.worktree } : {}) })
     if (opts.json) return printJson({ team, name, agentId: member.agentId, backend: 'in-process', pane: 'in-process', color: member.color, cwd: member.cwd })
     return println(`spawned ${name} in-process, inside the team's leader`)
   }
   const { member, spawned, worktree } = await spawnTeammate(
     team,
-    { name, command: opts.command, cwd, model: opts.model, mode: opts.mode, agentType: opts.agentType, prompt: opts.prompt, ...(opts.worktree ? { worktree: true } : {}) },
+    { name, command: opts.command, cwd, model: opts.model, mode: opts.mode, agentType: opts.agentType, prompt: opts.prompt, ...(opts.worktree ? { worktree: opts.worktree } : {}) },
     { backend },
   )
   const attach = spawned.backendType === 'tmux' && !process.env.TMUX ? `${describeSocket(resolveSocket())} attach -t ${sessionName(team)}` : undefined
   if (opts.json) {
-    printJson({ team, name, agentId: spawned.agentId, backend: spawned.backendType, pane: spawned.paneId, pid: spawned.pid, color: member.color, cwd: member.cwd, ...(worktree && { worktreePath: worktree.path, branch: worktree.branch }), ...(attach && { attach }) })
+    printJson({ team, name, agentId: spawned.agentId, backend: spawned.backendType, pane: spawned.paneId, pid: spawned.pid, color: member.color, cwd: member.cwd, ...(worktree && { worktreePath: worktree.path, branch: worktree.branch, worktreeReused: worktree.reused, linked: worktree.links }), ...(attach && { attach }) })
     return
   }
   const where = spawned.backendType === 'tmux' ? `tmux pane ${spawned.paneId}` : `iTerm2 session ${spawned.paneId}`
-  const tree = worktree ? ` in worktree ${worktree.path} (branch ${worktree.branch})` : ''
+  const tree = worktree ? ` in ${worktree.reused ? 'its existing worktree' : 'worktree'} ${worktree.path} (branch ${worktree.branch})` : ''
   println(`spawned ${name} in ${where}${spawned.pid ? ` (pid ${spawned.pid})` : ''}${tree}${attach ? ` — watch with: ${attach}` : ''}`)
 }
 
@@ -87,20 +94,45 @@ export async function runKill(team: string, name: string, opts: KillCommandOptio
   const { killTeammate } = await import('../backends/stop.js')
   const timeoutMs = Number(opts.timeout)
   if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw new UsageError(`--timeout must be a number of milliseconds (got ${JSON.stringify(opts.timeout)})`)
+  if (opts.discard && !opts.remove) throw new UsageError('--discard is for the worktree of a teammate removed with --remove')
   const result = await killTeammate(team, name, { now: opts.now, timeoutMs })
+  if (opts.remove) return removeAfterKill(team, name, opts, result)
   if (opts.json) return printJson({ team, name, ...result })
+  println(killLine(name, result, timeoutMs))
+}
+
+async function removeAfterKill(team: string, name: string, opts: KillCommandOptions, killed: KillOutcome): Promise<void> {
+  const [{ removeTeammate }, { announceDiscard, printTeardown, teardownJson }] = await Promise.all([import('../leader/lifecycle.js'), import('./worktrees.js')])
+  const worktrees = await removeTeammate(team, name, { env: process.env, ...(opts.discard ? { discard: true, onDiscard: announceDiscard } : {}) })
+  if (opts.json) printJson({ team, name, ...killed, removed: true, worktrees: teardownJson(worktrees) })
+  else {
+    println(killLine(name, killed, Number(opts.timeout)))
+    println(`removed ${name} from team ${team}`)
+    printTeardown(worktrees)
+  }
+  for (const p of worktrees.problems) process.stderr.write(`swarm: ${p}\n`)
+}
+
+function killLine(name: string, result: KillOutcome, timeoutMs: number): string {
   switch (result.outcome) {
     case 'exited':
-      return println(`${name} has stopped`)
+      return `${name} has stopped`
     case 'approved':
-      return println(`${name} agreed to shut down and has stopped`)
+      return `${name} agreed to shut down and has stopped`
     case 'requested':
-      return println(`asked ${name} to shut down (it runs inside its leader, which stops it)`)
+      return `asked ${name} to shut down (it runs inside its leader, which stops it)`
     case 'killed':
-      if (result.after === 'timeout') return println(`${name} did not stop within ${timeoutMs} ms; killed it and its processes`)
-      if (result.after === 'rejected') return println(`${name} refused to shut down (${result.reason}); killed it and its processes`)
-      return println(`killed ${name} and its processes`)
+      if (result.after === 'timeout') return `${name} did not stop within ${timeoutMs} ms; killed it and its processes`
+      if (result.after === 'rejected') return `${name} refused to shut down (${result.reason}); killed it and its processes`
+      return `killed ${name} and its processes`
   }
+}
+
+/** The leader makes an in-process teammate's worktree: check here that it can, to fail where the user sees it. */
+async function checkWorktree(team: string, name: string, cwd: string | undefined, worktree: true | string): Promise<void> {
+  const [{ readTeam }, { planWorktree }] = await Promise.all([import('../teams/team-store.js'), import('../worktrees/worktree.js')])
+  const leadCwd = (await readTeam(team)).members.find((m) => m.name === 'team-lead')?.cwd ?? process.cwd()
+  await planWorktree({ repoDir: cwd ?? leadCwd, team, name, ...(typeof worktree === 'string' ? { slug: worktree } : {}) })
 }
 
 async function existingDir(dir: string): Promise<string> {

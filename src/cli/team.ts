@@ -16,6 +16,7 @@ import { listTasks } from '../teams/task-store.js'
 import { createTeam, listTeams, readTeam } from '../teams/team-store.js'
 import { PermissionModeName, type TeamFile } from '../teams/types.js'
 import { colorize, colors, printJson, println, table } from './output.js'
+import { announceDiscard, printTeardown, teardownJson } from './worktrees.js'
 
 export interface TeamCreateOptions {
   agents?: string
@@ -25,6 +26,8 @@ export interface TeamCreateOptions {
   mode?: string
   backend?: string
   agentType?: string[]
+  /** `--worktree` (every teammate) or `--worktree a,b`. */
+  worktree?: boolean | string
   from?: string
   attach: boolean
   start: boolean
@@ -44,6 +47,7 @@ export function registerTeamCommands(program: Command): void {
     .option('--mode <mode>', `permission mode recorded for every teammate (${PermissionModeName.options.join(', ')})`)
     .option('--backend <backend>', 'auto | tmux | iterm2 | in-process', 'auto')
     .option('--agent-type <name:type>', 'agent type of a member, e.g. researcher:Explore (repeatable)', collect, [])
+    .option('--worktree [names]', 'teammates in git worktrees of their own: all of them, or the ones named (comma-separated)')
     .option('--from <file>', 'a team file (YAML) describing members, types, models, modes and prompts')
     .option('--no-attach', 'do not attach to the tmux session; print the attach command')
     .option('--no-start', 'write the team and its roster, start nothing')
@@ -70,8 +74,9 @@ export function registerTeamCommands(program: Command): void {
     .description('shut every member down (graceful, then forced), close panes and session, remove the team\'s files')
     .option('--force', 'do not wait: kill every member at once (also deletes a corrupt config)')
     .option('--timeout <seconds>', 'how long to wait for teammates to shut down', '15')
+    .option('--discard', 'also remove worktrees with uncommitted changes or unmerged commits (named before they are destroyed)')
     .option('--json', 'print JSON')
-    .action((name: string, opts: { force?: boolean; timeout?: string; json?: boolean }) => teamDelete(name, opts))
+    .action((name: string, opts: { force?: boolean; timeout?: string; discard?: boolean; json?: boolean }) => teamDelete(name, opts))
 }
 
 export async function teamCreate(name: string, opts: TeamCreateOptions): Promise<void> {
@@ -93,13 +98,21 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
   const model = opts.model ?? spec?.model
   const names = [...(spec?.members.map((m) => m.name) ?? []), ...splitList(opts.agents)]
   for (const t of types.keys()) if (!names.includes(t)) throw new UsageError(`--agent-type names ${t}, which is not in --agents`)
+  const isolated = worktreeChoice(opts.worktree, names)
+  const members = names.map((a) => {
+    const m = spec?.members.find((x) => x.name === a)
+    const worktree = isolated.has(a) ? true : (m?.worktree ?? spec?.worktree)
+    return { name: a, cwd: m?.cwd, agentType: types.get(a) ?? m?.agentType, worktree }
+  })
+  await checkWorktrees(name, members, cwd)
   const team = await createTeam({
     name,
     description: opts.description ?? spec?.description,
     cwd,
-    members: names.map((a) => {
+    members: names.map((a, k) => {
       const m = spec?.members.find((x) => x.name === a)
       return {
+        ...(members[k].worktree !== undefined && { worktree: members[k].worktree }),
         name: a,
         ...((types.get(a) ?? m?.agentType) !== undefined && { agentType: types.get(a) ?? m?.agentType }),
         ...((m?.model ?? model) !== undefined && { model: m?.model ?? model }),
@@ -131,6 +144,25 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
     println(`attach with: swarm attach ${team.name}   (or: ${attach})`)
   }
   if (opts.attach && !opts.json && process.stdin.isTTY && process.stdout.isTTY && started.backend === 'tmux') await runAttach(team.name)
+}
+
+/** `--worktree` → every name; `--worktree a,b` → those (each must be a teammate). */
+function worktreeChoice(option: boolean | string | undefined, names: string[]): Set<string> {
+  if (option === undefined || option === false) return new Set()
+  if (option === true) return new Set(names)
+  const chosen = splitList(option)
+  for (const c of chosen) if (!names.includes(c)) throw new UsageError(`--worktree names ${c}, which is not in --agents`)
+  return new Set(chosen)
+}
+
+/** Before the team is written: every worktree the roster asks for can be made (see planWorktree). */
+async function checkWorktrees(team: string, members: Array<{ name: string; cwd?: string; agentType?: string; worktree?: boolean | string }>, cwd: string): Promise<void> {
+  if (!members.some((m) => m.worktree || m.agentType)) return
+  const [{ wantsWorktree }, { planWorktree }] = await Promise.all([import('../worktrees/team-worktrees.js'), import('../worktrees/worktree.js')])
+  for (const m of members) {
+    const want = await wantsWorktree({ ...(m.worktree !== undefined ? { worktree: m.worktree } : {}), ...(m.agentType ? { agentType: m.agentType } : {}), cwd })
+    if (want) await planWorktree({ repoDir: path.resolve(cwd, m.cwd ?? '.'), team, name: m.name, ...(typeof m.worktree === 'string' ? { slug: m.worktree } : {}) })
+  }
 }
 
 export async function teamResume(name: string, opts: { attach: boolean; json?: boolean }): Promise<void> {
@@ -202,7 +234,7 @@ export async function teamShow(name: string, opts: { json?: boolean }): Promise<
   println(await taskSummary(team.name))
 }
 
-export async function teamDelete(name: string, opts: { force?: boolean; timeout?: string; json?: boolean }): Promise<void> {
+export async function teamDelete(name: string, opts: { force?: boolean; timeout?: string; discard?: boolean; json?: boolean }): Promise<void> {
   const seconds = Number(opts.timeout ?? '15')
   if (!Number.isFinite(seconds) || seconds < 0) throw new UsageError(`invalid --timeout ${JSON.stringify(opts.timeout)}`, { hint: 'give seconds, e.g. --timeout 30' })
   const tty = Boolean(process.stderr.isTTY) && !opts.json
@@ -211,14 +243,15 @@ export async function teamDelete(name: string, opts: { force?: boolean; timeout?
     force: opts.force,
     timeoutMs: seconds * 1000,
     progress: (line) => process.stderr.write(tty ? `\r${line}\x1b[K` : `${line}\n`),
+    ...(opts.discard ? { discard: true, onDiscard: announceDiscard } : {}),
   })
   if (tty) process.stderr.write('\r\x1b[K')
-  if (opts.json) printJson({ deleted: result.team, exited: result.exited, killed: result.killed, worktreesKept: result.worktreesKept, branchesKept: result.branchesKept })
+  if (opts.json) printJson({ deleted: result.team, exited: result.exited, killed: result.killed, worktrees: teardownJson(result.worktrees) })
   else {
     println(`deleted team ${result.team}${result.exited.length ? `; shut down: ${result.exited.join(', ')}` : ''}${result.killed.length ? `; killed: ${result.killed.join(', ')}` : ''}`)
-    for (const wt of result.worktreesKept) println(`kept worktree ${wt}: it has uncommitted changes (remove it with "git worktree remove --force ${wt}")`)
-    for (const b of result.branchesKept) println(`kept branch ${b}: it has unmerged commits (delete it with "git branch -D ${b}")`)
+    printTeardown(result.worktrees)
   }
+  for (const p of result.worktrees.problems) process.stderr.write(`swarm: ${p}\n`)
 }
 
 async function taskSummary(team: string): Promise<string> {

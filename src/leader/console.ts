@@ -19,7 +19,7 @@ import { PromptQueue, type ConsoleRequest } from './prompt-queue.js'
 
 /** What the console can do to the team beyond messages (implemented by the team runner). */
 export interface TeamControl {
-  spawn(name: string, opts: { agentType?: string; prompt?: string; model?: string; mode?: string; cwd?: string; worktree?: boolean }): Promise<string>
+  spawn(name: string, opts: { agentType?: string; prompt?: string; model?: string; mode?: string; cwd?: string; worktree?: boolean | string }): Promise<string>
   kill(name: string, opts: { now?: boolean }): Promise<string>
   /** A teammate approved its shutdown: close its pane. */
   closed(name: string): Promise<void>

@@ -9,7 +9,7 @@ import { agentId, LEAD_NAME } from '../teams/paths.js'
 import { addMember, readTeam, updateMember } from '../teams/team-store.js'
 import type { BackendType } from '../teams/types.js'
 import { delay } from '../util/process.js'
-import { wantsWorktree } from '../worktrees/isolation.js'
+import { wantsWorktree } from '../worktrees/team-worktrees.js'
 import { createWorktree } from '../worktrees/worktree.js'
 import type { TeamControl } from './console.js'
 
@@ -34,13 +34,14 @@ export class LeaderControl implements TeamControl {
     if (o.backend !== 'in-process') this.pane = createExecutor(o.backend, { env: o.env, sign: o.sign })
   }
 
-  /** `worktree`: in a git worktree of its own (undefined: as its agent definition's `isolation` says). */
-  async spawn(name: string, opts: { agentType?: string; prompt?: string; model?: string; mode?: string; cwd?: string; worktree?: boolean }): Promise<string> {
+  /** `worktree`: in a git worktree of its own, a string naming it (undefined: as its agent definition's `isolation` says). */
+  async spawn(name: string, opts: { agentType?: string; prompt?: string; model?: string; mode?: string; cwd?: string; worktree?: boolean | string }): Promise<string> {
     if (this.o.backend === 'in-process') {
       const config = await readTeam(this.o.team, this.o.env)
       const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
       const isolated = await wantsWorktree({ ...(opts.worktree !== undefined ? { worktree: opts.worktree } : {}), ...(opts.agentType ? { agentType: opts.agentType } : {}), cwd: leadCwd, env: this.o.env })
-      const wt = isolated ? await createWorktree({ repoDir: leadCwd, team: this.o.team, name, env: this.o.env }) : undefined
+      const slug = typeof opts.worktree === 'string' ? { slug: opts.worktree } : {}
+      const wt = isolated ? await createWorktree({ repoDir: opts.cwd ?? leadCwd, team: this.o.team, name, env: this.o.env, ...slug }) : undefined
       let member = config.members.find((m) => m.name === name)
       member ??= await addMember(
         this.o.team,

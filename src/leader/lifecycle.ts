@@ -11,11 +11,13 @@ import { ConflictError, CorruptFileError, NotFoundError } from '../errors.js'
 import { ensureTeamKeys } from '../permissions/signing.js'
 import { leadSignerFor } from '../teams/messaging.js'
 import { LEAD_NAME, tasksDir, teamDir } from '../teams/paths.js'
-import { deleteTeamFiles, readTeam, updateTeam } from '../teams/team-store.js'
+import { deleteTeamFiles, findMember, readTeam, removeMember, updateTeam } from '../teams/team-store.js'
 import type { BackendType, TeamFile } from '../teams/types.js'
 import { pathExists } from '../util/fs.js'
+import { definedOnly } from '../util/object.js'
 import { delay, isAlive, killTree } from '../util/process.js'
-import { removeTeamWorktrees } from '../worktrees/isolation.js'
+import { type TeardownReport, listTeamWorktrees, teamWorktreesOf, teardownWorktrees } from '../worktrees/team-worktrees.js'
+import type { RemoveWorktreeOptions } from '../worktrees/worktree.js'
 import { teamBackend } from '../teams/team-backend.js'
 
 type Env = NodeJS.ProcessEnv
@@ -46,7 +48,12 @@ export async function startTeam(team: string, opts: { backend: BackendChoice; en
   const leader = await executor.ensureSession(team, { argv: defaultLeaderArgv(team), cwd: leadCwd, env: teammateEnv(env, { team, name: LEAD_NAME }) })
   const inputs: SpawnTeammateInput[] = config.members
     .filter((m) => m.name !== LEAD_NAME)
-    .map((m) => ({ name: m.name, ...(m.prompt ? { prompt: m.prompt } : {}), ...(m.agentType ? { agentType: m.agentType } : {}), ...(m.model ? { model: m.model } : {}), ...(m.mode ? { mode: m.mode } : {}) }))
+    .map((m) => ({
+      name: m.name,
+      ...definedOnly({ prompt: m.prompt, agentType: m.agentType, model: m.model, mode: m.mode }),
+      // A member that has its worktree already (the roster was started before) runs in it.
+      ...(m.worktreePath ? { cwd: m.worktreePath } : m.worktree !== undefined ? { worktree: m.worktree } : {}),
+    }))
   const results = inputs.length ? await spawnTeammates(team, inputs, { env, executor }) : []
   return {
     backend: detection.backend,
@@ -105,6 +112,8 @@ export async function resumeTeam(team: string, opts: { env: Env }): Promise<Resu
       name: m.name,
       argv: [...defaultTeammateArgv(team, m.name, { ...(m.model ? { model: m.model } : {}), ...(m.mode ? { mode: m.mode } : {}), ...(m.agentType ? { agentType: m.agentType } : {}) }), ...(resume ? ['--resume'] : [])],
       cwd: m.cwd,
+      // Never started (a --no-start roster): its worktree is made now.
+      ...(!m.worktreePath && m.worktree !== undefined ? { worktree: m.worktree } : {}),
     })
   }
   if (dead.length) await spawnTeammates(team, dead, { env, executor })
@@ -118,10 +127,8 @@ export interface DeleteReport {
   team: string
   exited: string[]
   killed: string[]
-  /** Members' worktrees left in place because they have uncommitted changes (or git refused). */
-  worktreesKept: string[]
-  /** `swarm/…` branches left in place because they hold unmerged commits. */
-  branchesKept: string[]
+  /** The team's worktrees: removed (nothing to lose), kept (uncommitted or unmerged work), discarded. */
+  worktrees: TeardownReport
 }
 
 /** Members in the middle of a turn (working, or waiting for an answer) whose process lives. */
@@ -140,13 +147,13 @@ export async function busyMembers(team: TeamFile, env: Env): Promise<Array<{ nam
 /**
  * `swarm team delete`: refuses (without force) while a teammate is mid-turn; sends every teammate
  * a shutdown_request, waits up to `timeoutMs`, kills what is left, closes panes and the session,
- * stops an in-process team's leader, removes the members' clean worktrees (dirty ones and unmerged
- * branches are kept and reported), and removes the team's files. Leaves no process, pane, lock
+ * stops an in-process team's leader, removes the team's worktrees that hold nothing to lose (the
+ * others are kept and reported, or destroyed with `discard`), and removes the team's files. Leaves no process, pane, lock
  * or temp file behind.
  */
 export async function deleteTeamFully(
   team: string,
-  opts: { env: Env; force?: boolean; timeoutMs?: number; progress?: (line: string) => void },
+  opts: { env: Env; force?: boolean; timeoutMs?: number; progress?: (line: string) => void; discard?: boolean; onDiscard?: RemoveWorktreeOptions['onDiscard'] },
 ): Promise<DeleteReport> {
   const env = opts.env
   if (!(await pathExists(teamDir(team, env))) && !(await pathExists(tasksDir(team, env)))) {
@@ -186,7 +193,25 @@ export async function deleteTeamFully(
   } finally {
     clearInterval(ticker)
   }
-  const trees = config ? await removeTeamWorktrees(config.members, env) : { kept: [], branchesKept: [] }
+  // Every worktree of the team, also ones swarm has no record of (found by branch in the members' repositories).
+  const listing = await listTeamWorktrees(team, { env, repoDirs: (config?.members ?? []).flatMap((m) => (m.cwd ? [m.cwd] : [])) })
+  const worktrees = await teardownWorktrees(listing.worktrees, { env, ...(opts.discard ? { discard: true } : {}), ...(opts.onDiscard ? { onDiscard: opts.onDiscard } : {}) })
+  worktrees.problems.unshift(...listing.problems)
   await deleteTeamFiles(team, env)
-  return { team, exited: report.exited, killed: report.killed, worktreesKept: trees.kept, branchesKept: trees.branchesKept }
+  return { team, exited: report.exited, killed: report.killed, worktrees }
+}
+
+/**
+ * Removes a stopped teammate from the team (`swarm kill --remove`): its open tasks go back to
+ * pending, and its worktree is torn down like on team delete — removed when it holds nothing to
+ * lose, else kept and reported (or destroyed with `discard`).
+ */
+export async function removeTeammate(team: string, name: string, opts: { env: Env; discard?: boolean; onDiscard?: RemoveWorktreeOptions['onDiscard'] }): Promise<TeardownReport> {
+  const config = await readTeam(team, opts.env)
+  const member = findMember(config, name)
+  await removeMember(team, member.name, opts.env)
+  const listing = await teamWorktreesOf(team, { env: opts.env, members: [member], repoDirs: [member.cwd] })
+  const report = await teardownWorktrees(listing.worktrees, { env: opts.env, ...(opts.discard ? { discard: true } : {}), ...(opts.onDiscard ? { onDiscard: opts.onDiscard } : {}) })
+  report.problems.unshift(...listing.problems)
+  return report
 }

@@ -18,7 +18,7 @@ export interface InProcessSpawn {
   mode?: string
   prompt?: string
   cwd?: string
-  worktree?: boolean
+  worktree?: boolean | string
 }
 
 /**

@@ -133,7 +133,7 @@ export const SpawnRequest = base({
   mode: z.string().optional(),
   prompt: z.string().optional(),
   cwd: z.string().optional(),
-  worktree: z.boolean().optional(),
+  worktree: z.union([z.boolean(), z.string()]).optional(),
   timestamp: z.string(),
 })
 

@@ -13,6 +13,8 @@ export const TeamSpecMember = z.strictObject({
   mode: PermissionModeName.optional(),
   prompt: z.string().optional(),
   cwd: z.string().optional(),
+  /** A worktree of its own: true, or the worktree's name. */
+  worktree: z.union([z.boolean(), z.string()]).optional(),
 })
 
 /**
@@ -25,7 +27,7 @@ export const TeamSpecMember = z.strictObject({
  *   - name: researcher
  *     agentType: Explore
  *     prompt: map every caller of login()
- *   - { name: implementer, mode: acceptEdits }
+ *   - { name: implementer, mode: acceptEdits, worktree: true }
  * ```
  */
 export const TeamSpec = z.strictObject({
@@ -35,6 +37,8 @@ export const TeamSpec = z.strictObject({
   backend: z.enum(['auto', 'tmux', 'iterm2', 'in-process']).optional(),
   model: z.string().optional(),
   mode: PermissionModeName.optional(),
+  /** Every member in a worktree of its own (a member's own `worktree` wins). */
+  worktree: z.boolean().optional(),
   members: z.array(TeamSpecMember).default([]),
 })
 export type TeamSpec = z.infer<typeof TeamSpec>

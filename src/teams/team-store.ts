@@ -33,6 +33,8 @@ export interface NewMember {
   backendType?: BackendType
   tmuxPaneId?: string
   isActive?: boolean
+  /** Start it in a git worktree of its own (a string names the worktree). */
+  worktree?: boolean | string
 }
 
 export interface NewTeam {
@@ -248,6 +250,7 @@ function buildMember(team: string, m: NewMember, defaultCwd: string, joinedAt: n
     ...(m.backendType !== undefined && { backendType: m.backendType }),
     ...(m.isActive !== undefined && { isActive: m.isActive }),
     ...(m.mode !== undefined && { mode: m.mode }),
+    ...(m.worktree !== undefined && { worktree: m.worktree }),
   })
 }
 

@@ -31,6 +31,8 @@ export const TeamMember = z.looseObject({
   tmuxPaneId: z.string(),
   cwd: z.string(),
   worktreePath: z.string().optional(),
+  /** swarm's: start it in a worktree of its own (a string names the worktree); Claude Code ignores it. */
+  worktree: z.union([z.boolean(), z.string()]).optional(),
   sessionId: z.string().optional(),
   subscriptions: z.array(z.string()).default([]),
   backendType: BackendType.optional(),

@@ -1,14 +1,15 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { ConflictError, ExitCode, SwarmError, UsageError } from '../errors.js'
+import { ConflictError, ExitCode, SwarmError, errorMessage } from '../errors.js'
 import { validateName } from '../teams/paths.js'
 import { pathExists } from '../util/fs.js'
-import { type CommandResult, runCommand } from '../util/process.js'
+import { branchExists, git, gitRaw, listWorktrees, mainWorktree, resolveCommit } from './git.js'
+import { type WorktreeContents, type WorktreeRef, describeContents, inspectWorktree } from './inspect.js'
+import { addExcludes, linkIgnoredDirs, linkedDirs, unlinkIgnoredDirs } from './links.js'
+import { type WorktreeRecord, deleteWorktreeRecord, readWorktreeRecords, writeWorktreeRecord } from './record.js'
+import { defaultSlug, validateSlug } from './slug.js'
 
 type Env = NodeJS.ProcessEnv
-
-/** `git worktree add` checks out a whole tree, which takes longer than a helper command's default. */
-const GIT_TIMEOUT_MS = 60_000
 
 /** Where the worktrees live, relative to the top of the main working tree (as in Claude Code). */
 export const WORKTREES_DIR = path.join('.claude', 'worktrees')
@@ -22,163 +23,192 @@ export interface CreateWorktreeOptions {
   /** Any directory inside the repository (the lead's cwd, or `--cwd`). */
   repoDir: string
   team: string
-  /** The teammate (or subagent) name; part of the path and the branch. */
+  /** The teammate (or subagent) name; part of the branch. */
   name: string
+  /** The directory name under `.claude/worktrees/` (default `<team>-<name>`). */
+  slug?: string
   /** Environment for git (default process.env). */
   env?: Env
 }
 
-/** A teammate's worktree. */
-export interface Worktree {
-  /** Absolute path: `<top>/.claude/worktrees/<team>-<name>`. */
-  path: string
-  branch: string
-  /** The commit the repository's HEAD was at when the worktree was made (or reused). */
-  baseRef: string
-  /** True when the worktree existed already and was reused as it is. */
+/** A teammate's worktree: its record, and whether it was there already. */
+export type Worktree = WorktreeRecord & {
+  /** True when the worktree existed already (same path, same branch) and was reused as it is. */
   reused: boolean
 }
 
+/** What createWorktree will do, checked without changing anything. */
+export interface WorktreePlan {
+  team: string
+  name: string
+  slug: string
+  repo: string
+  path: string
+  branch: string
+  /** The commit the new worktree starts from. */
+  head: string
+  /** The worktree exists already at this path on this branch: it is reused, not made. */
+  existing?: boolean
+}
+
 /**
- * Gives `name` a git worktree of its own on branch `swarm/<team>/<name>`, made from HEAD of the
- * repository that contains `repoDir`. An existing registered worktree at that path is reused; an
- * existing branch is checked out rather than created. Not a repository → SwarmError (exit 2).
+ * Everything createWorktree checks before it changes anything: names and slug, git present, a
+ * repository with a commit, the path free (or our own worktree there to reuse), the main checkout
+ * without uncommitted changes to tracked files (the worktree starts from HEAD, without them), and
+ * no branch of that name already. Each failure is a SwarmError with a hint.
  */
-export async function createWorktree(o: CreateWorktreeOptions): Promise<Worktree> {
+export async function planWorktree(o: CreateWorktreeOptions): Promise<WorktreePlan> {
   const env = o.env ?? process.env
   const branch = worktreeBranch(o.team, o.name)
-  const top = await mainWorktree(o.repoDir, env)
-  const wtPath = path.join(top, WORKTREES_DIR, `${o.team}-${o.name}`)
-  const head = await gitRaw(top, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], env)
-  if (head.code !== 0) {
-    throw new SwarmError('SWARM_GIT_NO_COMMIT', `the repository at ${top} has no commit yet, so there is nothing to check out in a worktree`, {
+  const slug = o.slug !== undefined ? validateSlug(o.slug) : defaultSlug(o.team, o.name)
+  const repo = await mainWorktree(o.repoDir, env)
+  const wtPath = path.join(repo, WORKTREES_DIR, slug)
+  const head = await resolveCommit(repo, 'HEAD', env)
+  if (!head) {
+    throw new SwarmError('SWARM_GIT_NO_COMMIT', `the repository at ${repo} has no commit yet, so there is nothing to check out in a worktree`, {
       exitCode: ExitCode.usage,
       hint: 'make a first commit, or spawn without --worktree',
     })
   }
-  const baseRef = head.stdout.trim()
-  const registered = (await listWorktrees(top, env)).find((w) => w.path === wtPath)
-  if (registered && (await pathExists(wtPath))) return { path: wtPath, branch: registered.branch ?? branch, baseRef, reused: true }
-  if (registered) await git(top, ['worktree', 'prune'], env) // its directory was deleted by hand
-  if (await pathExists(wtPath)) {
-    throw new ConflictError('SWARM_WORKTREE_PATH_TAKEN', `${wtPath} exists but is not a git worktree`, { hint: 'move it away, or pick another teammate name' })
+  const plan: WorktreePlan = { team: o.team, name: o.name, slug, repo, path: wtPath, branch, head }
+  const registered = (await listWorktrees(repo, env)).find((w) => w.path === wtPath)
+  if (registered && !registered.prunable) {
+    if (registered.branch === branch) return { ...plan, existing: true }
+    throw new ConflictError('SWARM_WORKTREE_PATH_TAKEN', `${wtPath} is already a worktree, of ${registered.branch ? `branch ${registered.branch}` : 'a detached HEAD'}`, {
+      hint: 'give this one another name (--worktree <name>), or see "swarm worktrees <team>"',
+    })
   }
-  await excludeWorktreesDir(top, env)
-  const branchExists = (await gitRaw(top, ['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], env)).code === 0
-  await git(top, branchExists ? ['worktree', 'add', wtPath, branch] : ['worktree', 'add', '-b', branch, wtPath, 'HEAD'], env)
-  return { path: wtPath, branch, baseRef, reused: false }
+  if (await pathExists(wtPath)) {
+    throw new ConflictError('SWARM_WORKTREE_PATH_TAKEN', `${wtPath} exists but is not a git worktree`, { hint: 'move it away, or pick another worktree name' })
+  }
+  if ((await gitRaw(repo, ['check-ref-format', `refs/heads/${branch}`], env)).code !== 0) {
+    throw new SwarmError('SWARM_BAD_BRANCH', `${branch} is not a valid git branch name`, { exitCode: ExitCode.usage, hint: 'rename the teammate' })
+  }
+  const dirty = (await git(repo, ['status', '--porcelain', '--untracked-files=no'], env)).split('\n').filter(Boolean)
+  if (dirty.length) {
+    const files = dirty.map((l) => l.slice(3))
+    throw new ConflictError('SWARM_MAIN_DIRTY', `the checkout at ${repo} has uncommitted changes (${files.slice(0, 3).join(', ')}${files.length > 3 ? ', …' : ''}), which a worktree made from HEAD would not have`, {
+      hint: 'commit or stash them first, or spawn without --worktree',
+    })
+  }
+  if (await branchExists(repo, branch, env)) {
+    throw new ConflictError('SWARM_BRANCH_EXISTS', `branch ${branch} exists already in ${repo} (left by an earlier team of that name?)`, {
+      hint: `look at it (git log ${branch}), merge or delete it (git branch -d ${branch}), or give the teammate another name`,
+    })
+  }
+  return plan
 }
 
+/**
+ * Gives `name` a git worktree of its own at `<repo>/.claude/worktrees/<slug>` on a new branch
+ * `swarm/<team>/<name>` from HEAD, with the main tree's ignored directories (node_modules…)
+ * linked in, and records it (see record.ts). A worktree already there on that branch is reused.
+ * Checks first (planWorktree); when a step fails after that, what was made is taken away again.
+ */
+export async function createWorktree(o: CreateWorktreeOptions): Promise<Worktree> {
+  const env = o.env ?? process.env
+  const plan = await planWorktree(o)
+  if (plan.existing) {
+    const known = (await readWorktreeRecords(o.team, env)).records.find((r) => r.path === plan.path && r.repo === plan.repo)
+    if (known) return { ...known, reused: true }
+    const rec = toRecord(plan, plan.head, [])
+    await writeWorktreeRecord(rec, env)
+    return { ...rec, reused: true }
+  }
+  await addExcludes(plan.repo, ['/.claude/worktrees/'], env)
+  try {
+    await git(plan.repo, ['worktree', 'add', '-b', plan.branch, plan.path, plan.head], env)
+    const links = await linkIgnoredDirs(plan.repo, plan.path, await linkedDirs(plan.repo, env), env)
+    const rec = toRecord(plan, plan.head, links)
+    await writeWorktreeRecord(rec, env)
+    return { ...rec, reused: false }
+  } catch (err) {
+    await undoCreate(plan, env).catch((undo) => {
+      throw new SwarmError('SWARM_WORKTREE_UNDO_FAILED', `${errorMessage(err)}; and cleaning up ${plan.path} failed too: ${errorMessage(undo)}`, {
+        exitCode: ExitCode.processFailure,
+        cause: err,
+      })
+    })
+    throw err
+  }
+}
+
+function toRecord(plan: WorktreePlan, baseRef: string, links: string[]): WorktreeRecord {
+  return { team: plan.team, name: plan.name, slug: plan.slug, repo: plan.repo, path: plan.path, branch: plan.branch, baseRef, links, createdAt: Date.now() }
+}
+
+/** Takes away a half-made worktree: nothing in it is anyone's work yet. */
+async function undoCreate(plan: WorktreePlan, env: Env): Promise<void> {
+  const registered = (await listWorktrees(plan.repo, env)).some((w) => w.path === plan.path)
+  if (registered) {
+    await unlinkIgnoredDirs(plan.path, await linkedDirs(plan.repo, env).catch(() => []))
+    await git(plan.repo, ['worktree', 'remove', '--force', plan.path], env)
+  } else if (await pathExists(plan.path)) {
+    await fs.rm(plan.path, { recursive: true, force: true })
+  }
+  await git(plan.repo, ['worktree', 'prune'], env)
+  if ((await resolveCommit(plan.repo, `refs/heads/${plan.branch}`, env)) === plan.head) await git(plan.repo, ['branch', '-D', plan.branch], env)
+}
+
+/** A worktree to remove: its ref, and its record's keys when swarm made it. */
+export type RemoveTarget = WorktreeRef & { team?: string; slug?: string }
+
 export interface RemoveWorktreeOptions {
-  /** Remove it even with uncommitted changes (they are lost). */
-  force?: boolean
+  /** Remove it even when it holds uncommitted changes or unmerged commits: they are destroyed. */
+  discard?: boolean
+  /** Called with what is about to be destroyed, before anything is (only with `discard`). */
+  onDiscard?: (target: RemoveTarget, contents: WorktreeContents) => void
   env?: Env
 }
 
-/** What removeWorktree did. `reason` says why something was kept. */
+/** What removeWorktree did. */
 export interface RemoveWorktreeResult {
   removed: boolean
+  /** Its `swarm/…` branch was deleted too. */
+  branchDeleted: boolean
+  /** What was in it when it was looked at. */
+  contents: WorktreeContents
+  /** Why it was kept (or why the branch was), for people. */
   reason?: string
-  /** The branch the worktree had checked out (none when detached). */
-  branch?: string
-  /** False when the branch was kept because it has commits not merged into the main tree's HEAD. */
-  branchDeleted?: boolean
+  /** Uncommitted changes or unmerged commits were destroyed (`discard`). */
+  discarded: boolean
 }
 
 /**
- * Removes a worktree made by createWorktree when it is clean (or `force`); a dirty one is kept
- * and reported. Its `swarm/…` branch is then deleted only if fully merged (`git branch -d`),
- * else kept and reported — committed work is never thrown away.
+ * Removes a worktree with its `swarm/…` branch when nothing would be lost: no uncommitted change
+ * and no commit beyond its base that no other branch holds. Otherwise it is kept and the result
+ * says what is in it — unless `discard`, which first names what it destroys (onDiscard). The
+ * symlinks swarm made are unlinked first, so their targets are never touched. The main working
+ * tree is never removed; a branch that is not swarm's is never deleted.
  */
-export async function removeWorktree(wtPath: string, opts: RemoveWorktreeOptions = {}): Promise<RemoveWorktreeResult> {
+export async function removeWorktree(target: RemoveTarget, opts: RemoveWorktreeOptions = {}): Promise<RemoveWorktreeResult> {
   const env = opts.env ?? process.env
-  if (!(await pathExists(wtPath))) return { removed: false, reason: `${wtPath} does not exist` }
-  const real = await fs.realpath(wtPath)
-  const top = await gitRaw(real, ['rev-parse', '--show-toplevel'], env)
-  if (top.code !== 0 || path.resolve(top.stdout.trim()) !== real) return { removed: false, reason: `${wtPath} is not the top of a git worktree` }
-  const main = await mainWorktree(real, env)
-  if (main === real) return { removed: false, reason: `${wtPath} is the main working tree of its repository` }
-  const symbolic = await gitRaw(real, ['symbolic-ref', '--quiet', '--short', 'HEAD'], env)
-  const branch = symbolic.code === 0 ? symbolic.stdout.trim() : undefined
-  if (!opts.force) {
-    const status = await git(real, ['status', '--porcelain'], env)
-    if (status.trim()) return { removed: false, reason: `${wtPath} has uncommitted changes`, ...(branch ? { branch } : {}) }
+  if ((await fs.realpath(target.path).catch(() => target.path)) === target.repo) {
+    throw new SwarmError('SWARM_MAIN_WORKTREE', `${target.path} is the main working tree of its repository; it is never removed`, { exitCode: ExitCode.usage })
   }
-  await git(main, ['worktree', 'remove', ...(opts.force ? ['--force', '--force'] : []), real], env)
-  // Only our own branches are deleted; a branch the user checked out there is theirs.
-  if (!branch?.startsWith('swarm/')) return { removed: true, ...(branch ? { branch } : {}) }
-  const deleted = await gitRaw(main, ['branch', '-d', branch], env)
-  if (deleted.code === 0) return { removed: true, branch, branchDeleted: true }
-  return { removed: true, branch, branchDeleted: false, reason: `branch ${branch} has commits that are not merged; kept it` }
-}
-
-/**
- * The top of the MAIN working tree of the repository containing `dir`: from inside a linked
- * worktree, `--show-toplevel` names the linked one, and worktrees must not nest.
- */
-export async function mainWorktree(dir: string, env: Env = process.env): Promise<string> {
-  const abs = path.resolve(dir)
-  const stat = await fs.stat(abs).catch(() => undefined)
-  if (!stat?.isDirectory()) throw new UsageError(`${abs} is not a directory`)
-  const top = await gitRaw(abs, ['rev-parse', '--show-toplevel'], env)
-  if (top.code !== 0) {
-    throw new SwarmError('SWARM_NOT_A_GIT_REPO', `${abs} is not inside a git repository, so it cannot have a worktree`, {
-      exitCode: ExitCode.usage,
-      hint: 'run from a git repository (or pass --cwd inside one), or spawn without --worktree',
-    })
+  const contents = await inspectWorktree(target, env)
+  if (!contents.clean && !opts.discard) {
+    return { removed: false, branchDeleted: false, contents, discarded: false, reason: `${target.path} (branch ${target.branch}) has ${describeContents(contents)}` }
   }
-  const common = (await git(abs, ['rev-parse', '--path-format=absolute', '--git-common-dir'], env)).trim()
-  // A bare repository or a submodule has no `.git` directory next to its main tree: use the top.
-  const main = path.basename(common) === '.git' ? path.dirname(common) : top.stdout.trim()
-  return fs.realpath(main)
-}
-
-interface ListedWorktree {
-  path: string
-  branch?: string
-}
-
-/** `git worktree list --porcelain`, paths resolved through symlinks (for comparison). */
-async function listWorktrees(top: string, env: Env): Promise<ListedWorktree[]> {
-  const out = await git(top, ['worktree', 'list', '--porcelain'], env)
-  const result: ListedWorktree[] = []
-  for (const block of out.split(/\n\n+/)) {
-    const lines = block.split('\n')
-    const wt = lines.find((l) => l.startsWith('worktree '))?.slice('worktree '.length)
-    if (!wt) continue
-    const branch = lines.find((l) => l.startsWith('branch refs/heads/'))?.slice('branch refs/heads/'.length)
-    const real = await fs.realpath(wt).catch(() => path.resolve(wt))
-    result.push({ path: real, ...(branch ? { branch } : {}) })
+  if (!contents.clean) opts.onDiscard?.(target, contents)
+  if (!(await pathExists(target.repo))) {
+    // The repository itself is gone: only swarm's record of the worktree is left to remove.
+    if (target.team && target.slug) await deleteWorktreeRecord({ team: target.team, slug: target.slug, repo: target.repo }, env)
+    return { removed: true, branchDeleted: false, contents, discarded: false }
   }
-  return result
-}
-
-/** Keeps the nested worktrees out of the main tree's `git status` (local to this clone, never committed). */
-async function excludeWorktreesDir(top: string, env: Env): Promise<void> {
-  const infoDir = (await git(top, ['rev-parse', '--path-format=absolute', '--git-path', 'info'], env)).trim()
-  const file = path.join(infoDir, 'exclude')
-  const line = '/.claude/worktrees/'
-  const text = await fs.readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return ''
-    throw err
-  })
-  if (text.split('\n').includes(line)) return
-  await fs.mkdir(infoDir, { recursive: true })
-  await fs.appendFile(file, `${text && !text.endsWith('\n') ? '\n' : ''}${line}\n`)
-}
-
-async function gitRaw(cwd: string, args: string[], env: Env): Promise<CommandResult> {
-  const r = await runCommand('git', args, { cwd, env, timeoutMs: GIT_TIMEOUT_MS })
-  if (r.code === 127) throw new SwarmError('SWARM_GIT_MISSING', 'git is not installed (or not on PATH)', { exitCode: ExitCode.usage, hint: 'install git, or spawn without --worktree' })
-  return r
-}
-
-/** Runs git and returns its stdout; a non-zero exit is a SwarmError quoting git's message. */
-async function git(cwd: string, args: string[], env: Env): Promise<string> {
-  const r = await gitRaw(cwd, args, env)
-  if (r.code !== 0) {
-    const detail = r.stderr.trim().split('\n').find(Boolean) ?? `exit code ${r.code}`
-    throw new SwarmError('SWARM_GIT_FAILED', `git ${args.slice(0, 2).join(' ')} failed in ${cwd}: ${detail}`, { exitCode: ExitCode.processFailure })
+  if (contents.exists) {
+    await unlinkIgnoredDirs(target.path, target.links ?? [])
+    await git(target.repo, ['worktree', 'remove', ...(opts.discard ? ['--force', '--force'] : []), target.path], env)
+  } else {
+    await git(target.repo, ['worktree', 'prune'], env)
   }
-  return r.stdout
+  let branchDeleted = false
+  let reason: string | undefined
+  if (contents.branchExists && target.branch.startsWith('swarm/')) {
+    const r = await gitRaw(target.repo, ['branch', '-D', target.branch], env)
+    branchDeleted = r.code === 0
+    if (!branchDeleted) reason = `kept branch ${target.branch}: ${r.stderr.trim().split('\n')[0]}`
+  }
+  if (target.team && target.slug) await deleteWorktreeRecord({ team: target.team, slug: target.slug, repo: target.repo }, env)
+  return { removed: true, branchDeleted, contents, discarded: !contents.clean, ...(reason ? { reason } : {}) }
 }

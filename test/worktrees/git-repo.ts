@@ -34,3 +34,15 @@ export function branchExists(dir: string, env: NodeJS.ProcessEnv, branch: string
     return false
   }
 }
+
+/** Stages `files` and commits them. */
+export function commitFiles(dir: string, env: NodeJS.ProcessEnv, files: string[], message = 'files'): void {
+  git(dir, env, 'add', '--', ...files)
+  git(dir, env, 'commit', '-q', '-m', message)
+}
+
+/** Writes `content` to `file` (when given) and commits it with `message`. */
+export function commitFile(dir: string, env: NodeJS.ProcessEnv, file: string, message: string, content?: string): void {
+  if (content !== undefined) fs.writeFileSync(path.join(dir, file), content)
+  commitFiles(dir, env, [file], message)
+}

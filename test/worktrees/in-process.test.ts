@@ -7,7 +7,7 @@ import type { InProcessExecutor } from '../../src/backends/types.js'
 import { LeaderControl } from '../../src/leader/control.js'
 import { leadSignerFor } from '../../src/teams/messaging.js'
 import { createTeam, readTeam } from '../../src/teams/team-store.js'
-import { removeTeamWorktrees } from '../../src/worktrees/isolation.js'
+import { listTeamWorktrees, teardownWorktrees } from '../../src/worktrees/team-worktrees.js'
 import { GIT_ENV, initRepo } from './git-repo.js'
 
 let base: string
@@ -53,7 +53,9 @@ it('an in-process teammate spawned with a worktree (explicitly, or by its defini
   expect(members.find((m) => m.name === 'carol')?.worktreePath).toBeUndefined()
 
   fs.writeFileSync(path.join(bob, 'wip.txt'), 'unfinished\n')
-  expect(await removeTeamWorktrees(members, env)).toEqual({ removed: [alice], kept: [bob], branchesKept: [], notes: [`bob: ${bob} has uncommitted changes`] })
+  const report = await teardownWorktrees((await listTeamWorktrees('crew', { env })).worktrees, { env })
+  expect(report.removed.map((w) => w.path)).toEqual([alice])
+  expect(report.kept.map((w) => [w.path, w.reason])).toEqual([[bob, `${bob} (branch swarm/crew/bob) has 1 uncommitted file (wip.txt)`]])
   expect(fs.existsSync(alice)).toBe(false)
   expect(fs.existsSync(path.join(bob, 'wip.txt'))).toBe(true)
 })

@@ -34,11 +34,65 @@ describe.skipIf(!hasTmux)('swarm spawn --worktree / team delete (real tmux, real
 
     const del = await sb.swarm(['team', 'delete', 'crew', '--force'])
     expect(del.code, del.stderr).toBe(0)
-    expect(del.stdout).toContain(`kept worktree ${dirty}: it has uncommitted changes`)
+    expect(del.stdout).toContain(`removed worktree ${clean} and branch swarm/crew/w`)
+    expect(del.stdout).toContain(`kept worktree ${dirty} (branch swarm/crew/d): 1 uncommitted file (wip.txt)`)
+    expect(del.stdout).toContain('swarm worktrees remove crew crew-d --discard')
     expect(fs.existsSync(clean)).toBe(false)
     expect(branchExists(sb.project, sb.env, 'swarm/crew/w')).toBe(false)
     expect(fs.readFileSync(path.join(dirty, 'wip.txt'), 'utf8')).toBe('wip\n')
     expect(git(sb.project, sb.env, 'worktree', 'list')).toContain(dirty)
+
+    // The team is gone; its kept worktree is still listed, and goes only with --discard.
+    const list = await sb.swarm(['worktrees', 'crew', '--json'])
+    expect(list.code, list.stderr).toBe(0)
+    expect(JSON.parse(list.stdout).worktrees).toEqual([
+      expect.objectContaining({ name: 'd', path: dirty, branch: 'swarm/crew/d', clean: false, uncommitted: [{ status: '??', path: 'wip.txt' }], unmergedCount: 0, member: null }),
+    ])
+    const keep = await sb.swarm(['worktrees', 'remove', 'crew', 'd'])
+    expect(keep.code).toBe(4)
+    expect(fs.existsSync(path.join(dirty, 'wip.txt'))).toBe(true)
+    const gone = await sb.swarm(['worktrees', 'remove', 'crew', 'd', '--discard'])
+    expect(gone.code, gone.stderr).toBe(0)
+    expect(gone.stderr.trim()).toBe(`discarding ${dirty} (branch swarm/crew/d): 1 uncommitted file (wip.txt)`)
+    expect(fs.existsSync(dirty)).toBe(false)
+    expect(branchExists(sb.project, sb.env, 'swarm/crew/d')).toBe(false)
+    expect((await sb.swarm(['worktrees', 'crew'])).stdout.trim()).toBe('team crew has no worktrees')
+  })
+
+  it('kill --remove takes the teammate off the roster and keeps its worktree when it committed work', async () => {
+    expect((await sb.swarm(['team', 'create', 'rm', '--no-start'])).code).toBe(0)
+    const r = await sb.swarm(['spawn', 'rm', 'c', '--worktree', 'rm-work', '--backend', 'tmux', '--command', "echo x > c.txt && git add c.txt && git commit -qm 'c work' && sleep 30"])
+    expect(r.code, r.stderr).toBe(0)
+    const wt = path.join(sb.project, '.claude/worktrees/rm-work')
+    await waitFor('c to commit', () => git(sb.project, sb.env, 'log', '--format=%s', 'swarm/rm/c').includes('c work'), 10_000)
+    const k = await sb.swarm(['kill', 'rm', 'c', '--now', '--remove'])
+    expect(k.code, k.stderr).toBe(0)
+    expect(k.stdout).toContain('removed c from team rm')
+    expect(k.stdout).toMatch(new RegExp(`kept worktree ${wt} \\(branch swarm/rm/c\\): 1 unmerged commit \\([0-9a-f]+ c work\\)`))
+    const config = JSON.parse(fs.readFileSync(path.join(sb.env.SWARM_HOME!, 'teams/rm/config.json'), 'utf8'))
+    expect(config.members.map((m: { name: string }) => m.name)).toEqual(['team-lead'])
+    expect(fs.existsSync(path.join(wt, 'c.txt'))).toBe(true)
+    const prune = await sb.swarm(['worktrees', 'prune', 'rm', '--json'])
+    expect(JSON.parse(prune.stdout)).toMatchObject({ removed: [], kept: [expect.objectContaining({ path: wt, unmergedCount: 1 })] })
+  })
+
+  it('team create --worktree refuses a dirty main checkout before writing anything (exit 4)', async () => {
+    fs.writeFileSync(path.join(sb.project, 'README.md'), 'edited\n')
+    try {
+      const r = await sb.swarm(['team', 'create', 'dirty', '--agents', 'a,b', '--worktree', 'b', '--no-start'])
+      expect(r.code).toBe(4)
+      expect(r.stderr).toMatch(/^swarm: the checkout at .* has uncommitted changes \(README.md\)/)
+      expect(fs.existsSync(path.join(sb.env.SWARM_HOME!, 'teams/dirty'))).toBe(false)
+    } finally {
+      git(sb.project, sb.env, 'checkout', '--', 'README.md')
+    }
+    const ok = await sb.swarm(['team', 'create', 'dirty', '--agents', 'a,b', '--worktree', 'b', '--no-start', '--json'])
+    expect(ok.code, ok.stderr).toBe(0)
+    expect(JSON.parse(ok.stdout).members.map((m: { name: string; worktree?: boolean }) => [m.name, m.worktree ?? false])).toEqual([
+      ['team-lead', false],
+      ['a', false],
+      ['b', true],
+    ])
   })
 
   it('refuses --worktree outside a git repository (exit 2) without registering the teammate', async () => {

@@ -2,11 +2,11 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { runTool, type AnyTool } from '../../src/agent/tool.js'
-import { createLeadTools, type LeadHost } from '../../src/agent/tools/lead.js'
 import { InvalidNameError } from '../../src/errors.js'
-import { createWorktree, removeWorktree } from '../../src/worktrees/worktree.js'
-import { GIT_ENV, branchExists, git, initRepo } from './git-repo.js'
+import { readWorktreeRecords } from '../../src/worktrees/record.js'
+import { validateSlug } from '../../src/worktrees/slug.js'
+import { createWorktree, planWorktree, removeWorktree } from '../../src/worktrees/worktree.js'
+import { GIT_ENV, branchExists, commitFile, commitFiles, git, initRepo } from './git-repo.js'
 
 let base: string
 let repo: string
@@ -23,28 +23,64 @@ afterEach(() => {
   fs.rmSync(base, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
 })
 
+describe('validateSlug', () => {
+  it('takes up to 64 of [A-Za-z0-9._-]', () => {
+    expect(validateSlug('crew-alice_2.v1')).toBe('crew-alice_2.v1')
+    expect(validateSlug('a'.repeat(64))).toBe('a'.repeat(64))
+  })
+  it.each([
+    ['', 'empty'],
+    ['a'.repeat(65), 'longer than 64'],
+    ['a..b', '".."'],
+    ['..', '".."'],
+    ['/etc', 'a path'],
+    ['x/y', 'a path'],
+    ['sp ace', 'only A-Z'],
+    ['semi;colon', 'only A-Z'],
+    ['$(rm)', 'only A-Z'],
+    ['é', 'only A-Z'],
+    ['.hidden', 'starts with'],
+    ['-rf', 'starts with'],
+  ])('refuses %j (%s) with exit 2', (slug, why) => {
+    let err: unknown
+    try {
+      validateSlug(slug)
+    } catch (e) {
+      err = e
+    }
+    expect(err).toBeInstanceOf(InvalidNameError)
+    expect(err).toMatchObject({ exitCode: 2, message: expect.stringContaining(why) })
+  })
+})
+
 describe('createWorktree', () => {
-  it('checks out HEAD on swarm/<team>/<name> under <top>/.claude/worktrees, found from a subdirectory', async () => {
+  it('checks out HEAD on swarm/<team>/<name> under <top>/.claude/worktrees/<team>-<name>, found from a subdirectory, and records it', async () => {
     fs.mkdirSync(path.join(repo, 'src'))
     const wt = await createWorktree({ repoDir: path.join(repo, 'src'), team: 'crew', name: 'alice', env })
-    expect(wt).toEqual({ path: path.join(repo, '.claude/worktrees/crew-alice'), branch: 'swarm/crew/alice', baseRef: head, reused: false })
+    const wtPath = path.join(repo, '.claude/worktrees/crew-alice')
+    expect(wt).toMatchObject({ path: wtPath, branch: 'swarm/crew/alice', baseRef: head, reused: false, repo, slug: 'crew-alice', team: 'crew', name: 'alice', links: [] })
     expect(fs.readFileSync(path.join(wt.path, 'README.md'), 'utf8')).toBe('hello\n')
     expect(git(wt.path, env, 'symbolic-ref', '--short', 'HEAD').trim()).toBe('swarm/crew/alice')
-    expect(git(repo, env, 'worktree', 'list')).toContain(wt.path)
     // The nested worktree does not show up as untracked in the main tree.
     expect(git(repo, env, 'status', '--porcelain')).toBe('')
+    const { records } = await readWorktreeRecords('crew', env)
+    expect(records).toEqual([expect.objectContaining({ path: wtPath, branch: 'swarm/crew/alice', baseRef: head, repo })])
   })
 
-  it('reuses a registered worktree, and an existing branch (with its commits) once the worktree is gone', async () => {
+  it('takes a worktree name of its own, validated before git runs', async () => {
+    const wt = await createWorktree({ repoDir: repo, team: 'crew', name: 'alice', slug: 'auth-fix', env })
+    expect(wt.path).toBe(path.join(repo, '.claude/worktrees/auth-fix'))
+    await expect(createWorktree({ repoDir: repo, team: 'crew', name: 'bob', slug: '../../escape', env })).rejects.toBeInstanceOf(InvalidNameError)
+    await expect(createWorktree({ repoDir: repo, team: 'crew', name: 'bob', slug: path.join(base, 'abs'), env })).rejects.toBeInstanceOf(InvalidNameError)
+    expect(fs.existsSync(path.join(base, 'abs'))).toBe(false)
+    expect(branchExists(repo, env, 'swarm/crew/bob')).toBe(false)
+  })
+
+  it('reuses its own worktree at the same path on the same branch', async () => {
     const first = await createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })
-    expect(await createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })).toMatchObject({ path: first.path, reused: true })
-    fs.writeFileSync(path.join(first.path, 'work.txt'), 'done\n')
-    git(first.path, env, 'add', 'work.txt')
-    git(first.path, env, 'commit', '-q', '-m', 'work')
-    expect(await removeWorktree(first.path, { env })).toMatchObject({ removed: true, branchDeleted: false })
-    const again = await createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })
-    expect(again).toMatchObject({ path: first.path, branch: 'swarm/crew/alice', reused: false })
-    expect(fs.readFileSync(path.join(again.path, 'work.txt'), 'utf8')).toBe('done\n')
+    fs.writeFileSync(path.join(first.path, 'wip.txt'), 'wip\n')
+    expect(await createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })).toMatchObject({ path: first.path, reused: true, baseRef: head })
+    expect(fs.readFileSync(path.join(first.path, 'wip.txt'), 'utf8')).toBe('wip\n')
   })
 
   it('made from inside a worktree, puts the new one beside it, not inside it', async () => {
@@ -53,7 +89,41 @@ describe('createWorktree', () => {
     expect(bob.path).toBe(path.join(repo, '.claude/worktrees/crew-bob'))
   })
 
-  it('refuses a directory that is not in a git repository (exit 2, with a hint)', async () => {
+  it('links an ignored node_modules into the worktree without touching the main copy; never shows or commits the link', async () => {
+    fs.writeFileSync(path.join(repo, '.gitignore'), 'node_modules/\n')
+    commitFiles(repo, env, ['.gitignore'])
+    fs.mkdirSync(path.join(repo, 'node_modules/left-pad'), { recursive: true })
+    fs.writeFileSync(path.join(repo, 'node_modules/left-pad/index.js'), 'module.exports = 1\n')
+    const wt = await createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })
+    expect(wt.links).toEqual(['node_modules'])
+    expect(fs.lstatSync(path.join(wt.path, 'node_modules')).isSymbolicLink()).toBe(true)
+    expect(fs.readFileSync(path.join(wt.path, 'node_modules/left-pad/index.js'), 'utf8')).toBe('module.exports = 1\n')
+    expect(git(wt.path, env, 'status', '--porcelain')).toBe('')
+    git(wt.path, env, 'add', '-A')
+    expect(git(wt.path, env, 'diff', '--cached', '--name-only')).toBe('')
+    expect(git(repo, env, 'status', '--porcelain')).toBe('')
+
+    expect(await removeWorktree(wt, { env })).toMatchObject({ removed: true, branchDeleted: true })
+    expect(fs.readFileSync(path.join(repo, 'node_modules/left-pad/index.js'), 'utf8')).toBe('module.exports = 1\n')
+  })
+
+  it('links only ignored directories, as worktree.symlinkDirectories in the project settings says', async () => {
+    fs.writeFileSync(path.join(repo, '.gitignore'), 'vendor/\nnode_modules/\n')
+    fs.mkdirSync(path.join(repo, '.claude'), { recursive: true })
+    fs.writeFileSync(path.join(repo, '.claude/settings.json'), JSON.stringify({ worktree: { symlinkDirectories: ['vendor', 'lib', '../outside', '/abs'] } }))
+    fs.mkdirSync(path.join(repo, 'lib'))
+    fs.writeFileSync(path.join(repo, 'lib/a.js'), 'tracked\n')
+    commitFiles(repo, env, ['.gitignore', '.claude/settings.json', 'lib/a.js'])
+    for (const d of ['vendor', 'node_modules']) fs.mkdirSync(path.join(repo, d))
+    const wt = await createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })
+    expect(wt.links).toEqual(['vendor'])
+    expect(fs.lstatSync(path.join(wt.path, 'lib')).isSymbolicLink()).toBe(false)
+    expect(fs.existsSync(path.join(wt.path, 'node_modules'))).toBe(false)
+  })
+})
+
+describe('createWorktree refuses, leaving nothing behind', () => {
+  it('a directory that is not in a git repository (exit 2, with a hint)', async () => {
     const plain = path.join(base, 'plain')
     fs.mkdirSync(plain)
     await expect(createWorktree({ repoDir: plain, team: 'crew', name: 'alice', env: { ...env, GIT_CEILING_DIRECTORIES: base } })).rejects.toMatchObject({
@@ -64,84 +134,138 @@ describe('createWorktree', () => {
     })
   })
 
-  it('validates names before building a path, and refuses a path taken by a plain directory', async () => {
+  it('git missing (exit 2)', async () => {
+    await expect(createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env: { ...env, PATH: path.join(base, 'empty-bin') } })).rejects.toMatchObject({
+      code: 'SWARM_GIT_MISSING',
+      exitCode: 2,
+      message: 'git is not installed (or not on PATH)',
+    })
+  })
+
+  it('a main checkout with uncommitted changes to tracked files (exit 4, naming them)', async () => {
+    fs.writeFileSync(path.join(repo, 'README.md'), 'edited\n')
+    await expect(createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })).rejects.toMatchObject({
+      code: 'SWARM_MAIN_DIRTY',
+      exitCode: 4,
+      message: expect.stringContaining('uncommitted changes (README.md)'),
+    })
+    expect(branchExists(repo, env, 'swarm/crew/alice')).toBe(false)
+    expect(fs.existsSync(path.join(repo, '.claude/worktrees/crew-alice'))).toBe(false)
+  })
+
+  it('a branch of that name that exists already (exit 4)', async () => {
+    git(repo, env, 'branch', 'swarm/crew/alice')
+    await expect(createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })).rejects.toMatchObject({
+      code: 'SWARM_BRANCH_EXISTS',
+      exitCode: 4,
+      message: expect.stringContaining('branch swarm/crew/alice exists already'),
+    })
+    expect(fs.existsSync(path.join(repo, '.claude/worktrees/crew-alice'))).toBe(false)
+  })
+
+  it('a repository with no commit, invalid names, and a path taken by a plain directory or another worktree', async () => {
+    const empty = path.join(base, 'empty')
+    fs.mkdirSync(empty)
+    git(empty, env, 'init', '-q')
+    await expect(createWorktree({ repoDir: empty, team: 'crew', name: 'alice', env })).rejects.toMatchObject({ code: 'SWARM_GIT_NO_COMMIT', exitCode: 2 })
     await expect(createWorktree({ repoDir: repo, team: 'crew', name: '../escape', env })).rejects.toBeInstanceOf(InvalidNameError)
     await expect(createWorktree({ repoDir: repo, team: '.x', name: 'alice', env })).rejects.toBeInstanceOf(InvalidNameError)
     fs.mkdirSync(path.join(repo, '.claude/worktrees/crew-carol'), { recursive: true })
     await expect(createWorktree({ repoDir: repo, team: 'crew', name: 'carol', env })).rejects.toMatchObject({ code: 'SWARM_WORKTREE_PATH_TAKEN', exitCode: 4 })
+    await createWorktree({ repoDir: repo, team: 'crew', name: 'dave', slug: 'shared', env })
+    await expect(createWorktree({ repoDir: repo, team: 'crew', name: 'erin', slug: 'shared', env })).rejects.toMatchObject({
+      code: 'SWARM_WORKTREE_PATH_TAKEN',
+      message: expect.stringContaining('branch swarm/crew/dave'),
+    })
+    expect(branchExists(repo, env, 'swarm/crew/erin')).toBe(false)
+  })
+
+  it('when git fails half-way, takes away the branch it made', async () => {
+    fs.mkdirSync(path.join(repo, '.claude'))
+    fs.writeFileSync(path.join(repo, '.claude/worktrees'), 'a file where the directory should be\n')
+    await expect(createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })).rejects.toMatchObject({ code: 'SWARM_GIT_FAILED' })
+    expect(branchExists(repo, env, 'swarm/crew/alice')).toBe(false)
+    expect(git(repo, env, 'worktree', 'list', '--porcelain')).not.toContain('crew-alice')
+    expect((await readWorktreeRecords('crew', env)).records).toEqual([])
+    expect(fs.readFileSync(path.join(repo, '.claude/worktrees'), 'utf8')).toBe('a file where the directory should be\n')
+  })
+
+  it('planWorktree checks all of this and changes nothing', async () => {
+    const plan = await planWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })
+    expect(plan).toEqual({ team: 'crew', name: 'alice', slug: 'crew-alice', repo, path: path.join(repo, '.claude/worktrees/crew-alice'), branch: 'swarm/crew/alice', head })
+    expect(fs.existsSync(path.join(repo, '.claude'))).toBe(false)
+    expect(branchExists(repo, env, 'swarm/crew/alice')).toBe(false)
   })
 })
 
 describe('removeWorktree', () => {
-  it('removes a clean worktree and its merged branch', async () => {
+  it('removes a clean worktree with its branch and its record', async () => {
     const wt = await createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })
-    expect(await removeWorktree(wt.path, { env })).toEqual({ removed: true, branch: 'swarm/crew/alice', branchDeleted: true })
+    expect(await removeWorktree(wt, { env })).toMatchObject({ removed: true, branchDeleted: true, discarded: false, contents: { clean: true } })
     expect(fs.existsSync(wt.path)).toBe(false)
     expect(branchExists(repo, env, 'swarm/crew/alice')).toBe(false)
+    expect((await readWorktreeRecords('crew', env)).records).toEqual([])
   })
 
-  it('keeps a dirty worktree and says so; force removes it', async () => {
+  it('keeps a dirty worktree and says what is in it; discard names it, then removes it', async () => {
     const wt = await createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })
     fs.writeFileSync(path.join(wt.path, 'README.md'), 'changed\n')
     fs.writeFileSync(path.join(wt.path, 'new.txt'), 'new\n')
-    expect(await removeWorktree(wt.path, { env })).toEqual({ removed: false, reason: `${wt.path} has uncommitted changes`, branch: 'swarm/crew/alice' })
+    const kept = await removeWorktree(wt, { env })
+    expect(kept).toMatchObject({ removed: false, contents: { clean: false, uncommitted: [' M README.md', '?? new.txt'], unmergedCount: 0 } })
+    expect(kept.reason).toBe(`${wt.path} (branch swarm/crew/alice) has 2 uncommitted files (README.md, new.txt)`)
     expect(fs.readFileSync(path.join(wt.path, 'new.txt'), 'utf8')).toBe('new\n')
-    expect(await removeWorktree(wt.path, { env, force: true })).toMatchObject({ removed: true, branchDeleted: true })
+    const named: string[][] = []
+    expect(await removeWorktree(wt, { env, discard: true, onDiscard: (t, c) => named.push([t.path, ...c.uncommitted]) })).toMatchObject({ removed: true, branchDeleted: true, discarded: true })
+    expect(named).toEqual([[wt.path, ' M README.md', '?? new.txt']])
     expect(fs.existsSync(wt.path)).toBe(false)
   })
 
-  it('keeps a branch with unmerged commits and reports it', async () => {
+  it('keeps a worktree whose branch has commits beyond its base, and reports them', async () => {
     const wt = await createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })
     fs.writeFileSync(path.join(wt.path, 'work.txt'), 'done\n')
-    git(wt.path, env, 'add', 'work.txt')
-    git(wt.path, env, 'commit', '-q', '-m', 'work')
-    expect(await removeWorktree(wt.path, { env })).toEqual({
-      removed: true,
-      branch: 'swarm/crew/alice',
-      branchDeleted: false,
-      reason: 'branch swarm/crew/alice has commits that are not merged; kept it',
-    })
-    expect(fs.existsSync(wt.path)).toBe(false)
+    commitFile(wt.path, env, 'work.txt', 'the work')
+    const r = await removeWorktree(wt, { env })
+    expect(r).toMatchObject({ removed: false, contents: { clean: false, uncommitted: [], unmergedCount: 1, unmerged: [{ subject: 'the work' }] } })
+    expect(r.reason).toMatch(/has 1 unmerged commit \([0-9a-f]+ the work\)$/)
+    expect(fs.existsSync(path.join(wt.path, 'work.txt'))).toBe(true)
     expect(branchExists(repo, env, 'swarm/crew/alice')).toBe(true)
+    expect((await readWorktreeRecords('crew', env)).records).toHaveLength(1)
+  })
+
+  it('once its commits are merged into the main branch, removes it with its branch', async () => {
+    const wt = await createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })
+    fs.writeFileSync(path.join(wt.path, 'work.txt'), 'done\n')
+    commitFile(wt.path, env, 'work.txt', 'the work')
+    git(repo, env, 'merge', '-q', '--no-edit', 'swarm/crew/alice')
+    expect(await removeWorktree(wt, { env })).toMatchObject({ removed: true, branchDeleted: true, discarded: false })
+    expect(fs.readFileSync(path.join(repo, 'work.txt'), 'utf8')).toBe('done\n')
+  })
+
+  it('with its directory deleted by hand: prunes it, and keeps an unmerged branch', async () => {
+    const wt = await createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })
+    commitFile(wt.path, env, 'README.md', 'touch', 'more\n')
+    fs.rmSync(wt.path, { recursive: true })
+    expect(await removeWorktree(wt, { env })).toMatchObject({ removed: false, contents: { exists: false, branchExists: true, unmergedCount: 1 } })
+    expect(await removeWorktree(wt, { env, discard: true })).toMatchObject({ removed: true, branchDeleted: true })
+    expect(git(repo, env, 'worktree', 'list')).not.toContain('crew-alice')
   })
 
   it('never removes the main working tree', async () => {
-    expect(await removeWorktree(repo, { env, force: true })).toMatchObject({ removed: false, reason: expect.stringContaining('main working tree') })
+    await expect(removeWorktree({ repo, path: repo, branch: 'main' }, { env, discard: true })).rejects.toMatchObject({ code: 'SWARM_MAIN_WORKTREE' })
     expect(fs.existsSync(path.join(repo, 'README.md'))).toBe(true)
   })
 })
 
-describe("the lead's Agent tool with isolation: worktree (one-off subagent)", () => {
-  /** A host whose subagent runs `work` in the cwd it is given. */
-  function agentTool(work: (cwd: string) => void): { tool: AnyTool; cwds: string[] } {
-    const cwds: string[] = []
-    const host: LeadHost = {
-      spawnTeammate: async () => 'unused',
-      stopTeammate: async () => 'unused',
-      runSubagent: async (input) => {
-        cwds.push(input.cwd!)
-        work(input.cwd!)
-        return 'REPORT'
-      },
-    }
-    return { tool: createLeadTools(host).find((t) => t.name === 'Agent')!, cwds }
-  }
-  const ctx = () => ({ cwd: repo, signal: new AbortController().signal, agentName: 'team-lead', teamName: 'crew', env, checkPermission: () => ({ behavior: 'allow' as const }) })
-
-  it('runs in a fresh worktree and removes it when the subagent changed nothing', async () => {
-    const { tool, cwds } = agentTool(() => undefined)
-    const r = await runTool(tool, { description: 'look', prompt: 'look around', isolation: 'worktree' }, ctx())
-    expect(r.isError).toBeFalsy()
-    expect(cwds[0]).toMatch(new RegExp(`^${repo}/\\.claude/worktrees/crew-subagent-[0-9a-f]{6}$`))
-    expect(r.content).toBe('REPORT\n\n[worktree] it changed nothing; its worktree was removed')
-    expect(fs.existsSync(cwds[0])).toBe(false)
-  })
-
-  it('keeps the worktree of a subagent that left changes, and says where they are', async () => {
-    const { tool, cwds } = agentTool((cwd) => fs.writeFileSync(path.join(cwd, 'fix.txt'), 'fixed\n'))
-    const r = await runTool(tool, { description: 'fix', prompt: 'fix it', isolation: 'worktree' }, ctx())
-    const branch = `swarm/crew/${path.basename(cwds[0]).slice('crew-'.length)}`
-    expect(r.content).toBe(`REPORT\n\n[worktree] its changes are uncommitted in the worktree ${cwds[0]} (branch ${branch})`)
-    expect(fs.readFileSync(path.join(cwds[0], 'fix.txt'), 'utf8')).toBe('fixed\n')
-  })
+it('two teammates in worktrees edit the same file without conflict; the main checkout is untouched', async () => {
+  const alice = await createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })
+  const bob = await createWorktree({ repoDir: repo, team: 'crew', name: 'bob', env })
+  commitFile(alice.path, env, 'README.md', 'alice', 'hello from alice\n')
+  commitFile(bob.path, env, 'README.md', 'bob', 'hello from bob\n')
+  expect(fs.readFileSync(path.join(alice.path, 'README.md'), 'utf8')).toBe('hello from alice\n')
+  expect(fs.readFileSync(path.join(bob.path, 'README.md'), 'utf8')).toBe('hello from bob\n')
+  expect(fs.readFileSync(path.join(repo, 'README.md'), 'utf8')).toBe('hello\n')
+  expect(git(repo, env, 'status', '--porcelain')).toBe('')
+  expect(git(repo, env, 'show', 'swarm/crew/alice:README.md')).toBe('hello from alice\n')
+  expect(git(repo, env, 'show', 'swarm/crew/bob:README.md')).toBe('hello from bob\n')
 })

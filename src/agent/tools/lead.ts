@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { z } from 'zod'
-import { wantsWorktree } from '../../worktrees/isolation.js'
+import { describeContents } from '../../worktrees/inspect.js'
+import { wantsWorktree } from '../../worktrees/team-worktrees.js'
 import { createWorktree, removeWorktree } from '../../worktrees/worktree.js'
 import { errorMessage } from '../../errors.js'
 import { defineTool, type AnyTool, type ToolContext, type ToolResult } from '../tool.js'
@@ -60,7 +61,7 @@ export function createLeadTools(host: LeadHost): AnyTool[] {
 
 /**
  * A one-off subagent in a worktree of its own: its report is followed by where its changes are.
- * A worktree it left clean is removed (its branch too when nothing was committed on it).
+ * A worktree it left with nothing to lose is removed with its branch; otherwise it is kept.
  */
 async function runInWorktree(host: LeadHost, request: Parameters<LeadHost['runSubagent']>[0], ctx: ToolContext): Promise<ToolResult> {
   const env = ctx.env ?? process.env
@@ -71,11 +72,9 @@ async function runInWorktree(host: LeadHost, request: Parameters<LeadHost['runSu
   } catch (err) {
     outcome = { content: `the subagent failed: ${errorMessage(err)}`, isError: true }
   }
-  const r = await removeWorktree(wt.path, { env })
-  const where = !r.removed
-    ? `its changes are uncommitted in the worktree ${wt.path} (branch ${wt.branch})`
-    : r.branchDeleted === false
-      ? `it committed on branch ${wt.branch} (the worktree was removed; merge or inspect the branch)`
-      : 'it changed nothing; its worktree was removed'
+  const r = await removeWorktree(wt, { env })
+  const where = r.removed
+    ? 'it changed nothing; its worktree was removed'
+    : `its work is kept in the worktree ${wt.path} (branch ${wt.branch}): ${describeContents(r.contents)}`
   return { ...outcome, content: `${outcome.content}\n\n[worktree] ${where}` }
 }

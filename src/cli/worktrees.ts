@@ -1,0 +1,126 @@
+import type { Command } from 'commander'
+import { NotFoundError, UsageError } from '../errors.js'
+import { LEAD_NAME } from '../teams/paths.js'
+import { readTeam } from '../teams/team-store.js'
+import { describeContents, type WorktreeContents } from '../worktrees/inspect.js'
+import type { TeamWorktree, TeardownReport } from '../worktrees/team-worktrees.js'
+import type { RemoveTarget } from '../worktrees/worktree.js'
+import { colors, printJson, println, table } from './output.js'
+
+/** `swarm worktrees …` */
+export function registerWorktreeCommands(program: Command): void {
+  const wt = program.command('worktrees').description("the teams' git worktrees: list them, prune the clean ones, remove one")
+  wt.command('list <team>', { isDefault: true })
+    .description('every worktree of the team, clean or not (also ones left by earlier teams of that name)')
+    .option('--json', 'print JSON')
+    .action((team: string, opts: { json?: boolean }) => worktreesList(team, opts))
+  wt.command('prune [team]')
+    .description('remove the worktrees (of the team, or of every team) that hold nothing to lose')
+    .option('--json', 'print JSON')
+    .action((team: string | undefined, opts: { json?: boolean }) => worktreesPrune(team, opts))
+  wt.command('remove <team> <name>')
+    .description('remove one worktree (by teammate name, worktree name or path) and its branch')
+    .option('--discard', 'even with uncommitted changes or unmerged commits: they are destroyed (and named first)')
+    .option('--json', 'print JSON')
+    .action((team: string, name: string, opts: { discard?: boolean; json?: boolean }) => worktreesRemove(team, name, opts))
+}
+
+/** The team's cwds and the current directory: where to look for `swarm/<team>/` branches. */
+export async function teamRepoDirs(team: string): Promise<string[]> {
+  const config = await readTeam(team).catch(() => undefined)
+  return [process.cwd(), ...(config?.members ?? []).flatMap((m) => (m.cwd ? [m.cwd] : []))]
+}
+
+export async function worktreesList(team: string, opts: { json?: boolean }): Promise<void> {
+  const { listTeamWorktrees } = await import('../worktrees/team-worktrees.js')
+  const listing = await listTeamWorktrees(team, { env: process.env, repoDirs: await teamRepoDirs(team) })
+  const members = await teamMembersByPath(team)
+  if (opts.json) printJson({ team, worktrees: listing.worktrees.map((w) => worktreeJson(w, members.get(w.path))), problems: listing.problems })
+  else if (!listing.worktrees.length) println(`team ${team} has no worktrees`)
+  else {
+    const rows = [['NAME', 'BRANCH', 'STATE', 'PATH']]
+    for (const w of listing.worktrees) rows.push([w.name + (members.has(w.path) ? '' : ' (no member)'), w.branch, describeContents(w.contents), w.path || '(no worktree: branch only)'])
+    println(table(rows))
+  }
+  reportProblems(listing.problems)
+}
+
+export async function worktreesPrune(team: string | undefined, opts: { json?: boolean }): Promise<void> {
+  const { pruneWorktrees } = await import('../worktrees/team-worktrees.js')
+  const report = await pruneWorktrees({ env: process.env, ...(team ? { team, repoDirs: await teamRepoDirs(team) } : { repoDirs: [process.cwd()] }) })
+  if (opts.json) printJson(teardownJson(report))
+  else {
+    println(`removed ${report.removed.length} clean worktree(s)${report.removed.length ? `: ${report.removed.map((w) => w.path || w.branch).join(', ')}` : ''}`)
+    printTeardown(report, { removed: false })
+  }
+  reportProblems(report.problems)
+}
+
+export async function worktreesRemove(team: string, name: string, opts: { discard?: boolean; json?: boolean }): Promise<void> {
+  const { listTeamWorktrees, teardownWorktrees } = await import('../worktrees/team-worktrees.js')
+  const listing = await listTeamWorktrees(team, { env: process.env, repoDirs: await teamRepoDirs(team) })
+  const matches = listing.worktrees.filter((w) => w.name === name || w.slug === name || (w.path && w.path === name))
+  if (!matches.length) throw new NotFoundError(`team ${team} has no worktree named ${JSON.stringify(name)}`, { hint: `see "swarm worktrees ${team}"` })
+  if (matches.length > 1) throw new UsageError(`${JSON.stringify(name)} names ${matches.length} worktrees: ${matches.map((w) => w.path || w.branch).join(', ')}`, { hint: 'give the path instead' })
+  const inUse = (await teamMembersByPath(team)).get(matches[0].path)
+  if (inUse) throw new UsageError(`${matches[0].path} is ${inUse}'s working directory`, { hint: `remove the teammate with "swarm kill ${team} ${inUse} --remove"` })
+  const report = await teardownWorktrees(matches, { env: process.env, discard: Boolean(opts.discard), onDiscard: announceDiscard })
+  if (opts.json) printJson(teardownJson(report))
+  else printTeardown(report)
+  reportProblems(report.problems)
+  if (report.kept.length) process.exitCode = 4
+}
+
+/** `--discard` names what it destroys before it does (on stderr, so --json output stays JSON). */
+export function announceDiscard(target: RemoveTarget, contents: WorktreeContents): void {
+  process.stderr.write(`discarding ${target.path || target.branch} (branch ${target.branch}): ${describeContents(contents)}\n`)
+}
+
+/** The lines a teardown prints: what was removed and what was kept, with how to go on. */
+export function printTeardown(report: TeardownReport, show: { removed?: boolean } = {}): void {
+  if (show.removed !== false) for (const w of report.removed) println(`removed worktree ${w.path || '(none)'} and branch ${w.branch}`)
+  for (const w of report.kept) {
+    println(colors.yellow(`kept worktree ${w.path || '(none)'} (branch ${w.branch}): ${describeContents(w.contents)}`))
+    println(`  see "swarm worktrees ${w.team}"; destroy it with "swarm worktrees remove ${w.team} ${w.slug ?? w.name} --discard"`)
+  }
+}
+
+export function teardownJson(report: TeardownReport): Record<string, unknown> {
+  return {
+    removed: report.removed.map((w) => worktreeJson(w)),
+    kept: report.kept.map((w) => ({ ...worktreeJson(w), reason: w.reason })),
+    discarded: report.discarded.map((w) => worktreeJson(w)),
+    problems: report.problems,
+  }
+}
+
+export function worktreeJson(w: TeamWorktree, member?: string): Record<string, unknown> {
+  const c = w.contents
+  return {
+    team: w.team,
+    name: w.name,
+    ...(w.slug ? { slug: w.slug } : {}),
+    path: w.path || null,
+    branch: w.branch,
+    repo: w.repo,
+    ...(w.baseRef ? { baseRef: w.baseRef } : {}),
+    recorded: w.recorded,
+    member: member ?? null,
+    exists: c.exists,
+    clean: c.clean,
+    uncommitted: c.uncommitted.map((l) => ({ status: l.slice(0, 2), path: l.slice(3) })),
+    unmergedCommits: c.unmerged,
+    unmergedCount: c.unmergedCount,
+  }
+}
+
+/** Worktree path → the member working in it (the lead excluded). */
+async function teamMembersByPath(team: string): Promise<Map<string, string>> {
+  const config = await readTeam(team).catch(() => undefined)
+  return new Map((config?.members ?? []).flatMap((m) => (m.name !== LEAD_NAME && m.worktreePath ? [[m.worktreePath, m.name] as const] : [])))
+}
+
+function reportProblems(problems: string[]): void {
+  for (const p of problems) process.stderr.write(`swarm: ${p}\n`)
+  if (problems.length && !process.exitCode) process.exitCode = 5
+}

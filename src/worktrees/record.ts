@@ -1,0 +1,78 @@
+import { createHash } from 'node:crypto'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { z } from 'zod'
+import { errorMessage } from '../errors.js'
+import { rootDir, validateName } from '../teams/paths.js'
+import { atomicWriteJson, ensureDir, readJsonFile } from '../util/fs.js'
+
+type Env = NodeJS.ProcessEnv
+
+/**
+ * What swarm remembers of a worktree it made, in `<root>/worktrees/<team>/<slug>-<repo hash>.json`.
+ * Kept outside `teams/<team>/` on purpose: it outlives `team delete` (a kept worktree stays
+ * listed, also for a later team of the same name) and goes only when the worktree does.
+ */
+export const WorktreeRecord = z.looseObject({
+  team: z.string(),
+  /** The teammate (or one-off subagent) it was made for. */
+  name: z.string(),
+  slug: z.string(),
+  /** The top of the main working tree. */
+  repo: z.string(),
+  path: z.string(),
+  branch: z.string(),
+  /** HEAD of the main tree when the worktree was made: commits beyond it are the teammate's. */
+  baseRef: z.string(),
+  /** Paths (relative to the tree) symlinked to the main tree's ignored directories. */
+  links: z.array(z.string()).default([]),
+  createdAt: z.number(),
+})
+export type WorktreeRecord = z.infer<typeof WorktreeRecord>
+
+export function worktreeRecordsDir(team: string, env?: Env): string {
+  return path.join(rootDir(env), 'worktrees', validateName(team))
+}
+
+function recordFile(rec: Pick<WorktreeRecord, 'team' | 'slug' | 'repo'>, env?: Env): string {
+  const repoHash = createHash('sha256').update(rec.repo).digest('hex').slice(0, 8)
+  return path.join(worktreeRecordsDir(rec.team, env), `${rec.slug}-${repoHash}.json`)
+}
+
+export async function writeWorktreeRecord(rec: WorktreeRecord, env?: Env): Promise<void> {
+  const file = recordFile(rec, env)
+  await ensureDir(path.dirname(file))
+  await atomicWriteJson(file, rec)
+}
+
+export async function deleteWorktreeRecord(rec: Pick<WorktreeRecord, 'team' | 'slug' | 'repo'>, env?: Env): Promise<void> {
+  await fs.rm(recordFile(rec, env), { force: true })
+  await fs.rmdir(worktreeRecordsDir(rec.team, env)).catch(() => undefined) // only when it is empty
+}
+
+/** Every record of `team`; an unreadable one is named in `problems` (and left where it is). */
+export async function readWorktreeRecords(team: string, env?: Env): Promise<{ records: WorktreeRecord[]; problems: string[] }> {
+  const dir = worktreeRecordsDir(team, env)
+  const names = await fs.readdir(dir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return [] as string[]
+    throw err
+  })
+  const records: WorktreeRecord[] = []
+  const problems: string[] = []
+  for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
+    try {
+      const rec = await readJsonFile(path.join(dir, name), WorktreeRecord)
+      if (rec) records.push(rec)
+    } catch (err) {
+      problems.push(errorMessage(err))
+    }
+  }
+  return { records, problems }
+}
+
+/** Teams that have records (for `swarm worktrees prune` without a team). */
+export async function teamsWithWorktreeRecords(env?: Env): Promise<string[]> {
+  const dir = path.join(rootDir(env), 'worktrees')
+  const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => [])
+  return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort()
+}

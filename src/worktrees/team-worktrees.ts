@@ -1,0 +1,134 @@
+import { loadAgentDefinitions } from '../agent/definitions/load.js'
+import { errorMessage } from '../errors.js'
+import type { TeamMember } from '../teams/types.js'
+import { gitRaw, listWorktrees, mainWorktree } from './git.js'
+import { type WorktreeContents, inspectWorktree } from './inspect.js'
+import { readWorktreeRecords, teamsWithWorktreeRecords } from './record.js'
+import { type RemoveWorktreeOptions, type RemoveTarget, removeWorktree } from './worktree.js'
+
+type Env = NodeJS.ProcessEnv
+
+/**
+ * Whether a teammate gets a worktree: an explicit `worktree` wins; else its agent definition's
+ * `isolation: worktree` (definitions as seen from `cwd`, the lead's project).
+ */
+export async function wantsWorktree(o: { worktree?: boolean | string; agentType?: string; cwd: string; env?: Env }): Promise<boolean> {
+  if (o.worktree !== undefined) return o.worktree !== false
+  if (!o.agentType) return false
+  const { definitions } = await loadAgentDefinitions({ cwd: o.cwd, ...(o.env ? { env: o.env } : {}) })
+  return definitions.get(o.agentType)?.isolation === 'worktree'
+}
+
+/** One worktree (or a branch left without one) of a team, and what is in it. */
+export interface TeamWorktree extends RemoveTarget {
+  team: string
+  /** The teammate it was made for (from the record, else the branch name). */
+  name: string
+  /** Swarm has a record of it (else it was found by its `swarm/<team>/` branch). */
+  recorded: boolean
+  contents: WorktreeContents
+}
+
+export interface TeamWorktreeListing {
+  worktrees: TeamWorktree[]
+  /** Records that could not be read, and repositories that could not be looked at. */
+  problems: string[]
+}
+
+/**
+ * Every worktree of `team`, clean or not, also those left by earlier teams of the same name: the
+ * records swarm wrote, and any other `swarm/<team>/…` worktree or branch in the repositories
+ * they name plus `repoDirs` (the team's cwds; the current directory).
+ */
+export async function listTeamWorktrees(team: string, o: { env: Env; repoDirs?: string[] }): Promise<TeamWorktreeListing> {
+  const { records, problems } = await readWorktreeRecords(team, o.env)
+  const found = new Map<string, TeamWorktree>()
+  const repos = new Set(records.map((r) => r.repo))
+  for (const dir of o.repoDirs ?? []) {
+    const repo = await mainWorktree(dir, o.env).catch(() => undefined)
+    if (repo) repos.add(repo)
+  }
+  for (const r of records) {
+    try {
+      found.set(`${r.repo}\0${r.branch}`, { ...r, recorded: true, contents: await inspectWorktree(r, o.env) })
+    } catch (err) {
+      problems.push(`${r.path}: ${errorMessage(err)}`)
+    }
+  }
+  const prefix = `swarm/${team}/`
+  for (const repo of repos) {
+    try {
+      const listed = await listWorktrees(repo, o.env)
+      const refs = await gitRaw(repo, ['for-each-ref', '--format=%(refname:short)', `refs/heads/${prefix}`], o.env)
+      const branches = refs.code === 0 ? refs.stdout.split('\n').filter(Boolean) : []
+      for (const branch of new Set([...branches, ...listed.flatMap((w) => (w.branch?.startsWith(prefix) ? [w.branch] : []))])) {
+        if (found.has(`${repo}\0${branch}`)) continue
+        const where = listed.find((w) => w.branch === branch)
+        const ref = { repo, branch, path: where?.path ?? '' }
+        found.set(`${repo}\0${branch}`, { ...ref, team, name: branch.slice(prefix.length), recorded: false, contents: await inspectWorktree(ref, o.env) })
+      }
+    } catch (err) {
+      problems.push(`${repo}: ${errorMessage(err)}`)
+    }
+  }
+  return { worktrees: [...found.values()].sort((a, b) => a.name.localeCompare(b.name) || a.path.localeCompare(b.path)), problems }
+}
+
+/** What a teardown did: removed, kept (with why), and problems. */
+export interface TeardownReport {
+  removed: TeamWorktree[]
+  /** Kept because removing them would lose work (or git refused); `reason` says which. */
+  kept: Array<TeamWorktree & { reason: string }>
+  /** Removed although they held work (`discard`). */
+  discarded: TeamWorktree[]
+  problems: string[]
+}
+
+/**
+ * Removes each worktree that holds nothing to lose, with its branch; keeps (and reports) the rest,
+ * unless `discard`. Used by team delete, teammate removal and `swarm worktrees prune|remove`.
+ */
+export async function teardownWorktrees(worktrees: TeamWorktree[], opts: RemoveWorktreeOptions & { env: Env }): Promise<TeardownReport> {
+  const report: TeardownReport = { removed: [], kept: [], discarded: [], problems: [] }
+  for (const w of worktrees) {
+    try {
+      const r = await removeWorktree(w, opts)
+      const now = { ...w, contents: r.contents }
+      if (!r.removed) report.kept.push({ ...now, reason: r.reason ?? 'kept' })
+      else {
+        report.removed.push(now)
+        if (r.discarded) report.discarded.push(now)
+        if (r.reason) report.problems.push(r.reason)
+      }
+    } catch (err) {
+      report.kept.push({ ...w, reason: `could not remove ${w.path || w.branch}: ${errorMessage(err)}` })
+    }
+  }
+  return report
+}
+
+/**
+ * The worktrees of `members` (by their worktreePath) among the team's: what a teammate's removal
+ * tears down. Without members: all of the team's (team delete).
+ */
+export async function teamWorktreesOf(team: string, o: { env: Env; members?: TeamMember[]; repoDirs?: string[] }): Promise<TeamWorktreeListing> {
+  const listing = await listTeamWorktrees(team, o)
+  if (!o.members) return listing
+  const paths = new Set(o.members.flatMap((m) => (m.worktreePath ? [m.worktreePath] : [])))
+  const names = new Set(o.members.map((m) => m.name))
+  return { ...listing, worktrees: listing.worktrees.filter((w) => paths.has(w.path) || (!w.recorded && names.has(w.name))) }
+}
+
+/** `swarm worktrees prune [team]`: removes every clean worktree of the team (or of every team with records). */
+export async function pruneWorktrees(o: { env: Env; team?: string; repoDirs?: string[] }): Promise<TeardownReport> {
+  const teams = o.team ? [o.team] : await teamsWithWorktreeRecords(o.env)
+  const total: TeardownReport = { removed: [], kept: [], discarded: [], problems: [] }
+  for (const team of teams) {
+    const listing = await listTeamWorktrees(team, o)
+    const r = await teardownWorktrees(listing.worktrees, { env: o.env })
+    total.removed.push(...r.removed)
+    total.kept.push(...r.kept)
+    total.problems.push(...listing.problems, ...r.problems)
+  }
+  return total
+}
