@@ -78,7 +78,24 @@ export function formatReport(r: TeamReport): string {
     `team ${r.team} — tasks: ${t.pending} pending, ${t.inProgress} in progress, ${t.completed} completed`,
     lines[0],
     ...r.members.map((m, i) => paintAgent(colors, m.color, m.name) + paintState(m, lines[i + 1].slice(m.name.length))),
+    ...formatWorktrees(r),
   ].join('\n')
+}
+
+/** One line per worktree of the team; a kept one (work in it, no member) stands out. */
+function formatWorktrees(r: TeamReport): string[] {
+  if (!r.worktrees.length) return []
+  return [
+    'worktrees:',
+    ...r.worktrees.map((w) => {
+      const files = w.uncommitted.length ? `${w.uncommitted.length} uncommitted file${w.uncommitted.length === 1 ? '' : 's'}` : ''
+      const commits = w.unmergedCount ? `${w.unmergedCount} unmerged commit${w.unmergedCount === 1 ? '' : 's'}` : ''
+      const state = [files, commits].filter(Boolean).join(', ') || 'clean'
+      const line = `  ${w.member ?? `${w.name} (kept, no member)`}  ${w.path ?? '(branch only)'}  ${w.branch}  ${state}`
+      return w.member || w.clean ? line : colors.yellow(line)
+    }),
+    ...(r.problems ?? []).map((p) => colors.red(`  ${p}`)),
+  ]
 }
 
 function paintState(m: MemberReport, rest: string): string {

@@ -3,7 +3,7 @@ import { NotFoundError, UsageError } from '../errors.js'
 import { LEAD_NAME } from '../teams/paths.js'
 import { readTeam } from '../teams/team-store.js'
 import { describeContents, type WorktreeContents } from '../worktrees/inspect.js'
-import type { TeamWorktree, TeardownReport } from '../worktrees/team-worktrees.js'
+import { type TeamWorktree, type TeardownReport, summarizeWorktree } from '../worktrees/team-worktrees.js'
 import type { RemoveTarget } from '../worktrees/worktree.js'
 import { colors, printJson, println, table } from './output.js'
 
@@ -95,23 +95,7 @@ export function teardownJson(report: TeardownReport): Record<string, unknown> {
 }
 
 export function worktreeJson(w: TeamWorktree, member?: string): Record<string, unknown> {
-  const c = w.contents
-  return {
-    team: w.team,
-    name: w.name,
-    ...(w.slug ? { slug: w.slug } : {}),
-    path: w.path || null,
-    branch: w.branch,
-    repo: w.repo,
-    ...(w.baseRef ? { baseRef: w.baseRef } : {}),
-    recorded: w.recorded,
-    member: member ?? null,
-    exists: c.exists,
-    clean: c.clean,
-    uncommitted: c.uncommitted.map((l) => ({ status: l.slice(0, 2), path: l.slice(3) })),
-    unmergedCommits: c.unmerged,
-    unmergedCount: c.unmergedCount,
-  }
+  return { ...summarizeWorktree(w), member: member ?? null }
 }
 
 /** Worktree path → the member working in it (the lead excluded). */

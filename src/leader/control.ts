@@ -10,7 +10,7 @@ import { addMember, readTeam, updateMember } from '../teams/team-store.js'
 import type { BackendType } from '../teams/types.js'
 import { delay } from '../util/process.js'
 import { wantsWorktree } from '../worktrees/team-worktrees.js'
-import { createWorktree } from '../worktrees/worktree.js'
+import { createWorktree, removeWorktree } from '../worktrees/worktree.js'
 import type { TeamControl } from './console.js'
 
 /** How long the leader waits for a teammate that approved its shutdown to exit before closing its pane. */
@@ -42,13 +42,19 @@ export class LeaderControl implements TeamControl {
       const isolated = await wantsWorktree({ ...(opts.worktree !== undefined ? { worktree: opts.worktree } : {}), ...(opts.agentType ? { agentType: opts.agentType } : {}), cwd: leadCwd, env: this.o.env })
       const slug = typeof opts.worktree === 'string' ? { slug: opts.worktree } : {}
       const wt = isolated ? await createWorktree({ repoDir: opts.cwd ?? leadCwd, team: this.o.team, name, env: this.o.env, ...slug }) : undefined
-      let member = config.members.find((m) => m.name === name)
-      member ??= await addMember(
-        this.o.team,
-        { name, agentType: opts.agentType, model: opts.model, mode: opts.mode, cwd: opts.cwd, backendType: 'in-process', tmuxPaneId: 'in-process', isActive: false },
-        this.o.env,
-      )
-      if (wt) await updateMember(this.o.team, name, { cwd: wt.path, worktreePath: wt.path }, this.o.env)
+      try {
+        if (!config.members.some((m) => m.name === name)) {
+          await addMember(
+            this.o.team,
+            { name, agentType: opts.agentType, model: opts.model, mode: opts.mode, cwd: opts.cwd, backendType: 'in-process', tmuxPaneId: 'in-process', isActive: false },
+            this.o.env,
+          )
+        }
+        if (wt) await updateMember(this.o.team, name, { cwd: wt.path, worktreePath: wt.path }, this.o.env)
+      } catch (err) {
+        if (wt && !wt.reused) await removeWorktree(wt, { env: this.o.env }).catch(() => undefined) // nothing half-made stays
+        throw err
+      }
       if (opts.prompt) await sendTeamMessage({ team: this.o.team, to: name, text: opts.prompt, summary: 'task from team-lead', env: this.o.env })
       await this.startInProcess(name, false)
       return `started ${name} (in-process)${wt ? ` in worktree ${wt.path} (branch ${wt.branch})` : ''}`

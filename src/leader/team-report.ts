@@ -1,9 +1,13 @@
+import fs from 'node:fs/promises'
+import path from 'node:path'
 import { readAgentState, type AgentState } from '../agent/state.js'
 import { teamStatus, type MemberStatus } from '../backends/status.js'
 import type { InProcessExecutor } from '../backends/types.js'
 import { readInbox } from '../mailbox/inbox.js'
 import { listPending } from '../permissions/store.js'
-import { inboxPath, LEAD_NAME } from '../teams/paths.js'
+import { inboxPath, LEAD_NAME, rootDir } from '../teams/paths.js'
+import { readTeam } from '../teams/team-store.js'
+import type { WorktreeSummary } from '../worktrees/team-worktrees.js'
 import { listTasks } from '../teams/task-store.js'
 import { isAlive } from '../util/process.js'
 
@@ -26,6 +30,10 @@ export interface TeamReport {
   team: string
   members: MemberReport[]
   tasks: { pending: number; inProgress: number; completed: number }
+  /** The team's worktrees (also kept ones of members gone) with what is in them. */
+  worktrees: Array<WorktreeSummary & { member: string | null }>
+  /** Worktree records that could not be read. */
+  problems?: string[]
 }
 
 /**
@@ -36,9 +44,10 @@ export interface TeamReport {
 export async function teamReport(team: string, opts: { env?: NodeJS.ProcessEnv; inProcess?: InProcessExecutor } = {}): Promise<TeamReport> {
   const env = opts.env ?? process.env
   const base = await teamStatus(team, { env, ...(opts.inProcess ? { inProcess: opts.inProcess } : {}) })
-  const [pending, tasks] = await Promise.all([
+  const [pending, tasks, trees] = await Promise.all([
     listPending(team, { env }).then((r) => r.requests).catch(() => []),
     listTasks(team, env).catch(() => []),
+    teamWorktreeSummaries(team, env),
   ])
   const members = await Promise.all(
     base.members.map(async (m): Promise<MemberReport> => {
@@ -66,6 +75,8 @@ export async function teamReport(team: string, opts: { env?: NodeJS.ProcessEnv; 
   return {
     team,
     members,
+    worktrees: trees.worktrees,
+    ...(trees.problems.length ? { problems: trees.problems } : {}),
     tasks: {
       pending: tasks.filter((t) => t.status === 'pending').length,
       inProgress: tasks.filter((t) => t.status === 'in_progress').length,
@@ -89,4 +100,14 @@ export function memberState(m: MemberStatus, state: AgentState | undefined): str
     return state.pid !== undefined && isAlive(state.pid) ? state.status : 'dead'
   }
   return state && state.status !== 'exited' ? state.status : 'alive'
+}
+
+/** Only a team that has worktree records pays for git (and for loading the worktree modules). */
+async function teamWorktreeSummaries(team: string, env: NodeJS.ProcessEnv): Promise<Pick<TeamReport, 'worktrees'> & { problems: string[] }> {
+  const dir = path.join(rootDir(env), 'worktrees', team)
+  if (!(await fs.stat(dir).catch(() => undefined))) return { worktrees: [], problems: [] }
+  const { listTeamWorktrees, summarizeWorktree } = await import('../worktrees/team-worktrees.js')
+  const [listing, members] = await Promise.all([listTeamWorktrees(team, { env }), readTeam(team, env).then((t) => t.members).catch(() => [])])
+  const owner = (p: string) => members.find((m) => m.name !== LEAD_NAME && m.worktreePath === p)?.name ?? null
+  return { worktrees: listing.worktrees.map((w) => ({ ...summarizeWorktree(w), member: owner(w.path) })), problems: listing.problems }
 }

@@ -132,3 +132,40 @@ export async function pruneWorktrees(o: { env: Env; team?: string; repoDirs?: st
   }
   return total
 }
+
+/** A worktree as `--json` output shows it (worktrees, status, delete, kill --remove). */
+export interface WorktreeSummary {
+  team: string
+  name: string
+  slug?: string
+  /** null: no worktree left, only its branch. */
+  path: string | null
+  branch: string
+  repo: string
+  baseRef?: string
+  recorded: boolean
+  exists: boolean
+  clean: boolean
+  uncommitted: Array<{ status: string; path: string }>
+  unmergedCommits: Array<{ sha: string; subject: string }>
+  unmergedCount: number
+}
+
+export function summarizeWorktree(w: TeamWorktree): WorktreeSummary {
+  const c = w.contents
+  return {
+    team: w.team,
+    name: w.name,
+    ...(w.slug ? { slug: w.slug } : {}),
+    path: w.path || null,
+    branch: w.branch,
+    repo: w.repo,
+    ...(w.baseRef ? { baseRef: w.baseRef } : {}),
+    recorded: w.recorded,
+    exists: c.exists,
+    clean: c.clean,
+    uncommitted: c.uncommitted.map((l) => ({ status: l.slice(0, 2), path: l.slice(3) })),
+    unmergedCommits: c.unmerged,
+    unmergedCount: c.unmergedCount,
+  }
+}

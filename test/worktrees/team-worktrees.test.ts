@@ -3,6 +3,9 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, expect, it } from 'vitest'
 import { buildSystemPrompt } from '../../src/agent/prompt.js'
+import { formatReport } from '../../src/cli/status.js'
+import { teamReport } from '../../src/leader/team-report.js'
+import { createTeam, updateMember } from '../../src/teams/team-store.js'
 import { findWorktreeRecord, worktreeNotice } from '../../src/worktrees/notice.js'
 import { listTeamWorktrees, pruneWorktrees, teamWorktreesOf, teardownWorktrees } from '../../src/worktrees/team-worktrees.js'
 import { createWorktree } from '../../src/worktrees/worktree.js'
@@ -90,4 +93,20 @@ it("the agent's system prompt says where its worktree is and that main-checkout 
   expect(notice).toContain(`same relative path under ${a.path}/`)
   expect(await findWorktreeRecord('crew', repo, env)).toBeUndefined()
   expect(buildSystemPrompt({ team: 'crew', name: 'alice', members: ['alice'], cwd: a.path, definitionPrompt: `Be good.\n\n${notice}` })).toContain('# Worktree')
+})
+
+it('swarm status reports each worktree of the team, also a kept one whose member is gone', async () => {
+  await createTeam({ name: 'crew', cwd: repo, members: [{ name: 'alice' }] }, env)
+  const a = await createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })
+  await updateMember('crew', 'alice', { cwd: a.path, worktreePath: a.path }, env)
+  const gone = await createWorktree({ repoDir: repo, team: 'crew', name: 'bob', env })
+  commitFile(gone.path, env, 'b.txt', 'bob was here', 'b\n')
+  const report = await teamReport('crew', { env })
+  expect(report.worktrees.map((w) => [w.member, w.name, w.clean, w.unmergedCount])).toEqual([
+    ['alice', 'alice', true, 0],
+    [null, 'bob', false, 1],
+  ])
+  const text = formatReport(report)
+  expect(text).toContain(`  alice  ${a.path}  swarm/crew/alice  clean`)
+  expect(text).toContain(`  bob (kept, no member)  ${gone.path}  swarm/crew/bob  1 unmerged commit`)
 })
