@@ -80,6 +80,7 @@ export async function inspectWorktree(w: WorktreeRef, env: Env): Promise<Worktre
 
 /** `dir` exists and is the top of a git working tree. */
 export async function isWorktreeTop(dir: string, env: Env): Promise<boolean> {
+  if (!dir) return false // a branch without a worktree
   const real = await fs.realpath(dir).catch(() => undefined)
   if (!real) return false
   const top = await gitRaw(real, ['rev-parse', '--show-toplevel'], env)

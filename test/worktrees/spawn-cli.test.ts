@@ -86,6 +86,17 @@ describe.skipIf(!hasTmux)('swarm spawn --worktree / team delete (real tmux, real
     } finally {
       git(sb.project, sb.env, 'checkout', '--', 'README.md')
     }
+    const yaml = path.join(sb.root, 'team.yaml')
+    fs.writeFileSync(yaml, 'worktree: true\nmembers:\n  - { name: x, worktree: "bad/slug" }\n')
+    const bad = await sb.swarm(['team', 'create', 'spec', '--from', yaml, '--no-start'])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('invalid worktree name "bad/slug"')
+    expect(fs.existsSync(path.join(sb.env.SWARM_HOME!, 'teams/spec'))).toBe(false)
+    fs.writeFileSync(yaml, 'worktree: true\nmembers:\n  - { name: x, worktree: x-tree }\n  - { name: y }\n  - { name: z, worktree: false }\n')
+    const spec = await sb.swarm(['team', 'create', 'spec', '--from', yaml, '--no-start', '--json'])
+    expect(spec.code, spec.stderr).toBe(0)
+    expect(JSON.parse(spec.stdout).members.map((m: { worktree?: unknown }) => m.worktree)).toEqual([undefined, 'x-tree', true, false])
+
     const ok = await sb.swarm(['team', 'create', 'dirty', '--agents', 'a,b', '--worktree', 'b', '--no-start', '--json'])
     expect(ok.code, ok.stderr).toBe(0)
     expect(JSON.parse(ok.stdout).members.map((m: { name: string; worktree?: boolean }) => [m.name, m.worktree ?? false])).toEqual([
