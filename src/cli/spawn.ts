@@ -103,7 +103,7 @@ export async function runKill(team: string, name: string, opts: KillCommandOptio
 
 async function removeAfterKill(team: string, name: string, opts: KillCommandOptions, killed: KillOutcome): Promise<void> {
   const [{ removeTeammate }, { announceDiscard, printTeardown, teardownJson }] = await Promise.all([import('../leader/lifecycle.js'), import('./worktrees.js')])
-  const worktrees = await removeTeammate(team, name, { env: process.env, ...(opts.discard ? { discard: true, onDiscard: announceDiscard } : {}) })
+  const worktrees = await removeTeammate(team, name, { env: process.env, waitMs: killed.outcome === 'requested' ? Number(opts.timeout) : 3_000, ...(opts.discard ? { discard: true, onDiscard: announceDiscard } : {}) })
   if (opts.json) printJson({ team, name, ...killed, removed: true, worktrees: teardownJson(worktrees) })
   else {
     println(killLine(name, killed, Number(opts.timeout)))

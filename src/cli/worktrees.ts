@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import { NotFoundError, UsageError } from '../errors.js'
 import { LEAD_NAME } from '../teams/paths.js'
 import { readTeam } from '../teams/team-store.js'
-import { describeContents, type WorktreeContents } from '../worktrees/inspect.js'
+import { describeContents, describeLeftovers, type WorktreeContents } from '../worktrees/inspect.js'
 import { type TeamWorktree, type TeardownReport, summarizeWorktree } from '../worktrees/team-worktrees.js'
 import type { RemoveTarget } from '../worktrees/worktree.js'
 import { colors, printJson, println, table } from './output.js'
@@ -57,12 +57,12 @@ export async function worktreesPrune(team: string | undefined, opts: { json?: bo
 }
 
 export async function worktreesRemove(team: string, name: string, opts: { discard?: boolean; json?: boolean }): Promise<void> {
-  const { listTeamWorktrees, teardownWorktrees } = await import('../worktrees/team-worktrees.js')
+  const { listTeamWorktrees, teardownWorktrees, worktreeUsers } = await import('../worktrees/team-worktrees.js')
   const listing = await listTeamWorktrees(team, { env: process.env, repoDirs: await teamRepoDirs(team) })
   const matches = listing.worktrees.filter((w) => w.name === name || w.slug === name || (w.path && w.path === name))
   if (!matches.length) throw new NotFoundError(`team ${team} has no worktree named ${JSON.stringify(name)}`, { hint: `see "swarm worktrees ${team}"` })
   if (matches.length > 1) throw new UsageError(`${JSON.stringify(name)} names ${matches.length} worktrees: ${matches.map((w) => w.path || w.branch).join(', ')}`, { hint: 'give the path instead' })
-  const inUse = (await teamMembersByPath(team)).get(matches[0].path)
+  const inUse = (await worktreeUsers(team, process.env)).get(matches[0].path)
   if (inUse) throw new UsageError(`${matches[0].path} is ${inUse}'s working directory`, { hint: `remove the teammate with "swarm kill ${team} ${inUse} --remove"` })
   const report = await teardownWorktrees(matches, { env: process.env, discard: Boolean(opts.discard), onDiscard: announceDiscard })
   if (opts.json) printJson(teardownJson(report))
@@ -78,16 +78,22 @@ export function announceDiscard(target: RemoveTarget, contents: WorktreeContents
 
 /** The lines a teardown prints: what was removed and what was kept, with how to go on. */
 export function printTeardown(report: TeardownReport, show: { removed?: boolean } = {}): void {
-  if (show.removed !== false) for (const w of report.removed) println(`removed worktree ${w.path || '(none)'} and branch ${w.branch}`)
+  for (const w of report.removed) {
+    const leftovers = describeLeftovers(w.contents)
+    if (show.removed !== false) println(w.path ? `removed worktree ${w.path}${w.branchDeleted ? ` and branch ${w.branch}` : ''}` : `removed branch ${w.branch}`)
+    if (leftovers) println(`  ${leftovers}`)
+  }
+  for (const w of report.inUse) println(`left worktree ${w.path}: ${w.member} works in it`)
   for (const w of report.kept) {
-    println(colors.yellow(`kept worktree ${w.path || '(none)'} (branch ${w.branch}): ${describeContents(w.contents)}`))
+    println(colors.yellow(`kept worktree ${w.path || '(none: branch only)'} (branch ${w.branch}): ${w.contents.clean ? w.reason : describeContents(w.contents)}`))
     println(`  see "swarm worktrees ${w.team}"; destroy it with "swarm worktrees remove ${w.team} ${w.slug ?? w.name} --discard"`)
   }
 }
 
 export function teardownJson(report: TeardownReport): Record<string, unknown> {
   return {
-    removed: report.removed.map((w) => worktreeJson(w)),
+    removed: report.removed.map((w) => ({ ...worktreeJson(w), branchDeleted: w.branchDeleted })),
+    inUse: report.inUse.map((w) => worktreeJson(w, w.member)),
     kept: report.kept.map((w) => ({ ...worktreeJson(w), reason: w.reason })),
     discarded: report.discarded.map((w) => worktreeJson(w)),
     problems: report.problems,

@@ -46,7 +46,7 @@ export class LeaderControl implements TeamControl {
         if (!config.members.some((m) => m.name === name)) {
           await addMember(
             this.o.team,
-            { name, agentType: opts.agentType, model: opts.model, mode: opts.mode, cwd: opts.cwd, backendType: 'in-process', tmuxPaneId: 'in-process', isActive: false },
+            { name, agentType: opts.agentType, model: opts.model, mode: opts.mode, cwd: opts.cwd, backendType: 'in-process', tmuxPaneId: 'in-process', isActive: false, ...(opts.worktree !== undefined ? { worktree: opts.worktree } : {}) },
             this.o.env,
           )
         }
@@ -68,13 +68,25 @@ export class LeaderControl implements TeamControl {
     return `started ${name} in pane ${r.spawned.paneId}${r.worktree ? ` in worktree ${r.worktree.path} (branch ${r.worktree.branch})` : ''}`
   }
 
-  /** Starts (or restarts) a registered in-process member inside this process. */
+  /**
+   * Starts (or restarts) a registered in-process member inside this process — in its worktree,
+   * made first when the roster asks for one (`worktree`, or its definition's isolation) and it has none yet.
+   */
   async startInProcess(name: string, resume: boolean): Promise<void> {
     const exec = this.o.inProcess
     if (!exec || !this.o.inProcessMain) throw new Error('this leader has no in-process executor')
     const config = await readTeam(this.o.team, this.o.env)
-    const member = config.members.find((m) => m.name === name)
+    let member = config.members.find((m) => m.name === name)
     if (!member) throw new Error(`no member ${name}`)
+    if (!member.worktreePath && member.worktree !== false) {
+      const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
+      const want = await wantsWorktree({ ...(member.worktree !== undefined ? { worktree: member.worktree } : {}), ...(member.agentType ? { agentType: member.agentType } : {}), cwd: leadCwd, env: this.o.env })
+      if (want) {
+        const slug = typeof member.worktree === 'string' ? { slug: member.worktree } : {}
+        const wt = await createWorktree({ repoDir: member.cwd, team: this.o.team, name, env: this.o.env, ...slug })
+        member = await updateMember(this.o.team, name, { cwd: wt.path, worktreePath: wt.path }, this.o.env)
+      }
+    }
     await exec.spawn({
       team: this.o.team,
       name,

@@ -50,7 +50,7 @@ export async function startTeam(team: string, opts: { backend: BackendChoice; en
     .filter((m) => m.name !== LEAD_NAME)
     .map((m) => ({
       name: m.name,
-      ...definedOnly({ prompt: m.prompt, agentType: m.agentType, model: m.model, mode: m.mode }),
+      ...definedOnly({ prompt: m.prompt, agentType: m.agentType, model: m.model, mode: m.mode, cwd: m.cwd }),
       // A member that has its worktree already (the roster was started before) runs in it.
       ...(m.worktreePath ? { cwd: m.worktreePath } : m.worktree !== undefined ? { worktree: m.worktree } : {}),
     }))
@@ -206,12 +206,31 @@ export async function deleteTeamFully(
  * pending, and its worktree is torn down like on team delete — removed when it holds nothing to
  * lose, else kept and reported (or destroyed with `discard`).
  */
-export async function removeTeammate(team: string, name: string, opts: { env: Env; discard?: boolean; onDiscard?: RemoveWorktreeOptions['onDiscard'] }): Promise<TeardownReport> {
+export async function removeTeammate(
+  team: string,
+  name: string,
+  opts: { env: Env; discard?: boolean; onDiscard?: RemoveWorktreeOptions['onDiscard']; waitMs?: number },
+): Promise<TeardownReport> {
   const config = await readTeam(team, opts.env)
   const member = findMember(config, name)
+  // Its worktree must not go while it still works there (an in-process teammate stops when its leader gets to it).
+  if (!(await agentStopped(team, member.name, opts.env, opts.waitMs ?? 0))) {
+    throw new ConflictError('SWARM_TEAMMATE_RUNNING', `${member.name} is still running, so it was not removed`, { hint: `try again once "swarm status ${team}" shows it exited` })
+  }
   await removeMember(team, member.name, opts.env)
   const listing = await teamWorktreesOf(team, { env: opts.env, members: [member], repoDirs: [member.cwd] })
   const report = await teardownWorktrees(listing.worktrees, { env: opts.env, ...(opts.discard ? { discard: true } : {}), ...(opts.onDiscard ? { onDiscard: opts.onDiscard } : {}) })
   report.problems.unshift(...listing.problems)
   return report
+}
+
+/** Whether the agent's process has stopped (its state says exited, or its process is gone), waiting up to `waitMs`. */
+async function agentStopped(team: string, name: string, env: Env, waitMs: number): Promise<boolean> {
+  const deadline = Date.now() + waitMs
+  for (;;) {
+    const state = await readAgentState(team, name, env).catch(() => undefined)
+    if (!state || state.status === 'exited' || state.status === 'dead' || state.pid === undefined || !isAlive(state.pid)) return true
+    if (Date.now() >= deadline) return false
+    await delay(100)
+  }
 }

@@ -19,7 +19,9 @@ export async function gitRaw(cwd: string, args: string[], env: Env): Promise<Com
 export async function git(cwd: string, args: string[], env: Env): Promise<string> {
   const r = await gitRaw(cwd, args, env)
   if (r.code !== 0) {
-    const detail = r.stderr.trim().split('\n').find(Boolean) ?? `exit code ${r.code}`
+    // git prints progress first ("Preparing worktree …"): the line that says what failed starts with fatal: or error:.
+    const lines = r.stderr.trim().split('\n').filter(Boolean)
+    const detail = lines.find((l) => /^(fatal|error):/.test(l)) ?? lines.at(-1) ?? `exit code ${r.code}`
     throw new SwarmError('SWARM_GIT_FAILED', `git ${args.slice(0, 2).join(' ')} failed in ${cwd}: ${detail}`, { exitCode: ExitCode.processFailure })
   }
   return r.stdout
@@ -40,10 +42,14 @@ export async function mainWorktree(dir: string, env: Env): Promise<string> {
       hint: 'run from a git repository (or pass --cwd inside one), or spawn without --worktree',
     })
   }
-  const common = (await git(abs, ['rev-parse', '--path-format=absolute', '--git-common-dir'], env)).trim()
-  // A bare repository or a submodule has no `.git` directory next to its main tree: use the top.
-  const main = path.basename(common) === '.git' ? path.dirname(common) : top.stdout.trim()
-  return fs.realpath(main)
+  // git lists the main working tree first; a bare repository has none, so worktrees go beside the current one.
+  const first = (await listWorktrees(abs, env))[0]
+  return first && !first.bare ? first.path : fs.realpath(top.stdout.trim())
+}
+
+/** The top of the working tree (main or linked) that contains `dir`: where its HEAD and changes are. */
+export async function checkoutTop(dir: string, env: Env): Promise<string> {
+  return fs.realpath((await git(path.resolve(dir), ['rev-parse', '--show-toplevel'], env)).trim())
 }
 
 /** One entry of `git worktree list --porcelain`. */
@@ -54,6 +60,7 @@ export interface ListedWorktree {
   head?: string
   /** git's `prunable`: the directory is gone. */
   prunable: boolean
+  bare: boolean
 }
 
 export async function listWorktrees(top: string, env: Env): Promise<ListedWorktree[]> {
@@ -67,7 +74,7 @@ export async function listWorktrees(top: string, env: Env): Promise<ListedWorktr
     const branch = field('branch')?.replace(/^refs\/heads\//, '')
     const head = field('HEAD')
     const real = await fs.realpath(wt).catch(() => path.resolve(wt))
-    result.push({ path: real, ...(branch ? { branch } : {}), ...(head ? { head } : {}), prunable: field('prunable') !== undefined })
+    result.push({ path: real, ...(branch ? { branch } : {}), ...(head ? { head } : {}), prunable: field('prunable') !== undefined, bare: field('bare') !== undefined })
   }
   return result
 }

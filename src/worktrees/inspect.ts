@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { branchExists, git, gitRaw, resolveCommit } from './git.js'
+import { git, gitRaw, listWorktrees, resolveCommit } from './git.js'
 
 type Env = NodeJS.ProcessEnv
 
@@ -27,8 +27,16 @@ export interface WorktreeContents {
   /** The directory is there and git knows it as a worktree. */
   exists: boolean
   branchExists: boolean
+  /** The commit the branch pointed at when looked at (its deletion is conditional on it). */
+  branchTip?: string
+  /** The repository itself is gone (deleted, moved, unmounted): nothing can be judged, so nothing is forgotten. */
+  repoMissing?: boolean
   /** `git status --porcelain` lines: modified, staged, untracked (not ignored) files. */
   uncommitted: string[]
+  /** Ignored files and directories (build output, .env…) other than swarm's links: they go with a removed worktree. */
+  ignored: string[]
+  /** The worktree's HEAD is on another branch than its own (that branch is never deleted). */
+  otherBranch?: string
   /** The newest commits beyond the base that no other branch holds (at most UNMERGED_SHOWN). */
   unmerged: UnmergedCommit[]
   unmergedCount: number
@@ -44,23 +52,30 @@ const UNMERGED_SHOWN = 20
  * can go without losing anything.
  */
 export async function inspectWorktree(w: WorktreeRef, env: Env): Promise<WorktreeContents> {
-  // The whole repository is gone (deleted or moved): nothing of it is left here to lose.
-  if (!(await fs.stat(w.repo).catch(() => undefined))?.isDirectory()) return { exists: false, branchExists: false, uncommitted: [], unmerged: [], unmergedCount: 0, clean: true }
+  const none = { exists: false, branchExists: false, uncommitted: [], ignored: [], unmerged: [], unmergedCount: 0 }
+  if (!(await fs.stat(w.repo).catch(() => undefined))?.isDirectory()) return { ...none, repoMissing: true, clean: false }
   const exists = await isWorktreeTop(w.path, env)
-  const hasBranch = await branchExists(w.repo, w.branch, env)
+  const branchTip = await resolveCommit(w.repo, `refs/heads/${w.branch}`, env)
   let uncommitted: string[] = []
+  let ignored: string[] = []
+  let otherBranch: string | undefined
   const tips: string[] = []
   if (exists) {
     const links = new Set(w.links ?? [])
-    const status = await git(w.path, ['status', '--porcelain', '--untracked-files=normal'], env)
-    uncommitted = status
-      .split('\n')
-      .filter(Boolean)
-      .filter((line) => !links.has(line.slice(3).replace(/\/$/, '')))
+    const entry = (line: string) => line.slice(3).replace(/\/$/, '')
+    const status = (await git(w.path, ['status', '--porcelain', '--untracked-files=normal', '--ignored=matching'], env)).split('\n').filter(Boolean)
+    uncommitted = status.filter((l) => !l.startsWith('!! ') && !links.has(entry(l)))
+    ignored = status.filter((l) => l.startsWith('!! ') && !links.has(entry(l))).map((l) => l.slice(3))
     const head = await resolveCommit(w.path, 'HEAD', env)
     if (head) tips.push(head)
+    const on = await gitRaw(w.path, ['symbolic-ref', '--quiet', '--short', 'HEAD'], env)
+    if (on.code === 0 && on.stdout.trim() !== w.branch) otherBranch = on.stdout.trim()
+  } else if (w.path) {
+    // Its directory is gone but git still has its HEAD: commits made there detached live only in it.
+    const listed = (await listWorktrees(w.repo, env)).find((l) => l.path === path.resolve(w.path))
+    if (listed?.head) tips.push(listed.head)
   }
-  if (hasBranch) tips.push(`refs/heads/${w.branch}`)
+  if (branchTip) tips.push(branchTip)
   let unmerged: UnmergedCommit[] = []
   let unmergedCount = 0
   if (tips.length) {
@@ -75,7 +90,17 @@ export async function inspectWorktree(w: WorktreeRef, env: Env): Promise<Worktre
         .map((l) => ({ sha: l.split('\t')[0], subject: l.slice(l.indexOf('\t') + 1) }))
     }
   }
-  return { exists, branchExists: hasBranch, uncommitted, unmerged, unmergedCount, clean: uncommitted.length === 0 && unmergedCount === 0 }
+  return {
+    exists,
+    branchExists: branchTip !== undefined,
+    ...(branchTip ? { branchTip } : {}),
+    uncommitted,
+    ignored,
+    ...(otherBranch ? { otherBranch } : {}),
+    unmerged,
+    unmergedCount,
+    clean: uncommitted.length === 0 && unmergedCount === 0,
+  }
 }
 
 /** `dir` exists and is the top of a git working tree. */
@@ -89,6 +114,7 @@ export async function isWorktreeTop(dir: string, env: Env): Promise<boolean> {
 
 /** One line for people: "2 uncommitted files (a.txt, b.txt), 1 unmerged commit (abc123 fix)". */
 export function describeContents(c: WorktreeContents): string {
+  if (c.repoMissing) return 'its repository is gone (deleted, moved or not mounted)'
   const parts: string[] = []
   if (c.uncommitted.length) {
     const files = c.uncommitted.map((l) => l.slice(3))
@@ -97,6 +123,14 @@ export function describeContents(c: WorktreeContents): string {
   if (c.unmergedCount) parts.push(`${plural(c.unmergedCount, 'unmerged commit')} (${shortList(c.unmerged.map((u) => `${u.sha} ${u.subject}`))})`)
   if (!c.exists) parts.push('its directory is gone')
   return parts.join(', ') || 'clean'
+}
+
+/** What goes with a removed worktree although it was clean: ignored files, and where its HEAD was. */
+export function describeLeftovers(c: WorktreeContents): string {
+  const parts: string[] = []
+  if (c.ignored.length) parts.push(`ignored files deleted with it: ${shortList(c.ignored)}`)
+  if (c.otherBranch) parts.push(`it had branch ${c.otherBranch} checked out, which is kept`)
+  return parts.join('; ')
 }
 
 function plural(n: number, what: string): string {

@@ -1,5 +1,7 @@
 import { loadAgentDefinitions } from '../agent/definitions/load.js'
 import { errorMessage } from '../errors.js'
+import { LEAD_NAME } from '../teams/paths.js'
+import { readTeam } from '../teams/team-store.js'
 import type { TeamMember } from '../teams/types.js'
 import { gitRaw, listWorktrees, mainWorktree } from './git.js'
 import { type WorktreeContents, inspectWorktree } from './inspect.js'
@@ -76,11 +78,14 @@ export async function listTeamWorktrees(team: string, o: { env: Env; repoDirs?: 
 
 /** What a teardown did: removed, kept (with why), and problems. */
 export interface TeardownReport {
-  removed: TeamWorktree[]
+  /** Removed; `branchDeleted` false when its branch had to stay (checked out elsewhere, moved meanwhile). */
+  removed: Array<TeamWorktree & { branchDeleted: boolean }>
   /** Kept because removing them would lose work (or git refused); `reason` says which. */
   kept: Array<TeamWorktree & { reason: string }>
   /** Removed although they held work (`discard`). */
   discarded: TeamWorktree[]
+  /** Left alone because a member of the team works in them (prune). */
+  inUse: Array<TeamWorktree & { member: string }>
   problems: string[]
 }
 
@@ -89,14 +94,14 @@ export interface TeardownReport {
  * unless `discard`. Used by team delete, teammate removal and `swarm worktrees prune|remove`.
  */
 export async function teardownWorktrees(worktrees: TeamWorktree[], opts: RemoveWorktreeOptions & { env: Env }): Promise<TeardownReport> {
-  const report: TeardownReport = { removed: [], kept: [], discarded: [], problems: [] }
+  const report: TeardownReport = { removed: [], kept: [], discarded: [], inUse: [], problems: [] }
   for (const w of worktrees) {
     try {
       const r = await removeWorktree(w, opts)
       const now = { ...w, contents: r.contents }
       if (!r.removed) report.kept.push({ ...now, reason: r.reason ?? 'kept' })
       else {
-        report.removed.push(now)
+        report.removed.push({ ...now, branchDeleted: r.branchDeleted })
         if (r.discarded) report.discarded.push(now)
         if (r.reason) report.problems.push(r.reason)
       }
@@ -119,18 +124,36 @@ export async function teamWorktreesOf(team: string, o: { env: Env; members?: Tea
   return { ...listing, worktrees: listing.worktrees.filter((w) => paths.has(w.path) || (!w.recorded && names.has(w.name))) }
 }
 
-/** `swarm worktrees prune [team]`: removes every clean worktree of the team (or of every team with records). */
+/**
+ * `swarm worktrees prune [team]`: removes every clean worktree of the team (or of every team with
+ * records) — except those a member of the team works in: clean just means nothing done yet.
+ */
 export async function pruneWorktrees(o: { env: Env; team?: string; repoDirs?: string[] }): Promise<TeardownReport> {
   const teams = o.team ? [o.team] : await teamsWithWorktreeRecords(o.env)
-  const total: TeardownReport = { removed: [], kept: [], discarded: [], problems: [] }
+  const total: TeardownReport = { removed: [], kept: [], discarded: [], inUse: [], problems: [] }
   for (const team of teams) {
     const listing = await listTeamWorktrees(team, o)
-    const r = await teardownWorktrees(listing.worktrees, { env: o.env })
+    const users = await worktreeUsers(team, o.env)
+    const free = listing.worktrees.filter((w) => !users.has(w.path))
+    total.inUse.push(...listing.worktrees.flatMap((w) => (users.has(w.path) ? [{ ...w, member: users.get(w.path)! }] : [])))
+    const r = await teardownWorktrees(free, { env: o.env })
     total.removed.push(...r.removed)
     total.kept.push(...r.kept)
     total.problems.push(...listing.problems, ...r.problems)
   }
   return total
+}
+
+/** Worktree path → the member of `team` whose worktree (or cwd) it is. A team that cannot be read counts as none. */
+export async function worktreeUsers(team: string, env: Env): Promise<Map<string, string>> {
+  const config = await readTeam(team, env).catch(() => undefined)
+  const users = new Map<string, string>()
+  for (const m of config?.members ?? []) {
+    if (m.name === LEAD_NAME) continue
+    if (m.worktreePath) users.set(m.worktreePath, m.name)
+    if (m.cwd) users.set(m.cwd, m.name)
+  }
+  return users
 }
 
 /** A worktree as `--json` output shows it (worktrees, status, delete, kill --remove). */
@@ -147,6 +170,11 @@ export interface WorktreeSummary {
   exists: boolean
   clean: boolean
   uncommitted: Array<{ status: string; path: string }>
+  /** Ignored files (build output, .env…): not work by git's measure, but deleted with the worktree. */
+  ignored: string[]
+  /** Another branch checked out in it (never deleted by swarm). */
+  otherBranch?: string
+  repoMissing?: boolean
   unmergedCommits: Array<{ sha: string; subject: string }>
   unmergedCount: number
 }
@@ -165,6 +193,9 @@ export function summarizeWorktree(w: TeamWorktree): WorktreeSummary {
     exists: c.exists,
     clean: c.clean,
     uncommitted: c.uncommitted.map((l) => ({ status: l.slice(0, 2), path: l.slice(3) })),
+    ignored: c.ignored,
+    ...(c.otherBranch ? { otherBranch: c.otherBranch } : {}),
+    ...(c.repoMissing ? { repoMissing: true } : {}),
     unmergedCommits: c.unmerged,
     unmergedCount: c.unmergedCount,
   }

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { ConflictError, ExitCode, SwarmError, errorMessage } from '../errors.js'
 import { validateName } from '../teams/paths.js'
 import { pathExists } from '../util/fs.js'
-import { branchExists, git, gitRaw, listWorktrees, mainWorktree, resolveCommit } from './git.js'
+import { branchExists, checkoutTop, git, gitRaw, listWorktrees, mainWorktree, resolveCommit } from './git.js'
 import { type WorktreeContents, type WorktreeRef, describeContents, inspectWorktree } from './inspect.js'
 import { addExcludes, linkIgnoredDirs, linkedDirs, unlinkIgnoredDirs } from './links.js'
 import { type WorktreeRecord, deleteWorktreeRecord, readWorktreeRecords, writeWorktreeRecord } from './record.js'
@@ -53,9 +53,10 @@ export interface WorktreePlan {
 
 /**
  * Everything createWorktree checks before it changes anything: names and slug, git present, a
- * repository with a commit, the path free (or our own worktree there to reuse), the main checkout
- * without uncommitted changes to tracked files (the worktree starts from HEAD, without them), and
- * no branch of that name already. Each failure is a SwarmError with a hint.
+ * repository with a commit, the path free (or our own worktree there to reuse), the checkout it
+ * is made from (the one containing `repoDir`, main or linked) without uncommitted changes to
+ * tracked files (the worktree starts from that checkout's HEAD, without them), and no branch of
+ * that name already. Each failure is a SwarmError with a hint.
  */
 export async function planWorktree(o: CreateWorktreeOptions): Promise<WorktreePlan> {
   const env = o.env ?? process.env
@@ -63,9 +64,11 @@ export async function planWorktree(o: CreateWorktreeOptions): Promise<WorktreePl
   const slug = o.slug !== undefined ? validateSlug(o.slug) : defaultSlug(o.team, o.name)
   const repo = await mainWorktree(o.repoDir, env)
   const wtPath = path.join(repo, WORKTREES_DIR, slug)
-  const head = await resolveCommit(repo, 'HEAD', env)
+  // Placed beside the main tree, but made from the checkout the lead works in (maybe a linked one).
+  const here = await checkoutTop(o.repoDir, env)
+  const head = await resolveCommit(here, 'HEAD', env)
   if (!head) {
-    throw new SwarmError('SWARM_GIT_NO_COMMIT', `the repository at ${repo} has no commit yet, so there is nothing to check out in a worktree`, {
+    throw new SwarmError('SWARM_GIT_NO_COMMIT', `the repository at ${here} has no commit yet, so there is nothing to check out in a worktree`, {
       exitCode: ExitCode.usage,
       hint: 'make a first commit, or spawn without --worktree',
     })
@@ -84,10 +87,10 @@ export async function planWorktree(o: CreateWorktreeOptions): Promise<WorktreePl
   if ((await gitRaw(repo, ['check-ref-format', `refs/heads/${branch}`], env)).code !== 0) {
     throw new SwarmError('SWARM_BAD_BRANCH', `${branch} is not a valid git branch name`, { exitCode: ExitCode.usage, hint: 'rename the teammate' })
   }
-  const dirty = (await git(repo, ['status', '--porcelain', '--untracked-files=no'], env)).split('\n').filter(Boolean)
+  const dirty = (await git(here, ['status', '--porcelain', '--untracked-files=no'], env)).split('\n').filter(Boolean)
   if (dirty.length) {
     const files = dirty.map((l) => l.slice(3))
-    throw new ConflictError('SWARM_MAIN_DIRTY', `the checkout at ${repo} has uncommitted changes (${files.slice(0, 3).join(', ')}${files.length > 3 ? ', …' : ''}), which a worktree made from HEAD would not have`, {
+    throw new ConflictError('SWARM_MAIN_DIRTY', `the checkout at ${here} has uncommitted changes (${files.slice(0, 3).join(', ')}${files.length > 3 ? ', …' : ''}), which a worktree made from HEAD would not have`, {
       hint: 'commit or stash them first, or spawn without --worktree',
     })
   }
@@ -118,6 +121,12 @@ export async function createWorktree(o: CreateWorktreeOptions): Promise<Worktree
   await addExcludes(plan.repo, ['/.claude/worktrees/'], env)
   try {
     await git(plan.repo, ['worktree', 'add', '-b', plan.branch, plan.path, plan.head], env)
+  } catch (err) {
+    // git made nothing at the path; a branch it made before failing goes, unless another worktree has it (a concurrent spawn).
+    await dropUnusedBranch(plan, env).catch(() => undefined)
+    throw err
+  }
+  try {
     const links = await linkIgnoredDirs(plan.repo, plan.path, await linkedDirs(plan.repo, env), env)
     const rec = toRecord(plan, plan.head, links)
     await writeWorktreeRecord(rec, env)
@@ -137,17 +146,20 @@ function toRecord(plan: WorktreePlan, baseRef: string, links: string[]): Worktre
   return { team: plan.team, name: plan.name, slug: plan.slug, repo: plan.repo, path: plan.path, branch: plan.branch, baseRef, links, createdAt: Date.now() }
 }
 
-/** Takes away a half-made worktree: nothing in it is anyone's work yet. */
+/** Takes away the worktree this call added (links, then the tree, then its branch): nothing in it is anyone's work yet. */
 async function undoCreate(plan: WorktreePlan, env: Env): Promise<void> {
-  const registered = (await listWorktrees(plan.repo, env)).some((w) => w.path === plan.path)
-  if (registered) {
+  const mine = (await listWorktrees(plan.repo, env)).find((w) => w.path === plan.path && w.branch === plan.branch)
+  if (mine) {
     await unlinkIgnoredDirs(plan.path, await linkedDirs(plan.repo, env).catch(() => []))
     await git(plan.repo, ['worktree', 'remove', '--force', plan.path], env)
-  } else if (await pathExists(plan.path)) {
-    await fs.rm(plan.path, { recursive: true, force: true })
   }
-  await git(plan.repo, ['worktree', 'prune'], env)
-  if ((await resolveCommit(plan.repo, `refs/heads/${plan.branch}`, env)) === plan.head) await git(plan.repo, ['branch', '-D', plan.branch], env)
+  await dropUnusedBranch(plan, env)
+}
+
+/** Deletes the plan's branch if it still points where it was made and no worktree has it checked out. */
+async function dropUnusedBranch(plan: WorktreePlan, env: Env): Promise<void> {
+  if ((await listWorktrees(plan.repo, env)).some((w) => w.branch === plan.branch)) return
+  await gitRaw(plan.repo, ['update-ref', '-d', `refs/heads/${plan.branch}`, plan.head], env)
 }
 
 /** A worktree to remove: its ref, and its record's keys when swarm made it. */
@@ -188,26 +200,36 @@ export async function removeWorktree(target: RemoveTarget, opts: RemoveWorktreeO
   }
   const contents = await inspectWorktree(target, env)
   if (!contents.clean && !opts.discard) {
-    return { removed: false, branchDeleted: false, contents, discarded: false, reason: `${target.path} (branch ${target.branch}) has ${describeContents(contents)}` }
+    return { removed: false, branchDeleted: false, contents, discarded: false, reason: `${target.path || '(no worktree)'} (branch ${target.branch}) has ${describeContents(contents)}` }
   }
   if (!contents.clean) opts.onDiscard?.(target, contents)
-  if (!(await pathExists(target.repo))) {
-    // The repository itself is gone: only swarm's record of the worktree is left to remove.
+  if (contents.repoMissing) {
+    // The repository itself is gone (--discard): only swarm's record of the worktree is left to remove.
     if (target.team && target.slug) await deleteWorktreeRecord({ team: target.team, slug: target.slug, repo: target.repo }, env)
-    return { removed: true, branchDeleted: false, contents, discarded: false }
+    return { removed: true, branchDeleted: false, contents, discarded: true }
   }
   if (contents.exists) {
     await unlinkIgnoredDirs(target.path, target.links ?? [])
-    await git(target.repo, ['worktree', 'remove', ...(opts.discard ? ['--force', '--force'] : []), target.path], env)
-  } else {
-    await git(target.repo, ['worktree', 'prune'], env)
+    try {
+      await git(target.repo, ['worktree', 'remove', ...(opts.discard ? ['--force', '--force'] : []), target.path], env)
+    } catch (err) {
+      // Kept after all (git refused: locked, changed meanwhile…): it gets its links back.
+      await linkIgnoredDirs(target.repo, target.path, target.links ?? [], env).catch(() => undefined)
+      throw err
+    }
+  } else if (target.path && (await listWorktrees(target.repo, env)).some((w) => w.path === path.resolve(target.path))) {
+    // Its directory is gone: only git's bookkeeping of it is left (this one; never a global prune).
+    await git(target.repo, ['worktree', 'remove', '--force', target.path], env)
   }
   let branchDeleted = false
   let reason: string | undefined
-  if (contents.branchExists && target.branch.startsWith('swarm/')) {
-    const r = await gitRaw(target.repo, ['branch', '-D', target.branch], env)
+  const checkedOut = (await listWorktrees(target.repo, env)).find((w) => w.branch === target.branch)
+  if (checkedOut) reason = `kept branch ${target.branch}: it is checked out in ${checkedOut.path}`
+  else if (contents.branchTip && target.branch.startsWith('swarm/')) {
+    // Only if it still points where it was judged: a commit made since keeps it.
+    const r = await gitRaw(target.repo, ['update-ref', '-d', `refs/heads/${target.branch}`, contents.branchTip], env)
     branchDeleted = r.code === 0
-    if (!branchDeleted) reason = `kept branch ${target.branch}: ${r.stderr.trim().split('\n')[0]}`
+    if (!branchDeleted) reason = `kept branch ${target.branch}: ${r.stderr.trim().split('\n').at(-1)}`
   }
   if (target.team && target.slug) await deleteWorktreeRecord({ team: target.team, slug: target.slug, repo: target.repo }, env)
   return { removed: true, branchDeleted, contents, discarded: !contents.clean, ...(reason ? { reason } : {}) }

@@ -6,7 +6,7 @@ import { createExecutor } from '../../src/backends/registry.js'
 import type { InProcessExecutor } from '../../src/backends/types.js'
 import { LeaderControl } from '../../src/leader/control.js'
 import { leadSignerFor } from '../../src/teams/messaging.js'
-import { createTeam, readTeam } from '../../src/teams/team-store.js'
+import { addMember, createTeam, readTeam } from '../../src/teams/team-store.js'
 import { listTeamWorktrees, teardownWorktrees } from '../../src/worktrees/team-worktrees.js'
 import { GIT_ENV, initRepo } from './git-repo.js'
 
@@ -52,9 +52,16 @@ it('an in-process teammate spawned with a worktree (explicitly, or by its defini
   expect(members.find((m) => m.name === 'alice')).toMatchObject({ cwd: alice, worktreePath: alice })
   expect(members.find((m) => m.name === 'carol')?.worktreePath).toBeUndefined()
 
+  // A roster member that asks for a worktree (team create --worktree, in-process) gets it when the leader starts it.
+  await addMember('crew', { name: 'dave', worktree: 'dave-tree' }, env)
+  await control.startInProcess('dave', false)
+  await inProcess.wait('dave@crew')
+  const dave = path.join(repo, '.claude/worktrees/dave-tree')
+  expect(seen.get('dave')).toBe(dave)
+  expect((await readTeam('crew', env)).members.find((m) => m.name === 'dave')).toMatchObject({ cwd: dave, worktreePath: dave })
   fs.writeFileSync(path.join(bob, 'wip.txt'), 'unfinished\n')
   const report = await teardownWorktrees((await listTeamWorktrees('crew', { env })).worktrees, { env })
-  expect(report.removed.map((w) => w.path)).toEqual([alice])
+  expect(report.removed.map((w) => w.path)).toEqual([alice, dave])
   expect(report.kept.map((w) => [w.path, w.reason])).toEqual([[bob, `${bob} (branch swarm/crew/bob) has 1 uncommitted file (wip.txt)`]])
   expect(fs.existsSync(alice)).toBe(false)
   expect(fs.existsSync(path.join(bob, 'wip.txt'))).toBe(true)

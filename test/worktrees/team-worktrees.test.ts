@@ -75,6 +75,17 @@ it('teardown removes what holds nothing to lose and keeps the rest; a later team
   expect(branchExists(repo, env, 'swarm/crew/carol')).toBe(true)
 })
 
+it('prune leaves alone a clean worktree that a member works in', async () => {
+  await createTeam({ name: 'crew', cwd: repo, members: [{ name: 'alice' }] }, env)
+  const a = await createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })
+  await updateMember('crew', 'alice', { cwd: a.path, worktreePath: a.path }, env)
+  const b = await createWorktree({ repoDir: repo, team: 'crew', name: 'bob', env })
+  const r = await pruneWorktrees({ env, team: 'crew' })
+  expect(r.removed.map((w) => w.path)).toEqual([b.path])
+  expect(r.inUse.map((w) => [w.path, w.member])).toEqual([[a.path, 'alice']])
+  expect(fs.existsSync(a.path)).toBe(true)
+})
+
 it("teamWorktreesOf picks a member's worktree (teammate removal)", async () => {
   const a = await createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })
   await createWorktree({ repoDir: repo, team: 'crew', name: 'bob', env })

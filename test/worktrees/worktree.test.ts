@@ -183,11 +183,37 @@ describe('createWorktree refuses, leaving nothing behind', () => {
   it('when git fails half-way, takes away the branch it made', async () => {
     fs.mkdirSync(path.join(repo, '.claude'))
     fs.writeFileSync(path.join(repo, '.claude/worktrees'), 'a file where the directory should be\n')
-    await expect(createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })).rejects.toMatchObject({ code: 'SWARM_GIT_FAILED' })
+    const err = await createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env }).catch((e: Error) => e)
+    expect(err).toMatchObject({ code: 'SWARM_GIT_FAILED', message: expect.stringMatching(/worktree add failed in .*: fatal: /) })
     expect(branchExists(repo, env, 'swarm/crew/alice')).toBe(false)
     expect(git(repo, env, 'worktree', 'list', '--porcelain')).not.toContain('crew-alice')
     expect((await readWorktreeRecords('crew', env)).records).toEqual([])
     expect(fs.readFileSync(path.join(repo, '.claude/worktrees'), 'utf8')).toBe('a file where the directory should be\n')
+  })
+
+  it("two spawns racing for one worktree name: one gets it, the other takes away only its own branch", async () => {
+    const [a, b] = await Promise.allSettled([
+      createWorktree({ repoDir: repo, team: 'crew', name: 'alice', slug: 'same', env }),
+      createWorktree({ repoDir: repo, team: 'crew', name: 'bob', slug: 'same', env }),
+    ])
+    const won = [a, b].filter((r) => r.status === 'fulfilled')
+    expect(won).toHaveLength(1)
+    const winner = (won[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof createWorktree>>>).value
+    const loser = winner.name === 'alice' ? 'bob' : 'alice'
+    expect(fs.existsSync(path.join(winner.path, 'README.md'))).toBe(true)
+    expect(branchExists(repo, env, winner.branch)).toBe(true)
+    expect(branchExists(repo, env, `swarm/crew/${loser}`)).toBe(false)
+  })
+
+  it('made from a linked checkout (the lead works on a feature branch there): starts from ITS HEAD, placed beside the main tree', async () => {
+    const feature = path.join(base, 'feature')
+    git(repo, env, 'worktree', 'add', '-q', '-b', 'feature', feature)
+    commitFile(feature, env, 'f.txt', 'feature work', 'f\n')
+    const wt = await createWorktree({ repoDir: feature, team: 'crew', name: 'alice', env })
+    expect(wt.path).toBe(path.join(repo, '.claude/worktrees/crew-alice'))
+    expect(fs.readFileSync(path.join(wt.path, 'f.txt'), 'utf8')).toBe('f\n')
+    fs.writeFileSync(path.join(feature, 'f.txt'), 'dirty\n')
+    await expect(createWorktree({ repoDir: feature, team: 'crew', name: 'bob', env })).rejects.toMatchObject({ code: 'SWARM_MAIN_DIRTY', message: expect.stringContaining(feature) })
   })
 
   it('planWorktree checks all of this and changes nothing', async () => {
@@ -249,6 +275,45 @@ describe('removeWorktree', () => {
     expect(await removeWorktree(wt, { env })).toMatchObject({ removed: false, contents: { exists: false, branchExists: true, unmergedCount: 1 } })
     expect(await removeWorktree(wt, { env, discard: true })).toMatchObject({ removed: true, branchDeleted: true })
     expect(git(repo, env, 'worktree', 'list')).not.toContain('crew-alice')
+  })
+
+  it('says which ignored files go with a clean worktree, and which branch it had checked out (kept)', async () => {
+    fs.writeFileSync(path.join(repo, '.gitignore'), '*.log\n')
+    commitFiles(repo, env, ['.gitignore'])
+    const wt = await createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })
+    fs.writeFileSync(path.join(wt.path, 'debug.log'), 'noise\n')
+    git(wt.path, env, 'checkout', '-q', '-b', 'fix')
+    commitFile(wt.path, env, 'fix.txt', 'fix it', 'x\n')
+    const r = await removeWorktree(wt, { env })
+    expect(r).toMatchObject({ removed: true, branchDeleted: true, contents: { clean: true, ignored: ['debug.log'], otherBranch: 'fix' } })
+    expect(git(repo, env, 'show', 'fix:fix.txt')).toBe('x\n')
+  })
+
+  it('keeps commits made on a detached HEAD in a worktree whose directory was deleted by hand', async () => {
+    const wt = await createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })
+    git(wt.path, env, 'checkout', '-q', '--detach')
+    commitFile(wt.path, env, 'lost.txt', 'detached work', 'y\n')
+    fs.rmSync(wt.path, { recursive: true })
+    expect(await removeWorktree(wt, { env })).toMatchObject({ removed: false, contents: { exists: false, unmergedCount: 1, unmerged: [{ subject: 'detached work' }] } })
+  })
+
+  it('never deletes a branch checked out in another worktree', async () => {
+    const wt = await createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })
+    git(wt.path, env, 'checkout', '-q', '--detach')
+    const other = path.join(base, 'other')
+    git(repo, env, 'worktree', 'add', '-q', other, 'swarm/crew/alice')
+    const r = await removeWorktree(wt, { env })
+    expect(r).toMatchObject({ removed: true, branchDeleted: false, reason: `kept branch swarm/crew/alice: it is checked out in ${other}` })
+    expect(branchExists(repo, env, 'swarm/crew/alice')).toBe(true)
+  })
+
+  it('a worktree whose repository is gone is kept (and reported) until --discard', async () => {
+    const wt = await createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })
+    fs.renameSync(repo, path.join(base, 'moved'))
+    expect(await removeWorktree(wt, { env })).toMatchObject({ removed: false, reason: expect.stringContaining('its repository is gone') })
+    expect((await readWorktreeRecords('crew', env)).records).toHaveLength(1)
+    expect(await removeWorktree(wt, { env, discard: true })).toMatchObject({ removed: true, discarded: true })
+    expect((await readWorktreeRecords('crew', env)).records).toEqual([])
   })
 
   it('never removes the main working tree', async () => {

@@ -72,9 +72,12 @@ async function runInWorktree(host: LeadHost, request: Parameters<LeadHost['runSu
   } catch (err) {
     outcome = { content: `the subagent failed: ${errorMessage(err)}`, isError: true }
   }
-  const r = await removeWorktree(wt, { env })
-  const where = r.removed
-    ? 'it changed nothing; its worktree was removed'
-    : `its work is kept in the worktree ${wt.path} (branch ${wt.branch}): ${describeContents(r.contents)}`
+  let where: string
+  try {
+    const r = await removeWorktree(wt, { env })
+    where = r.removed ? 'it changed nothing; its worktree was removed' : `its work is kept in the worktree ${wt.path} (branch ${wt.branch}): ${describeContents(r.contents)}`
+  } catch (err) {
+    where = `its worktree ${wt.path} (branch ${wt.branch}) is kept: removing it failed (${errorMessage(err)})`
+  }
   return { ...outcome, content: `${outcome.content}\n\n[worktree] ${where}` }
 }
