@@ -1,13 +1,97 @@
 #!/usr/bin/env node
+import fs from 'node:fs'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import vm from 'node:vm'
+
+const bundleDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/bundle')
+
+try {
+  const cli = runBundle(process.argv[2]) ?? (await import('../dist/cli/main.js'))
+  await cli.main(process.argv)
+} catch (err) {
+  process.stderr.write(`swarm: failed to start — run "npm run build" first (${err && err.message})\n`)
+  process.exit(70)
+}
 // Every command has finished its work when main() resolves (long-running ones await inside it):
 // exit then, instead of waiting for the event loop to wind down (file handles closing lazily cost
 // ~90 ms per command). stdout and stderr are synchronous on POSIX pipes, files and TTYs.
-import('../dist/cli/main.js')
-  .then((m) => m.main(process.argv))
-  .then(
-    () => process.exit(process.exitCode ?? 0),
-    (err) => {
-      process.stderr.write(`swarm: failed to start — run "npm run build" first (${err && err.message})\n`)
-      process.exit(70)
-    },
-  )
+process.exit(process.exitCode ?? 0)
+
+/**
+ * `npm run build` bundles the CLI (scripts/bundle.mjs): dist/bundle/<command>.cjs holds only that
+ * command's group, one file instead of ~60 modules; main.cjs holds them all. Without a bundle
+ * (not built, or being rebuilt right now) tsc's dist/cli/main.js is the same program; it is also
+ * the one run when it is newer than the bundle (tsc alone was run after changing the sources).
+ */
+function runBundle(command) {
+  const names = command && /^[a-z][a-z0-9-]*$/.test(command) ? [command, 'main'] : ['main']
+  const compiled = fs.statSync(path.join(bundleDir, '../cli/main.js'), { throwIfNoEntry: false })
+  for (const name of names) {
+    const file = path.join(bundleDir, `${name}.cjs`)
+    const bundled = fs.statSync(file, { throwIfNoEntry: false })
+    if (!bundled) continue
+    if (compiled && compiled.mtimeMs > bundled.mtimeMs) return undefined
+    let source
+    try {
+      source = fs.readFileSync(file, 'utf8')
+    } catch {
+      continue // removed since: a build is swapping the bundle in
+    }
+    return runWithCodeCache(file, source)
+  }
+  return undefined
+}
+
+/**
+ * Runs a CommonJS bundle compiled with V8's code cache, as Node 22's module.enableCompileCache()
+ * would (Node 20 has none): compiling is ~20 ms of a ~120 ms `swarm status`. The cache sits beside
+ * the bundle (a build starts without one) and is written at the end of the first successful run,
+ * so that it holds the functions that ran too. V8 rejects a cache made by another V8 or with other
+ * flags; it is then rewritten. NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+ */
+function runWithCodeCache(file, source) {
+  // One cache per set of node/V8 options (--max-old-space-size…): processes run with different
+  // ones would otherwise reject and rewrite each other's.
+  const options = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' ').trim()
+  const cacheFile = `${file}.${process.version}${options ? `-${hash(options)}` : ''}.cache`
+  const useCache = !process.env.NODE_DISABLE_COMPILE_CACHE
+  let cachedData
+  try {
+    if (useCache) cachedData = fs.readFileSync(cacheFile)
+  } catch {
+    // none yet
+  }
+  const wrapped = `(function (exports, require, module, __filename, __dirname) {${source}\n})`
+  const script = new vm.Script(wrapped, { filename: file, cachedData })
+  const module = { exports: {} }
+  script.runInThisContext().call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file))
+  if (useCache && (!cachedData || script.cachedDataRejected)) {
+    process.once('exit', (code) => {
+      if (code === 0) writeCache(cacheFile, script)
+    })
+  }
+  return module.exports
+}
+
+function hash(text) {
+  let h = 5381
+  for (let i = 0; i < text.length; i++) h = (Math.imul(h, 33) ^ text.charCodeAt(i)) >>> 0
+  return h.toString(36)
+}
+
+function writeCache(cacheFile, script) {
+  const tmp = `${cacheFile}.tmp-${process.pid}`
+  try {
+    fs.accessSync(path.dirname(cacheFile), fs.constants.W_OK) // a read-only install runs without
+    fs.writeFileSync(tmp, script.createCachedData())
+    fs.renameSync(tmp, cacheFile) // concurrent first runs: the last rename wins, each file whole
+  } catch {
+    try {
+      fs.rmSync(tmp, { force: true })
+    } catch {
+      // nothing more to do at exit
+    }
+  }
+}

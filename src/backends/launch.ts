@@ -1,3 +1,4 @@
+import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -42,8 +43,21 @@ export function teammateEnv(parent: Env, identity: { team: string; name: string 
 
 /** `node <repo>/bin/swarm.js`, absolute, so a pane finds it whatever its cwd and PATH. */
 export function swarmArgv(): string[] {
-  const here = path.dirname(fileURLToPath(import.meta.url)) // src/backends or dist/backends
-  return [process.execPath, path.resolve(here, '../../bin/swarm.js')]
+  swarmBin ??= findSwarmBin(path.dirname(fileURLToPath(import.meta.url)))
+  return [process.execPath, swarmBin]
+}
+let swarmBin: string | undefined
+
+/**
+ * The package's bin/swarm.js, found upward from this module: it runs from src/backends (tests),
+ * dist/backends (tsc) or dist/bundle (the CLI bundle), at different depths.
+ */
+function findSwarmBin(from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    const bin = path.join(dir, 'bin', 'swarm.js')
+    if (fs.existsSync(bin) && fs.existsSync(path.join(dir, 'package.json'))) return bin
+    if (path.dirname(dir) === dir) return path.resolve(from, '../../bin/swarm.js')
+  }
 }
 
 /** The default teammate command: `swarm agent --team T --name N [--model M] [--mode MODE]`. */

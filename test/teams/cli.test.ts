@@ -43,7 +43,7 @@ describe('swarm team', () => {
     expect(human.stdout).toContain('tasks: none')
 
     expect((await run('team', 'show', 'gamma')).exitCode).toBe(3)
-    expect(await json('team', 'delete', 'alpha')).toEqual({ deleted: 'alpha', exited: [], killed: [], worktrees: { removed: [], kept: [], discarded: [], problems: [] } })
+    expect(await json('team', 'delete', 'alpha')).toEqual({ deleted: 'alpha', exited: [], killed: [], worktrees: { removed: [], kept: [], discarded: [], inUse: [], problems: [] } })
     expect((await run('team', 'delete', 'alpha')).exitCode).toBe(3)
     expect((await json('team', 'list')).map((t: { name: string }) => t.name)).toEqual(['beta'])
   })

@@ -155,7 +155,7 @@ describe('team store', () => {
     await new AgentStateFile(statePath('alpha', 'alice', home.env), { status: 'working', pid: process.pid, currentTask: '1' }).update({})
     await expect(deleteTeamFully('alpha', { env: home.env })).rejects.toMatchObject({ code: 'SWARM_TEAM_BUSY', exitCode: 4, message: expect.stringContaining('alice (working, task #1)') })
     expect(await teamExists('alpha', home.env)).toBe(true)
-    expect(await deleteTeamFully('alpha', { env: home.env, force: true })).toEqual({ team: 'alpha', exited: [], killed: [], worktrees: { removed: [], kept: [], discarded: [], problems: [] } })
+    expect(await deleteTeamFully('alpha', { env: home.env, force: true })).toEqual({ team: 'alpha', exited: [], killed: [], worktrees: { removed: [], kept: [], discarded: [], inUse: [], problems: [] } })
     expect(await teamExists('alpha', home.env)).toBe(false)
     await expect(fs.access(tasksDir('alpha', home.env))).rejects.toThrow()
     await expect(deleteTeamFully('alpha', { env: home.env })).rejects.toBeInstanceOf(NotFoundError)

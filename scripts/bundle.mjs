@@ -1,0 +1,107 @@
+#!/usr/bin/env node
+// Bundles the CLI for bin/swarm.js: dist/bundle/<command>.cjs holds main.ts with that command's
+// group only, in one file (`swarm status` then loads 1 module instead of ~60: start-up is most of
+// what a status call costs); dist/bundle/main.cjs holds every group (help, unknown commands).
+// tsc's dist/ stays the library that tests and fixtures import: only the CLI entry is bundled.
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import * as esbuild from 'esbuild'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const outdir = path.join(root, 'dist/bundle')
+const mainTs = path.join(root, 'src/cli/main.ts')
+
+/** main.ts's lazy command groups: `name: () => import('./module.js')…` → name → module. */
+function commandGroups() {
+  const text = fs.readFileSync(mainTs, 'utf8')
+  const groups = new Map([...text.matchAll(/^\s+'?([\w-]+)'?: \(\) => import\('\.\/([\w-]+)\.js'\)/gm)].map((m) => [m[1], m[2]]))
+  const imports = text.match(/\bimport\(/g)?.length ?? 0
+  if (groups.size === 0 || groups.size !== imports) {
+    throw new Error(`scripts/bundle.mjs: read ${groups.size} command groups but ${imports} import() in src/cli/main.ts — keep its GROUPS lines as \`name: () => import('./module.js')…\``)
+  }
+  return groups
+}
+
+/**
+ * `import { z } from 'zod'` pulls the whole `z` namespace (every locale, ~450 kB) into an esbuild
+ * bundle; `import * as z` lets it keep only what is used (~85 kB). Same binding, same uses.
+ */
+const shakeZod = {
+  name: 'shake-zod',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, async (args) => {
+      const text = await fs.promises.readFile(args.path, 'utf8')
+      return { contents: text.replace(/^import \{ z \} from 'zod'$/gm, "import * as z from 'zod'"), loader: 'ts' }
+    })
+  },
+}
+
+/**
+ * One entry per command: main.ts again (as `cli:<command>`), where the other groups' import()
+ * becomes a stub that says so if ever loaded. One build, so shared modules are parsed once.
+ */
+function commandEntries(groups) {
+  return {
+    name: 'command-entries',
+    setup(build) {
+      build.onResolve({ filter: /^cli:/ }, (args) => ({ path: args.path.slice(4), namespace: 'cli' }))
+      build.onLoad({ filter: /.*/, namespace: 'cli' }, async () => ({ contents: await fs.promises.readFile(mainTs, 'utf8'), loader: 'ts', resolveDir: path.dirname(mainTs) }))
+      build.onResolve({ filter: /^\.\/[\w-]+\.js$/, namespace: 'cli' }, (args) =>
+        args.kind !== 'dynamic-import' || args.path === `./${groups.get(args.importer)}.js` ? undefined : { path: `${args.importer}:${args.path}`, namespace: 'other-group' },
+      )
+      build.onLoad({ filter: /.*/, namespace: 'other-group' }, (args) => ({
+        contents: `throw new Error(${JSON.stringify(`swarm: ${args.path} is not in this bundle`)})`,
+        loader: 'js',
+      }))
+    },
+  }
+}
+
+const options = {
+  absWorkingDir: root,
+  bundle: true,
+  // CommonJS, because bin/swarm.js compiles it with a V8 code cache (vm.Script's cachedData):
+  // Node 20 has none for ES modules. It calls the module wrapper with its own require/__filename.
+  format: 'cjs',
+  outExtension: { '.js': '.cjs' },
+  platform: 'node',
+  target: 'node20',
+  minify: true,
+  legalComments: 'none',
+  logLevel: 'warning',
+  define: { 'import.meta.url': '__swarmModuleUrl' },
+  banner: { js: 'var __swarmModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
+  // import('node:stream') → require: a vm.Script has no loader for import().
+  supported: { 'dynamic-import': false },
+}
+
+// Built aside then swapped in (a swarm started in between finds no bundle and runs
+// dist/cli/main.js); a failed build leaves no bundle rather than a stale one.
+const staging = `${outdir}.tmp-${process.pid}`
+fs.rmSync(staging, { recursive: true, force: true })
+try {
+  const groups = commandGroups()
+  await esbuild.build({
+    ...options,
+    entryPoints: { main: mainTs, ...Object.fromEntries([...groups.keys()].map((c) => [c, `cli:${c}`])) },
+    outdir: staging,
+    plugins: [shakeZod, commandEntries(groups)],
+  })
+} catch (err) {
+  fs.rmSync(staging, { recursive: true, force: true })
+  fs.rmSync(outdir, { recursive: true, force: true })
+  if (!err.errors) console.error(String(err)) // esbuild has printed its own
+  console.error('scripts/bundle.mjs: no CLI bundle; bin/swarm.js runs dist/cli/main.js')
+  process.exit(1)
+}
+// Two builds at once (engineers sharing a tree): the last one's bundle stays.
+for (let attempt = 1; ; attempt++) {
+  fs.rmSync(outdir, { recursive: true, force: true })
+  try {
+    fs.renameSync(staging, outdir)
+    break
+  } catch (err) {
+    if (attempt === 3) throw err
+  }
+}
