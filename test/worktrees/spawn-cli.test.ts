@@ -74,6 +74,12 @@ describe.skipIf(!hasTmux)('swarm spawn --worktree / team delete (real tmux, real
     expect(fs.existsSync(path.join(wt, 'c.txt'))).toBe(true)
     const prune = await sb.swarm(['worktrees', 'prune', 'rm', '--json'])
     expect(JSON.parse(prune.stdout)).toMatchObject({ removed: [], kept: [expect.objectContaining({ path: wt, unmergedCount: 1 })] })
+    const del = await sb.swarm(['team', 'delete', 'rm', '--discard', '--json'])
+    expect(del.code, del.stderr).toBe(0)
+    expect(del.stderr).toMatch(new RegExp(`discarding ${wt} \\(branch swarm/rm/c\\): 1 unmerged commit`))
+    expect(JSON.parse(del.stdout).worktrees).toMatchObject({ removed: [expect.objectContaining({ path: wt, branchDeleted: true })], discarded: [expect.objectContaining({ path: wt })] })
+    expect(fs.existsSync(wt)).toBe(false)
+    expect(branchExists(sb.project, sb.env, 'swarm/rm/c')).toBe(false)
   })
 
   it('team create --worktree refuses a dirty main checkout before writing anything (exit 4)', async () => {
