@@ -1,7 +1,7 @@
 import { SwarmError } from '../errors.js'
 import { LEAD_NAME } from '../teams/paths.js'
 import { readTeam } from '../teams/team-store.js'
-import type { TeamMember } from '../teams/types.js'
+import type { TeamFile, TeamMember } from '../teams/types.js'
 import { backendOf } from './directory.js'
 import { createExecutor } from './registry.js'
 import type { BackendType, InProcessExecutor, PaneExecutor, ProcessState } from './types.js'
@@ -36,6 +36,8 @@ export interface StatusOptions {
   inProcess?: InProcessExecutor
   /** Reuse executors (tests, benchmarks count their tmux calls). */
   executors?: Partial<Record<'tmux' | 'iterm2', PaneExecutor>>
+  /** The team's config when the caller has just read it. */
+  config?: TeamFile
 }
 
 /**
@@ -44,7 +46,7 @@ export interface StatusOptions {
  */
 export async function teamStatus(team: string, opts: StatusOptions = {}): Promise<TeamStatus> {
   const env = opts.env ?? process.env
-  const config = await readTeam(team, env)
+  const config = opts.config ?? (await readTeam(team, env))
   const groups = new Map<BackendType, TeamMember[]>()
   for (const m of config.members) {
     // The leader of a pane team has no backendType recorded: look for its tagged tmux pane.

@@ -7,6 +7,7 @@ import { readInbox } from '../mailbox/inbox.js'
 import { listPending } from '../permissions/store.js'
 import { inboxPath, LEAD_NAME, rootDir } from '../teams/paths.js'
 import { readTeam } from '../teams/team-store.js'
+import type { TeamMember } from '../teams/types.js'
 import type { WorktreeSummary } from '../worktrees/team-worktrees.js'
 import { listTasks } from '../teams/task-store.js'
 import { isAlive } from '../util/process.js'
@@ -43,35 +44,37 @@ export interface TeamReport {
  */
 export async function teamReport(team: string, opts: { env?: NodeJS.ProcessEnv; inProcess?: InProcessExecutor } = {}): Promise<TeamReport> {
   const env = opts.env ?? process.env
-  const base = await teamStatus(team, { env, ...(opts.inProcess ? { inProcess: opts.inProcess } : {}) })
-  const [pending, tasks, trees] = await Promise.all([
+  const config = await readTeam(team, env)
+  // The tmux call and the files are independent: read them all at once.
+  const [base, pending, tasks, trees, files] = await Promise.all([
+    teamStatus(team, { env, config, ...(opts.inProcess ? { inProcess: opts.inProcess } : {}) }),
     listPending(team, { env }).then((r) => r.requests).catch(() => []),
     listTasks(team, env).catch(() => []),
-    teamWorktreeSummaries(team, env),
+    teamWorktreeSummaries(team, config.members, env),
+    Promise.all(
+      config.members.map((m) =>
+        Promise.all([readAgentState(team, m.name, env).catch(() => undefined), readInbox(inboxPath(team, m.name, env)).catch(() => [])]),
+      ),
+    ),
   ])
-  const members = await Promise.all(
-    base.members.map(async (m): Promise<MemberReport> => {
-      const [state, inbox] = await Promise.all([
-        readAgentState(team, m.name, env).catch(() => undefined),
-        readInbox(inboxPath(team, m.name, env)).catch(() => []),
-      ])
-      const task = tasks.find((t) => t.status === 'in_progress' && (t.owner === m.name || t.owner === m.agentId))
-      const usage = state?.usage
-      return {
-        ...m,
-        status: memberState(m, state),
-        ...(state?.model ? { model: state.model } : {}),
-        ...(state?.mode ? { mode: state.mode } : {}),
-        ...(state?.lastActivity ? { lastActivity: state.lastActivity } : {}),
-        ...(state?.detail ? { detail: state.detail } : {}),
-        unread: inbox.filter((e) => !e.read).length,
-        pendingRequests: pending.filter((p) => p.agent === m.name).length,
-        ...(task || state?.currentTask ? { currentTask: task?.id ?? state?.currentTask } : {}),
-        ...(usage ? { tokens: { input: usage.inputTokens, output: usage.outputTokens, cacheRead: usage.cacheReadTokens, cacheWrite: usage.cacheWriteTokens } } : {}),
-        ...(state?.costUsd !== undefined ? { costUsd: state.costUsd } : {}),
-      }
-    }),
-  )
+  const members = base.members.map((m, k): MemberReport => {
+    const [state, inbox] = files[k]
+    const task = tasks.find((t) => t.status === 'in_progress' && (t.owner === m.name || t.owner === m.agentId))
+    const usage = state?.usage
+    return {
+      ...m,
+      status: memberState(m, state),
+      ...(state?.model ? { model: state.model } : {}),
+      ...(state?.mode ? { mode: state.mode } : {}),
+      ...(state?.lastActivity ? { lastActivity: state.lastActivity } : {}),
+      ...(state?.detail ? { detail: state.detail } : {}),
+      unread: inbox.filter((e) => !e.read).length,
+      pendingRequests: pending.filter((p) => p.agent === m.name).length,
+      ...(task || state?.currentTask ? { currentTask: task?.id ?? state?.currentTask } : {}),
+      ...(usage ? { tokens: { input: usage.inputTokens, output: usage.outputTokens, cacheRead: usage.cacheReadTokens, cacheWrite: usage.cacheWriteTokens } } : {}),
+      ...(state?.costUsd !== undefined ? { costUsd: state.costUsd } : {}),
+    }
+  })
   return {
     team,
     members,
@@ -103,11 +106,11 @@ export function memberState(m: MemberStatus, state: AgentState | undefined): str
 }
 
 /** Only a team that has worktree records pays for git (and for loading the worktree modules). */
-async function teamWorktreeSummaries(team: string, env: NodeJS.ProcessEnv): Promise<Pick<TeamReport, 'worktrees'> & { problems: string[] }> {
+async function teamWorktreeSummaries(team: string, members: TeamMember[], env: NodeJS.ProcessEnv): Promise<Pick<TeamReport, 'worktrees'> & { problems: string[] }> {
   const dir = path.join(rootDir(env), 'worktrees', team)
   if (!(await fs.stat(dir).catch(() => undefined))) return { worktrees: [], problems: [] }
   const { listTeamWorktrees, summarizeWorktree } = await import('../worktrees/team-worktrees.js')
-  const [listing, members] = await Promise.all([listTeamWorktrees(team, { env }), readTeam(team, env).then((t) => t.members).catch(() => [])])
+  const listing = await listTeamWorktrees(team, { env })
   const owner = (p: string) => members.find((m) => m.name !== LEAD_NAME && m.worktreePath === p)?.name ?? null
   return { worktrees: listing.worktrees.map((w) => ({ ...summarizeWorktree(w), member: owner(w.path) })), problems: listing.problems }
 }

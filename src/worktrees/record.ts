@@ -34,9 +34,17 @@ export function worktreeRecordsDir(team: string, env?: Env): string {
   return path.join(rootDir(env), 'worktrees', validateName(team))
 }
 
+function repoHash(repo: string): string {
+  return createHash('sha256').update(repo).digest('hex').slice(0, 8)
+}
+
 function recordFile(rec: Pick<WorktreeRecord, 'team' | 'slug' | 'repo'>, env?: Env): string {
-  const repoHash = createHash('sha256').update(rec.repo).digest('hex').slice(0, 8)
-  return path.join(worktreeRecordsDir(rec.team, env), `${rec.slug}-${repoHash}.json`)
+  return path.join(worktreeRecordsDir(rec.team, env), `${rec.slug}-${repoHash(rec.repo)}.json`)
+}
+
+/** The file whose lock serializes worktree creation in one repository (`<root>/worktrees/.create-<repo hash>`). */
+export function creationLockFile(repo: string, env?: Env): string {
+  return path.join(rootDir(env), 'worktrees', `.create-${repoHash(repo)}`)
 }
 
 export async function writeWorktreeRecord(rec: WorktreeRecord, env?: Env): Promise<void> {
@@ -74,5 +82,5 @@ export async function readWorktreeRecords(team: string, env?: Env): Promise<{ re
 export async function teamsWithWorktreeRecords(env?: Env): Promise<string[]> {
   const dir = path.join(rootDir(env), 'worktrees')
   const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => [])
-  return entries.filter((e) => e.isDirectory()).map((e) => e.name).sort()
+  return entries.filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name).sort()
 }

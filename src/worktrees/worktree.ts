@@ -6,7 +6,8 @@ import { pathExists } from '../util/fs.js'
 import { branchExists, checkoutTop, git, gitRaw, listWorktrees, mainWorktree, resolveCommit } from './git.js'
 import { type WorktreeContents, type WorktreeRef, describeContents, inspectWorktree } from './inspect.js'
 import { addExcludes, linkIgnoredDirs, linkedDirs, unlinkIgnoredDirs } from './links.js'
-import { type WorktreeRecord, deleteWorktreeRecord, readWorktreeRecords, writeWorktreeRecord } from './record.js'
+import { withFileLock } from '../util/lock.js'
+import { type WorktreeRecord, creationLockFile, deleteWorktreeRecord, readWorktreeRecords, writeWorktreeRecord } from './record.js'
 import { defaultSlug, validateSlug } from './slug.js'
 
 type Env = NodeJS.ProcessEnv
@@ -110,9 +111,14 @@ export async function planWorktree(o: CreateWorktreeOptions): Promise<WorktreePl
  */
 export async function createWorktree(o: CreateWorktreeOptions): Promise<Worktree> {
   const env = o.env ?? process.env
-  const plan = await planWorktree(o)
+  const first = await planWorktree(o) // fails fast, without waiting for the lock
+  // Two `git worktree add`s racing for one path can both "succeed" into the same directory: one at a time per repository, re-checked under the lock.
+  return withFileLock(creationLockFile(first.repo, env), async () => createPlanned(await planWorktree(o), env), { initial: '' })
+}
+
+async function createPlanned(plan: WorktreePlan, env: Env): Promise<Worktree> {
   if (plan.existing) {
-    const known = (await readWorktreeRecords(o.team, env)).records.find((r) => r.path === plan.path && r.repo === plan.repo)
+    const known = (await readWorktreeRecords(plan.team, env)).records.find((r) => r.path === plan.path && r.repo === plan.repo)
     if (known) return { ...known, reused: true }
     const rec = toRecord(plan, plan.head, [])
     await writeWorktreeRecord(rec, env)
