@@ -7,7 +7,7 @@ import { LEAD_NAME, inboxPath, validateAgentName, validateName } from '../teams/
 import { addMember, readTeam, updateTeam } from '../teams/team-store.js'
 import type { TeamMember } from '../teams/types.js'
 import { wantsWorktree } from '../worktrees/team-worktrees.js'
-import { type CreateWorktreeOptions, type Worktree, createWorktree, planWorktree, removeWorktree } from '../worktrees/worktree.js'
+import { type CreateWorktreeOptions, type Worktree, createWorktree, planWorktree, removeWorktree, worktreeCwd } from '../worktrees/worktree.js'
 import { type DetectInputs, systemDetectInputs } from './detect.js'
 import { TMUX_SOCKET_FIELD } from './directory.js'
 import { defaultLeaderArgv, defaultTeammateArgv, shellCommandArgv, teammateEnv } from './launch.js'
@@ -93,7 +93,7 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
   await Promise.all(
     inputs.map((i) => (i.prompt ? appendMessage(inboxPath(team, i.name, env), { from: LEAD_NAME, text: i.prompt, summary: 'initial prompt' }) : undefined)),
   )
-  const cwds = inputs.map((input, k) => worktrees[k]?.path ?? path.resolve(input.cwd ?? members[k].cwd ?? leadCwd))
+  const cwds = await Promise.all(inputs.map(async (input, k) => (worktrees[k] ? worktreeCwd(worktrees[k]) : path.resolve(input.cwd ?? members[k].cwd ?? leadCwd))))
   const spawned = await Promise.allSettled(
     inputs.map((input, k) => {
       const member = members[k]

@@ -10,7 +10,7 @@ import { addMember, readTeam, updateMember } from '../teams/team-store.js'
 import type { BackendType } from '../teams/types.js'
 import { delay } from '../util/process.js'
 import { wantsWorktree } from '../worktrees/team-worktrees.js'
-import { createWorktree, removeWorktree } from '../worktrees/worktree.js'
+import { createWorktree, removeWorktree, worktreeCwd } from '../worktrees/worktree.js'
 import type { TeamControl } from './console.js'
 
 /** How long the leader waits for a teammate that approved its shutdown to exit before closing its pane. */
@@ -50,7 +50,7 @@ export class LeaderControl implements TeamControl {
             this.o.env,
           )
         }
-        if (wt) await updateMember(this.o.team, name, { cwd: wt.path, worktreePath: wt.path }, this.o.env)
+        if (wt) await updateMember(this.o.team, name, { cwd: await worktreeCwd(wt), worktreePath: wt.path }, this.o.env)
       } catch (err) {
         if (wt && !wt.reused) await removeWorktree(wt, { env: this.o.env }).catch(() => undefined) // nothing half-made stays
         throw err
@@ -84,7 +84,7 @@ export class LeaderControl implements TeamControl {
       if (want) {
         const slug = typeof member.worktree === 'string' ? { slug: member.worktree } : {}
         const wt = await createWorktree({ repoDir: member.cwd, team: this.o.team, name, env: this.o.env, ...slug })
-        member = await updateMember(this.o.team, name, { cwd: wt.path, worktreePath: wt.path }, this.o.env)
+        member = await updateMember(this.o.team, name, { cwd: await worktreeCwd(wt), worktreePath: wt.path }, this.o.env)
       }
     }
     await exec.spawn({

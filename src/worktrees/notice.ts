@@ -1,3 +1,4 @@
+import path from 'node:path'
 import type { WorktreeRecord } from './record.js'
 import { readWorktreeRecords } from './record.js'
 
@@ -20,8 +21,8 @@ export function worktreeNotice(w: Pick<WorktreeRecord, 'path' | 'branch' | 'repo
   ].join('\n')
 }
 
-/** The record of the worktree at `cwd`, if swarm made one there for `team`. */
+/** The record of the worktree containing `cwd`, if swarm made one there for `team`. */
 export async function findWorktreeRecord(team: string, cwd: string, env: Env): Promise<WorktreeRecord | undefined> {
   const { records } = await readWorktreeRecords(team, env)
-  return records.find((r) => r.path === cwd)
+  return records.find((r) => r.path === cwd || cwd.startsWith(`${r.path}${path.sep}`))
 }

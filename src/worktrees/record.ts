@@ -24,6 +24,8 @@ export const WorktreeRecord = z.looseObject({
   branch: z.string(),
   /** HEAD of the main tree when the worktree was made: commits beyond it are the teammate's. */
   baseRef: z.string(),
+  /** Where in the tree the teammate starts: the subdirectory the lead was in ('' for the top). */
+  subdir: z.string().default(''),
   /** Paths (relative to the tree) symlinked to the main tree's ignored directories. */
   links: z.array(z.string()).default([]),
   createdAt: z.number(),

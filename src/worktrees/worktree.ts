@@ -48,6 +48,8 @@ export interface WorktreePlan {
   branch: string
   /** The commit the new worktree starts from. */
   head: string
+  /** `repoDir` relative to the top of its checkout: the teammate starts there in its worktree too. */
+  subdir: string
   /** The worktree exists already at this path on this branch: it is reused, not made. */
   existing?: boolean
 }
@@ -74,7 +76,8 @@ export async function planWorktree(o: CreateWorktreeOptions): Promise<WorktreePl
       hint: 'make a first commit, or spawn without --worktree',
     })
   }
-  const plan: WorktreePlan = { team: o.team, name: o.name, slug, repo, path: wtPath, branch, head }
+  const subdir = path.relative(here, await fs.realpath(path.resolve(o.repoDir)))
+  const plan: WorktreePlan = { team: o.team, name: o.name, slug, repo, path: wtPath, branch, head, subdir }
   const registered = (await listWorktrees(repo, env)).find((w) => w.path === wtPath)
   if (registered && !registered.prunable) {
     if (registered.branch === branch) return { ...plan, existing: true }
@@ -149,7 +152,14 @@ async function createPlanned(plan: WorktreePlan, env: Env): Promise<Worktree> {
 }
 
 function toRecord(plan: WorktreePlan, baseRef: string, links: string[]): WorktreeRecord {
-  return { team: plan.team, name: plan.name, slug: plan.slug, repo: plan.repo, path: plan.path, branch: plan.branch, baseRef, links, createdAt: Date.now() }
+  return { team: plan.team, name: plan.name, slug: plan.slug, repo: plan.repo, path: plan.path, branch: plan.branch, baseRef, subdir: plan.subdir, links, createdAt: Date.now() }
+}
+
+/** Where the teammate works: the worktree's copy of the directory it was made from, else its top. */
+export async function worktreeCwd(w: Pick<WorktreeRecord, 'path' | 'subdir'>): Promise<string> {
+  if (!w.subdir) return w.path
+  const dir = path.join(w.path, w.subdir)
+  return (await fs.stat(dir).catch(() => undefined))?.isDirectory() ? dir : w.path
 }
 
 /** Takes away the worktree this call added (links, then the tree, then its branch): nothing in it is anyone's work yet. */

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { InvalidNameError } from '../../src/errors.js'
 import { readWorktreeRecords } from '../../src/worktrees/record.js'
 import { validateSlug } from '../../src/worktrees/slug.js'
-import { createWorktree, planWorktree, removeWorktree } from '../../src/worktrees/worktree.js'
+import { createWorktree, planWorktree, removeWorktree, worktreeCwd } from '../../src/worktrees/worktree.js'
 import { GIT_ENV, branchExists, commitFile, commitFiles, git, initRepo } from './git-repo.js'
 
 let base: string
@@ -56,9 +56,13 @@ describe('validateSlug', () => {
 describe('createWorktree', () => {
   it('checks out HEAD on swarm/<team>/<name> under <top>/.claude/worktrees/<team>-<name>, found from a subdirectory, and records it', async () => {
     fs.mkdirSync(path.join(repo, 'src'))
+    commitFile(repo, env, 'src/index.ts', 'src', 'export {}\n')
+    head = git(repo, env, 'rev-parse', 'HEAD').trim()
     const wt = await createWorktree({ repoDir: path.join(repo, 'src'), team: 'crew', name: 'alice', env })
     const wtPath = path.join(repo, '.claude/worktrees/crew-alice')
-    expect(wt).toMatchObject({ path: wtPath, branch: 'swarm/crew/alice', baseRef: head, reused: false, repo, slug: 'crew-alice', team: 'crew', name: 'alice', links: [] })
+    expect(wt).toMatchObject({ path: wtPath, branch: 'swarm/crew/alice', baseRef: head, reused: false, repo, slug: 'crew-alice', team: 'crew', name: 'alice', links: [], subdir: 'src' })
+    // The teammate starts in the worktree's copy of the directory the lead was in.
+    expect(await worktreeCwd(wt)).toBe(path.join(wtPath, 'src'))
     expect(fs.readFileSync(path.join(wt.path, 'README.md'), 'utf8')).toBe('hello\n')
     expect(git(wt.path, env, 'symbolic-ref', '--short', 'HEAD').trim()).toBe('swarm/crew/alice')
     // The nested worktree does not show up as untracked in the main tree.
@@ -218,7 +222,7 @@ describe('createWorktree refuses, leaving nothing behind', () => {
 
   it('planWorktree checks all of this and changes nothing', async () => {
     const plan = await planWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })
-    expect(plan).toEqual({ team: 'crew', name: 'alice', slug: 'crew-alice', repo, path: path.join(repo, '.claude/worktrees/crew-alice'), branch: 'swarm/crew/alice', head })
+    expect(plan).toEqual({ team: 'crew', name: 'alice', slug: 'crew-alice', repo, path: path.join(repo, '.claude/worktrees/crew-alice'), branch: 'swarm/crew/alice', head, subdir: '' })
     expect(fs.existsSync(path.join(repo, '.claude'))).toBe(false)
     expect(branchExists(repo, env, 'swarm/crew/alice')).toBe(false)
   })

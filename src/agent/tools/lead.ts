@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { z } from 'zod'
 import { describeContents } from '../../worktrees/inspect.js'
 import { wantsWorktree } from '../../worktrees/team-worktrees.js'
-import { createWorktree, removeWorktree } from '../../worktrees/worktree.js'
+import { createWorktree, removeWorktree, worktreeCwd } from '../../worktrees/worktree.js'
 import { errorMessage } from '../../errors.js'
 import { defineTool, type AnyTool, type ToolContext, type ToolResult } from '../tool.js'
 
@@ -68,7 +68,7 @@ async function runInWorktree(host: LeadHost, request: Parameters<LeadHost['runSu
   const wt = await createWorktree({ repoDir: ctx.cwd, team: ctx.teamName, name: `subagent-${randomBytes(3).toString('hex')}`, env })
   let outcome: ToolResult
   try {
-    outcome = { content: await host.runSubagent({ ...request, cwd: wt.path }, ctx.signal) }
+    outcome = { content: await host.runSubagent({ ...request, cwd: await worktreeCwd(wt) }, ctx.signal) }
   } catch (err) {
     outcome = { content: `the subagent failed: ${errorMessage(err)}`, isError: true }
   }
