@@ -1,8 +1,9 @@
 // Mailbox benchmark: 8 writer processes → one inbox → a watcher in this process.
 // Prints one JSON object as its last line (progress goes to stderr). Run: npm run bench:mailbox
 //
-// swarm:    appendMessage (spool + proper-lockfile + temp file + rename, group commit across
-//           writers); delivery through watchInbox (fs.watch on the inboxes directory + 1 s poll).
+// swarm:    appendMessage (a spool slot per writer + proper-lockfile + temp file + rename, group
+//           commit across writers by whoever holds the lock); delivery through watchInbox
+//           (fs.watch on the inboxes directory + 1 s poll).
 // baseline: Claude Code's design, measured in the same run: lock with 10 retries at 5–100 ms,
 //           in-place rewrite (no rename), a reader polling every 1,000 ms.
 // In both, the recipient consumes what it received (swarm: marks it read every 100 ms, which

@@ -2,7 +2,8 @@ import { inboxPath } from '../teams/paths.js'
 import { CorruptFileError, errorMessage } from '../errors.js'
 import { DirWatch } from './dir-watch.js'
 import { messageKey } from './entry.js'
-import { flushSpool, markDelivered, readInbox } from './inbox.js'
+import { flushSpool, markDelivered } from './inbox.js'
+import { InboxTail } from './inbox-tail.js'
 import { oldestSpoolAge } from './spool.js'
 import type { InboxMessage } from './types.js'
 
@@ -63,6 +64,7 @@ export function watchInbox(
 class Watcher implements InboxWatcher {
   readonly ready: Promise<void>
   private readonly seen: Set<string>
+  private readonly tail: InboxTail
   private readonly dirWatch: DirWatch
   private readonly poll: NodeJS.Timeout
   private running: Promise<void> | undefined
@@ -78,6 +80,7 @@ class Watcher implements InboxWatcher {
     private readonly opts: WatchInboxOptions,
   ) {
     this.seen = new Set(opts.skip)
+    this.tail = new InboxTail(file)
     this.dirWatch = new DirWatch(file, () => void this.rescan(), (err) => this.report(err))
     this.poll = setInterval(() => void this.sweep(), opts.pollMs ?? DEFAULT_POLL_MS)
     if (opts.signal?.aborted) void this.close()
@@ -126,25 +129,29 @@ class Watcher implements InboxWatcher {
 
   private async scanOnce(): Promise<void> {
     let entries: InboxMessage[]
+    let from: number
     try {
-      entries = await readInbox(this.file)
+      ;({ entries, from } = this.tail.read())
     } catch (err) {
       this.onReadError(err)
       return
     }
     this.corruptStreak = 0
-    const present = new Set<string>()
     const fresh: InboxMessage[] = []
-    for (const m of entries) {
+    const present = from === 0 ? new Set<string>() : undefined
+    // Entries before `from` are unchanged since the last read, handled then.
+    for (let i = from; i < entries.length; i++) {
+      const m = entries[i]
       const key = messageKey(m)
-      present.add(key)
+      present?.add(key)
       if (this.seen.has(key) || (m.read === true && !this.opts.includeRead)) continue
       this.seen.add(key)
       fresh.push(m)
     }
     // Forget what left the file (archived, consumed): it never comes back, and the set stays small.
-    // An empty read is skipped above only for a missing/empty file, which forgets nothing useful.
-    if (entries.length > 0) for (const key of this.seen) if (!present.has(key)) this.seen.delete(key)
+    // An empty read is skipped above only for a missing/empty file, which forgets nothing useful;
+    // a read that only found entries appended forgets nothing either.
+    if (present && entries.length > 0) for (const key of this.seen) if (!present.has(key)) this.seen.delete(key)
     if (fresh.length === 0 || this.closed) return
     try {
       await this.onMessages(fresh)

@@ -4,7 +4,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { appendMessage, readInbox } from '../../src/mailbox/inbox.js'
 import { spoolDir } from '../../src/mailbox/spool.js'
 import { inboxPath } from '../../src/teams/paths.js'
-import { reapAll, requireBuild, runNode, startNode, tempHome, WRITER } from './helpers.js'
+import { pendingSpool, reapAll, requireBuild, runNode, startNode, tempHome, WRITER } from './helpers.js'
 
 let home: Awaited<ReturnType<typeof tempHome>>
 let file: string
@@ -36,6 +36,12 @@ describe('concurrent writers (real processes)', () => {
       const mine = keys.filter((k) => k.startsWith(`${w}:`)).map((k) => Number(k.split(':')[1]))
       expect(mine).toEqual([...mine].sort((a, b) => a - b))
     }
+    // Written as JSON.stringify(entries, null, 2) (Claude Code's format), however many merges it took.
+    const text = await fs.readFile(file, 'utf8')
+    expect(text).toBe(JSON.stringify(JSON.parse(text), null, 2))
+    // The writers are gone: the lock is free (a merging writer that exits releases it), nothing waits.
+    await expect(fs.access(`${file}.lock`)).rejects.toThrow()
+    expect(await pendingSpool(spoolDir(file))).toEqual([])
   })
 
   it('a writer SIGKILLed while holding the lock: the inbox still parses and the next writer gets the lock after stale', async () => {

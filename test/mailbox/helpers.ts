@@ -82,6 +82,17 @@ export async function reapAll(): Promise<void> {
   await Promise.all(procs.map((p) => p.exited))
 }
 
+/** Names of the spool files (slots, one-shot files) that hold entries; a writer's idle slot is empty. */
+export async function pendingSpool(spool: string): Promise<string[]> {
+  const names = await fsp.readdir(spool).catch(() => [] as string[])
+  const pending: string[] = []
+  for (const name of names.filter((n) => n.endsWith('.slot') || n.endsWith('.json')).sort()) {
+    const stat = await fsp.stat(path.join(spool, name)).catch(() => undefined)
+    if (stat && stat.size > 0) pending.push(name)
+  }
+  return pending
+}
+
 /** Polls `cond` every 10 ms until it holds or `ms` pass (not an assertion of speed: a hang guard). */
 export async function eventually(cond: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { CorruptFileError } from '../../src/errors.js'
 import { createEntry } from '../../src/mailbox/entry.js'
 import { appendMessage, appendMessages, readInbox } from '../../src/mailbox/inbox.js'
@@ -8,17 +8,21 @@ import { spoolDir } from '../../src/mailbox/spool.js'
 import type { InboxMessage } from '../../src/mailbox/types.js'
 import { watchInbox } from '../../src/mailbox/watch.js'
 import { inboxPath } from '../../src/teams/paths.js'
-import { eventually, tempHome } from './helpers.js'
+import { eventually, pendingSpool, requireBuild, runNode, tempHome, WRITER } from './helpers.js'
 
 let home: Awaited<ReturnType<typeof tempHome>>
 let file: string
+beforeAll(requireBuild)
 beforeEach(async () => {
   home = await tempHome()
   file = inboxPath('alpha', 'lead', home.env)
 })
 afterEach(() => home.cleanup())
 
-/** A spool file as a writer leaves it when it dies before merging: named `ageMs` ago. */
+/** A pid no process has here (the kernel's pid_max is at most 2^22). */
+const DEAD_PID = 2 ** 22 + 7
+
+/** A one-shot spool file (earlier versions) as a writer leaves it when it dies before merging: named `ageMs` ago. */
 async function orphan(content: string, ageMs: number, tag = 'x'): Promise<string> {
   await fs.mkdir(spoolDir(file), { recursive: true })
   const name = `${String(Date.now() - ageMs).padStart(15, '0')}-99999-000000000-${tag}.json`
@@ -27,7 +31,20 @@ async function orphan(content: string, ageMs: number, tag = 'x'): Promise<string
   return at
 }
 
+/** A slot as a killed writer leaves it: `content` written `ageMs` ago by process `pid`. */
+async function orphanSlot(content: string, ageMs: number, pid = DEAD_PID, tag = 'dead'): Promise<string> {
+  await fs.mkdir(spoolDir(file), { recursive: true })
+  const at = path.join(spoolDir(file), `${pid}-${tag}-0.slot`)
+  await fs.writeFile(at, content)
+  const when = new Date(Date.now() - ageMs)
+  await fs.utimes(at, when, when)
+  return at
+}
+
+const slotContent = (key: string, ...entries: InboxMessage[]) => JSON.stringify({ key, entries })
+
 const spoolNames = async () => (await fs.readdir(spoolDir(file)).catch(() => [] as string[])).sort()
+const waiting = () => pendingSpool(spoolDir(file))
 
 describe('append spool', () => {
   it('concurrent appends in one process all land exactly once and leave the spool empty', async () => {
@@ -35,7 +52,7 @@ describe('append spool', () => {
     const inbox = await readInbox(file)
     expect(inbox).toHaveLength(50)
     expect(new Set(inbox.map((m) => m.msg_id))).toEqual(new Set(sent.map((m) => m.msg_id)))
-    expect(await spoolNames()).toEqual([])
+    expect(await waiting()).toEqual([])
   })
 
   it("merges a dead writer's spooled entry with the next append, before it, without doubling one already merged", async () => {
@@ -46,24 +63,63 @@ describe('append spool', () => {
     await orphan(JSON.stringify([first]), 4_000, 'b')
     await appendMessage(file, { from: 'alice', text: 'next' })
     expect((await readInbox(file)).map((m) => m.text)).toEqual(['first', 'left behind', 'next'])
-    expect(await spoolNames()).toEqual([])
+    expect(await waiting()).toEqual([])
   })
 
-  it("a watcher's safety poll merges and delivers an orphaned entry when nobody else writes", async () => {
+  it("merges a killed writer's filled slot with the next append and empties it; a killed writer's old empty slot goes", async () => {
+    const left = createEntry({ from: 'bob', text: 'left in a slot' })
+    const filled = await orphanSlot(slotContent('000000000000001-0000000001-000000000000', left), 1_000)
+    const abandoned = await orphanSlot('', 11 * 60_000, DEAD_PID, 'old')
+    const recent = await orphanSlot('', 60_000, DEAD_PID, 'recent') // its writer might be in another pid namespace
+    const live = await orphanSlot('', 11 * 60_000, process.pid, 'live') // idle, its process alive
+    await appendMessage(file, { from: 'alice', text: 'next' })
+    expect((await readInbox(file)).map((m) => m.text)).toEqual(['left in a slot', 'next'])
+    expect(await fs.readFile(filled, 'utf8')).toBe('')
+    const names = await spoolNames()
+    expect(names).not.toContain(path.basename(abandoned))
+    expect(names).toEqual(expect.arrayContaining([path.basename(filled), path.basename(recent), path.basename(live)]))
+    expect(await waiting()).toEqual([])
+  })
+
+  it("reuses one slot for a writer's consecutive appends, and removes it when the writer exits", async () => {
+    for (let i = 0; i < 5; i++) await appendMessage(file, { from: 'alice', text: `m${i}` })
+    const slots = (await spoolNames()).filter((n) => n.endsWith('.slot'))
+    expect(slots).toHaveLength(1)
+    expect(slots[0].startsWith(`${process.pid}-`)).toBe(true)
+    expect(await fs.readFile(path.join(spoolDir(file), slots[0]), 'utf8')).toBe('') // emptied: sent
+    await runNode([WRITER, 'append', file, 'w', '20'])
+    expect((await readInbox(file)).length).toBe(25)
+    // The child's slot is gone with it; ours stays until it has been idle a while.
+    expect((await spoolNames()).filter((n) => n.endsWith('.slot'))).toEqual(slots)
+  })
+
+  it('leaves a young half-written slot for later and moves an old torn one aside, keeping its bytes', async () => {
+    const young = await orphanSlot('{"key":"k","entries":[{"from":"bob","te', 0, DEAD_PID, 'young')
+    await orphanSlot('{"key":"k","entries":[{"from":"bob","text":"to', 60_000, DEAD_PID, 'torn')
+    const reported: CorruptFileError[] = []
+    await appendMessages(file, [{ from: 'alice', text: 'hello' }], { onCorrupt: (e) => reported.push(e) })
+    expect((await readInbox(file)).map((m) => m.text)).toEqual(['hello'])
+    expect(reported).toHaveLength(1)
+    expect(await fs.readFile(reported[0].movedTo!, 'utf8')).toBe('{"key":"k","entries":[{"from":"bob","text":"to')
+    expect(await spoolNames()).toContain(path.basename(young))
+  })
+
+  it("a watcher's safety poll merges and delivers orphaned entries (slot or one-shot file) when nobody else writes", async () => {
     const got: InboxMessage[] = []
     const watcher = watchInbox('alpha', 'lead', (batch) => void got.push(...batch), { env: home.env, pollMs: 50 })
     try {
       await watcher.ready
       await orphan(JSON.stringify([createEntry({ from: 'bob', text: 'orphan' })]), 5_000)
-      await eventually(() => got.length === 1)
-      expect(got[0].text).toBe('orphan')
-      expect(await spoolNames()).toEqual([])
+      await orphanSlot(slotContent('000000000000002-0000000001-000000000000', createEntry({ from: 'bob', text: 'in a slot' })), 5_000)
+      await eventually(() => got.length === 2)
+      expect(got.map((m) => m.text).sort()).toEqual(['in a slot', 'orphan'])
+      expect(await waiting()).toEqual([])
     } finally {
       await watcher.close()
     }
   })
 
-  it('leaves a young half-written spool file for later and moves an old torn one aside, keeping its bytes', async () => {
+  it('leaves a young half-written one-shot file for later and moves an old torn one aside, keeping its bytes', async () => {
     const young = await orphan('[{"from":"bob","te', 0, 'young')
     await orphan('[{"from":"bob","text":"to', 60_000, 'old')
     const empty = await orphan('', 60_000, 'empty') // killed between create and write: nothing to keep

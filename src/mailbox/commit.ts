@@ -1,0 +1,151 @@
+import { randomBytes } from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import { CorruptFileError } from '../errors.js'
+import { FILE_MODE, moveAside, parseJsonFile } from '../util/fs.js'
+import { appendToArchive, splitForArchive } from './archive.js'
+import { ringBell } from './bell.js'
+import { clearSpooled, readSpool, spoolDir } from './spool.js'
+import { InboxFile, type InboxMessage } from './types.js'
+
+export interface CommitOptions {
+  /**
+   * Called when the inbox did not parse and was moved aside; the commit then goes on into a fresh
+   * inbox. Without it the CorruptFileError (with movedTo) is thrown.
+   */
+  onCorrupt?: (err: CorruptFileError) => void
+  /** Changes the entries in place before the write; returns how many it changed. */
+  change?: (entries: InboxMessage[]) => number
+}
+
+export interface Committed {
+  /** How many entries `change` changed. */
+  changed: number
+  /** How many slots the spool holds (spool.ts): more than one means other writers are active. */
+  slots: number
+  /** The inbox as it now is on disk. */
+  inbox: InboxMessage[]
+}
+
+/**
+ * The critical section (call under the inbox lock): the inbox plus every spooled entry not already
+ * in it (a writer killed between the inbox rename and the spool cleanup would otherwise repeat),
+ * then `change`, then one atomic write, then the merged spool files are emptied. `known`: the inbox
+ * as a previous commit of the SAME lock hold left it (its returned `inbox`), so that it is not read
+ * again.
+ */
+export async function commit(file: string, opts: CommitOptions, known?: InboxMessage[]): Promise<Committed> {
+  let current: InboxMessage[]
+  try {
+    current = known ?? (await loadForWrite(file))
+  } catch (err) {
+    if (!opts.onCorrupt || !(err instanceof CorruptFileError) || !err.movedTo) throw err
+    opts.onCorrupt(err)
+    current = []
+  }
+  const spooled = await readSpool(file, opts.onCorrupt ?? warnCorrupt)
+  const present = new Set(current.map((m) => m.msg_id).filter((id) => id !== undefined))
+  const entries = current.concat(spooled.entries.filter((m) => m.msg_id === undefined || !present.has(m.msg_id)))
+  const changed = opts.change ? opts.change(entries) : 0
+  const { slots } = spooled
+  if (spooled.sources.length === 0 && changed === 0) return { changed, slots, inbox: current }
+  const inbox = await writeInbox(file, entries, opts.change ? undefined : current)
+  clearSpooled(spooled.sources)
+  if (spooled.sources.some((source) => source.slot)) ringBell(file)
+  return { changed, slots, inbox }
+}
+
+/** An empty inbox first, for lockers that resolve the file's real path (Claude Code). */
+export function createIfMissing(file: string): void {
+  if (fs.existsSync(file)) return
+  try {
+    fs.writeFileSync(file, '[]', { flag: 'wx', mode: FILE_MODE })
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+  }
+}
+
+export function warnCorrupt(err: CorruptFileError): void {
+  process.stderr.write(`swarm: warning: ${err.message}; the new message went into a fresh inbox\n`)
+}
+
+/**
+ * Writes the inbox atomically, first archiving read entries past the threshold; returns what the
+ * inbox now holds. Call under the lock. `appendedTo`: the entries `entries` only adds to, unchanged.
+ */
+async function writeInbox(file: string, entries: InboxMessage[], appendedTo?: InboxMessage[]): Promise<InboxMessage[]> {
+  const { keep, archive } = splitForArchive(entries)
+  await appendToArchive(file, archive)
+  const text = (archive.length === 0 && appendedTo && extend(file, appendedTo, keep)) || JSON.stringify(keep, null, 2)
+  writeAtomicSync(file, text)
+  lastWrite = { file, inbox: keep, text }
+  return keep
+}
+
+/**
+ * The last inbox this process wrote, and its text. A writer merging round after round under one
+ * hold appends to the inbox it wrote itself: serializing only the new entries saves a fifth of a
+ * merge, on the path every waiting writer waits on.
+ */
+let lastWrite: { file: string; inbox: InboxMessage[]; text: string } | undefined
+
+/** The text of `entries` (`previous` plus more), from the text written for `previous` if that is known. */
+function extend(file: string, previous: InboxMessage[], entries: InboxMessage[]): string | undefined {
+  if (lastWrite?.file !== file || lastWrite.inbox !== previous) return undefined
+  if (previous.length === 0 || entries.length === previous.length) return undefined
+  // JSON.stringify(list, null, 2) is `[\n`, the items joined by `,\n`, then `\n]`.
+  const added = JSON.stringify(entries.slice(previous.length), null, 2)
+  return `${lastWrite.text.slice(0, -2)},\n${added.slice(2)}`
+}
+
+// Inside the critical section the file is read and written with synchronous calls: each async
+// fs call is a thread-pool round trip, and measured here a read-modify-write held the lock for
+// 1.0–2.3 ms that way against 0.7 ms synchronously. The inbox stays small (read entries are
+// archived), so the event loop is blocked for well under a millisecond.
+
+const tmpToken = randomBytes(4).toString('hex')
+let tmpSequence = 0
+
+/**
+ * Temp file + rename, 0600: a crash never leaves a torn inbox. The temp file goes in the spool
+ * directory (same filesystem) when there is one: the inboxes directory is what every inbox watcher
+ * of the team watches, and creating, writing and moving a temp file there woke each of them three
+ * more times per write.
+ */
+function writeAtomicSync(file: string, data: string): void {
+  const name = `.${path.basename(file)}.${process.pid}.${tmpToken}.${tmpSequence++}.tmp`
+  let tmp = path.join(spoolDir(file), name)
+  try {
+    fs.writeFileSync(tmp, data, { mode: FILE_MODE })
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    tmp = path.join(path.dirname(file), name) // no spool (nobody appended through swarm yet)
+    fs.writeFileSync(tmp, data, { mode: FILE_MODE })
+  }
+  try {
+    fs.renameSync(tmp, file)
+  } catch (err) {
+    fs.rmSync(tmp, { force: true })
+    throw err
+  }
+}
+
+/** For writers, under the lock: a corrupt inbox is moved aside, never overwritten. */
+async function loadForWrite(file: string): Promise<InboxMessage[]> {
+  let text: string
+  try {
+    text = fs.readFileSync(file, 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw err
+  }
+  if (text.trim() === '') return []
+  try {
+    return parseJsonFile(file, text, InboxFile)
+  } catch (err) {
+    if (!(err instanceof CorruptFileError)) throw err
+    const movedTo = await moveAside(file)
+    const detail = err.message.slice(`corrupt file ${file} (`.length, -1)
+    throw new CorruptFileError(file, detail, { movedTo, cause: err })
+  }
+}

@@ -1,0 +1,173 @@
+import fs from 'node:fs'
+import lockfile from 'proper-lockfile'
+import { LockTimeoutError } from '../errors.js'
+import { LOCK_STALE_MS } from '../util/lock.js'
+import { raiseHand, ringBell } from './bell.js'
+import type { Slot } from './slot.js'
+
+/*
+ * The inbox lock as appenders and markers take it: the proper-lockfile lock of util/lock.ts (lock
+ * directory `<inbox>.lock`, the one Claude Code takes), tried once at a time, with waiters woken
+ * by events rather than by randomized sleeps: writers by the spool's bell (bell.ts), markers by a
+ * watch on the lock directory.
+ */
+
+/** How long an append or a mark waits for the inbox lock (longer than a dead holder's stale time). */
+export const LOCK_WAIT_MS = 12_000
+
+/**
+ * How long a marker sleeps when its watch is armed: normally the release wakes it first; the timer
+ * covers a holder that died (the lock goes stale after LOCK_STALE_MS) and filesystems whose events
+ * do not arrive.
+ */
+const SAFETY_WAIT_MS = 50
+
+/**
+ * The timer of a waiter whose watches could not be set up: randomized, growing 1–10 ms (×1–2).
+ * Short, because then nothing else tells it that its slot was merged or the lock released.
+ */
+export function backoffMs(attempt: number): number {
+  return Math.min(1.5 ** attempt, 10) * (1 + Math.random())
+}
+
+/**
+ * True when the inbox lock directory exists and is fresh: a failed proper-lockfile attempt costs
+ * a mkdir, a stat and an Error, this one stat. Advisory only; tryLock decides.
+ */
+export function lockLooksHeld(inboxFile: string): boolean {
+  const stat = fs.statSync(`${inboxFile}.lock`, { throwIfNoEntry: false })
+  return stat !== undefined && Date.now() - stat.mtimeMs < LOCK_STALE_MS
+}
+
+/**
+ * One attempt at the inbox lock, with the options of util/lock.ts (same lock directory, stale
+ * recovery, no crash on compromise); undefined when someone else holds it.
+ */
+export async function tryLock(inboxFile: string): Promise<(() => Promise<void>) | undefined> {
+  try {
+    return await lockfile.lock(inboxFile, {
+      lockfilePath: `${inboxFile}.lock`,
+      realpath: false,
+      stale: LOCK_STALE_MS,
+      retries: 0,
+      fs: syncFs,
+      onCompromised: (err) => {
+        process.stderr.write(`swarm: warning: lock on ${inboxFile} was compromised: ${err.message}\n`)
+      },
+    })
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOCKED') return undefined
+    throw err
+  }
+}
+
+/**
+ * Runs `fn` holding the inbox lock (markRead, markDelivered, the watcher's flush). Woken when the
+ * lock directory goes away rather than by randomized sleeps, which under load found the lock free
+ * so rarely that the recipient's markRead waited up to ~0.9 s; and with its hand raised on the
+ * spool's bell (bell.ts), so that appenders leave it the lock. LockTimeoutError past LOCK_WAIT_MS.
+ */
+export async function withInboxLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + LOCK_WAIT_MS
+  let raised = false
+  for (let attempt = 0; ; attempt++) {
+    const release = lockLooksHeld(file) ? undefined : await tryLock(file)
+    if (release) {
+      try {
+        return await fn()
+      } finally {
+        await releaseLock(file, release, raised)
+      }
+    }
+    if (Date.now() > deadline) throw new LockTimeoutError(file)
+    raiseHand(file) // again at each attempt: a raised hand counts for a short while only
+    raised = true
+    await waitForTurn(file, undefined, SAFETY_WAIT_MS, backoffMs(attempt))
+  }
+}
+
+/** Releases the inbox lock, then rings the bell for the writers still waiting (lowering our hand if raised). */
+export async function releaseLock(inboxFile: string, release: () => Promise<void>, lowerHand = false): Promise<void> {
+  await release().catch(() => {
+    // Already released or compromised (reported by onCompromised); nothing left to undo.
+  })
+  ringBell(inboxFile, lowerHand)
+}
+
+/**
+ * Waits for a chance at the inbox lock, looking first: resolves 'emptied' once `slot` (if given)
+ * has been merged, 'turn' when the lock looks free, 'timeout' after `ms`. A writer (`slot` given)
+ * is woken by the spool's bell (bell.ts), which a holder rings when it emptied slots and when it
+ * released the lock; it leaves a free lock to a raised hand. Without a slot (markRead and the
+ * like), a watch on the lock directory wakes the waiter at the release. The caller then acts and
+ * looks again; a missed or spurious event costs a loop, nothing more, and the timer covers a
+ * holder that died (the lock goes stale after LOCK_STALE_MS) or a foreign one (Claude Code rings
+ * no bell). When no watch can be set up (e.g. out of inotify watches), `fallbackMs` is used
+ * instead of `ms`: polling, never a long sleep.
+ */
+export function waitForTurn(inboxFile: string, slot: Slot | undefined, ms: number, fallbackMs = ms): Promise<'emptied' | 'turn' | 'timeout'> {
+  return new Promise((resolve) => {
+    let watcher: fs.FSWatcher | undefined
+    let cancelSlot: (() => void) | undefined
+    let timer: NodeJS.Timeout | undefined
+    let finished = false
+    const done = (news: 'emptied' | 'turn' | 'timeout') => {
+      if (finished) return
+      finished = true
+      clearTimeout(timer)
+      watcher?.close()
+      cancelSlot?.()
+      resolve(news)
+    }
+    const look = () => {
+      if (slot?.emptied()) done('emptied')
+      else if (!lockLooksHeld(inboxFile) && !slot?.handRaised()) done('turn')
+    }
+    let armed = true
+    if (slot) {
+      cancelSlot = slot.onBell(look)
+      armed = slot.watched
+    } else {
+      try {
+        watcher = fs.watch(`${inboxFile}.lock`, () => done('turn'))
+        // A broken watch leaves the timer to decide, never a busy loop.
+        watcher.on('error', () => watcher?.close())
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return done('turn') // released already
+        armed = false
+      }
+    }
+    timer = setTimeout(() => done('timeout'), armed ? ms : fallbackMs)
+    // Emptied or released before the watch was set up: no event will come.
+    look()
+  })
+}
+
+/**
+ * proper-lockfile's fs calls made synchronously (the callback still comes on the next tick): each
+ * asynchronous call is a thread-pool round trip, and under load the lock's mkdir + stat + rmdir
+ * that way kept it held a few milliseconds longer per holder. Stable object: proper-lockfile caches the
+ * filesystem's mtime precision on it.
+ */
+const syncFs = {
+  mkdir: viaSync(fs.mkdirSync),
+  rmdir: viaSync(fs.rmdirSync),
+  stat: viaSync(fs.statSync),
+  utimes: viaSync(fs.utimesSync),
+  realpath: viaSync(fs.realpathSync),
+  rmdirSync: fs.rmdirSync,
+}
+
+function viaSync<A extends unknown[], R>(fn: (...args: A) => R) {
+  return (...args: [...A, (err: Error | null, result?: R) => void]) => {
+    const callback = args.pop() as (err: Error | null, result?: R) => void
+    let result: R
+    try {
+      result = fn(...(args as unknown as A))
+    } catch (err) {
+      process.nextTick(callback, err as Error)
+      return
+    }
+    process.nextTick(callback, null, result)
+  }
+}

@@ -1,0 +1,165 @@
+import path from 'node:path'
+import { LockTimeoutError, type CorruptFileError } from '../errors.js'
+import { bellPath, handRaised } from './bell.js'
+import { commit, createIfMissing, type Committed } from './commit.js'
+import { Gatherer } from './gather.js'
+import { backoffMs, LOCK_WAIT_MS, lockLooksHeld, releaseLock, tryLock, waitForTurn } from './inbox-lock.js'
+import { Slot } from './slot.js'
+import { spoolPending } from './spool.js'
+import type { InboxMessage } from './types.js'
+
+/*
+ * This process's appends to one inbox. Entries go through the process's spool slot (slot.ts): one
+ * batch in flight at a time, the appends that arrive meanwhile go together as the next batch, in
+ * call order. A batch is sent when its slot has been emptied by whoever holds the inbox lock.
+ *
+ * The writer that takes the lock merges every waiting slot, its own included, and then KEEPS the
+ * lock while more slots fill (the writers it just released spool their next message within a
+ * millisecond or so), for up to MAX_HOLD_MS: its own append resolves after the first merge, the
+ * rest of the hold runs in the background. Handing the lock over costs far more than a merge
+ * under load: the waiters all wake at the release and race for the lock directory, the winner
+ * reads and validates the inbox again, the losers go back to sleep.
+ */
+
+/** Longest continuous hold of a merging writer, so that markRead and Claude Code get their turn. */
+const MAX_HOLD_MS = 25
+/** How long a merging writer waits for more slots to fill before it merges what waits (or releases, when nothing does). */
+const GATHER_MS = 3
+/**
+ * How long a waiting writer sleeps without news: the bell rings at every merge and release by a
+ * swarm process, not when Claude Code releases the lock or when a holder dies (stale after
+ * LOCK_STALE_MS), which this timer covers.
+ */
+const WAIT_MS = 10
+
+const outboxes = new Map<string, Outbox>()
+
+/** The outbox of `file` in this process. */
+export function outboxFor(file: string): Outbox {
+  const key = path.resolve(file)
+  let outbox = outboxes.get(key)
+  if (!outbox) {
+    outbox = new Outbox(file, () => outboxes.delete(key))
+    outboxes.set(key, outbox)
+  }
+  return outbox
+}
+
+type Reporter = (err: CorruptFileError) => void
+
+export class Outbox {
+  private slot: Slot | undefined
+  private queue: Array<{ entries: InboxMessage[]; onCorrupt: Reporter; done: (err?: unknown) => void }> = []
+  private busy = false
+  /** True while this process holds the lock and merges in the background. */
+  private holding = false
+
+  constructor(
+    private readonly file: string,
+    private readonly forget: () => void,
+  ) {}
+
+  /** Resolves once the entries are in the inbox; rejects when they were not sent. */
+  send(entries: InboxMessage[], onCorrupt: Reporter): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ entries, onCorrupt, done: (err) => (err === undefined ? resolve() : reject(err)) })
+      if (!this.busy) void this.drain()
+    })
+  }
+
+  private async drain(): Promise<void> {
+    this.busy = true
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0)
+      const reporters = new Set(batch.map((b) => b.onCorrupt))
+      let failure: unknown
+      try {
+        await this.deliver(batch.flatMap((b) => b.entries), (err) => reporters.forEach((report) => report(err)))
+      } catch (err) {
+        failure = err ?? new Error('append failed')
+      }
+      for (const b of batch) b.done(failure)
+    }
+    this.busy = false
+    this.slot?.idle(() => {
+      this.slot = undefined
+      if (!this.busy && !this.holding) this.forget()
+    })
+  }
+
+  /** Spools the entries, then merges them under the lock or waits until a holder has. */
+  private async deliver(entries: InboxMessage[], onCorrupt: Reporter): Promise<void> {
+    if (!this.slot?.usable()) {
+      this.slot?.close()
+      this.slot = Slot.create(this.file)
+      createIfMissing(this.file)
+    }
+    const slot = this.slot
+    slot.busy()
+    slot.fill(entries)
+    const deadline = Date.now() + LOCK_WAIT_MS
+    for (let attempt = 0; ; attempt++) {
+      const release = this.holding || lockLooksHeld(this.file) || slot.handRaised() ? undefined : await tryLock(this.file)
+      if (release) {
+        let committed: Committed
+        try {
+          committed = await commit(this.file, { onCorrupt })
+        } catch (err) {
+          await releaseLock(this.file, release)
+          // Not written: withdraw it so that a retry cannot send it twice. (Already emptied means
+          // another writer merged it before our attempt failed: it is sent.)
+          if (this.withdraw()) throw err
+          return
+        }
+        // Alone (ours is the only slot), there is nobody to merge for: release at once.
+        if (committed.slots > 1) void this.keepMerging(release, committed.inbox, onCorrupt)
+        else await releaseLock(this.file, release)
+        if (slot.emptied()) return // merged with the others
+      }
+      if (Date.now() > deadline) {
+        if (this.withdraw()) throw new LockTimeoutError(this.file)
+        return
+      }
+      const news = await waitForTurn(this.file, slot, WAIT_MS, backoffMs(attempt))
+      if (news === 'emptied') return // merged by the writer holding the lock
+      if (news === 'timeout' && slot.gone()) return // removed under us (the team deleted): nothing left to send
+    }
+  }
+
+  /**
+   * The rest of a hold: merges again as soon as every slot of the spool is filled, or whatever
+   * waits after GATHER_MS; releases the lock once nothing was filled for GATHER_MS, after
+   * MAX_HOLD_MS, or when a process raised its hand for a mark (bell.ts). A failed merge ends the
+   * hold; the writers whose slots it left take the lock in turn and meet the error themselves.
+   */
+  private async keepMerging(release: () => Promise<void>, inbox: InboxMessage[], onCorrupt: Reporter): Promise<void> {
+    const until = Date.now() + MAX_HOLD_MS
+    const bell = bellPath(this.file)
+    const gatherer = new Gatherer(this.file)
+    this.holding = true
+    try {
+      while (Date.now() < until) {
+        await gatherer.until(Math.min(GATHER_MS, until - Date.now()))
+        if (handRaised(bell)) break // someone needs the lock for a mark: their commit merges what waits
+        if (gatherer.filled() === 0 && !spoolPending(this.file)) break
+        inbox = (await commit(this.file, { onCorrupt }, inbox)).inbox
+      }
+    } catch {
+      // Left in the slots: their writers retry under the lock and get the error themselves.
+    } finally {
+      gatherer.close()
+      // Cleared before the release, whose rmdir runs synchronously (inbox-lock.ts): from then on
+      // this process's next append takes the lock like any other writer.
+      this.holding = false
+      await releaseLock(this.file, release)
+    }
+  }
+
+  /** Takes back the entries in the slot; false when they were merged already (sent). */
+  private withdraw(): boolean {
+    if (!this.slot?.withdraw()) return false
+    this.slot = undefined
+    return true
+  }
+}
+

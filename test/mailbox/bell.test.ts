@@ -1,0 +1,42 @@
+import fs from 'node:fs/promises'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { bellPath, handRaised, raiseHand, ringBell } from '../../src/mailbox/bell.js'
+import { appendMessage, readInbox } from '../../src/mailbox/inbox.js'
+import { inboxPath } from '../../src/teams/paths.js'
+import { tempHome } from './helpers.js'
+
+let home: Awaited<ReturnType<typeof tempHome>>
+let file: string
+beforeEach(async () => {
+  home = await tempHome()
+  file = inboxPath('alpha', 'lead', home.env)
+})
+afterEach(() => home.cleanup())
+
+describe("the spool's bell", () => {
+  it('does nothing before any writer made a spool (no bell to ring or raise a hand on)', () => {
+    ringBell(file)
+    raiseHand(file)
+    expect(handRaised(bellPath(file))).toBe(false)
+  })
+
+  it('holds a raised hand for a short while, until the raiser rings it down', async () => {
+    await appendMessage(file, { from: 'alice', text: 'makes the spool and its bell' })
+    const bell = bellPath(file)
+    expect(handRaised(bell)).toBe(false)
+    raiseHand(file)
+    expect(handRaised(bell)).toBe(true)
+    ringBell(file) // a plain ring (a merge) leaves the hand up
+    expect(handRaised(bell)).toBe(true)
+    ringBell(file, true)
+    expect(handRaised(bell)).toBe(false)
+  })
+
+  it('an abandoned raised hand (its process died) stops counting: appends go on', async () => {
+    await appendMessage(file, { from: 'alice', text: 'one' })
+    raiseHand(file) // and never lowered
+    await appendMessage(file, { from: 'alice', text: 'two' })
+    expect((await readInbox(file)).map((m) => m.text)).toEqual(['one', 'two'])
+    expect((await fs.readdir(`${file}.spool`)).includes('bell')).toBe(true)
+  })
+})
