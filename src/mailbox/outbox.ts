@@ -1,5 +1,5 @@
 import path from 'node:path'
-import { LockTimeoutError, type CorruptFileError } from '../errors.js'
+import { LockTimeoutError, NotFoundError, type CorruptFileError } from '../errors.js'
 import { bellPath, handRaised } from './bell.js'
 import { commit, createIfMissing, type Committed } from './commit.js'
 import { Gatherer } from './gather.js'
@@ -105,10 +105,11 @@ export class Outbox {
         try {
           committed = await commit(this.file, { onCorrupt })
         } catch (err) {
+          // Not written: withdraw it — while we still hold the lock, so no merger can be reading it —
+          // so that a retry cannot send it twice. (Already emptied: it was merged before; it is sent.)
+          const withdrawn = this.withdraw()
           await releaseLock(this.file, release)
-          // Not written: withdraw it so that a retry cannot send it twice. (Already emptied means
-          // another writer merged it before our attempt failed: it is sent.)
-          if (this.withdraw()) throw err
+          if (withdrawn) throw err
           return
         }
         // Alone (ours is the only slot), there is nobody to merge for: release at once.
@@ -117,12 +118,21 @@ export class Outbox {
         if (slot.emptied()) return // merged with the others
       }
       if (Date.now() > deadline) {
-        if (this.withdraw()) throw new LockTimeoutError(this.file)
-        return
+        if (slot.emptied()) return
+        // Without the lock the slot cannot be taken back safely (a merger may be reading it): it stays
+        // queued, merged by whoever takes the lock next, and this process writes a new slot from now on.
+        this.slot = undefined
+        slot.close() // a filled slot file stays
+        throw new LockTimeoutError(this.file, { hint: 'the message is queued and goes into the inbox when the lock is free: do not send it again' })
       }
       const news = await waitForTurn(this.file, slot, WAIT_MS, backoffMs(attempt))
       if (news === 'emptied') return // merged by the writer holding the lock
-      if (news === 'timeout' && slot.gone()) return // removed under us (the team deleted): nothing left to send
+      if (slot.gone() && !slot.emptied()) {
+        // Removed under us with the message in it (the team was deleted): it is in no file.
+        this.slot = undefined
+        slot.close()
+        throw new NotFoundError(`${this.file} was deleted (the team with it?); the message was not sent`)
+      }
     }
   }
 

@@ -31,8 +31,8 @@ process.on('exit', () => {
 /**
  * A slot: `<spool>/<pid>-<token>-<generation>.slot`, kept open (with a watch on the spool's bell)
  * for as long as the process keeps appending to that inbox. Only its own process writes it, and
- * only while it is empty; a merger only empties it. A name is never reused, so a late truncate by
- * a merger cannot hit a later slot.
+ * only while it is empty; a merger only empties it, and only while it still holds the batch the
+ * merger read (spool.ts clearSpooled), so a merger that stalled cannot empty a later batch.
  */
 export class Slot {
   private readonly fd: number

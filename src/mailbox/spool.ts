@@ -28,8 +28,13 @@ const SlotContent = z.object({ key: z.string(), entries: z.array(InboxMessage) }
 const OneShotContent = z.array(InboxMessage)
 /** A spool file that still does not parse this long after it was written is torn, not in progress. */
 const TORN_SPOOL_MS = 10_000
-/** An empty slot untouched this long whose process is gone was left by a killed writer. */
-const ABANDONED_SLOT_MS = 10 * 60_000
+/**
+ * An empty slot untouched this long is nobody's: its writer closes it after 2 s idle, so it was left
+ * by a writer killed or stopped by a signal (the pid is not asked: it may have been reused).
+ */
+const ABANDONED_SLOT_MS = 60_000
+/** A merger's temp inbox this old was left by a merger killed before its rename. */
+const STALE_TMP_MS = 60_000
 
 /** `<inboxes>/<agent>.json.spool` */
 export function spoolDir(inboxFile: string): string {
@@ -40,6 +45,8 @@ export function spoolDir(inboxFile: string): string {
 export interface SpoolSource {
   file: string
   slot: boolean
+  /** The batch key read from it: a slot is emptied only while it still holds this batch. */
+  key: string
 }
 
 export interface Spooled {
@@ -59,20 +66,22 @@ export async function readSpool(inboxFile: string, onCorrupt: (err: CorruptFileE
   const dir = spoolDir(inboxFile)
   const batches: Array<{ key: string; entries: InboxMessage[]; source: SpoolSource }> = []
   let slots = 0
-  for (const name of listSpool(dir)) {
+  const names = listSpool(dir, true)
+  for (const name of names.filter((n) => n.endsWith('.tmp'))) removeIfStaleTemp(path.join(dir, name))
+  for (const name of names.filter((n) => !n.endsWith('.tmp'))) {
     const file = path.join(dir, name)
     const slot = name.endsWith(SLOT_SUFFIX)
     if (slot && ownerAlive(name)) slots++
     const text = readIfExists(file)
     if (text === undefined) continue // withdrawn by its writer
     if (text === '') {
-      if (slot) removeIfAbandoned(file, name)
+      if (slot) removeIfAbandoned(file)
       else if (spooledAt(name) < Date.now() - TORN_SPOOL_MS) removeQuietly(file) // killed between create and write
       continue
     }
     const parsed = slot ? parseSlot(text) : parseOneShot(text, name)
     if (parsed) {
-      batches.push({ ...parsed, source: { file, slot } })
+      batches.push({ ...parsed, source: { file, slot, key: parsed.key } })
     } else if (writtenAt(file, name) < Date.now() - TORN_SPOOL_MS) {
       // Its writer died mid-write long ago: keep the bytes, out of the way.
       const movedTo = await moveAside(file)
@@ -84,15 +93,32 @@ export async function readSpool(inboxFile: string, onCorrupt: (err: CorruptFileE
   return { entries: batches.flatMap((b) => b.entries), sources: batches.map((b) => b.source), slots }
 }
 
-/** After the inbox holding their entries was renamed into place: empties merged slots, removes one-shot files. */
+/**
+ * After the inbox holding their entries was renamed into place: empties merged slots, removes
+ * one-shot files. A slot is emptied only while it still holds the batch that was merged: a merger
+ * that stalled past the lock's stale time (another writer took the lock, merged that batch, and
+ * the slot was refilled) must not empty the next batch, which its writer would take as sent.
+ */
 export function clearSpooled(sources: SpoolSource[]): void {
-  for (const { file, slot } of sources) {
+  for (const { file, slot, key } of sources) {
     try {
-      if (slot) fs.truncateSync(file, 0)
+      if (slot) truncateIfHolds(file, key)
       else fs.unlinkSync(file)
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
     }
+  }
+}
+
+/** Reads the slot's key (its content starts `{"key":"…"`) and truncates through the same descriptor. */
+function truncateIfHolds(file: string, key: string): void {
+  const fd = fs.openSync(file, 'r+')
+  try {
+    const head = Buffer.alloc(64)
+    const n = fs.readSync(fd, head, 0, head.length, 0)
+    if (head.subarray(0, n).toString('utf8').startsWith(`{"key":${JSON.stringify(key)}`)) fs.ftruncateSync(fd, 0)
+  } finally {
+    fs.closeSync(fd)
   }
 }
 
@@ -132,10 +158,10 @@ export function spoolState(inboxFile: string): { waiting: number; slots: number;
   return { waiting, slots, oldest }
 }
 
-/** Spool file names; a moved-aside `<name>.corrupt-<ts>` stays where it is, ignored. */
-function listSpool(dir: string): string[] {
+/** Spool file names (and temp inboxes with `temps`); a moved-aside `<name>.corrupt-<ts>` stays where it is, ignored. */
+function listSpool(dir: string, temps = false): string[] {
   try {
-    return fs.readdirSync(dir).filter((name) => name.endsWith(SLOT_SUFFIX) || name.endsWith('.json'))
+    return fs.readdirSync(dir).filter((name) => name.endsWith(SLOT_SUFFIX) || name.endsWith('.json') || (temps && name.endsWith('.tmp')))
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [] // nothing spooled yet
     throw err
@@ -162,12 +188,18 @@ function parseOneShot(text: string, name: string): { key: string; entries: Inbox
 
 /**
  * An empty slot is normally its writer's, kept between appends and removed by it when idle. One
- * whose process is gone and that nobody touched for ABANDONED_SLOT_MS was left by a killed writer.
+ * that nobody touched for ABANDONED_SLOT_MS was left behind (every merge reads every slot, so they
+ * must not pile up).
  */
-function removeIfAbandoned(file: string, name: string): void {
+function removeIfAbandoned(file: string): void {
   const stat = statIfExists(file)
-  if (!stat || stat.mtimeMs > Date.now() - ABANDONED_SLOT_MS) return
-  if (!ownerAlive(name)) removeQuietly(file)
+  if (stat && stat.size === 0 && stat.mtimeMs < Date.now() - ABANDONED_SLOT_MS) removeQuietly(file)
+}
+
+/** A temp inbox (`.<inbox>.<pid>….tmp`) this old was left by a merger killed before its rename. */
+function removeIfStaleTemp(file: string): void {
+  const stat = statIfExists(file)
+  if (stat && stat.mtimeMs < Date.now() - STALE_TMP_MS) removeQuietly(file)
 }
 
 /**

@@ -4,7 +4,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { CorruptFileError } from '../../src/errors.js'
 import { createEntry } from '../../src/mailbox/entry.js'
 import { appendMessage, appendMessages, readInbox } from '../../src/mailbox/inbox.js'
-import { spoolDir } from '../../src/mailbox/spool.js'
+import { clearSpooled, spoolDir } from '../../src/mailbox/spool.js'
 import type { InboxMessage } from '../../src/mailbox/types.js'
 import { watchInbox } from '../../src/mailbox/watch.js'
 import { inboxPath } from '../../src/teams/paths.js'
@@ -70,15 +70,54 @@ describe('append spool', () => {
     const left = createEntry({ from: 'bob', text: 'left in a slot' })
     const filled = await orphanSlot(slotContent('000000000000001-0000000001-000000000000', left), 1_000)
     const abandoned = await orphanSlot('', 11 * 60_000, DEAD_PID, 'old')
-    const recent = await orphanSlot('', 60_000, DEAD_PID, 'recent') // its writer might be in another pid namespace
-    const live = await orphanSlot('', 11 * 60_000, process.pid, 'live') // idle, its process alive
+    const recent = await orphanSlot('', 30_000, DEAD_PID, 'recent') // its writer might be between two appends
+    // A live writer closes its idle slot after 2 s: one untouched for minutes is left over, whatever its pid says (pids are reused).
+    const stale = await orphanSlot('', 11 * 60_000, process.pid, 'live')
     await appendMessage(file, { from: 'alice', text: 'next' })
     expect((await readInbox(file)).map((m) => m.text)).toEqual(['left in a slot', 'next'])
     expect(await fs.readFile(filled, 'utf8')).toBe('')
     const names = await spoolNames()
     expect(names).not.toContain(path.basename(abandoned))
-    expect(names).toEqual(expect.arrayContaining([path.basename(filled), path.basename(recent), path.basename(live)]))
+    expect(names).not.toContain(path.basename(stale))
+    expect(names).toEqual(expect.arrayContaining([path.basename(filled), path.basename(recent)]))
     expect(await waiting()).toEqual([])
+  })
+
+  it('a merger that stalled past the stale time never empties a slot refilled since (its writer would take it as sent)', async () => {
+    const entry = createEntry({ from: 'bob', text: 'next batch' })
+    const refilled = await orphanSlot(slotContent('000000000000002-0000000001-000000000001', entry), 0, process.pid, 'refilled')
+    clearSpooled([{ file: refilled, slot: true, key: '000000000000001-0000000001-000000000000' }])
+    expect(JSON.parse(await fs.readFile(refilled, 'utf8')).entries).toEqual([entry])
+    clearSpooled([{ file: refilled, slot: true, key: '000000000000002-0000000001-000000000001' }])
+    expect(await fs.readFile(refilled, 'utf8')).toBe('')
+  })
+
+  it("sweeps a killed merger's old temp inbox, not a young one", async () => {
+    await fs.mkdir(spoolDir(file), { recursive: true })
+    const old = path.join(spoolDir(file), '.lead.json.123.abcd.0.tmp')
+    const young = path.join(spoolDir(file), '.lead.json.123.abcd.1.tmp')
+    await fs.writeFile(old, '[]')
+    await fs.writeFile(young, '[]')
+    const when = new Date(Date.now() - 5 * 60_000)
+    await fs.utimes(old, when, when)
+    await appendMessage(file, { from: 'alice', text: 'x' })
+    const names = await spoolNames()
+    expect(names).not.toContain(path.basename(old))
+    expect(names).toContain(path.basename(young))
+  })
+
+  it('an append whose spool is deleted while it waits for the lock (the team deleted) rejects: it was not sent', async () => {
+    await appendMessage(file, { from: 'alice', text: 'before' })
+    await fs.mkdir(`${file}.lock`) // a foreign holder (Claude Code)
+    try {
+      const pending = appendMessage(file, { from: 'alice', text: 'lost cause' })
+      await new Promise((r) => setTimeout(r, 50))
+      await fs.rm(spoolDir(file), { recursive: true, force: true })
+      await expect(pending).rejects.toMatchObject({ code: 'SWARM_NOT_FOUND', message: expect.stringContaining('was not sent') })
+    } finally {
+      await fs.rmdir(`${file}.lock`)
+    }
+    expect((await readInbox(file)).map((m) => m.text)).toEqual(['before'])
   })
 
   it("reuses one slot for a writer's consecutive appends, and removes it when the writer exits", async () => {
