@@ -9,8 +9,9 @@ import { agentId, LEAD_NAME } from '../teams/paths.js'
 import { addMember, readTeam, updateMember } from '../teams/team-store.js'
 import type { BackendType } from '../teams/types.js'
 import { delay } from '../util/process.js'
+import { definedOnly } from '../util/object.js'
 import { wantsWorktree } from '../worktrees/team-worktrees.js'
-import { createWorktree, removeWorktree, worktreeCwd } from '../worktrees/worktree.js'
+import { type Worktree, createWorktree, removeWorktree, worktreeCwd } from '../worktrees/worktree.js'
 import type { TeamControl } from './console.js'
 
 /** How long the leader waits for a teammate that approved its shutdown to exit before closing its pane. */
@@ -39,9 +40,7 @@ export class LeaderControl implements TeamControl {
     if (this.o.backend === 'in-process') {
       const config = await readTeam(this.o.team, this.o.env)
       const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
-      const isolated = await wantsWorktree({ ...(opts.worktree !== undefined ? { worktree: opts.worktree } : {}), ...(opts.agentType ? { agentType: opts.agentType } : {}), cwd: leadCwd, env: this.o.env })
-      const slug = typeof opts.worktree === 'string' ? { slug: opts.worktree } : {}
-      const wt = isolated ? await createWorktree({ repoDir: opts.cwd ?? leadCwd, team: this.o.team, name, env: this.o.env, ...slug }) : undefined
+      const wt = await this.wantedWorktree(name, { ...opts, repoDir: opts.cwd ?? leadCwd, leadCwd })
       try {
         if (!config.members.some((m) => m.name === name)) {
           await addMember(
@@ -78,14 +77,10 @@ export class LeaderControl implements TeamControl {
     const config = await readTeam(this.o.team, this.o.env)
     let member = config.members.find((m) => m.name === name)
     if (!member) throw new Error(`no member ${name}`)
-    if (!member.worktreePath && member.worktree !== false) {
+    if (!member.worktreePath) {
       const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
-      const want = await wantsWorktree({ ...(member.worktree !== undefined ? { worktree: member.worktree } : {}), ...(member.agentType ? { agentType: member.agentType } : {}), cwd: leadCwd, env: this.o.env })
-      if (want) {
-        const slug = typeof member.worktree === 'string' ? { slug: member.worktree } : {}
-        const wt = await createWorktree({ repoDir: member.cwd, team: this.o.team, name, env: this.o.env, ...slug })
-        member = await updateMember(this.o.team, name, { cwd: await worktreeCwd(wt), worktreePath: wt.path }, this.o.env)
-      }
+      const wt = await this.wantedWorktree(name, { ...definedOnly({ worktree: member.worktree, agentType: member.agentType }), repoDir: member.cwd, leadCwd })
+      if (wt) member = await updateMember(this.o.team, name, { cwd: await worktreeCwd(wt), worktreePath: wt.path }, this.o.env)
     }
     await exec.spawn({
       team: this.o.team,
@@ -95,6 +90,13 @@ export class LeaderControl implements TeamControl {
       run: this.o.inProcessMain(name, { resume }),
     })
     await updateMember(this.o.team, name, { backendType: 'in-process', tmuxPaneId: 'in-process', isActive: true }, this.o.env)
+  }
+
+  /** The worktree a teammate asks for (`worktree`, else its definition's isolation), made from `repoDir`; undefined when it wants none. */
+  private async wantedWorktree(name: string, o: { worktree?: boolean | string; agentType?: string; repoDir: string; leadCwd: string }): Promise<Worktree | undefined> {
+    const wanted = await wantsWorktree({ ...definedOnly({ worktree: o.worktree, agentType: o.agentType }), cwd: o.leadCwd, env: this.o.env })
+    if (!wanted) return undefined
+    return createWorktree({ repoDir: o.repoDir, team: this.o.team, name, env: this.o.env, ...(typeof o.worktree === 'string' ? { slug: o.worktree } : {}) })
   }
 
   async kill(name: string, opts: { now?: boolean }): Promise<string> {
