@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process'
+import fs from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -12,13 +13,16 @@ const run = promisify(execFile)
 describe('in-process backend', () => {
   let executor: InProcessExecutor
   let output: string[]
+  let home: string
   const base = { team: 'inp', cwd: '/' }
   beforeEach(() => {
     output = []
-    executor = createExecutor('in-process', { env: { ...process.env, SWARM_HOME: tempDir('swarm-inp-') }, output: (t) => output.push(t) })
+    home = tempDir('swarm-inp-')
+    executor = createExecutor('in-process', { env: { ...process.env, SWARM_HOME: home }, output: (t) => output.push(t) })
   })
   afterEach(async () => {
     await executor.killAll()
+    fs.rmSync(home, { recursive: true, force: true })
   })
 
   it('gives each teammate its own identity, cwd and signal, across awaits and timers', async () => {
