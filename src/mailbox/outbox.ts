@@ -89,7 +89,9 @@ export class Outbox {
 
   /** Spools the entries, then merges them under the lock or waits until a holder has. */
   private async deliver(entries: InboxMessage[], onCorrupt: Reporter): Promise<void> {
-    if (!this.slot?.usable()) {
+    // A slot still holding an earlier batch (its append failed oddly, e.g. the lock call threw) is
+    // left queued as it is: a slot is only ever filled while empty.
+    if (!this.slot?.usable() || !this.slot.emptied()) {
       this.slot?.close()
       this.slot = Slot.create(this.file)
       createIfMissing(this.file)

@@ -92,6 +92,15 @@ describe('append spool', () => {
     expect(await fs.readFile(refilled, 'utf8')).toBe('')
   })
 
+  it('never fills a slot that still holds an earlier batch: that batch stays queued and is merged too', async () => {
+    await appendMessage(file, { from: 'alice', text: 'first' })
+    const [own] = (await spoolNames()).filter((n) => n.startsWith(`${process.pid}-`) && n.endsWith('.slot'))
+    const leftover = createEntry({ from: 'alice', text: 'left in my slot' })
+    await fs.writeFile(path.join(spoolDir(file), own), slotContent('000000000000001-0000000001-000000000000', leftover))
+    await appendMessage(file, { from: 'alice', text: 'second' })
+    expect((await readInbox(file)).map((m) => m.text)).toEqual(['first', 'left in my slot', 'second'])
+  })
+
   it("sweeps a killed merger's old temp inbox, not a young one", async () => {
     await fs.mkdir(spoolDir(file), { recursive: true })
     const old = path.join(spoolDir(file), '.lead.json.123.abcd.0.tmp')
