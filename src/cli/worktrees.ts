@@ -1,6 +1,5 @@
 import type { Command } from 'commander'
 import { NotFoundError, UsageError } from '../errors.js'
-import { LEAD_NAME } from '../teams/paths.js'
 import { readTeam } from '../teams/team-store.js'
 import { describeContents, describeLeftovers, type WorktreeContents } from '../worktrees/inspect.js'
 import { type TeamWorktree, type TeardownReport, summarizeWorktree } from '../worktrees/team-worktrees.js'
@@ -25,16 +24,20 @@ export function registerWorktreeCommands(program: Command): void {
     .action((team: string, name: string, opts: { discard?: boolean; json?: boolean }) => worktreesRemove(team, name, opts))
 }
 
-/** The team's cwds and the current directory: where to look for `swarm/<team>/` branches. */
-export async function teamRepoDirs(team: string): Promise<string[]> {
-  const config = await readTeam(team).catch(() => undefined)
-  return [process.cwd(), ...(config?.members ?? []).flatMap((m) => (m.cwd ? [m.cwd] : []))]
+/**
+ * What the commands need of the team, from one read of its config (none when it is gone): where to
+ * look for `swarm/<team>/` branches (its cwds and the current directory), and who works where.
+ */
+async function teamContext(team: string): Promise<{ repoDirs: string[]; members: Map<string, string> }> {
+  const [{ worktreeUsersOf }, config] = await Promise.all([import('../worktrees/team-worktrees.js'), readTeam(team).catch(() => undefined)])
+  const list = config?.members ?? []
+  return { repoDirs: [process.cwd(), ...list.flatMap((m) => (m.cwd ? [m.cwd] : []))], members: worktreeUsersOf(list) }
 }
 
 export async function worktreesList(team: string, opts: { json?: boolean }): Promise<void> {
   const { listTeamWorktrees } = await import('../worktrees/team-worktrees.js')
-  const listing = await listTeamWorktrees(team, { env: process.env, repoDirs: await teamRepoDirs(team) })
-  const members = await teamMembersByPath(team)
+  const { repoDirs, members } = await teamContext(team)
+  const listing = await listTeamWorktrees(team, { env: process.env, repoDirs })
   if (opts.json) printJson({ team, worktrees: listing.worktrees.map((w) => worktreeJson(w, members.get(w.path))), problems: listing.problems })
   else if (!listing.worktrees.length) println(`team ${team} has no worktrees`)
   else {
@@ -47,7 +50,7 @@ export async function worktreesList(team: string, opts: { json?: boolean }): Pro
 
 export async function worktreesPrune(team: string | undefined, opts: { json?: boolean }): Promise<void> {
   const { pruneWorktrees } = await import('../worktrees/team-worktrees.js')
-  const report = await pruneWorktrees({ env: process.env, ...(team ? { team, repoDirs: await teamRepoDirs(team) } : { repoDirs: [process.cwd()] }) })
+  const report = await pruneWorktrees({ env: process.env, ...(team ? { team, repoDirs: (await teamContext(team)).repoDirs } : { repoDirs: [process.cwd()] }) })
   if (opts.json) printJson(teardownJson(report))
   else {
     println(`removed ${report.removed.length} clean worktree(s)${report.removed.length ? `: ${report.removed.map((w) => w.path || w.branch).join(', ')}` : ''}`)
@@ -57,12 +60,13 @@ export async function worktreesPrune(team: string | undefined, opts: { json?: bo
 }
 
 export async function worktreesRemove(team: string, name: string, opts: { discard?: boolean; json?: boolean }): Promise<void> {
-  const { listTeamWorktrees, teardownWorktrees, worktreeUsers } = await import('../worktrees/team-worktrees.js')
-  const listing = await listTeamWorktrees(team, { env: process.env, repoDirs: await teamRepoDirs(team) })
+  const { listTeamWorktrees, teardownWorktrees } = await import('../worktrees/team-worktrees.js')
+  const { repoDirs, members } = await teamContext(team)
+  const listing = await listTeamWorktrees(team, { env: process.env, repoDirs })
   const matches = listing.worktrees.filter((w) => w.name === name || w.slug === name || (w.path && w.path === name))
   if (!matches.length) throw new NotFoundError(`team ${team} has no worktree named ${JSON.stringify(name)}`, { hint: `see "swarm worktrees ${team}"` })
   if (matches.length > 1) throw new UsageError(`${JSON.stringify(name)} names ${matches.length} worktrees: ${matches.map((w) => w.path || w.branch).join(', ')}`, { hint: 'give the path instead' })
-  const inUse = (await worktreeUsers(team, process.env)).get(matches[0].path)
+  const inUse = members.get(matches[0].path)
   if (inUse) throw new UsageError(`${matches[0].path} is ${inUse}'s working directory`, { hint: `remove the teammate with "swarm kill ${team} ${inUse} --remove"` })
   const report = await teardownWorktrees(matches, { env: process.env, discard: Boolean(opts.discard), onDiscard: announceDiscard })
   if (opts.json) printJson(teardownJson(report))
@@ -102,12 +106,6 @@ export function teardownJson(report: TeardownReport): Record<string, unknown> {
 
 export function worktreeJson(w: TeamWorktree, member?: string): Record<string, unknown> {
   return { ...summarizeWorktree(w), member: member ?? null }
-}
-
-/** Worktree path → the member working in it (the lead excluded). */
-async function teamMembersByPath(team: string): Promise<Map<string, string>> {
-  const config = await readTeam(team).catch(() => undefined)
-  return new Map((config?.members ?? []).flatMap((m) => (m.name !== LEAD_NAME && m.worktreePath ? [[m.worktreePath, m.name] as const] : [])))
 }
 
 function reportProblems(problems: string[]): void {

@@ -109,8 +109,8 @@ export function memberState(m: MemberStatus, state: AgentState | undefined): str
 async function teamWorktreeSummaries(team: string, members: TeamMember[], env: NodeJS.ProcessEnv): Promise<Pick<TeamReport, 'worktrees'> & { problems: string[] }> {
   const dir = path.join(rootDir(env), 'worktrees', team)
   if (!(await fs.stat(dir).catch(() => undefined))) return { worktrees: [], problems: [] }
-  const { listTeamWorktrees, summarizeWorktree } = await import('../worktrees/team-worktrees.js')
+  const { listTeamWorktrees, summarizeWorktree, worktreeUsersOf } = await import('../worktrees/team-worktrees.js')
   const listing = await listTeamWorktrees(team, { env })
-  const owner = (p: string) => members.find((m) => m.name !== LEAD_NAME && m.worktreePath === p)?.name ?? null
-  return { worktrees: listing.worktrees.map((w) => ({ ...summarizeWorktree(w), member: owner(w.path) })), problems: listing.problems }
+  const users = worktreeUsersOf(members)
+  return { worktrees: listing.worktrees.map((w) => ({ ...summarizeWorktree(w), member: users.get(w.path) ?? null })), problems: listing.problems }
 }

@@ -147,8 +147,13 @@ export async function pruneWorktrees(o: { env: Env; team?: string; repoDirs?: st
 /** Worktree path → the member of `team` whose worktree (or cwd) it is. A team that cannot be read counts as none. */
 export async function worktreeUsers(team: string, env: Env): Promise<Map<string, string>> {
   const config = await readTeam(team, env).catch(() => undefined)
+  return worktreeUsersOf(config?.members ?? [])
+}
+
+/** Worktree path (or cwd) → the teammate working there; the lead is nobody's user. */
+export function worktreeUsersOf(members: TeamMember[]): Map<string, string> {
   const users = new Map<string, string>()
-  for (const m of config?.members ?? []) {
+  for (const m of members) {
     if (m.name === LEAD_NAME) continue
     if (m.worktreePath) users.set(m.worktreePath, m.name)
     if (m.cwd) users.set(m.cwd, m.name)

@@ -114,9 +114,13 @@ export async function planWorktree(o: CreateWorktreeOptions): Promise<WorktreePl
  */
 export async function createWorktree(o: CreateWorktreeOptions): Promise<Worktree> {
   const env = o.env ?? process.env
-  const first = await planWorktree(o) // fails fast, without waiting for the lock
-  // Two `git worktree add`s racing for one path can both "succeed" into the same directory: one at a time per repository, re-checked under the lock.
-  return withFileLock(creationLockFile(first.repo, env), async () => createPlanned(await planWorktree(o), env), { initial: '' })
+  // Names first: nothing reaches git (nor the lock) with an invalid one.
+  worktreeBranch(o.team, o.name)
+  if (o.slug !== undefined) validateSlug(o.slug)
+  else defaultSlug(o.team, o.name)
+  const repo = await mainWorktree(o.repoDir, env)
+  // Two `git worktree add`s racing for one path can both "succeed" into the same directory: one at a time per repository, checked under the lock.
+  return withFileLock(creationLockFile(repo, env), async () => createPlanned(await planWorktree(o), env), { initial: '' })
 }
 
 async function createPlanned(plan: WorktreePlan, env: Env): Promise<Worktree> {
