@@ -78,11 +78,14 @@ describe('concurrent writers (real processes)', () => {
     expect(after.length).toBeLessThanOrEqual(before.length + 1 + leftover)
     expect(after.at(-1)?.text).toBe('last')
     expect(new Set(after.map((m) => m.msg_id)).size).toBe(after.length)
-    // What stays in the spool is only a file a writer was killed while writing (torn: merged
-    // never, moved aside once old).
+    // Nothing merge-able stays in the spool: a slot or spool file left holding entries is only one a
+    // writer was killed while writing (torn: merged never, moved aside once old). Empty slots, the
+    // bell and a temp inbox of a merger killed before its rename (never read, swept after a minute)
+    // may stay too.
     for (const name of await fs.readdir(spoolDir(file))) {
+      if (name === 'bell' || name.endsWith('.tmp')) continue
       const text = await fs.readFile(path.join(spoolDir(file), name), 'utf8')
-      expect(() => JSON.parse(text)).toThrow()
+      if (text !== '') expect(() => JSON.parse(text)).toThrow()
     }
   })
 })
