@@ -89,10 +89,15 @@ export async function raceWorkers(home: TempHome, argsFor: (i: number) => string
     const done = children.map(
       (child, i) =>
         new Promise<unknown>((resolve, reject) => {
-          child.on('exit', (code) => {
+          // 'close', not 'exit': at 'exit' the last line of stdout may not have been read yet.
+          child.on('close', (code) => {
             if (code !== 0) return reject(new Error(`worker ${i} exited with ${code}: ${errors[i]}`))
             const line = outputs[i].split('\n').filter(Boolean).pop()!
-            resolve(JSON.parse(line))
+            try {
+              resolve(JSON.parse(line))
+            } catch {
+              reject(new Error(`worker ${i} printed no result: ${JSON.stringify(outputs[i])}`))
+            }
           })
         }),
     )
