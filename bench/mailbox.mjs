@@ -21,7 +21,7 @@ import lockfile from 'proper-lockfile'
 import { readArchive } from '../dist/mailbox/archive.js'
 import { appendMessage, markRead } from '../dist/mailbox/inbox.js'
 import { watchInbox } from '../dist/mailbox/watch.js'
-import { inboxPath } from '../dist/teams/paths.js'
+import { inboxPath } from '../dist/home/paths.js'
 
 const WRITERS = 8
 const PER_WRITER = 250

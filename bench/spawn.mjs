@@ -13,8 +13,8 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const dist = (m) => import(path.join(root, 'dist', m))
 const { createTeam, addMember, updateMember, readTeam } = await dist('teams/team-store.js')
 const { createExecutor } = await dist('backends/registry.js')
-const { spawnTeammates } = await dist('backends/teammates.js')
-const { teamStatus } = await dist('backends/status.js')
+const { spawnTeammates } = await dist('supervisor/teammates.js')
+const { teamStatus } = await dist('supervisor/status.js')
 
 const N = 16
 const SETTLE_MS = 200 // Claude Code's PANE_SHELL_INIT_DELAY_MS

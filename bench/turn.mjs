@@ -20,7 +20,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const dist = (m) => import(path.join(root, 'dist', m))
 const { appendMessage, markRead, readInbox } = await dist('mailbox/inbox.js')
 const { encodeStructured, parseStructured } = await dist('mailbox/messages.js')
-const { inboxPath } = await dist('teams/paths.js')
+const { inboxPath } = await dist('home/paths.js')
 
 const MESSAGES = 50
 const POLL_MS = 1_000
@@ -33,9 +33,9 @@ if (process.argv[2] === '--poller') await poller()
 else await main()
 
 async function main() {
-  const { startLoopbackServer } = await dist('model/loopback-server.js')
+  const { startLoopbackServer } = await dist('loopback-model/loopback-server.js')
   const { createTeam } = await dist('teams/team-store.js')
-  const { ensureTeamKeys } = await dist('permissions/signing.js')
+  const { ensureTeamKeys } = await dist('mailbox/signing.js')
   const base = await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-bench-turn-'))
   const cwd = path.join(base, 'project')
   await fs.mkdir(cwd)

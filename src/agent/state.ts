@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { z } from 'zod'
-import { agentDir } from '../teams/paths.js'
+import { agentDir } from '../home/paths.js'
 import { atomicWriteJson, pathExists, readJsonFile } from '../util/fs.js'
 
 export const AgentStatus = z.enum(['starting', 'working', 'idle', 'waiting', 'exited', 'dead'])

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import type Anthropic from '@anthropic-ai/sdk'
-import { agentDir } from '../teams/paths.js'
+import { agentDir } from '../home/paths.js'
 import { FILE_MODE, ensureDir, readFileIfExists } from '../util/fs.js'
 
 type MessageParam = Anthropic.MessageParam

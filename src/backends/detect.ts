@@ -1,6 +1,6 @@
 import fs from 'node:fs'
 import { BackendUnavailableError, UsageError } from '../errors.js'
-import { runCommand } from '../util/process.js'
+import { runCommand } from '../process/process.js'
 import type { BackendChoice, BackendType } from './types.js'
 
 type Env = NodeJS.ProcessEnv

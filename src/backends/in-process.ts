@@ -4,9 +4,9 @@ import { ConflictError } from '../errors.js'
 import type { NewMessage } from '../mailbox/entry.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { paintAgent } from '../util/colors.js'
-import { type LaunchedProcess, delay, launchProcess, registerCleanup } from '../util/process.js'
+import { type LaunchedProcess, delay, launchProcess, registerCleanup } from '../process/process.js'
 import { validateSpawnConfig } from './spawn-config.js'
-import { gracefulStop, sendToInbox } from './shutdown.js'
+import { gracefulStop, sendToInbox } from '../supervisor/shutdown.js'
 import { teammateStorage } from './teammate-context.js'
 import type {
   ExecutorOptions,

@@ -1,5 +1,5 @@
 import { type Detection, type DetectInputs, resolveBackend, systemDetectInputs } from './detect.js'
-import { teamStoreDirectory } from './directory.js'
+import { teamStoreDirectory } from '../supervisor/directory.js'
 import { InProcessTeammates } from './in-process.js'
 import { ITermExecutor, type ITermExecutorOptions } from './iterm2.js'
 import { TmuxExecutor, type TmuxExecutorOptions } from './tmux.js'

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { UsageError } from '../errors.js'
-import { agentDir, agentId as makeAgentId } from '../teams/paths.js'
+import { agentDir, agentId as makeAgentId } from '../home/paths.js'
 import { FILE_MODE, ensureDir } from '../util/fs.js'
 import type { TeammateSpawnConfig } from './types.js'
 

@@ -1,5 +1,5 @@
 import { ExitCode, SwarmError } from '../errors.js'
-import { type CommandResult, CommandTimeoutError, runCommand } from '../util/process.js'
+import { type CommandResult, CommandTimeoutError, runCommand } from '../process/process.js'
 
 type Env = NodeJS.ProcessEnv
 

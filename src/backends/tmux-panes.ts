@@ -1,4 +1,4 @@
-import { LEAD_NAME } from '../teams/paths.js'
+import { LEAD_NAME } from '../home/paths.js'
 import { TmuxNoServerError, type TmuxClient } from './tmux-client.js'
 
 /** Claude Code's agent colours that tmux has no name for. */

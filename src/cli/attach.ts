@@ -18,7 +18,7 @@ export function registerAttachCommand(program: Command): void {
  */
 export async function runAttach(team: string): Promise<void> {
   const [{ validateName }, client, panes, { sessionName }, teams] = await Promise.all([
-    import('../teams/paths.js'),
+    import('../home/paths.js'),
     import('../backends/tmux-client.js'),
     import('../backends/tmux-panes.js'),
     import('../backends/tmux.js'),

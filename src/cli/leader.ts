@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { runLeader } from '../leader/leader.js'
-import { validateName } from '../teams/paths.js'
+import { validateName } from '../home/paths.js'
 import { reportError } from './errors.js'
 import { shutdownSignal } from './signals.js'
 

@@ -4,7 +4,7 @@ import pc from 'picocolors'
 import type Anthropic from '@anthropic-ai/sdk'
 import { readTranscript, transcriptPath, type TranscriptEvent } from '../agent/transcript.js'
 import { NotFoundError } from '../errors.js'
-import { agentDir, validateAgentName, validateName } from '../teams/paths.js'
+import { agentDir, validateAgentName, validateName } from '../home/paths.js'
 import { getMember } from '../teams/team-store.js'
 import { useColor } from './output.js'
 

@@ -14,8 +14,8 @@ export function registerPaneCommands(program: Command): void {
 }
 
 export async function paneCommand(what: 'hide' | 'unhide', team: string, name: string): Promise<void> {
-  const { hideTeammate, showTeammate } = await import('../backends/visibility.js')
-  const { validateAgentName, validateName } = await import('../teams/paths.js')
+  const { hideTeammate, showTeammate } = await import('../supervisor/visibility.js')
+  const { validateAgentName, validateName } = await import('../home/paths.js')
   validateName(team)
   validateAgentName(name)
   await (what === 'hide' ? hideTeammate(team, name) : showTeammate(team, name))

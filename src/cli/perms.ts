@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { UsageError } from '../errors.js'
-import { answerRequest, formatAge, listRequests, type RequestAnswer } from '../permissions/broker.js'
-import { validateName } from '../teams/paths.js'
+import { answerRequest, formatAge, listRequests, type RequestAnswer } from '../permissions/requests/broker.js'
+import { validateName } from '../home/paths.js'
 import { PermissionModeName } from '../teams/types.js'
 import { printJson, println, table } from './output.js'
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { resolveRecipients } from '../mailbox/send.js'
 import { sendTeamMessage } from '../teams/messaging.js'
-import { LEAD_NAME } from '../teams/paths.js'
+import { LEAD_NAME } from '../home/paths.js'
 import { findMember, readTeam } from '../teams/team-store.js'
 import { printJson, println } from './output.js'
 

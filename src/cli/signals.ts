@@ -1,4 +1,4 @@
-import { claimSignals } from '../util/process.js'
+import { claimSignals } from '../process/process.js'
 
 /**
  * An AbortSignal that fires on SIGTERM, SIGINT or SIGHUP, so a long-running command (an agent,

@@ -3,7 +3,7 @@ import path from 'node:path'
 import type { Command } from 'commander'
 import { definedOnly } from '../util/object.js'
 import { UsageError } from '../errors.js'
-import type { KillOutcome } from '../backends/stop.js'
+import type { KillOutcome } from '../supervisor/stop.js'
 import { printJson, println } from './output.js'
 
 export interface SpawnCommandOptions {
@@ -60,7 +60,7 @@ export function registerSpawnCommands(program: Command): void {
 
 export async function runSpawn(team: string, name: string, opts: SpawnCommandOptions): Promise<void> {
   const [{ spawnTeammate }, { parseBackendChoice }, { describeSocket, resolveSocket }, { sessionName }] = await Promise.all([
-    import('../backends/teammates.js'),
+    import('../supervisor/teammates.js'),
     import('../backends/detect.js'),
     import('../backends/tmux-client.js'),
     import('../backends/tmux.js'),
@@ -91,7 +91,7 @@ export async function runSpawn(team: string, name: string, opts: SpawnCommandOpt
 }
 
 export async function runKill(team: string, name: string, opts: KillCommandOptions): Promise<void> {
-  const { killTeammate } = await import('../backends/stop.js')
+  const { killTeammate } = await import('../supervisor/stop.js')
   const timeoutMs = Number(opts.timeout)
   if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw new UsageError(`--timeout must be a number of milliseconds (got ${JSON.stringify(opts.timeout)})`)
   if (opts.discard && !opts.remove) throw new UsageError('--discard is for the worktree of a teammate removed with --remove')

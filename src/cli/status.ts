@@ -1,6 +1,6 @@
 import fs from 'node:fs'
 import type { Command } from 'commander'
-import type { MemberStatus, TeamStatus } from '../backends/status.js'
+import type { MemberStatus, TeamStatus } from '../supervisor/status.js'
 import type { MemberReport, TeamReport } from '../leader/team-report.js'
 import { paintAgent } from '../util/colors.js'
 import { colors, printJson, println, table } from './output.js'
@@ -27,7 +27,7 @@ export function registerStatusCommand(program: Command): void {
 }
 
 export async function runStatus(team: string, opts: StatusCommandOptions): Promise<void> {
-  const [{ teamReport }, { teamDir }] = await Promise.all([import('../leader/team-report.js'), import('../teams/paths.js')])
+  const [{ teamReport }, { teamDir }] = await Promise.all([import('../leader/team-report.js'), import('../home/paths.js')])
   const render = async () => {
     const report = await teamReport(team)
     if (opts.json) process.stdout.write(JSON.stringify(report, null, opts.watch ? 0 : 2) + '\n')

@@ -1,7 +1,7 @@
 import { Command } from 'commander'
 import { ConflictError, NotFoundError, UsageError } from '../errors.js'
-import { LEAD_NAME } from '../teams/paths.js'
-import { openBlockers } from '../teams/task-graph.js'
+import { LEAD_NAME } from '../home/paths.js'
+import { openBlockers } from '../tasks/task-graph.js'
 import {
   type ClaimFailure,
   type TaskPatch,
@@ -12,7 +12,7 @@ import {
   getTask,
   listTasks,
   updateTask,
-} from '../teams/task-store.js'
+} from '../tasks/task-store.js'
 import { findMember, readTeam } from '../teams/team-store.js'
 import { type Task, TaskStatus } from '../teams/types.js'
 import { printJson, println, table } from './output.js'

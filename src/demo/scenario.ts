@@ -1,4 +1,4 @@
-import type { ScenarioInput } from '../model/scenario.js'
+import type { ScenarioInput } from '../loopback-model/scenario.js'
 
 /** The demo project: a README that asks for a slugify function, and a test for it. */
 export const DEMO_FILES: Record<string, string> = {

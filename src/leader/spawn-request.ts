@@ -3,10 +3,10 @@ import { readAgentState } from '../agent/state.js'
 import { BackendUnavailableError, ExitCode, SwarmError } from '../errors.js'
 import { encodeStructured } from '../mailbox/messages.js'
 import { sendTeamMessage } from '../teams/messaging.js'
-import { LEAD_NAME, validateAgentName } from '../teams/paths.js'
+import { LEAD_NAME, validateAgentName } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
 import type { TeamMember } from '../teams/types.js'
-import { delay, isAlive } from '../util/process.js'
+import { delay, isAlive } from '../process/process.js'
 
 /** How long `swarm spawn` waits for the leader to start an in-process teammate. */
 export const IN_PROCESS_SPAWN_TIMEOUT_MS = 15_000

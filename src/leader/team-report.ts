@@ -1,16 +1,16 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { readAgentState, type AgentState } from '../agent/state.js'
-import { teamStatus, type MemberStatus } from '../backends/status.js'
+import { teamStatus, type MemberStatus } from '../supervisor/status.js'
 import type { InProcessExecutor } from '../backends/types.js'
 import { readInbox } from '../mailbox/inbox.js'
-import { listPending } from '../permissions/store.js'
-import { inboxPath, LEAD_NAME, rootDir } from '../teams/paths.js'
+import { listPending } from '../permissions/requests/store.js'
+import { inboxPath, LEAD_NAME, rootDir } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
 import type { TeamMember } from '../teams/types.js'
 import type { WorktreeSummary } from '../worktrees/team-worktrees.js'
-import { listTasks } from '../teams/task-store.js'
-import { isAlive } from '../util/process.js'
+import { listTasks } from '../tasks/task-store.js'
+import { isAlive } from '../process/process.js'
 
 /** What `swarm status` shows for one member. */
 export interface MemberReport extends MemberStatus {

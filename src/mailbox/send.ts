@@ -1,5 +1,5 @@
 import { NotFoundError } from '../errors.js'
-import { inboxPath, validateAgentName } from '../teams/paths.js'
+import { inboxPath, validateAgentName } from '../home/paths.js'
 import { checkMessageSize, createEntry } from './entry.js'
 import { appendMessage } from './inbox.js'
 import type { InboxMessage } from './types.js'

@@ -1,4 +1,4 @@
-import { inboxPath } from '../teams/paths.js'
+import { inboxPath } from '../home/paths.js'
 import { CorruptFileError, errorMessage } from '../errors.js'
 import { DirWatch } from './dir-watch.js'
 import { messageKey } from './entry.js'

@@ -1,7 +1,7 @@
 import type { InboxMessage } from '../mailbox/types.js'
 import { deliver } from '../mailbox/send.js'
-import { ensureTeamKeys, leadSigner, loadLeadPrivateKey } from '../permissions/signing.js'
-import { LEAD_NAME } from './paths.js'
+import { ensureTeamKeys, leadSigner, loadLeadPrivateKey } from '../mailbox/signing.js'
+import { LEAD_NAME } from '../home/paths.js'
 import { findMember, readTeam } from './team-store.js'
 
 export interface TeamMessage {

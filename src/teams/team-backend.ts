@@ -1,4 +1,4 @@
-import { LEAD_NAME } from './paths.js'
+import { LEAD_NAME } from '../home/paths.js'
 import type { BackendType, TeamFile } from './types.js'
 
 /** The backend a team runs on: recorded at creation (`swarmBackend`), else what its members use. */

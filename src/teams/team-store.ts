@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import { ConflictError, NotFoundError, SwarmError, UsageError } from '../errors.js'
 import { atomicWriteJson, ensureDir, pathExists, readJsonFile, readJsonForWrite } from '../util/fs.js'
 import { withFileLock } from '../util/lock.js'
-import { pickColor } from './colors.js'
+import { pickColor } from '../home/colors.js'
 import {
   LEAD_NAME,
   agentId,
@@ -14,8 +14,8 @@ import {
   teamsDir,
   validateAgentName,
   validateName,
-} from './paths.js'
-import { releaseTasksOf } from './task-store.js'
+} from '../home/paths.js'
+import { releaseTasksOf } from '../tasks/task-store.js'
 import { type BackendType, TeamFile, TeamMember } from './types.js'
 
 type Env = NodeJS.ProcessEnv

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { ExitCode, SwarmError, UsageError } from '../errors.js'
-import { type CommandResult, runCommand } from '../util/process.js'
+import { type CommandResult, runCommand } from '../process/process.js'
 
 type Env = NodeJS.ProcessEnv
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
-import { rootDir } from '../teams/paths.js'
+import { rootDir } from '../home/paths.js'
 import { readJsonFile } from '../util/fs.js'
 import { git, gitRaw } from './git.js'
 

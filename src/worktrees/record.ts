@@ -3,7 +3,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
 import { errorMessage } from '../errors.js'
-import { rootDir, validateName } from '../teams/paths.js'
+import { rootDir, validateName } from '../home/paths.js'
 import { atomicWriteJson, ensureDir, readJsonFile } from '../util/fs.js'
 
 type Env = NodeJS.ProcessEnv

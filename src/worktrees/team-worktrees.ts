@@ -1,6 +1,6 @@
 import { loadAgentDefinitions } from '../agent/definitions/load.js'
 import { errorMessage } from '../errors.js'
-import { LEAD_NAME } from '../teams/paths.js'
+import { LEAD_NAME } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
 import type { TeamMember } from '../teams/types.js'
 import { gitRaw, listWorktrees, mainWorktree } from './git.js'

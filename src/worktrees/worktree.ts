@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { ConflictError, ExitCode, SwarmError, errorMessage } from '../errors.js'
-import { validateName } from '../teams/paths.js'
+import { validateName } from '../home/paths.js'
 import { pathExists } from '../util/fs.js'
 import { branchExists, checkoutTop, git, gitRaw, listWorktrees, mainWorktree, resolveCommit } from './git.js'
 import { type WorktreeContents, type WorktreeRef, describeContents, inspectWorktree } from './inspect.js'

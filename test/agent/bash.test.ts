@@ -3,7 +3,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { runTool } from '../../src/agent/tool.js'
 import { bashTool, MAX_BASH_OUTPUT_CHARS } from '../../src/agent/tools/bash.js'
-import { isProcessGone } from '../../src/agent/tools/process-group.js'
+import { isProcessGone } from '../../src/process/process-group.js'
 import { HeadTailBuffer } from '../../src/agent/tools/shell.js'
 import { makeContext, tempDir } from './helpers.js'
 

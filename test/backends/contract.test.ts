@@ -5,8 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { BackendType } from '../../src/backends/types.js'
 import { readInbox } from '../../src/mailbox/inbox.js'
 import { parseStructured } from '../../src/mailbox/messages.js'
-import { inboxPath } from '../../src/teams/paths.js'
-import { isAlive, waitForExit } from '../../src/util/process.js'
+import { inboxPath } from '../../src/home/paths.js'
+import { isAlive, waitForExit } from '../../src/process/process.js'
 import { type Harness, TEAMMATE, eventually, hasTmux, makeHarness, readJson } from './harness.js'
 
 /** Arguments and paths a shell would interpret; every backend must pass them through untouched. */

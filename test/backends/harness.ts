@@ -5,7 +5,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createExecutor } from '../../src/backends/registry.js'
 import type { BackendType, InProcessExecutor, PaneExecutor, SpawnedTeammate } from '../../src/backends/types.js'
-import { isAlive, killTree, processTrees, waitForExit } from '../../src/util/process.js'
+import { isAlive, killTree, processTrees, waitForExit } from '../../src/process/process.js'
 
 export const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures')
 export const TEAMMATE = path.join(FIXTURES, 'teammate.mjs')

@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { launcherScript, leaderSessionId, parseSplitOutput } from '../../src/backends/iterm2.js'
-import { agentDir } from '../../src/teams/paths.js'
+import { agentDir } from '../../src/home/paths.js'
 import { type Harness, eventually, makeHarness, readJson } from './harness.js'
 
 describe('iTerm2 helpers', () => {

@@ -4,7 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
-import { isAlive, killTree, processTrees, waitForExit } from '../../src/util/process.js'
+import { isAlive, killTree, processTrees, waitForExit } from '../../src/process/process.js'
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 export const BIN = path.join(REPO, 'bin/swarm.js')

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readArchive } from '../../src/mailbox/archive.js'
 import { readInbox } from '../../src/mailbox/inbox.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/model/loopback-server.js'
-import { inboxPath } from '../../src/teams/paths.js'
+import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import { inboxPath } from '../../src/home/paths.js'
 import { readTeam } from '../../src/teams/team-store.js'
-import { isAlive } from '../../src/util/process.js'
+import { isAlive } from '../../src/process/process.js'
 import { BIN, sandbox, waitFor, type Sandbox } from './helpers.js'
 
 const SCENARIO = {

@@ -5,10 +5,10 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { readAgentState } from '../../src/agent/state.js'
 import { appendMessage } from '../../src/mailbox/inbox.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
-import { inboxPath } from '../../src/teams/paths.js'
-import type { LoopbackServer } from '../../src/model/loopback-server.js'
-import { listPending } from '../../src/permissions/store.js'
-import { isAlive } from '../../src/util/process.js'
+import { inboxPath } from '../../src/home/paths.js'
+import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import { listPending } from '../../src/permissions/requests/store.js'
+import { isAlive } from '../../src/process/process.js'
 import {
   BIN,
   REPO,
@@ -23,7 +23,7 @@ import {
   waitFor,
   type ChildAgent,
   type Fixture,
-} from '../permissions/bubbling-helpers.js'
+} from '../permissions/requests/bubbling-helpers.js'
 
 /**
  * The real teammate binary (`swarm agent`, a child process on the loopback model) asks; the human
@@ -35,7 +35,7 @@ let fx: Fixture
 let agent: ChildAgent | undefined
 
 beforeAll(async () => {
-  if (!fs.existsSync(path.join(REPO, 'dist/permissions/client.js'))) throw new Error('dist/ is missing or stale: run "npm run build" first')
+  if (!fs.existsSync(path.join(REPO, 'dist/permissions/requests/client.js'))) throw new Error('dist/ is missing or stale: run "npm run build" first')
   loopback = await startLoopback()
 })
 afterAll(async () => {

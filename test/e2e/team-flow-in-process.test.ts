@@ -7,9 +7,9 @@ import { appendMessage, readInbox } from '../../src/mailbox/inbox.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
 import { readAgentState } from '../../src/agent/state.js'
 import { readTeam } from '../../src/teams/team-store.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/model/loopback-server.js'
-import { inboxPath, teamDir } from '../../src/teams/paths.js'
-import { isAlive } from '../../src/util/process.js'
+import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import { inboxPath, teamDir } from '../../src/home/paths.js'
+import { isAlive } from '../../src/process/process.js'
 import { BIN, sandbox, waitFor, type Sandbox, ALICE_SCENARIO as SCENARIO } from './helpers.js'
 
 

@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { readArchive } from '../../src/mailbox/archive.js'
 import { readInbox } from '../../src/mailbox/inbox.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/model/loopback-server.js'
-import { inboxPath, teamDir } from '../../src/teams/paths.js'
-import { isAlive } from '../../src/util/process.js'
+import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import { inboxPath, teamDir } from '../../src/home/paths.js'
+import { isAlive } from '../../src/process/process.js'
 import { hasTmux, sandbox, tmuxSessions, waitFor, type Sandbox, ALICE_SCENARIO as SCENARIO } from './helpers.js'
 
 

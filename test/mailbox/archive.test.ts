@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { CorruptFileError } from '../../src/errors.js'
 import { ARCHIVE_THRESHOLD, archivePath, readArchive } from '../../src/mailbox/archive.js'
 import { appendMessage, appendMessages, markRead, readInbox } from '../../src/mailbox/inbox.js'
-import { inboxPath } from '../../src/teams/paths.js'
+import { inboxPath } from '../../src/home/paths.js'
 import { tempHome } from './helpers.js'
 
 let home: Awaited<ReturnType<typeof tempHome>>

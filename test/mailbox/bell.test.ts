@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { bellPath, handRaised, raiseHand, ringBell } from '../../src/mailbox/bell.js'
 import { appendMessage, readInbox } from '../../src/mailbox/inbox.js'
-import { inboxPath } from '../../src/teams/paths.js'
+import { inboxPath } from '../../src/home/paths.js'
 import { tempHome } from './helpers.js'
 
 let home: Awaited<ReturnType<typeof tempHome>>

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { appendMessage, readInbox } from '../../src/mailbox/inbox.js'
 import { spoolDir } from '../../src/mailbox/spool.js'
-import { inboxPath } from '../../src/teams/paths.js'
+import { inboxPath } from '../../src/home/paths.js'
 import { pendingSpool, reapAll, requireBuild, runNode, startNode, tempHome, WRITER } from './helpers.js'
 
 let home: Awaited<ReturnType<typeof tempHome>>

@@ -4,7 +4,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ARCHIVE_THRESHOLD } from '../../src/mailbox/archive.js'
 import { appendMessage, appendMessages, markDelivered, markRead, readInbox } from '../../src/mailbox/inbox.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
-import { inboxPath, teamConfigPath } from '../../src/teams/paths.js'
+import { inboxPath, teamConfigPath } from '../../src/home/paths.js'
 import { reapAll, requireBuild, startNode, SWARM_BIN, tempHome } from './helpers.js'
 
 let home: Awaited<ReturnType<typeof tempHome>>

@@ -7,7 +7,7 @@ import { messageKey, messageState } from '../../src/mailbox/entry.js'
 import { appendMessage, appendMessages, markDelivered, markRead, readInbox } from '../../src/mailbox/inbox.js'
 import { parseStructured } from '../../src/mailbox/messages.js'
 import { MAX_MESSAGE_BYTES } from '../../src/mailbox/types.js'
-import { inboxPath } from '../../src/teams/paths.js'
+import { inboxPath } from '../../src/home/paths.js'
 import { tempHome } from './helpers.js'
 
 const FIXTURE = new URL('./fixtures/claude-code-inbox.json', import.meta.url)

@@ -3,7 +3,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { readArchive } from '../../src/mailbox/archive.js'
 import { appendMessage, appendMessages, markRead, readInbox } from '../../src/mailbox/inbox.js'
 import { spoolDir } from '../../src/mailbox/spool.js'
-import { inboxPath } from '../../src/teams/paths.js'
+import { inboxPath } from '../../src/home/paths.js'
 import { pendingSpool, reapAll, requireBuild, startNode, tempHome, WRITER } from './helpers.js'
 
 let home: Awaited<ReturnType<typeof tempHome>>

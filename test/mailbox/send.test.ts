@@ -4,7 +4,7 @@ import { InvalidNameError, NotFoundError, SwarmError } from '../../src/errors.js
 import { readInbox } from '../../src/mailbox/inbox.js'
 import { deliver, resolveRecipients } from '../../src/mailbox/send.js'
 import { MAX_MESSAGE_BYTES } from '../../src/mailbox/types.js'
-import { inboxPath, inboxesDir } from '../../src/teams/paths.js'
+import { inboxPath, inboxesDir } from '../../src/home/paths.js'
 import { tempHome } from './helpers.js'
 
 const members = ['team-lead', 'alice', 'bob']

@@ -7,7 +7,7 @@ import { appendMessage, appendMessages, readInbox } from '../../src/mailbox/inbo
 import { clearSpooled, spoolDir } from '../../src/mailbox/spool.js'
 import type { InboxMessage } from '../../src/mailbox/types.js'
 import { watchInbox } from '../../src/mailbox/watch.js'
-import { inboxPath } from '../../src/teams/paths.js'
+import { inboxPath } from '../../src/home/paths.js'
 import { eventually, pendingSpool, requireBuild, runNode, tempHome, WRITER } from './helpers.js'
 
 let home: Awaited<ReturnType<typeof tempHome>>

@@ -6,7 +6,7 @@ import { messageKey, messageState } from '../../src/mailbox/entry.js'
 import { appendMessage, markRead, readInbox } from '../../src/mailbox/inbox.js'
 import type { InboxMessage } from '../../src/mailbox/types.js'
 import { watchInbox, type InboxWatcher } from '../../src/mailbox/watch.js'
-import { inboxPath, teamsDir } from '../../src/teams/paths.js'
+import { inboxPath, teamsDir } from '../../src/home/paths.js'
 import { eventually, reapAll, requireBuild, runNode, tempHome, WRITER } from './helpers.js'
 
 /** Long enough that only events (not the safety poll) can explain a delivery within a test. */

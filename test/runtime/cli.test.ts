@@ -6,9 +6,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { readAgentState } from '../../src/agent/state.js'
 import { Transcript, transcriptPath } from '../../src/agent/transcript.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/model/loopback-server.js'
+import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
-import { LEAD_NAME } from '../../src/teams/paths.js'
+import { LEAD_NAME } from '../../src/home/paths.js'
 import { getMember } from '../../src/teams/team-store.js'
 import {
   BIN,

@@ -5,9 +5,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { readAgentState } from '../../src/agent/state.js'
 import { appendMessage, appendMessages } from '../../src/mailbox/inbox.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/model/loopback-server.js'
+import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { leadSignerFor, sendTeamMessage } from '../../src/teams/messaging.js'
-import { inboxPath, LEAD_NAME } from '../../src/teams/paths.js'
+import { inboxPath, LEAD_NAME } from '../../src/home/paths.js'
 import {
   TEAM,
   inbox,

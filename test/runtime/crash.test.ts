@@ -10,7 +10,7 @@ import { assembleAgent } from '../../src/agent/start.js'
 import { readAgentState } from '../../src/agent/state.js'
 import { createExecutor } from '../../src/backends/registry.js'
 import type { InProcessExecutor, TeammateContext } from '../../src/backends/types.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/model/loopback-server.js'
+import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
 import { REPO, TEAM, leadStructured, makeFixture, modelRequests, waitFor, type Fixture } from './helpers.js'
 

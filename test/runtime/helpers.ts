@@ -11,9 +11,9 @@ import { assembleAgent, type StartAgentOptions } from '../../src/agent/start.js'
 import { readInbox } from '../../src/mailbox/inbox.js'
 import { parseStructured, type StructuredMessage } from '../../src/mailbox/messages.js'
 import type { InboxMessage } from '../../src/mailbox/types.js'
-import type { LoopbackServer, RecordedRequest } from '../../src/model/loopback-server.js'
-import { ensureTeamKeys } from '../../src/permissions/signing.js'
-import { inboxPath, LEAD_NAME } from '../../src/teams/paths.js'
+import type { LoopbackServer, RecordedRequest } from '../../src/loopback-model/loopback-server.js'
+import { ensureTeamKeys } from '../../src/mailbox/signing.js'
+import { inboxPath, LEAD_NAME } from '../../src/home/paths.js'
 import { createTeam, type NewMember } from '../../src/teams/team-store.js'
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')

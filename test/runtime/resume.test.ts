@@ -4,7 +4,7 @@ import path from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { readTranscript, rebuildConversation, Transcript, transcriptPath, type TranscriptEvent } from '../../src/agent/transcript.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/model/loopback-server.js'
+import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
 import {
   REPO,

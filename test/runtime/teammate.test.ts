@@ -6,10 +6,10 @@ import { readAgentState } from '../../src/agent/state.js'
 import { readTranscript, transcriptPath } from '../../src/agent/transcript.js'
 import { appendMessages } from '../../src/mailbox/inbox.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/model/loopback-server.js'
+import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
-import { inboxPath, LEAD_NAME } from '../../src/teams/paths.js'
-import { claimTask, createTask, getTask } from '../../src/teams/task-store.js'
+import { inboxPath, LEAD_NAME } from '../../src/home/paths.js'
+import { claimTask, createTask, getTask } from '../../src/tasks/task-store.js'
 import {
   TEAM,
   inbox,

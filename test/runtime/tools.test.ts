@@ -11,11 +11,11 @@ import { createTaskTools } from '../../src/agent/tools/tasks.js'
 import { runTurn } from '../../src/agent/turn.js'
 import { assembleAgent } from '../../src/agent/start.js'
 import { encodeStructured, parseStructured, type StructuredMessage } from '../../src/mailbox/messages.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/model/loopback-server.js'
-import { classifyLeadMessage, loadLeadPublicKey } from '../../src/permissions/signing.js'
+import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import { classifyLeadMessage, loadLeadPublicKey } from '../../src/mailbox/signing.js'
 import { leadSignerFor, sendTeamMessage } from '../../src/teams/messaging.js'
-import { LEAD_NAME } from '../../src/teams/paths.js'
-import { claimTask, getTask } from '../../src/teams/task-store.js'
+import { LEAD_NAME } from '../../src/home/paths.js'
+import { claimTask, getTask } from '../../src/tasks/task-store.js'
 import {
   TEAM,
   inbox,

@@ -2,8 +2,8 @@ import fs from 'node:fs/promises'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { readInbox } from '../../src/mailbox/inbox.js'
 import { parseStructured } from '../../src/mailbox/messages.js'
-import { inboxPath, teamConfigPath } from '../../src/teams/paths.js'
-import { taskPath } from '../../src/teams/task-store.js'
+import { inboxPath, teamConfigPath } from '../../src/home/paths.js'
+import { taskPath } from '../../src/tasks/task-store.js'
 import { assertBuilt, swarm, tempHome, type TempHome } from './helpers.js'
 
 let home: TempHome

@@ -13,7 +13,7 @@ export const FIXTURES = path.join(REPO, 'test/teams/fixtures')
 
 /** Tests that start processes run the built dist; fail loudly instead of testing stale code silently. */
 export function assertBuilt(): void {
-  if (!fs.existsSync(path.join(REPO, 'dist/teams/task-store.js'))) {
+  if (!fs.existsSync(path.join(REPO, 'dist/tasks/task-store.js'))) {
     throw new Error('dist/ is missing: run "npm run build" before these tests')
   }
 }

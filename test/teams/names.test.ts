@@ -1,6 +1,6 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { InvalidNameError, SwarmError } from '../../src/errors.js'
-import { claimTask, createTask } from '../../src/teams/task-store.js'
+import { claimTask, createTask } from '../../src/tasks/task-store.js'
 import { addMember, createTeam, readTeam } from '../../src/teams/team-store.js'
 import { assertBuilt, listTree, swarm, tempHome, type TempHome } from './helpers.js'
 

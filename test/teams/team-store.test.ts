@@ -5,8 +5,8 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ConflictError, CorruptFileError, NotFoundError, UsageError } from '../../src/errors.js'
 import { AgentStateFile, statePath } from '../../src/agent/state.js'
 import { deleteTeamFully } from '../../src/leader/lifecycle.js'
-import { inboxesDir, tasksDir, teamConfigPath, teamDir } from '../../src/teams/paths.js'
-import { createTask, getTask, claimTask } from '../../src/teams/task-store.js'
+import { inboxesDir, tasksDir, teamConfigPath, teamDir } from '../../src/home/paths.js'
+import { createTask, getTask, claimTask } from '../../src/tasks/task-store.js'
 import {
   addMember,
   createTeam,
@@ -139,7 +139,7 @@ describe('team store', () => {
     expect((await claimTask('alpha', '1', 'alice', { env })).ok).toBe(true)
     expect((await claimTask('alpha', '2', 'alice', { env })).ok).toBe(true)
     expect((await claimTask('alpha', '3', 'bob', { env })).ok).toBe(true)
-    const { completeTask } = await import('../../src/teams/task-store.js')
+    const { completeTask } = await import('../../src/tasks/task-store.js')
     await completeTask('alpha', '2', { env })
     await removeMember('alpha', 'alice', env)
     expect(await getTask('alpha', '1', env)).toMatchObject({ status: 'pending' })

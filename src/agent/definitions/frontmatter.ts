@@ -1,6 +1,6 @@
 import YAML from 'yaml'
 import { z } from 'zod'
-import { AGENT_COLORS } from '../../teams/colors.js'
+import { AGENT_COLORS } from '../../home/colors.js'
 import { PermissionModeName } from '../../teams/types.js'
 import { isToolName } from '../tools/names.js'
 import type { AgentDefinition, AgentDefinitionDiagnostic, AgentSource } from './types.js'

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { userAgentsDir } from '../../teams/paths.js'
+import { userAgentsDir } from '../../home/paths.js'
 import { BUILT_IN_AGENTS } from './built-in.js'
 import { parseAgentFile } from './frontmatter.js'
 import type { AgentDefinition, AgentDefinitionDiagnostic, AgentSource, LoadedAgentDefinitions } from './types.js'

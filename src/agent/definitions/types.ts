@@ -1,4 +1,4 @@
-import type { AgentColor } from '../../teams/colors.js'
+import type { AgentColor } from '../../home/colors.js'
 import type { PermissionModeName } from '../../teams/types.js'
 
 /** Where a definition came from; project beats user beats built-in. */

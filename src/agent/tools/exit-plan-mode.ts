@@ -1,12 +1,12 @@
 import { z } from 'zod'
-import { planFilePath } from '../../permissions/plan.js'
+import { planFilePath } from '../../permissions/requests/plan.js'
 import { readAgentState } from '../state.js'
 import { defineTool, truncateLine } from '../tool.js'
 
 /**
  * The input of ExitPlanMode (Claude Code's field). The tool itself needs the mailbox (it sends
  * a `plan_approval_request` to the lead and waits for the answer); that part lives in the
- * permission layer (src/permissions/plan.ts), see exitPlanModeTool below.
+ * permission layer (src/permissions/requests/plan.ts), see exitPlanModeTool below.
  */
 export const exitPlanModeInputSchema = z.object({
   plan: z.string().min(1).describe('The plan to run, in Markdown; concise, with the files to change and how to verify it'),

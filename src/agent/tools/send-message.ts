@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { encodeStructured, type StructuredMessage } from '../../mailbox/messages.js'
 import { deliver } from '../../mailbox/send.js'
 import type { InboxMessage } from '../../mailbox/types.js'
-import { LEAD_NAME } from '../../teams/paths.js'
+import { LEAD_NAME } from '../../home/paths.js'
 import { readTeam } from '../../teams/team-store.js'
 import { defineTool } from '../tool.js'
 

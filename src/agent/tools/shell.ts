@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import fs from 'node:fs/promises'
 import { StringDecoder } from 'node:string_decoder'
 import type { Readable } from 'node:stream'
-import { KILL_GRACE_MS, killProcessGroup, trackProcessGroup, untrackProcessGroup } from './process-group.js'
+import { KILL_GRACE_MS, killProcessGroup, trackProcessGroup, untrackProcessGroup } from '../../process/process-group.js'
 
 /** How long to wait for the output pipes to close after the command's process group died. */
 const STREAM_DRAIN_MS = 250

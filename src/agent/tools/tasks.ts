@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { claimTask, createTask, getTask, listTasks, updateTask } from '../../teams/task-store.js'
+import { claimTask, createTask, getTask, listTasks, updateTask } from '../../tasks/task-store.js'
 import type { Task } from '../../teams/types.js'
 import { defineTool } from '../tool.js'
 import type { TeamToolHost } from './send-message.js'

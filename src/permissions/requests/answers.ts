@@ -1,0 +1,219 @@
+import path from 'node:path'
+import { ConflictError, NotFoundError, errorMessage } from '../../errors.js'
+import { DirWatch } from '../../mailbox/dir-watch.js'
+import { resolvedPermissionsDir } from '../../home/paths.js'
+import { readResolved, resolveRequest, type ResolvedRequest } from './store.js'
+
+/** How often a waiting request re-reads its resolved file, in case the watch missed it. */
+export const RESOLVED_SAFETY_POLL_MS = 2_000
+
+export type RequestKind = 'permission' | 'plan'
+
+/** An answer to one request, whichever way it came. */
+export type Answer =
+  | {
+      kind: 'approve'
+      by: string
+      updatedInput?: Record<string, unknown>
+      /** Always: the rules to add (Claude Code permission updates or rule strings). */
+      permissionUpdates?: unknown[]
+      always?: boolean
+      /** Plan approvals: the mode to switch to. */
+      permissionMode?: string
+    }
+  | { kind: 'deny'; by: string; feedback?: string }
+  | { kind: 'cancelled'; by: string; reason: string }
+
+export interface WaitOptions {
+  signal?: AbortSignal
+  /** No answer after this long: the request is withdrawn and the wait ends as cancelled. */
+  timeoutMs?: number
+}
+
+interface Waiter {
+  id: string
+  kind: RequestKind
+  resolve(a: Answer): void
+  settled: boolean
+  /** Recording an answer or a withdrawal: the resolved file about to appear is our own. */
+  busy: boolean
+  cleanup(): void
+}
+
+/**
+ * The requests one agent is waiting on, and the three ways an answer arrives: a verified message
+ * from team-lead (`offer`), the request's `resolved/<id>.json` (a directory watch plus a slow
+ * poll, in case the message is lost), or the agent's own timeout or abort. The resolved file is
+ * the one truth: an answer by message is recorded there first, and when someone else got there
+ * earlier, their answer counts. Each wait has one cleanup.
+ */
+export class AnswerBoard {
+  private readonly waiters = new Map<string, Waiter>()
+  /** Ids answered recently, so the second copy of an answer (file, then message) is not reported as unknown. */
+  private readonly done = new Set<string>()
+
+  constructor(
+    private readonly o: {
+      team: string
+      agent: string
+      env: NodeJS.ProcessEnv
+      warn(line: string): void
+    },
+  ) {}
+
+  /** Starts waiting for `id`. Call before the request is sent, so a fast answer is not missed. */
+  expect(id: string, kind: RequestKind, options: WaitOptions = {}): Promise<Answer> {
+    return new Promise<Answer>((resolve) => {
+      const file = path.join(resolvedPermissionsDir(this.o.team, this.o.env), `${id}.json`)
+      const watch = new DirWatch(file, () => void this.readFile(id), (err) => this.o.warn(`watching ${file}: ${errorMessage(err)}`))
+      const poll = setInterval(() => {
+        void watch.check()
+        void this.readFile(id)
+      }, RESOLVED_SAFETY_POLL_MS)
+      poll.unref()
+      let timer: NodeJS.Timeout | undefined
+      const onAbort = () => void this.withdraw(id, 'the agent was stopped while waiting', false)
+      const waiter: Waiter = {
+        id,
+        kind,
+        settled: false,
+        busy: false,
+        resolve,
+        cleanup: () => {
+          watch.close()
+          clearInterval(poll)
+          clearTimeout(timer)
+          options.signal?.removeEventListener('abort', onAbort)
+        },
+      }
+      this.waiters.set(id, waiter)
+      if (options.timeoutMs !== undefined) {
+        const seconds = Math.round(options.timeoutMs / 100) / 10
+        timer = setTimeout(() => void this.withdraw(id, `no answer from team-lead within ${seconds} s`, true), options.timeoutMs)
+        timer.unref()
+      }
+      if (options.signal?.aborted) onAbort()
+      else options.signal?.addEventListener('abort', onAbort, { once: true })
+      void watch.check()
+    })
+  }
+
+  /** Is `id` a request this agent waits on (of this kind)? */
+  isWaiting(id: string, kind: RequestKind): boolean {
+    const w = this.waiters.get(id)
+    return w !== undefined && w.kind === kind && !w.settled && !w.busy
+  }
+
+  /** Was `id` answered already (its duplicate answer is expected, not suspicious)? */
+  wasAnswered(id: string): boolean {
+    return this.done.has(id)
+  }
+
+  /**
+   * An answer from a verified team-lead message. Returns false when no wait of that kind is open
+   * for the id (the caller ignores the message). The answer is recorded in `resolved/` first;
+   * if someone else answered first there, their decision counts.
+   */
+  offer(id: string, kind: RequestKind, answer: Answer): boolean {
+    if (!this.isWaiting(id, kind)) return false
+    void this.record(id, answer)
+    return true
+  }
+
+  /** Withdraws one open request (recorded as cancelled unless answered meanwhile). */
+  cancel(id: string, reason: string): Promise<void> {
+    return this.withdraw(id, reason, false)
+  }
+
+  /** Withdraws every open request (the agent exits); resolves once each is recorded as cancelled. */
+  async closeAll(reason: string): Promise<void> {
+    await Promise.all([...this.waiters.keys()].map((id) => this.withdraw(id, reason, false)))
+  }
+
+  private async record(id: string, answer: Answer): Promise<void> {
+    this.waiters.get(id)!.busy = true
+    const decision = answer.kind === 'approve' ? 'approve' : answer.kind === 'deny' ? 'deny' : 'cancelled'
+    try {
+      await resolveRequest(this.o.team, id, {
+        decision,
+        resolvedBy: answer.by,
+        ...(answer.kind === 'approve' && answer.updatedInput ? { updatedInput: answer.updatedInput } : {}),
+        ...(answer.kind === 'approve' && answer.always ? { always: true } : {}),
+        ...(answer.kind === 'deny' && answer.feedback !== undefined ? { feedback: answer.feedback } : {}),
+      }, this.o.env)
+      this.settle(id, answer)
+    } catch (err) {
+      if (err instanceof NotFoundError) return this.settle(id, answer) // never written to disk (a lead that skips the store)
+      if (!(err instanceof ConflictError)) {
+        this.o.warn(`could not record the answer to ${id}: ${errorMessage(err)}`)
+        return this.settle(id, answer)
+      }
+      const earlier = await this.readResolvedSafe(id)
+      if (!earlier) return this.settle(id, answer)
+      const fromFile = answerFromResolved(earlier)
+      // The usual case: the broker wrote the file, then sent the message; the message carries more detail.
+      this.settle(id, fromFile.kind === answer.kind ? { ...fromFile, ...answer } : fromFile)
+    }
+  }
+
+  private async withdraw(id: string, reason: string, honourLateAnswer: boolean): Promise<void> {
+    const w = this.waiters.get(id)
+    if (!w || w.settled || w.busy) return
+    w.busy = true
+    try {
+      const cancelled = await resolveRequest(this.o.team, id, { decision: 'cancelled', feedback: reason, resolvedBy: this.o.agent }, this.o.env)
+      this.settle(id, answerFromResolved(cancelled))
+    } catch (err) {
+      const earlier = err instanceof ConflictError ? await this.readResolvedSafe(id) : undefined
+      if (earlier && honourLateAnswer) return this.settle(id, answerFromResolved(earlier))
+      if (!(err instanceof ConflictError) && !(err instanceof NotFoundError)) this.o.warn(`could not withdraw request ${id}: ${errorMessage(err)}`)
+      this.settle(id, { kind: 'cancelled', by: this.o.agent, reason })
+    }
+  }
+
+  private async readFile(id: string): Promise<void> {
+    const w = this.waiters.get(id)
+    if (!w || w.settled || w.busy) return
+    const resolved = await this.readResolvedSafe(id)
+    if (resolved) this.settle(id, answerFromResolved(resolved))
+  }
+
+  private async readResolvedSafe(id: string): Promise<ResolvedRequest | undefined> {
+    try {
+      return await readResolved(this.o.team, id, this.o.env)
+    } catch (err) {
+      this.o.warn(`cannot read the answer to ${id}: ${errorMessage(err)}`)
+      return undefined
+    }
+  }
+
+  private settle(id: string, answer: Answer): void {
+    const w = this.waiters.get(id)
+    if (!w || w.settled) return
+    w.settled = true
+    w.cleanup()
+    this.waiters.delete(id)
+    this.done.add(id)
+    w.resolve(answer)
+  }
+}
+
+/** The answer a resolved record stands for. */
+export function answerFromResolved(r: ResolvedRequest): Answer {
+  // A plan approval's new mode is recorded in updatedInput (the store has no field for it).
+  const permissionMode = r.kind === 'plan' && typeof r.updatedInput?.permissionMode === 'string' ? r.updatedInput.permissionMode : undefined
+  switch (r.decision) {
+    case 'approve':
+      return {
+        kind: 'approve',
+        by: r.resolvedBy,
+        ...(r.updatedInput ? { updatedInput: r.updatedInput } : {}),
+        ...(r.always ? { always: true, permissionUpdates: r.suggestions } : {}),
+        ...(permissionMode ? { permissionMode } : {}),
+      }
+    case 'deny':
+      return { kind: 'deny', by: r.resolvedBy, ...(r.feedback !== undefined ? { feedback: r.feedback } : {}) }
+    case 'cancelled':
+      return { kind: 'cancelled', by: r.resolvedBy, reason: r.feedback ?? 'the request was cancelled' }
+  }
+}

@@ -1,0 +1,283 @@
+import os from 'node:os'
+import { ConflictError, NotFoundError, SwarmError, errorMessage } from '../../errors.js'
+import { encodeStructured, type StructuredMessage } from '../../mailbox/messages.js'
+import { sendTeamMessage } from '../../teams/messaging.js'
+import { LEAD_NAME } from '../../home/paths.js'
+import { readTeam, updateTeam } from '../../teams/team-store.js'
+import { isAlive } from '../../process/process.js'
+import { shortInput } from '../../agent/render.js'
+import { sanitize } from './notify.js'
+import {
+  cancelDeadRequests,
+  cancelRequest,
+  listPending,
+  readPending,
+  readResolved,
+  resolveRequest,
+  validateRequestId,
+  type PendingRequest,
+  type ResolvedRequest,
+} from './store.js'
+import { formatRuleValue, rulesFromUpdates, ruleDirectory, suggestionStrings, type RuleUpdate } from '../rules/updates.js'
+
+/**
+ * The leader side of permission requests, usable from any process (the leader console, `swarm
+ * perms` in any shell, a policy script): the pending files are the durable truth, so a restarted
+ * leader simply lists them again. Answers are recorded in `resolved/` (exactly one wins) and
+ * sent to the teammate as a message signed by team-lead.
+ */
+
+/** A request as the human sees it. */
+export interface BrokerRequest {
+  id: string
+  kind: 'permission' | 'plan'
+  agent: string
+  agentId: string
+  toolName: string
+  input: Record<string, unknown>
+  /** One line: the command, the file, the first line of the plan. */
+  summary: string
+  description: string
+  /** Rule strings an "always" answer would add, e.g. `Bash(npm test:*)`. */
+  suggestions: string[]
+  createdAt: number
+  ageMs: number
+  pid?: number
+  planFilePath?: string
+}
+
+export interface RequestListing {
+  requests: BrokerRequest[]
+  /** Requests of dead teammates, cancelled and cleared by this listing. */
+  cancelled: Array<{ id: string; agent: string; toolName: string; kind: string; reason: string }>
+  /** Files that did not parse (moved aside). */
+  problems: string[]
+}
+
+/** True when the teammate that asked is still running (a request without a pid is presumed alive). */
+export function requesterAlive(r: PendingRequest): boolean {
+  return r.pid === undefined || isAlive(r.pid)
+}
+
+/**
+ * Every pending request of the team, oldest first. Requests whose teammate is dead are
+ * cancelled (recorded in `resolved/`, removed from `pending/`) and reported in `cancelled`.
+ */
+export async function listRequests(team: string, options: { env?: NodeJS.ProcessEnv; now?: number } = {}): Promise<RequestListing> {
+  await readTeam(team, options.env) // an unknown team is a NotFoundError, not an empty list
+  const dead = await cancelDeadRequests(team, requesterAlive, { env: options.env, resolvedBy: 'swarm' })
+  const { requests, problems } = await listPending(team, { env: options.env, ...(options.now !== undefined ? { now: options.now } : {}) })
+  return {
+    requests: requests.map((r) => ({
+      id: r.id,
+      kind: r.kind,
+      agent: r.agent,
+      agentId: r.agentId,
+      toolName: r.toolName,
+      input: r.input,
+      // Display fields: the model wrote them, so no escape sequence may reach a terminal.
+      summary: sanitize(r.kind === 'plan' ? firstLine(String(r.input.plan ?? '')) : shortInput(r.toolName, r.input)),
+      description: sanitize(r.description),
+      suggestions: suggestionStrings(r.suggestions),
+      createdAt: r.createdAt,
+      ageMs: r.ageMs,
+      ...(r.pid !== undefined ? { pid: r.pid } : {}),
+      ...(typeof r.planFilePath === 'string' ? { planFilePath: r.planFilePath } : {}),
+    })),
+    cancelled: dead.map((d) => ({ id: d.id, agent: d.agent, toolName: d.toolName, kind: d.kind, reason: d.feedback ?? 'cancelled' })),
+    problems: problems.map((p) => p.message),
+  }
+}
+
+/** How a request is answered. */
+export interface RequestAnswer {
+  decision: 'approve' | 'deny'
+  /** Approve always: add the suggested rule (for this teammate, or with scope team for all). */
+  always?: boolean
+  scope?: 'agent' | 'team'
+  /** Deny: what the model is told. Plans: why the plan was rejected, or notes with an approval. */
+  feedback?: string
+  /** Approve with edited input (for a plan: `{plan}`). */
+  updatedInput?: Record<string, unknown>
+  /** Plans: the mode to switch to on approval (default: the mode before plan mode). */
+  permissionMode?: string
+  /** Who answered, recorded in `resolved/` (default: `<user> via swarm perms`). */
+  by?: string
+}
+
+export interface AnswerResult {
+  request: ResolvedRequest
+  /** False when the message could not be sent; the teammate still finds the answer in `resolved/`. */
+  delivered: boolean
+  deliveryError?: string
+  /** Rules broadcast to the team (scope team). */
+  teamRules: string[]
+  /** Directories added to the team's teamAllowedPaths. */
+  teamPaths: string[]
+}
+
+/**
+ * Answers a pending request. NotFoundError (exit 3) for an unknown id; ConflictError (exit 4) when
+ * it was answered already (saying by whom and how) or its teammate died (then it is cancelled).
+ */
+export async function answerRequest(team: string, id: string, answer: RequestAnswer, options: { env?: NodeJS.ProcessEnv } = {}): Promise<AnswerResult> {
+  const env = options.env
+  validateRequestId(id)
+  const config = await readTeam(team, env)
+  const pending = await readPending(team, id, env)
+  if (pending && !requesterAlive(pending)) {
+    await cancelRequest(team, id, `${pending.agent} is no longer running`, 'swarm', env).catch(() => undefined)
+    throw new ConflictError('SWARM_REQUEST_CANCELLED', `request ${id} was cancelled: ${pending.agent} is no longer running`, {
+      hint: `restart it with \`swarm team resume ${team}\`; it will ask again`,
+    })
+  }
+  const always = answer.decision === 'approve' && (answer.always === true || answer.scope === 'team')
+  const by = answer.by ?? `${safeUser()} via swarm perms`
+  // The resolved record has no field for a plan's new mode; it rides in updatedInput, which the
+  // ExitPlanMode schema strips before the tool sees it (see answerFromResolved).
+  const planMode = pending?.kind === 'plan' && answer.decision === 'approve' ? answer.permissionMode : undefined
+  const updatedInput = planMode !== undefined ? { ...answer.updatedInput, permissionMode: planMode } : answer.updatedInput
+  let resolved: ResolvedRequest
+  try {
+    resolved = await resolveRequest(
+      team,
+      id,
+      {
+        decision: answer.decision,
+        resolvedBy: by,
+        ...(always ? { always } : {}),
+        ...(answer.feedback !== undefined ? { feedback: answer.feedback } : {}),
+        ...(updatedInput ? { updatedInput } : {}),
+      },
+      env,
+    )
+  } catch (err) {
+    if (err instanceof ConflictError) throw await alreadyAnswered(team, id, err, env)
+    if (err instanceof NotFoundError) throw new NotFoundError(`no pending request ${id} in team ${team}`, { hint: `list them with \`swarm perms ${team}\`` })
+    throw err
+  }
+
+  const updates = always ? rulesFromUpdates(resolved.suggestions) : []
+  const result: AnswerResult = { request: resolved, delivered: true, teamRules: [], teamPaths: [] }
+  const send = async (to: string, message: StructuredMessage) => {
+    try {
+      await sendTeamMessage({ team, from: LEAD_NAME, to, text: encodeStructured(message), env })
+    } catch (err) {
+      result.delivered = false
+      result.deliveryError = errorMessage(err)
+    }
+  }
+  await send(resolved.agent, responseMessage(resolved, answer, updates))
+  if (always && answer.scope === 'team' && resolved.kind === 'permission' && updates.length > 0) {
+    const cwd = config.members.find((m) => m.name === resolved.agent)?.cwd ?? process.cwd()
+    Object.assign(result, await shareWithTeam(team, updates, cwd, by, send, env))
+  }
+  return result
+}
+
+function responseMessage(r: ResolvedRequest, answer: RequestAnswer, updates: RuleUpdate[]): StructuredMessage {
+  if (r.kind === 'plan') {
+    return {
+      type: 'plan_approval_response',
+      requestId: r.id,
+      approved: r.decision === 'approve',
+      ...(answer.feedback !== undefined ? { feedback: answer.feedback } : {}),
+      timestamp: new Date().toISOString(),
+      ...(answer.permissionMode !== undefined && r.decision === 'approve' ? { permissionMode: answer.permissionMode } : {}),
+    }
+  }
+  if (r.decision === 'approve') {
+    const suggested = rulesFromUpdates(r.suggestions).length > 0 ? r.suggestions : undefined
+    return {
+      type: 'permission_response',
+      request_id: r.id,
+      subtype: 'success',
+      response: {
+        ...(r.updatedInput ? { updated_input: r.updatedInput } : {}),
+        ...(updates.length > 0 && suggested ? { permission_updates: suggested } : {}),
+      },
+    }
+  }
+  return { type: 'permission_response', request_id: r.id, subtype: 'error', error: answer.feedback ?? `denied by ${r.resolvedBy}` }
+}
+
+/**
+ * Team-wide "always": a `team_permission_update` to every teammate, and path rules recorded in the
+ * team's `teamAllowedPaths` (so teammates started later get them too).
+ */
+async function shareWithTeam(
+  team: string,
+  updates: RuleUpdate[],
+  cwd: string,
+  by: string,
+  send: (to: string, m: StructuredMessage) => Promise<void>,
+  env: NodeJS.ProcessEnv | undefined,
+): Promise<{ teamRules: string[]; teamPaths: string[] }> {
+  const home = env?.HOME || os.homedir()
+  const paths = updates.flatMap((u) => {
+    const dir = ruleDirectory(u.rule, cwd, home)
+    return dir ? [{ path: dir, toolName: u.rule.toolName }] : []
+  })
+  if (paths.length > 0) {
+    await updateTeam(
+      team,
+      (t) => {
+        const list = (t.teamAllowedPaths ??= [])
+        for (const p of paths) {
+          if (!list.some((e) => e.path === p.path && e.toolName === p.toolName)) list.push({ ...p, addedBy: by, addedAt: Date.now() })
+        }
+      },
+      env,
+    )
+  }
+  const behavior = updates[0].behavior
+  await send('*', {
+    type: 'team_permission_update',
+    permissionUpdate: { type: 'addRules', rules: updates.map((u) => ({ ...u.rule })), behavior, destination: 'session' },
+    ...(paths[0] ? { directoryPath: paths[0].path, toolName: paths[0].toolName } : {}),
+  })
+  return { teamRules: updates.map((u) => formatRuleValue(u.rule)), teamPaths: paths.map((p) => p.path) }
+}
+
+async function alreadyAnswered(team: string, id: string, err: ConflictError, env: NodeJS.ProcessEnv | undefined): Promise<SwarmError> {
+  const earlier = await readResolved(team, id, env).catch(() => undefined)
+  if (!earlier) return err
+  const how =
+    earlier.decision === 'approve'
+      ? `approved${earlier.always ? ' always' : ''}${earlier.updatedInput ? ' with edited input' : ''}`
+      : earlier.decision === 'deny'
+        ? `denied${earlier.feedback ? ` (${JSON.stringify(earlier.feedback)})` : ''}`
+        : `cancelled (${earlier.feedback ?? 'no reason'})`
+  const ago = Math.max(0, Math.round((Date.now() - earlier.resolvedAt) / 1000))
+  return new ConflictError('SWARM_ALREADY_RESOLVED', `request ${id} was already answered: ${how} by ${earlier.resolvedBy}, ${ago} s ago`, {
+    hint: `see the pending ones with \`swarm perms ${team}\``,
+  })
+}
+
+/** One line for a console: `perm-… alice Bash: npm test (12 s) — always: Bash(npm test:*)`. */
+export function describeRequest(r: BrokerRequest): string {
+  const what = r.kind === 'plan' ? `plan approval: ${r.summary}` : `${r.toolName}: ${r.summary}`
+  const always = r.suggestions.length ? ` — always: ${r.suggestions.join(', ')}` : ''
+  return `${r.id}  ${r.agent}  ${what}  (${formatAge(r.ageMs)})${always}`
+}
+
+/** `4 s`, `3 min`, `2 h`. */
+export function formatAge(ms: number): string {
+  const s = Math.round(ms / 1000)
+  if (s < 120) return `${s} s`
+  if (s < 7200) return `${Math.round(s / 60)} min`
+  return `${Math.round(s / 3600)} h`
+}
+
+function firstLine(s: string): string {
+  const line = s.split('\n').find((l) => l.trim())?.trim() ?? ''
+  return line.length > 80 ? line.slice(0, 77) + '...' : line
+}
+
+function safeUser(): string {
+  try {
+    return os.userInfo().username
+  } catch {
+    return 'user'
+  }
+}

@@ -1,0 +1,234 @@
+import os from 'node:os'
+import type { AgentAssembly, PermissionLayer } from '../../agent/start.js'
+import type { AnyTool, PermissionDecision as ToolDecision, ToolContext } from '../../agent/tool.js'
+import { shortInput } from '../../agent/render.js'
+import { errorMessage } from '../../errors.js'
+import type { StructuredMessage } from '../../mailbox/messages.js'
+import { LEAD_NAME, agentId, scratchpadDir } from '../../home/paths.js'
+import { readTeam } from '../../teams/team-store.js'
+import { PermissionModeName } from '../../teams/types.js'
+import { AnswerBoard, type Answer } from './answers.js'
+import { bubble, newRequestId, type BubbleContext } from './bubble.js'
+import { controlPlaneOptions } from '../rules/control-plane.js'
+import { evaluatePermission } from '../rules/evaluate.js'
+import { runPermissionRequestHooks } from './hooks.js'
+import { planFilePath, requestPlanApproval, type PlanContext } from './plan.js'
+import { loadPermissionSettings, type CliPermissionOptions, type LoadedSettings } from '../rules/settings.js'
+import { permissionSuggestions } from '../rules/suggest.js'
+import type { AllowedPath, PermissionRule } from '../rules/types.js'
+import { formatRuleValue, rulesFromUpdates, teamPathRule, toPermissionRules } from '../rules/updates.js'
+
+export interface PermissionLayerOptions {
+  /** Rules and extra directories from the command line (`--allow`, `--deny`, `--ask`, `--add-dir`). */
+  cli?: Omit<CliPermissionOptions, 'mode'>
+  /** Deny a request nobody answered after this long; default: wait until answered. */
+  permissionTimeoutMs?: number
+  /** Show a tmux display-message when a request is sent (default true). */
+  notifyTmux?: boolean
+  /** Where ExitPlanMode writes the plan (default `<root>/plans/<team>/<name>.md`). */
+  planFile?: string
+}
+
+/**
+ * A teammate's permission layer. Every tool call is evaluated against the agent's CURRENT mode
+ * and its rules (settings, command line, team rules from team-lead, "always" answers of this
+ * session); what needs asking goes to the PermissionRequest hooks, then to team-lead, and the
+ * call waits for the answer (see bubble). ExitPlanMode asks team-lead to approve the plan.
+ */
+export async function createPermissionLayer(a: AgentAssembly, options: PermissionLayerOptions = {}): Promise<PermissionLayer> {
+  const settings = await loadPermissionSettings({ cwd: a.cwd, env: a.env, ...(options.cli ? { cli: options.cli } : {}) })
+  for (const d of settings.diagnostics) a.output.warn(d)
+  return new TeammatePermissions(a, settings, options)
+}
+
+class TeammatePermissions implements PermissionLayer {
+  private readonly sessionRules: PermissionRule[] = []
+  private readonly teamRules: PermissionRule[] = []
+  private readonly teamDirs: AllowedPath[] = []
+  private readonly board: AnswerBoard
+  private readonly bubbling: PlanContext
+  private readonly home: string
+  private lastModeOutsidePlan: PermissionModeName
+
+  constructor(
+    private readonly a: AgentAssembly,
+    private readonly settings: LoadedSettings,
+    options: PermissionLayerOptions,
+  ) {
+    this.home = a.env.HOME || os.homedir()
+    this.board = new AnswerBoard({ team: a.team, agent: a.name, env: a.env, warn: (l) => a.output.warn(l) })
+    const started = PermissionModeName.safeParse(a.mode)
+    this.lastModeOutsidePlan = started.success && started.data !== 'plan' ? started.data : 'default'
+    const ctx: BubbleContext = {
+      assembly: a,
+      board: this.board,
+      notifyTmux: options.notifyTmux ?? true,
+      waiting: { count: 0 },
+      ...(options.permissionTimeoutMs !== undefined ? { timeoutMs: options.permissionTimeoutMs } : {}),
+    }
+    this.bubbling = { ...ctx, planFile: options.planFile ?? planFilePath(a.team, a.name, a.env), modeBeforePlan: () => this.lastModeOutsidePlan }
+  }
+
+  check = async (tool: AnyTool, input: Record<string, unknown>, ctx: ToolContext): Promise<ToolDecision> => {
+    const mode = this.currentMode()
+    if (mode !== 'plan') this.lastModeOutsidePlan = mode
+    const team = await readTeam(this.a.team, this.a.env)
+    const teamAllowed = team.teamAllowedPaths ?? []
+    const decision = evaluatePermission({
+      toolName: tool.name,
+      input,
+      readOnly: tool.readOnly,
+      mode,
+      rules: [
+        ...this.settings.rules,
+        ...toPermissionRules(teamAllowed.map((p) => ({ behavior: 'allow' as const, rule: teamPathRule(p) })), 'team'),
+        ...this.teamRules,
+        ...this.sessionRules,
+      ],
+      cwd: this.a.cwd,
+      allowedPaths: [scratchpadDir(this.a.team, this.a.env), ...this.settings.additionalDirectories, ...teamAllowed, ...this.teamDirs],
+      ...controlPlaneOptions(this.a.cwd, this.a.env),
+      planFilePath: this.bubbling.planFile,
+      home: this.home,
+    })
+    if (decision.behavior === 'deny') {
+      const hint = mode === 'plan' && decision.source === 'mode' ? ` Write your plan to ${this.bubbling.planFile} or pass it to ExitPlanMode.` : ''
+      return { behavior: 'deny', message: decision.reason + hint }
+    }
+    if (tool.name === 'ExitPlanMode') {
+      if (mode !== 'plan') return { behavior: 'deny', message: `you are not in plan mode (mode ${mode}); ExitPlanMode only leaves plan mode` }
+      return requestPlanApproval(this.bubbling, String(input.plan ?? ''), ctx.toolUseId ?? '', ctx.signal)
+    }
+    if (decision.behavior === 'allow') return { behavior: 'allow' }
+    return this.ask(tool, input, ctx, mode)
+  }
+
+  onControl = async (message: StructuredMessage): Promise<void> => {
+    switch (message.type) {
+      case 'permission_response': {
+        const answer: Answer =
+          message.subtype === 'success'
+            ? {
+                kind: 'approve',
+                by: LEAD_NAME,
+                ...(message.response?.updated_input ? { updatedInput: message.response.updated_input } : {}),
+                ...(message.response?.permission_updates?.length ? { permissionUpdates: message.response.permission_updates, always: true } : {}),
+              }
+            : { kind: 'deny', by: LEAD_NAME, ...(message.error !== undefined ? { feedback: message.error } : {}) }
+        if (!this.board.offer(message.request_id, 'permission', answer)) this.ignore(message.type, message.request_id)
+        return
+      }
+      case 'plan_approval_response': {
+        const answer: Answer = message.approved
+          ? { kind: 'approve', by: LEAD_NAME, ...(message.permissionMode ? { permissionMode: message.permissionMode } : {}) }
+          : { kind: 'deny', by: LEAD_NAME, ...(message.feedback !== undefined ? { feedback: message.feedback } : {}) }
+        if (!this.board.offer(message.requestId, 'plan', answer)) this.ignore(message.type, message.requestId)
+        return
+      }
+      case 'team_permission_update': {
+        const rules = toPermissionRules(rulesFromUpdates([message.permissionUpdate]), 'team')
+        this.teamRules.push(...rules)
+        if (message.directoryPath) this.teamDirs.push({ path: message.directoryPath, ...(message.toolName ? { toolName: message.toolName } : {}) })
+        this.a.output.info(`team rule from team-lead: ${rules.map((r) => `${r.behavior} ${r.raw}`).join(', ') || '(none)'}`)
+        return
+      }
+      default:
+        return
+    }
+  }
+
+  close = async (): Promise<void> => {
+    await this.board.closeAll(`${this.a.name} exited while waiting`)
+  }
+
+  private currentMode(): PermissionModeName {
+    const m = PermissionModeName.safeParse(this.a.state.current.mode ?? this.a.mode)
+    return m.success ? m.data : 'default'
+  }
+
+  private ignore(type: string, id: string): void {
+    // The file and the message both carry an answer; the second copy is expected.
+    if (this.board.wasAnswered(id)) return
+    this.a.output.warn(`ignored ${type} for ${JSON.stringify(id)}: not a request ${this.a.name} is waiting on`)
+  }
+
+  private async ask(tool: AnyTool, input: Record<string, unknown>, ctx: ToolContext, mode: PermissionModeName): Promise<ToolDecision> {
+    const id = newRequestId('permission')
+    const suggestions = this.suggest(tool.name, input)
+    const description = typeof input.description === 'string' && input.description ? input.description : tool.summarize(input)
+    const hooks = this.settings.permissionRequestHooks
+    if (hooks.length > 0) {
+      const hook = await runPermissionRequestHooks(
+        hooks,
+        {
+          hook_event_name: 'PermissionRequest',
+          tool_name: tool.name,
+          tool_input: input,
+          ...(ctx.toolUseId ? { tool_use_id: ctx.toolUseId } : {}),
+          cwd: this.a.cwd,
+          permission_mode: mode,
+          permission_suggestions: suggestions,
+          team: this.a.team,
+          agent: this.a.name,
+          agent_id: agentId(this.a.name, this.a.team),
+          request_id: id,
+          description,
+        },
+        { cwd: this.a.cwd, env: this.a.env, signal: ctx.signal },
+      )
+      for (const d of hook.diagnostics) this.a.output.warn(d)
+      if (hook.behavior === 'allow') {
+        this.a.output.info(`${tool.name} allowed by a PermissionRequest hook (${hook.hook?.file ?? 'settings'})`)
+        return { behavior: 'allow', ...(hook.updatedInput ? { updatedInput: hook.updatedInput } : {}) }
+      }
+      if (hook.behavior === 'deny') return { behavior: 'deny', message: hook.message ?? 'denied by a PermissionRequest hook' }
+    }
+    const answer = await bubble(
+      this.bubbling,
+      {
+        id,
+        kind: 'permission',
+        toolName: tool.name,
+        toolUseId: ctx.toolUseId ?? '',
+        input,
+        description,
+        suggestions,
+        message: {
+          type: 'permission_request',
+          request_id: id,
+          agent_id: agentId(this.a.name, this.a.team),
+          tool_name: tool.name,
+          tool_use_id: ctx.toolUseId ?? '',
+          description,
+          input,
+          permission_suggestions: suggestions,
+        },
+        summary: shortInput(tool.name, input),
+      },
+      ctx.signal,
+    )
+    return this.apply(tool.name, answer, suggestions)
+  }
+
+  private apply(toolName: string, answer: Answer, suggestions: unknown[]): ToolDecision {
+    if (answer.kind === 'cancelled') return { behavior: 'deny', message: `the request was cancelled: ${answer.reason}` }
+    if (answer.kind === 'deny') {
+      return { behavior: 'deny', message: `${answer.by} denied it${answer.feedback ? `: ${answer.feedback}` : ''}` }
+    }
+    if (answer.always || answer.permissionUpdates?.length) {
+      const updates = rulesFromUpdates(answer.permissionUpdates?.length ? answer.permissionUpdates : suggestions)
+      this.sessionRules.push(...toPermissionRules(updates, 'session'))
+      this.a.output.info(`always allowed from now on: ${updates.map((u) => formatRuleValue(u.rule)).join(', ') || toolName}`)
+    }
+    return { behavior: 'allow', ...(answer.updatedInput ? { updatedInput: answer.updatedInput } : {}) }
+  }
+
+  private suggest(toolName: string, input: Record<string, unknown>): unknown[] {
+    try {
+      return permissionSuggestions(toolName, input, { cwd: this.a.cwd, home: this.home })
+    } catch (err) {
+      this.a.output.warn(`no suggestion for ${toolName}: ${errorMessage(err)}`)
+      return []
+    }
+  }
+}

@@ -1,0 +1,240 @@
+import { randomBytes } from 'node:crypto'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { z } from 'zod'
+import { ConflictError, CorruptFileError, NotFoundError, UsageError } from '../../errors.js'
+import { pendingPermissionsDir, resolvedPermissionsDir } from '../../home/paths.js'
+import { FILE_MODE, ensureDir, moveAside, parseJsonFile, readFileIfExists } from '../../util/fs.js'
+
+/**
+ * Durable permission and plan requests: `permissions/pending/<id>.json` while a teammate waits,
+ * `permissions/resolved/<id>.json` once answered. Both are created with link(), which fails when
+ * the name exists, so a request is written once and resolved exactly once, across processes.
+ */
+
+export const PendingRequest = z.looseObject({
+  id: z.string(),
+  kind: z.enum(['permission', 'plan']),
+  /** The teammate's name and agent id (`name@team`). */
+  agent: z.string(),
+  agentId: z.string(),
+  toolName: z.string(),
+  toolUseId: z.string(),
+  input: z.record(z.string(), z.unknown()),
+  description: z.string(),
+  /** Claude Code permission updates or rule strings such as `Bash(npm test:*)`. */
+  suggestions: z.array(z.unknown()).default([]),
+  /** ms since the epoch. */
+  createdAt: z.number(),
+  /** The waiting process, for cancelling requests of dead teammates. */
+  pid: z.number().int().optional(),
+  status: z.string().optional(),
+})
+export type PendingRequest = z.infer<typeof PendingRequest>
+export type NewPendingRequest = z.input<typeof PendingRequest>
+
+export const Decision = z.enum(['approve', 'deny', 'cancelled'])
+export type Decision = z.infer<typeof Decision>
+
+export const ResolvedRequest = PendingRequest.extend({
+  decision: Decision,
+  /** Approve always: the caller adds the suggested rule. */
+  always: z.boolean().optional(),
+  feedback: z.string().optional(),
+  updatedInput: z.record(z.string(), z.unknown()).optional(),
+  resolvedBy: z.string(),
+  resolvedAt: z.number(),
+})
+export type ResolvedRequest = z.infer<typeof ResolvedRequest>
+
+export interface Resolution {
+  decision: Decision
+  resolvedBy: string
+  always?: boolean
+  feedback?: string
+  updatedInput?: Record<string, unknown>
+}
+
+const ID_RE = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/
+
+/** Request ids become file names: 1–128 of A-Z a-z 0-9 . _ -, not starting with . or -. */
+export function validateRequestId(id: string): string {
+  if (typeof id !== 'string' || !ID_RE.test(id)) {
+    throw new UsageError(`invalid request id ${JSON.stringify(id)}`, { hint: 'ids are 1-128 characters of A-Z a-z 0-9 . _ - (see `swarm perms`)' })
+  }
+  return id
+}
+
+function pendingPath(team: string, id: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(pendingPermissionsDir(team, env), `${validateRequestId(id)}.json`)
+}
+function resolvedPath(team: string, id: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(resolvedPermissionsDir(team, env), `${validateRequestId(id)}.json`)
+}
+
+/**
+ * Writes `file` only if it does not exist yet: content goes to a temp file first, then link()
+ * gives it its name atomically. Returns false when the name was taken.
+ */
+async function createExclusive(file: string, value: unknown): Promise<boolean> {
+  await ensureDir(path.dirname(file))
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
+  await fs.writeFile(tmp, JSON.stringify(value, null, 2) + '\n', { flag: 'wx', mode: FILE_MODE })
+  try {
+    await fs.link(tmp, file)
+    return true
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false
+    throw err
+  } finally {
+    await fs.rm(tmp, { force: true })
+  }
+}
+
+/** Records a new pending request. ConflictError when the id is already pending or resolved. */
+export async function writePending(team: string, request: NewPendingRequest, env?: NodeJS.ProcessEnv): Promise<PendingRequest> {
+  const parsed = PendingRequest.parse(request)
+  if ((await readFileIfExists(resolvedPath(team, parsed.id, env))) !== undefined) {
+    throw new ConflictError('SWARM_REQUEST_EXISTS', `request ${parsed.id} was already resolved`)
+  }
+  if (!(await createExclusive(pendingPath(team, parsed.id, env), parsed))) {
+    throw new ConflictError('SWARM_REQUEST_EXISTS', `request ${parsed.id} is already pending`)
+  }
+  return parsed
+}
+
+/** A pending request; undefined when there is none (never written, or resolved since). */
+export async function readPending(team: string, id: string, env?: NodeJS.ProcessEnv): Promise<PendingRequest | undefined> {
+  const file = pendingPath(team, id, env)
+  const text = await readFileIfExists(file)
+  return text === undefined ? undefined : parseJsonFile(file, text, PendingRequest)
+}
+
+/** A resolved request; undefined while it is still pending or unknown. */
+export async function readResolved(team: string, id: string, env?: NodeJS.ProcessEnv): Promise<ResolvedRequest | undefined> {
+  const file = resolvedPath(team, id, env)
+  const text = await readFileIfExists(file)
+  return text === undefined ? undefined : parseJsonFile(file, text, ResolvedRequest)
+}
+
+export interface ListedRequest extends PendingRequest {
+  ageMs: number
+}
+
+/**
+ * Every pending request, oldest first, with its age. A pending file whose request was resolved
+ * (a resolver that died between its two steps) is removed; a file that does not parse is moved
+ * aside and reported in `problems`, never deleted.
+ */
+export async function listPending(
+  team: string,
+  options: { env?: NodeJS.ProcessEnv; now?: number } = {},
+): Promise<{ requests: ListedRequest[]; problems: CorruptFileError[] }> {
+  const dir = pendingPermissionsDir(team, options.env)
+  const now = options.now ?? Date.now()
+  const requests: ListedRequest[] = []
+  const problems: CorruptFileError[] = []
+  for (const name of await listJsonFiles(dir)) {
+    const id = name.slice(0, -'.json'.length)
+    if (!ID_RE.test(id)) continue
+    const file = path.join(dir, name)
+    if ((await readFileIfExists(resolvedPath(team, id, options.env))) !== undefined) {
+      await fs.rm(file, { force: true })
+      continue
+    }
+    const text = await readFileIfExists(file)
+    if (text === undefined) continue // resolved meanwhile
+    try {
+      const request = parseJsonFile(file, text, PendingRequest)
+      requests.push({ ...request, ageMs: Math.max(0, now - request.createdAt) })
+    } catch (err) {
+      if (!(err instanceof CorruptFileError)) throw err
+      const movedTo = await moveAside(file).catch(() => undefined)
+      problems.push(new CorruptFileError(file, err.message.replace(/^corrupt file \S+ \((.*)\)$/s, '$1'), { movedTo, cause: err }))
+    }
+  }
+  requests.sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id))
+  return { requests, problems }
+}
+
+async function listJsonFiles(dir: string): Promise<string[]> {
+  try {
+    return (await fs.readdir(dir)).filter((n) => n.endsWith('.json') && !n.startsWith('.'))
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw err
+  }
+}
+
+/**
+ * Answers a pending request. Exactly one of several racing resolvers (processes included) wins:
+ * the resolved file is created with link(), which fails for all but the first. The losers get a
+ * ConflictError('SWARM_ALREADY_RESOLVED') naming the earlier decision; an unknown id is a
+ * NotFoundError.
+ */
+export async function resolveRequest(team: string, id: string, resolution: Resolution, env?: NodeJS.ProcessEnv): Promise<ResolvedRequest> {
+  const pending = await readPending(team, id, env)
+  if (pending === undefined) {
+    const earlier = await readResolved(team, id, env)
+    if (earlier) throw alreadyResolved(earlier)
+    throw new NotFoundError(`no pending request ${id} in team ${team}`, { hint: 'list pending requests with `swarm perms <team>`' })
+  }
+  const record = ResolvedRequest.parse({
+    ...pending,
+    decision: resolution.decision,
+    ...(resolution.always !== undefined && { always: resolution.always }),
+    ...(resolution.feedback !== undefined && { feedback: resolution.feedback }),
+    ...(resolution.updatedInput !== undefined && { updatedInput: resolution.updatedInput }),
+    resolvedBy: resolution.resolvedBy,
+    resolvedAt: Date.now(),
+  })
+  if (!(await createExclusive(resolvedPath(team, id, env), record))) {
+    const earlier = await readResolved(team, id, env)
+    throw earlier ? alreadyResolved(earlier) : new ConflictError('SWARM_ALREADY_RESOLVED', `request ${id} was already resolved`)
+  }
+  await fs.rm(pendingPath(team, id, env), { force: true })
+  return record
+}
+
+function alreadyResolved(earlier: ResolvedRequest): ConflictError {
+  return new ConflictError('SWARM_ALREADY_RESOLVED', `request ${earlier.id} was already resolved (${earlier.decision} by ${earlier.resolvedBy})`)
+}
+
+/** Withdraws a request (its teammate died, or stopped waiting): resolved as cancelled. */
+export async function cancelRequest(team: string, id: string, reason: string, resolvedBy: string, env?: NodeJS.ProcessEnv): Promise<ResolvedRequest> {
+  return resolveRequest(team, id, { decision: 'cancelled', feedback: reason, resolvedBy }, env)
+}
+
+/**
+ * Cancels every pending request whose teammate is dead according to `isAlive`. Requests that
+ * someone else resolved meanwhile are skipped. Returns the cancelled records.
+ */
+export async function cancelDeadRequests(
+  team: string,
+  isAlive: (request: PendingRequest) => boolean | Promise<boolean>,
+  options: { env?: NodeJS.ProcessEnv; resolvedBy?: string } = {},
+): Promise<ResolvedRequest[]> {
+  const { requests } = await listPending(team, { env: options.env })
+  const cancelled: ResolvedRequest[] = []
+  for (const request of requests) {
+    if (await isAlive(request)) continue
+    try {
+      cancelled.push(await cancelRequest(team, request.id, `${request.agent} is no longer running`, options.resolvedBy ?? 'swarm', options.env))
+    } catch (err) {
+      if (err instanceof ConflictError || err instanceof NotFoundError) continue // answered meanwhile
+      throw err
+    }
+  }
+  return cancelled
+}
+
+/** True when process `pid` exists (EPERM: it exists but belongs to someone else). */
+export function isPidAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false // 0 and negatives address process groups
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}

@@ -1,0 +1,67 @@
+import { NotFoundError } from '../errors.js'
+import { readTeam } from '../teams/team-store.js'
+import type { TeamFile, TeamMember } from '../teams/types.js'
+import { parseAgentId } from './shutdown.js'
+import type { BackendType, PaneDirectory, PaneRef } from '../backends/types.js'
+
+type Env = NodeJS.ProcessEnv
+
+/**
+ * The member field where swarm records a tmux pane's server socket (config.json keeps unknown
+ * fields), so that `swarm status` run from any shell asks the right server.
+ */
+export const TMUX_SOCKET_FIELD = 'tmuxSocket'
+
+/** The pane recorded for a member, if it has one ('' and 'in-process' are not panes). */
+export function paneRefOf(m: TeamMember): PaneRef | undefined {
+  if (!m.tmuxPaneId || m.tmuxPaneId === 'in-process') return undefined
+  const socket = m[TMUX_SOCKET_FIELD]
+  return { agentId: m.agentId, paneId: m.tmuxPaneId, ...(typeof socket === 'string' && socket && { socketPath: socket }) }
+}
+
+/** The backend a member runs on; older records without backendType are told apart by their pane id. */
+export function backendOf(m: TeamMember): BackendType | undefined {
+  if (m.backendType) return m.backendType
+  if (m.tmuxPaneId === 'in-process') return 'in-process'
+  if (m.tmuxPaneId.startsWith('%')) return 'tmux'
+  return undefined
+}
+
+/** Panes as recorded in each team's config.json (one read per team and call). */
+export function teamStoreDirectory(env?: Env): PaneDirectory {
+  return {
+    async lookup(agentIds) {
+      const byTeam = new Map<string, string[]>()
+      for (const id of agentIds) {
+        const { team } = parseAgentId(id)
+        byTeam.set(team, [...(byTeam.get(team) ?? []), id])
+      }
+      const refs = new Map<string, PaneRef>()
+      for (const [team, ids] of byTeam) {
+        const config = await readTeamOrUndefined(team, env)
+        for (const m of config?.members ?? []) {
+          const ref = ids.includes(m.agentId) ? paneRefOf(m) : undefined
+          if (ref) refs.set(m.agentId, ref)
+        }
+      }
+      return refs
+    },
+    async teamPanes(team, backend) {
+      const config = await readTeamOrUndefined(team, env)
+      return (config?.members ?? [])
+        .filter((m) => backendOf(m) === backend)
+        .sort((a, b) => a.joinedAt - b.joinedAt)
+        .map(paneRefOf)
+        .filter((r): r is PaneRef => r !== undefined)
+    },
+  }
+}
+
+async function readTeamOrUndefined(team: string, env?: Env): Promise<TeamFile | undefined> {
+  try {
+    return await readTeam(team, env)
+  } catch (err) {
+    if (err instanceof NotFoundError) return undefined // a deleted team has no panes to find
+    throw err
+  }
+}

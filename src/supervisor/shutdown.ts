@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto'
+import { UsageError } from '../errors.js'
+import { appendMessage, readInbox } from '../mailbox/inbox.js'
+import { createEntry, type NewMessage } from '../mailbox/entry.js'
+import { type MessageOf, encodeStructured, parseStructured } from '../mailbox/messages.js'
+import type { InboxMessage } from '../mailbox/types.js'
+import { LEAD_NAME, inboxPath, validateAgentName, validateName } from '../home/paths.js'
+import { delay } from '../process/process.js'
+import type { LeadSigner, TeammateExecutor, TerminateOptions, TerminateOutcome } from '../backends/types.js'
+
+type Env = NodeJS.ProcessEnv
+
+/** How long terminate waits for a teammate to stop by itself. */
+export const GRACEFUL_STOP_MS = 10_000
+const POLL_MS = 100
+/** After approving, a teammate gets this long to exit by itself before its pane is closed. */
+const APPROVED_EXIT_MS = 2_000
+
+/** Splits `<name>@<team>` (both validated). UsageError otherwise. */
+export function parseAgentId(agentId: string): { name: string; team: string } {
+  const at = agentId.lastIndexOf('@')
+  if (at <= 0 || at === agentId.length - 1) throw new UsageError(`not an agent id: ${JSON.stringify(agentId)}`, { hint: 'expected <name>@<team>' })
+  const name = agentId.slice(0, at)
+  const team = agentId.slice(at + 1)
+  return { name: validateAgentName(name), team: validateName(team) }
+}
+
+/** Appends a message to the agent's inbox (the executors' sendMessage). */
+export async function sendToInbox(agentId: string, message: NewMessage | InboxMessage, env?: Env): Promise<void> {
+  const { name, team } = parseAgentId(agentId)
+  await appendMessage(inboxPath(team, name, env), message as NewMessage)
+}
+
+export interface ShutdownDeps {
+  env?: Env
+  sign?: LeadSigner
+  /** Sender; default team-lead. */
+  from?: string
+}
+
+/** Writes a (signed) shutdown_request into the teammate's inbox; returns its requestId. */
+export async function requestShutdown(agentId: string, reason: string | undefined, deps: ShutdownDeps = {}): Promise<string> {
+  const { name, team } = parseAgentId(agentId)
+  const from = deps.from ?? LEAD_NAME
+  const request: MessageOf<'shutdown_request'> = {
+    type: 'shutdown_request',
+    requestId: `shutdown-${randomUUID()}`,
+    from,
+    ...(reason !== undefined && { reason }),
+    timestamp: new Date().toISOString(),
+  }
+  const entry = createEntry({ from, text: encodeStructured(request), summary: 'shutdown request' })
+  const sig = deps.sign?.(entry)
+  await appendMessage(inboxPath(team, name, deps.env), sig === undefined ? entry : { ...entry, leadSig: sig })
+  return request.requestId
+}
+
+/**
+ * The teammate's answer to `requestId` in the requester's inbox, if any: a `shutdown_approved` or
+ * `shutdown_rejected` from that teammate. The inbox is only read; the leader consumes it.
+ */
+export async function findShutdownAnswer(
+  agentId: string,
+  requestId: string,
+  deps: ShutdownDeps = {},
+): Promise<{ approved: true } | { approved: false; reason: string } | undefined> {
+  const { name, team } = parseAgentId(agentId)
+  const inbox = await readInbox(inboxPath(team, deps.from ?? LEAD_NAME, deps.env))
+  for (const m of inbox) {
+    if (m.from !== name) continue
+    const s = parseStructured(m.text)
+    if (!s || !('requestId' in s) || s.requestId !== requestId) continue
+    if (s.type === 'shutdown_approved') return { approved: true }
+    if (s.type === 'shutdown_rejected') return { approved: false, reason: s.reason }
+  }
+  return undefined
+}
+
+/**
+ * terminate() for every backend: shutdown_request, then wait until the process ends or the
+ * teammate answers. An ended or approving teammate is then killed, which closes its pane and
+ * reaps what is left of its tree; a rejection or the timeout leaves it running.
+ */
+export async function gracefulStop(
+  executor: TeammateExecutor<unknown>,
+  agentId: string,
+  reason: string | undefined,
+  opts: TerminateOptions,
+  deps: ShutdownDeps,
+): Promise<TerminateOutcome> {
+  const before = (await executor.status([agentId])).get(agentId)
+  if (before?.state !== 'alive') {
+    await executor.kill(agentId)
+    return { outcome: 'exited' }
+  }
+  const requestId = await requestShutdown(agentId, reason, deps)
+  const deadline = Date.now() + (opts.timeoutMs ?? GRACEFUL_STOP_MS)
+  let approvedAt: number | undefined
+  while (Date.now() < deadline && !opts.signal?.aborted) {
+    await delay(Math.min(POLL_MS, Math.max(0, deadline - Date.now())), opts.signal)
+    const state = (await executor.status([agentId])).get(agentId)
+    if (state?.state !== 'alive') {
+      await executor.kill(agentId)
+      return { outcome: approvedAt === undefined ? 'exited' : 'approved' }
+    }
+    if (approvedAt !== undefined) {
+      // It approved: give it a moment to finish its turn and exit by itself, then close it.
+      if (Date.now() - approvedAt < APPROVED_EXIT_MS) continue
+      await executor.kill(agentId)
+      return { outcome: 'approved' }
+    }
+    const answer = await findShutdownAnswer(agentId, requestId, deps)
+    if (answer?.approved) approvedAt = Date.now()
+    else if (answer) return { outcome: 'rejected', reason: answer.reason }
+  }
+  if (approvedAt !== undefined) {
+    await executor.kill(agentId)
+    return { outcome: 'approved' }
+  }
+  return { outcome: 'timeout' }
+}

@@ -1,0 +1,93 @@
+import { SwarmError } from '../errors.js'
+import { LEAD_NAME } from '../home/paths.js'
+import { readTeam } from '../teams/team-store.js'
+import type { TeamFile, TeamMember } from '../teams/types.js'
+import { backendOf } from './directory.js'
+import { createExecutor } from '../backends/registry.js'
+import type { BackendType, InProcessExecutor, PaneExecutor, ProcessState } from '../backends/types.js'
+
+type Env = NodeJS.ProcessEnv
+
+/** One row of `swarm status`. */
+export interface MemberStatus {
+  name: string
+  agentId: string
+  backend?: BackendType
+  /** Pane or session id ('' when none is recorded). */
+  pane: string
+  color?: string
+  /** What config.json says. */
+  isActive?: boolean
+  /** What the backend says; `unknown` when this process cannot see it (an in-process teammate). */
+  state: 'alive' | 'exited' | 'dead' | 'unknown'
+  pid?: number
+  exitCode?: number
+  reason?: string
+}
+
+export interface TeamStatus {
+  team: string
+  members: MemberStatus[]
+}
+
+export interface StatusOptions {
+  env?: Env
+  /** The leader's in-process executor, when asked from inside the leader. */
+  inProcess?: InProcessExecutor
+  /** Reuse executors (tests, benchmarks count their tmux calls). */
+  executors?: Partial<Record<'tmux' | 'iterm2', PaneExecutor>>
+  /** The team's config when the caller has just read it. */
+  config?: TeamFile
+}
+
+/**
+ * Every member's process state with one batched call per backend in use: one `tmux list-panes`,
+ * one `it2 session list`. The leader is found in tmux by its pane tag.
+ */
+export async function teamStatus(team: string, opts: StatusOptions = {}): Promise<TeamStatus> {
+  const env = opts.env ?? process.env
+  const config = opts.config ?? (await readTeam(team, env))
+  const groups = new Map<BackendType, TeamMember[]>()
+  for (const m of config.members) {
+    // The leader of a pane team has no backendType recorded: look for its tagged tmux pane.
+    const backend = backendOf(m) ?? (m.name === LEAD_NAME && config.members.some((x) => backendOf(x) === 'tmux') ? 'tmux' : undefined)
+    if (backend) groups.set(backend, [...(groups.get(backend) ?? []), m])
+  }
+  const states = new Map<string, Seen>()
+  const seenBy = new Map<string, BackendType>()
+  await Promise.all(
+    [...groups].map(async ([backend, members]) => {
+      for (const m of members) seenBy.set(m.agentId, backend)
+      const ids = members.map((m) => m.agentId)
+      const executor = backend === 'in-process' ? opts.inProcess : (opts.executors?.[backend] ?? createExecutor(backend, { env }))
+      if (!executor) return
+      try {
+        for (const [id, s] of await executor.status(ids)) states.set(id, s)
+      } catch (err) {
+        // A backend that cannot answer (tmux uninstalled, it2 broken) leaves its members unknown.
+        if (!(err instanceof SwarmError)) throw err
+        for (const id of ids) states.set(id, { state: 'unknown', reason: err.message })
+      }
+    }),
+  )
+  return {
+    team: config.name,
+    members: config.members.map((m) => describe(m, states.get(m.agentId), seenBy.get(m.agentId))),
+  }
+}
+
+type Seen = ProcessState | { state: 'unknown'; reason: string }
+
+function describe(m: TeamMember, s: Seen | undefined, seenBy: BackendType | undefined): MemberStatus {
+  const base = { name: m.name, agentId: m.agentId, backend: backendOf(m), pane: m.tmuxPaneId, color: m.color, isActive: m.isActive }
+  const lead = m.name === LEAD_NAME
+  if (!s || (lead && s.state === 'dead' && s.reason === 'no pane recorded')) {
+    const reason = backendOf(m) === 'in-process' ? 'in-process: only its leader can tell' : lead ? 'no leader pane found' : 'never started'
+    return { ...base, state: 'unknown', reason }
+  }
+  // The leader's pane was found by its tag: show where.
+  if (!base.backend) base.backend = seenBy
+  if (s.state === 'alive') return { ...base, state: 'alive', ...(s.pid !== undefined && { pid: s.pid }) }
+  if (s.state === 'exited') return { ...base, state: 'exited', exitCode: s.code }
+  return { ...base, state: s.state, reason: s.reason }
+}

@@ -1,0 +1,179 @@
+import { BackendUnavailableError, NotFoundError, SwarmError, UsageError } from '../errors.js'
+import { LEAD_NAME, agentId as makeAgentId } from '../home/paths.js'
+import { leadSignerFor } from '../teams/messaging.js'
+import { getMember, readTeam, updateTeam } from '../teams/team-store.js'
+import type { TeamFile } from '../teams/types.js'
+import { delay } from '../process/process.js'
+import { backendOf } from './directory.js'
+import { createExecutor } from '../backends/registry.js'
+import { GRACEFUL_STOP_MS, requestShutdown } from './shutdown.js'
+import type { InProcessExecutor, LeadSigner, PaneExecutor, TeammateExecutor } from '../backends/types.js'
+
+type Env = NodeJS.ProcessEnv
+
+export interface StopOptions {
+  /** Ask with shutdown_request first and wait up to timeoutMs (default true). */
+  graceful?: boolean
+  timeoutMs?: number
+  env?: Env
+  sign?: LeadSigner
+  /** The leader's in-process executor, when called from inside the leader. */
+  inProcess?: InProcessExecutor
+  executors?: Partial<Record<'tmux' | 'iterm2', PaneExecutor>>
+}
+
+/** How each member ended: by itself after the request, or killed. */
+export interface StopReport {
+  team: string
+  exited: string[]
+  killed: string[]
+  /** In-process members this process cannot reach (no leader executor given). */
+  unreachable: string[]
+}
+
+/**
+ * Stops every member of a team and leaves no pane, session or process behind (`team delete`):
+ * with `graceful`, a shutdown_request to each live teammate and a wait of up to `timeoutMs` for
+ * them to exit; then every remaining pane and process tree is killed, the leader's pane and the
+ * tmux session included, and every member is marked inactive. A missing config still closes the
+ * team's tmux session.
+ */
+export async function stopTeamMembers(team: string, opts: StopOptions = {}): Promise<StopReport> {
+  const env = opts.env ?? process.env
+  const config = await readTeamIfAny(team, env)
+  const sign = opts.sign ?? (config ? await leadSignerFor(team, env) : undefined)
+  const members = (config?.members ?? []).filter((m) => m.name !== LEAD_NAME)
+  const report: StopReport = { team, exited: [], killed: [], unreachable: [] }
+  const cache = new Map<string, TeammateExecutor<unknown>>()
+  const executorFor = (backend: 'tmux' | 'iterm2' | 'in-process'): TeammateExecutor<unknown> | undefined => {
+    if (backend === 'in-process') return opts.inProcess
+    let e = cache.get(backend) ?? opts.executors?.[backend]
+    if (!e) cache.set(backend, (e = createExecutor(backend, { env, sign })))
+    return e
+  }
+  const byBackend = new Map<TeammateExecutor<unknown> | undefined, string[]>()
+  for (const m of members) {
+    const backend = backendOf(m)
+    if (!backend) continue
+    const executor = executorFor(backend)
+    if (!executor) report.unreachable.push(m.name)
+    byBackend.set(executor, [...(byBackend.get(executor) ?? []), m.agentId])
+  }
+  const alive = async (): Promise<Set<string>> => {
+    const ids = new Set<string>()
+    for (const [executor, group] of byBackend) {
+      if (!executor) continue
+      for (const [id, s] of await executor.status(group)) if (s.state === 'alive') ids.add(id)
+    }
+    return ids
+  }
+
+  const running = await alive()
+  if (opts.graceful !== false && running.size) {
+    const everyone = [...running, ...(byBackend.get(undefined) ?? [])]
+    await Promise.all(everyone.map((id) => requestShutdown(id, 'the team is being stopped', { env, sign })))
+    const deadline = Date.now() + (opts.timeoutMs ?? GRACEFUL_STOP_MS)
+    let left = running
+    while (left.size && Date.now() < deadline) {
+      await delay(100)
+      left = await alive()
+    }
+    for (const id of running) (left.has(id) ? report.killed : report.exited).push(id.slice(0, id.lastIndexOf('@')))
+  } else {
+    for (const id of running) report.killed.push(id.slice(0, id.lastIndexOf('@')))
+  }
+
+  for (const [executor, group] of byBackend) if (executor) await Promise.all(group.map((id) => executor.kill(id)))
+  // The session (leader pane included) and any pane tagged for the team, even with no config left.
+  for (const backend of ['tmux', 'iterm2'] as const) {
+    const used = members.some((m) => backendOf(m) === backend)
+    if (!used && backend === 'iterm2') continue
+    try {
+      await (executorFor(backend) as PaneExecutor).stopTeam(team)
+    } catch (err) {
+      // tmux not installed: there is no session to close.
+      if (!(err instanceof SwarmError && err.code === 'SWARM_TMUX_MISSING') || used) throw err
+    }
+  }
+  if (config) {
+    await updateTeam(
+      team,
+      (t) => {
+        for (const m of t.members) if (m.name !== LEAD_NAME && !report.unreachable.includes(m.name)) m.isActive = false
+      },
+      env,
+    )
+  }
+  return report
+}
+
+export interface KillOptions {
+  /** Kill at once instead of asking first. */
+  now?: boolean
+  timeoutMs?: number
+  env?: Env
+  sign?: LeadSigner
+}
+
+export type KillOutcome =
+  | { outcome: 'exited' }
+  | { outcome: 'approved' }
+  | { outcome: 'killed'; after?: 'timeout' | 'rejected'; reason?: string }
+  | { outcome: 'requested' }
+
+/**
+ * `swarm kill`: graceful (shutdown_request, then forced after `timeoutMs` or a rejection — the
+ * user asked for it to stop) or, with `now`, killed at once. An in-process teammate can only be
+ * asked from here: killing it needs its leader (exit 7).
+ */
+export async function killTeammate(team: string, name: string, opts: KillOptions = {}): Promise<KillOutcome> {
+  const env = opts.env ?? process.env
+  if (name === LEAD_NAME) throw new UsageError(`${LEAD_NAME} is the leader`, { hint: `stop the whole team with "swarm team delete ${team}"` })
+  const member = await getMember(team, name, env)
+  const id = makeAgentId(name, team)
+  // shutdown_request is privileged: unsigned, a teammate would ignore it.
+  const sign = opts.sign ?? (await leadSignerFor(team, env))
+  const backend = backendOf(member)
+  let outcome: KillOutcome
+  if (!backend) {
+    throw new NotFoundError(`${name} has never been started`, { hint: `start it with "swarm spawn ${team} ${name}"` })
+  } else if (backend === 'in-process') {
+    if (opts.now) {
+      throw new BackendUnavailableError(`${name} runs inside its leader's process; only the leader can kill it`, {
+        hint: `ask it to stop with "swarm kill ${team} ${name}" (without --now)`,
+      })
+    }
+    await requestShutdown(id, 'stopped with swarm kill', { env, sign })
+    return { outcome: 'requested' }
+  } else {
+    const executor = createExecutor(backend, { env, sign })
+    if (opts.now) {
+      await executor.kill(id)
+      outcome = { outcome: 'killed' }
+    } else {
+      const r = await executor.terminate(id, 'stopped with swarm kill', { timeoutMs: opts.timeoutMs })
+      if (r.outcome === 'timeout' || r.outcome === 'rejected') {
+        await executor.kill(id)
+        outcome = { outcome: 'killed', after: r.outcome, ...(r.outcome === 'rejected' && { reason: r.reason }) }
+      } else outcome = r
+    }
+  }
+  await updateTeam(
+    team,
+    (t) => {
+      const m = t.members.find((x) => x.name === name)
+      if (m) m.isActive = false
+    },
+    env,
+  )
+  return outcome
+}
+
+async function readTeamIfAny(team: string, env: Env): Promise<TeamFile | undefined> {
+  try {
+    return await readTeam(team, env)
+  } catch (err) {
+    if (err instanceof NotFoundError) return undefined // a half-deleted team may still have a session
+    throw err
+  }
+}

@@ -1,0 +1,227 @@
+import path from 'node:path'
+import { definedOnly } from '../util/object.js'
+import { BackendUnavailableError, ConflictError, NotFoundError, UsageError } from '../errors.js'
+import { LEAD_VERIFY_KEY_ENV, loadLeadPublicKey } from '../mailbox/signing.js'
+import { appendMessage } from '../mailbox/inbox.js'
+import { LEAD_NAME, inboxPath, validateAgentName, validateName } from '../home/paths.js'
+import { addMember, readTeam, updateTeam } from '../teams/team-store.js'
+import type { TeamMember } from '../teams/types.js'
+import { wantsWorktree } from '../worktrees/team-worktrees.js'
+import { type CreateWorktreeOptions, type Worktree, createWorktree, planWorktree, removeWorktree, worktreeCwd } from '../worktrees/worktree.js'
+import { type DetectInputs, systemDetectInputs } from '../backends/detect.js'
+import { TMUX_SOCKET_FIELD } from './directory.js'
+import { defaultLeaderArgv, defaultTeammateArgv, shellCommandArgv, teammateEnv } from '../backends/launch.js'
+import { createExecutor, selectBackend } from '../backends/registry.js'
+import type { BackendChoice, PaneExecutor, SpawnedTeammate } from '../backends/types.js'
+
+type Env = NodeJS.ProcessEnv
+
+/** One teammate to start (the fields of `swarm spawn`). */
+export interface SpawnTeammateInput {
+  name: string
+  /** A shell command (`--command`); else `argv`; else `swarm agent --team T --name N`. */
+  command?: string
+  argv?: string[]
+  cwd?: string
+  agentType?: string
+  model?: string
+  mode?: string
+  /** Put in the teammate's inbox, from team-lead, before it starts. */
+  prompt?: string
+  color?: string
+  /** Extra environment for the teammate. */
+  env?: Record<string, string>
+  /**
+   * Run in a git worktree of its own (branch `swarm/<team>/<name>`) made from the repository of
+   * `cwd` or the lead's cwd; a string names its directory under `.claude/worktrees/` (default
+   * `<team>-<name>`). Undefined: what the agent definition's `isolation` says.
+   */
+  worktree?: boolean | string
+}
+
+export interface SpawnOptions {
+  backend?: BackendChoice
+  env?: Env
+  /** A pane executor to reuse (team create spawns many with one). */
+  executor?: PaneExecutor
+  detectInputs?: DetectInputs
+  /** The leader command for a team that has no session yet (default `swarm leader <team>`). */
+  leaderArgv?: (team: string) => string[]
+}
+
+export interface SpawnResult {
+  member: TeamMember
+  spawned: SpawnedTeammate
+  /** The worktree it runs in, when it has one made (or reused) by this spawn. */
+  worktree?: Worktree
+}
+
+/** Starts one teammate and registers it; see spawnTeammates. */
+export async function spawnTeammate(team: string, input: SpawnTeammateInput, opts: SpawnOptions = {}): Promise<SpawnResult> {
+  const [result] = await spawnTeammates(team, [input], opts)
+  return result
+}
+
+/**
+ * Starts teammates in panes and registers them in the team's config.json: each is added (or,
+ * if it exists and is not running, reused), gets its prompt in its inbox, is spawned — all at
+ * once — and then recorded (backendType, tmuxPaneId, cwd, worktreePath, isActive) in one config
+ * write. A teammate that wants a worktree (`worktree`, or its definition's `isolation`) gets it
+ * first and runs in it.
+ * In-process teammates need a running leader and are refused here (exit 7).
+ */
+export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[], opts: SpawnOptions = {}): Promise<SpawnResult[]> {
+  const env = opts.env ?? process.env
+  validateName(team)
+  for (const i of inputs) {
+    validateAgentName(i.name)
+    if (i.name === LEAD_NAME) throw new UsageError(`${LEAD_NAME} is the leader, not a teammate`)
+  }
+  const config = await readTeam(team, env)
+  const executor = opts.executor ?? (await paneExecutor(opts, env))
+  const verifyKey = await leadVerifyKey(team, env)
+  const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
+  // Before registering: a cwd that is not a repository refuses the spawn without leaving a member.
+  const worktrees = await makeWorktrees(team, inputs, leadCwd, env)
+  let members: TeamMember[]
+  try {
+    members = await registerMembers(team, inputs, config.members, executor, env)
+  } catch (err) {
+    await undoWorktrees(worktrees, env)
+    throw err
+  }
+  await Promise.all(
+    inputs.map((i) => (i.prompt ? appendMessage(inboxPath(team, i.name, env), { from: LEAD_NAME, text: i.prompt, summary: 'initial prompt' }) : undefined)),
+  )
+  const cwds = await Promise.all(inputs.map(async (input, k) => (worktrees[k] ? worktreeCwd(worktrees[k]) : path.resolve(input.cwd ?? members[k].cwd ?? leadCwd))))
+  const spawned = await Promise.allSettled(
+    inputs.map((input, k) => {
+      const member = members[k]
+      const cwd = cwds[k]
+      return executor.spawn({
+        team,
+        name: input.name,
+        argv: input.command !== undefined ? shellCommandArgv(input.command) : (input.argv ?? defaultTeammateArgv(team, input.name, input)),
+        cwd,
+        env: teammateEnv(env, { team, name: input.name }, { ...verifyKey, ...input.env }),
+        color: member.color,
+      })
+    }),
+  )
+  const ok = new Map<string, SpawnedTeammate>()
+  spawned.forEach((r, k) => r.status === 'fulfilled' && ok.set(inputs[k].name, r.value))
+  const updated = await updateTeam(
+    team,
+    (t) => {
+      for (const m of t.members) {
+        const s = ok.get(m.name)
+        if (!s) continue
+        const k = inputs.findIndex((i) => i.name === m.name)
+        const { agentType, model, mode, prompt } = inputs[k]
+        Object.assign(m, definedOnly({ agentType, model, mode, prompt }))
+        m.backendType = s.backendType
+        m.tmuxPaneId = s.paneId
+        m.isActive = true
+        m.cwd = cwds[k]
+        if (worktrees[k]) m.worktreePath = worktrees[k].path
+        if (s.socketPath) m[TMUX_SOCKET_FIELD] = s.socketPath
+        else delete m[TMUX_SOCKET_FIELD]
+      }
+    },
+    env,
+  )
+  const failed = spawned.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+  if (failed) {
+    await undoWorktrees(worktrees.map((w, k) => (spawned[k].status === 'rejected' ? w : undefined)), env)
+    throw failed.reason
+  }
+  return inputs.map((i, k) => ({ member: updated.members.find((m) => m.name === i.name)!, spawned: ok.get(i.name)!, ...(worktrees[k] ? { worktree: worktrees[k] } : {}) }))
+}
+
+/**
+ * The worktree of each input that wants one. All are checked first (nothing is made if any
+ * cannot be), then made one at a time: concurrent `git worktree add`s race on the repository's
+ * locks. If making one fails, those made before it are taken away again.
+ */
+async function makeWorktrees(team: string, inputs: SpawnTeammateInput[], leadCwd: string, env: Env): Promise<Array<Worktree | undefined>> {
+  const wanted: Array<CreateWorktreeOptions | undefined> = []
+  for (const input of inputs) {
+    const worktree = input.worktree
+    const want = await wantsWorktree({ ...(worktree !== undefined ? { worktree } : {}), ...(input.agentType ? { agentType: input.agentType } : {}), cwd: leadCwd, env })
+    const o = { repoDir: path.resolve(input.cwd ?? leadCwd), team, name: input.name, env, ...(typeof worktree === 'string' ? { slug: worktree } : {}) }
+    if (want) await planWorktree(o)
+    wanted.push(want ? o : undefined)
+  }
+  const made: Array<Worktree | undefined> = []
+  try {
+    for (const o of wanted) made.push(o ? await createWorktree(o) : undefined)
+  } catch (err) {
+    await undoWorktrees(made, env)
+    throw err
+  }
+  return made
+}
+
+/** Takes away worktrees this spawn made (not reused ones), when the spawn fails after making them. */
+async function undoWorktrees(worktrees: Array<Worktree | undefined>, env: Env): Promise<void> {
+  for (const w of worktrees) if (w && !w.reused) await removeWorktree(w, { env }).catch(() => undefined)
+}
+
+/** The lead's public key for the teammate's environment, when the team has one (else it reads lead.pub). */
+async function leadVerifyKey(team: string, env: Env): Promise<Record<string, string>> {
+  try {
+    return { [LEAD_VERIFY_KEY_ENV]: await loadLeadPublicKey(team, env) }
+  } catch (err) {
+    if (err instanceof NotFoundError) return {}
+    throw err
+  }
+}
+
+async function paneExecutor(opts: SpawnOptions, env: Env): Promise<PaneExecutor> {
+  const { backend } = await selectBackend(opts.backend ?? 'auto', opts.detectInputs ?? systemDetectInputs(env))
+  if (backend === 'in-process') {
+    throw new BackendUnavailableError('an in-process teammate runs inside its leader, and this command is not the leader', {
+      hint: 'start the team with "swarm team create --backend in-process", or spawn with --backend tmux',
+    })
+  }
+  return createExecutor(backend, { env, leaderArgv: opts.leaderArgv ?? defaultLeaderArgv })
+}
+
+/** Adds new members; a member that exists is reused unless it is running. */
+async function registerMembers(team: string, inputs: SpawnTeammateInput[], existing: TeamMember[], executor: PaneExecutor, env: Env): Promise<TeamMember[]> {
+  const known = inputs.filter((i) => existing.some((m) => m.name === i.name))
+  if (known.length) {
+    const states = await executor.status(known.map((i) => `${i.name}@${team}`))
+    const running = [...states].filter(([, s]) => s.state === 'alive').map(([id]) => id)
+    if (running.length) {
+      throw new ConflictError('SWARM_TEAMMATE_RUNNING', `already running: ${running.join(', ')}`, { hint: 'stop it first with "swarm kill"' })
+    }
+  }
+  const result: TeamMember[] = []
+  // One at a time: each add takes the config lock, and in order the palette hands out colours predictably.
+  for (const i of inputs) {
+    const old = existing.find((m) => m.name === i.name)
+    if (old) {
+      result.push(old)
+      continue
+    }
+    result.push(
+      await addMember(
+        team,
+        {
+          name: i.name,
+          agentType: i.agentType,
+          model: i.model,
+          prompt: i.prompt,
+          color: i.color,
+          cwd: i.cwd === undefined ? undefined : path.resolve(i.cwd),
+          mode: i.mode,
+          backendType: executor.type,
+          isActive: false,
+        },
+        env,
+      ),
+    )
+  }
+  return result
+}

@@ -1,0 +1,186 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { AgentOutput } from '../../../src/agent/render.js'
+import { createOutput } from '../../../src/agent/render.js'
+import { assembleAgent } from '../../../src/agent/start.js'
+import { startLoopbackServer, type LoopbackServer, type RecordedRequest } from '../../../src/loopback-model/loopback-server.js'
+import type { ScenarioInput } from '../../../src/loopback-model/scenario.js'
+import { createPermissionLayer, type PermissionLayerOptions } from '../../../src/permissions/requests/client.js'
+import { ensureTeamKeys } from '../../../src/mailbox/signing.js'
+import { listPending, type ListedRequest } from '../../../src/permissions/requests/store.js'
+import { sendTeamMessage } from '../../../src/teams/messaging.js'
+import { createTeam } from '../../../src/teams/team-store.js'
+
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
+export const BIN = path.join(REPO, 'bin/swarm.js')
+export const TEAM = 'crew'
+
+/** A temp SWARM_HOME with team `crew` (team-lead + alice, cwd a temp project dir) and its lead key. */
+export interface Fixture {
+  home: string
+  cwd: string
+  env: NodeJS.ProcessEnv
+  cleanup(): Promise<void>
+}
+
+export async function makeFixture(loopback: LoopbackServer): Promise<Fixture> {
+  const base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-bubbling-')))
+  const home = path.join(base, 'home')
+  const cwd = path.join(base, 'project')
+  const tmuxTmp = path.join(base, 'tmux')
+  await Promise.all([fs.mkdir(home), fs.mkdir(cwd), fs.mkdir(tmuxTmp)])
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    SWARM_HOME: home,
+    CLAUDE_CONFIG_DIR: '',
+    NO_COLOR: '1',
+    ANTHROPIC_API_KEY: 'test',
+    ANTHROPIC_BASE_URL: loopback.url,
+    // Never reach the user's tmux: no $TMUX, and swarm's own socket in an empty directory.
+    TMUX_TMPDIR: tmuxTmp,
+  }
+  delete env.TMUX
+  delete env.TMUX_PANE
+  delete env.SWARM_LEAD_VERIFY_KEY
+  delete env.ANTHROPIC_AUTH_TOKEN
+  await createTeam({ name: TEAM, cwd, members: [{ name: 'alice', cwd }] }, env)
+  await ensureTeamKeys(TEAM, env)
+  return { home, cwd, env, cleanup: () => fs.rm(base, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }) }
+}
+
+export async function startLoopback(): Promise<LoopbackServer> {
+  return startLoopbackServer({ scenario: {} })
+}
+
+/** alice: one tool call, then a sentence that says whether the tool result was an error. */
+export function oneCall(name: string, input: Record<string, unknown>, id = 'toolu_1'): ScenarioInput {
+  return {
+    agents: {
+      alice: [
+        { content: [{ type: 'tool_use', id, name, input }] },
+        { oneOf: [{ when: { toolResultIsError: true }, text: 'It was refused.' }, { text: 'It ran.' }] },
+      ],
+    },
+  }
+}
+
+/** Captures an agent's pane output as lines. */
+export function captureOutput(): { output: AgentOutput; text(): string } {
+  let buf = ''
+  const output = createOutput({ stream: { write: (s: string) => ((buf += s), true) } as unknown as NodeJS.WritableStream, color: false })
+  return { output, text: () => buf }
+}
+
+/** A teammate running inside the test process, with the real permission layer. */
+export interface InProcessAgent {
+  done: Promise<number>
+  pane(): string
+  stop(): Promise<number>
+}
+
+export async function startInProcess(fx: Fixture, options: { mode?: string; layer?: PermissionLayerOptions } = {}): Promise<InProcessAgent> {
+  const abort = new AbortController()
+  const pane = captureOutput()
+  const { runtime } = await assembleAgent({
+    team: TEAM,
+    name: 'alice',
+    env: fx.env,
+    mode: options.mode ?? 'default',
+    output: pane.output,
+    signal: abort.signal,
+    runtime: { autoClaimTasks: false },
+    permissions: (a) => createPermissionLayer(a, { notifyTmux: false, ...options.layer }),
+  })
+  const done = runtime.run()
+  return {
+    done,
+    pane: pane.text,
+    stop: () => {
+      abort.abort()
+      return done
+    },
+  }
+}
+
+/** A `swarm agent` child process (the real teammate binary), output kept for failure reports. */
+export interface ChildAgent {
+  child: ChildProcess
+  output(): string
+  /** The exit code, or the signal that killed it. */
+  exited: Promise<number | NodeJS.Signals | null>
+  kill(signal?: NodeJS.Signals): Promise<void>
+}
+
+export function startChild(fx: Fixture, args: string[] = []): ChildAgent {
+  const child = spawn(process.execPath, [BIN, 'agent', '--team', TEAM, '--name', 'alice', '--mode', 'default', ...args], {
+    env: fx.env,
+    cwd: fx.cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  child.stdout!.on('data', (d) => (out += d))
+  child.stderr!.on('data', (d) => (out += d))
+  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)))
+  return {
+    child,
+    output: () => out,
+    exited,
+    kill: async (signal = 'SIGKILL') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+      await exited
+    },
+  }
+}
+
+/** team-lead asks alice to start a turn. */
+export async function nudge(fx: Fixture, text = 'please do it'): Promise<void> {
+  await sendTeamMessage({ team: TEAM, to: 'alice', text, env: fx.env })
+}
+
+/** Polls `fn` until it returns a value (test-side waiting; the code under test does not poll). */
+export async function waitFor<T>(fn: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 10_000, context?: () => string): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const v = await fn()
+    if (v !== undefined && v !== false) return v
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${context ? `\n--- output ---\n${context()}` : ''}`)
+    await new Promise((r) => setTimeout(r, 5))
+  }
+}
+
+export async function waitForPending(fx: Fixture, context?: () => string): Promise<ListedRequest> {
+  return waitFor(async () => (await listPending(TEAM, { env: fx.env })).requests[0], 'a pending request', 10_000, context)
+}
+
+/** The model requests that carried a tool_result, as JSON text. */
+export function toolResultRequests(loopback: LoopbackServer): string[] {
+  return loopback.requests.filter((r) => JSON.stringify(r.body ?? {}).includes('"tool_result"')).map((r: RecordedRequest) => JSON.stringify(r.body))
+}
+
+export async function countLines(file: string): Promise<number> {
+  try {
+    return (await fs.readFile(file, 'utf8')).split('\n').filter(Boolean).length
+  } catch {
+    return 0
+  }
+}
+
+/** The tool_result the model was sent for `toolUseId` (from the loopback server's records). */
+export function toolResult(loopback: LoopbackServer, toolUseId: string): { content: string; isError: boolean } | undefined {
+  for (const r of loopback.requests) {
+    const messages = (r.body as { messages?: Array<{ content: unknown }> } | undefined)?.messages ?? []
+    for (const m of messages) {
+      if (!Array.isArray(m.content)) continue
+      for (const b of m.content as Array<Record<string, unknown>>) {
+        if (b.type === 'tool_result' && b.tool_use_id === toolUseId) {
+          const content = typeof b.content === 'string' ? b.content : JSON.stringify(b.content)
+          return { content, isError: b.is_error === true }
+        }
+      }
+    }
+  }
+  return undefined
+}

@@ -1,0 +1,78 @@
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { notificationText, notifyHuman, notifyTmuxClients } from '../../../src/permissions/requests/notify.js'
+
+let dir: string
+let log: string
+
+beforeAll(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-notify-'))
+  log = path.join(dir, 'tmux.log')
+  // A fake tmux: records its argv (one JSON array per line) and has one attached client.
+  const fake = path.join(dir, 'bin', 'tmux')
+  await fs.mkdir(path.dirname(fake))
+  await fs.writeFile(
+    fake,
+    `#!/usr/bin/env node
+require('fs').appendFileSync(${JSON.stringify(log)}, JSON.stringify(process.argv.slice(2)) + '\\n')
+if (process.argv.includes('list-clients')) console.log('/dev/pts/7')
+`,
+    { mode: 0o755 },
+  )
+})
+afterAll(async () => {
+  await fs.rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
+})
+
+const request = { agent: 'alice', toolName: 'Bash', summary: 'echo #1 done' }
+
+async function calls(): Promise<string[][]> {
+  const text = await fs.readFile(log, 'utf8').catch(() => '')
+  await fs.rm(log, { force: true })
+  return text.split('\n').filter(Boolean).map((l) => JSON.parse(l))
+}
+
+describe('notifyHuman', () => {
+  it('rings the bell and sends an OSC 9 notification', () => {
+    let out = ''
+    notifyHuman(request, { write: (s: string) => (out += s) }, { env: {} })
+    expect(out).toBe('\x07\x1b]9;swarm: alice asks to use Bash: echo #1 done\x07')
+  })
+
+  it('wraps the OSC in tmux passthrough inside tmux', () => {
+    let out = ''
+    notifyHuman({ ...request, kind: 'plan' }, { write: (s: string) => (out += s) }, { env: { TMUX: '/tmp/tmux-0/default,1,0' } })
+    expect(out).toBe('\x07\x1bPtmux;\x1b\x1b]9;swarm: alice asks team-lead to approve a plan\x07\x1b\\')
+  })
+
+  it('never passes the model\'s escape sequences to the terminal', () => {
+    const text = notificationText({ agent: 'alice', toolName: 'Bash', summary: 'x\x1b]0;pwned\x07\nrm -rf /' })
+    expect(text).not.toMatch(/[\x00-\x1f]/)
+    expect(text).toBe('alice asks to use Bash: x ]0;pwned rm -rf /')
+  })
+})
+
+describe('notifyTmuxClients', () => {
+  const env = (extra: NodeJS.ProcessEnv) => ({ PATH: `${path.join(dir, 'bin')}:${process.env.PATH}`, ...extra })
+
+  it('outside tmux: swarm\'s server and the team\'s session, # escaped', async () => {
+    const n = await notifyTmuxClients({ ...request, team: 'crew' }, { env: env({ SWARM_TMUX_SOCKET: 'sock' }) })
+    expect(n).toBe(1)
+    expect(await calls()).toEqual([
+      ['-L', 'sock', 'list-clients', '-t', 'swarm-crew', '-F', '#{client_name}'],
+      ['-L', 'sock', 'display-message', '-c', '/dev/pts/7', '-d', '5000', 'swarm: alice asks to use Bash: echo ##1 done — swarm perms crew'],
+    ])
+  })
+
+  it('inside tmux: the server from $TMUX and the session of $TMUX_PANE', async () => {
+    await notifyTmuxClients({ ...request, team: 'crew' }, { env: env({ TMUX: '/tmp/x/default,1,0', TMUX_PANE: '%3' }) })
+    const [list] = await calls()
+    expect(list).toEqual(['list-clients', '-t', '%3', '-F', '#{client_name}'])
+  })
+
+  it('without tmux it quietly does nothing', async () => {
+    expect(await notifyTmuxClients({ ...request, team: 'crew' }, { env: { PATH: path.join(dir, 'empty') } })).toBe(0)
+  })
+})

@@ -1,0 +1,131 @@
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { hooksFor, killRunningHooks, runPermissionHook, runPermissionRequestHooks, type PermissionHookInput } from '../../../src/permissions/requests/hooks.js'
+import type { PermissionHook } from '../../../src/permissions/rules/types.js'
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-perm-hooks-'))
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }))
+afterEach(() => killRunningHooks())
+
+const input: PermissionHookInput = {
+  hook_event_name: 'PermissionRequest',
+  tool_name: 'Bash',
+  tool_input: { command: 'npm test' },
+  cwd: tmp,
+  permission_mode: 'default',
+  team: 't',
+  agent: 'alice',
+  request_id: 'r1',
+}
+const hook = (command: string, over: Partial<PermissionHook> = {}): PermissionHook => ({ command, source: 'project', file: '/p/.claude/settings.json', ...over })
+const run = (command: string, over: Partial<PermissionHook> = {}) => runPermissionHook(hook(command, over), input, { cwd: tmp })
+
+describe('runPermissionHook', () => {
+  it.each([
+    ['flat allow', `echo '{"behavior":"allow"}'`, { behavior: 'allow' }],
+    ['flat deny with message', `echo '{"behavior":"deny","message":"no tests on Fridays"}'`, { behavior: 'deny', message: 'no tests on Fridays' }],
+    ['explicit ask', `echo '{"behavior":"ask"}'`, { behavior: 'ask' }],
+    [
+      "Claude Code's shape",
+      `echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedInput":{"command":"npm test -- --run"}}}}'`,
+      { behavior: 'allow', updatedInput: { command: 'npm test -- --run' } },
+    ],
+    ['legacy approve', `echo '{"decision":"approve"}'`, { behavior: 'allow' }],
+    ['legacy block', `echo '{"decision":"block","reason":"nope"}'`, { behavior: 'deny', message: 'nope' }],
+    ['exit 0 and no output', 'true', { behavior: 'ask', diagnostics: [] }],
+    ['exit 2 denies with stderr', 'echo "rm is not allowed" >&2; exit 2', { behavior: 'deny', message: 'rm is not allowed' }],
+  ])('%s', async (_name, command, expected) => {
+    expect(await run(command)).toMatchObject(expected)
+  })
+
+  it.each([
+    ['exit 1', 'echo oops >&2; exit 1', /exited with code 1: oops/],
+    ['garbage output', 'echo hello world', /not JSON/],
+    ['an unknown behavior', `echo '{"behavior":"maybe"}'`, /unknown behavior/],
+    ['a non-object updatedInput', `echo '{"behavior":"allow","updatedInput":"x"}'`, /updatedInput/],
+    ['a missing program', 'definitely-not-a-command-xyz', /exited with code 127/],
+  ])('falls back to ask on %s, with a diagnostic', async (_name, command, diag) => {
+    const d = await run(command)
+    expect(d.behavior).toBe('ask')
+    expect(d.diagnostics.join('\n')).toMatch(diag)
+    expect(d.diagnostics[0]).toContain('/p/.claude/settings.json')
+  })
+
+  it('gets the request as JSON on stdin and runs in the cwd', async () => {
+    const out = path.join(tmp, 'stdin.json')
+    const d = await run(`cat > ${out}; pwd >> ${out}.cwd; echo '{"behavior":"allow"}'`)
+    expect(d.behavior).toBe('allow')
+    expect(JSON.parse(fs.readFileSync(out, 'utf8'))).toEqual(input)
+    expect(fs.realpathSync(fs.readFileSync(`${out}.cwd`, 'utf8').trim())).toBe(fs.realpathSync(tmp))
+  })
+
+  it('answers even when the hook never reads its input', async () => {
+    const big = { ...input, tool_input: { command: 'x'.repeat(1024 * 1024) } }
+    const d = await runPermissionHook(hook(`echo '{"behavior":"deny"}'`), big, { cwd: tmp })
+    expect(d.behavior).toBe('deny')
+  })
+
+  it('kills the whole process group on timeout and asks', async () => {
+    const pidFile = path.join(tmp, 'child.pid')
+    const d = await run(`sleep 30 & echo $! > ${pidFile}; wait`, { timeout: 0.3 })
+    expect(d.behavior).toBe('ask')
+    expect(d.diagnostics[0]).toMatch(/no answer within 300 ms, killed/)
+    const pid = Number(fs.readFileSync(pidFile, 'utf8'))
+    await waitUntil(() => !alive(pid))
+  })
+
+  it('uses the answer of a hook that exited while a background job holds stdout', async () => {
+    const pidFile = path.join(tmp, 'bg.pid')
+    const d = await run(`sleep 30 & echo $! > ${pidFile}; echo '{"behavior":"allow"}'`, { timeout: 0.3 })
+    expect(d.behavior).toBe('allow')
+    await waitUntil(() => !alive(Number(fs.readFileSync(pidFile, 'utf8'))))
+  })
+
+  it('stops on abort', async () => {
+    const ac = new AbortController()
+    const p = runPermissionHook(hook('sleep 30'), input, { cwd: tmp, signal: ac.signal })
+    setTimeout(() => ac.abort(), 50)
+    const d = await p
+    expect(d.behavior).toBe('ask')
+    expect(d.diagnostics[0]).toMatch(/aborted/)
+  })
+})
+
+describe('runPermissionRequestHooks', () => {
+  it('selects hooks by tool-name regex', () => {
+    const hooks = [hook('a', { matcher: 'Bash' }), hook('b', { matcher: 'Edit|Write' }), hook('c'), hook('d', { matcher: '*' }), hook('e', { matcher: 'Bas' }), hook('f', { matcher: '(' })]
+    expect(hooksFor(hooks, 'Bash').map((h) => h.command)).toEqual(['a', 'c', 'd'])
+    expect(hooksFor(hooks, 'Write').map((h) => h.command)).toEqual(['b', 'c', 'd'])
+    expect(hooksFor(hooks, '(').map((h) => h.command)).toEqual(['c', 'd', 'f'])
+  })
+
+  it('combines answers: deny over allow over ask; no hook → ask', async () => {
+    const allow = hook(`echo '{"behavior":"allow"}'`)
+    const deny = hook('echo no >&2; exit 2')
+    const broken = hook('exit 1')
+    expect(await runPermissionRequestHooks([allow, broken], input, { cwd: tmp })).toMatchObject({ behavior: 'allow', hook: allow })
+    const d = await runPermissionRequestHooks([allow, deny, broken], input, { cwd: tmp })
+    expect(d).toMatchObject({ behavior: 'deny', message: 'no', hook: deny })
+    expect(d.diagnostics).toHaveLength(1)
+    expect(await runPermissionRequestHooks([hook('exit 2', { matcher: 'Edit' })], input, { cwd: tmp })).toEqual({ behavior: 'ask', diagnostics: [] })
+  })
+})
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+async function waitUntil(cond: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const end = Date.now() + timeoutMs
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time')
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}

@@ -1,0 +1,55 @@
+import { spawn } from 'node:child_process'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { CommandTimeoutError, isAlive, killTree, launchProcess, processTree, runCommand, waitForExit } from '../../src/process/process.js'
+import { FIXTURES } from '../backends/harness.js'
+
+describe('util/process', () => {
+  it('runCommand returns code and output, feeds stdin, and reports a missing program as 127', async () => {
+    expect(await runCommand('sh', ['-c', 'cat; echo err >&2; exit 3'], { input: 'in' })).toEqual({ code: 3, stdout: 'in', stderr: 'err\n' })
+    expect((await runCommand('no-such-program-swarm', [])).code).toBe(127)
+  })
+
+  it('runCommand kills the whole group on timeout, and does not wait for a grandchild holding stdout', async () => {
+    const started = Date.now()
+    await expect(runCommand('sh', ['-c', 'sleep 30 & echo $!; wait'], { timeoutMs: 200 })).rejects.toBeInstanceOf(CommandTimeoutError)
+    expect(Date.now() - started).toBeLessThan(2_000)
+    // The command is done, its background child still holds stdout: we return anyway.
+    const t = Date.now()
+    const r = await runCommand('sh', ['-c', 'sleep 3 & echo $!'], { timeoutMs: 5_000 })
+    expect(Date.now() - t).toBeLessThan(2_000)
+    const sleeper = Number(r.stdout.trim())
+    expect(isAlive(sleeper)).toBe(true)
+    await killTree(sleeper, { graceMs: 0 })
+  })
+
+  it('killTree takes down the group and descendants that left it, escalating to SIGKILL', async () => {
+    // A child ignoring SIGTERM, plus a grandchild in a session of its own.
+    const p = launchProcess('sh', ['-c', "trap '' TERM; setsid sleep 600 & sleep 600 & wait"])
+    await new Promise((r) => setTimeout(r, 100))
+    const tree = await processTree(p.pid)
+    expect(tree.length).toBeGreaterThanOrEqual(3)
+    const started = Date.now()
+    await killTree(p.pid, { graceMs: 200 })
+    expect(await waitForExit(tree, 1_000)).toBe(true)
+    expect(Date.now() - started).toBeLessThan(1_500)
+    expect(tree.some(isAlive)).toBe(false)
+  })
+
+  it('processTree never includes this process or its ancestors', async () => {
+    expect(await processTree(process.pid)).not.toContain(process.pid)
+    expect(await processTree(process.ppid)).not.toContain(process.pid)
+  })
+
+  it('drains the live children, within the time limit, when swarm gets SIGTERM', async () => {
+    const child = spawn(process.execPath, [path.join(FIXTURES, 'process-drain.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const line = await new Promise<string>((resolve) => child.stdout.once('data', (d) => resolve(String(d))))
+    const { pids } = JSON.parse(line) as { pids: number[] }
+    const trees = (await Promise.all(pids.map(processTree))).flat()
+    expect(trees.length).toBeGreaterThanOrEqual(4)
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    child.kill('SIGTERM')
+    expect(await exited).toBe(143)
+    expect(await waitForExit(trees, 1_000)).toBe(true)
+  })
+})
