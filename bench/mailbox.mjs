@@ -225,7 +225,12 @@ async function appendCost(home) {
   const empty = inboxPath('cost', 'empty', env)
   const history = inboxPath('cost', 'history', env)
   const old = Array.from({ length: HISTORY }, (_, i) => ({
-    from: 'w', text: `history ${i} ${'x'.repeat(64)}`, timestamp: new Date().toISOString(), read: true, msg_id: `h-${i}`, msgV: 1,
+    from: 'w',
+    text: `history ${i} ${'x'.repeat(64)}`,
+    timestamp: new Date().toISOString(),
+    read: true,
+    msg_id: `h-${i}`,
+    msgV: 1,
   }))
   await fs.mkdir(path.dirname(history), { recursive: true })
   await fs.writeFile(history, JSON.stringify(old, null, 2))

@@ -100,7 +100,11 @@ async function main() {
 
     const watched = samples.slice(0, ROUNDS)
     const polled = samples.slice(ROUNDS)
-    const ms = (list, f) => list.map(f).filter((v) => Number.isFinite(v)).sort((a, b) => a - b)
+    const ms = (list, f) =>
+      list
+        .map(f)
+        .filter((v) => Number.isFinite(v))
+        .sort((a, b) => a - b)
     const stats = (xs) => ({ p50: pct(xs, 50), p95: pct(xs, 95), max: xs[xs.length - 1] })
     const lines = (await fsp.readFile(path.join(cwd, 'count.txt'), 'utf8')).split('\n').filter(Boolean).length
     const result = {

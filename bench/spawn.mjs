@@ -34,7 +34,11 @@ try {
   await executor.ensureSession('fast', { argv: ['sleep', '600'], cwd: tmp })
   const sessionMs = performance.now() - t0
   const t1 = performance.now()
-  await spawnTeammates('fast', names.map((name) => ({ name, argv: ['sleep', '30'], cwd: tmp })), { executor, env })
+  await spawnTeammates(
+    'fast',
+    names.map((name) => ({ name, argv: ['sleep', '30'], cwd: tmp })),
+    { executor, env },
+  )
   const ids = names.map((n) => `${n}@fast`)
   for (;;) {
     const states = await executor.status(ids)
@@ -120,7 +124,7 @@ try {
       tmuxCallsPerStatus: tmuxCallsPerStatus === 1,
     },
     notes:
-      'statusMs16 is the wall time of `swarm status --json` (median of 5); cliFloorMs is `swarm --version`, the start-up every command pays before its own work (bin/swarm.js runs the command\'s bundle from dist/bundle, compiled with a code cache that the warm-up run writes); statusLeanMs16 is the same status through tsc\'s dist modules, importing only commander and the status command; statusCoreMs16 is teamStatus() alone.',
+      "statusMs16 is the wall time of `swarm status --json` (median of 5); cliFloorMs is `swarm --version`, the start-up every command pays before its own work (bin/swarm.js runs the command's bundle from dist/bundle, compiled with a code cache that the warm-up run writes); statusLeanMs16 is the same status through tsc's dist modules, importing only commander and the status command; statusCoreMs16 is teamStatus() alone.",
   }
   console.log(JSON.stringify(result))
 } finally {

@@ -41,13 +41,30 @@ async function main() {
   await fs.mkdir(cwd)
   const reply = { when: {}, text: 'ok', usage: { input_tokens: 10, output_tokens: 1 } }
   const server = await startLoopbackServer({ scenario: { agents: { alice: { rules: [reply] }, poller: { rules: [reply] } } } })
-  const env = { ...process.env, SWARM_HOME: path.join(base, 'home'), CLAUDE_CONFIG_DIR: '', NO_COLOR: '1', ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: server.url }
+  const env = {
+    ...process.env,
+    SWARM_HOME: path.join(base, 'home'),
+    CLAUDE_CONFIG_DIR: '',
+    NO_COLOR: '1',
+    ANTHROPIC_API_KEY: 'test',
+    ANTHROPIC_BASE_URL: server.url,
+  }
   delete env.SWARM_LEAD_VERIFY_KEY
   delete env.ANTHROPIC_AUTH_TOKEN
   const children = []
   const loadBefore = Math.round(os.loadavg()[0] * 100) / 100
   try {
-    await createTeam({ name: TEAM, cwd, members: [{ name: 'alice', cwd }, { name: 'poller', cwd }] }, env)
+    await createTeam(
+      {
+        name: TEAM,
+        cwd,
+        members: [
+          { name: 'alice', cwd },
+          { name: 'poller', cwd },
+        ],
+      },
+      env,
+    )
     await ensureTeamKeys(TEAM, env)
 
     log('swarm: `swarm agent` child, event-driven inbox …')
@@ -189,7 +206,10 @@ async function poller() {
       const unread = (await readInbox(file)).filter((m) => !m.read)
       if (unread.length === 0) return
       await markRead(file, { msgIds: unread.map((m) => m.msg_id) })
-      messages.push({ role: 'user', content: unread.map((m) => `<teammate-message teammate_id="${m.from}">\n${m.text}\n</teammate-message>`).join('\n\n') })
+      messages.push({
+        role: 'user',
+        content: unread.map((m) => `<teammate-message teammate_id="${m.from}">\n${m.text}\n</teammate-message>`).join('\n\n'),
+      })
       const stream = client.messages.stream({ model: 'claude-sonnet-4-6', max_tokens: 1024, messages }, { headers: { 'x-swarm-agent': 'poller' } })
       const final = await stream.finalMessage()
       messages.push({ role: 'assistant', content: final.content })

@@ -18,7 +18,9 @@ function commandGroups() {
   const groups = new Map([...text.matchAll(/^\s+'?([\w-]+)'?: \(\) => import\('\.\/([\w-]+)\.js'\)/gm)].map((m) => [m[1], m[2]]))
   const imports = text.match(/\bimport\(/g)?.length ?? 0
   if (groups.size === 0 || groups.size !== imports) {
-    throw new Error(`scripts/bundle.mjs: read ${groups.size} command groups but ${imports} import() in src/cli/main.ts — keep its GROUPS lines as \`name: () => import('./module.js')…\``)
+    throw new Error(
+      `scripts/bundle.mjs: read ${groups.size} command groups but ${imports} import() in src/cli/main.ts — keep its GROUPS lines as \`name: () => import('./module.js')…\``,
+    )
   }
   return groups
 }
@@ -46,9 +48,15 @@ function commandEntries(groups) {
     name: 'command-entries',
     setup(build) {
       build.onResolve({ filter: /^cli:/ }, (args) => ({ path: args.path.slice(4), namespace: 'cli' }))
-      build.onLoad({ filter: /.*/, namespace: 'cli' }, async () => ({ contents: await fs.promises.readFile(mainTs, 'utf8'), loader: 'ts', resolveDir: path.dirname(mainTs) }))
+      build.onLoad({ filter: /.*/, namespace: 'cli' }, async () => ({
+        contents: await fs.promises.readFile(mainTs, 'utf8'),
+        loader: 'ts',
+        resolveDir: path.dirname(mainTs),
+      }))
       build.onResolve({ filter: /^\.\/[\w-]+\.js$/, namespace: 'cli' }, (args) =>
-        args.kind !== 'dynamic-import' || args.path === `./${groups.get(args.importer)}.js` ? undefined : { path: `${args.importer}:${args.path}`, namespace: 'other-group' },
+        args.kind !== 'dynamic-import' || args.path === `./${groups.get(args.importer)}.js`
+          ? undefined
+          : { path: `${args.importer}:${args.path}`, namespace: 'other-group' },
       )
       build.onLoad({ filter: /.*/, namespace: 'other-group' }, (args) => ({
         contents: `throw new Error(${JSON.stringify(`swarm: ${args.path} is not in this bundle`)})`,

@@ -70,14 +70,10 @@ export class CorruptFileError extends SwarmError {
   constructor(file: string, detail: string, options: SwarmErrorOptions & { movedTo?: string } = {}) {
     super(
       'SWARM_CORRUPT_FILE',
-      options.movedTo
-        ? `corrupt file ${file} (${detail}); moved aside to ${options.movedTo}`
-        : `corrupt file ${file} (${detail})`,
+      options.movedTo ? `corrupt file ${file} (${detail}); moved aside to ${options.movedTo}` : `corrupt file ${file} (${detail})`,
       {
         exitCode: ExitCode.corrupt,
-        hint: options.movedTo
-          ? 'the original bytes are kept in the moved-aside file'
-          : 'inspect or move the file aside; swarm will not overwrite it',
+        hint: options.movedTo ? 'the original bytes are kept in the moved-aside file' : 'inspect or move the file aside; swarm will not overwrite it',
         ...options,
       },
     )

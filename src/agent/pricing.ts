@@ -18,12 +18,17 @@ export function addUsage(a: Usage, b: Partial<Usage>): Usage {
 }
 
 /** Converts the SDK's usage object (snake_case, nullable cache fields). */
-export function usageFromApi(u: {
-  input_tokens?: number | null
-  output_tokens?: number | null
-  cache_read_input_tokens?: number | null
-  cache_creation_input_tokens?: number | null
-} | null | undefined): Usage {
+export function usageFromApi(
+  u:
+    | {
+        input_tokens?: number | null
+        output_tokens?: number | null
+        cache_read_input_tokens?: number | null
+        cache_creation_input_tokens?: number | null
+      }
+    | null
+    | undefined,
+): Usage {
   return {
     inputTokens: u?.input_tokens ?? 0,
     outputTokens: u?.output_tokens ?? 0,

@@ -4,12 +4,7 @@ const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;
 
 /** A message as the model sees it (DESIGN §3). */
 export function formatTeammateMessage(m: InboxMessage, extra: Record<string, string> = {}): string {
-  const attrs: Array<[string, string | undefined]> = [
-    ['teammate_id', m.from],
-    ['color', m.color],
-    ['summary', m.summary],
-    ...Object.entries(extra),
-  ]
+  const attrs: Array<[string, string | undefined]> = [['teammate_id', m.from], ['color', m.color], ['summary', m.summary], ...Object.entries(extra)]
   const rendered = attrs
     .filter((a): a is [string, string] => a[1] !== undefined && a[1] !== '')
     .map(([k, v]) => `${k}="${escapeAttr(v)}"`)

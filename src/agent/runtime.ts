@@ -86,7 +86,7 @@ export class TeammateRuntime {
   private wake: (() => void) | undefined
   private watcher: InboxWatcher | undefined
   private status: AgentStatus = 'starting'
-  private pendingShutdown: StructuredMessage & { type: 'shutdown_request' } | undefined
+  private pendingShutdown: (StructuredMessage & { type: 'shutdown_request' }) | undefined
   private stopRequested = false
   private usage: Usage = emptyUsage()
   private readonly turnAbort = new AbortController()
@@ -105,7 +105,11 @@ export class TeammateRuntime {
       if (!this.o.external) {
         // `ready` hands over what is already unread (sent while we were dead) before anything new;
         // each batch is recorded as delivered once it is in our queue.
-        this.watcher = watchInbox(this.o.team, this.o.name, (msgs) => this.enqueue(msgs), { env: this.o.env, signal: this.turnAbort.signal, markDelivered: true })
+        this.watcher = watchInbox(this.o.team, this.o.name, (msgs) => this.enqueue(msgs), {
+          env: this.o.env,
+          signal: this.turnAbort.signal,
+          markDelivered: true,
+        })
         await this.watcher.ready
       }
       if (this.o.autoClaimTasks !== false) {
@@ -204,7 +208,9 @@ export class TeammateRuntime {
     const verdict = entry.from === LEAD_NAME ? this.o.verifyLead(entry) : 'not-lead'
     await this.consume([entry])
     if (verdict !== 'verified') {
-      this.o.output.warn(`ignored ${msg.type} from ${entry.from}: ${verdict === 'unverified' ? 'UNVERIFIED (no valid lead signature)' : 'only team-lead may send it'}`)
+      this.o.output.warn(
+        `ignored ${msg.type} from ${entry.from}: ${verdict === 'unverified' ? 'UNVERIFIED (no valid lead signature)' : 'only team-lead may send it'}`,
+      )
       await this.o.transcript.append({ kind: 'state', state: this.status, detail: `ignored ${verdict} ${msg.type} from ${entry.from}` })
       return
     }
@@ -320,7 +326,8 @@ export class TeammateRuntime {
       this.o.output.warn(`turn failed: ${failure}`)
       await this.o.transcript.append({
         kind: 'error',
-        errorType: err instanceof APIError ? ((err.error as { error?: { type?: string } })?.error?.type ?? err.name) : (err as Error).name ?? 'Error',
+        errorType:
+          err instanceof APIError ? ((err.error as { error?: { type?: string } })?.error?.type ?? err.name) : ((err as Error).name ?? 'Error'),
         status: err instanceof APIError ? err.status : undefined,
         requestId: err instanceof APIError ? (err.requestID ?? undefined) : undefined,
         message: (err as Error).message,
@@ -392,4 +399,3 @@ export class TeammateRuntime {
     return true
   }
 }
-

@@ -84,7 +84,9 @@ export interface PermissionLayer {
  * environment: model, tools filtered in layers, system prompt, transcript (resumed with
  * --resume) and state file. Returns the runtime, not yet running.
  */
-export async function assembleAgent(opts: StartAgentOptions): Promise<{ runtime: TeammateRuntime; model: string; tools: string[]; checkPermission: PermissionCheck }> {
+export async function assembleAgent(
+  opts: StartAgentOptions,
+): Promise<{ runtime: TeammateRuntime; model: string; tools: string[]; checkPermission: PermissionCheck }> {
   const env = opts.env ?? process.env
   const team = await readTeam(opts.team, env)
   const member = findMember(team, opts.name)
@@ -94,7 +96,7 @@ export async function assembleAgent(opts: StartAgentOptions): Promise<{ runtime:
   for (const d of diagnostics) output.warn(`agent definition ${d.file}${d.field ? ` (${d.field})` : ''}: ${d.message}`)
 
   const isLead = opts.name === LEAD_NAME
-  const typeName = opts.agentType ?? (isLead ? 'general-purpose' : member.agentType ?? 'general-purpose')
+  const typeName = opts.agentType ?? (isLead ? 'general-purpose' : (member.agentType ?? 'general-purpose'))
   const def = definitions.get(typeName) ?? (typeName === 'team-lead' ? definitions.get('general-purpose') : undefined)
   if (!def) {
     throw new NotFoundError(`unknown agent type "${typeName}"`, { hint: `known types: ${[...definitions.keys()].join(', ')}` })
@@ -114,7 +116,11 @@ export async function assembleAgent(opts: StartAgentOptions): Promise<{ runtime:
     let set = toolsByMode.get(m)
     if (!set) {
       const parsed = PermissionModeName.safeParse(m)
-      const filtered = resolveToolsForAgent(def, available.map((t) => t.name), { isTeammate: !isLead, permissionMode: parsed.success ? parsed.data : mode.data })
+      const filtered = resolveToolsForAgent(
+        def,
+        available.map((t) => t.name),
+        { isTeammate: !isLead, permissionMode: parsed.success ? parsed.data : mode.data },
+      )
       set = available.filter((t) => filtered.tools.includes(t.name) && (!opts.onlyTools || opts.onlyTools.includes(t.name)))
       toolsByMode.set(m, set)
     }

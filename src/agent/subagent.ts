@@ -38,13 +38,20 @@ export async function runSubagent(req: SubagentRequest): Promise<string> {
   if (!def) throw new NotFoundError(`unknown agent type "${typeName}"`, { hint: `known types: ${[...definitions.keys()].join(', ')}` })
   const { model } = resolveModel({ spawnModel: req.model, definitionModel: def.model, leaderModel: req.leaderModel, env: req.env })
   const available = allTools().filter((t) => !(COORDINATION_TOOL_NAMES as readonly string[]).includes(t.name))
-  const { tools: names } = resolveToolsForAgent(def, available.map((t) => t.name), { isTeammate: true })
+  const { tools: names } = resolveToolsForAgent(
+    def,
+    available.map((t) => t.name),
+    { isTeammate: true },
+  )
   const messages: Anthropic.MessageParam[] = [{ role: 'user', content: req.prompt }]
   const worktree = await findWorktreeRecord(req.team, req.cwd, req.env).catch(() => undefined)
   const result = await runTurn({
     client: req.client,
     model,
-    system: def.systemPrompt + `\n\nWorking directory: ${req.cwd}\nYou are a one-off subagent of ${req.parent}: your final message is your report.` + (worktree ? `\n\n${worktreeNotice(worktree)}` : ''),
+    system:
+      def.systemPrompt +
+      `\n\nWorking directory: ${req.cwd}\nYou are a one-off subagent of ${req.parent}: your final message is your report.` +
+      (worktree ? `\n\n${worktreeNotice(worktree)}` : ''),
     tools: available.filter((t) => names.includes(t.name)),
     messages,
     maxIterations: def.maxTurns ?? 50,

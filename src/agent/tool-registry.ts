@@ -15,15 +15,7 @@ export { TOOL_NAMES, type ToolName } from './tools/names.js'
  * tools/names.ts, and one line here (SendMessage, Task*, ExitPlanMode, Agent, TaskStop are
  * added by the agent loop, which owns the mailbox).
  */
-const TOOLS: readonly AnyTool[] = [
-  readTool,
-  writeTool,
-  editTool,
-  bashTool,
-  globTool,
-  grepTool,
-  exitPlanModeTool,
-]
+const TOOLS: readonly AnyTool[] = [readTool, writeTool, editTool, bashTool, globTool, grepTool, exitPlanModeTool]
 
 for (const tool of TOOLS) {
   if (!isToolName(tool.name)) throw new Error(`tool ${tool.name} is registered but missing from TOOL_NAMES`)

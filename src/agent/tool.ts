@@ -14,19 +14,13 @@ export interface ToolResult {
 }
 
 /** The answer of a permission check. `updatedInput` replaces the input (it is validated again). */
-export type PermissionDecision =
-  | { behavior: 'allow'; updatedInput?: Record<string, unknown> }
-  | { behavior: 'deny'; message: string }
+export type PermissionDecision = { behavior: 'allow'; updatedInput?: Record<string, unknown> } | { behavior: 'deny'; message: string }
 
 /**
  * Asked before EVERY tool call, after the input validated. The permissions layer supplies
  * the real one; `allowAll` is the default.
  */
-export type PermissionCheck = (
-  tool: AnyTool,
-  input: Record<string, unknown>,
-  ctx: ToolContext,
-) => PermissionDecision | Promise<PermissionDecision>
+export type PermissionCheck = (tool: AnyTool, input: Record<string, unknown>, ctx: ToolContext) => PermissionDecision | Promise<PermissionDecision>
 
 /**
  * Everything a tool may use from its caller. In-process agents share `process.cwd()` and

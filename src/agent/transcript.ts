@@ -82,8 +82,7 @@ export function rebuildConversation(events: TranscriptEvent[]): MessageParam[] {
   }
   while (messages.length) {
     const last = messages[messages.length - 1]
-    const pendingToolUse =
-      last.role === 'assistant' && Array.isArray(last.content) && last.content.some((b) => b.type === 'tool_use')
+    const pendingToolUse = last.role === 'assistant' && Array.isArray(last.content) && last.content.some((b) => b.type === 'tool_use')
     if (pendingToolUse || last.role === 'user') {
       // A turn cut short by the crash; its inbox messages are still unread and come back.
       messages.pop()

@@ -14,7 +14,11 @@ export interface LastTurn {
  * The one idle_notification a teammate sends when it goes idle: what the turn did (its last text,
  * or partial / failed), and the task it completed.
  */
-export function idleNotification(from: string, last: LastTurn, completedTaskId: string | undefined): Extract<StructuredMessage, { type: 'idle_notification' }> {
+export function idleNotification(
+  from: string,
+  last: LastTurn,
+  completedTaskId: string | undefined,
+): Extract<StructuredMessage, { type: 'idle_notification' }> {
   const summary = last.failure
     ? `turn failed: ${last.failure}`
     : last.result?.status === 'partial'

@@ -84,7 +84,9 @@ export async function runTurn(opts: TurnOptions): Promise<TurnResult> {
     // tool_use still gets a result, or the API refuses the conversation from then on.
     const cutOff = final.stop_reason !== 'tool_use'
     const notRun = `Not run: your response was cut off (stop_reason ${final.stop_reason}) before this call was complete. Retry with a smaller input (e.g. write a large file in parts).`
-    const results: ToolResultBlockParam[] = cutOff ? uses.map((use) => ({ type: 'tool_result', tool_use_id: use.id, content: notRun, is_error: true })) : []
+    const results: ToolResultBlockParam[] = cutOff
+      ? uses.map((use) => ({ type: 'tool_result', tool_use_id: use.id, content: notRun, is_error: true }))
+      : []
     for (const use of cutOff ? [] : uses) {
       const tool = byName.get(use.name)
       opts.onToolStart?.(use.name, use.input)
@@ -97,7 +99,14 @@ export async function runTurn(opts: TurnOptions): Promise<TurnResult> {
       const ms = Date.now() - started
       opts.onToolEnd?.(use.name, use.input, result, ms)
       toolCalls.push({ name: use.name, input: use.input, isError: result.isError === true })
-      await opts.record?.({ kind: 'tool', tool: use.name, input: use.input, isError: result.isError === true, output: result.content.slice(0, 4000), ms })
+      await opts.record?.({
+        kind: 'tool',
+        tool: use.name,
+        input: use.input,
+        isError: result.isError === true,
+        output: result.content.slice(0, 4000),
+        ms,
+      })
       results.push({ type: 'tool_result', tool_use_id: use.id, content: result.content, ...(result.isError ? { is_error: true } : {}) })
     }
     const user: MessageParam = { role: 'user', content: results }

@@ -69,7 +69,8 @@ export class ITermExecutor implements PaneExecutor {
   private async it2(args: string[]): Promise<CommandResult> {
     this.calls++
     const r = await runCommand(this.opts.it2 ?? 'it2', args, { env: this.env, timeoutMs: IT2_TIMEOUT_MS })
-    if (r.code === 127 && !r.stderr) throw new SwarmError('SWARM_IT2_MISSING', 'the it2 CLI is not installed (or not on PATH)', { exitCode: ExitCode.backendUnavailable })
+    if (r.code === 127 && !r.stderr)
+      throw new SwarmError('SWARM_IT2_MISSING', 'the it2 CLI is not installed (or not on PATH)', { exitCode: ExitCode.backendUnavailable })
     return r
   }
 
@@ -86,7 +87,8 @@ export class ITermExecutor implements PaneExecutor {
     await fs.writeFile(files.launcher, launcherScript(config, files), { mode: 0o700 })
     const sessionId = await this.serialized(() => this.split(config.team))
     const run = await this.it2(['session', 'run', '-s', sessionId, `/bin/sh ${shellQuote(files.launcher)}`])
-    if (run.code !== 0) throw new SwarmError('SWARM_IT2_FAILED', `it2 session run failed: ${run.stderr.trim()}`, { exitCode: ExitCode.processFailure })
+    if (run.code !== 0)
+      throw new SwarmError('SWARM_IT2_FAILED', `it2 session run failed: ${run.stderr.trim()}`, { exitCode: ExitCode.processFailure })
     const pid = await this.waitForPid(files.pid, agentId)
     this.refs.set(agentId, { agentId, paneId: sessionId })
     return { agentId, backendType: 'iterm2', paneId: sessionId, pid }
@@ -115,7 +117,9 @@ export class ITermExecutor implements PaneExecutor {
         this.pruned.push(target)
         continue
       }
-      throw new SwarmError('SWARM_IT2_FAILED', `it2 session split failed: ${r.stderr.trim() || r.stdout.trim()}`, { exitCode: ExitCode.processFailure })
+      throw new SwarmError('SWARM_IT2_FAILED', `it2 session split failed: ${r.stderr.trim() || r.stdout.trim()}`, {
+        exitCode: ExitCode.processFailure,
+      })
     }
   }
 
@@ -240,7 +244,8 @@ export class ITermExecutor implements PaneExecutor {
 export function launcherScript(config: TeammateSpawnConfig, files: { launcher: string; pid: string; exit: string }): string {
   const q = shellQuote
   const exports = Object.entries(config.env ?? {}).map(([k, v]) => {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw new SwarmError('SWARM_USAGE', `invalid environment variable name ${JSON.stringify(k)}`, { exitCode: ExitCode.usage })
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k))
+      throw new SwarmError('SWARM_USAGE', `invalid environment variable name ${JSON.stringify(k)}`, { exitCode: ExitCode.usage })
     return `export ${k}=${q(v)}`
   })
   return [

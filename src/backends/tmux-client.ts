@@ -33,7 +33,11 @@ export function socketArgs(socket: TmuxSocket): string[] {
 
 /** How a user would type it: `tmux -L swarm`. */
 export function describeSocket(socket: TmuxSocket): string {
-  return 'path' in socket ? `tmux -S ${shellQuote(socket.path)}` : socket.name === DEFAULT_SOCKET_NAME ? 'tmux -L swarm' : `tmux -L ${shellQuote(socket.name)}`
+  return 'path' in socket
+    ? `tmux -S ${shellQuote(socket.path)}`
+    : socket.name === DEFAULT_SOCKET_NAME
+      ? 'tmux -L swarm'
+      : `tmux -L ${shellQuote(socket.name)}`
 }
 
 /** The tmux server is not running (or its socket is stale). */
@@ -98,7 +102,11 @@ export class TmuxClient {
       return result
     } catch (err) {
       if (err instanceof CommandTimeoutError) {
-        throw new CommandTimeoutError(`tmux (${describeSocket(this.socket)})`, this.timeoutMs, `the tmux server is not responding; check it with "${describeSocket(this.socket)} list-sessions"`)
+        throw new CommandTimeoutError(
+          `tmux (${describeSocket(this.socket)})`,
+          this.timeoutMs,
+          `the tmux server is not responding; check it with "${describeSocket(this.socket)} list-sessions"`,
+        )
       }
       throw err
     }

@@ -18,7 +18,17 @@ export interface PaneRow {
   socketPath: string
 }
 
-const FIELDS = ['#{pane_id}', '#{pane_dead}', '#{pane_dead_status}', '#{pane_dead_signal}', '#{pane_pid}', '#{@swarm_agent}', '#{window_id}', '#{session_name}', '#{socket_path}']
+const FIELDS = [
+  '#{pane_id}',
+  '#{pane_dead}',
+  '#{pane_dead_status}',
+  '#{pane_dead_signal}',
+  '#{pane_pid}',
+  '#{@swarm_agent}',
+  '#{window_id}',
+  '#{session_name}',
+  '#{socket_path}',
+]
 
 /** Every pane of the server, in one call. */
 export async function listPanes(client: TmuxClient): Promise<PaneRow[]>

@@ -88,9 +88,20 @@ export class TmuxExecutor implements PaneExecutor {
   private async createSession(team: string, leader: LeaderOptions): Promise<LeaderPane> {
     const session = sessionName(team)
     const create = tmuxCommand(
-      'new-session', '-d', '-s', session, '-n', team, ...DETACHED_SIZE,
-      '-P', '-F', `${SPAWN_FORMAT}\t#{window_id}`,
-      '-c', formatEscape(leader.cwd), ...envArgs(leader.env), ...argvArgs(leader.argv),
+      'new-session',
+      '-d',
+      '-s',
+      session,
+      '-n',
+      team,
+      ...DETACHED_SIZE,
+      '-P',
+      '-F',
+      `${SPAWN_FORMAT}\t#{window_id}`,
+      '-c',
+      formatEscape(leader.cwd),
+      ...envArgs(leader.env),
+      ...argvArgs(leader.argv),
     )
     let out: string
     try {
@@ -107,11 +118,23 @@ export class TmuxExecutor implements PaneExecutor {
   private async createWindow(team: string, leader: LeaderOptions): Promise<LeaderPane> {
     // -a: after the user's current window (-t alone would collide with its index). new-window
     // takes a window, not a pane ("can't specify pane here"): resolve the pane's window first.
-    const here = this.env.TMUX_PANE ? (await this.client.run(['display-message', '-p', '-t', this.env.TMUX_PANE, '#{window_id}'], 'display-message')).trim() : ''
+    const here = this.env.TMUX_PANE
+      ? (await this.client.run(['display-message', '-p', '-t', this.env.TMUX_PANE, '#{window_id}'], 'display-message')).trim()
+      : ''
     const target = here ? ['-a', '-t', here] : []
     const create = tmuxCommand(
-      'new-window', '-d', '-n', team, ...target, '-P', '-F', `${SPAWN_FORMAT}\t#{window_id}`,
-      '-c', formatEscape(leader.cwd), ...envArgs(leader.env), ...argvArgs(leader.argv),
+      'new-window',
+      '-d',
+      '-n',
+      team,
+      ...target,
+      '-P',
+      '-F',
+      `${SPAWN_FORMAT}\t#{window_id}`,
+      '-c',
+      formatEscape(leader.cwd),
+      ...envArgs(leader.env),
+      ...argvArgs(leader.argv),
     )
     // new-window -d does not make the window current, so it is configured by id in a second call.
     const out = await this.client.source([create], { what: 'new-window' })
@@ -165,7 +188,11 @@ export class TmuxExecutor implements PaneExecutor {
     const argv = this.opts.leaderArgv?.(config.team)
     if (!argv) {
       const found = teamLeader(await listPanes(this.client), config.team)
-      if (!found) throw new SwarmError('SWARM_NO_SESSION', `team ${config.team} has no tmux session`, { exitCode: ExitCode.notFound, hint: 'start the team first' })
+      if (!found)
+        throw new SwarmError('SWARM_NO_SESSION', `team ${config.team} has no tmux session`, {
+          exitCode: ExitCode.notFound,
+          hint: 'start the team first',
+        })
       this.remember(config.team, { ...found, created: false })
     } else {
       await this.ensureSession(config.team, { argv, cwd: config.cwd, env: config.env })
@@ -182,8 +209,17 @@ export class TmuxExecutor implements PaneExecutor {
     const color = TMUX_COLORS[config.color ?? ''] ?? config.color ?? 'default'
     const split = [
       tmuxCommand(
-        'split-window', '-h', '-t', leader.paneId, '-P', '-F', SPAWN_FORMAT,
-        '-c', formatEscape(config.cwd), ...envArgs(config.env), ...argvArgs(config.argv),
+        'split-window',
+        '-h',
+        '-t',
+        leader.paneId,
+        '-P',
+        '-F',
+        SPAWN_FORMAT,
+        '-c',
+        formatEscape(config.cwd),
+        ...envArgs(config.env),
+        ...argvArgs(config.argv),
       ),
       tmuxCommand('pipe-pane', '-o', formatEscape(`exec cat >> ${shellQuote(logFile)}`)),
       tmuxCommand('set', '-p', 'remain-on-exit', 'on'),
@@ -266,7 +302,11 @@ export class TmuxExecutor implements PaneExecutor {
         }
         for (const id of ids) {
           if (rows === 'no-server') result.set(id, { state: 'dead', reason: 'tmux server not running' })
-          else result.set(id, paneState(findPane(rows, id, refs.get(id)), refs.has(id), () => recordedExitStatus(id, this.env)))
+          else
+            result.set(
+              id,
+              paneState(findPane(rows, id, refs.get(id)), refs.has(id), () => recordedExitStatus(id, this.env)),
+            )
         }
       }),
     )
@@ -305,7 +345,12 @@ export class TmuxExecutor implements PaneExecutor {
     if (!leader) throw new SwarmError('SWARM_NO_SESSION', `the leader pane of team ${team} is gone`, { exitCode: ExitCode.notFound })
     if (pane.windowId === leader.windowId) return
     await client.source(
-      [[tmuxCommand('join-pane', '-h', '-d', '-s', pane.paneId, '-t', leader.paneId), tmuxCommand('select-layout', '-t', leader.windowId, 'main-vertical')].join(' ; ')],
+      [
+        [
+          tmuxCommand('join-pane', '-h', '-d', '-s', pane.paneId, '-t', leader.paneId),
+          tmuxCommand('select-layout', '-t', leader.windowId, 'main-vertical'),
+        ].join(' ; '),
+      ],
       { what: 'join-pane' },
     )
   }

@@ -69,17 +69,10 @@ export interface SpawnedTeammate {
 }
 
 /** A teammate's process as the backend sees it. */
-export type ProcessState =
-  | { state: 'alive'; pid?: number }
-  | { state: 'exited'; code: number }
-  | { state: 'dead'; reason: string }
+export type ProcessState = { state: 'alive'; pid?: number } | { state: 'exited'; code: number } | { state: 'dead'; reason: string }
 
 /** How a graceful stop ended. `rejected` and `timeout` leave the teammate running. */
-export type TerminateOutcome =
-  | { outcome: 'exited' }
-  | { outcome: 'approved' }
-  | { outcome: 'rejected'; reason: string }
-  | { outcome: 'timeout' }
+export type TerminateOutcome = { outcome: 'exited' } | { outcome: 'approved' } | { outcome: 'rejected'; reason: string } | { outcome: 'timeout' }
 
 export interface TerminateOptions {
   /** How long to wait for the teammate to stop; default GRACEFUL_STOP_MS. */

@@ -28,7 +28,7 @@ export function registerAgentCommand(program: Command): void {
     .command('agent')
     .description('run a teammate: a coding agent that lives on its inbox (started by a backend)')
     .requiredOption('--team <team>', 'team name')
-    .requiredOption('--name <name>', 'this teammate\'s name')
+    .requiredOption('--name <name>', "this teammate's name")
     .option('--model <model>', 'model (overrides the agent definition)')
     .option('--mode <mode>', 'permission mode')
     .option('--agent-type <type>', 'agent definition to use')

@@ -17,7 +17,8 @@ export function registerDemoCommand(program: Command): void {
 }
 
 export async function demoCommand(opts: { backend: string; watch?: boolean; keep?: boolean; yes?: boolean; json?: boolean }): Promise<void> {
-  if (!['auto', 'tmux', 'in-process'].includes(opts.backend)) throw new UsageError(`invalid --backend ${opts.backend}`, { hint: 'use auto, tmux or in-process' })
+  if (!['auto', 'tmux', 'in-process'].includes(opts.backend))
+    throw new UsageError(`invalid --backend ${opts.backend}`, { hint: 'use auto, tmux or in-process' })
   const summary = await runDemo({
     backend: opts.backend as 'auto' | 'tmux' | 'in-process',
     ...(opts.watch ? { watch: true } : {}),

@@ -85,6 +85,8 @@ function printReport(r: DoctorReport): void {
   }
   println(`it2:     ${ok(r.it2.ok)} (${r.it2.detail})`)
   const e = r.environment
-  println(`where:   inside tmux ${ok(e.insideTmux)}, inside iTerm2 ${ok(e.insideITerm2)}, terminal ${ok(e.isTTY)}${e.ci !== undefined ? `, CI=${e.ci}` : ''}`)
+  println(
+    `where:   inside tmux ${ok(e.insideTmux)}, inside iTerm2 ${ok(e.insideITerm2)}, terminal ${ok(e.isTTY)}${e.ci !== undefined ? `, CI=${e.ci}` : ''}`,
+  )
   for (const m of r.missing) println(`missing: ${m}`)
 }

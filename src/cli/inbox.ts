@@ -29,7 +29,7 @@ export function registerInboxCommands(program: Command): void {
     .option('--unread', 'only messages not yet read')
     .option('--mark-read', 'mark the unread messages shown as read')
     .option('--follow', 'keep printing messages as they arrive, until Ctrl-C')
-    .option('--json', 'print JSON with each message\'s state (sent/delivered/read); with --follow, one object per line')
+    .option('--json', "print JSON with each message's state (sent/delivered/read); with --follow, one object per line")
     .action((team: string, name: string, opts: InboxCommandOptions) => runInbox(team, name, opts))
 }
 

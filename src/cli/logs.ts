@@ -36,7 +36,8 @@ export async function logsCommand(team: string, name: string, opts: { follow?: b
   }
   await flush()
   if (!opts.follow) {
-    if (seen === 0 && !fs.existsSync(file)) throw new NotFoundError(`${name} has no transcript yet (${file})`, { hint: 'it is written once the agent starts' })
+    if (seen === 0 && !fs.existsSync(file))
+      throw new NotFoundError(`${name} has no transcript yet (${file})`, { hint: 'it is written once the agent starts' })
     return
   }
   fs.mkdirSync(agentDir(team, name), { recursive: true, mode: 0o700 })

@@ -23,17 +23,19 @@ interface AnswerOpts {
 export function registerPermsCommands(program: Command): void {
   const perms = program
     .command('perms')
-    .description('list and answer the permission and plan requests of a team\'s teammates')
+    .description("list and answer the permission and plan requests of a team's teammates")
     .argument('[team]', 'team name')
     .option('--json', 'print the requests as JSON')
     .action((team: string | undefined, opts: ListOpts) => listCommand(team, opts))
   for (const decision of ['approve', 'deny'] as const) {
     perms
       .command(`${decision} <team> <id>`)
-      .description(decision === 'approve' ? 'approve a request (once, or --always)' : 'deny a request; --feedback is what the teammate\'s model is told')
+      .description(
+        decision === 'approve' ? 'approve a request (once, or --always)' : "deny a request; --feedback is what the teammate's model is told",
+      )
       .option('--always', 'also allow calls like it from now on (the suggested rule)')
       .option('--team-wide', 'with --always: for every teammate (team_permission_update)')
-      .option('--feedback <text>', decision === 'approve' ? 'a note sent with a plan approval' : 'why; the teammate\'s model sees it')
+      .option('--feedback <text>', decision === 'approve' ? 'a note sent with a plan approval' : "why; the teammate's model sees it")
       .option('--input <json>', 'approve with this input instead (a JSON object)')
       .option('--mode <mode>', 'plan approvals: the permission mode to switch the teammate to')
       .option('--by <name>', 'who answers, as recorded (default: <user> via swarm perms)')

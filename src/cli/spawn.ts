@@ -35,13 +35,16 @@ export function registerSpawnCommands(program: Command): void {
     .argument('<team>', 'team name')
     .argument('<name>', 'teammate name')
     .option('--backend <backend>', 'auto, tmux, iterm2 or in-process (an explicit choice that cannot work is an error)', 'auto')
-    .option('--cwd <dir>', 'working directory of the teammate (default: the lead\'s)')
+    .option('--cwd <dir>', "working directory of the teammate (default: the lead's)")
     .option('--command <shell-command>', 'run this shell command instead of "swarm agent" (claude, codex, a script…)')
     .option('--model <model>', 'model for the swarm agent')
     .option('--mode <mode>', 'permission mode for the swarm agent')
     .option('--agent-type <type>', 'agent definition for the swarm agent')
     .option('--prompt <text>', "first message, put in the teammate's inbox from team-lead")
-    .option('--worktree [name]', 'run in a git worktree of its own at <repo>/.claude/worktrees/<name> (default <team>-<name>), branch swarm/<team>/<name>')
+    .option(
+      '--worktree [name]',
+      'run in a git worktree of its own at <repo>/.claude/worktrees/<name> (default <team>-<name>), branch swarm/<team>/<name>',
+    )
     .option('--json', 'print the result as JSON')
     .action((team: string, name: string, opts: SpawnCommandOptions) => runSpawn(team, name, opts))
 
@@ -68,21 +71,47 @@ export async function runSpawn(team: string, name: string, opts: SpawnCommandOpt
   const backend = parseBackendChoice(opts.backend)
   const cwd = opts.cwd === undefined ? undefined : await existingDir(opts.cwd)
   if (backend === 'in-process' || (backend === 'auto' && (await teamRunsInProcess(team)))) {
-    if (opts.command !== undefined) throw new UsageError('an in-process teammate runs the swarm agent, not a command', { hint: 'use --backend tmux with --command' })
+    if (opts.command !== undefined)
+      throw new UsageError('an in-process teammate runs the swarm agent, not a command', { hint: 'use --backend tmux with --command' })
     if (opts.worktree) await checkWorktree(team, name, cwd, opts.worktree)
     const { requestInProcessSpawn } = await import('../leader/spawn-request.js')
-    const member = await requestInProcessSpawn(team, { name, ...definedOnly({ cwd, model: opts.model, mode: opts.mode, agentType: opts.agentType, prompt: opts.prompt }), ...(opts.worktree ? { worktree: opts.worktree } : {}) })
-    if (opts.json) return printJson({ team, name, agentId: member.agentId, backend: 'in-process', pane: 'in-process', color: member.color, cwd: member.cwd })
+    const member = await requestInProcessSpawn(team, {
+      name,
+      ...definedOnly({ cwd, model: opts.model, mode: opts.mode, agentType: opts.agentType, prompt: opts.prompt }),
+      ...(opts.worktree ? { worktree: opts.worktree } : {}),
+    })
+    if (opts.json)
+      return printJson({ team, name, agentId: member.agentId, backend: 'in-process', pane: 'in-process', color: member.color, cwd: member.cwd })
     return println(`spawned ${name} in-process, inside the team's leader`)
   }
   const { member, spawned, worktree } = await spawnTeammate(
     team,
-    { name, command: opts.command, cwd, model: opts.model, mode: opts.mode, agentType: opts.agentType, prompt: opts.prompt, ...(opts.worktree ? { worktree: opts.worktree } : {}) },
+    {
+      name,
+      command: opts.command,
+      cwd,
+      model: opts.model,
+      mode: opts.mode,
+      agentType: opts.agentType,
+      prompt: opts.prompt,
+      ...(opts.worktree ? { worktree: opts.worktree } : {}),
+    },
     { backend },
   )
   const attach = spawned.backendType === 'tmux' && !process.env.TMUX ? `${describeSocket(resolveSocket())} attach -t ${sessionName(team)}` : undefined
   if (opts.json) {
-    printJson({ team, name, agentId: spawned.agentId, backend: spawned.backendType, pane: spawned.paneId, pid: spawned.pid, color: member.color, cwd: member.cwd, ...(worktree && { worktreePath: worktree.path, branch: worktree.branch, worktreeReused: worktree.reused, linked: worktree.links }), ...(attach && { attach }) })
+    printJson({
+      team,
+      name,
+      agentId: spawned.agentId,
+      backend: spawned.backendType,
+      pane: spawned.paneId,
+      pid: spawned.pid,
+      color: member.color,
+      cwd: member.cwd,
+      ...(worktree && { worktreePath: worktree.path, branch: worktree.branch, worktreeReused: worktree.reused, linked: worktree.links }),
+      ...(attach && { attach }),
+    })
     return
   }
   const where = spawned.backendType === 'tmux' ? `tmux pane ${spawned.paneId}` : `iTerm2 session ${spawned.paneId}`
@@ -93,7 +122,8 @@ export async function runSpawn(team: string, name: string, opts: SpawnCommandOpt
 export async function runKill(team: string, name: string, opts: KillCommandOptions): Promise<void> {
   const { killTeammate } = await import('../supervisor/stop.js')
   const timeoutMs = Number(opts.timeout)
-  if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw new UsageError(`--timeout must be a number of milliseconds (got ${JSON.stringify(opts.timeout)})`)
+  if (!Number.isFinite(timeoutMs) || timeoutMs < 0)
+    throw new UsageError(`--timeout must be a number of milliseconds (got ${JSON.stringify(opts.timeout)})`)
   if (opts.discard && !opts.remove) throw new UsageError('--discard is for the worktree of a teammate removed with --remove')
   const result = await killTeammate(team, name, { now: opts.now, timeoutMs })
   if (opts.remove) return removeAfterKill(team, name, opts, result)
@@ -102,8 +132,15 @@ export async function runKill(team: string, name: string, opts: KillCommandOptio
 }
 
 async function removeAfterKill(team: string, name: string, opts: KillCommandOptions, killed: KillOutcome): Promise<void> {
-  const [{ removeTeammate }, { announceDiscard, printTeardown, teardownJson }] = await Promise.all([import('../leader/lifecycle.js'), import('./worktrees.js')])
-  const worktrees = await removeTeammate(team, name, { env: process.env, waitMs: killed.outcome === 'requested' ? Number(opts.timeout) : 3_000, ...(opts.discard ? { discard: true, onDiscard: announceDiscard } : {}) })
+  const [{ removeTeammate }, { announceDiscard, printTeardown, teardownJson }] = await Promise.all([
+    import('../leader/lifecycle.js'),
+    import('./worktrees.js'),
+  ])
+  const worktrees = await removeTeammate(team, name, {
+    env: process.env,
+    waitMs: killed.outcome === 'requested' ? Number(opts.timeout) : 3_000,
+    ...(opts.discard ? { discard: true, onDiscard: announceDiscard } : {}),
+  })
   if (opts.json) printJson({ team, name, ...killed, removed: true, worktrees: teardownJson(worktrees) })
   else {
     println(killLine(name, killed, Number(opts.timeout)))

@@ -118,7 +118,11 @@ export function formatStatus(status: TeamStatus): string {
   const rows = [['NAME', 'BACKEND', 'PANE', 'STATE']]
   for (const m of status.members) rows.push([m.name, m.backend ?? '-', m.pane || '-', stateText(m)])
   const lines = table(rows).split('\n')
-  return [`team ${status.team}`, lines[0], ...status.members.map((m, i) => paintAgent(colors, m.color, m.name) + lines[i + 1].slice(m.name.length))].join('\n')
+  return [
+    `team ${status.team}`,
+    lines[0],
+    ...status.members.map((m, i) => paintAgent(colors, m.color, m.name) + lines[i + 1].slice(m.name.length)),
+  ].join('\n')
 }
 
 function stateText(m: MemberStatus): string {

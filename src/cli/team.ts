@@ -71,7 +71,7 @@ export function registerTeamCommands(program: Command): void {
     .action((name: string, opts: { json?: boolean }) => teamShow(name, opts))
   team
     .command('delete <team>')
-    .description('shut every member down (graceful, then forced), close panes and session, remove the team\'s files')
+    .description("shut every member down (graceful, then forced), close panes and session, remove the team's files")
     .option('--force', 'do not wait: kill every member at once (also deletes a corrupt config)')
     .option('--timeout <seconds>', 'how long to wait for teammates to shut down', '15')
     .option('--discard', 'also remove worktrees with uncommitted changes or unmerged commits (named before they are destroyed)')
@@ -156,12 +156,26 @@ function worktreeChoice(option: boolean | string | undefined, names: string[]): 
 }
 
 /** Before the team is written: every worktree the roster asks for can be made (see planWorktree). */
-async function checkWorktrees(team: string, members: Array<{ name: string; cwd?: string; agentType?: string; worktree?: boolean | string }>, cwd: string): Promise<void> {
+async function checkWorktrees(
+  team: string,
+  members: Array<{ name: string; cwd?: string; agentType?: string; worktree?: boolean | string }>,
+  cwd: string,
+): Promise<void> {
   if (!members.some((m) => m.worktree || m.agentType)) return
   const [{ wantsWorktree }, { planWorktree }] = await Promise.all([import('../worktrees/team-worktrees.js'), import('../worktrees/worktree.js')])
   for (const m of members) {
-    const want = await wantsWorktree({ ...(m.worktree !== undefined ? { worktree: m.worktree } : {}), ...(m.agentType ? { agentType: m.agentType } : {}), cwd })
-    if (want) await planWorktree({ repoDir: path.resolve(cwd, m.cwd ?? '.'), team, name: m.name, ...(typeof m.worktree === 'string' ? { slug: m.worktree } : {}) })
+    const want = await wantsWorktree({
+      ...(m.worktree !== undefined ? { worktree: m.worktree } : {}),
+      ...(m.agentType ? { agentType: m.agentType } : {}),
+      cwd,
+    })
+    if (want)
+      await planWorktree({
+        repoDir: path.resolve(cwd, m.cwd ?? '.'),
+        team,
+        name: m.name,
+        ...(typeof m.worktree === 'string' ? { slug: m.worktree } : {}),
+      })
   }
 }
 
@@ -192,7 +206,8 @@ function parseAgentTypes(values: string[]): Map<string, string> {
   const out = new Map<string, string>()
   for (const v of values) {
     const [name, type] = v.split(':')
-    if (!name || !type) throw new UsageError(`--agent-type ${JSON.stringify(v)} should be name:type`, { hint: 'e.g. --agent-type researcher:Explore' })
+    if (!name || !type)
+      throw new UsageError(`--agent-type ${JSON.stringify(v)} should be name:type`, { hint: 'e.g. --agent-type researcher:Explore' })
     out.set(name, type)
   }
   return out
@@ -212,7 +227,11 @@ export async function teamList(opts: { json?: boolean }): Promise<void> {
     println(table(rows))
   }
   const corrupt = teams.find((t) => t.error?.startsWith('corrupt file'))
-  if (corrupt) throw new SwarmError('SWARM_CORRUPT_FILE', corrupt.error!, { exitCode: ExitCode.corrupt, hint: 'inspect it, or remove the team with "swarm team delete <team> --force"' })
+  if (corrupt)
+    throw new SwarmError('SWARM_CORRUPT_FILE', corrupt.error!, {
+      exitCode: ExitCode.corrupt,
+      hint: 'inspect it, or remove the team with "swarm team delete <team> --force"',
+    })
 }
 
 export async function teamShow(name: string, opts: { json?: boolean }): Promise<void> {
@@ -236,7 +255,8 @@ export async function teamShow(name: string, opts: { json?: boolean }): Promise<
 
 export async function teamDelete(name: string, opts: { force?: boolean; timeout?: string; discard?: boolean; json?: boolean }): Promise<void> {
   const seconds = Number(opts.timeout ?? '15')
-  if (!Number.isFinite(seconds) || seconds < 0) throw new UsageError(`invalid --timeout ${JSON.stringify(opts.timeout)}`, { hint: 'give seconds, e.g. --timeout 30' })
+  if (!Number.isFinite(seconds) || seconds < 0)
+    throw new UsageError(`invalid --timeout ${JSON.stringify(opts.timeout)}`, { hint: 'give seconds, e.g. --timeout 30' })
   const tty = Boolean(process.stderr.isTTY) && !opts.json
   const result = await deleteTeamFully(name, {
     env: process.env,
@@ -248,7 +268,9 @@ export async function teamDelete(name: string, opts: { force?: boolean; timeout?
   if (tty) process.stderr.write('\r\x1b[K')
   if (opts.json) printJson({ deleted: result.team, exited: result.exited, killed: result.killed, worktrees: teardownJson(result.worktrees) })
   else {
-    println(`deleted team ${result.team}${result.exited.length ? `; shut down: ${result.exited.join(', ')}` : ''}${result.killed.length ? `; killed: ${result.killed.join(', ')}` : ''}`)
+    println(
+      `deleted team ${result.team}${result.exited.length ? `; shut down: ${result.exited.join(', ')}` : ''}${result.killed.length ? `; killed: ${result.killed.join(', ')}` : ''}`,
+    )
     printTeardown(result.worktrees)
   }
   for (const p of result.worktrees.problems) process.stderr.write(`swarm: ${p}\n`)

@@ -42,7 +42,13 @@ export async function worktreesList(team: string, opts: { json?: boolean }): Pro
   else if (!listing.worktrees.length) println(`team ${team} has no worktrees`)
   else {
     const rows = [['NAME', 'BRANCH', 'STATE', 'PATH']]
-    for (const w of listing.worktrees) rows.push([w.name + (members.has(w.path) ? '' : ' (no member)'), w.branch, describeContents(w.contents), w.path || '(no worktree: branch only)'])
+    for (const w of listing.worktrees)
+      rows.push([
+        w.name + (members.has(w.path) ? '' : ' (no member)'),
+        w.branch,
+        describeContents(w.contents),
+        w.path || '(no worktree: branch only)',
+      ])
     println(table(rows))
   }
   reportProblems(listing.problems)
@@ -50,10 +56,15 @@ export async function worktreesList(team: string, opts: { json?: boolean }): Pro
 
 export async function worktreesPrune(team: string | undefined, opts: { json?: boolean }): Promise<void> {
   const { pruneWorktrees } = await import('../worktrees/team-worktrees.js')
-  const report = await pruneWorktrees({ env: process.env, ...(team ? { team, repoDirs: (await teamContext(team)).repoDirs } : { repoDirs: [process.cwd()] }) })
+  const report = await pruneWorktrees({
+    env: process.env,
+    ...(team ? { team, repoDirs: (await teamContext(team)).repoDirs } : { repoDirs: [process.cwd()] }),
+  })
   if (opts.json) printJson(teardownJson(report))
   else {
-    println(`removed ${report.removed.length} clean worktree(s)${report.removed.length ? `: ${report.removed.map((w) => w.path || w.branch).join(', ')}` : ''}`)
+    println(
+      `removed ${report.removed.length} clean worktree(s)${report.removed.length ? `: ${report.removed.map((w) => w.path || w.branch).join(', ')}` : ''}`,
+    )
     printTeardown(report, { removed: false })
   }
   reportProblems(report.problems)
@@ -64,10 +75,17 @@ export async function worktreesRemove(team: string, name: string, opts: { discar
   const { repoDirs, members } = await teamContext(team)
   const listing = await listTeamWorktrees(team, { env: process.env, repoDirs })
   const matches = listing.worktrees.filter((w) => w.name === name || w.slug === name || (w.path && w.path === name))
-  if (!matches.length) throw new NotFoundError(`team ${team} has no worktree named ${JSON.stringify(name)}`, { hint: `see "swarm worktrees ${team}"` })
-  if (matches.length > 1) throw new UsageError(`${JSON.stringify(name)} names ${matches.length} worktrees: ${matches.map((w) => w.path || w.branch).join(', ')}`, { hint: 'give the path instead' })
+  if (!matches.length)
+    throw new NotFoundError(`team ${team} has no worktree named ${JSON.stringify(name)}`, { hint: `see "swarm worktrees ${team}"` })
+  if (matches.length > 1)
+    throw new UsageError(`${JSON.stringify(name)} names ${matches.length} worktrees: ${matches.map((w) => w.path || w.branch).join(', ')}`, {
+      hint: 'give the path instead',
+    })
   const inUse = members.get(matches[0].path)
-  if (inUse) throw new UsageError(`${matches[0].path} is ${inUse}'s working directory`, { hint: `remove the teammate with "swarm kill ${team} ${inUse} --remove"` })
+  if (inUse)
+    throw new UsageError(`${matches[0].path} is ${inUse}'s working directory`, {
+      hint: `remove the teammate with "swarm kill ${team} ${inUse} --remove"`,
+    })
   const report = await teardownWorktrees(matches, { env: process.env, discard: Boolean(opts.discard), onDiscard: announceDiscard })
   if (opts.json) printJson(teardownJson(report))
   else printTeardown(report)
@@ -84,12 +102,17 @@ export function announceDiscard(target: RemoveTarget, contents: WorktreeContents
 export function printTeardown(report: TeardownReport, show: { removed?: boolean } = {}): void {
   for (const w of report.removed) {
     const leftovers = describeLeftovers(w.contents)
-    if (show.removed !== false) println(w.path ? `removed worktree ${w.path}${w.branchDeleted ? ` and branch ${w.branch}` : ''}` : `removed branch ${w.branch}`)
+    if (show.removed !== false)
+      println(w.path ? `removed worktree ${w.path}${w.branchDeleted ? ` and branch ${w.branch}` : ''}` : `removed branch ${w.branch}`)
     if (leftovers) println(`  ${leftovers}`)
   }
   for (const w of report.inUse) println(`left worktree ${w.path}: ${w.member} works in it`)
   for (const w of report.kept) {
-    println(colors.yellow(`kept worktree ${w.path || '(none: branch only)'} (branch ${w.branch}): ${w.contents.clean ? w.reason : describeContents(w.contents)}`))
+    println(
+      colors.yellow(
+        `kept worktree ${w.path || '(none: branch only)'} (branch ${w.branch}): ${w.contents.clean ? w.reason : describeContents(w.contents)}`,
+      ),
+    )
     println(`  see "swarm worktrees ${w.team}"; destroy it with "swarm worktrees remove ${w.team} ${w.slug ?? w.name} --discard"`)
   }
 }

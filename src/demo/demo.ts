@@ -105,12 +105,25 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoSummary> {
     if (backend === 'in-process') {
       // The leader runs here; its console reads nothing (this driver answers), and prints above.
       const { PassThrough } = await import('node:stream')
-      leader = runLeader({ team: TEAM, env, input: new PassThrough(), output: out as NodeJS.WritableStream & { isTTY?: boolean }, signal: leaderAbort.signal, answersHere: false })
+      leader = runLeader({
+        team: TEAM,
+        env,
+        input: new PassThrough(),
+        output: out as NodeJS.WritableStream & { isTTY?: boolean },
+        signal: leaderAbort.signal,
+        answersHere: false,
+      })
     } else {
       say(`teammates are running in tmux panes: ${c.dim(`tmux -L ${env.SWARM_TMUX_SOCKET} attach -t swarm-${TEAM}`)}`)
       if (opts.watch) attachInBackground(env)
     }
-    await sendTeamMessage({ team: TEAM, to: 'researcher', text: 'Please look at this project: it needs a slugify function. Plan the work as tasks and hand them out.', summary: 'plan slugify', env })
+    await sendTeamMessage({
+      team: TEAM,
+      to: 'researcher',
+      text: 'Please look at this project: it needs a slugify function. Plan the work as tasks and hand them out.',
+      summary: 'plan slugify',
+      env,
+    })
     say('team-lead → researcher: plan the slugify work')
 
     const permissions: DemoSummary['permissions'] = []
@@ -122,7 +135,12 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoSummary> {
         if (answered.has(r.id)) continue
         answered.add(r.id)
         const decision = await decide(r, interactive && !opts.watch, say, c)
-        await answerRequest(TEAM, r.id, { decision, by: 'swarm demo', ...(decision === 'deny' ? { feedback: 'denied at the demo prompt' } : {}) }, { env })
+        await answerRequest(
+          TEAM,
+          r.id,
+          { decision, by: 'swarm demo', ...(decision === 'deny' ? { feedback: 'denied at the demo prompt' } : {}) },
+          { env },
+        )
         permissions.push({ agent: r.agent, tool: r.toolName, summary: r.summary, decision, by: interactive ? 'you' : 'demo (non-interactive)' })
       }
       verdict = await reviewVerdict(env)
@@ -159,7 +177,12 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoSummary> {
   }
 }
 
-async function decide(r: BrokerRequest, interactive: boolean, say: (s: string) => void, c: ReturnType<typeof pc.createColors>): Promise<'approve' | 'deny'> {
+async function decide(
+  r: BrokerRequest,
+  interactive: boolean,
+  say: (s: string) => void,
+  c: ReturnType<typeof pc.createColors>,
+): Promise<'approve' | 'deny'> {
   const what = `${r.agent} asks to use ${c.bold(r.toolName)}: ${r.summary}`
   if (!interactive) {
     say(`${c.magenta('permission')} ${what} — approved (non-interactive demo)`)

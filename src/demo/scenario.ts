@@ -28,12 +28,29 @@ export const DEMO_SCENARIO: ScenarioInput = {
     researcher: [
       { ...tool('Read', { file_path: 'README.md' }, 'Let me look at the project first.'), when: { lastUserIncludes: 'slugify' } },
       tool('Glob', { pattern: '**/*.js' }),
-      tool('TaskCreate', { subject: 'Implement slugify in src/slug.js', description: 'lower-case, words joined by -, strip the rest; make `node test.js` pass', activeForm: 'Implementing slugify' }),
-      tool('TaskCreate', { subject: 'Review slugify', description: 'read src/slug.js, check the edge cases, report a verdict to team-lead', activeForm: 'Reviewing slugify' }),
+      tool('TaskCreate', {
+        subject: 'Implement slugify in src/slug.js',
+        description: 'lower-case, words joined by -, strip the rest; make `node test.js` pass',
+        activeForm: 'Implementing slugify',
+      }),
+      tool('TaskCreate', {
+        subject: 'Review slugify',
+        description: 'read src/slug.js, check the edge cases, report a verdict to team-lead',
+        activeForm: 'Reviewing slugify',
+      }),
       tool('TaskUpdate', { taskId: '2', addBlockedBy: ['1'], owner: 'reviewer' }),
       tool('TaskUpdate', { taskId: '1', owner: 'implementer' }),
-      tool('SendMessage', { to: 'implementer', message: 'Task #1 is yours: implement slugify in src/slug.js so that `node test.js` passes. Tell reviewer when it is ready.', summary: 'task #1: implement slugify' }),
-      tool('SendMessage', { to: 'team-lead', message: 'Research done: the project needs src/slug.js. I created task #1 (implement, implementer) and task #2 (review, reviewer, blocked by #1).', summary: 'plan: 2 tasks' }),
+      tool('SendMessage', {
+        to: 'implementer',
+        message: 'Task #1 is yours: implement slugify in src/slug.js so that `node test.js` passes. Tell reviewer when it is ready.',
+        summary: 'task #1: implement slugify',
+      }),
+      tool('SendMessage', {
+        to: 'team-lead',
+        message:
+          'Research done: the project needs src/slug.js. I created task #1 (implement, implementer) and task #2 (review, reviewer, blocked by #1).',
+        summary: 'plan: 2 tasks',
+      }),
       { text: 'Research complete: two tasks created and assigned.' },
     ],
     implementer: [
@@ -42,18 +59,29 @@ export const DEMO_SCENARIO: ScenarioInput = {
       tool('Bash', { command: 'node test.js', description: 'run the tests' }),
       {
         oneOf: [
-          { when: { toolResultIsError: true }, ...tool('SendMessage', { to: 'team-lead', message: 'I could not run the tests: the command was refused.', summary: 'tests not run' }) },
+          {
+            when: { toolResultIsError: true },
+            ...tool('SendMessage', { to: 'team-lead', message: 'I could not run the tests: the command was refused.', summary: 'tests not run' }),
+          },
           tool('TaskUpdate', { taskId: '1', status: 'completed' }),
         ],
       },
-      tool('SendMessage', { to: 'reviewer', message: 'slugify is ready in src/slug.js and `node test.js` passes. Please review (task #2).', summary: 'ready for review' }),
+      tool('SendMessage', {
+        to: 'reviewer',
+        message: 'slugify is ready in src/slug.js and `node test.js` passes. Please review (task #2).',
+        summary: 'ready for review',
+      }),
       { text: 'Implemented slugify; tests pass.' },
     ],
     reviewer: [
       { ...tool('TaskUpdate', { taskId: '2', status: 'in_progress' }, 'Reviewing.'), when: { lastUserIncludes: 'slugify is ready' } },
       tool('Read', { file_path: 'src/slug.js' }),
       tool('TaskUpdate', { taskId: '2', status: 'completed' }),
-      tool('SendMessage', { to: 'team-lead', message: 'Review of src/slug.js: PASS — lower-cases, joins words with -, trims separators at both ends.', summary: 'review: PASS' }),
+      tool('SendMessage', {
+        to: 'team-lead',
+        message: 'Review of src/slug.js: PASS — lower-cases, joins words with -, trims separators at both ends.',
+        summary: 'review: PASS',
+      }),
       { text: 'VERDICT: PASS' },
     ],
   },

@@ -19,7 +19,10 @@ import { PromptQueue, type ConsoleRequest } from './prompt-queue.js'
 
 /** What the console can do to the team beyond messages (implemented by the team runner). */
 export interface TeamControl {
-  spawn(name: string, opts: { agentType?: string; prompt?: string; model?: string; mode?: string; cwd?: string; worktree?: boolean | string }): Promise<string>
+  spawn(
+    name: string,
+    opts: { agentType?: string; prompt?: string; model?: string; mode?: string; cwd?: string; worktree?: boolean | string },
+  ): Promise<string>
   kill(name: string, opts: { now?: boolean }): Promise<string>
   /** A teammate approved its shutdown: close its pane. */
   closed(name: string): Promise<void>
@@ -189,7 +192,9 @@ export class LeaderConsole {
     this.line(this.c.magenta(`? ${r.agent} ${what}`) + more)
     if (this.o.answersHere === false) return
     if (r.suggestion) this.line(this.c.dim(`  always would allow: ${r.suggestion}`))
-    this.line(this.c.dim(`  [y] approve once  [a] approve always  [n <feedback>] deny   (request ${r.id}; or: swarm perms approve ${this.o.team} ${r.id})`))
+    this.line(
+      this.c.dim(`  [y] approve once  [a] approve always  [n <feedback>] deny   (request ${r.id}; or: swarm perms approve ${this.o.team} ${r.id})`),
+    )
   }
 
   private async onLine(line: string): Promise<void> {
@@ -215,12 +220,17 @@ export class LeaderConsole {
       return
     }
     try {
-      await answerRequest(this.o.team, r.id, {
-        decision,
-        ...(opts.always ? { always: true } : {}),
-        ...(opts.feedback ? { feedback: opts.feedback } : {}),
-        by: 'team-lead console',
-      }, { env: this.o.env })
+      await answerRequest(
+        this.o.team,
+        r.id,
+        {
+          decision,
+          ...(opts.always ? { always: true } : {}),
+          ...(opts.feedback ? { feedback: opts.feedback } : {}),
+          by: 'team-lead console',
+        },
+        { env: this.o.env },
+      )
       this.line(this.c.green(`${decision === 'approve' ? 'approved' : 'denied'}${opts.always ? ' (always)' : ''}: ${r.agent} ${r.tool} ${r.detail}`))
     } catch (err) {
       this.line(this.c.yellow(errorMessage(err)))

@@ -36,7 +36,10 @@ export class LeaderControl implements TeamControl {
   }
 
   /** `worktree`: in a git worktree of its own, a string naming it (undefined: as its agent definition's `isolation` says). */
-  async spawn(name: string, opts: { agentType?: string; prompt?: string; model?: string; mode?: string; cwd?: string; worktree?: boolean | string }): Promise<string> {
+  async spawn(
+    name: string,
+    opts: { agentType?: string; prompt?: string; model?: string; mode?: string; cwd?: string; worktree?: boolean | string },
+  ): Promise<string> {
     if (this.o.backend === 'in-process') {
       const config = await readTeam(this.o.team, this.o.env)
       const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
@@ -45,7 +48,17 @@ export class LeaderControl implements TeamControl {
         if (!config.members.some((m) => m.name === name)) {
           await addMember(
             this.o.team,
-            { name, agentType: opts.agentType, model: opts.model, mode: opts.mode, cwd: opts.cwd, backendType: 'in-process', tmuxPaneId: 'in-process', isActive: false, ...(opts.worktree !== undefined ? { worktree: opts.worktree } : {}) },
+            {
+              name,
+              agentType: opts.agentType,
+              model: opts.model,
+              mode: opts.mode,
+              cwd: opts.cwd,
+              backendType: 'in-process',
+              tmuxPaneId: 'in-process',
+              isActive: false,
+              ...(opts.worktree !== undefined ? { worktree: opts.worktree } : {}),
+            },
             this.o.env,
           )
         }
@@ -60,7 +73,14 @@ export class LeaderControl implements TeamControl {
     }
     const r = await spawnTeammate(
       this.o.team,
-      { name, ...(opts.agentType ? { agentType: opts.agentType } : {}), ...(opts.model ? { model: opts.model } : {}), ...(opts.mode ? { mode: opts.mode } : {}), ...(opts.cwd ? { cwd: opts.cwd } : {}), ...(opts.worktree !== undefined ? { worktree: opts.worktree } : {}) },
+      {
+        name,
+        ...(opts.agentType ? { agentType: opts.agentType } : {}),
+        ...(opts.model ? { model: opts.model } : {}),
+        ...(opts.mode ? { mode: opts.mode } : {}),
+        ...(opts.cwd ? { cwd: opts.cwd } : {}),
+        ...(opts.worktree !== undefined ? { worktree: opts.worktree } : {}),
+      },
       { env: this.o.env, ...(this.pane ? { executor: this.pane } : {}) },
     )
     if (opts.prompt) await sendTeamMessage({ team: this.o.team, to: name, text: opts.prompt, summary: 'task from team-lead', env: this.o.env })
@@ -79,7 +99,11 @@ export class LeaderControl implements TeamControl {
     if (!member) throw new Error(`no member ${name}`)
     if (!member.worktreePath) {
       const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
-      const wt = await this.wantedWorktree(name, { ...definedOnly({ worktree: member.worktree, agentType: member.agentType }), repoDir: member.cwd, leadCwd })
+      const wt = await this.wantedWorktree(name, {
+        ...definedOnly({ worktree: member.worktree, agentType: member.agentType }),
+        repoDir: member.cwd,
+        leadCwd,
+      })
       if (wt) member = await updateMember(this.o.team, name, { cwd: await worktreeCwd(wt), worktreePath: wt.path }, this.o.env)
     }
     await exec.spawn({
@@ -93,10 +117,19 @@ export class LeaderControl implements TeamControl {
   }
 
   /** The worktree a teammate asks for (`worktree`, else its definition's isolation), made from `repoDir`; undefined when it wants none. */
-  private async wantedWorktree(name: string, o: { worktree?: boolean | string; agentType?: string; repoDir: string; leadCwd: string }): Promise<Worktree | undefined> {
+  private async wantedWorktree(
+    name: string,
+    o: { worktree?: boolean | string; agentType?: string; repoDir: string; leadCwd: string },
+  ): Promise<Worktree | undefined> {
     const wanted = await wantsWorktree({ ...definedOnly({ worktree: o.worktree, agentType: o.agentType }), cwd: o.leadCwd, env: this.o.env })
     if (!wanted) return undefined
-    return createWorktree({ repoDir: o.repoDir, team: this.o.team, name, env: this.o.env, ...(typeof o.worktree === 'string' ? { slug: o.worktree } : {}) })
+    return createWorktree({
+      repoDir: o.repoDir,
+      team: this.o.team,
+      name,
+      env: this.o.env,
+      ...(typeof o.worktree === 'string' ? { slug: o.worktree } : {}),
+    })
   }
 
   async kill(name: string, opts: { now?: boolean }): Promise<string> {

@@ -95,7 +95,17 @@ export async function runLeader(o: LeaderOptions): Promise<void> {
       spawnTeammate: (i) => control.spawn(i.name, i),
       stopTeammate: (name) => control.kill(name, {}),
       runSubagent: (i, signal) =>
-        runSubagent({ team: o.team, parent: LEAD_NAME, cwd: config.members[0]?.cwd ?? process.cwd(), env, client, ...i, checkPermission: (tool, input, ctx) => leadCheck(tool, input, ctx), signal, output: createOutput({ stream: output, prefix: 'subagent' }) }),
+        runSubagent({
+          team: o.team,
+          parent: LEAD_NAME,
+          cwd: config.members[0]?.cwd ?? process.cwd(),
+          env,
+          client,
+          ...i,
+          checkPermission: (tool, input, ctx) => leadCheck(tool, input, ctx),
+          signal,
+          output: createOutput({ stream: output, prefix: 'subagent' }),
+        }),
     })
     const assembled = await assembleAgent({
       team: o.team,
@@ -122,7 +132,8 @@ export async function runLeader(o: LeaderOptions): Promise<void> {
     output,
     control,
     ...(lead ? { lead: { deliver: (m) => lead!.deliver(m), say: (t) => lead!.say(t) } } : {}),
-    noLeadReason: 'no model is configured for the lead agent: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a compatible server); slash commands work without one (/help)',
+    noLeadReason:
+      'no model is configured for the lead agent: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a compatible server); slash commands work without one (/help)',
     signal: abort.signal,
     ...(o.answersHere === false ? { answersHere: false } : {}),
   })

@@ -110,7 +110,14 @@ export async function resumeTeam(team: string, opts: { env: Env }): Promise<Resu
     const resume = await pathExists(transcriptPath(team, m.name, env))
     dead.push({
       name: m.name,
-      argv: [...defaultTeammateArgv(team, m.name, { ...(m.model ? { model: m.model } : {}), ...(m.mode ? { mode: m.mode } : {}), ...(m.agentType ? { agentType: m.agentType } : {}) }), ...(resume ? ['--resume'] : [])],
+      argv: [
+        ...defaultTeammateArgv(team, m.name, {
+          ...(m.model ? { model: m.model } : {}),
+          ...(m.mode ? { mode: m.mode } : {}),
+          ...(m.agentType ? { agentType: m.agentType } : {}),
+        }),
+        ...(resume ? ['--resume'] : []),
+      ],
       cwd: m.cwd,
       // Never started (a --no-start roster): its worktree is made now.
       ...(!m.worktreePath && m.worktree !== undefined ? { worktree: m.worktree } : {}),
@@ -153,7 +160,14 @@ export async function busyMembers(team: TeamFile, env: Env): Promise<Array<{ nam
  */
 export async function deleteTeamFully(
   team: string,
-  opts: { env: Env; force?: boolean; timeoutMs?: number; progress?: (line: string) => void; discard?: boolean; onDiscard?: RemoveWorktreeOptions['onDiscard'] },
+  opts: {
+    env: Env
+    force?: boolean
+    timeoutMs?: number
+    progress?: (line: string) => void
+    discard?: boolean
+    onDiscard?: RemoveWorktreeOptions['onDiscard']
+  },
 ): Promise<DeleteReport> {
   const env = opts.env
   if (!(await pathExists(teamDir(team, env))) && !(await pathExists(tasksDir(team, env)))) {
@@ -168,20 +182,29 @@ export async function deleteTeamFully(
   if (config && !opts.force) {
     const busy = await busyMembers(config, env)
     if (busy.length) {
-      throw new ConflictError('SWARM_TEAM_BUSY', `teammates are mid-turn: ${busy.map((b) => `${b.name} (${b.status}${b.task ? `, task #${b.task}` : ''})`).join(', ')}`, {
-        hint: `wait for them to go idle (swarm status ${team}), or delete at once with --force`,
-      })
+      throw new ConflictError(
+        'SWARM_TEAM_BUSY',
+        `teammates are mid-turn: ${busy.map((b) => `${b.name} (${b.status}${b.task ? `, task #${b.task}` : ''})`).join(', ')}`,
+        {
+          hint: `wait for them to go idle (swarm status ${team}), or delete at once with --force`,
+        },
+      )
     }
   }
   const started = Date.now()
-  const ticker = opts.progress ? setInterval(() => opts.progress!(`waiting for teammates to shut down… ${Math.round((Date.now() - started) / 1000)}s`), 1_000) : undefined
+  const ticker = opts.progress
+    ? setInterval(() => opts.progress!(`waiting for teammates to shut down… ${Math.round((Date.now() - started) / 1000)}s`), 1_000)
+    : undefined
   let report = { exited: [] as string[], killed: [] as string[] }
   try {
     const sign = config ? await leadSignerFor(team, env).catch(() => undefined) : undefined
-    if (config) report = await stopTeamMembers(team, { env, graceful: !opts.force, timeoutMs: opts.timeoutMs ?? DELETE_TIMEOUT_MS, ...(sign ? { sign } : {}) })
+    if (config)
+      report = await stopTeamMembers(team, { env, graceful: !opts.force, timeoutMs: opts.timeoutMs ?? DELETE_TIMEOUT_MS, ...(sign ? { sign } : {}) })
     else {
       // No readable config (corrupt, with --force): nothing to ask, but its tmux session still goes.
-      await createExecutor('tmux', { env }).stopTeam(team).catch(() => undefined)
+      await createExecutor('tmux', { env })
+        .stopTeam(team)
+        .catch(() => undefined)
     }
     // An in-process team lives inside its leader process: stop that process (and its children).
     const lead = config ? await readAgentState(team, LEAD_NAME, env).catch(() => undefined) : undefined
@@ -195,7 +218,11 @@ export async function deleteTeamFully(
   }
   // Every worktree of the team, also ones swarm has no record of (found by branch in the members' repositories).
   const listing = await listTeamWorktrees(team, { env, repoDirs: (config?.members ?? []).flatMap((m) => (m.cwd ? [m.cwd] : [])) })
-  const worktrees = await teardownWorktrees(listing.worktrees, { env, ...(opts.discard ? { discard: true } : {}), ...(opts.onDiscard ? { onDiscard: opts.onDiscard } : {}) })
+  const worktrees = await teardownWorktrees(listing.worktrees, {
+    env,
+    ...(opts.discard ? { discard: true } : {}),
+    ...(opts.onDiscard ? { onDiscard: opts.onDiscard } : {}),
+  })
   worktrees.problems.unshift(...listing.problems)
   await deleteTeamFiles(team, env)
   return { team, exited: report.exited, killed: report.killed, worktrees }
@@ -215,11 +242,17 @@ export async function removeTeammate(
   const member = findMember(config, name)
   // Its worktree must not go while it still works there (an in-process teammate stops when its leader gets to it).
   if (!(await agentStopped(team, member.name, opts.env, opts.waitMs ?? 0))) {
-    throw new ConflictError('SWARM_TEAMMATE_RUNNING', `${member.name} is still running, so it was not removed`, { hint: `try again once "swarm status ${team}" shows it exited` })
+    throw new ConflictError('SWARM_TEAMMATE_RUNNING', `${member.name} is still running, so it was not removed`, {
+      hint: `try again once "swarm status ${team}" shows it exited`,
+    })
   }
   await removeMember(team, member.name, opts.env)
   const listing = await teamWorktreesOf(team, { env: opts.env, members: [member], repoDirs: [member.cwd] })
-  const report = await teardownWorktrees(listing.worktrees, { env: opts.env, ...(opts.discard ? { discard: true } : {}), ...(opts.onDiscard ? { onDiscard: opts.onDiscard } : {}) })
+  const report = await teardownWorktrees(listing.worktrees, {
+    env: opts.env,
+    ...(opts.discard ? { discard: true } : {}),
+    ...(opts.onDiscard ? { onDiscard: opts.onDiscard } : {}),
+  })
   report.problems.unshift(...listing.problems)
   return report
 }

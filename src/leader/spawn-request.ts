@@ -42,7 +42,13 @@ export async function requestInProcessSpawn(team: string, input: InProcessSpawn,
     const member = (await readTeam(team, env)).members.find((m) => m.name === input.name)
     const state = await readAgentState(team, input.name, env).catch(() => undefined)
     // Running: active in the roster and a state file written by this start (the leader's pid).
-    if (member?.isActive && state?.pid === lead.pid && state.status !== 'exited' && (!before || (state.heartbeat ?? 0) >= Date.parse(request.timestamp))) return member
+    if (
+      member?.isActive &&
+      state?.pid === lead.pid &&
+      state.status !== 'exited' &&
+      (!before || (state.heartbeat ?? 0) >= Date.parse(request.timestamp))
+    )
+      return member
     await delay(50)
   }
   throw new SwarmError('SWARM_SPAWN_TIMEOUT', `the leader of ${team} did not start ${input.name} within ${IN_PROCESS_SPAWN_TIMEOUT_MS / 1000} s`, {

@@ -48,7 +48,9 @@ export async function teamReport(team: string, opts: { env?: NodeJS.ProcessEnv; 
   // The tmux call and the files are independent: read them all at once.
   const [base, pending, tasks, trees, files] = await Promise.all([
     teamStatus(team, { env, config, ...(opts.inProcess ? { inProcess: opts.inProcess } : {}) }),
-    listPending(team, { env }).then((r) => r.requests).catch(() => []),
+    listPending(team, { env })
+      .then((r) => r.requests)
+      .catch(() => []),
     listTasks(team, env).catch(() => []),
     teamWorktreeSummaries(team, config.members, env),
     Promise.all(
@@ -71,7 +73,9 @@ export async function teamReport(team: string, opts: { env?: NodeJS.ProcessEnv; 
       unread: inbox.filter((e) => !e.read).length,
       pendingRequests: pending.filter((p) => p.agent === m.name).length,
       ...(task || state?.currentTask ? { currentTask: task?.id ?? state?.currentTask } : {}),
-      ...(usage ? { tokens: { input: usage.inputTokens, output: usage.outputTokens, cacheRead: usage.cacheReadTokens, cacheWrite: usage.cacheWriteTokens } } : {}),
+      ...(usage
+        ? { tokens: { input: usage.inputTokens, output: usage.outputTokens, cacheRead: usage.cacheReadTokens, cacheWrite: usage.cacheWriteTokens } }
+        : {}),
       ...(state?.costUsd !== undefined ? { costUsd: state.costUsd } : {}),
     }
   })
@@ -106,7 +110,11 @@ export function memberState(m: MemberStatus, state: AgentState | undefined): str
 }
 
 /** Only a team that has worktree records pays for git (and for loading the worktree modules). */
-async function teamWorktreeSummaries(team: string, members: TeamMember[], env: NodeJS.ProcessEnv): Promise<Pick<TeamReport, 'worktrees'> & { problems: string[] }> {
+async function teamWorktreeSummaries(
+  team: string,
+  members: TeamMember[],
+  env: NodeJS.ProcessEnv,
+): Promise<Pick<TeamReport, 'worktrees'> & { problems: string[] }> {
   const dir = path.join(rootDir(env), 'worktrees', team)
   if (!(await fs.stat(dir).catch(() => undefined))) return { worktrees: [], problems: [] }
   const { listTeamWorktrees, summarizeWorktree, worktreeUsersOf } = await import('../worktrees/team-worktrees.js')

@@ -36,10 +36,7 @@ export function estimateTokens(text: string): number {
   return Math.max(1, Math.ceil(text.length / 4))
 }
 
-export function buildMessage(
-  spec: ResponseSpec,
-  options: { model: string; ids: IdSource; requestText: string },
-): LoopbackMessage {
+export function buildMessage(spec: ResponseSpec, options: { model: string; ids: IdSource; requestText: string }): LoopbackMessage {
   const content: LoopbackMessage['content'] = []
   if (spec.text !== undefined) content.push({ type: 'text', text: spec.text })
   for (const block of spec.content ?? []) {

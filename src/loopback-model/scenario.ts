@@ -117,10 +117,7 @@ export const ResponseSpec = z.strictObject({ ...responseFields, when: When.optio
 export type ResponseSpec = z.infer<typeof ResponseSpec>
 
 /** A script step: a response (waits until its `when` holds), or a choice among alternatives. */
-export const StepSpec = z.union([
-  z.strictObject({ oneOf: z.array(ResponseSpec).min(1), label: z.string().optional() }),
-  ResponseSpec,
-])
+export const StepSpec = z.union([z.strictObject({ oneOf: z.array(ResponseSpec).min(1), label: z.string().optional() }), ResponseSpec])
 export type StepSpec = z.infer<typeof StepSpec>
 
 /** A reactive response, checked before the script; `times` uses (default unlimited). */

@@ -31,9 +31,7 @@ export interface PlayedStep {
   label?: string
 }
 
-export type Selection =
-  | { response: ResponseSpec | RuleSpec; played: PlayedStep }
-  | { response: undefined; played: PlayedStep; reason: string }
+export type Selection = { response: ResponseSpec | RuleSpec; played: PlayedStep } | { response: undefined; played: PlayedStep; reason: string }
 
 const DEFAULT_SCRIPT = '*'
 
@@ -61,7 +59,10 @@ export class ScriptPlayer {
     const agent = this.agentOf(req)
     const own = agent !== undefined ? this.scenario.agents[agent] : undefined
     const scriptName = own ? agent! : DEFAULT_SCRIPT
-    const rules: [string, RuleSpec[]][] = [[scriptName, own?.rules ?? []], ['shared', this.scenario.rules]]
+    const rules: [string, RuleSpec[]][] = [
+      [scriptName, own?.rules ?? []],
+      ['shared', this.scenario.rules],
+    ]
     for (const [owner, list] of rules) {
       for (const [index, rule] of list.entries()) {
         const key = `${owner}#${index}`
@@ -139,9 +140,7 @@ export function lastUserMessage(body: MessagesRequestBody): { text: string; tool
       .filter((b) => b.type === 'text')
       .map((b) => b.text ?? '')
       .join('\n'),
-    toolResults: blocks
-      .filter((b) => b.type === 'tool_result')
-      .map((b) => ({ text: blockText(b.content), isError: b.is_error === true })),
+    toolResults: blocks.filter((b) => b.type === 'tool_result').map((b) => ({ text: blockText(b.content), isError: b.is_error === true })),
   }
 }
 

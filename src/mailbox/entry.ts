@@ -19,11 +19,10 @@ export type NewMessage = {
 export function checkMessageSize(text: string): void {
   const bytes = Buffer.byteLength(text, 'utf8')
   if (bytes > MAX_MESSAGE_BYTES) {
-    throw new SwarmError(
-      'SWARM_MESSAGE_TOO_LARGE',
-      `message text is ${bytes} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (1 MiB)`,
-      { exitCode: ExitCode.usage, hint: 'write long content to a file (e.g. the team scratchpad) and send its path' },
-    )
+    throw new SwarmError('SWARM_MESSAGE_TOO_LARGE', `message text is ${bytes} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (1 MiB)`, {
+      exitCode: ExitCode.usage,
+      hint: 'write long content to a file (e.g. the team scratchpad) and send its path',
+    })
   }
 }
 

@@ -74,7 +74,10 @@ export class Outbox {
       const reporters = new Set(batch.map((b) => b.onCorrupt))
       let failure: unknown
       try {
-        await this.deliver(batch.flatMap((b) => b.entries), (err) => reporters.forEach((report) => report(err)))
+        await this.deliver(
+          batch.flatMap((b) => b.entries),
+          (err) => reporters.forEach((report) => report(err)),
+        )
       } catch (err) {
         failure = err ?? new Error('append failed')
       }
@@ -174,4 +177,3 @@ export class Outbox {
     return true
   }
 }
-

@@ -116,7 +116,13 @@ function truncateIfHolds(file: string, key: string): void {
   try {
     const head = Buffer.alloc(64)
     const n = fs.readSync(fd, head, 0, head.length, 0)
-    if (head.subarray(0, n).toString('utf8').startsWith(`{"key":${JSON.stringify(key)}`)) fs.ftruncateSync(fd, 0)
+    if (
+      head
+        .subarray(0, n)
+        .toString('utf8')
+        .startsWith(`{"key":${JSON.stringify(key)}`)
+    )
+      fs.ftruncateSync(fd, 0)
   } finally {
     fs.closeSync(fd)
   }

@@ -81,7 +81,11 @@ class Watcher implements InboxWatcher {
   ) {
     this.seen = new Set(opts.skip)
     this.tail = new InboxTail(file)
-    this.dirWatch = new DirWatch(file, () => void this.rescan(), (err) => this.report(err))
+    this.dirWatch = new DirWatch(
+      file,
+      () => void this.rescan(),
+      (err) => this.report(err),
+    )
     this.poll = setInterval(() => void this.sweep(), opts.pollMs ?? DEFAULT_POLL_MS)
     if (opts.signal?.aborted) void this.close()
     opts.signal?.addEventListener('abort', () => void this.close(), { once: true })

@@ -91,9 +91,13 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
     throw err
   }
   await Promise.all(
-    inputs.map((i) => (i.prompt ? appendMessage(inboxPath(team, i.name, env), { from: LEAD_NAME, text: i.prompt, summary: 'initial prompt' }) : undefined)),
+    inputs.map((i) =>
+      i.prompt ? appendMessage(inboxPath(team, i.name, env), { from: LEAD_NAME, text: i.prompt, summary: 'initial prompt' }) : undefined,
+    ),
   )
-  const cwds = await Promise.all(inputs.map(async (input, k) => (worktrees[k] ? worktreeCwd(worktrees[k]) : path.resolve(input.cwd ?? members[k].cwd ?? leadCwd))))
+  const cwds = await Promise.all(
+    inputs.map(async (input, k) => (worktrees[k] ? worktreeCwd(worktrees[k]) : path.resolve(input.cwd ?? members[k].cwd ?? leadCwd))),
+  )
   const spawned = await Promise.allSettled(
     inputs.map((input, k) => {
       const member = members[k]
@@ -132,10 +136,17 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
   )
   const failed = spawned.find((r): r is PromiseRejectedResult => r.status === 'rejected')
   if (failed) {
-    await undoWorktrees(worktrees.map((w, k) => (spawned[k].status === 'rejected' ? w : undefined)), env)
+    await undoWorktrees(
+      worktrees.map((w, k) => (spawned[k].status === 'rejected' ? w : undefined)),
+      env,
+    )
     throw failed.reason
   }
-  return inputs.map((i, k) => ({ member: updated.members.find((m) => m.name === i.name)!, spawned: ok.get(i.name)!, ...(worktrees[k] ? { worktree: worktrees[k] } : {}) }))
+  return inputs.map((i, k) => ({
+    member: updated.members.find((m) => m.name === i.name)!,
+    spawned: ok.get(i.name)!,
+    ...(worktrees[k] ? { worktree: worktrees[k] } : {}),
+  }))
 }
 
 /**
@@ -147,8 +158,19 @@ async function makeWorktrees(team: string, inputs: SpawnTeammateInput[], leadCwd
   const wanted: Array<CreateWorktreeOptions | undefined> = []
   for (const input of inputs) {
     const worktree = input.worktree
-    const want = await wantsWorktree({ ...(worktree !== undefined ? { worktree } : {}), ...(input.agentType ? { agentType: input.agentType } : {}), cwd: leadCwd, env })
-    const o = { repoDir: path.resolve(input.cwd ?? leadCwd), team, name: input.name, env, ...(typeof worktree === 'string' ? { slug: worktree } : {}) }
+    const want = await wantsWorktree({
+      ...(worktree !== undefined ? { worktree } : {}),
+      ...(input.agentType ? { agentType: input.agentType } : {}),
+      cwd: leadCwd,
+      env,
+    })
+    const o = {
+      repoDir: path.resolve(input.cwd ?? leadCwd),
+      team,
+      name: input.name,
+      env,
+      ...(typeof worktree === 'string' ? { slug: worktree } : {}),
+    }
     if (want) await planWorktree(o)
     wanted.push(want ? o : undefined)
   }
@@ -188,7 +210,13 @@ async function paneExecutor(opts: SpawnOptions, env: Env): Promise<PaneExecutor>
 }
 
 /** Adds new members; a member that exists is reused unless it is running. */
-async function registerMembers(team: string, inputs: SpawnTeammateInput[], existing: TeamMember[], executor: PaneExecutor, env: Env): Promise<TeamMember[]> {
+async function registerMembers(
+  team: string,
+  inputs: SpawnTeammateInput[],
+  existing: TeamMember[],
+  executor: PaneExecutor,
+  env: Env,
+): Promise<TeamMember[]> {
   const known = inputs.filter((i) => existing.some((m) => m.name === i.name))
   if (known.length) {
     const states = await executor.status(known.map((i) => `${i.name}@${team}`))

@@ -13,12 +13,7 @@ import { TeamFile, type Task } from '../teams/types.js'
  * not a member of the team: owners are free-form strings in Claude Code's task files, and a
  * task list may outlive its team.
  */
-export async function notifyAssignment(
-  team: string,
-  task: Task,
-  by: string | undefined,
-  env?: NodeJS.ProcessEnv,
-): Promise<InboxMessage | undefined> {
+export async function notifyAssignment(team: string, task: Task, by: string | undefined, env?: NodeJS.ProcessEnv): Promise<InboxMessage | undefined> {
   const to = ownerName(task.owner, team)
   const assignedBy = by ?? LEAD_NAME
   if (to === undefined || to === assignedBy) return undefined

@@ -16,9 +16,7 @@ export function openBlockers(task: Task, all: ReadonlyArray<Task>): string[] {
 
 /** Tasks that `completedId` was blocking and that nothing else blocks any more. */
 export function unblockedBy(completedId: string, all: ReadonlyArray<Task>): string[] {
-  return all
-    .filter((t) => t.status !== 'completed' && t.blockedBy.includes(completedId) && openBlockers(t, all).length === 0)
-    .map((t) => t.id)
+  return all.filter((t) => t.status !== 'completed' && t.blockedBy.includes(completedId) && openBlockers(t, all).length === 0).map((t) => t.id)
 }
 
 /**

@@ -190,12 +190,7 @@ export async function updateTask(team: string, id: string, patch: TaskPatch, opt
  * unfinished task, or — with `checkAgentBusy` — when the agent already owns an unfinished task.
  * Safe under many concurrent claimers: exactly one wins.
  */
-export async function claimTask(
-  team: string,
-  id: string,
-  agent: string,
-  opts: { checkAgentBusy?: boolean; env?: Env } = {},
-): Promise<ClaimResult> {
+export async function claimTask(team: string, id: string, agent: string, opts: { checkAgentBusy?: boolean; env?: Env } = {}): Promise<ClaimResult> {
   const { env } = opts
   const file = taskPath(team, id, env)
   validateOwner(agent)
@@ -233,11 +228,7 @@ export async function claimTask(
 }
 
 /** Marks a task completed; returns it and the ids of the tasks that nothing blocks any more. */
-export async function completeTask(
-  team: string,
-  id: string,
-  opts: TaskOptions = {},
-): Promise<{ task: Task; unblocked: string[] }> {
+export async function completeTask(team: string, id: string, opts: TaskOptions = {}): Promise<{ task: Task; unblocked: string[] }> {
   const task = await updateTask(team, id, { status: 'completed' }, opts)
   const { tasks } = await readAllTasks(team, opts.env)
   return { task, unblocked: unblockedBy(id, tasks) }

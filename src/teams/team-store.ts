@@ -67,18 +67,20 @@ export async function createTeam(input: NewTeam, env?: Env): Promise<TeamFile> {
   const cwd = input.cwd ?? process.cwd()
   const now = Date.now()
   const leadExtra = wanted.find((m) => m.name === LEAD_NAME)
-  const lead = buildMember(
-    name,
-    { ...leadExtra, name: LEAD_NAME, agentType: leadExtra?.agentType ?? LEAD_NAME, tmuxPaneId: '' },
-    cwd,
-    now,
-    [],
-  )
+  const lead = buildMember(name, { ...leadExtra, name: LEAD_NAME, agentType: leadExtra?.agentType ?? LEAD_NAME, tmuxPaneId: '' }, cwd, now, [])
   if (!leadExtra?.color) delete lead.color // Claude Code gives the lead no colour; the palette is for teammates.
   const members: TeamMember[] = [lead]
   for (const m of wanted) {
     if (m.name === LEAD_NAME) continue
-    members.push(buildMember(name, m, cwd, now, members.map((x) => x.color)))
+    members.push(
+      buildMember(
+        name,
+        m,
+        cwd,
+        now,
+        members.map((x) => x.color),
+      ),
+    )
   }
   const team = TeamFile.parse({
     name,
@@ -144,11 +146,7 @@ export async function listTeams(env?: Env): Promise<Array<{ name: string; team?:
  * one; the result is validated before it is written. A corrupt config is moved aside and
  * reported (CorruptFileError with movedTo), never overwritten.
  */
-export async function updateTeam(
-  team: string,
-  mutate: (t: TeamFile) => TeamFile | void | Promise<TeamFile | void>,
-  env?: Env,
-): Promise<TeamFile> {
+export async function updateTeam(team: string, mutate: (t: TeamFile) => TeamFile | void | Promise<TeamFile | void>, env?: Env): Promise<TeamFile> {
   const file = teamConfigPath(team, env)
   // Checked before locking: taking the lock would create the team directory as a side effect.
   if (!(await pathExists(file))) throw teamNotFound(team)
@@ -184,7 +182,13 @@ export async function addMember(team: string, m: NewMember, env?: Env): Promise<
         })
       }
       const lead = t.members.find((x) => x.name === LEAD_NAME)
-      added = buildMember(t.name, m, lead?.cwd ?? process.cwd(), Date.now(), t.members.map((x) => x.color))
+      added = buildMember(
+        t.name,
+        m,
+        lead?.cwd ?? process.cwd(),
+        Date.now(),
+        t.members.map((x) => x.color),
+      )
       t.members.push(added)
     },
     env,

@@ -11,7 +11,11 @@ const GIT_TIMEOUT_MS = 60_000
 /** Runs git; exit 127 (not installed) is a SwarmError, any other exit code is the caller's to read. */
 export async function gitRaw(cwd: string, args: string[], env: Env): Promise<CommandResult> {
   const r = await runCommand('git', args, { cwd, env, timeoutMs: GIT_TIMEOUT_MS })
-  if (r.code === 127) throw new SwarmError('SWARM_GIT_MISSING', 'git is not installed (or not on PATH)', { exitCode: ExitCode.usage, hint: 'install git, or spawn without --worktree' })
+  if (r.code === 127)
+    throw new SwarmError('SWARM_GIT_MISSING', 'git is not installed (or not on PATH)', {
+      exitCode: ExitCode.usage,
+      hint: 'install git, or spawn without --worktree',
+    })
   return r
 }
 
@@ -74,7 +78,13 @@ export async function listWorktrees(top: string, env: Env): Promise<ListedWorktr
     const branch = field('branch')?.replace(/^refs\/heads\//, '')
     const head = field('HEAD')
     const real = await fs.realpath(wt).catch(() => path.resolve(wt))
-    result.push({ path: real, ...(branch ? { branch } : {}), ...(head ? { head } : {}), prunable: field('prunable') !== undefined, bare: field('bare') !== undefined })
+    result.push({
+      path: real,
+      ...(branch ? { branch } : {}),
+      ...(head ? { head } : {}),
+      prunable: field('prunable') !== undefined,
+      bare: field('bare') !== undefined,
+    })
   }
   return result
 }

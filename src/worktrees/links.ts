@@ -20,7 +20,11 @@ const WorktreeSettings = z.looseObject({
  * `node_modules` when none does. Entries are paths relative to the top of the tree.
  */
 export async function linkedDirs(top: string, env: Env): Promise<string[]> {
-  const files = [path.join(top, '.claude', 'settings.local.json'), path.join(top, '.claude', 'settings.json'), path.join(rootDir(env), 'settings.json')]
+  const files = [
+    path.join(top, '.claude', 'settings.local.json'),
+    path.join(top, '.claude', 'settings.json'),
+    path.join(rootDir(env), 'settings.json'),
+  ]
   for (const file of files) {
     const dirs = (await readJsonFile(file, WorktreeSettings))?.worktree?.symlinkDirectories
     if (dirs) return dirs
@@ -56,7 +60,12 @@ export async function linkIgnoredDirs(top: string, wtPath: string, dirs: string[
     await fs.symlink(source, target, 'dir')
     linked.push(rel)
   }
-  if (linked.length) await addExcludes(top, linked.map((l) => `/${l}`), env)
+  if (linked.length)
+    await addExcludes(
+      top,
+      linked.map((l) => `/${l}`),
+      env,
+    )
   return linked
 }
 

@@ -10,7 +10,9 @@ type Env = NodeJS.ProcessEnv
  */
 export function worktreeNotice(w: Pick<WorktreeRecord, 'path' | 'branch' | 'repo' | 'baseRef' | 'links'>): string {
   const shared = w.links.length
-    ? [`These directories are symlinks to the main checkout's and SHARED with it and with other teammates: ${w.links.join(', ')}. Use them as they are; never install into them, delete or rebuild them from here.`]
+    ? [
+        `These directories are symlinks to the main checkout's and SHARED with it and with other teammates: ${w.links.join(', ')}. Use them as they are; never install into them, delete or rebuild them from here.`,
+      ]
     : []
   return [
     '# Worktree',

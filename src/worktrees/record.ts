@@ -84,5 +84,8 @@ export async function readWorktreeRecords(team: string, env?: Env): Promise<{ re
 export async function teamsWithWorktreeRecords(env?: Env): Promise<string[]> {
   const dir = path.join(rootDir(env), 'worktrees')
   const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => [])
-  return entries.filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name).sort()
+  return entries
+    .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
+    .map((e) => e.name)
+    .sort()
 }

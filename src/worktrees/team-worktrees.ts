@@ -67,7 +67,13 @@ export async function listTeamWorktrees(team: string, o: { env: Env; repoDirs?: 
         if (found.has(`${repo}\0${branch}`)) continue
         const where = listed.find((w) => w.branch === branch)
         const ref = { repo, branch, path: where?.path ?? '' }
-        found.set(`${repo}\0${branch}`, { ...ref, team, name: branch.slice(prefix.length), recorded: false, contents: await inspectWorktree(ref, o.env) })
+        found.set(`${repo}\0${branch}`, {
+          ...ref,
+          team,
+          name: branch.slice(prefix.length),
+          recorded: false,
+          contents: await inspectWorktree(ref, o.env),
+        })
       }
     } catch (err) {
       problems.push(`${repo}: ${errorMessage(err)}`)

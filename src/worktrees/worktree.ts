@@ -81,12 +81,18 @@ export async function planWorktree(o: CreateWorktreeOptions): Promise<WorktreePl
   const registered = (await listWorktrees(repo, env)).find((w) => w.path === wtPath)
   if (registered && !registered.prunable) {
     if (registered.branch === branch) return { ...plan, existing: true }
-    throw new ConflictError('SWARM_WORKTREE_PATH_TAKEN', `${wtPath} is already a worktree, of ${registered.branch ? `branch ${registered.branch}` : 'a detached HEAD'}`, {
-      hint: 'give this one another name (--worktree <name>), or see "swarm worktrees <team>"',
-    })
+    throw new ConflictError(
+      'SWARM_WORKTREE_PATH_TAKEN',
+      `${wtPath} is already a worktree, of ${registered.branch ? `branch ${registered.branch}` : 'a detached HEAD'}`,
+      {
+        hint: 'give this one another name (--worktree <name>), or see "swarm worktrees <team>"',
+      },
+    )
   }
   if (await pathExists(wtPath)) {
-    throw new ConflictError('SWARM_WORKTREE_PATH_TAKEN', `${wtPath} exists but is not a git worktree`, { hint: 'move it away, or pick another worktree name' })
+    throw new ConflictError('SWARM_WORKTREE_PATH_TAKEN', `${wtPath} exists but is not a git worktree`, {
+      hint: 'move it away, or pick another worktree name',
+    })
   }
   if ((await gitRaw(repo, ['check-ref-format', `refs/heads/${branch}`], env)).code !== 0) {
     throw new SwarmError('SWARM_BAD_BRANCH', `${branch} is not a valid git branch name`, { exitCode: ExitCode.usage, hint: 'rename the teammate' })
@@ -94,9 +100,13 @@ export async function planWorktree(o: CreateWorktreeOptions): Promise<WorktreePl
   const dirty = (await git(here, ['status', '--porcelain', '--untracked-files=no'], env)).split('\n').filter(Boolean)
   if (dirty.length) {
     const files = dirty.map((l) => l.slice(3))
-    throw new ConflictError('SWARM_MAIN_DIRTY', `the checkout at ${here} has uncommitted changes (${files.slice(0, 3).join(', ')}${files.length > 3 ? ', …' : ''}), which a worktree made from HEAD would not have`, {
-      hint: 'commit or stash them first, or spawn without --worktree',
-    })
+    throw new ConflictError(
+      'SWARM_MAIN_DIRTY',
+      `the checkout at ${here} has uncommitted changes (${files.slice(0, 3).join(', ')}${files.length > 3 ? ', …' : ''}), which a worktree made from HEAD would not have`,
+      {
+        hint: 'commit or stash them first, or spawn without --worktree',
+      },
+    )
   }
   if (await branchExists(repo, branch, env)) {
     throw new ConflictError('SWARM_BRANCH_EXISTS', `branch ${branch} exists already in ${repo} (left by an earlier team of that name?)`, {
@@ -156,7 +166,18 @@ async function createPlanned(plan: WorktreePlan, env: Env): Promise<Worktree> {
 }
 
 function toRecord(plan: WorktreePlan, baseRef: string, links: string[]): WorktreeRecord {
-  return { team: plan.team, name: plan.name, slug: plan.slug, repo: plan.repo, path: plan.path, branch: plan.branch, baseRef, subdir: plan.subdir, links, createdAt: Date.now() }
+  return {
+    team: plan.team,
+    name: plan.name,
+    slug: plan.slug,
+    repo: plan.repo,
+    path: plan.path,
+    branch: plan.branch,
+    baseRef,
+    subdir: plan.subdir,
+    links,
+    createdAt: Date.now(),
+  }
 }
 
 /** Where the teammate works: the worktree's copy of the directory it was made from, else its top. */
@@ -216,11 +237,19 @@ export interface RemoveWorktreeResult {
 export async function removeWorktree(target: RemoveTarget, opts: RemoveWorktreeOptions = {}): Promise<RemoveWorktreeResult> {
   const env = opts.env ?? process.env
   if ((await fs.realpath(target.path).catch(() => target.path)) === target.repo) {
-    throw new SwarmError('SWARM_MAIN_WORKTREE', `${target.path} is the main working tree of its repository; it is never removed`, { exitCode: ExitCode.usage })
+    throw new SwarmError('SWARM_MAIN_WORKTREE', `${target.path} is the main working tree of its repository; it is never removed`, {
+      exitCode: ExitCode.usage,
+    })
   }
   const contents = await inspectWorktree(target, env)
   if (!contents.clean && !opts.discard) {
-    return { removed: false, branchDeleted: false, contents, discarded: false, reason: `${target.path || '(no worktree)'} (branch ${target.branch}) has ${describeContents(contents)}` }
+    return {
+      removed: false,
+      branchDeleted: false,
+      contents,
+      discarded: false,
+      reason: `${target.path || '(no worktree)'} (branch ${target.branch}) has ${describeContents(contents)}`,
+    }
   }
   if (!contents.clean) opts.onDiscard?.(target, contents)
   if (contents.repoMissing) {

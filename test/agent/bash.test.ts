@@ -55,11 +55,7 @@ describe('Bash', () => {
 
   it('kills the whole process group on timeout, grandchildren included', async () => {
     const pidFile = path.join(dir, 'pid')
-    const result = await runTool(
-      bashTool,
-      { command: `sleep 100 & echo $! > ${pidFile}; echo started; sleep 100`, timeout: 300 },
-      makeContext(dir),
-    )
+    const result = await runTool(bashTool, { command: `sleep 100 & echo $! > ${pidFile}; echo started; sleep 100`, timeout: 300 }, makeContext(dir))
     expect(result.isError).toBe(true)
     expect(result.content).toBe('started\nCommand timed out after 300 ms; it and its child processes were killed.')
     expect(isProcessGone(await readPid(pidFile))).toBe(true)

@@ -63,11 +63,7 @@ describe('parseAgentFile', () => {
   })
 
   it('warns about unknown tools and argument patterns, keeping what is safe', () => {
-    const parsed = parseAgentFile(
-      file,
-      md('name: r\ndescription: d\ntools: Read, WebFetch, Bash(git:*)\ndisallowedTools: Bash(rm:*)'),
-      'project',
-    )
+    const parsed = parseAgentFile(file, md('name: r\ndescription: d\ntools: Read, WebFetch, Bash(git:*)\ndisallowedTools: Bash(rm:*)'), 'project')
     expect(parsed.definition).toMatchObject({ tools: ['Read'], disallowedTools: ['Bash'] })
     expect(parsed.diagnostics.map((d) => [d.field, d.severity])).toEqual([
       ['tools', 'warning'],
@@ -140,7 +136,11 @@ describe('loadAgentDefinitions', () => {
 
     const { definitions, diagnostics } = await loadAgentDefinitions({ cwd, env })
     expect(definitions.get('Explore')).toMatchObject({ source: 'user', systemPrompt: 'user prompt' })
-    expect(definitions.get('reviewer')).toMatchObject({ source: 'project', description: 'project reviewer', file: path.join(projectDir, 'reviewer.md') })
+    expect(definitions.get('reviewer')).toMatchObject({
+      source: 'project',
+      description: 'project reviewer',
+      file: path.join(projectDir, 'reviewer.md'),
+    })
     expect(definitions.get('tester')).toMatchObject({ description: 'first' })
     expect(definitions.get('Plan')).toBe(PLAN_AGENT)
     expect(definitions.has('broken')).toBe(false)

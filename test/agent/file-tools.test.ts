@@ -142,8 +142,6 @@ describe('Edit', () => {
   it('rejects an edit that changes nothing, and a missing file', async () => {
     const ctx = makeContext(dir)
     expect((await runTool(editTool, { file_path: 'code.ts', old_string: 'a', new_string: 'a' }, ctx)).content).toMatch(/the same/)
-    expect((await runTool(editTool, { file_path: 'gone.ts', old_string: 'a', new_string: 'b' }, ctx)).content).toMatch(
-      /File does not exist/,
-    )
+    expect((await runTool(editTool, { file_path: 'gone.ts', old_string: 'a', new_string: 'b' }, ctx)).content).toMatch(/File does not exist/)
   })
 })

@@ -81,9 +81,7 @@ describe('Glob and Grep on a tree', () => {
 
     it('searches under path, and inside node_modules when the pattern starts there', async () => {
       expect((await runTool(globTool, { pattern: '*.ts', path: 'src' }, makeContext(dir))).content).toBe(at('src/a.ts'))
-      expect((await runTool(globTool, { pattern: 'node_modules/**/*.ts' }, makeContext(dir))).content).toBe(
-        at('node_modules/pkg/index.ts'),
-      )
+      expect((await runTool(globTool, { pattern: 'node_modules/**/*.ts' }, makeContext(dir))).content).toBe(at('node_modules/pkg/index.ts'))
     })
 
     it('takes absolute patterns and plain paths', async () => {
@@ -109,11 +107,7 @@ describe('Glob and Grep on a tree', () => {
     })
 
     it('adds context lines and separators like ripgrep', async () => {
-      const result = await runTool(
-        grepTool,
-        { pattern: 'gamma|alpha2', output_mode: 'content', '-A': 1, path: 'src/deep/c.ts' },
-        makeContext(dir),
-      )
+      const result = await runTool(grepTool, { pattern: 'gamma|alpha2', output_mode: 'content', '-A': 1, path: 'src/deep/c.ts' }, makeContext(dir))
       const f = at('src/deep/c.ts')
       expect(result.content).toBe(`${f}:1:const gamma = 3\n${f}-2-const Alpha = 4\n--\n${f}:5:const alpha2 = 5`)
     })

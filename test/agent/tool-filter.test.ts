@@ -28,11 +28,26 @@ describe('resolveToolsForAgent', () => {
       [...FILES, ...COORDINATION, 'ExitPlanMode'],
     ],
     ['Explore teammate', EXPLORE_AGENT, { isTeammate: true }, ['Read', 'Bash', 'Glob', 'Grep', ...COORDINATION]],
-    ['Plan lead-side subagent', PLAN_AGENT, { isTeammate: false, permissionMode: 'plan' }, ['Read', 'Bash', 'Glob', 'Grep', ...COORDINATION, 'TaskStop']],
+    [
+      'Plan lead-side subagent',
+      PLAN_AGENT,
+      { isTeammate: false, permissionMode: 'plan' },
+      ['Read', 'Bash', 'Glob', 'Grep', ...COORDINATION, 'TaskStop'],
+    ],
     ['Verification teammate', VERIFICATION_AGENT, { isTeammate: true }, [...FILES, ...COORDINATION]],
     ['user type with an allow-list', custom({ tools: ['Read', 'Grep', 'Agent'] }), { isTeammate: false }, ['Read', 'Grep']],
-    ['user type with * and a deny-list', custom({ tools: ['*'], disallowedTools: ['Bash'] }), { isTeammate: true }, ['Read', 'Write', 'Edit', 'Glob', 'Grep', ...COORDINATION]],
-    ['user type in plan mode keeps ExitPlanMode', custom({ tools: ['Read', 'ExitPlanMode'], permissionMode: 'plan' }), { isTeammate: true }, ['Read', 'ExitPlanMode']],
+    [
+      'user type with * and a deny-list',
+      custom({ tools: ['*'], disallowedTools: ['Bash'] }),
+      { isTeammate: true },
+      ['Read', 'Write', 'Edit', 'Glob', 'Grep', ...COORDINATION],
+    ],
+    [
+      'user type in plan mode keeps ExitPlanMode',
+      custom({ tools: ['Read', 'ExitPlanMode'], permissionMode: 'plan' }),
+      { isTeammate: true },
+      ['Read', 'ExitPlanMode'],
+    ],
     ['user type without plan mode loses ExitPlanMode', custom({ tools: ['Read', 'ExitPlanMode'] }), { isTeammate: true }, ['Read']],
     ['built-in treated as user-defined on request', GENERAL_PURPOSE_AGENT, { isTeammate: false, isUserDefined: true }, [...FILES, ...COORDINATION]],
   ])('%s', (_case, def, options, expected) => {
@@ -94,7 +109,13 @@ describe('tool registry', () => {
   })
 
   it('names the paths a call touches, resolved against the cwd', () => {
-    const ctx = { cwd: '/proj', signal: new AbortController().signal, agentName: 'a', teamName: 't', checkPermission: () => ({ behavior: 'allow' as const }) }
+    const ctx = {
+      cwd: '/proj',
+      signal: new AbortController().signal,
+      agentName: 'a',
+      teamName: 't',
+      checkPermission: () => ({ behavior: 'allow' as const }),
+    }
     expect(getTool('Write')!.paths({ file_path: 'src/x.ts', content: '' }, ctx)).toEqual(['/proj/src/x.ts'])
     expect(getTool('Glob')!.paths({ pattern: '*.ts' }, ctx)).toEqual(['/proj'])
     expect(getTool('Bash')!.paths({ command: 'ls' }, ctx)).toEqual([])

@@ -1,15 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import fs from 'node:fs/promises'
 import { z } from 'zod'
-import {
-  defineTool,
-  resolveToolPath,
-  runTool,
-  toInputSchema,
-  toToolResultBlock,
-  type AnyTool,
-  type PermissionCheck,
-} from '../../src/agent/tool.js'
+import { defineTool, resolveToolPath, runTool, toInputSchema, toToolResultBlock, type AnyTool, type PermissionCheck } from '../../src/agent/tool.js'
 import { makeContext, tempDir } from './helpers.js'
 
 const echo = defineTool({

@@ -10,7 +10,22 @@ import { isAlive, waitForExit } from '../../src/process/process.js'
 import { type Harness, TEAMMATE, eventually, hasTmux, makeHarness, readJson } from './harness.js'
 
 /** Arguments and paths a shell would interpret; every backend must pass them through untouched. */
-const NASTY = ['a b', 'semi;colon', '$(touch PWNED)', "quote's", 'dq"x', 'new\nline', '#{pane_id}', '~', 'back\\slash', '`id`', '', '%hidden', '{x}', '* ?']
+const NASTY = [
+  'a b',
+  'semi;colon',
+  '$(touch PWNED)',
+  "quote's",
+  'dq"x',
+  'new\nline',
+  '#{pane_id}',
+  '~',
+  'back\\slash',
+  '`id`',
+  '',
+  '%hidden',
+  '{x}',
+  '* ?',
+]
 
 const backends: Array<{ type: BackendType; skip: boolean }> = [
   { type: 'tmux', skip: !hasTmux },
@@ -37,7 +52,7 @@ for (const { type, skip } of backends) {
     it('runs the command with its argv, cwd and environment uninterpreted', async () => {
       const cwd = path.join(h.env.SWARM_HOME!, "dir with 'quotes'; $(x) #1")
       fs.mkdirSync(cwd, { recursive: true })
-      const secret = "sk-'$(touch PWNED2)';\"x\"\n`id`"
+      const secret = 'sk-\'$(touch PWNED2)\';"x"\n`id`'
       const out = file('record')
       const spawned = await h.start(team, 'rec.or-der_1', ['record', out, ...NASTY], { cwd, env: { SWARM_TEST_SECRET: secret } })
       expect(spawned.agentId).toBe(`rec.or-der_1@${team}`)

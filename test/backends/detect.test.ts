@@ -14,7 +14,9 @@ const OK: ProbeResult = { ok: true, detail: 'tmux 3.3a' }
 const NO: ProbeResult = { ok: false, detail: 'not installed' }
 
 /** Inputs with probes that count how often they are asked. */
-function inputs(over: { env?: NodeJS.ProcessEnv; isTTY?: boolean; tmux?: ProbeResult; it2?: ProbeResult; platform?: NodeJS.Platform; osRelease?: string } = {}) {
+function inputs(
+  over: { env?: NodeJS.ProcessEnv; isTTY?: boolean; tmux?: ProbeResult; it2?: ProbeResult; platform?: NodeJS.Platform; osRelease?: string } = {},
+) {
   const asked = { tmux: 0, it2: 0 }
   const i: DetectInputs = {
     env: over.env ?? {},

@@ -34,8 +34,15 @@ export function isolatedEnv(root: string): NodeJS.ProcessEnv {
 export async function reapTmuxServer(env: NodeJS.ProcessEnv, socket = 'swarm'): Promise<void> {
   let pids: number[] = []
   try {
-    const out = execFileSync('tmux', ['-L', socket, 'list-panes', '-a', '-F', '#{pane_pid}'], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
-    pids = out.split('\n').map(Number).filter((p) => p > 0)
+    const out = execFileSync('tmux', ['-L', socket, 'list-panes', '-a', '-F', '#{pane_pid}'], {
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+    pids = out
+      .split('\n')
+      .map(Number)
+      .filter((p) => p > 0)
   } catch {
     return // no server: nothing to reap
   }

@@ -46,8 +46,21 @@ describe('in-process backend', () => {
     let steadySignal: AbortSignal | undefined
     await executor.spawn({ ...base, name: 'victim', run: forever })
     await executor.spawn({ ...base, name: 'steady', run: (ctx) => ((steadySignal = ctx.signal), forever(ctx)) })
-    await executor.spawn({ ...base, name: 'thrower', run: () => { throw new Error('sync boom') } })
-    await executor.spawn({ ...base, name: 'rejecter', run: async () => { await Promise.resolve(); throw new Error('async boom') } })
+    await executor.spawn({
+      ...base,
+      name: 'thrower',
+      run: () => {
+        throw new Error('sync boom')
+      },
+    })
+    await executor.spawn({
+      ...base,
+      name: 'rejecter',
+      run: async () => {
+        await Promise.resolve()
+        throw new Error('async boom')
+      },
+    })
     await executor.kill('victim@inp')
     expect(await executor.wait('thrower@inp')).toEqual({ state: 'dead', reason: 'crashed: sync boom' })
     expect(await executor.wait('rejecter@inp')).toEqual({ state: 'dead', reason: 'crashed: async boom' })
@@ -70,7 +83,10 @@ describe('in-process backend', () => {
   })
 
   it('an uncaught error or a floating rejection in one teammate leaves the leader and the others running', async () => {
-    const { stdout } = await run(process.execPath, [path.join(FIXTURES, 'in-process-leader.mjs')], { env: { ...process.env, NO_COLOR: '1' }, timeout: 10_000 })
+    const { stdout } = await run(process.execPath, [path.join(FIXTURES, 'in-process-leader.mjs')], {
+      env: { ...process.env, NO_COLOR: '1' },
+      timeout: 10_000,
+    })
     const result = JSON.parse(stdout.trim().split('\n').at(-1)!)
     expect(result.states['timer-crash']).toEqual({ state: 'dead', reason: 'crashed: boom' })
     expect(result.states.floating).toEqual({ state: 'dead', reason: 'crashed: float' })

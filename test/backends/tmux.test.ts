@@ -16,7 +16,7 @@ import { TEAMMATE, eventually, hasTmux, isolatedEnv, readJson, reapTmuxServer, t
 describe('tmux quoting', () => {
   it('single-quotes plain strings and double-quotes strings with a quote, escaping what tmux expands', () => {
     expect(tmuxQuote('a b;c')).toBe("'a b;c'")
-    expect(tmuxQuote("it's $HOME ~ \"x\"\n")).toBe('"it\'s \\$HOME \\~ \\"x\\"\\012"')
+    expect(tmuxQuote('it\'s $HOME ~ "x"\n')).toBe('"it\'s \\$HOME \\~ \\"x\\"\\012"')
     expect(() => tmuxQuote('nul\0')).toThrow(/NUL/)
     expect(formatEscape('/a#b/#{x}')).toBe('/a##b/##{x}')
     expect(shellQuote("/tmp/it's")).toBe("'/tmp/it'\\''s'")
@@ -145,7 +145,10 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
       executor: createExecutor('tmux', { env, leaderArgv: () => ['sleep', '600'] }),
       env,
     })
-    const windowOf = () => panes('#{pane_id} #{window_id}').find((x) => x.startsWith(`${r.spawned.paneId} `))!.split(' ')[1]
+    const windowOf = () =>
+      panes('#{pane_id} #{window_id}')
+        .find((x) => x.startsWith(`${r.spawned.paneId} `))!
+        .split(' ')[1]
     const home = windowOf()
     await hideTeammate('crew', 'shy', { env })
     expect(windowOf()).not.toBe(home)
@@ -176,4 +179,3 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
     expect(seen.env).toMatchObject({ SWARM_TEAM: 'crew', SWARM_AGENT_NAME: 'a', SWARM_AGENT_ID: 'a@crew', SWARM_HOME: env.SWARM_HOME })
   })
 })
-

@@ -22,7 +22,9 @@ const swarm = (...args: string[]) =>
 afterAll(() => fs.rmSync(home, { recursive: true, force: true }))
 
 describe('the CLI bundle (npm run build)', () => {
-  const commands = fs.existsSync(BUNDLE) ? fs.readdirSync(BUNDLE).flatMap((f) => (f.endsWith('.cjs') && f !== 'main.cjs' ? [f.slice(0, -4)] : [])) : []
+  const commands = fs.existsSync(BUNDLE)
+    ? fs.readdirSync(BUNDLE).flatMap((f) => (f.endsWith('.cjs') && f !== 'main.cjs' ? [f.slice(0, -4)] : []))
+    : []
 
   it('has one bundle per command group of src/cli/main.ts, and main.cjs', () => {
     const mainTs = fs.readFileSync(path.join(ROOT, 'src/cli/main.ts'), 'utf8')

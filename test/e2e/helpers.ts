@@ -39,7 +39,13 @@ export function sandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
   const project = path.join(root, 'project')
   fs.mkdirSync(project, { recursive: true })
   fs.mkdirSync(path.join(root, 'tmux'), { recursive: true })
-  const env: NodeJS.ProcessEnv = { ...process.env, SWARM_HOME: path.join(root, 'home'), TMUX_TMPDIR: path.join(root, 'tmux'), NO_COLOR: '1', ...extraEnv }
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    SWARM_HOME: path.join(root, 'home'),
+    TMUX_TMPDIR: path.join(root, 'tmux'),
+    NO_COLOR: '1',
+    ...extraEnv,
+  }
   for (const k of ['TMUX', 'TMUX_PANE', 'ITERM_SESSION_ID', 'TERM_PROGRAM', 'SWARM_TMUX_SOCKET', 'CLAUDE_CONFIG_DIR']) delete env[k]
   const children: ChildProcess[] = []
   return {
@@ -47,7 +53,13 @@ export function sandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
     project,
     env,
     async swarm(args, opts = {}) {
-      const r = await execa(process.execPath, [BIN, ...args], { env: opts.env ?? env, reject: false, timeout: opts.timeout ?? 30_000, cwd: project, stdin: 'ignore' })
+      const r = await execa(process.execPath, [BIN, ...args], {
+        env: opts.env ?? env,
+        reject: false,
+        timeout: opts.timeout ?? 30_000,
+        cwd: project,
+        stdin: 'ignore',
+      })
       return { code: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) }
     },
     start(file, args, opts = {}) {
@@ -69,8 +81,15 @@ export function sandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
 export async function reapTmux(env: NodeJS.ProcessEnv, socket = 'swarm'): Promise<void> {
   let pids: number[] = []
   try {
-    const out = execFileSync('tmux', ['-L', socket, 'list-panes', '-a', '-F', '#{pane_pid}'], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
-    pids = out.split('\n').map(Number).filter((p) => p > 0)
+    const out = execFileSync('tmux', ['-L', socket, 'list-panes', '-a', '-F', '#{pane_pid}'], {
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+    pids = out
+      .split('\n')
+      .map(Number)
+      .filter((p) => p > 0)
   } catch {
     return // no server
   }
@@ -102,7 +121,11 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
 /** tmux sessions on the sandbox's server ([] when it is not running). */
 export function tmuxSessions(env: NodeJS.ProcessEnv, socket = 'swarm'): string[] {
   try {
-    return execFileSync('tmux', ['-L', socket, 'list-sessions', '-F', '#{session_name}'], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+    return execFileSync('tmux', ['-L', socket, 'list-sessions', '-F', '#{session_name}'], {
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
       .split('\n')
       .filter(Boolean)
   } catch {
@@ -122,7 +145,10 @@ export const ALICE_SCENARIO = {
       { ...tool('Bash', { command: 'echo ran >> count.txt' }), when: { lastUserIncludes: 'run the tests' } },
       tool('SendMessage', { to: 'team-lead', message: 'done 1: the command ran', summary: 'done 1' }),
       { text: 'ok' },
-      { ...tool('SendMessage', { to: 'team-lead', message: 'done 2: got your second message', summary: 'done 2' }), when: { lastUserIncludes: 'second message' } },
+      {
+        ...tool('SendMessage', { to: 'team-lead', message: 'done 2: got your second message', summary: 'done 2' }),
+        when: { lastUserIncludes: 'second message' },
+      },
       { text: 'ok again' },
     ],
   },

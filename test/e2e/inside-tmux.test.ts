@@ -33,7 +33,13 @@ describe.skipIf(!hasTmux)('team create from inside tmux', () => {
     expect(panes[1]).toMatch(/swarm\.js agent --team inner --name a1/)
     // No server of swarm's own was started.
     expect(() => execFileSync('tmux', ['-L', 'swarm', 'list-sessions'], { env: sb.env, stdio: 'ignore' })).toThrow()
-    await waitFor('a1 idle', async () => (JSON.parse((await sb.swarm(['status', 'inner', '--json'], { env: inside })).stdout) as { members: Array<{ name: string; status: string }> }).members.find((m) => m.name === 'a1')?.status === 'idle')
+    await waitFor(
+      'a1 idle',
+      async () =>
+        (
+          JSON.parse((await sb.swarm(['status', 'inner', '--json'], { env: inside })).stdout) as { members: Array<{ name: string; status: string }> }
+        ).members.find((m) => m.name === 'a1')?.status === 'idle',
+    )
     const deleted = await sb.swarm(['team', 'delete', 'inner'], { env: inside })
     expect(deleted.code, deleted.stderr).toBe(0)
     await waitFor('the window closed', () => !userTmux('list-windows', '-F', '#{window_name}').includes('inner'))

@@ -12,12 +12,17 @@ const SCENARIO = {
     'team-lead': [
       {
         when: { lastUserIncludes: 'get bob' },
-        content: [{ type: 'tool_use' as const, name: 'Agent', input: { description: 'greet the lead', prompt: 'Please say hi to the lead.', name: 'bob' } }],
+        content: [
+          { type: 'tool_use' as const, name: 'Agent', input: { description: 'greet the lead', prompt: 'Please say hi to the lead.', name: 'bob' } },
+        ],
       },
       { text: 'Spawned bob.' },
     ],
     bob: [
-      { when: { lastUserIncludes: 'say hi' }, content: [{ type: 'tool_use' as const, name: 'SendMessage', input: { to: 'team-lead', message: 'hi lead, bob here', summary: 'hi' } }] },
+      {
+        when: { lastUserIncludes: 'say hi' },
+        content: [{ type: 'tool_use' as const, name: 'SendMessage', input: { to: 'team-lead', message: 'hi lead, bob here', summary: 'hi' } }],
+      },
       { text: 'Greeted.' },
     ],
   },
@@ -43,9 +48,13 @@ describe('the lead agent at the leader console', () => {
     leader.stdout!.on('data', (d) => (seen += String(d)))
     await waitFor('the console', () => seen.includes('swarm leader — team boss'))
     leader.stdin!.write('please get bob to say hi\n')
-    await waitFor('bob in the roster', async () => (await readTeam('boss', sb.env)).members.some((m) => m.name === 'bob' && m.backendType === 'in-process'))
+    await waitFor('bob in the roster', async () =>
+      (await readTeam('boss', sb.env)).members.some((m) => m.name === 'bob' && m.backendType === 'in-process'),
+    )
     const file = inboxPath('boss', 'team-lead', sb.env)
-    await waitFor("bob's greeting", async () => [...(await readArchive(file).catch(() => [])), ...(await readInbox(file))].some((m) => m.from === 'bob' && m.text.includes('hi lead')))
+    await waitFor("bob's greeting", async () =>
+      [...(await readArchive(file).catch(() => [])), ...(await readInbox(file))].some((m) => m.from === 'bob' && m.text.includes('hi lead')),
+    )
     await waitFor('the greeting shown at the console', () => seen.includes('bob') && seen.includes('hi'))
     expect(server.requests.some((r) => r.agent === 'team-lead' && JSON.stringify(r.body).includes('please get bob to say hi'))).toBe(true)
     leader.stdin!.write('/quit\n')

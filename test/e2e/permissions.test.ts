@@ -129,7 +129,9 @@ describe('swarm agent asks, swarm perms answers', () => {
 
     const first = await listed()
     expect(first.requests).toEqual([])
-    expect(first.cancelled).toEqual([expect.objectContaining({ id: request.id, agent: 'alice', toolName: 'Bash', reason: 'alice is no longer running' })])
+    expect(first.cancelled).toEqual([
+      expect.objectContaining({ id: request.id, agent: 'alice', toolName: 'Bash', reason: 'alice is no longer running' }),
+    ])
     expect((await listed()).cancelled).toEqual([])
     const late = await perms(['approve', TEAM, String(request.id)])
     expect(late.exitCode).toBe(4)
@@ -154,7 +156,10 @@ describe('swarm agent asks, swarm perms answers', () => {
     agent = startChild(fx, ['--permission-timeout', '0.5'])
     await nudge(fx)
     await waitFor(idle, 'alice to give up waiting', 15_000, agent.output)
-    expect(toolResult(loopback, 'toolu_1')).toMatchObject({ isError: true, content: expect.stringContaining('no answer from team-lead within 0.5 s') })
+    expect(toolResult(loopback, 'toolu_1')).toMatchObject({
+      isError: true,
+      content: expect.stringContaining('no answer from team-lead within 0.5 s'),
+    })
     expect((await listed()).requests).toEqual([])
   })
 

@@ -12,7 +12,6 @@ import { inboxPath, teamDir } from '../../src/home/paths.js'
 import { isAlive } from '../../src/process/process.js'
 import { BIN, sandbox, waitFor, type Sandbox, ALICE_SCENARIO as SCENARIO } from './helpers.js'
 
-
 /** Collects a child's stdout so a test can wait for a line. */
 function output(child: ChildProcess): () => string {
   let text = ''
@@ -38,7 +37,20 @@ describe('in-process team end to end (the leader runs in the foreground)', () =>
   }
 
   it('create → message → prompt answered at the console → leader killed → dead → message while dead → resume → processed → delete', async () => {
-    const leader = sb.start(process.execPath, [BIN, 'team', 'create', 'duo', '--agents', 'alice', '--backend', 'in-process', '--mode', 'default', '--cwd', sb.project])
+    const leader = sb.start(process.execPath, [
+      BIN,
+      'team',
+      'create',
+      'duo',
+      '--agents',
+      'alice',
+      '--backend',
+      'in-process',
+      '--mode',
+      'default',
+      '--cwd',
+      sb.project,
+    ])
     const seen = output(leader)
     await waitFor('the console', () => seen().includes('swarm leader — team duo'))
     expect((await sb.swarm(['send', 'duo', 'alice', 'please run the tests'])).code).toBe(0)
@@ -46,7 +58,9 @@ describe('in-process team end to end (the leader runs in the foreground)', () =>
     leader.stdin!.write('y\n')
     await waitFor('done 1', () => leadSays('done 1'))
     expect(fs.readFileSync(path.join(sb.project, 'count.txt'), 'utf8')).toBe('ran\n')
-    const live = JSON.parse((await sb.swarm(['status', 'duo', '--json'])).stdout) as { members: Array<{ name: string; status: string; backend: string }> }
+    const live = JSON.parse((await sb.swarm(['status', 'duo', '--json'])).stdout) as {
+      members: Array<{ name: string; status: string; backend: string }>
+    }
     expect(live.members.find((m) => m.name === 'alice')).toMatchObject({ backend: 'in-process' })
     expect(['idle', 'working']).toContain(live.members.find((m) => m.name === 'alice')!.status)
 

@@ -10,7 +10,6 @@ import { inboxPath, teamDir } from '../../src/home/paths.js'
 import { isAlive } from '../../src/process/process.js'
 import { hasTmux, sandbox, tmuxSessions, waitFor, type Sandbox, ALICE_SCENARIO as SCENARIO } from './helpers.js'
 
-
 async function leadTexts(sb: Sandbox): Promise<string[]> {
   const file = inboxPath('crew', 'team-lead', sb.env)
   return [...(await readArchive(file).catch(() => [])), ...(await readInbox(file))].map((m) => m.text)
@@ -29,7 +28,20 @@ describe.skipIf(!hasTmux)('team lifecycle end to end on an isolated tmux server'
   })
 
   it('create → status → message → permission → detach → server killed → dead → message while dead → resume → processed → delete leaves nothing', async () => {
-    const created = await sb.swarm(['team', 'create', 'crew', '--agents', 'alice', '--backend', 'tmux', '--mode', 'default', '--cwd', sb.project, '--no-attach'])
+    const created = await sb.swarm([
+      'team',
+      'create',
+      'crew',
+      '--agents',
+      'alice',
+      '--backend',
+      'tmux',
+      '--mode',
+      'default',
+      '--cwd',
+      sb.project,
+      '--no-attach',
+    ])
     expect(created.code, created.stderr).toBe(0)
     expect(created.stdout).toContain('tmux -L swarm attach -t swarm-crew')
     expect(tmuxSessions(sb.env)).toContain('swarm-crew')

@@ -15,7 +15,11 @@ describe('viewers that run until stopped', () => {
 
   // proper-lockfile's signal-exit listens for SIGTERM and defers to any other listener; our process
   // registry did the same, so these once ignored SIGTERM for good.
-  for (const args of [['status', 'view', '--watch'], ['logs', 'view', 'alice', '--follow'], ['inbox', 'view', 'alice', '--follow']]) {
+  for (const args of [
+    ['status', 'view', '--watch'],
+    ['logs', 'view', 'alice', '--follow'],
+    ['inbox', 'view', 'alice', '--follow'],
+  ]) {
     it(`swarm ${args.join(' ')} prints and stops on SIGTERM`, async () => {
       const child = sb.start(process.execPath, [BIN, ...args])
       let out = ''

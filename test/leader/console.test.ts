@@ -41,7 +41,16 @@ function open(opts: { lead?: LeadAgent } = {}) {
     closed: async (name) => void calls.push(`closed ${name}`),
     status: async () => 'STATUS TABLE',
   }
-  const console_ = new LeaderConsole({ team: TEAM, env, input, output, control, color: false, pendingPollMs: 200, ...(opts.lead ? { lead: opts.lead } : {}) })
+  const console_ = new LeaderConsole({
+    team: TEAM,
+    env,
+    input,
+    output,
+    control,
+    color: false,
+    pendingPollMs: 200,
+    ...(opts.lead ? { lead: opts.lead } : {}),
+  })
   const done = console_.run()
   const type = (line: string) => input.write(line + '\n')
   const waitFor = async (what: string | RegExp, ms = 5_000) => {
@@ -55,7 +64,23 @@ function open(opts: { lead?: LeadAgent } = {}) {
 }
 
 const pending = (id: string, agent: string, command: string) =>
-  writePending(TEAM, { id, kind: 'permission', agent, agentId: `${agent}@${TEAM}`, toolName: 'Bash', toolUseId: `tu-${id}`, input: { command }, description: command, suggestions: [], createdAt: Date.now(), pid: process.pid }, env)
+  writePending(
+    TEAM,
+    {
+      id,
+      kind: 'permission',
+      agent,
+      agentId: `${agent}@${TEAM}`,
+      toolName: 'Bash',
+      toolUseId: `tu-${id}`,
+      input: { command },
+      description: command,
+      suggestions: [],
+      createdAt: Date.now(),
+      pid: process.pid,
+    },
+    env,
+  )
 
 describe('the leader console', () => {
   it('re-adopts on start: pending requests become prompts, one at a time, and unread messages are shown', async () => {
@@ -90,7 +115,16 @@ describe('the leader console', () => {
     await pending('req-3', 'alice', 'rm -rf build')
     await appendMessage(inboxPath(TEAM, 'team-lead', env), {
       from: 'alice',
-      text: encodeStructured({ type: 'permission_request', request_id: 'req-3', agent_id: `alice@${TEAM}`, tool_name: 'Bash', tool_use_id: 'tu', description: 'rm -rf build', input: { command: 'rm -rf build' }, permission_suggestions: [] }),
+      text: encodeStructured({
+        type: 'permission_request',
+        request_id: 'req-3',
+        agent_id: `alice@${TEAM}`,
+        tool_name: 'Bash',
+        tool_use_id: 'tu',
+        description: 'rm -rf build',
+        input: { command: 'rm -rf build' },
+        permission_suggestions: [],
+      }),
     })
     await c.waitFor('? alice wants to use Bash: rm -rf build')
     await answerRequest(TEAM, 'req-3', { decision: 'approve', by: 'another shell' }, { env })

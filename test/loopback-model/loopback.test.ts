@@ -122,7 +122,10 @@ describe('loopback server with the real SDK', () => {
 
   it('delivers a mid-stream error event to the SDK stream', async () => {
     const { client } = await start({ steps: [{ error: { status: 529, midStream: true, message: 'overloaded mid-stream' } }] })
-    const err = await client.messages.stream(ask('x')).finalMessage().catch((e: unknown) => e)
+    const err = await client.messages
+      .stream(ask('x'))
+      .finalMessage()
+      .catch((e: unknown) => e)
     expect(err).toBeInstanceOf(Anthropic.APIError)
     expect((err as Error).message).toMatch(/overloaded mid-stream/)
   })
@@ -145,8 +148,7 @@ describe('loopback server with the real SDK', () => {
 
   it('rejects malformed requests like the API', async () => {
     const { server } = await start({ steps: [] })
-    const post = (pathName: string, body: string) =>
-      fetch(`${server.url}${pathName}`, { method: 'POST', headers: { 'x-api-key': 'k' }, body })
+    const post = (pathName: string, body: string) => fetch(`${server.url}${pathName}`, { method: 'POST', headers: { 'x-api-key': 'k' }, body })
     const bad = await post('/v1/messages', '{not json')
     expect(bad.status).toBe(400)
     expect((await post('/v1/messages', JSON.stringify({ model: 'm', messages: [] }))).status).toBe(400)

@@ -19,7 +19,11 @@ export function requireBuild(): void {
 
 export async function tempHome(): Promise<{ home: string; env: NodeJS.ProcessEnv; cleanup: () => Promise<void> }> {
   const home = await fsp.mkdtemp(path.join(os.tmpdir(), 'swarm-mailbox-'))
-  return { home, env: { ...process.env, SWARM_HOME: home }, cleanup: () => fsp.rm(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }) }
+  return {
+    home,
+    env: { ...process.env, SWARM_HOME: home },
+    cleanup: () => fsp.rm(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }),
+  }
 }
 
 export interface Proc {

@@ -23,10 +23,20 @@ afterEach(async () => {
 /** A config.json as Claude Code writes it (the team store is not needed to read one). */
 async function writeTeam() {
   const member = (name: string, color?: string) => ({
-    agentId: `${name}@alpha`, name, ...(color ? { color } : {}), joinedAt: 1767225600000,
-    tmuxPaneId: name === 'team-lead' ? '' : '%1', cwd: '/tmp', subscriptions: [],
+    agentId: `${name}@alpha`,
+    name,
+    ...(color ? { color } : {}),
+    joinedAt: 1767225600000,
+    tmuxPaneId: name === 'team-lead' ? '' : '%1',
+    cwd: '/tmp',
+    subscriptions: [],
   })
-  const team = { name: 'alpha', createdAt: 1767225600000, leadAgentId: 'team-lead@alpha', members: [member('team-lead'), member('alice', 'green'), member('bob', 'blue')] }
+  const team = {
+    name: 'alpha',
+    createdAt: 1767225600000,
+    leadAgentId: 'team-lead@alpha',
+    members: [member('team-lead'), member('alice', 'green'), member('bob', 'blue')],
+  }
   const config = teamConfigPath('alpha', home.env)
   await fs.mkdir(path.dirname(config), { recursive: true })
   await fs.writeFile(config, JSON.stringify(team, null, 2))
@@ -40,7 +50,10 @@ async function swarm(...args: string[]): Promise<{ code: number | null; out: str
 
 describe('swarm inbox', () => {
   it('prints the history (archive first), each message with time, sender and text, unread marked', async () => {
-    await appendMessages(file, Array.from({ length: ARCHIVE_THRESHOLD + 1 }, (_, i) => ({ from: 'alice', text: `old ${i}` })))
+    await appendMessages(
+      file,
+      Array.from({ length: ARCHIVE_THRESHOLD + 1 }, (_, i) => ({ from: 'alice', text: `old ${i}` })),
+    )
     await markRead(file, 'all')
     await appendMessage(file, { from: 'alice', text: 'plain text' })
     await appendMessage(file, { from: 'team-lead', text: 'long text', summary: 'the summary' })
@@ -57,7 +70,10 @@ describe('swarm inbox', () => {
   })
 
   it('--json shows each message with its state; --unread --mark-read marks what it showed', async () => {
-    const [a, b, c] = await appendMessages(file, [1, 2, 3].map((i) => ({ from: 'alice', text: `m${i}` })))
+    const [a, b, c] = await appendMessages(
+      file,
+      [1, 2, 3].map((i) => ({ from: 'alice', text: `m${i}` })),
+    )
     await markDelivered(file, [b.msg_id!])
     await markRead(file, { msgIds: [a.msg_id!] })
     const all = JSON.parse((await swarm('inbox', 'alpha', 'bob', '--json')).out) as Array<{ msg_id: string; state: string; archived: boolean }>
@@ -97,7 +113,11 @@ describe('swarm inbox', () => {
     await proc.waitForLine('arrived later')
     proc.child.kill('SIGINT')
     expect(await proc.exited).toBe(0)
-    const rows = proc.output().trimEnd().split('\n').map((l) => JSON.parse(l) as { text: string; state: string })
+    const rows = proc
+      .output()
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { text: string; state: string })
     expect(rows.map((r) => r.text)).toEqual(['already here', 'arrived later'])
   })
 })

@@ -144,7 +144,10 @@ describe('corrupt inbox', () => {
 
 describe('markRead and markDelivered', () => {
   async function seed(n: number) {
-    return appendMessages(file, Array.from({ length: n }, (_, i) => ({ from: 'alice', text: `m${i}` })))
+    return appendMessages(
+      file,
+      Array.from({ length: n }, (_, i) => ({ from: 'alice', text: `m${i}` })),
+    )
   }
   const states = async () => (await readInbox(file)).map(messageState)
 

@@ -28,7 +28,12 @@ describe('waiting for the inbox lock', () => {
     let settled = 0
     const track = <T>(p: Promise<T>) => p.finally(() => settled++)
     const appends = Array.from({ length: 12 }, (_, i) => track(appendMessage(file, { from: 'bob', text: `m${i}` })))
-    const batch = track(appendMessages(file, [{ from: 'carol', text: 'x' }, { from: 'carol', text: 'y' }]))
+    const batch = track(
+      appendMessages(file, [
+        { from: 'carol', text: 'x' },
+        { from: 'carol', text: 'y' },
+      ]),
+    )
     const marked = track(markRead(file, 'all'))
     await new Promise((r) => setTimeout(r, 150))
     expect(settled).toBe(0) // nobody wrote under a held lock

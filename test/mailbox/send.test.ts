@@ -53,7 +53,12 @@ describe('deliver', () => {
   it('signs each final entry before it is written', async () => {
     const signed: string[] = []
     const [entry] = await deliver({
-      team: 'alpha', members, from: 'team-lead', to: 'bob', text: 'order', env: home.env,
+      team: 'alpha',
+      members,
+      from: 'team-lead',
+      to: 'bob',
+      text: 'order',
+      env: home.env,
       sign: (m) => {
         signed.push(`${m.msg_id}|${m.timestamp}`)
         return `sig:${m.msg_id}`

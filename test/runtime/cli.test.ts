@@ -59,7 +59,10 @@ describe('swarm agent (child process)', () => {
           { content: [{ type: 'tool_use', id: 'toolu_r', name: 'Read', input: { file_path: 'in.txt' } }] },
           { content: [{ type: 'tool_use', id: 'toolu_w', name: 'Write', input: { file_path: 'out.txt', content: 'beta\n' } }] },
           { content: [{ type: 'tool_use', id: 'toolu_b', name: 'Bash', input: { command: 'cat in.txt out.txt | wc -l' } }] },
-          { when: { toolResultIncludes: '2' }, content: [{ type: 'tool_use', id: 'toolu_s', name: 'SendMessage', input: { to: 'team-lead', message: 'two lines' } }] },
+          {
+            when: { toolResultIncludes: '2' },
+            content: [{ type: 'tool_use', id: 'toolu_s', name: 'SendMessage', input: { to: 'team-lead', message: 'two lines' } }],
+          },
           { text: 'Reported.' },
         ],
       },
@@ -111,7 +114,16 @@ describe('swarm logs', () => {
       { kind: 'start', model: 'claude-haiku-4-5', mode: 'default', resume: false, pid: 4242 },
       { kind: 'state', state: 'idle' },
       { kind: 'message', message: { role: 'user', content: '<teammate-message teammate_id="team-lead">\nhi\n</teammate-message>' } },
-      { kind: 'message', message: { role: 'assistant', content: [{ type: 'text', text: 'Reading.' }, { type: 'tool_use', id: 't1', name: 'Read', input: { file_path: 'a.txt' } }] } },
+      {
+        kind: 'message',
+        message: {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Reading.' },
+            { type: 'tool_use', id: 't1', name: 'Read', input: { file_path: 'a.txt' } },
+          ],
+        },
+      },
       { kind: 'usage', model: 'claude-haiku-4-5', inputTokens: 12, outputTokens: 3, cacheReadTokens: 4, cacheWriteTokens: 5 },
       { kind: 'tool', tool: 'Read', input: { file_path: 'a.txt' }, isError: true, output: 'File does not exist: a.txt', ms: 2 },
       { kind: 'message', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'nope', is_error: true }] } },
@@ -139,14 +151,20 @@ describe('swarm logs', () => {
 
     const json = await swarm(['logs', TEAM, 'alice', '--json'])
     expect(json.exitCode).toBe(0)
-    const parsed = json.stdout.trim().split('\n').map((l) => JSON.parse(l))
+    const parsed = json.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
     expect(parsed.map((e) => e.kind)).toEqual(['start', 'state', 'message', 'message', 'usage', 'tool', 'message', 'error', 'state'])
     expect(parsed[7]).toMatchObject({ errorType: 'overloaded_error', status: 529, requestId: 'req_9' })
   })
 
   it('lines that are JSON but not events, or events of an unknown kind, do not break it', async () => {
     const tr = await events()
-    await fs.appendFile(tr.file, '{"kind":"state","state":"no time"}\n42\nnull\n{"t":"2025-01-01T10:11:12.000Z","kind":"message"}\n{"t":"2025-01-01T10:11:12.000Z","kind":"compaction","tokens":9}\n')
+    await fs.appendFile(
+      tr.file,
+      '{"kind":"state","state":"no time"}\n42\nnull\n{"t":"2025-01-01T10:11:12.000Z","kind":"message"}\n{"t":"2025-01-01T10:11:12.000Z","kind":"compaction","tokens":9}\n',
+    )
     const plain = await swarm(['logs', TEAM, 'alice'])
     expect(plain.exitCode, plain.stderr).toBe(0)
     expect(plain.stdout).not.toContain('undefined')
@@ -161,9 +179,19 @@ describe('swarm logs', () => {
     follower.stdout.on('data', (d) => (out += d))
     const exited = new Promise((r) => follower.on('exit', r))
     try {
-      await waitFor(() => out.includes('● working — task #3'), 'the existing events', 10_000, () => out)
+      await waitFor(
+        () => out.includes('● working — task #3'),
+        'the existing events',
+        10_000,
+        () => out,
+      )
       await tr.append({ kind: 'state', state: 'idle', detail: 'after follow' })
-      await waitFor(() => out.includes('● idle — after follow'), 'the appended event', 10_000, () => out)
+      await waitFor(
+        () => out.includes('● idle — after follow'),
+        'the appended event',
+        10_000,
+        () => out,
+      )
     } finally {
       follower.kill('SIGINT')
       await exited

@@ -43,7 +43,13 @@ describe('a crash of one in-process teammate leaves the others working', () => {
   const teammate = (afterStart?: () => Promise<void>) => async (ctx: TeammateContext) => {
     const stream = new PassThrough()
     stream.on('data', (d: Buffer) => ctx.print(d.toString()))
-    const { runtime } = await assembleAgent({ team: TEAM, name: ctx.name, env: fx.env, signal: ctx.signal, output: createOutput({ stream, color: false }) })
+    const { runtime } = await assembleAgent({
+      team: TEAM,
+      name: ctx.name,
+      env: fx.env,
+      signal: ctx.signal,
+      output: createOutput({ stream, color: false }),
+    })
     const running = runtime.run()
     await afterStart?.()
     return running
@@ -69,7 +75,12 @@ describe('a crash of one in-process teammate leaves the others working', () => {
     await waitFor(async () => (await readAgentState(TEAM, 'bob', fx.env))?.status === 'exited', 'bob’s state to say exited')
 
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'you ok?', env: fx.env })
-    await waitFor(async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 1, 'alice’s answer', 10_000, () => pane)
+    await waitFor(
+      async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 1,
+      'alice’s answer',
+      10_000,
+      () => pane,
+    )
     expect((await leadStructured(fx, 'idle_notification', 'alice'))[0].summary).toBe('Alice here.')
     expect(await executor.isActive(`alice@${TEAM}`)).toBe(true)
     expect(await leadStructured(fx, 'idle_notification', 'bob')).toHaveLength(0)

@@ -42,7 +42,8 @@ export async function makeFixture(loopback: LoopbackServer, members: NewMember[]
     ANTHROPIC_API_KEY: 'test',
     ANTHROPIC_BASE_URL: loopback.url,
   }
-  for (const k of ['TMUX', 'TMUX_PANE', 'SWARM_LEAD_VERIFY_KEY', 'ANTHROPIC_AUTH_TOKEN', 'SWARM_SUBAGENT_MODEL', 'SWARM_SUBAGENT_MODEL_FORCE']) delete env[k]
+  for (const k of ['TMUX', 'TMUX_PANE', 'SWARM_LEAD_VERIFY_KEY', 'ANTHROPIC_AUTH_TOKEN', 'SWARM_SUBAGENT_MODEL', 'SWARM_SUBAGENT_MODEL_FORCE'])
+    delete env[k]
   await createTeam({ name: TEAM, cwd, members: members.map((m) => ({ cwd, ...m })) }, env)
   await ensureTeamKeys(TEAM, env)
   return { base, home, cwd, env, cleanup: () => fs.rm(base, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }) }
@@ -90,7 +91,12 @@ export async function startAgent(fx: Fixture, name: string, options: Partial<Sta
 }
 
 /** Polls `fn` until it returns something truthy (test-side waiting only). */
-export async function waitFor<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 10_000, context?: () => string): Promise<T> {
+export async function waitFor<T>(
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  what: string,
+  timeoutMs = 10_000,
+  context?: () => string,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const v = await fn()

@@ -191,7 +191,9 @@ describe('--resume', () => {
     await fs.mkdir(path.join(fx.cwd, '.claude/agents'), { recursive: true })
     await fs.writeFile(path.join(fx.cwd, '.claude/agents/short.md'), '---\nname: short\ndescription: d\nmaxTurns: 1\n---\nBe brief.\n')
     loopback.setScenario({
-      agents: { alice: [{ content: [{ type: 'tool_use', id: 'toolu_p', name: 'Glob', input: { pattern: '*' } }] }, { text: 'Second.' }, { text: 'Third.' }] },
+      agents: {
+        alice: [{ content: [{ type: 'tool_use', id: 'toolu_p', name: 'Glob', input: { pattern: '*' } }] }, { text: 'Second.' }, { text: 'Third.' }],
+      },
     })
     const first = await startAgent(fx, 'alice', { agentType: 'short' })
     agents.push(first)

@@ -64,12 +64,32 @@ describe('a teammate turn', () => {
     loopback.setScenario({
       agents: {
         alice: [
-          { content: [{ type: 'text', text: 'Reading.' }, { type: 'tool_use', id: 'toolu_r', name: 'Read', input: { file_path: 'notes.txt' } }], usage },
-          { when: { toolResultIncludes: 'hello notes' }, content: [{ type: 'tool_use', id: 'toolu_w', name: 'Write', input: { file_path: 'out.txt', content: 'copied: hello notes\n' } }], usage },
-          { content: [{ type: 'tool_use', id: 'toolu_b', name: 'Bash', input: { command: 'tr a-z A-Z < out.txt > upper.txt && cat upper.txt' } }], usage },
+          {
+            content: [
+              { type: 'text', text: 'Reading.' },
+              { type: 'tool_use', id: 'toolu_r', name: 'Read', input: { file_path: 'notes.txt' } },
+            ],
+            usage,
+          },
+          {
+            when: { toolResultIncludes: 'hello notes' },
+            content: [{ type: 'tool_use', id: 'toolu_w', name: 'Write', input: { file_path: 'out.txt', content: 'copied: hello notes\n' } }],
+            usage,
+          },
+          {
+            content: [{ type: 'tool_use', id: 'toolu_b', name: 'Bash', input: { command: 'tr a-z A-Z < out.txt > upper.txt && cat upper.txt' } }],
+            usage,
+          },
           {
             when: { toolResultIncludes: 'COPIED: HELLO NOTES' },
-            content: [{ type: 'tool_use', id: 'toolu_s', name: 'SendMessage', input: { to: 'team-lead', message: 'upper.txt is written', summary: 'finished the copy' } }],
+            content: [
+              {
+                type: 'tool_use',
+                id: 'toolu_s',
+                name: 'SendMessage',
+                input: { to: 'team-lead', message: 'upper.txt is written', summary: 'finished the copy' },
+              },
+            ],
             usage,
           },
           { text: 'All done.', usage },
@@ -106,7 +126,9 @@ describe('a teammate turn', () => {
     // The model saw the message in the DESIGN §3 form, with all five calls in one conversation.
     const reqs = modelRequests(loopback, 'alice')
     expect(reqs).toHaveLength(5)
-    expect(messageText(requestMessages(reqs[0])[0])).toMatch(/^<teammate-message teammate_id="team-lead" summary="copy job">\ncopy the notes\n<\/teammate-message>$/)
+    expect(messageText(requestMessages(reqs[0])[0])).toMatch(
+      /^<teammate-message teammate_id="team-lead" summary="copy job">\ncopy the notes\n<\/teammate-message>$/,
+    )
     expect(requestMessages(reqs[4])).toHaveLength(9)
 
     // state.json: usage summed over the five calls, a cost, the model used, idle.
@@ -150,7 +172,9 @@ describe('a teammate turn', () => {
     expect(messages[0].role).toBe('user')
     const text = messageText(messages[0])
     expect(text.match(/<teammate-message /g)).toHaveLength(3)
-    expect(text).toContain('<teammate-message teammate_id="bob" color="green" summary="bob says &quot;hi&quot;">\nfirst <b>&"quoted"\n</teammate-message>')
+    expect(text).toContain(
+      '<teammate-message teammate_id="bob" color="green" summary="bob says &quot;hi&quot;">\nfirst <b>&"quoted"\n</teammate-message>',
+    )
     expect(text).toContain('<teammate-message teammate_id="carol" summary="carol &amp; co">\nsecond\n</teammate-message>')
     expect(text).toContain('<teammate-message teammate_id="bob">\nthird\n</teammate-message>')
     expect(text.indexOf('first')).toBeLessThan(text.indexOf('second'))
@@ -168,7 +192,12 @@ describe('a teammate turn', () => {
     await sendTeamMessage({ team: TEAM, from: 'bob', to: 'alice', text: 'm2', env: fx.env })
     await sendTeamMessage({ team: TEAM, from: 'carol', to: 'alice', text: 'm3', env: fx.env })
     await waitFor(async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 1, 'an idle notification', 10_000, alice.out)
-    await waitFor(() => modelRequests(loopback, 'alice').length === 2 && status('alice').then((s) => s === 'idle'), 'the second turn', 10_000, alice.out)
+    await waitFor(
+      () => modelRequests(loopback, 'alice').length === 2 && status('alice').then((s) => s === 'idle'),
+      'the second turn',
+      10_000,
+      alice.out,
+    )
     await sleep(300)
     const second = requestMessages(modelRequests(loopback, 'alice')[1])
     // m1, One., then m2 and m3 together.
@@ -222,7 +251,17 @@ describe('task auto-claim', () => {
   })
 
   it('an idle teammate notices a task created later, without any message to wake it', async () => {
-    loopback.setScenario({ agents: { alice: [{ when: { lastUserIncludes: 'You claimed task #' }, content: [{ type: 'tool_use', id: 'toolu_late', name: 'TaskUpdate', input: { taskId: '1', status: 'completed' } }] }, { text: 'Late task done.' }] } })
+    loopback.setScenario({
+      agents: {
+        alice: [
+          {
+            when: { lastUserIncludes: 'You claimed task #' },
+            content: [{ type: 'tool_use', id: 'toolu_late', name: 'TaskUpdate', input: { taskId: '1', status: 'completed' } }],
+          },
+          { text: 'Late task done.' },
+        ],
+      },
+    })
     const alice = await start('alice')
     await waitFor(idle('alice'), 'alice idle', 10_000, alice.out)
     expect(modelRequests(loopback, 'alice')).toHaveLength(0)
@@ -270,7 +309,12 @@ describe('external mode (the lead console hands messages in)', () => {
     // A message in the lead's inbox is NOT picked up by the runtime itself in external mode.
     await sendTeamMessage({ team: TEAM, from: 'bob', to: LEAD_NAME, text: 'status: green', env: fx.env })
     lead.runtime.say('hi there')
-    await waitFor(() => modelRequests(loopback, LEAD_NAME).length === 1 && status(LEAD_NAME).then((s) => s === 'idle'), 'the say turn', 10_000, lead.out)
+    await waitFor(
+      () => modelRequests(loopback, LEAD_NAME).length === 1 && status(LEAD_NAME).then((s) => s === 'idle'),
+      'the say turn',
+      10_000,
+      lead.out,
+    )
     await sleep(150)
     expect(modelRequests(loopback, LEAD_NAME)).toHaveLength(1)
     expect(requestMessages(modelRequests(loopback, LEAD_NAME)[0])).toEqual([{ role: 'user', content: 'hi there' }])
@@ -278,7 +322,12 @@ describe('external mode (the lead console hands messages in)', () => {
     const entry = (await inbox(fx, LEAD_NAME)).find((m) => m.text === 'status: green')!
     expect(entry.read).toBe(false)
     lead.runtime.deliver([entry])
-    await waitFor(async () => (await inbox(fx, LEAD_NAME)).find((m) => m.text === 'status: green')?.read === true, 'the delivered message read', 10_000, lead.out)
+    await waitFor(
+      async () => (await inbox(fx, LEAD_NAME)).find((m) => m.text === 'status: green')?.read === true,
+      'the delivered message read',
+      10_000,
+      lead.out,
+    )
     const second = requestMessages(modelRequests(loopback, LEAD_NAME)[1])
     expect(messageText(second.at(-1))).toContain('<teammate-message teammate_id="bob"')
     expect(await leadStructured(fx, 'idle_notification')).toHaveLength(0)

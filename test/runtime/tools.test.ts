@@ -59,7 +59,14 @@ const host = (name = 'alice', extra: Partial<TeamToolHost> = {}): TeamToolHost =
   turnLog: { completedTaskIds: [], shutdownResponses: new Map() },
   ...extra,
 })
-const ctx = (name = 'alice'): ToolContext => ({ cwd: fx.cwd, signal: new AbortController().signal, agentName: name, teamName: TEAM, env: fx.env, checkPermission: allowAll })
+const ctx = (name = 'alice'): ToolContext => ({
+  cwd: fx.cwd,
+  signal: new AbortController().signal,
+  agentName: name,
+  teamName: TEAM,
+  env: fx.env,
+  checkPermission: allowAll,
+})
 const client = () => new Anthropic({ apiKey: 'test', baseURL: loopback.url, maxRetries: 0 })
 
 describe('SendMessage', () => {
@@ -112,12 +119,14 @@ describe('task tools', () => {
     const [create, get, list, update] = createTaskTools(h)
     const c = ctx()
     expect(await runTool(create, { subject: 'write docs', description: 'the README' }, c)).toEqual({ content: 'Created task #1: write docs' })
-    expect(await runTool(create, { subject: 'ship', description: 'release', activeForm: 'Shipping' }, c)).toEqual({ content: 'Created task #2: ship' })
+    expect(await runTool(create, { subject: 'ship', description: 'release', activeForm: 'Shipping' }, c)).toEqual({
+      content: 'Created task #2: ship',
+    })
     expect(await runTool(update, { taskId: '2', addBlockedBy: ['1'] }, c)).toEqual({ content: 'Updated #2 [pending] ship — blocked by #1' })
     expect((await runTool(list, {}, c)).content).toBe('#1 [pending] write docs — blocks #2\n#2 [pending] ship — blocked by #1')
     expect((await runTool(get, { taskId: '1' }, c)).content).toBe('#1 [pending] write docs — blocks #2\n\nthe README')
 
-    expect((await runTool(update, { taskId: '2', owner: 'alice' }, c))).toEqual({ content: 'Cannot claim #2: blocked', isError: true })
+    expect(await runTool(update, { taskId: '2', owner: 'alice' }, c)).toEqual({ content: 'Cannot claim #2: blocked', isError: true })
     expect((await runTool(update, { taskId: '1', owner: 'alice' }, c)).content).toBe('Updated #1 [in_progress] write docs (owner: alice) — blocks #2')
     expect(h.turnLog.completedTaskIds).toEqual([])
     expect((await runTool(update, { taskId: '1', status: 'completed' }, c)).content).toContain('[completed]')
@@ -136,13 +145,26 @@ describe('task tools', () => {
 
 describe('runTurn', () => {
   const tools = allTools().filter((t) => t.name === 'Read') as AnyTool[]
-  const base = () => ({ client: client(), model: 'claude-haiku-4-5', system: 'You are agent "solo".', tools, maxIterations: 5, toolContext: ctx('solo') })
+  const base = () => ({
+    client: client(),
+    model: 'claude-haiku-4-5',
+    system: 'You are agent "solo".',
+    tools,
+    maxIterations: 5,
+    toolContext: ctx('solo'),
+  })
 
   it('streams text, answers an unknown tool with is_error, records every event, returns done', async () => {
     loopback.setScenario({
       agents: {
         solo: [
-          { content: [{ type: 'text', text: 'Trying.' }, { type: 'tool_use', id: 'toolu_x', name: 'Teleport', input: {} }], usage: { input_tokens: 7, output_tokens: 3 } },
+          {
+            content: [
+              { type: 'text', text: 'Trying.' },
+              { type: 'tool_use', id: 'toolu_x', name: 'Teleport', input: {} },
+            ],
+            usage: { input_tokens: 7, output_tokens: 3 },
+          },
           { when: { toolResultIsError: true }, text: 'No teleport, then.' },
         ],
       },
@@ -176,7 +198,10 @@ describe('runTurn', () => {
     loopback.setScenario({
       agents: {
         solo: [
-          { content: [{ type: 'tool_use', id: 'toolu_cut', name: 'Write', input: { file_path: 'big.txt', content: 'trunc' } }], stop_reason: 'max_tokens' },
+          {
+            content: [{ type: 'tool_use', id: 'toolu_cut', name: 'Write', input: { file_path: 'big.txt', content: 'trunc' } }],
+            stop_reason: 'max_tokens',
+          },
           { when: { toolResultIsError: true }, text: 'I will write it in smaller parts.' },
         ],
       },
@@ -233,8 +258,31 @@ describe('runSubagent', () => {
   it('a definition with maxTurns cut short → marked partial; an unknown type → NotFoundError', async () => {
     await fs.mkdir(path.join(fx.cwd, '.claude/agents'), { recursive: true })
     await fs.writeFile(path.join(fx.cwd, '.claude/agents/one.md'), '---\nname: one\ndescription: d\nmaxTurns: 1\n---\nOne call only.\n')
-    loopback.setScenario({ agents: { parent: { rules: [{ when: {}, content: [{ type: 'text', text: 'Halfway.' }, { type: 'tool_use', name: 'Glob', input: { pattern: '*' } }] }] } } })
-    const req = { team: TEAM, parent: 'parent', cwd: fx.cwd, env: fx.env, client: client(), prompt: 'x', checkPermission: allowAll, signal: new AbortController().signal }
+    loopback.setScenario({
+      agents: {
+        parent: {
+          rules: [
+            {
+              when: {},
+              content: [
+                { type: 'text', text: 'Halfway.' },
+                { type: 'tool_use', name: 'Glob', input: { pattern: '*' } },
+              ],
+            },
+          ],
+        },
+      },
+    })
+    const req = {
+      team: TEAM,
+      parent: 'parent',
+      cwd: fx.cwd,
+      env: fx.env,
+      client: client(),
+      prompt: 'x',
+      checkPermission: allowAll,
+      signal: new AbortController().signal,
+    }
     expect(await runSubagent({ ...req, agentType: 'one' })).toBe('(partial: stopped after 1 model calls)\nHalfway.')
     await expect(runSubagent({ ...req, agentType: 'nope' })).rejects.toThrow(/unknown agent type "nope"/)
   })
@@ -279,7 +327,9 @@ describe('assembleAgent', () => {
     })
     agents.push(alice)
     expect(assembly).toEqual({ name: 'alice', mode: 'acceptEdits', cwd: fx.cwd })
-    expect(alice.tools).toEqual(expect.arrayContaining(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate']))
+    expect(alice.tools).toEqual(
+      expect.arrayContaining(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate']),
+    )
     expect(alice.tools).not.toContain('Agent')
     expect(alice.tools).not.toContain('ExitPlanMode')
     expect(alice.model).toBe('claude-sonnet-4-6')
@@ -292,8 +342,19 @@ describe('assembleAgent', () => {
     expect(alice.out()).toContain('● waiting — asking about Bash')
 
     // A signed mode_set_request changes the mode and reaches the layer; an unsigned one does neither.
-    await sendTeamMessage({ team: TEAM, to: 'alice', text: encodeStructured({ type: 'mode_set_request', mode: 'plan', from: LEAD_NAME }), env: fx.env })
-    await sendTeamMessage({ team: TEAM, from: 'bob', to: 'alice', text: encodeStructured({ type: 'mode_set_request', mode: 'bypassPermissions', from: 'bob' }), env: fx.env })
+    await sendTeamMessage({
+      team: TEAM,
+      to: 'alice',
+      text: encodeStructured({ type: 'mode_set_request', mode: 'plan', from: LEAD_NAME }),
+      env: fx.env,
+    })
+    await sendTeamMessage({
+      team: TEAM,
+      from: 'bob',
+      to: 'alice',
+      text: encodeStructured({ type: 'mode_set_request', mode: 'bypassPermissions', from: 'bob' }),
+      env: fx.env,
+    })
     await waitFor(() => controls.length === 1 && alice.out().includes('ignored mode_set_request from bob'), 'the control messages', 5_000, alice.out)
     expect(controls).toEqual(['mode_set_request'])
     expect((await readAgentState(TEAM, 'alice', fx.env))?.mode).toBe('plan')

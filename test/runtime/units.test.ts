@@ -17,11 +17,31 @@ describe('resolveModel (DESIGN §8 order)', () => {
   const FORCE = 'SWARM_SUBAGENT_MODEL_FORCE'
   const SUB = 'SWARM_SUBAGENT_MODEL'
   const cases: Array<[string, ModelSources & { envVars?: Record<string, string> }, string, string]> = [
-    ['FORCE beats everything', { envVars: { [FORCE]: 'forced-1', [SUB]: 'sub-1' }, spawnModel: 'spawn-1', definitionModel: 'def-1', leaderModel: 'lead-1' }, 'forced-1', FORCE],
-    ['--model beats the definition', { envVars: { [SUB]: 'sub-1' }, spawnModel: 'spawn-1', definitionModel: 'def-1', leaderModel: 'lead-1' }, 'spawn-1', '--model'],
-    ['the definition beats SWARM_SUBAGENT_MODEL', { envVars: { [SUB]: 'sub-1' }, definitionModel: 'def-1', leaderModel: 'lead-1' }, 'def-1', 'agent definition'],
+    [
+      'FORCE beats everything',
+      { envVars: { [FORCE]: 'forced-1', [SUB]: 'sub-1' }, spawnModel: 'spawn-1', definitionModel: 'def-1', leaderModel: 'lead-1' },
+      'forced-1',
+      FORCE,
+    ],
+    [
+      '--model beats the definition',
+      { envVars: { [SUB]: 'sub-1' }, spawnModel: 'spawn-1', definitionModel: 'def-1', leaderModel: 'lead-1' },
+      'spawn-1',
+      '--model',
+    ],
+    [
+      'the definition beats SWARM_SUBAGENT_MODEL',
+      { envVars: { [SUB]: 'sub-1' }, definitionModel: 'def-1', leaderModel: 'lead-1' },
+      'def-1',
+      'agent definition',
+    ],
     ['SWARM_SUBAGENT_MODEL beats the leader', { envVars: { [SUB]: 'sub-1' }, leaderModel: 'lead-1' }, 'sub-1', SUB],
-    ["definition 'inherit' is no choice: SWARM_SUBAGENT_MODEL", { envVars: { [SUB]: 'sub-1' }, definitionModel: 'inherit', leaderModel: 'lead-1' }, 'sub-1', SUB],
+    [
+      "definition 'inherit' is no choice: SWARM_SUBAGENT_MODEL",
+      { envVars: { [SUB]: 'sub-1' }, definitionModel: 'inherit', leaderModel: 'lead-1' },
+      'sub-1',
+      SUB,
+    ],
     ["definition 'inherit' → the leader's model", { definitionModel: 'inherit', leaderModel: 'lead-1' }, 'lead-1', 'leader'],
     ['the leader', { leaderModel: 'lead-1' }, 'lead-1', 'leader'],
     ['nothing → the default', {}, DEFAULT_MODEL, 'default'],

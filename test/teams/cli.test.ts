@@ -43,7 +43,12 @@ describe('swarm team', () => {
     expect(human.stdout).toContain('tasks: none')
 
     expect((await run('team', 'show', 'gamma')).exitCode).toBe(3)
-    expect(await json('team', 'delete', 'alpha')).toEqual({ deleted: 'alpha', exited: [], killed: [], worktrees: { removed: [], kept: [], discarded: [], inUse: [], problems: [] } })
+    expect(await json('team', 'delete', 'alpha')).toEqual({
+      deleted: 'alpha',
+      exited: [],
+      killed: [],
+      worktrees: { removed: [], kept: [], discarded: [], inUse: [], problems: [] },
+    })
     expect((await run('team', 'delete', 'alpha')).exitCode).toBe(3)
     expect((await json('team', 'list')).map((t: { name: string }) => t.name)).toEqual(['beta'])
   })
@@ -58,7 +63,12 @@ describe('swarm team', () => {
     await json('team', 'create', 'alpha', '--no-start')
     const file = teamConfigPath('alpha', home.env)
     await fs.writeFile(file, '{oops')
-    for (const args of [['team', 'show', 'alpha'], ['team', 'list'], ['tasks', 'alpha', 'list'], ['send', 'alpha', 'team-lead', 'hi']]) {
+    for (const args of [
+      ['team', 'show', 'alpha'],
+      ['team', 'list'],
+      ['tasks', 'alpha', 'list'],
+      ['send', 'alpha', 'team-lead', 'hi'],
+    ]) {
       const r = await run(...args)
       expect(r.exitCode, args.join(' ')).toBe(5)
       expect(r.stderr).toContain(file)

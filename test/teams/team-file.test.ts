@@ -31,7 +31,18 @@ describe('swarm team create --from team.yaml / --agent-type', () => {
         '  - { name: implementer, mode: acceptEdits, model: opus }',
       ].join('\n'),
     )
-    const r = await swarm(home, ['team', 'create', 'auth', '--from', file, '--agents', 'reviewer', '--agent-type', 'reviewer:Verification', '--no-start'])
+    const r = await swarm(home, [
+      'team',
+      'create',
+      'auth',
+      '--from',
+      file,
+      '--agents',
+      'reviewer',
+      '--agent-type',
+      'reviewer:Verification',
+      '--no-start',
+    ])
     expect(r.exitCode, r.stderr).toBe(0)
     const team = await readTeam('auth', home.env)
     expect(team.description).toBe('refactor the auth module')

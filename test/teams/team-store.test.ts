@@ -153,9 +153,18 @@ describe('team store', () => {
     await createTask('alpha', { subject: 'a', description: '' }, { env: home.env })
     // alice's state says she is working on task 1, with a live pid (this process).
     await new AgentStateFile(statePath('alpha', 'alice', home.env), { status: 'working', pid: process.pid, currentTask: '1' }).update({})
-    await expect(deleteTeamFully('alpha', { env: home.env })).rejects.toMatchObject({ code: 'SWARM_TEAM_BUSY', exitCode: 4, message: expect.stringContaining('alice (working, task #1)') })
+    await expect(deleteTeamFully('alpha', { env: home.env })).rejects.toMatchObject({
+      code: 'SWARM_TEAM_BUSY',
+      exitCode: 4,
+      message: expect.stringContaining('alice (working, task #1)'),
+    })
     expect(await teamExists('alpha', home.env)).toBe(true)
-    expect(await deleteTeamFully('alpha', { env: home.env, force: true })).toEqual({ team: 'alpha', exited: [], killed: [], worktrees: { removed: [], kept: [], discarded: [], inUse: [], problems: [] } })
+    expect(await deleteTeamFully('alpha', { env: home.env, force: true })).toEqual({
+      team: 'alpha',
+      exited: [],
+      killed: [],
+      worktrees: { removed: [], kept: [], discarded: [], inUse: [], problems: [] },
+    })
     expect(await teamExists('alpha', home.env)).toBe(false)
     await expect(fs.access(tasksDir('alpha', home.env))).rejects.toThrow()
     await expect(deleteTeamFully('alpha', { env: home.env })).rejects.toBeInstanceOf(NotFoundError)
@@ -163,7 +172,7 @@ describe('team store', () => {
 })
 
 describe('compatibility with Claude Code', () => {
-  it("reads a config.json exactly as Claude Code writes it and keeps unknown fields through a write", async () => {
+  it('reads a config.json exactly as Claude Code writes it and keeps unknown fields through a write', async () => {
     const file = await installFixture('auth-refactor')
     const original = JSON.parse(await fs.readFile(file, 'utf8'))
     const team = await readTeam('auth-refactor', home.env)

@@ -29,7 +29,10 @@ afterEach(async () => {
 
 it('an in-process teammate spawned with a worktree (explicitly, or by its definition) runs in it; clean ones are removed on delete', async () => {
   fs.mkdirSync(path.join(repo, '.claude/agents'), { recursive: true })
-  fs.writeFileSync(path.join(repo, '.claude/agents/isolated.md'), '---\nname: isolated\ndescription: works alone\nisolation: worktree\n---\nYou work alone.\n')
+  fs.writeFileSync(
+    path.join(repo, '.claude/agents/isolated.md'),
+    '---\nname: isolated\ndescription: works alone\nisolation: worktree\n---\nYou work alone.\n',
+  )
   const sign = await leadSignerFor('crew', env)
   inProcess = createExecutor('in-process', { env, sign })
   const seen = new Map<string, string>()
@@ -43,7 +46,9 @@ it('an in-process teammate spawned with a worktree (explicitly, or by its defini
   })
   const alice = path.join(repo, '.claude/worktrees/crew-alice')
   const bob = path.join(repo, '.claude/worktrees/crew-bob')
-  expect(await control.spawn('alice', { worktree: true, prompt: 'go' })).toBe(`started alice (in-process) in worktree ${alice} (branch swarm/crew/alice)`)
+  expect(await control.spawn('alice', { worktree: true, prompt: 'go' })).toBe(
+    `started alice (in-process) in worktree ${alice} (branch swarm/crew/alice)`,
+  )
   expect(await control.spawn('bob', { agentType: 'isolated' })).toContain(`in worktree ${bob}`)
   expect(await control.spawn('carol', {})).toBe('started carol (in-process)')
   await Promise.all(['alice', 'bob', 'carol'].map((n) => inProcess!.wait(`${n}@crew`)))

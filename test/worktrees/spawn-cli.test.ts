@@ -46,7 +46,15 @@ describe.skipIf(!hasTmux)('swarm spawn --worktree / team delete (real tmux, real
     const list = await sb.swarm(['worktrees', 'crew', '--json'])
     expect(list.code, list.stderr).toBe(0)
     expect(JSON.parse(list.stdout).worktrees).toEqual([
-      expect.objectContaining({ name: 'd', path: dirty, branch: 'swarm/crew/d', clean: false, uncommitted: [{ status: '??', path: 'wip.txt' }], unmergedCount: 0, member: null }),
+      expect.objectContaining({
+        name: 'd',
+        path: dirty,
+        branch: 'swarm/crew/d',
+        clean: false,
+        uncommitted: [{ status: '??', path: 'wip.txt' }],
+        unmergedCount: 0,
+        member: null,
+      }),
     ])
     const keep = await sb.swarm(['worktrees', 'remove', 'crew', 'd'])
     expect(keep.code).toBe(4)
@@ -61,7 +69,17 @@ describe.skipIf(!hasTmux)('swarm spawn --worktree / team delete (real tmux, real
 
   it('kill --remove takes the teammate off the roster and keeps its worktree when it committed work', async () => {
     expect((await sb.swarm(['team', 'create', 'rm', '--no-start'])).code).toBe(0)
-    const r = await sb.swarm(['spawn', 'rm', 'c', '--worktree', 'rm-work', '--backend', 'tmux', '--command', "echo x > c.txt && git add c.txt && git commit -qm 'c work' && sleep 30"])
+    const r = await sb.swarm([
+      'spawn',
+      'rm',
+      'c',
+      '--worktree',
+      'rm-work',
+      '--backend',
+      'tmux',
+      '--command',
+      "echo x > c.txt && git add c.txt && git commit -qm 'c work' && sleep 30",
+    ])
     expect(r.code, r.stderr).toBe(0)
     const wt = path.join(sb.project, '.claude/worktrees/rm-work')
     await waitFor('c to commit', () => git(sb.project, sb.env, 'log', '--format=%s', 'swarm/rm/c').includes('c work'), 10_000)
@@ -77,7 +95,10 @@ describe.skipIf(!hasTmux)('swarm spawn --worktree / team delete (real tmux, real
     const del = await sb.swarm(['team', 'delete', 'rm', '--discard', '--json'])
     expect(del.code, del.stderr).toBe(0)
     expect(del.stderr).toMatch(new RegExp(`discarding ${wt} \\(branch swarm/rm/c\\): 1 unmerged commit`))
-    expect(JSON.parse(del.stdout).worktrees).toMatchObject({ removed: [expect.objectContaining({ path: wt, branchDeleted: true })], discarded: [expect.objectContaining({ path: wt })] })
+    expect(JSON.parse(del.stdout).worktrees).toMatchObject({
+      removed: [expect.objectContaining({ path: wt, branchDeleted: true })],
+      discarded: [expect.objectContaining({ path: wt })],
+    })
     expect(fs.existsSync(wt)).toBe(false)
     expect(branchExists(sb.project, sb.env, 'swarm/rm/c')).toBe(false)
   })

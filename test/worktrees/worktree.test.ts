@@ -60,7 +60,18 @@ describe('createWorktree', () => {
     head = git(repo, env, 'rev-parse', 'HEAD').trim()
     const wt = await createWorktree({ repoDir: path.join(repo, 'src'), team: 'crew', name: 'alice', env })
     const wtPath = path.join(repo, '.claude/worktrees/crew-alice')
-    expect(wt).toMatchObject({ path: wtPath, branch: 'swarm/crew/alice', baseRef: head, reused: false, repo, slug: 'crew-alice', team: 'crew', name: 'alice', links: [], subdir: 'src' })
+    expect(wt).toMatchObject({
+      path: wtPath,
+      branch: 'swarm/crew/alice',
+      baseRef: head,
+      reused: false,
+      repo,
+      slug: 'crew-alice',
+      team: 'crew',
+      name: 'alice',
+      links: [],
+      subdir: 'src',
+    })
     // The teammate starts in the worktree's copy of the directory the lead was in.
     expect(await worktreeCwd(wt)).toBe(path.join(wtPath, 'src'))
     expect(fs.readFileSync(path.join(wt.path, 'README.md'), 'utf8')).toBe('hello\n')
@@ -75,7 +86,9 @@ describe('createWorktree', () => {
     const wt = await createWorktree({ repoDir: repo, team: 'crew', name: 'alice', slug: 'auth-fix', env })
     expect(wt.path).toBe(path.join(repo, '.claude/worktrees/auth-fix'))
     await expect(createWorktree({ repoDir: repo, team: 'crew', name: 'bob', slug: '../../escape', env })).rejects.toBeInstanceOf(InvalidNameError)
-    await expect(createWorktree({ repoDir: repo, team: 'crew', name: 'bob', slug: path.join(base, 'abs'), env })).rejects.toBeInstanceOf(InvalidNameError)
+    await expect(createWorktree({ repoDir: repo, team: 'crew', name: 'bob', slug: path.join(base, 'abs'), env })).rejects.toBeInstanceOf(
+      InvalidNameError,
+    )
     expect(fs.existsSync(path.join(base, 'abs'))).toBe(false)
     expect(branchExists(repo, env, 'swarm/crew/bob')).toBe(false)
   })
@@ -114,7 +127,10 @@ describe('createWorktree', () => {
   it('links only ignored directories, as worktree.symlinkDirectories in the project settings says', async () => {
     fs.writeFileSync(path.join(repo, '.gitignore'), 'vendor/\nnode_modules/\n')
     fs.mkdirSync(path.join(repo, '.claude'), { recursive: true })
-    fs.writeFileSync(path.join(repo, '.claude/settings.json'), JSON.stringify({ worktree: { symlinkDirectories: ['vendor', 'lib', '../outside', '/abs'] } }))
+    fs.writeFileSync(
+      path.join(repo, '.claude/settings.json'),
+      JSON.stringify({ worktree: { symlinkDirectories: ['vendor', 'lib', '../outside', '/abs'] } }),
+    )
     fs.mkdirSync(path.join(repo, 'lib'))
     fs.writeFileSync(path.join(repo, 'lib/a.js'), 'tracked\n')
     commitFiles(repo, env, ['.gitignore', '.claude/settings.json', 'lib/a.js'])
@@ -130,7 +146,9 @@ describe('createWorktree refuses, leaving nothing behind', () => {
   it('a directory that is not in a git repository (exit 2, with a hint)', async () => {
     const plain = path.join(base, 'plain')
     fs.mkdirSync(plain)
-    await expect(createWorktree({ repoDir: plain, team: 'crew', name: 'alice', env: { ...env, GIT_CEILING_DIRECTORIES: base } })).rejects.toMatchObject({
+    await expect(
+      createWorktree({ repoDir: plain, team: 'crew', name: 'alice', env: { ...env, GIT_CEILING_DIRECTORIES: base } }),
+    ).rejects.toMatchObject({
       code: 'SWARM_NOT_A_GIT_REPO',
       exitCode: 2,
       message: expect.stringContaining(`${plain} is not inside a git repository`),
@@ -139,7 +157,9 @@ describe('createWorktree refuses, leaving nothing behind', () => {
   })
 
   it('git missing (exit 2)', async () => {
-    await expect(createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env: { ...env, PATH: path.join(base, 'empty-bin') } })).rejects.toMatchObject({
+    await expect(
+      createWorktree({ repoDir: repo, team: 'crew', name: 'alice', env: { ...env, PATH: path.join(base, 'empty-bin') } }),
+    ).rejects.toMatchObject({
       code: 'SWARM_GIT_MISSING',
       exitCode: 2,
       message: 'git is not installed (or not on PATH)',
@@ -171,11 +191,17 @@ describe('createWorktree refuses, leaving nothing behind', () => {
     const empty = path.join(base, 'empty')
     fs.mkdirSync(empty)
     git(empty, env, 'init', '-q')
-    await expect(createWorktree({ repoDir: empty, team: 'crew', name: 'alice', env })).rejects.toMatchObject({ code: 'SWARM_GIT_NO_COMMIT', exitCode: 2 })
+    await expect(createWorktree({ repoDir: empty, team: 'crew', name: 'alice', env })).rejects.toMatchObject({
+      code: 'SWARM_GIT_NO_COMMIT',
+      exitCode: 2,
+    })
     await expect(createWorktree({ repoDir: repo, team: 'crew', name: '../escape', env })).rejects.toBeInstanceOf(InvalidNameError)
     await expect(createWorktree({ repoDir: repo, team: '.x', name: 'alice', env })).rejects.toBeInstanceOf(InvalidNameError)
     fs.mkdirSync(path.join(repo, '.claude/worktrees/crew-carol'), { recursive: true })
-    await expect(createWorktree({ repoDir: repo, team: 'crew', name: 'carol', env })).rejects.toMatchObject({ code: 'SWARM_WORKTREE_PATH_TAKEN', exitCode: 4 })
+    await expect(createWorktree({ repoDir: repo, team: 'crew', name: 'carol', env })).rejects.toMatchObject({
+      code: 'SWARM_WORKTREE_PATH_TAKEN',
+      exitCode: 4,
+    })
     await createWorktree({ repoDir: repo, team: 'crew', name: 'dave', slug: 'shared', env })
     await expect(createWorktree({ repoDir: repo, team: 'crew', name: 'erin', slug: 'shared', env })).rejects.toMatchObject({
       code: 'SWARM_WORKTREE_PATH_TAKEN',
@@ -195,7 +221,7 @@ describe('createWorktree refuses, leaving nothing behind', () => {
     expect(fs.readFileSync(path.join(repo, '.claude/worktrees'), 'utf8')).toBe('a file where the directory should be\n')
   })
 
-  it("two spawns racing for one worktree name: one gets it, the other takes away only its own branch", async () => {
+  it('two spawns racing for one worktree name: one gets it, the other takes away only its own branch', async () => {
     const [a, b] = await Promise.allSettled([
       createWorktree({ repoDir: repo, team: 'crew', name: 'alice', slug: 'same', env }),
       createWorktree({ repoDir: repo, team: 'crew', name: 'bob', slug: 'same', env }),
@@ -217,12 +243,24 @@ describe('createWorktree refuses, leaving nothing behind', () => {
     expect(wt.path).toBe(path.join(repo, '.claude/worktrees/crew-alice'))
     expect(fs.readFileSync(path.join(wt.path, 'f.txt'), 'utf8')).toBe('f\n')
     fs.writeFileSync(path.join(feature, 'f.txt'), 'dirty\n')
-    await expect(createWorktree({ repoDir: feature, team: 'crew', name: 'bob', env })).rejects.toMatchObject({ code: 'SWARM_MAIN_DIRTY', message: expect.stringContaining(feature) })
+    await expect(createWorktree({ repoDir: feature, team: 'crew', name: 'bob', env })).rejects.toMatchObject({
+      code: 'SWARM_MAIN_DIRTY',
+      message: expect.stringContaining(feature),
+    })
   })
 
   it('planWorktree checks all of this and changes nothing', async () => {
     const plan = await planWorktree({ repoDir: repo, team: 'crew', name: 'alice', env })
-    expect(plan).toEqual({ team: 'crew', name: 'alice', slug: 'crew-alice', repo, path: path.join(repo, '.claude/worktrees/crew-alice'), branch: 'swarm/crew/alice', head, subdir: '' })
+    expect(plan).toEqual({
+      team: 'crew',
+      name: 'alice',
+      slug: 'crew-alice',
+      repo,
+      path: path.join(repo, '.claude/worktrees/crew-alice'),
+      branch: 'swarm/crew/alice',
+      head,
+      subdir: '',
+    })
     expect(fs.existsSync(path.join(repo, '.claude'))).toBe(false)
     expect(branchExists(repo, env, 'swarm/crew/alice')).toBe(false)
   })
@@ -246,7 +284,11 @@ describe('removeWorktree', () => {
     expect(kept.reason).toBe(`${wt.path} (branch swarm/crew/alice) has 2 uncommitted files (README.md, new.txt)`)
     expect(fs.readFileSync(path.join(wt.path, 'new.txt'), 'utf8')).toBe('new\n')
     const named: string[][] = []
-    expect(await removeWorktree(wt, { env, discard: true, onDiscard: (t, c) => named.push([t.path, ...c.uncommitted]) })).toMatchObject({ removed: true, branchDeleted: true, discarded: true })
+    expect(await removeWorktree(wt, { env, discard: true, onDiscard: (t, c) => named.push([t.path, ...c.uncommitted]) })).toMatchObject({
+      removed: true,
+      branchDeleted: true,
+      discarded: true,
+    })
     expect(named).toEqual([[wt.path, ' M README.md', '?? new.txt']])
     expect(fs.existsSync(wt.path)).toBe(false)
   })
@@ -298,7 +340,10 @@ describe('removeWorktree', () => {
     git(wt.path, env, 'checkout', '-q', '--detach')
     commitFile(wt.path, env, 'lost.txt', 'detached work', 'y\n')
     fs.rmSync(wt.path, { recursive: true })
-    expect(await removeWorktree(wt, { env })).toMatchObject({ removed: false, contents: { exists: false, unmergedCount: 1, unmerged: [{ subject: 'detached work' }] } })
+    expect(await removeWorktree(wt, { env })).toMatchObject({
+      removed: false,
+      contents: { exists: false, unmergedCount: 1, unmerged: [{ subject: 'detached work' }] },
+    })
   })
 
   it('never deletes a branch checked out in another worktree', async () => {

@@ -98,12 +98,7 @@ VERDICT: PARTIAL
 }
 
 /** The built-in agent types, in the order they are listed. */
-export const BUILT_IN_AGENTS: readonly AgentDefinition[] = [
-  GENERAL_PURPOSE_AGENT,
-  EXPLORE_AGENT,
-  PLAN_AGENT,
-  VERIFICATION_AGENT,
-]
+export const BUILT_IN_AGENTS: readonly AgentDefinition[] = [GENERAL_PURPOSE_AGENT, EXPLORE_AGENT, PLAN_AGENT, VERIFICATION_AGENT]
 
 /** The default agent type when none is given. */
 export const DEFAULT_AGENT_TYPE = GENERAL_PURPOSE_AGENT.name

@@ -15,9 +15,7 @@ const ToolList = z
   .union([z.string(), z.array(z.string())])
   .transform((v) => (typeof v === 'string' ? v.split(',') : v).map((s) => s.trim()).filter(Boolean))
 
-const PositiveInt = z
-  .union([z.number(), z.string().regex(/^\d+$/, 'expected a whole number').transform(Number)])
-  .pipe(z.number().int().positive())
+const PositiveInt = z.union([z.number(), z.string().regex(/^\d+$/, 'expected a whole number').transform(Number)]).pipe(z.number().int().positive())
 
 /** Claude Code's frontmatter fields; others (memory, mcpServers, hooks, …) are kept and ignored. */
 export const AgentFrontmatter = z.looseObject({
@@ -100,11 +98,7 @@ export function parseAgentFile(file: string, text: string, source: AgentSource):
  * allow-list the entry is dropped (granting all of Bash would be wider than asked); in a
  * deny-list the whole tool is denied (narrower, so safe).
  */
-function cleanToolList(
-  list: string[],
-  field: 'tools' | 'disallowedTools',
-  warn: (message: string, field?: string) => void,
-): string[] {
+function cleanToolList(list: string[], field: 'tools' | 'disallowedTools', warn: (message: string, field?: string) => void): string[] {
   const out: string[] = []
   for (const entry of list) {
     if (entry === '*') {

@@ -40,11 +40,7 @@ export interface ToolFilterResult {
  *  2. user-defined types: no USER_DEFINED_DISALLOWED_TOOLS;
  *  3. the type's own `tools` allow-list (`*` or absent = all), then its `disallowedTools`.
  */
-export function resolveToolsForAgent(
-  def: AgentDefinition,
-  allToolNames: readonly string[],
-  options: ToolFilterOptions,
-): ToolFilterResult {
+export function resolveToolsForAgent(def: AgentDefinition, allToolNames: readonly string[], options: ToolFilterOptions): ToolFilterResult {
   const isUserDefined = options.isUserDefined ?? def.source !== 'built-in'
   const mode = options.permissionMode ?? def.permissionMode
   const allowList = def.tools && !def.tools.includes('*') ? new Set(def.tools) : undefined

@@ -48,9 +48,7 @@ export const editTool = defineTool({
       throw new Error(`old_string was not found in ${file}; check whitespace and indentation, or Read the file again`)
     }
     if (positions.length > 1 && !input.replace_all) {
-      throw new Error(
-        `old_string occurs ${positions.length} times in ${file}; set replace_all to true, or include more context to make it unique`,
-      )
+      throw new Error(`old_string occurs ${positions.length} times in ${file}; set replace_all to true, or include more context to make it unique`)
     }
     const targets = input.replace_all ? positions : positions.slice(0, 1)
     await fs.writeFile(file, splice(original, targets, input.old_string.length, input.new_string))

@@ -32,17 +32,30 @@ export function createLeadTools(host: LeadHost): AnyTool[] {
     name: 'Agent',
     description:
       'Start an agent. With `name`: a teammate that joins the team, gets `prompt` in its inbox, works in its own pane and reports back with SendMessage. ' +
-      'Without `name`: a one-off subagent that runs to completion and returns its report as this tool\'s result.',
+      "Without `name`: a one-off subagent that runs to completion and returns its report as this tool's result.",
     inputSchema: AgentInput,
     readOnly: false,
     summarize: (i) => (i.name ? `teammate ${i.name}: ${i.description}` : `subagent: ${i.description}`),
     async execute(i, ctx) {
       // A teammate's definition is consulted where it is spawned; a subagent's here.
-      const worktree = i.isolation === 'worktree' || (!i.name && (await wantsWorktree({ agentType: i.subagent_type ?? 'general-purpose', cwd: ctx.cwd, ...(ctx.env ? { env: ctx.env } : {}) })))
+      const worktree =
+        i.isolation === 'worktree' ||
+        (!i.name && (await wantsWorktree({ agentType: i.subagent_type ?? 'general-purpose', cwd: ctx.cwd, ...(ctx.env ? { env: ctx.env } : {}) })))
       if (i.name) {
-        return host.spawnTeammate({ name: i.name, prompt: i.prompt, ...(i.subagent_type ? { agentType: i.subagent_type } : {}), ...(i.model ? { model: i.model } : {}), ...(worktree ? { worktree } : {}) })
+        return host.spawnTeammate({
+          name: i.name,
+          prompt: i.prompt,
+          ...(i.subagent_type ? { agentType: i.subagent_type } : {}),
+          ...(i.model ? { model: i.model } : {}),
+          ...(worktree ? { worktree } : {}),
+        })
       }
-      const request = { prompt: i.prompt, description: i.description, ...(i.subagent_type ? { agentType: i.subagent_type } : {}), ...(i.model ? { model: i.model } : {}) }
+      const request = {
+        prompt: i.prompt,
+        description: i.description,
+        ...(i.subagent_type ? { agentType: i.subagent_type } : {}),
+        ...(i.model ? { model: i.model } : {}),
+      }
       if (worktree) return runInWorktree(host, request, ctx)
       return host.runSubagent(request, ctx.signal)
     },
@@ -75,7 +88,9 @@ async function runInWorktree(host: LeadHost, request: Parameters<LeadHost['runSu
   let where: string
   try {
     const r = await removeWorktree(wt, { env })
-    where = r.removed ? 'it changed nothing; its worktree was removed' : `its work is kept in the worktree ${wt.path} (branch ${wt.branch}): ${describeContents(r.contents)}`
+    where = r.removed
+      ? 'it changed nothing; its worktree was removed'
+      : `its work is kept in the worktree ${wt.path} (branch ${wt.branch}): ${describeContents(r.contents)}`
   } catch (err) {
     where = `its worktree ${wt.path} (branch ${wt.branch}) is kept: removing it failed (${errorMessage(err)})`
   }

@@ -32,10 +32,4 @@ export const FILE_WRITE_TOOL_NAMES: readonly ToolName[] = ['Write', 'Edit']
 export const LEAD_ONLY_TOOL_NAMES: readonly ToolName[] = ['Agent', 'TaskStop']
 
 /** Coordination tools that need the mailbox and the task list. */
-export const COORDINATION_TOOL_NAMES: readonly ToolName[] = [
-  'SendMessage',
-  'TaskCreate',
-  'TaskGet',
-  'TaskList',
-  'TaskUpdate',
-]
+export const COORDINATION_TOOL_NAMES: readonly ToolName[] = ['SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate']

@@ -5,7 +5,10 @@ import { defineTool } from '../tool.js'
 import type { TeamToolHost } from './send-message.js'
 
 function render(t: Task): string {
-  const deps = [t.blockedBy.length ? `blocked by ${t.blockedBy.map((b) => '#' + b).join(', ')}` : '', t.blocks.length ? `blocks ${t.blocks.map((b) => '#' + b).join(', ')}` : '']
+  const deps = [
+    t.blockedBy.length ? `blocked by ${t.blockedBy.map((b) => '#' + b).join(', ')}` : '',
+    t.blocks.length ? `blocks ${t.blocks.map((b) => '#' + b).join(', ')}` : '',
+  ]
     .filter(Boolean)
     .join('; ')
   return `#${t.id} [${t.status}] ${t.subject}${t.owner ? ` (owner: ${t.owner})` : ''}${deps ? ` — ${deps}` : ''}`
@@ -23,7 +26,11 @@ export function createTaskTools(host: TeamToolHost) {
     }),
     readOnly: false,
     async execute(i) {
-      const t = await createTask(host.team, { subject: i.subject, description: i.description, ...(i.activeForm ? { activeForm: i.activeForm } : {}) }, opts)
+      const t = await createTask(
+        host.team,
+        { subject: i.subject, description: i.description, ...(i.activeForm ? { activeForm: i.activeForm } : {}) },
+        opts,
+      )
       return `Created task #${t.id}: ${t.subject}`
     },
   })

@@ -65,7 +65,11 @@ export class AnswerBoard {
   expect(id: string, kind: RequestKind, options: WaitOptions = {}): Promise<Answer> {
     return new Promise<Answer>((resolve) => {
       const file = path.join(resolvedPermissionsDir(this.o.team, this.o.env), `${id}.json`)
-      const watch = new DirWatch(file, () => void this.readFile(id), (err) => this.o.warn(`watching ${file}: ${errorMessage(err)}`))
+      const watch = new DirWatch(
+        file,
+        () => void this.readFile(id),
+        (err) => this.o.warn(`watching ${file}: ${errorMessage(err)}`),
+      )
       const poll = setInterval(() => {
         void watch.check()
         void this.readFile(id)
@@ -134,13 +138,18 @@ export class AnswerBoard {
     this.waiters.get(id)!.busy = true
     const decision = answer.kind === 'approve' ? 'approve' : answer.kind === 'deny' ? 'deny' : 'cancelled'
     try {
-      await resolveRequest(this.o.team, id, {
-        decision,
-        resolvedBy: answer.by,
-        ...(answer.kind === 'approve' && answer.updatedInput ? { updatedInput: answer.updatedInput } : {}),
-        ...(answer.kind === 'approve' && answer.always ? { always: true } : {}),
-        ...(answer.kind === 'deny' && answer.feedback !== undefined ? { feedback: answer.feedback } : {}),
-      }, this.o.env)
+      await resolveRequest(
+        this.o.team,
+        id,
+        {
+          decision,
+          resolvedBy: answer.by,
+          ...(answer.kind === 'approve' && answer.updatedInput ? { updatedInput: answer.updatedInput } : {}),
+          ...(answer.kind === 'approve' && answer.always ? { always: true } : {}),
+          ...(answer.kind === 'deny' && answer.feedback !== undefined ? { feedback: answer.feedback } : {}),
+        },
+        this.o.env,
+      )
       this.settle(id, answer)
     } catch (err) {
       if (err instanceof NotFoundError) return this.settle(id, answer) // never written to disk (a lead that skips the store)

@@ -120,7 +120,12 @@ export interface AnswerResult {
  * Answers a pending request. NotFoundError (exit 3) for an unknown id; ConflictError (exit 4) when
  * it was answered already (saying by whom and how) or its teammate died (then it is cancelled).
  */
-export async function answerRequest(team: string, id: string, answer: RequestAnswer, options: { env?: NodeJS.ProcessEnv } = {}): Promise<AnswerResult> {
+export async function answerRequest(
+  team: string,
+  id: string,
+  answer: RequestAnswer,
+  options: { env?: NodeJS.ProcessEnv } = {},
+): Promise<AnswerResult> {
   const env = options.env
   validateRequestId(id)
   const config = await readTeam(team, env)
@@ -153,7 +158,8 @@ export async function answerRequest(team: string, id: string, answer: RequestAns
     )
   } catch (err) {
     if (err instanceof ConflictError) throw await alreadyAnswered(team, id, err, env)
-    if (err instanceof NotFoundError) throw new NotFoundError(`no pending request ${id} in team ${team}`, { hint: `list them with \`swarm perms ${team}\`` })
+    if (err instanceof NotFoundError)
+      throw new NotFoundError(`no pending request ${id} in team ${team}`, { hint: `list them with \`swarm perms ${team}\`` })
     throw err
   }
 
@@ -270,7 +276,11 @@ export function formatAge(ms: number): string {
 }
 
 function firstLine(s: string): string {
-  const line = s.split('\n').find((l) => l.trim())?.trim() ?? ''
+  const line =
+    s
+      .split('\n')
+      .find((l) => l.trim())
+      ?.trim() ?? ''
   return line.length > 80 ? line.slice(0, 77) + '...' : line
 }
 

@@ -92,8 +92,11 @@ export async function bubble(ctx: BubbleContext, req: OutgoingRequest, signal: A
       // The pending file is the durable truth: `swarm perms` and the leader still find the request.
       a.output.warn(`could not message team-lead (${errorMessage(err)}); the request stays listed in \`swarm perms ${a.team}\``)
     }
-    if (ctx.notifyTmux) void notifyTmuxClients({ team: a.team, agent: a.name, toolName: req.toolName, kind: req.kind, summary: req.summary }, { env: a.env })
-    a.output.info(`asked team-lead: ${req.kind === 'plan' ? 'plan approval' : `${req.toolName} ${req.summary}`} (request ${req.id}; \`swarm perms approve ${a.team} ${req.id}\`)`)
+    if (ctx.notifyTmux)
+      void notifyTmuxClients({ team: a.team, agent: a.name, toolName: req.toolName, kind: req.kind, summary: req.summary }, { env: a.env })
+    a.output.info(
+      `asked team-lead: ${req.kind === 'plan' ? 'plan approval' : `${req.toolName} ${req.summary}`} (request ${req.id}; \`swarm perms approve ${a.team} ${req.id}\`)`,
+    )
     return await answer
   } finally {
     ctx.waiting.count--

@@ -81,7 +81,10 @@ class TeammatePermissions implements PermissionLayer {
       mode,
       rules: [
         ...this.settings.rules,
-        ...toPermissionRules(teamAllowed.map((p) => ({ behavior: 'allow' as const, rule: teamPathRule(p) })), 'team'),
+        ...toPermissionRules(
+          teamAllowed.map((p) => ({ behavior: 'allow' as const, rule: teamPathRule(p) })),
+          'team',
+        ),
         ...this.teamRules,
         ...this.sessionRules,
       ],

@@ -18,9 +18,7 @@ export interface NotifiableRequest {
 /** `alice asks to use Bash: npm test` / `alice asks team-lead to approve a plan` — one line, no control characters. */
 export function notificationText(r: NotifiableRequest): string {
   const text =
-    r.kind === 'plan'
-      ? `${r.agent} asks team-lead to approve a plan`
-      : `${r.agent} asks to use ${r.toolName}${r.summary ? `: ${r.summary}` : ''}`
+    r.kind === 'plan' ? `${r.agent} asks team-lead to approve a plan` : `${r.agent} asks to use ${r.toolName}${r.summary ? `: ${r.summary}` : ''}`
   return clip(sanitize(text))
 }
 
@@ -29,11 +27,7 @@ export function notificationText(r: NotifiableRequest): string {
  * (`ESC ] 9 ; text BEL`), wrapped in tmux's DCS passthrough when the leader runs inside tmux
  * (tmux drops a bare OSC 9). The leader console calls this with its own terminal stream.
  */
-export function notifyHuman(
-  request: NotifiableRequest,
-  stream: { write(chunk: string): unknown },
-  options: { env?: NodeJS.ProcessEnv } = {},
-): void {
+export function notifyHuman(request: NotifiableRequest, stream: { write(chunk: string): unknown }, options: { env?: NodeJS.ProcessEnv } = {}): void {
   const env = options.env ?? process.env
   const osc = `\x1b]9;swarm: ${notificationText(request)}\x07`
   const wrapped = env.TMUX ? `\x1bPtmux;${osc.replace(/\x1b/g, '\x1b\x1b')}\x1b\\` : osc
@@ -48,10 +42,7 @@ export function notifyHuman(
  * `swarm-<team>`. Never throws: no tmux, no server or no client is simply no notification.
  * Resolves with the number of clients notified.
  */
-export async function notifyTmuxClients(
-  request: NotifiableRequest & { team: string },
-  options: { env?: NodeJS.ProcessEnv } = {},
-): Promise<number> {
+export async function notifyTmuxClients(request: NotifiableRequest & { team: string }, options: { env?: NodeJS.ProcessEnv } = {}): Promise<number> {
   const env = options.env ?? process.env
   const server = env.TMUX ? [] : ['-L', env.SWARM_TMUX_SOCKET || 'swarm']
   const target = env.TMUX && env.TMUX_PANE ? env.TMUX_PANE : `swarm-${request.team}`
@@ -84,7 +75,10 @@ function tmux(args: string[], env: NodeJS.ProcessEnv): Promise<string | undefine
 /** One line without control characters: what a model wrote may not drive the human's terminal. */
 export function sanitize(s: string): string {
   // eslint-disable-next-line no-control-regex
-  return s.replace(/[\x00-\x1f\x7f-\x9f]+/g, ' ').replace(/\s+/g, ' ').trim()
+  return s
+    .replace(/[\x00-\x1f\x7f-\x9f]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
 }
 
 function clip(s: string): string {

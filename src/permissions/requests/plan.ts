@@ -38,7 +38,11 @@ export async function requestPlanApproval(ctx: PlanContext, plan: string, toolUs
     planContent: plan,
     requestId: id,
   }
-  const firstLine = plan.split('\n').find((l) => l.trim())?.trim() ?? ''
+  const firstLine =
+    plan
+      .split('\n')
+      .find((l) => l.trim())
+      ?.trim() ?? ''
   const answer = await bubble(
     ctx,
     {

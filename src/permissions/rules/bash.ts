@@ -76,10 +76,15 @@ export function parseCommand(command: string): ParsedCommand {
       plain += command.slice(i + 1, end === -1 ? n : end)
       i = stop
     } else if (c === '"') {
-      i = readDoubleQuoted(command, i, (raw, inner) => substitution(raw, inner), (t, p) => {
-        text += t
-        plain += p
-      })
+      i = readDoubleQuoted(
+        command,
+        i,
+        (raw, inner) => substitution(raw, inner),
+        (t, p) => {
+          text += t
+          plain += p
+        },
+      )
     } else if ((c === '$' || c === '<' || c === '>') && next === '(') {
       const end = matchingParen(command, i + 1)
       substitution(command.slice(i, end), command.slice(i + 2, end - 1))

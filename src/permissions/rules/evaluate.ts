@@ -42,7 +42,10 @@ export function evaluatePermission(q: PermissionQuery): PermissionDecision {
 
   const passes = q.readOnly || COORDINATION_TOOLS.has(q.toolName)
   const isPlanFileWrite =
-    family === 'edit' && q.planFilePath !== undefined && forms.length > 0 && forms.every((p) => pathCandidates(q.planFilePath!, q.cwd, home).includes(p))
+    family === 'edit' &&
+    q.planFilePath !== undefined &&
+    forms.length > 0 &&
+    forms.every((p) => pathCandidates(q.planFilePath!, q.cwd, home).includes(p))
   if (q.mode === 'plan' && !passes && !isPlanFileWrite) {
     return deny(`plan mode: only reading and writing the plan file until the plan is approved (${q.toolName})`, 'mode')
   }

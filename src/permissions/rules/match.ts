@@ -39,9 +39,7 @@ export function ruleMatchesCall(rule: PermissionRule, call: CallView): boolean {
     if (call.targets.length === 0) return false
     const pattern = compilePathPattern(rule.content, { cwd: call.cwd, home: call.home, baseDir: rule.baseDir })
     const forms = call.targets.flat()
-    return rule.behavior === 'allow'
-      ? forms.every((p) => matchesPathPattern(pattern, p))
-      : forms.some((p) => matchesPathPattern(pattern, p))
+    return rule.behavior === 'allow' ? forms.every((p) => matchesPathPattern(pattern, p)) : forms.some((p) => matchesPathPattern(pattern, p))
   }
   if (family === 'webfetch') return matchesDomain(rule.content, call.input.url)
   // Content rules for tools without a matcher never match: they cannot be checked.
@@ -98,7 +96,9 @@ export function bashRuleDecision(rules: readonly PermissionRule[], input: Record
   if (asked) return { behavior: asked.behavior as 'allow' | 'ask', rule: asked, part: command }
 
   for (const nestedPart of parsed.nested) {
-    const rule = bashRules.find((r) => r.behavior === 'ask' && (r.content === undefined || denyForms(nestedPart).some((f) => matchesBashContent(r.content!, f))))
+    const rule = bashRules.find(
+      (r) => r.behavior === 'ask' && (r.content === undefined || denyForms(nestedPart).some((f) => matchesBashContent(r.content!, f))),
+    )
     if (rule) return { behavior: 'ask', rule, part: nestedPart.text }
   }
 
@@ -140,7 +140,11 @@ const WRAPPERS = new Set(['sudo', 'command', 'exec', 'nohup', 'time', 'env', 'ni
 function denyForms(part: SimpleCommand): string[] {
   const words = part.plain.split(' ')
   let i = 0
-  while (i < words.length - 1 && (WRAPPERS.has(words[i]) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]) || (words[i].startsWith('-') && i > 0 && WRAPPERS.has(words[i - 1])))) i += 1
+  while (
+    i < words.length - 1 &&
+    (WRAPPERS.has(words[i]) || /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]) || (words[i].startsWith('-') && i > 0 && WRAPPERS.has(words[i - 1])))
+  )
+    i += 1
   const stripped = words.slice(i).join(' ').replace(/\s*}$/, '')
   return [...new Set([part.text, part.plain, stripped])]
 }

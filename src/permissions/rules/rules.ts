@@ -2,7 +2,10 @@ import type { PermissionRule, RuleBehavior, RuleSource } from './types.js'
 
 /** A rule that cannot be parsed; callers turn it into a CorruptFileError or UsageError. */
 export class RuleSyntaxError extends Error {
-  constructor(readonly rule: string, detail: string) {
+  constructor(
+    readonly rule: string,
+    detail: string,
+  ) {
     super(`invalid permission rule ${JSON.stringify(rule)}: ${detail}`)
     this.name = 'RuleSyntaxError'
   }

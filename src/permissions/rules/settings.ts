@@ -80,11 +80,7 @@ export function settingsFiles(cwd: string, env: NodeJS.ProcessEnv = process.env)
  * does not parse makes loading fail with a CorruptFileError naming it: skipping it could silently
  * drop deny rules. The file is left where it is, for the user to fix.
  */
-export async function loadPermissionSettings(options: {
-  cwd: string
-  env?: NodeJS.ProcessEnv
-  cli?: CliPermissionOptions
-}): Promise<LoadedSettings> {
+export async function loadPermissionSettings(options: { cwd: string; env?: NodeJS.ProcessEnv; cli?: CliPermissionOptions }): Promise<LoadedSettings> {
   const env = options.env ?? process.env
   const out: LoadedSettings = { rules: [], additionalDirectories: [], permissionRequestHooks: [], files: [], diagnostics: [] }
   for (const file of settingsFiles(options.cwd, env)) {

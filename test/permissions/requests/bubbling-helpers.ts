@@ -141,7 +141,12 @@ export async function nudge(fx: Fixture, text = 'please do it'): Promise<void> {
 }
 
 /** Polls `fn` until it returns a value (test-side waiting; the code under test does not poll). */
-export async function waitFor<T>(fn: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 10_000, context?: () => string): Promise<T> {
+export async function waitFor<T>(
+  fn: () => Promise<T | undefined> | T | undefined,
+  what: string,
+  timeoutMs = 10_000,
+  context?: () => string,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const v = await fn()

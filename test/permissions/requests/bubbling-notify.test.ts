@@ -31,7 +31,10 @@ const request = { agent: 'alice', toolName: 'Bash', summary: 'echo #1 done' }
 async function calls(): Promise<string[][]> {
   const text = await fs.readFile(log, 'utf8').catch(() => '')
   await fs.rm(log, { force: true })
-  return text.split('\n').filter(Boolean).map((l) => JSON.parse(l))
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
 }
 
 describe('notifyHuman', () => {
@@ -47,7 +50,7 @@ describe('notifyHuman', () => {
     expect(out).toBe('\x07\x1bPtmux;\x1b\x1b]9;swarm: alice asks team-lead to approve a plan\x07\x1b\\')
   })
 
-  it('never passes the model\'s escape sequences to the terminal', () => {
+  it("never passes the model's escape sequences to the terminal", () => {
     const text = notificationText({ agent: 'alice', toolName: 'Bash', summary: 'x\x1b]0;pwned\x07\nrm -rf /' })
     expect(text).not.toMatch(/[\x00-\x1f]/)
     expect(text).toBe('alice asks to use Bash: x ]0;pwned rm -rf /')
@@ -57,7 +60,7 @@ describe('notifyHuman', () => {
 describe('notifyTmuxClients', () => {
   const env = (extra: NodeJS.ProcessEnv) => ({ PATH: `${path.join(dir, 'bin')}:${process.env.PATH}`, ...extra })
 
-  it('outside tmux: swarm\'s server and the team\'s session, # escaped', async () => {
+  it("outside tmux: swarm's server and the team's session, # escaped", async () => {
     const n = await notifyTmuxClients({ ...request, team: 'crew' }, { env: env({ SWARM_TMUX_SOCKET: 'sock' }) })
     expect(n).toBe(1)
     expect(await calls()).toEqual([

@@ -80,7 +80,9 @@ describe('plan mode', () => {
     await expect(fs.stat(path.join(fx.cwd, 'src/feature.ts'))).rejects.toThrow()
     expect(await fs.readFile(planFile, 'utf8')).toBe(PLAN)
 
-    const request = (await readInbox(inboxPath(TEAM, 'team-lead', fx.env))).map((m) => parseStructured(m.text)).find((m) => m?.type === 'plan_approval_request')
+    const request = (await readInbox(inboxPath(TEAM, 'team-lead', fx.env)))
+      .map((m) => parseStructured(m.text))
+      .find((m) => m?.type === 'plan_approval_request')
     expect(request).toMatchObject({ from: 'alice', planFilePath: planFile, planContent: PLAN, requestId: pending.id })
     const listed = await listRequests(TEAM, { env: fx.env })
     expect(listed.requests).toEqual([expect.objectContaining({ id: pending.id, kind: 'plan', summary: '# Plan', planFilePath: planFile })])
@@ -111,7 +113,12 @@ describe('plan mode', () => {
     // Signed by the lead, but the wrong kind of answer for a plan.
     const wrongKind = { type: 'permission_response' as const, request_id: pending.id, subtype: 'success' as const, response: {} }
     await sendTeamMessage({ team: TEAM, to: 'alice', text: encodeStructured(wrongKind), env: fx.env })
-    await waitFor(() => agent!.pane().includes(`ignored permission_response for "${pending.id}"`), 'the wrong answer to be ignored', 5_000, agent.pane)
+    await waitFor(
+      () => agent!.pane().includes(`ignored permission_response for "${pending.id}"`),
+      'the wrong answer to be ignored',
+      5_000,
+      agent.pane,
+    )
     expect(await readPending(TEAM, pending.id, fx.env)).toBeDefined()
 
     await answerRequest(TEAM, pending.id, { decision: 'deny', feedback: 'split step 1 into two files' }, { env: fx.env })
@@ -129,7 +136,12 @@ describe('plan mode', () => {
     // Started in plan, then set to default by the lead: the tool set follows the mode, so the
     // next turn no longer offers ExitPlanMode and a call to it is refused.
     agent = await startInProcess(fx, { mode: 'plan' })
-    await sendTeamMessage({ team: TEAM, to: 'alice', text: encodeStructured({ type: 'mode_set_request', mode: 'default', from: 'team-lead' }), env: fx.env })
+    await sendTeamMessage({
+      team: TEAM,
+      to: 'alice',
+      text: encodeStructured({ type: 'mode_set_request', mode: 'default', from: 'team-lead' }),
+      env: fx.env,
+    })
     await waitFor(async () => (await mode()) === 'default', 'the mode change')
     await nudge(fx)
     const result = await waitFor(exitResult, 'the ExitPlanMode result', 10_000, agent.pane)

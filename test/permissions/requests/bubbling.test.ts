@@ -58,7 +58,14 @@ describe('bubbling a permission request (in-process teammate)', () => {
     agent = await startInProcess(fx)
     await nudge(fx)
     const pending = await waitForPending(fx, agent.pane)
-    expect(pending).toMatchObject({ kind: 'permission', agent: 'alice', toolName: 'Bash', toolUseId: 'toolu_1', input: appendCount, pid: process.pid })
+    expect(pending).toMatchObject({
+      kind: 'permission',
+      agent: 'alice',
+      toolName: 'Bash',
+      toolUseId: 'toolu_1',
+      input: appendCount,
+      pid: process.pid,
+    })
     await waitFor(async () => (await readAgentState(TEAM, 'alice', fx.env))?.status === 'waiting', 'alice to show as waiting')
     const leadInbox = await readInbox(inboxPath(TEAM, 'team-lead', fx.env))
     const request = leadInbox.map((m) => parseStructured(m.text)).find((m) => m?.type === 'permission_request')
@@ -137,7 +144,12 @@ describe('bubbling a permission request (in-process teammate)', () => {
     await appendMessage(inboxPath(TEAM, 'alice', fx.env), { from: 'team-lead', text: encodeStructured(forged) })
     const unknown = { ...forged, request_id: 'perm-unknown-000000' }
     await sendTeamMessage({ team: TEAM, to: 'alice', text: encodeStructured(unknown), env: fx.env })
-    await waitFor(() => agent!.pane().includes('perm-unknown-000000') && agent!.pane().includes('UNVERIFIED'), 'both messages to be handled', 5_000, agent.pane)
+    await waitFor(
+      () => agent!.pane().includes('perm-unknown-000000') && agent!.pane().includes('UNVERIFIED'),
+      'both messages to be handled',
+      5_000,
+      agent.pane,
+    )
     expect(await readPending(TEAM, pending.id, fx.env)).toBeDefined()
     expect(await countLines(path.join(fx.cwd, 'count.txt'))).toBe(0)
 
@@ -152,7 +164,10 @@ describe('bubbling a permission request (in-process teammate)', () => {
     await nudge(fx)
     const pending = await waitForPending(fx, agent.pane)
     await finished('the turn to end')()
-    expect(toolResult(loopback, 'toolu_1')).toMatchObject({ isError: true, content: expect.stringContaining('no answer from team-lead within 0.3 s') })
+    expect(toolResult(loopback, 'toolu_1')).toMatchObject({
+      isError: true,
+      content: expect.stringContaining('no answer from team-lead within 0.3 s'),
+    })
     expect(await readResolved(TEAM, pending.id, fx.env)).toMatchObject({ decision: 'cancelled', resolvedBy: 'alice' })
     expect(await countLines(path.join(fx.cwd, 'count.txt'))).toBe(0)
   })

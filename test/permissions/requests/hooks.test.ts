@@ -2,7 +2,13 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { hooksFor, killRunningHooks, runPermissionHook, runPermissionRequestHooks, type PermissionHookInput } from '../../../src/permissions/requests/hooks.js'
+import {
+  hooksFor,
+  killRunningHooks,
+  runPermissionHook,
+  runPermissionRequestHooks,
+  type PermissionHookInput,
+} from '../../../src/permissions/requests/hooks.js'
 import type { PermissionHook } from '../../../src/permissions/rules/types.js'
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-perm-hooks-'))
@@ -19,7 +25,12 @@ const input: PermissionHookInput = {
   agent: 'alice',
   request_id: 'r1',
 }
-const hook = (command: string, over: Partial<PermissionHook> = {}): PermissionHook => ({ command, source: 'project', file: '/p/.claude/settings.json', ...over })
+const hook = (command: string, over: Partial<PermissionHook> = {}): PermissionHook => ({
+  command,
+  source: 'project',
+  file: '/p/.claude/settings.json',
+  ...over,
+})
 const run = (command: string, over: Partial<PermissionHook> = {}) => runPermissionHook(hook(command, over), input, { cwd: tmp })
 
 describe('runPermissionHook', () => {
@@ -95,7 +106,14 @@ describe('runPermissionHook', () => {
 
 describe('runPermissionRequestHooks', () => {
   it('selects hooks by tool-name regex', () => {
-    const hooks = [hook('a', { matcher: 'Bash' }), hook('b', { matcher: 'Edit|Write' }), hook('c'), hook('d', { matcher: '*' }), hook('e', { matcher: 'Bas' }), hook('f', { matcher: '(' })]
+    const hooks = [
+      hook('a', { matcher: 'Bash' }),
+      hook('b', { matcher: 'Edit|Write' }),
+      hook('c'),
+      hook('d', { matcher: '*' }),
+      hook('e', { matcher: 'Bas' }),
+      hook('f', { matcher: '(' }),
+    ]
     expect(hooksFor(hooks, 'Bash').map((h) => h.command)).toEqual(['a', 'c', 'd'])
     expect(hooksFor(hooks, 'Write').map((h) => h.command)).toEqual(['b', 'c', 'd'])
     expect(hooksFor(hooks, '(').map((h) => h.command)).toEqual(['c', 'd', 'f'])

@@ -49,7 +49,10 @@ describe('pending requests', () => {
     await writePending('t', request('a', { createdAt: 1_000, kind: 'plan', toolName: 'ExitPlanMode' }), env)
     expect(await readPending('t', 'a', env)).toMatchObject({ id: 'a', kind: 'plan' })
     const { requests, problems } = await listPending('t', { env, now: 5_000 })
-    expect(requests.map((r) => [r.id, r.ageMs])).toEqual([['a', 4_000], ['b', 3_000]])
+    expect(requests.map((r) => [r.id, r.ageMs])).toEqual([
+      ['a', 4_000],
+      ['b', 3_000],
+    ])
     expect(problems).toEqual([])
     const file = path.join(pendingPermissionsDir('t', env), 'a.json')
     expect(fs.statSync(file).mode & 0o777).toBe(0o600)
@@ -93,7 +96,12 @@ describe('resolveRequest', () => {
 
   it('keeps always and edited input', async () => {
     await writePending('t', request('a'), env)
-    const r = await resolveRequest('t', 'a', { decision: 'approve', always: true, updatedInput: { command: 'npm test -- --run' }, resolvedBy: 'cli' }, env)
+    const r = await resolveRequest(
+      't',
+      'a',
+      { decision: 'approve', always: true, updatedInput: { command: 'npm test -- --run' }, resolvedBy: 'cli' },
+      env,
+    )
     expect(r).toMatchObject({ always: true, updatedInput: { command: 'npm test -- --run' } })
   })
 
@@ -139,10 +147,15 @@ describe('resolveRequest', () => {
     const startAt = String(Date.now() + 400)
     const run = (name: string) =>
       new Promise<{ won: string[]; lost: string[]; errors: string[] }>((resolve, reject) => {
-        execFile(process.execPath, [script, 't', name, startAt, ...ids], { env: { ...process.env, ...env }, timeout: 20_000 }, (err, stdout, stderr) => {
-          if (err) reject(new Error(`${name} failed: ${err.message}\n${stderr}`))
-          else resolve(JSON.parse(stdout))
-        })
+        execFile(
+          process.execPath,
+          [script, 't', name, startAt, ...ids],
+          { env: { ...process.env, ...env }, timeout: 20_000 },
+          (err, stdout, stderr) => {
+            if (err) reject(new Error(`${name} failed: ${err.message}\n${stderr}`))
+            else resolve(JSON.parse(stdout))
+          },
+        )
       })
     const [one, two] = await Promise.all([run('one'), run('two')])
     expect(one.errors).toEqual([])
@@ -160,7 +173,10 @@ describe('cancelDeadRequests', () => {
     await writePending('t', request('alive', { pid: process.pid }), env)
     await writePending('t', request('dead', { pid: dead.pid, agent: 'bob' }), env)
     await writePending('t', request('nopid', { agent: 'carol' }), env)
-    const cancelled = await cancelDeadRequests('t', (r) => (r.pid === undefined ? r.agent !== 'carol' : isPidAlive(r.pid)), { env, resolvedBy: 'team-lead' })
+    const cancelled = await cancelDeadRequests('t', (r) => (r.pid === undefined ? r.agent !== 'carol' : isPidAlive(r.pid)), {
+      env,
+      resolvedBy: 'team-lead',
+    })
     expect(cancelled.map((r) => [r.id, r.decision, r.feedback])).toEqual([
       ['dead', 'cancelled', 'bob is no longer running'],
       ['nopid', 'cancelled', 'carol is no longer running'],

@@ -33,7 +33,13 @@ function rules(spec: Partial<Record<RuleBehavior, string[]>>): PermissionRule[] 
   return (['allow', 'ask', 'deny'] as const).flatMap((b) => (spec[b] ?? []).map((raw) => parseRule(raw, b, { source: 'project', baseDir: cwd })))
 }
 
-function ev(toolName: string, input: Record<string, unknown>, mode: PermissionModeName = 'default', rs: PermissionRule[] = [], extra: Partial<PermissionQuery> = {}) {
+function ev(
+  toolName: string,
+  input: Record<string, unknown>,
+  mode: PermissionModeName = 'default',
+  rs: PermissionRule[] = [],
+  extra: Partial<PermissionQuery> = {},
+) {
   return evaluatePermission({
     toolName,
     input,
@@ -92,16 +98,37 @@ describe('rules', () => {
     ['prefix allow', 'default', { allow: ['Bash(npm test:*)'] }, 'Bash', () => ({ command: 'npm test -- --watch' }), 'allow'],
     ['prefix needs a word boundary', 'default', { allow: ['Bash(npm test:*)'] }, 'Bash', () => ({ command: 'npm testx' }), 'ask'],
     ['every part must be allowed', 'default', { allow: ['Bash(npm test:*)'] }, 'Bash', () => ({ command: 'npm test && rm -rf ~' }), 'ask'],
-    ['all parts allowed by different rules', 'default', { allow: ['Bash(npm test:*)', 'Bash(git status)'] }, 'Bash', () => ({ command: 'npm test; git status | npm test' }), 'allow'],
+    [
+      'all parts allowed by different rules',
+      'default',
+      { allow: ['Bash(npm test:*)', 'Bash(git status)'] },
+      'Bash',
+      () => ({ command: 'npm test; git status | npm test' }),
+      'allow',
+    ],
     ['substitution is not prefix-allowed', 'default', { allow: ['Bash(echo:*)'] }, 'Bash', () => ({ command: 'echo $(cat /etc/passwd)' }), 'ask'],
     ['backticks are not prefix-allowed', 'default', { allow: ['Bash(echo:*)'] }, 'Bash', () => ({ command: 'echo `id`' }), 'ask'],
     ['an exact rule allows a substitution', 'default', { allow: ['Bash(echo $(date))'] }, 'Bash', () => ({ command: 'echo $(date)' }), 'allow'],
-    ['redirect to a file is not prefix-allowed', 'default', { allow: ['Bash(npm test:*)'] }, 'Bash', () => ({ command: 'npm test > ~/.bashrc' }), 'ask'],
+    [
+      'redirect to a file is not prefix-allowed',
+      'default',
+      { allow: ['Bash(npm test:*)'] },
+      'Bash',
+      () => ({ command: 'npm test > ~/.bashrc' }),
+      'ask',
+    ],
     ['redirect to /dev/null is', 'default', { allow: ['Bash(npm test:*)'] }, 'Bash', () => ({ command: 'npm test 2>/dev/null' }), 'allow'],
     ['exact rule', 'default', { allow: ['Bash(git status)'] }, 'Bash', () => ({ command: 'git status --porcelain' }), 'ask'],
     ['whole-tool allow', 'default', { allow: ['Bash'] }, 'Bash', () => ({ command: 'anything && at all' }), 'allow'],
     ['deny wins over a later allow', 'default', { deny: ['Bash(rm:*)'], allow: ['Bash'] }, 'Bash', () => ({ command: 'ls && rm -rf x' }), 'deny'],
-    ['deny sees through quotes and wrappers', 'bypassPermissions', { deny: ['Bash(rm:*)'] }, 'Bash', () => ({ command: `FOO=1 sudo 'rm' -rf x` }), 'deny'],
+    [
+      'deny sees through quotes and wrappers',
+      'bypassPermissions',
+      { deny: ['Bash(rm:*)'] },
+      'Bash',
+      () => ({ command: `FOO=1 sudo 'rm' -rf x` }),
+      'deny',
+    ],
     ['deny sees inside substitutions', 'bypassPermissions', { deny: ['Bash(rm:*)'] }, 'Bash', () => ({ command: 'echo $(rm -rf x)' }), 'deny'],
     ['deny in bypass', 'bypassPermissions', { deny: ['Edit(src/**)'] }, 'Edit', () => ({ file_path: p('src/a.ts') }), 'deny'],
     ['ask rule in bypass', 'bypassPermissions', { ask: ['Bash(git push:*)'] }, 'Bash', () => ({ command: 'git push origin main' }), 'ask'],
@@ -118,12 +145,33 @@ describe('rules', () => {
     ['floating basename pattern', 'bypassPermissions', { deny: ['Edit(.env)'] }, 'Write', () => ({ file_path: p('src/a/.env') }), 'deny'],
     ['floating glob', 'default', { allow: ['Edit(*.md)'] }, 'Write', () => ({ file_path: p('docs/x/README.md') }), 'allow'],
     ['Write rule only covers Write', 'default', { allow: ['Write(src/**)'] }, 'Edit', () => ({ file_path: p('src/a.ts') }), 'ask'],
-    ['Read deny over a read-only tool', 'default', { deny: ['Read(~/.ssh/**)'] }, 'Read', () => ({ file_path: path.join(home, '.ssh', 'id_rsa') }), 'deny'],
+    [
+      'Read deny over a read-only tool',
+      'default',
+      { deny: ['Read(~/.ssh/**)'] },
+      'Read',
+      () => ({ file_path: path.join(home, '.ssh', 'id_rsa') }),
+      'deny',
+    ],
     ['Read deny covers Grep', 'default', { deny: ['Read(~/.ssh)'] }, 'Grep', () => ({ pattern: 'x', path: path.join(home, '.ssh') }), 'deny'],
-    ['Read deny covers edits', 'bypassPermissions', { deny: ['Read(~/.ssh/**)'] }, 'Edit', () => ({ file_path: path.join(home, '.ssh', 'authorized_keys') }), 'deny'],
+    [
+      'Read deny covers edits',
+      'bypassPermissions',
+      { deny: ['Read(~/.ssh/**)'] },
+      'Edit',
+      () => ({ file_path: path.join(home, '.ssh', 'authorized_keys') }),
+      'deny',
+    ],
     ['Read deny with ~ input', 'default', { deny: ['Read(~/.ssh/**)'] }, 'Read', () => ({ file_path: '~/.ssh/id_rsa' }), 'deny'],
     ['ask rule on a read-only tool', 'default', { ask: ['Read(.env)'] }, 'Read', () => ({ file_path: p('.env') }), 'ask'],
-    ['//absolute pattern', 'default', { allow: [`Edit(/${path.join(tmp, 'outside')}/**)`] }, 'Write', () => ({ file_path: path.join(tmp, 'outside', 'x') }), 'allow'],
+    [
+      '//absolute pattern',
+      'default',
+      { allow: [`Edit(/${path.join(tmp, 'outside')}/**)`] },
+      'Write',
+      () => ({ file_path: path.join(tmp, 'outside', 'x') }),
+      'allow',
+    ],
     ['/ is relative to the settings base', 'default', { allow: ['Edit(/src/**)'] }, 'Write', () => ({ file_path: p('src/x') }), 'allow'],
     ['WebFetch domain', 'default', { allow: ['WebFetch(domain:example.com)'] }, 'WebFetch', () => ({ url: 'https://docs.example.com/x' }), 'allow'],
     ['WebFetch other domain', 'default', { allow: ['WebFetch(domain:example.com)'] }, 'WebFetch', () => ({ url: 'https://example.org/' }), 'ask'],
@@ -200,10 +248,28 @@ describe('the control plane', () => {
   it('asks for relative paths from a cwd inside the state root', () => {
     const inside = path.join(root, 'scratchpad', 't1')
     for (const command of ['rm -rf ../../teams', 'ls teams']) {
-      const d = evaluatePermission({ toolName: 'Bash', input: { command }, readOnly: false, mode: 'bypassPermissions', rules: [], cwd: inside, home, ...controlPlaneOptions(inside, { SWARM_HOME: root }) })
+      const d = evaluatePermission({
+        toolName: 'Bash',
+        input: { command },
+        readOnly: false,
+        mode: 'bypassPermissions',
+        rules: [],
+        cwd: inside,
+        home,
+        ...controlPlaneOptions(inside, { SWARM_HOME: root }),
+      })
       expect(d.behavior, command).toBe('ask')
     }
-    const w = evaluatePermission({ toolName: 'Write', input: { file_path: '../../teams/t1/config.json' }, readOnly: false, mode: 'bypassPermissions', rules: [], cwd: inside, home, ...controlPlaneOptions(inside, { SWARM_HOME: root }) })
+    const w = evaluatePermission({
+      toolName: 'Write',
+      input: { file_path: '../../teams/t1/config.json' },
+      readOnly: false,
+      mode: 'bypassPermissions',
+      rules: [],
+      cwd: inside,
+      home,
+      ...controlPlaneOptions(inside, { SWARM_HOME: root }),
+    })
     expect(w.behavior).toBe('deny')
   })
 

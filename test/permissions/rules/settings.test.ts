@@ -32,12 +32,19 @@ describe('loadPermissionSettings', () => {
     const s = await loadPermissionSettings({ cwd, env })
     expect(s.rules).toEqual([])
     expect(s.defaultMode).toBeUndefined()
-    expect(s.files.map((f) => [f.scope, f.exists])).toEqual([['user', false], ['project', false], ['local', false]])
+    expect(s.files.map((f) => [f.scope, f.exists])).toEqual([
+      ['user', false],
+      ['project', false],
+      ['local', false],
+    ])
   })
 
   it('merges user, project, local, then the command line, in that order', async () => {
     write(userFile(), { permissions: { allow: ['Bash(git:*)'], defaultMode: 'plan', additionalDirectories: ['~/shared'] } })
-    write(projectFile(), { permissions: { ask: ['Bash(git push:*)'], deny: ['Read(.env)'], defaultMode: 'acceptEdits', additionalDirectories: ['../lib'] }, model: 'kept' })
+    write(projectFile(), {
+      permissions: { ask: ['Bash(git push:*)'], deny: ['Read(.env)'], defaultMode: 'acceptEdits', additionalDirectories: ['../lib'] },
+      model: 'kept',
+    })
     write(localFile(), { permissions: { allow: ['Bash(git push origin dev)'] } })
     const s = await loadPermissionSettings({ cwd, env, cli: { deny: ['Bash(rm:*)'] } })
     expect(s.rules.map((r) => `${r.source}:${r.behavior}:${r.raw}`)).toEqual([
@@ -53,7 +60,15 @@ describe('loadPermissionSettings', () => {
     expect(s.rules[0].baseDir).toBe(root)
 
     const ev = (command: string) =>
-      evaluatePermission({ toolName: 'Bash', input: { command }, readOnly: false, mode: s.defaultMode!, rules: s.rules, cwd, ...controlPlaneOptions(cwd, env) }).behavior
+      evaluatePermission({
+        toolName: 'Bash',
+        input: { command },
+        readOnly: false,
+        mode: s.defaultMode!,
+        rules: s.rules,
+        cwd,
+        ...controlPlaneOptions(cwd, env),
+      }).behavior
     expect(ev('git status')).toBe('allow')
     expect(ev('git push origin main')).toBe('ask')
     expect(ev('git push origin dev')).toBe('allow') // the local file comes later
@@ -73,8 +88,12 @@ describe('loadPermissionSettings', () => {
   })
 
   it('collects PermissionRequest command hooks with their source', async () => {
-    write(userFile(), { hooks: { PermissionRequest: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'echo u', timeout: 5 }] }], PreToolUse: [] } })
-    write(localFile(), { hooks: { PermissionRequest: [{ hooks: [{ type: 'command', command: 'echo l' }, { type: 'prompt', prompt: 'x' }, { type: 'command' }] }] } })
+    write(userFile(), {
+      hooks: { PermissionRequest: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'echo u', timeout: 5 }] }], PreToolUse: [] },
+    })
+    write(localFile(), {
+      hooks: { PermissionRequest: [{ hooks: [{ type: 'command', command: 'echo l' }, { type: 'prompt', prompt: 'x' }, { type: 'command' }] }] },
+    })
     const s = await loadPermissionSettings({ cwd, env })
     expect(s.permissionRequestHooks).toEqual([
       { matcher: 'Bash', command: 'echo u', timeout: 5, source: 'user', file: userFile() },

@@ -36,7 +36,11 @@ describe('suggestRule', () => {
   })
 
   it('suggests one rule per part of a compound command', () => {
-    expect(suggestRules('Bash', { command: 'npm ci && npm test | tee log; npm test' }, opts)).toEqual(['Bash(npm ci:*)', 'Bash(npm test:*)', 'Bash(tee log)'])
+    expect(suggestRules('Bash', { command: 'npm ci && npm test | tee log; npm test' }, opts)).toEqual([
+      'Bash(npm ci:*)',
+      'Bash(npm test:*)',
+      'Bash(tee log)',
+    ])
   })
 
   it('every suggestion allows the call it was made for', () => {
