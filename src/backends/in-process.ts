@@ -3,10 +3,10 @@ import pc from 'picocolors'
 import { ConflictError } from '../errors.js'
 import type { NewMessage } from '../mailbox/entry.js'
 import type { InboxMessage } from '../mailbox/types.js'
-import { paintAgent } from '../util/colors.js'
+import { paintAgent } from '../terminal/colors.js'
 import { type LaunchedProcess, delay, launchProcess, registerCleanup } from '../process/process.js'
 import { validateSpawnConfig } from './spawn-config.js'
-import { gracefulStop, sendToInbox } from '../supervisor/shutdown.js'
+import { gracefulStop, sendToInbox } from './shutdown.js'
 import { teammateStorage } from './teammate-context.js'
 import type {
   ExecutorOptions,
@@ -135,7 +135,7 @@ export class InProcessTeammates implements InProcessExecutor {
   /** Aborts the teammate's signal, kills what it launched, and waits briefly for its function. */
   async kill(agentId: string): Promise<void> {
     const r = this.running.get(agentId)
-    if (!r || r.state.state !== 'alive') return
+    if (r?.state.state !== 'alive') return
     r.controller.abort(new Error('killed'))
     await Promise.all([...r.children].map((c) => c.stop()))
     await Promise.race([r.done, delay(ABORT_WAIT_MS)])

@@ -7,7 +7,7 @@ import { agentDir } from '../home/paths.js'
 import { ensureDir } from '../util/fs.js'
 import { type CommandResult, delay, isAlive, killTree, runCommand } from '../process/process.js'
 import { validateSpawnConfig } from './spawn-config.js'
-import { gracefulStop, parseAgentId, sendToInbox } from '../supervisor/shutdown.js'
+import { gracefulStop, parseAgentId, sendToInbox } from './shutdown.js'
 import { shellQuote } from './tmux-client.js'
 import type {
   ExecutorOptions,

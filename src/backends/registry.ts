@@ -1,5 +1,5 @@
 import { type Detection, type DetectInputs, resolveBackend, systemDetectInputs } from './detect.js'
-import { teamStoreDirectory } from '../supervisor/directory.js'
+import { teamStoreDirectory } from './directory.js'
 import { InProcessTeammates } from './in-process.js'
 import { ITermExecutor, type ITermExecutorOptions } from './iterm2.js'
 import { TmuxExecutor, type TmuxExecutorOptions } from './tmux.js'
@@ -24,11 +24,6 @@ export function createExecutor(type: BackendType, opts: AnyExecutorOptions = {})
     case 'in-process':
       return new InProcessTeammates(opts)
   }
-}
-
-/** True for the backends whose teammates live in panes (and can be reached from any process). */
-export function isPaneBackend(type: BackendType): type is 'tmux' | 'iterm2' {
-  return type === 'tmux' || type === 'iterm2'
 }
 
 /** Detects (or checks an explicit `--backend`) against the real machine unless inputs are given. */

@@ -7,7 +7,7 @@ import type { InboxMessage } from '../mailbox/types.js'
 import { LEAD_NAME, agentDir, agentId as makeAgentId } from '../home/paths.js'
 import { delay, killTree, processTrees } from '../process/process.js'
 import { prepareLogFile, validateSpawnConfig } from './spawn-config.js'
-import { gracefulStop, parseAgentId, sendToInbox } from '../supervisor/shutdown.js'
+import { gracefulStop, parseAgentId, sendToInbox } from './shutdown.js'
 import { type PaneRow, TMUX_COLORS, listPanes, paneById, teamLeader, teamPanes } from './tmux-panes.js'
 import { TmuxClient, type TmuxSocket, formatEscape, isNoServer, resolveSocket, shellQuote, swarmSocket, tmuxCommand } from './tmux-client.js'
 import type {

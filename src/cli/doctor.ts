@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { ExitCode, SwarmError } from '../errors.js'
-import { colors, printJson, println } from './output.js'
+import { colors, printJson, println } from '../terminal/output.js'
 
 export interface DoctorCommandOptions {
   json?: boolean

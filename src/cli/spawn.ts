@@ -4,7 +4,7 @@ import type { Command } from 'commander'
 import { definedOnly } from '../util/object.js'
 import { UsageError } from '../errors.js'
 import type { KillOutcome } from '../supervisor/stop.js'
-import { printJson, println } from './output.js'
+import { printJson, println } from '../terminal/output.js'
 
 export interface SpawnCommandOptions {
   backend?: string

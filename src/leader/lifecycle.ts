@@ -11,7 +11,8 @@ import { ConflictError, CorruptFileError, NotFoundError } from '../errors.js'
 import { ensureTeamKeys } from '../mailbox/signing.js'
 import { leadSignerFor } from '../teams/messaging.js'
 import { LEAD_NAME, tasksDir, teamDir } from '../home/paths.js'
-import { deleteTeamFiles, findMember, readTeam, removeMember, updateTeam } from '../teams/team-store.js'
+import { removeFromRoster } from '../tasks/roster.js'
+import { deleteTeamFiles, findMember, readTeam, updateTeam } from '../teams/team-store.js'
 import type { BackendType, TeamFile } from '../teams/types.js'
 import { pathExists } from '../util/fs.js'
 import { definedOnly } from '../util/object.js'
@@ -40,7 +41,13 @@ export async function startTeam(team: string, opts: { backend: BackendChoice; en
   const env = opts.env
   const detection = await selectBackend(opts.backend, systemDetectInputs(env))
   await ensureTeamKeys(team, env)
-  await updateTeam(team, (t) => void (t.swarmBackend = detection.backend), env)
+  await updateTeam(
+    team,
+    (t) => {
+      t.swarmBackend = detection.backend
+    },
+    env,
+  )
   if (detection.backend === 'in-process') return { backend: 'in-process', reason: detection.reason, teammates: [] }
   const config = await readTeam(team, env)
   const executor = createExecutor(detection.backend, { env, sign: await leadSignerFor(team, env) })
@@ -246,7 +253,7 @@ export async function removeTeammate(
       hint: `try again once "swarm status ${team}" shows it exited`,
     })
   }
-  await removeMember(team, member.name, opts.env)
+  await removeFromRoster(team, member.name, opts.env)
   const listing = await teamWorktreesOf(team, { env: opts.env, members: [member], repoDirs: [member.cwd] })
   const report = await teardownWorktrees(listing.worktrees, {
     env: opts.env,

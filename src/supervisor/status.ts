@@ -2,7 +2,7 @@ import { SwarmError } from '../errors.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
 import type { TeamFile, TeamMember } from '../teams/types.js'
-import { backendOf } from './directory.js'
+import { backendOf } from '../backends/directory.js'
 import { createExecutor } from '../backends/registry.js'
 import type { BackendType, InProcessExecutor, PaneExecutor, ProcessState } from '../backends/types.js'
 

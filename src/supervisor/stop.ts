@@ -4,9 +4,9 @@ import { leadSignerFor } from '../teams/messaging.js'
 import { getMember, readTeam, updateTeam } from '../teams/team-store.js'
 import type { TeamFile } from '../teams/types.js'
 import { delay } from '../process/process.js'
-import { backendOf } from './directory.js'
+import { backendOf } from '../backends/directory.js'
 import { createExecutor } from '../backends/registry.js'
-import { GRACEFUL_STOP_MS, requestShutdown } from './shutdown.js'
+import { GRACEFUL_STOP_MS, requestShutdown } from '../backends/shutdown.js'
 import type { InProcessExecutor, LeadSigner, PaneExecutor, TeammateExecutor } from '../backends/types.js'
 
 type Env = NodeJS.ProcessEnv
@@ -48,7 +48,10 @@ export async function stopTeamMembers(team: string, opts: StopOptions = {}): Pro
   const executorFor = (backend: 'tmux' | 'iterm2' | 'in-process'): TeammateExecutor<unknown> | undefined => {
     if (backend === 'in-process') return opts.inProcess
     let e = cache.get(backend) ?? opts.executors?.[backend]
-    if (!e) cache.set(backend, (e = createExecutor(backend, { env, sign })))
+    if (!e) {
+      e = createExecutor(backend, { env, sign })
+      cache.set(backend, e)
+    }
     return e
   }
   const byBackend = new Map<TeammateExecutor<unknown> | undefined, string[]>()

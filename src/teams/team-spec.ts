@@ -3,7 +3,7 @@ import path from 'node:path'
 import YAML from 'yaml'
 import { z } from 'zod'
 import { CorruptFileError, NotFoundError } from '../errors.js'
-import { PermissionModeName } from './types.js'
+import { PermissionModeName } from '../permissions/rules/modes.js'
 
 /** One member of a `--from team.yaml` file. */
 export const TeamSpecMember = z.strictObject({

@@ -4,9 +4,6 @@ import { z } from 'zod'
 export const BackendType = z.enum(['tmux', 'iterm2', 'in-process'])
 export type BackendType = z.infer<typeof BackendType>
 
-export const PermissionModeName = z.enum(['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk', 'bubble'])
-export type PermissionModeName = z.infer<typeof PermissionModeName>
-
 export const TeamAllowedPath = z.looseObject({
   path: z.string(),
   toolName: z.string(),
@@ -53,20 +50,3 @@ export const TeamFile = z.looseObject({
   members: z.array(TeamMember),
 })
 export type TeamFile = z.infer<typeof TeamFile>
-
-export const TaskStatus = z.enum(['pending', 'in_progress', 'completed'])
-export type TaskStatus = z.infer<typeof TaskStatus>
-
-/** `<root>/tasks/<team>/<id>.json` */
-export const Task = z.looseObject({
-  id: z.string(),
-  subject: z.string(),
-  description: z.string(),
-  activeForm: z.string().optional(),
-  owner: z.string().optional(),
-  status: TaskStatus,
-  blocks: z.array(z.string()).default([]),
-  blockedBy: z.array(z.string()).default([]),
-  metadata: z.record(z.string(), z.unknown()).optional(),
-})
-export type Task = z.infer<typeof Task>

@@ -23,8 +23,14 @@ function inputs(
     isTTY: over.isTTY ?? true,
     platform: over.platform ?? 'linux',
     osRelease: over.osRelease ?? 'ID=ubuntu\nID_LIKE=debian\n',
-    probeTmux: async () => (asked.tmux++, over.tmux ?? OK),
-    probeIt2: async () => (asked.it2++, over.it2 ?? NO),
+    probeTmux: async () => {
+      asked.tmux++
+      return over.tmux ?? OK
+    },
+    probeIt2: async () => {
+      asked.it2++
+      return over.it2 ?? NO
+    },
   }
   return { i, asked }
 }

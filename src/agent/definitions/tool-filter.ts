@@ -1,4 +1,4 @@
-import type { PermissionModeName } from '../../teams/types.js'
+import type { PermissionModeName } from '../../permissions/rules/modes.js'
 import { LEAD_ONLY_TOOL_NAMES } from '../tools/names.js'
 import type { AgentDefinition } from './types.js'
 

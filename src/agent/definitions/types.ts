@@ -1,5 +1,5 @@
 import type { AgentColor } from '../../home/colors.js'
-import type { PermissionModeName } from '../../teams/types.js'
+import type { PermissionModeName } from '../../permissions/rules/modes.js'
 
 /** Where a definition came from; project beats user beats built-in. */
 export type AgentSource = 'built-in' | 'user' | 'project'

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { z } from 'zod'
 import { describeContents } from '../../worktrees/inspect.js'
-import { wantsWorktree } from '../../worktrees/team-worktrees.js'
+import { wantsWorktree } from '../definitions/isolation.js'
 import { createWorktree, removeWorktree, worktreeCwd } from '../../worktrees/worktree.js'
 import { errorMessage } from '../../errors.js'
 import { defineTool, type AnyTool, type ToolContext, type ToolResult } from '../tool.js'

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { claimTask, createTask, getTask, listTasks, updateTask } from '../../tasks/task-store.js'
-import type { Task } from '../../teams/types.js'
+import type { Task } from '../../tasks/types.js'
 import { defineTool } from '../tool.js'
 import type { TeamToolHost } from './send-message.js'
 

@@ -1,4 +1,4 @@
-import type { PermissionModeName } from '../../teams/types.js'
+import type { PermissionModeName } from './modes.js'
 
 export type { PermissionModeName }
 

@@ -228,8 +228,10 @@ describe('the control plane', () => {
     `cat ${root}/teams/t1/config.json`,
     'rm -rf ~/.claude/teams/t1',
     'echo x > "$HOME"/.claude/tasks/t1/1.json',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell variable, not a template
     'ls ${HOME}/.claude/teams',
     'rm -rf $SWARM_HOME/teams',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell variable, not a template
     'cd "${CLAUDE_CONFIG_DIR}" && rm -rf teams',
     `cd ${root} && rm -rf teams`,
     'cp x .claude/teams/t1/config.json',
