@@ -14,7 +14,7 @@ import { createPermissionLayer } from '../permissions/requests/client.js'
 import { leadSignerFor } from '../teams/messaging.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
-import { teamBackend } from '../teams/team-backend.js'
+import { teamBackend } from '../backends/team-backend.js'
 import { LeaderConsole } from './console.js'
 import { LeaderControl } from './control.js'
 
