@@ -38,7 +38,7 @@ let alive = 0
 let handlersInstalled = false
 
 /**
- * Teammates inside the leader's process (DESIGN §4), each in its own AsyncLocalStorage context
+ * Teammates inside the leader's process (docs/architecture.md §3, §5), each in its own AsyncLocalStorage context
  * with its identity, cwd and AbortController. A throw, a rejection or an uncaught error in one
  * teammate's async tree ends that teammate only — never another one or the leader.
  */

@@ -15,11 +15,6 @@ const BUILT_IN: readonly Backend[] = [tmuxBackend, iterm2Backend, inProcessBacke
 
 const table: Backend[] = [...BUILT_IN]
 
-/** Every backend, in detection order. */
-export function backends(): readonly Backend[] {
-  return table
-}
-
 /** The pane backends, in detection order. */
 export function paneBackends(): readonly PaneBackend[] {
   return table.filter((b): b is PaneBackend => b.kind === 'pane')

@@ -49,7 +49,7 @@ export function sessionName(team: string): string {
 }
 
 /**
- * Teammates in tmux panes (DESIGN §4): outside tmux a `swarm-<team>` session on the swarm server,
+ * Teammates in tmux panes (docs/architecture.md §3, §5): outside tmux a `swarm-<team>` session on the swarm server,
  * inside tmux a window of the team's own; each teammate's argv handed to split-window with its
  * cwd, env, log, title and colour set in the same invocation; liveness of all panes from one
  * list-panes.

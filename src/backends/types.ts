@@ -83,7 +83,7 @@ export interface TerminateOptions {
 }
 
 /**
- * One way of running teammates (DESIGN §4). An executor only spawns, sends and stops; who is in
+ * One way of running teammates (docs/architecture.md §3, §5). An executor only spawns, sends and stops; who is in
  * the team and what state a member is in belongs to the team store and the runner.
  */
 export interface TeammateExecutor<C = TeammateSpawnConfig> {
@@ -160,7 +160,7 @@ export interface PaneDirectory {
   teamPanes(team: string, backend: BackendType): Promise<PaneRef[]>
 }
 
-/** Signs a lead message (DESIGN §2 lead signatures); undefined leaves it unsigned. */
+/** Signs a lead message (docs/architecture.md §2); undefined leaves it unsigned. */
 export type LeadSigner = (entry: InboxMessage) => string | undefined
 
 /** Options every executor accepts. */

@@ -36,7 +36,7 @@ async function unavailable(p: Promise<unknown>): Promise<BackendUnavailableError
   return err as BackendUnavailableError
 }
 
-describe('backend detection (DESIGN §4 order)', () => {
+describe('backend detection (docs/architecture.md §5 order)', () => {
   it('1. inside tmux → tmux, without probing anything', async () => {
     const { i, asked } = inputs({ env: { TMUX: '/tmp/tmux-1/default,1,0', TERM_PROGRAM: 'iTerm.app' }, isTTY: false })
     expect((await detectBackend(i)).backend).toBe('tmux')
