@@ -81,7 +81,7 @@ export function registerTeamCommands(program: Command): void {
 }
 
 export async function teamCreate(name: string, opts: TeamCreateOptions): Promise<void> {
-  const spec = opts.from ? await loadTeamSpec(opts.from) : undefined
+  const spec = opts.from ? await loadTeamSpec(opts.from, { backendChoices: backendChoices() }) : undefined
   const mode = opts.mode ?? spec?.mode
   if (mode !== undefined && !PermissionModeName.safeParse(mode).success) {
     throw new UsageError(`invalid --mode ${JSON.stringify(mode)}`, { hint: `use one of ${PermissionModeName.options.join(', ')}` })
