@@ -5,6 +5,7 @@ import { CorruptFileError } from '../errors.js'
 import { FILE_MODE, moveAside, parseJsonFile } from '../util/fs.js'
 import { appendToArchive, splitForArchive } from './archive.js'
 import { ringBell } from './bell.js'
+import { holdsLock, LockLostError } from './lock-fence.js'
 import { clearSpooled, readSpool, spoolDir } from './spool.js'
 import { InboxFile, type InboxMessage } from './types.js'
 
@@ -32,7 +33,8 @@ export interface Committed {
  * in it (a writer killed between the inbox rename and the spool cleanup would otherwise repeat),
  * then `change`, then one atomic write, then the merged spool files are emptied. `known`: the inbox
  * as a previous commit of the SAME lock hold left it (its returned `inbox`), so that it is not read
- * again.
+ * again. Fenced: LockLostError, nothing written, when the lock is no longer this process's just
+ * before the archive append or the rename (the caller merges again under a fresh lock).
  */
 export async function commit(file: string, opts: CommitOptions, known?: InboxMessage[]): Promise<Committed> {
   let current: InboxMessage[]
@@ -75,6 +77,7 @@ export function warnCorrupt(err: CorruptFileError): void {
  */
 async function writeInbox(file: string, entries: InboxMessage[], appendedTo?: InboxMessage[]): Promise<InboxMessage[]> {
   const { keep, archive } = splitForArchive(entries)
+  fence(file)
   await appendToArchive(file, archive)
   const text = (archive.length === 0 && appendedTo && extend(file, appendedTo, keep)) || JSON.stringify(keep, null, 2)
   writeAtomicSync(file, text)
@@ -123,11 +126,17 @@ function writeAtomicSync(file: string, data: string): void {
     fs.writeFileSync(tmp, data, { mode: FILE_MODE })
   }
   try {
+    fence(file) // synchronous from here to the rename: nothing of this process runs in between
     fs.renameSync(tmp, file)
   } catch (err) {
     fs.rmSync(tmp, { force: true })
     throw err
   }
+}
+
+/** Throws LockLostError when the inbox lock is not (or no longer) this process's. */
+function fence(file: string): void {
+  if (!holdsLock(`${file}.lock`)) throw new LockLostError(`${file}.lock`)
 }
 
 /** For writers, under the lock: a corrupt inbox is moved aside, never overwritten. */
