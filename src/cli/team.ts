@@ -105,6 +105,7 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
     const worktree = isolated.has(a) ? true : (m?.worktree ?? spec?.worktree)
     return { name: a, cwd: m?.cwd, agentType: types.get(a) ?? m?.agentType, worktree }
   })
+  await checkAgentTypes(members, cwd)
   await checkWorktrees(name, members, cwd)
   const team = await createTeam({
     name,
@@ -154,6 +155,13 @@ function worktreeChoice(option: boolean | string | undefined, names: string[]): 
   const chosen = splitList(option)
   for (const c of chosen) if (!names.includes(c)) throw new UsageError(`--worktree names ${c}, which is not in --agents`)
   return new Set(chosen)
+}
+
+/** Before the team is written: every agent type the roster names is defined (else exit 3 naming the known ones). */
+async function checkAgentTypes(members: Array<{ cwd?: string; agentType?: string }>, cwd: string): Promise<void> {
+  if (!members.some((m) => m.agentType)) return
+  const { checkAgentType } = await import('../agent/definitions/load.js')
+  for (const m of members) if (m.agentType) await checkAgentType(m.agentType, { cwd: path.resolve(cwd, m.cwd ?? '.') })
 }
 
 /** Before the team is written: every worktree the roster asks for can be made (see planWorktree). */

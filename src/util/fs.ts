@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { constants as fsConstants } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { z } from 'zod'
@@ -7,10 +8,59 @@ import { CorruptFileError } from '../errors.js'
 export const DIR_MODE = 0o700
 export const FILE_MODE = 0o600
 
-/** mkdir -p with 0700 for every directory it creates. */
+/**
+ * mkdir -p with 0700 for every directory it creates. Node's recursive mkdir reports ENOENT when a
+ * parent cannot be made (a read-only or full disk): the first missing directory is then made on
+ * its own, so that the real reason (EROFS, ENOSPC, EACCES) is what the caller sees.
+ */
 export async function ensureDir(dir: string): Promise<void> {
-  await fs.mkdir(dir, { recursive: true, mode: DIR_MODE })
+  try {
+    await fs.mkdir(dir, { recursive: true, mode: DIR_MODE })
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    let missing = path.resolve(dir)
+    while (!(await pathExists(path.dirname(missing))) && path.dirname(missing) !== missing) missing = path.dirname(missing)
+    await fs.mkdir(missing, { mode: DIR_MODE }) // throws the real reason
+    throw err
+  }
 }
+
+/** open(2) flags that never follow a symbolic link in the last component (files swarm appends to or rewrites). */
+export const NOFOLLOW = {
+  append: fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW,
+  readAppend: fsConstants.O_RDWR | fsConstants.O_APPEND | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW,
+  readWrite: fsConstants.O_RDWR | fsConstants.O_NOFOLLOW,
+  read: fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW,
+} as const
+
+/** ELOOP from an O_NOFOLLOW open → CorruptFileError (exit 5) naming the link: swarm never writes through one. */
+export function refuseSymlink(file: string, err: unknown): unknown {
+  if ((err as NodeJS.ErrnoException).code !== 'ELOOP') return err
+  return new CorruptFileError(file, 'a symbolic link where swarm keeps a file; not followed', {
+    cause: err,
+    hint: 'remove the link (swarm writes there only through a file of its own)',
+  })
+}
+
+/** Opens `file` with NOFOLLOW flags; a symbolic link there is refused (refuseSymlink). */
+export async function openNoFollow(file: string, flags: number): Promise<fs.FileHandle> {
+  try {
+    return await fs.open(file, flags, FILE_MODE)
+  } catch (err) {
+    throw refuseSymlink(file, err)
+  }
+}
+
+/** Strict UTF-8: bytes that are not valid UTF-8 are a CorruptFileError naming the file, never U+FFFD. */
+export function decodeUtf8(file: string, bytes: Uint8Array): string {
+  try {
+    return strictUtf8.decode(bytes)
+  } catch {
+    throw new CorruptFileError(file, 'not valid UTF-8')
+  }
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
  * Writes `data` to a temp file in the same directory and renames it over `file`,
@@ -20,17 +70,17 @@ export async function atomicWriteFile(file: string, data: string | Uint8Array): 
   const dir = path.dirname(file)
   await ensureDir(dir)
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
-  const handle = await fs.open(tmp, 'w', FILE_MODE)
+  const handle = await fs.open(tmp, 'wx', FILE_MODE)
   try {
-    await handle.writeFile(data)
-  } finally {
-    await handle.close()
-  }
-  try {
+    try {
+      await handle.writeFile(data)
+    } finally {
+      await handle.close()
+    }
     await fs.rename(tmp, file)
   } catch (err) {
     await fs.rm(tmp, { force: true })
-    throw err
+    throw withPath(err, file) // a failed write(2) (ENOSPC) names no path
   }
 }
 
@@ -47,14 +97,26 @@ export async function pathExists(p: string): Promise<boolean> {
   }
 }
 
-/** Reads a file; undefined when it does not exist. */
+/**
+ * Reads a file as strict UTF-8 (decodeUtf8); undefined when it does not exist. Errors name the
+ * file (a directory in its place fails with EISDIR, which names none).
+ */
 export async function readFileIfExists(file: string): Promise<string | undefined> {
+  let bytes: Buffer
   try {
-    return await fs.readFile(file, 'utf8')
+    bytes = await fs.readFile(file)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw err
+    throw withPath(err, file)
   }
+  return decodeUtf8(file, bytes)
+}
+
+/** Sets `path` on an errno error that has none (a failed read(2) or write(2)), so that its report names the file. */
+export function withPath(err: unknown, file: string): unknown {
+  const e = err as NodeJS.ErrnoException
+  if (e && typeof e === 'object' && typeof e.code === 'string' && e.path === undefined) e.path = file
+  return err
 }
 
 /**
