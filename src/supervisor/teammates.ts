@@ -82,7 +82,8 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
   const config = await readTeam(team, env)
   const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
   // Before anything starts: an unknown agent type is exit 3 naming the known ones, not a dead teammate.
-  for (const i of inputs) if (i.agentType !== undefined && i.command === undefined) await checkAgentType(i.agentType, { cwd: path.resolve(i.cwd ?? leadCwd), env })
+  for (const i of inputs)
+    if (i.agentType !== undefined && i.command === undefined) await checkAgentType(i.agentType, { cwd: path.resolve(i.cwd ?? leadCwd), env })
   const executor = opts.executor ?? (await paneExecutor(opts, env))
   const verifyKey = await leadVerifyKey(team, env)
   // Before registering: a cwd that is not a repository refuses the spawn without leaving a member.

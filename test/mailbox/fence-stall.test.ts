@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { readInbox } from '../../src/mailbox/inbox.js'
-import { inboxPath } from '../../src/teams/paths.js'
+import { inboxPath } from '../../src/home/paths.js'
 import { LOCK_STALE_MS } from '../../src/util/lock.js'
 import { reapAll, requireBuild, startNode, tempHome, WRITER, type Proc } from './helpers.js'
 
