@@ -4,6 +4,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { z } from 'zod'
 import { CorruptFileError } from '../errors.js'
+import { explainErrno } from './fs-errors.js'
 
 export const DIR_MODE = 0o700
 export const FILE_MODE = 0o600
@@ -33,21 +34,18 @@ export const NOFOLLOW = {
   read: fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW,
 } as const
 
-/** ELOOP from an O_NOFOLLOW open → CorruptFileError (exit 5) naming the link: swarm never writes through one. */
-export function refuseSymlink(file: string, err: unknown): unknown {
-  if ((err as NodeJS.ErrnoException).code !== 'ELOOP') return err
-  return new CorruptFileError(file, 'a symbolic link where swarm keeps a file; not followed', {
-    cause: err,
-    hint: 'remove the link (swarm writes there only through a file of its own)',
-  })
+/** An error of opening `file` with NOFOLLOW flags: a symbolic link there (ELOOP) is a CorruptFileError (exit 5). */
+export function openError(file: string, err: unknown): unknown {
+  withPath(err, file)
+  return (err as NodeJS.ErrnoException).code === 'ELOOP' ? (explainErrno(err, file) ?? err) : err
 }
 
-/** Opens `file` with NOFOLLOW flags; a symbolic link there is refused (refuseSymlink). */
+/** Opens `file` with NOFOLLOW flags; a symbolic link there is refused (openError). */
 export async function openNoFollow(file: string, flags: number): Promise<fs.FileHandle> {
   try {
     return await fs.open(file, flags, FILE_MODE)
   } catch (err) {
-    throw refuseSymlink(file, err)
+    throw openError(file, err)
   }
 }
 
@@ -80,7 +78,7 @@ export async function atomicWriteFile(file: string, data: string | Uint8Array): 
     await fs.rename(tmp, file)
   } catch (err) {
     await fs.rm(tmp, { force: true })
-    throw withPath(err, file) // a failed write(2) (ENOSPC) names no path
+    throw withPath(err, file, tmp) // a failed write(2) (ENOSPC) names no path
   }
 }
 
@@ -112,16 +110,20 @@ export async function readFileIfExists(file: string): Promise<string | undefined
   return decodeUtf8(file, bytes)
 }
 
-/** Sets `path` on an errno error that has none (a failed read(2) or write(2)), so that its report names the file. */
-export function withPath(err: unknown, file: string): unknown {
+/**
+ * Sets `path` on an errno error that has none (a failed read(2) or write(2)), or that names `tmp`
+ * (the temp file of an atomic write), so that its report names the file meant.
+ */
+export function withPath(err: unknown, file: string, tmp?: string): unknown {
   const e = err as NodeJS.ErrnoException
-  if (e && typeof e === 'object' && typeof e.code === 'string' && e.path === undefined) e.path = file
+  if (e && typeof e === 'object' && typeof e.code === 'string' && (e.path === undefined || e.path === tmp)) e.path = file
   return err
 }
 
 /**
  * Parses `text` (the contents of `file`) as JSON and validates it with `schema`.
- * Throws CorruptFileError naming the file when either fails.
+ * Throws CorruptFileError naming the file when either fails, or when it nests deeper than
+ * MAX_JSON_DEPTH (writing such a value back would overflow the stack).
  */
 export function parseJsonFile<S extends z.ZodType>(file: string, text: string, schema: S): z.infer<S> {
   let raw: unknown
@@ -130,6 +132,7 @@ export function parseJsonFile<S extends z.ZodType>(file: string, text: string, s
   } catch (err) {
     throw new CorruptFileError(file, `not valid JSON: ${(err as Error).message}`)
   }
+  if (tooDeep(raw)) throw new CorruptFileError(file, `nested deeper than ${MAX_JSON_DEPTH} levels`)
   const parsed = schema.safeParse(raw)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]
@@ -137,6 +140,21 @@ export function parseJsonFile<S extends z.ZodType>(file: string, text: string, s
     throw new CorruptFileError(file, `${where}: ${issue?.message ?? 'does not match the schema'}`)
   }
   return parsed.data
+}
+
+/** No file swarm reads nests anywhere near this deep (an inbox entry: 4 levels). */
+export const MAX_JSON_DEPTH = 1_000
+
+/** True when `value` nests deeper than MAX_JSON_DEPTH; iterative, so a deep value cannot overflow the stack here. */
+function tooDeep(value: unknown): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]]
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const [v, depth] = item
+    if (v === null || typeof v !== 'object') continue
+    if (depth >= MAX_JSON_DEPTH) return true
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1])
+  }
+  return false
 }
 
 /** Reads and validates a JSON file; undefined when the file does not exist. */
