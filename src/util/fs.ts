@@ -68,8 +68,8 @@ export async function atomicWriteFile(file: string, data: string | Uint8Array): 
   const dir = path.dirname(file)
   await ensureDir(dir)
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
-  const handle = await fs.open(tmp, 'wx', FILE_MODE)
   try {
+    const handle = await fs.open(tmp, 'wx', FILE_MODE)
     try {
       await handle.writeFile(data)
     } finally {
@@ -143,7 +143,7 @@ export function parseJsonFile<S extends z.ZodType>(file: string, text: string, s
 }
 
 /** No file swarm reads nests anywhere near this deep (an inbox entry: 4 levels). */
-export const MAX_JSON_DEPTH = 1_000
+const MAX_JSON_DEPTH = 1_000
 
 /** True when `value` nests deeper than MAX_JSON_DEPTH; iterative, so a deep value cannot overflow the stack here. */
 function tooDeep(value: unknown): boolean {
