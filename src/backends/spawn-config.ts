@@ -1,4 +1,3 @@
-import fs from 'node:fs/promises'
 import path from 'node:path'
 import { UsageError } from '../errors.js'
 import { agentDir, agentId as makeAgentId } from '../home/paths.js'

@@ -21,8 +21,10 @@ export async function ensureDir(dir: string): Promise<void> {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
     let missing = path.resolve(dir)
     while (!(await pathExists(path.dirname(missing))) && path.dirname(missing) !== missing) missing = path.dirname(missing)
-    await fs.mkdir(missing, { mode: DIR_MODE }) // throws the real reason
-    throw err
+    await fs.mkdir(missing, { mode: DIR_MODE }).catch((real: NodeJS.ErrnoException) => {
+      if (real.code !== 'EEXIST') throw real // the real reason
+    })
+    await fs.mkdir(dir, { recursive: true, mode: DIR_MODE }) // made meanwhile (a race): go on
   }
 }
 
