@@ -5,10 +5,11 @@ import { LOCK_STALE_MS } from '../util/lock.js'
  * Which inbox locks this process still owns. A holder stopped past the stale time (Ctrl-Z, a VM
  * pause) has lost its lock to another writer without knowing it; it must neither rename its old
  * copy over the inbox (commit.ts asks holdsLock just before) nor remove the new holder's lock
- * directory at its release. The lock directory's identity (inode and mtime, nanoseconds) is the
- * fencing token: recorded when this process makes the directory and each time it refreshes it,
- * compared with what is on disk. Nothing is written inside the directory, so Claude Code's and
- * older swarms' stale recovery (a plain rmdir) still works.
+ * directory at its release. The lock directory's identity (inode, birth time and an mtime stamped
+ * to a random nanosecond) is the fencing token: recorded when this process makes the directory and
+ * each time it refreshes it, compared with what is on disk. Nothing is written inside the
+ * directory, so Claude Code's and older swarms' stale recovery (a plain rmdir) still works. What
+ * no check can close: a stop of 4 s landing between the last check and the rename (microseconds).
  */
 
 /** An inbox lock held by a holder of this process but found on disk to be someone else's (or gone). */
