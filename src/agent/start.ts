@@ -3,7 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import type Anthropic from '@anthropic-ai/sdk'
 import type { ToolKind } from '../permissions/rules/tools.js'
-import { NotFoundError, UsageError } from '../errors.js'
+import { UsageError } from '../errors.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { leadSignerFor } from '../teams/messaging.js'
@@ -11,7 +11,7 @@ import { findMember, readTeam } from '../teams/team-store.js'
 import { PermissionModeName } from '../permissions/rules/modes.js'
 import { createModelClient } from './client.js'
 import { scratchDirNote } from './definitions/built-in.js'
-import { loadAgentDefinitions } from './definitions/load.js'
+import { findAgentType, loadAgentDefinitions } from './definitions/load.js'
 import { resolveToolsForAgent } from './definitions/tool-filter.js'
 import { resolveModel } from './model.js'
 import { buildSystemPrompt } from './prompt.js'
@@ -98,10 +98,7 @@ export async function assembleAgent(
 
   const isLead = opts.name === LEAD_NAME
   const typeName = opts.agentType ?? (isLead ? 'general-purpose' : (member.agentType ?? 'general-purpose'))
-  const def = definitions.get(typeName) ?? (typeName === 'team-lead' ? definitions.get('general-purpose') : undefined)
-  if (!def) {
-    throw new NotFoundError(`unknown agent type "${typeName}"`, { hint: `known types: ${[...definitions.keys()].join(', ')}` })
-  }
+  const def = findAgentType(definitions, typeName === 'team-lead' && !definitions.has(typeName) ? 'general-purpose' : typeName)
   const modeRaw = opts.mode ?? member.mode ?? def.permissionMode ?? 'default'
   const mode = PermissionModeName.safeParse(modeRaw)
   if (!mode.success) throw new UsageError(`unknown permission mode "${modeRaw}"`, { hint: `use one of ${PermissionModeName.options.join(', ')}` })

@@ -191,7 +191,7 @@ export class LeaderConsole {
     const what = r.kind === 'plan' ? `wants its plan approved: ${r.detail}` : `wants to use ${this.c.bold(r.tool)}: ${r.detail}`
     this.line(this.c.magenta(`? ${r.agent} ${what}`) + more)
     if (this.o.answersHere === false) return
-    if (r.suggestion) this.line(this.c.dim(`  always would allow: ${r.suggestion}`))
+    if (r.suggestions?.length) this.line(this.c.dim(`  always would allow: ${r.suggestions.join(', ')}`))
     this.line(
       this.c.dim(`  [y] approve once  [a] approve always  [n <feedback>] deny   (request ${r.id}; or: swarm perms approve ${this.o.team} ${r.id})`),
     )
@@ -231,7 +231,10 @@ export class LeaderConsole {
         },
         { env: this.o.env },
       )
-      this.line(this.c.green(`${decision === 'approve' ? 'approved' : 'denied'}${opts.always ? ' (always)' : ''}: ${r.agent} ${r.tool} ${r.detail}`))
+      const added = opts.always && decision === 'approve' && r.suggestions?.length ? `; added the rules ${r.suggestions.join(', ')}` : ''
+      this.line(
+        this.c.green(`${decision === 'approve' ? 'approved' : 'denied'}${opts.always ? ' (always)' : ''}: ${r.agent} ${r.tool} ${r.detail}${added}`),
+      )
     } catch (err) {
       this.line(this.c.yellow(errorMessage(err)))
     }
@@ -307,7 +310,7 @@ function toConsoleRequest(r: BrokerRequest): ConsoleRequest {
     agent: r.agent,
     tool: r.toolName,
     detail: r.kind === 'plan' ? (r.planFilePath ?? r.summary) : r.summary,
-    ...(r.suggestions[0] ? { suggestion: r.suggestions[0] } : {}),
+    suggestions: r.suggestions,
     createdAt: r.createdAt,
   }
 }

@@ -6,7 +6,8 @@ export interface ConsoleRequest {
   tool: string
   /** One line: the short input or the plan file. */
   detail: string
-  suggestion?: string
+  /** Every rule "approve always" adds (a compound command has one per part). */
+  suggestions?: string[]
   createdAt: number
 }
 

@@ -5,7 +5,7 @@ import { CorruptFileError, NotFoundError } from '../errors.js'
 import type { StructuredMessage } from './messages.js'
 import { PRIVILEGED_TYPES } from './messages.js'
 import { LEAD_KEY_FILE, LEAD_NAME, teamDir } from '../home/paths.js'
-import { FILE_MODE, atomicWriteFile, ensureDir, readFileIfExists } from '../util/fs.js'
+import { FILE_MODE, atomicWriteFile, ensureDir, readFileIfExists, withPath } from '../util/fs.js'
 
 /**
  * Lead signatures (docs/architecture.md §2): an Ed25519 key pair per team. The private key lives 0600 in the
@@ -37,13 +37,13 @@ export async function ensureTeamKeys(team: string, env?: NodeJS.ProcessEnv): Pro
     const { privateKey } = generateKeyPairSync('ed25519')
     const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }) as string
     const tmp = path.join(path.dirname(keyFile), `.${LEAD_KEY_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
-    await fs.writeFile(tmp, pem, { flag: 'wx', mode: FILE_MODE })
     try {
+      await fs.writeFile(tmp, pem, { flag: 'wx', mode: FILE_MODE })
       // link() fails with EEXIST when another process got there first: exactly one key is kept.
       await fs.link(tmp, keyFile)
       created = true
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw withPath(err, keyFile, tmp) // a failed write(2) names no path
     } finally {
       await fs.rm(tmp, { force: true })
     }

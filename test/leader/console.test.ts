@@ -8,6 +8,7 @@ import { appendMessage, readInbox } from '../../src/mailbox/inbox.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
 import type { InboxMessage } from '../../src/mailbox/types.js'
 import { answerRequest } from '../../src/permissions/requests/broker.js'
+import { permissionSuggestions } from '../../src/permissions/rules/suggest.js'
 import { ensureTeamKeys, classifyLeadMessage, loadLeadPublicKey } from '../../src/mailbox/signing.js'
 import { readResolved, writePending } from '../../src/permissions/requests/store.js'
 import { inboxPath } from '../../src/home/paths.js'
@@ -69,7 +70,7 @@ function open(opts: { lead?: LeadAgent } = {}) {
   return { type, waitFor, text: () => text, calls, done, close: () => input.end() }
 }
 
-const pending = (id: string, agent: string, command: string) =>
+const pending = (id: string, agent: string, command: string, suggestions: unknown[] = []) =>
   writePending(
     TEAM,
     {
@@ -81,7 +82,7 @@ const pending = (id: string, agent: string, command: string) =>
       toolUseId: `tu-${id}`,
       input: { command },
       description: command,
-      suggestions: [],
+      suggestions,
       createdAt: Date.now(),
       pid: process.pid,
     },
@@ -111,6 +112,24 @@ describe('the leader console', () => {
     expect(classifyLeadMessage(toBob, key)).toBe('verified')
     // Shown messages are marked read (no lead agent to hand them to).
     expect((await readInbox(inboxPath(TEAM, 'team-lead', env))).every((m) => m.read)).toBe(true)
+    c.close()
+    await c.done
+  })
+
+  it('"approve always" for a compound command shows every rule it adds, and adds them all', async () => {
+    const command = 'git add src && npm test && make build'
+    await pending('req-c', 'alice', command, permissionSuggestions('Bash', { command }, { cwd: base, home: base }))
+    const c = open()
+    const rules = 'Bash(git add:*), Bash(npm test:*), Bash(make build:*)'
+    await c.waitFor(`always would allow: ${rules}`)
+    c.type('a')
+    await c.waitFor(`approved (always): alice Bash ${command}; added the rules ${rules}`)
+    // What the teammate receives carries the same three rules.
+    const [response] = (await readInbox(inboxPath(TEAM, 'alice', env))).filter((m) => m.text.includes('permission_response'))
+    const rulesSent = (
+      JSON.parse(response.text) as { response: { permission_updates: Array<{ rules: Array<{ ruleContent: string }> }> } }
+    ).response.permission_updates.flatMap((u) => u.rules.map((r) => r.ruleContent))
+    expect(rulesSent).toEqual(['git add:*', 'npm test:*', 'make build:*'])
     c.close()
     await c.done
   })
