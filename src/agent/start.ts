@@ -16,10 +16,10 @@ import { resolveToolsForAgent } from './definitions/tool-filter.js'
 import { resolveModel } from './model.js'
 import { buildSystemPrompt } from './prompt.js'
 import { createOutput, type AgentOutput } from './render.js'
-import { TeammateRuntime, type LeadVerdict, type RuntimeOptions, type TurnLog } from './runtime.js'
+import { LeadOrders, type LeadVerdict } from './lead-orders.js'
+import { TeammateRuntime, type RuntimeOptions, type TurnLog } from './runtime.js'
 import { AgentStateFile, readAgentState, statePath } from './state.js'
 import { allowAll, type AnyTool, type PermissionCheck } from './tool.js'
-import { classifyLeadMessage, resolveLeadVerifyKey } from '../mailbox/signing.js'
 import type { StructuredMessage } from '../mailbox/messages.js'
 import { allTools } from './tool-registry.js'
 import { createSendMessageTool } from './tools/send-message.js'
@@ -50,8 +50,8 @@ export interface StartAgentOptions {
   onlyKinds?: readonly ToolKind[]
   /** Builds the permission layer once the agent's pieces exist. Default: allow everything. */
   permissions?: (ctx: AgentAssembly) => PermissionLayer | Promise<PermissionLayer>
-  verifyLead?: (entry: InboxMessage) => LeadVerdict
-  sign?: (m: InboxMessage) => string | undefined
+  verifyLead?: (entry: InboxMessage) => LeadVerdict | Promise<LeadVerdict>
+  sign?: (m: InboxMessage, to: string) => string | undefined
   runtime?: Partial<Pick<RuntimeOptions, 'external' | 'route' | 'onControl' | 'autoClaimTasks'>>
   leaderModel?: string
 }
@@ -163,7 +163,7 @@ export async function assembleAgent(
   }
   const layer: PermissionLayer = opts.permissions ? await opts.permissions(assembly) : { check: allowAll }
   // The lead verifies its own signature too: answers to its own permission requests come signed.
-  const leadKey = await resolveLeadVerifyKey(opts.team, env)
+  const orders = await LeadOrders.open(opts.team, opts.name, env)
 
   const runtime = new TeammateRuntime({
     team: opts.team,
@@ -182,9 +182,9 @@ export async function assembleAgent(
     state,
     messages,
     turnLog,
-    verifyLead: opts.verifyLead ?? ((e) => classifyLeadMessage(e, leadKey)),
+    verifyLead: opts.verifyLead ?? ((e) => orders.judge(e)),
     checkPermission: layer.check,
-    onControl: (m, e) => layer.onControl?.(m, e),
+    onControl: (m, e) => (m.type === 'lead_key_update' ? orders.rotate(m.publicKey) : layer.onControl?.(m, e)),
     onExit: () => layer.close?.(),
     ...(member.color ? { color: member.color } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),

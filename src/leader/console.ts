@@ -52,6 +52,8 @@ export interface LeaderConsoleOptions {
   pendingPollMs?: number
   /** False when nobody types at this console (the demo answers for it): requests are shown, not prompted. */
   answersHere?: boolean
+  /** How long after a prompt replaced an unanswered one a key is refused (default PROMPT_SETTLE_MS). */
+  promptSettleMs?: number
 }
 
 const HELP = `commands:
@@ -94,9 +96,10 @@ export class LeaderConsole {
   private poll: NodeJS.Timeout | undefined
   private rl: readline.Interface | undefined
   /** The request whose prompt is on screen, when it was drawn, and whether it replaced an unanswered one. */
-  private shown: string | undefined
+  private shown: ConsoleRequest | undefined
   private shownAt = 0
   private shownReplaced = false
+  private shownGone = false
   private syncing: Promise<void> = Promise.resolve()
   private done!: () => void
   private readonly finished = new Promise<void>((r) => (this.done = r))
@@ -115,7 +118,14 @@ export class LeaderConsole {
     this.dirWatch.on('error', () => undefined) // the safety poll covers a watch that fails
     this.poll = setInterval(() => void this.syncPending(), this.o.pendingPollMs ?? 2_000)
     this.poll.unref()
-    this.queue.onChange(() => this.showCurrent())
+    this.queue.onChange(() => {
+      const s = this.shown
+      if (s && !this.shownGone && this.queue.get(s.id)?.id !== s.id) {
+        this.shownGone = true
+        this.line(this.c.yellow(`request ${shortRequestId(s.id)} of ${one(s.agent)} was answered elsewhere`))
+      }
+      this.showCurrent()
+    })
     await this.syncPending()
     this.watcher = watchInbox(this.o.team, LEAD_NAME, (msgs) => this.onMessages(msgs), { env: this.o.env, markDelivered: true })
     await this.watcher.ready
@@ -172,7 +182,7 @@ export class LeaderConsole {
 
   /** `swarm spawn --backend in-process` from another shell: honoured only with the lead's signature. */
   private async spawnRequested(m: InboxMessage, s: Extract<StructuredMessage, { type: 'spawn_request' }>): Promise<void> {
-    if (classifyLeadMessage(m, await resolveLeadVerifyKey(this.o.team, this.o.env)) !== 'verified') {
+    if (classifyLeadMessage(m, await resolveLeadVerifyKey(this.o.team, this.o.env), LEAD_NAME) !== 'verified') {
       this.line(this.c.yellow(`ignored an UNVERIFIED spawn request for ${one(s.name)} (no valid lead signature)`))
       return
     }
@@ -205,9 +215,10 @@ export class LeaderConsole {
    */
   private showCurrent(): void {
     const r = this.queue.current
-    if (!r || r.id === this.shown) return
+    if (!r || r.id === this.shown?.id) return
     this.shownReplaced = this.shown !== undefined
-    this.shown = r.id
+    this.shown = r
+    this.shownGone = false
     this.shownAt = Date.now()
     const more = this.queue.size > 1 ? this.c.dim(` (+${this.queue.size - 1} more)`) : ''
     const what = r.kind === 'plan' ? `wants its plan approved: ${one(r.detail)}` : `wants to use ${this.c.bold(one(r.tool))}: ${one(r.detail)}`
@@ -223,13 +234,13 @@ export class LeaderConsole {
 
   /** The request a key answers: the one on screen, if it is still pending and has been there long enough to be read. */
   private onScreen(): ConsoleRequest | undefined {
-    const id = this.shown
+    const id = this.shown?.id
     const r = id === undefined ? undefined : this.queue.get(id)
     if (!r || r.id !== id) {
       this.line(this.c.yellow(`no request is on screen${id ? ` (request ${shortRequestId(id)} was answered elsewhere)` : ''}; nothing answered`))
       return undefined
     }
-    if (this.shownReplaced && Date.now() - this.shownAt < PROMPT_SETTLE_MS) {
+    if (this.shownReplaced && Date.now() - this.shownAt < (this.o.promptSettleMs ?? PROMPT_SETTLE_MS)) {
       this.line(this.c.yellow(`the request on screen just changed to ${shortRequestId(r.id)} of ${one(r.agent)}; nothing answered — read it and answer again`))
       this.shownReplaced = false
       return undefined
@@ -274,8 +285,8 @@ export class LeaderConsole {
     } catch (err) {
       this.line(this.c.yellow(one(errorMessage(err))))
     }
+    if (this.shown?.id === r.id) this.shown = undefined
     this.queue.remove(r.id)
-    if (this.shown === r.id) this.shown = undefined
     await this.syncPending()
   }
 

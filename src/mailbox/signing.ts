@@ -116,17 +116,25 @@ export function importPublicKey(key: string | KeyObject): KeyObject {
   return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' })
 }
 
-/** The four fields a lead signature covers. */
+/**
+ * What swarm's lead signature covers: the sender, the recipient (the inbox it was written to),
+ * the message id, the text and the time — so a signed order is good for one teammate only, and
+ * (with the teammate's ledger of acted-on ids, see agent/acted-orders) only once.
+ */
 export interface SignedFields {
   from: string
+  to: string
   text: string
   timestamp: string
   msg_id: string
 }
 
-/** Canonical JSON (sorted keys, no whitespace) of exactly from, msg_id, text, timestamp. */
+/** The version tag of swarm's signed payload (v1 had no recipient; its signatures no longer verify). */
+const PAYLOAD_VERSION = 'swarm-lead-v2'
+
+/** Canonical JSON (fixed key order, no whitespace) of the version tag and exactly the signed fields. */
 export function canonicalLeadPayload(m: SignedFields): string {
-  return JSON.stringify({ from: m.from, msg_id: m.msg_id, text: m.text, timestamp: m.timestamp })
+  return JSON.stringify({ v: PAYLOAD_VERSION, from: m.from, to: m.to, msg_id: m.msg_id, text: m.text, timestamp: m.timestamp })
 }
 
 /** base64 Ed25519 signature over canonicalLeadPayload(m). */
@@ -134,9 +142,12 @@ export function signLeadMessage(privateKey: KeyObject, m: SignedFields): string 
   return sign(null, Buffer.from(canonicalLeadPayload(m), 'utf8'), privateKey).toString('base64')
 }
 
-/** A signer for `deliver({ sign })`: signs every entry that has a msg_id. */
-export function leadSigner(privateKey: KeyObject): (m: { from: string; text: string; timestamp: string; msg_id?: string }) => string | undefined {
-  return (m) => (m.msg_id === undefined ? undefined : signLeadMessage(privateKey, { ...m, msg_id: m.msg_id }))
+/** Signs an inbox entry for the recipient `to`; undefined for an entry without a msg_id. */
+export type LeadSigner = (m: { from: string; text: string; timestamp: string; msg_id?: string }, to: string) => string | undefined
+
+/** A signer for `deliver({ sign })`: signs every entry that has a msg_id, for its recipient. */
+export function leadSigner(privateKey: KeyObject): LeadSigner {
+  return (m, to) => (m.msg_id === undefined ? undefined : signLeadMessage(privateKey, { ...m, to, msg_id: m.msg_id }))
 }
 
 /** The shape of an inbox entry this module reads. */
@@ -148,14 +159,18 @@ export interface SignableEntry {
   leadSig?: string
 }
 
-/** True when `entry.leadSig` is a valid signature by `publicKey`; false for anything else, never throws. */
-export function verifyLeadMessage(publicKey: KeyObject | string | undefined, entry: SignableEntry): boolean {
+/**
+ * True when `entry.leadSig` is a valid signature by `publicKey` of this entry addressed to
+ * `recipient` (the member whose inbox holds it); false for anything else, never throws.
+ */
+export function verifyLeadMessage(publicKey: KeyObject | string | undefined, entry: SignableEntry, recipient: string): boolean {
   if (publicKey === undefined || typeof entry.leadSig !== 'string' || typeof entry.msg_id !== 'string') return false
   try {
     const key = importPublicKey(publicKey)
     const sig = Buffer.from(entry.leadSig, 'base64')
     if (sig.length !== 64) return false
-    return verify(null, Buffer.from(canonicalLeadPayload(entry as SignedFields), 'utf8'), key, sig)
+    const fields: SignedFields = { from: entry.from, to: recipient, text: entry.text, timestamp: entry.timestamp, msg_id: entry.msg_id }
+    return verify(null, Buffer.from(canonicalLeadPayload(fields), 'utf8'), key, sig)
   } catch {
     return false // a malformed key or signature is simply not a valid signature
   }
@@ -163,10 +178,10 @@ export function verifyLeadMessage(publicKey: KeyObject | string | undefined, ent
 
 export type LeadClassification = 'verified' | 'unverified' | 'not-lead'
 
-/** `not-lead` unless `from` is team-lead; then `verified` only with a valid signature. */
-export function classifyLeadMessage(entry: SignableEntry, publicKey: KeyObject | string | undefined): LeadClassification {
+/** `not-lead` unless `from` is team-lead; then `verified` only with a valid signature for `recipient`. */
+export function classifyLeadMessage(entry: SignableEntry, publicKey: KeyObject | string | undefined, recipient: string): LeadClassification {
   if (entry.from !== LEAD_NAME) return 'not-lead'
-  return verifyLeadMessage(publicKey, entry) ? 'verified' : 'unverified'
+  return verifyLeadMessage(publicKey, entry, recipient) ? 'verified' : 'unverified'
 }
 
 /**
@@ -178,7 +193,8 @@ export function acceptPrivileged(
   entry: SignableEntry,
   structured: StructuredMessage | undefined,
   publicKey: KeyObject | string | undefined,
+  recipient: string,
 ): boolean {
   if (structured === undefined || !PRIVILEGED_TYPES.has(structured.type)) return true
-  return classifyLeadMessage(entry, publicKey) === 'verified'
+  return classifyLeadMessage(entry, publicKey, recipient) === 'verified'
 }

@@ -38,7 +38,7 @@ export async function sendTeamMessage(msg: TeamMessage): Promise<InboxMessage[]>
 }
 
 /** The lead's signer for a team; the key pair is created if the team has none yet. */
-export async function leadSignerFor(team: string, env?: NodeJS.ProcessEnv): Promise<(m: InboxMessage) => string | undefined> {
+export async function leadSignerFor(team: string, env?: NodeJS.ProcessEnv): Promise<(m: InboxMessage, to: string) => string | undefined> {
   await ensureTeamKeys(team, env)
   return leadSigner(await loadLeadPrivateKey(team, env))
 }

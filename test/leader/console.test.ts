@@ -48,16 +48,7 @@ function open(opts: { lead?: LeadAgent } = {}) {
     closed: async (name) => void calls.push(`closed ${name}`),
     status: async () => 'STATUS TABLE',
   }
-  const console_ = new LeaderConsole({
-    team: TEAM,
-    env,
-    input,
-    output,
-    control,
-    color: false,
-    pendingPollMs: 200,
-    ...(opts.lead ? { lead: opts.lead } : {}),
-  })
+  const console_ = new LeaderConsole({ team: TEAM, env, input, output, control, color: false, pendingPollMs: 200, promptSettleMs: 0, ...(opts.lead ? { lead: opts.lead } : {}) })
   const done = console_.run()
   const type = (line: string) => input.write(line + '\n')
   const waitFor = async (what: string | RegExp, ms = 5_000) => {
@@ -95,21 +86,21 @@ describe('the leader console', () => {
     await pending('req-2', 'bob', 'make build')
     await appendMessage(inboxPath(TEAM, 'team-lead', env), { from: 'alice', text: 'hello lead', summary: 'hi' })
     const c = open()
-    await c.waitFor('? alice wants to use Bash: npm test')
+    await c.waitFor('? [req-1] alice wants to use Bash: npm test')
     await c.waitFor('alice hi')
     expect(c.text()).toContain('(+1 more)')
     expect(c.text()).not.toContain('? bob wants')
     c.type('y')
-    await c.waitFor('approved: alice Bash npm test')
-    await c.waitFor('? bob wants to use Bash: make build')
+    await c.waitFor('approved req-1: alice Bash npm test')
+    await c.waitFor('? [req-2] bob wants to use Bash: make build')
     c.type('n not now')
-    await c.waitFor('denied: bob Bash make build')
+    await c.waitFor('denied req-2: bob Bash make build')
     expect(await readResolved(TEAM, 'req-1', env)).toMatchObject({ decision: 'approve' })
     expect(await readResolved(TEAM, 'req-2', env)).toMatchObject({ decision: 'deny', feedback: 'not now' })
     // The answers reached the teammates as signed permission_responses.
     const key = await loadLeadPublicKey(TEAM, env)
     const [toBob] = (await readInbox(inboxPath(TEAM, 'bob', env))).filter((m) => m.text.includes('permission_response'))
-    expect(classifyLeadMessage(toBob, key)).toBe('verified')
+    expect(classifyLeadMessage(toBob, key, 'bob')).toBe('verified')
     // Shown messages are marked read (no lead agent to hand them to).
     expect((await readInbox(inboxPath(TEAM, 'team-lead', env))).every((m) => m.read)).toBe(true)
     c.close()
@@ -151,12 +142,13 @@ describe('the leader console', () => {
         permission_suggestions: [],
       }),
     })
-    await c.waitFor('? alice wants to use Bash: rm -rf build')
+    await c.waitFor('? [req-3] alice wants to use Bash: rm -rf build')
     await answerRequest(TEAM, 'req-3', { decision: 'approve', by: 'another shell' }, { env })
     await pending('req-4', 'bob', 'ls')
-    await c.waitFor('? bob wants to use Bash: ls')
+    await c.waitFor('request req-3 of alice was answered elsewhere')
+    await c.waitFor('? [req-4] bob wants to use Bash: ls')
     c.type('/approve')
-    await c.waitFor('approved: bob Bash ls')
+    await c.waitFor('approved req-4: bob Bash ls')
     expect((await readResolved(TEAM, 'req-3', env))?.resolvedBy).toBe('another shell')
     c.close()
     await c.done
@@ -170,7 +162,7 @@ describe('the leader console', () => {
     await c.waitFor('→ alice')
     const [m] = await readInbox(inboxPath(TEAM, 'alice', env))
     expect(m).toMatchObject({ from: 'team-lead', text: 'please look at the logs' })
-    expect(classifyLeadMessage(m, await loadLeadPublicKey(TEAM, env))).toBe('verified')
+    expect(classifyLeadMessage(m, await loadLeadPublicKey(TEAM, env), 'alice')).toBe('verified')
     c.type('/spawn carol Explore -- map the repo')
     await c.waitFor('started carol')
     c.type('/kill bob now')

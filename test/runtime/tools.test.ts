@@ -96,7 +96,7 @@ describe('SendMessage', () => {
     await runTool(tool, { to: 'bob', message: { type: 'shutdown_request', request_id: 'sd-9', reason: 'done' } }, ctx(LEAD_NAME))
     const [entry] = await inbox(fx, 'bob')
     expect(parseStructured(entry.text)).toMatchObject({ type: 'shutdown_request', requestId: 'sd-9', from: LEAD_NAME, reason: 'done' })
-    expect(classifyLeadMessage(entry, await loadLeadPublicKey(TEAM, fx.env))).toBe('verified')
+    expect(classifyLeadMessage(entry, await loadLeadPublicKey(TEAM, fx.env), 'bob')).toBe('verified')
     // sendTeamMessage signs team-lead's messages only.
     await sendTeamMessage({ team: TEAM, from: 'alice', to: 'bob', text: 'from alice', env: fx.env })
     expect((await inbox(fx, 'bob'))[1].leadSig).toBeUndefined()
