@@ -1,8 +1,8 @@
 import type { KeyObject } from 'node:crypto'
 import type { InboxMessage } from '../mailbox/types.js'
 import { openOrderLedger, type OrderLedger } from '../mailbox/order-ledger.js'
-import { classifyLeadMessage, importPublicKey, resolveLeadVerifyKey } from '../permissions/signing.js'
-import { LEAD_NAME } from '../teams/paths.js'
+import { classifyLeadMessage, importPublicKey, resolveLeadVerifyKey } from '../mailbox/signing.js'
+import { LEAD_NAME } from '../home/paths.js'
 
 /**
  * How a teammate judges an order that claims to come from team-lead: a valid lead signature made

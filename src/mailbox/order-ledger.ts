@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
-import { agentDir } from '../teams/paths.js'
+import { agentDir } from '../home/paths.js'
 import { FILE_MODE, atomicWriteFile, ensureDir, moveAside, readFileIfExists } from '../util/fs.js'
 
 /**

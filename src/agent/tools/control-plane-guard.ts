@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { tasksRootDir, teamsDir } from '../../teams/paths.js'
+import { tasksRootDir, teamsDir } from '../../home/paths.js'
 import type { ToolContext } from '../tool.js'
 
 /**
