@@ -28,8 +28,7 @@ export interface RenderOptions {
 /** A short, single-line rendering of a tool input for the pane. */
 export function shortInput(_name: string, input: unknown): string {
   const o = (input ?? {}) as Record<string, unknown>
-  const pick =
-    o.command ?? o.file_path ?? o.pattern ?? o.to ?? o.subject ?? o.taskId ?? o.description ?? o.prompt ?? JSON.stringify(o)
+  const pick = o.command ?? o.file_path ?? o.pattern ?? o.to ?? o.subject ?? o.taskId ?? o.description ?? o.prompt ?? JSON.stringify(o)
   const s = terminalSafe(String(pick).replace(/\s+/g, ' ').trim(), { singleLine: true })
   return s.length > 80 ? s.slice(0, 77) + '...' : s
 }

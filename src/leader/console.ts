@@ -241,7 +241,11 @@ export class LeaderConsole {
       return undefined
     }
     if (this.shownReplaced && Date.now() - this.shownAt < (this.o.promptSettleMs ?? PROMPT_SETTLE_MS)) {
-      this.line(this.c.yellow(`the request on screen just changed to ${shortRequestId(r.id)} of ${one(r.agent)}; nothing answered — read it and answer again`))
+      this.line(
+        this.c.yellow(
+          `the request on screen just changed to ${shortRequestId(r.id)} of ${one(r.agent)}; nothing answered — read it and answer again`,
+        ),
+      )
       this.shownReplaced = false
       return undefined
     }
@@ -270,12 +274,17 @@ export class LeaderConsole {
       return
     }
     try {
-      await answerRequest(this.o.team, r.id, {
-        decision,
-        ...(opts.always ? { always: true } : {}),
-        ...(opts.feedback ? { feedback: opts.feedback } : {}),
-        by: 'team-lead console',
-      }, { env: this.o.env })
+      await answerRequest(
+        this.o.team,
+        r.id,
+        {
+          decision,
+          ...(opts.always ? { always: true } : {}),
+          ...(opts.feedback ? { feedback: opts.feedback } : {}),
+          by: 'team-lead console',
+        },
+        { env: this.o.env },
+      )
       const added = opts.always && decision === 'approve' && r.suggestions?.length ? `; added the rules ${r.suggestions.join(', ')}` : ''
       this.line(
         this.c.green(

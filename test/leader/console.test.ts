@@ -48,7 +48,17 @@ function open(opts: { lead?: LeadAgent } = {}) {
     closed: async (name) => void calls.push(`closed ${name}`),
     status: async () => 'STATUS TABLE',
   }
-  const console_ = new LeaderConsole({ team: TEAM, env, input, output, control, color: false, pendingPollMs: 200, promptSettleMs: 0, ...(opts.lead ? { lead: opts.lead } : {}) })
+  const console_ = new LeaderConsole({
+    team: TEAM,
+    env,
+    input,
+    output,
+    control,
+    color: false,
+    pendingPollMs: 200,
+    promptSettleMs: 0,
+    ...(opts.lead ? { lead: opts.lead } : {}),
+  })
   const done = console_.run()
   const type = (line: string) => input.write(line + '\n')
   const waitFor = async (what: string | RegExp, ms = 5_000) => {

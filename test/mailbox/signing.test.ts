@@ -139,7 +139,11 @@ describe('signatures', () => {
 
     const plain = { from: 'alice', text: 'hello', timestamp: msg().timestamp }
     expect(acceptPrivileged(plain, parseStructured(plain.text), publicKey, 'bob')).toBe(true)
-    const idle = { from: 'alice', text: encodeStructured({ type: 'idle_notification', from: 'alice', timestamp: msg().timestamp }), timestamp: msg().timestamp }
+    const idle = {
+      from: 'alice',
+      text: encodeStructured({ type: 'idle_notification', from: 'alice', timestamp: msg().timestamp }),
+      timestamp: msg().timestamp,
+    }
     expect(acceptPrivileged(idle, parseStructured(idle.text), publicKey, 'bob')).toBe(true)
     for (const type of ['permission_response', 'plan_approval_response', 'mode_set_request', 'team_permission_update', 'lead_key_update'] as const) {
       const text = {

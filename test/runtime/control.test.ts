@@ -145,7 +145,10 @@ describe('shutdown', () => {
     const alice = await start()
     const sign = await leadSignerFor(TEAM, fx.env)
     const order = { from: LEAD_NAME, text: shutdownText('sd-batch'), timestamp: new Date().toISOString(), msg_id: randomUUID() }
-    await appendMessages(inboxPath(TEAM, 'alice', fx.env), [{ from: 'bob', text: 'last request before you go' }, { ...order, leadSig: sign(order, 'alice') }])
+    await appendMessages(inboxPath(TEAM, 'alice', fx.env), [
+      { from: 'bob', text: 'last request before you go' },
+      { ...order, leadSig: sign(order, 'alice') },
+    ])
     expect(await alice.done).toBe(0)
     const reqs = modelRequests(loopback, 'alice')
     expect(messageText(requestMessages(reqs[0]).at(-1))).toContain('last request before you go')

@@ -35,7 +35,7 @@ export const grepTool = defineTool({
     'Searches file contents with a regular expression (JavaScript syntax, matched line by line).',
     'output_mode: "files_with_matches" (default) lists matching files, "content" shows matching lines as path:line:text, "count" gives matches per file.',
     'Filter files with glob (a name pattern like "*.ts" matches in every directory; a pattern with / matches the relative path).',
-    'Binary files, files over 10 MB, node_modules and .git are skipped, and so is swarm\'s control plane. Results are sorted by path.',
+    "Binary files, files over 10 MB, node_modules and .git are skipped, and so is swarm's control plane. Results are sorted by path.",
   ].join('\n'),
   inputSchema,
   kind: 'read',
@@ -52,7 +52,9 @@ export const grepTool = defineTool({
     await assertOutsideControlPlane(ctx, target)
     const stat = await fs.stat(target).catch(() => undefined)
     if (!stat) throw new Error(`Path does not exist: ${target}`)
-    const walk = stat.isDirectory() ? await walkFiles(target, { signal: ctx.signal, accept: globFilter(input.glob), guard: guardFor(ctx) }) : undefined
+    const walk = stat.isDirectory()
+      ? await walkFiles(target, { signal: ctx.signal, accept: globFilter(input.glob), guard: guardFor(ctx) })
+      : undefined
     const files: WalkedFile[] = walk ? walk.files : [{ abs: target, rel: path.basename(target) }]
 
     const mode = input.output_mode ?? 'files_with_matches'
