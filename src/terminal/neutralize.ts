@@ -10,7 +10,7 @@ export interface TerminalSafeOptions {
 }
 
 // C0 (but \t and \n, handled below), DEL, C1, and the Unicode bidi embeddings / overrides / isolates.
-// eslint-disable-next-line no-control-regex
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g
 const UNSAFE_LINE = /[\t\n]/g
 
