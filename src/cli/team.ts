@@ -9,6 +9,7 @@ import { deleteTeamFully, resumeTeam, startTeam } from '../leader/lifecycle.js'
 import { ensureTeamKeys } from '../mailbox/signing.js'
 import { loadTeamSpec } from '../teams/team-spec.js'
 import { runAttach } from './attach.js'
+import { teamRekey } from './team-rekey.js'
 import { collect } from './options.js'
 import { shutdownSignal } from './signals.js'
 import { LEAD_NAME, tasksDir, teamConfigPath, teamDir } from '../home/paths.js'
@@ -70,6 +71,11 @@ export function registerTeamCommands(program: Command): void {
     .description("show a team's members and tasks")
     .option('--json', 'print the config as JSON')
     .action((name: string, opts: { json?: boolean }) => teamShow(name, opts))
+  team
+    .command('rekey <team>')
+    .description('make a new lead key pair: running teammates get the new public key signed by the old one, or are restarted when it is lost')
+    .option('--json', 'print JSON')
+    .action((name: string, opts: { json?: boolean }) => teamRekey(name, opts))
   team
     .command('delete <team>')
     .description("shut every member down (graceful, then forced), close panes and session, remove the team's files")

@@ -1,4 +1,5 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, verify, type KeyObject } from 'node:crypto'
+import { readFileSync, statSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { CorruptFileError, NotFoundError } from '../errors.js'
@@ -25,15 +26,18 @@ export function leadPublicKeyPath(team: string, env?: NodeJS.ProcessEnv): string
 }
 
 /**
- * Creates the team's key pair unless it exists; safe when several processes race (the first
- * key written wins, the others read it). Returns the public key to hand to teammates, derived
- * from the private key itself.
+ * Creates the team's key pair when it has never had one; safe when several processes race (the
+ * first key written wins, the others read it). Returns the public key to hand to teammates,
+ * derived from the private key itself. A team whose `lead.pub` is there but whose `lead.key` is
+ * gone is an error naming `swarm team rekey`: a silent new pair would make every running
+ * teammate reject every lead order.
  */
 export async function ensureTeamKeys(team: string, env?: NodeJS.ProcessEnv): Promise<{ publicKey: string; created: boolean }> {
   const keyFile = leadKeyPath(team, env)
   await ensureDir(path.dirname(keyFile))
   let created = false
   if ((await readFileIfExists(keyFile)) === undefined) {
+    if ((await readFileIfExists(leadPublicKeyPath(team, env))) !== undefined) throw missingKey(team, keyFile)
     const { privateKey } = generateKeyPairSync('ed25519')
     const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }) as string
     const tmp = path.join(path.dirname(keyFile), `.${LEAD_KEY_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
@@ -57,11 +61,7 @@ export async function ensureTeamKeys(team: string, env?: NodeJS.ProcessEnv): Pro
 export async function loadLeadPrivateKey(team: string, env?: NodeJS.ProcessEnv): Promise<KeyObject> {
   const keyFile = leadKeyPath(team, env)
   const pem = await readFileIfExists(keyFile)
-  if (pem === undefined) {
-    throw new NotFoundError(`team ${JSON.stringify(team)} has no lead signing key (${keyFile})`, {
-      hint: 'the key is created when the team is created; run `swarm team resume` to recreate it',
-    })
-  }
+  if (pem === undefined) throw missingKey(team, keyFile)
   const stat = await fs.stat(keyFile)
   if ((stat.mode & 0o077) !== 0) await fs.chmod(keyFile, FILE_MODE) // someone loosened it: tighten again
   try {
@@ -70,6 +70,52 @@ export async function loadLeadPrivateKey(team: string, env?: NodeJS.ProcessEnv):
     return key
   } catch (err) {
     throw new CorruptFileError(keyFile, `not an Ed25519 private key: ${(err as Error).message}`, { cause: err })
+  }
+}
+
+function missingKey(team: string, keyFile: string): NotFoundError {
+  return new NotFoundError(`team ${JSON.stringify(team)} has lost its lead signing key ${keyFile}`, {
+    hint: `run \`swarm team rekey ${team}\`: it makes a new key pair and gives the running teammates the new public key`,
+  })
+}
+
+/** A new key pair for the team: `lead.key` replaced atomically (0600), then `lead.pub`. */
+export async function replaceTeamKeys(team: string, env?: NodeJS.ProcessEnv): Promise<{ privateKey: KeyObject; publicKey: string }> {
+  const { privateKey } = generateKeyPairSync('ed25519')
+  await atomicWriteFile(leadKeyPath(team, env), privateKey.export({ format: 'pem', type: 'pkcs8' }) as string)
+  const publicKey = exportPublicKey(createPublicKey(privateKey))
+  await atomicWriteFile(leadPublicKeyPath(team, env), publicKey + '\n')
+  return { privateKey, publicKey }
+}
+
+/**
+ * The lead's signer for a team, from `lead.key` — read again whenever the file is replaced
+ * (`swarm team rekey`), so a long-running leader always signs with the current key.
+ */
+export async function currentLeadSigner(team: string, env?: NodeJS.ProcessEnv): Promise<LeadSigner> {
+  const file = leadKeyPath(team, env)
+  let key = await loadLeadPrivateKey(team, env)
+  let stamp = fileStamp(file)
+  return (m, to) => {
+    const now = fileStamp(file)
+    if (now !== undefined && now !== stamp) {
+      try {
+        key = createPrivateKey({ key: readFileSync(file, 'utf8'), format: 'pem' })
+        stamp = now
+      } catch {
+        // A replacement that does not parse (yet): keep the key we have; the next call looks again.
+      }
+    }
+    return m.msg_id === undefined ? undefined : signLeadMessage(key, { ...m, to, msg_id: m.msg_id })
+  }
+}
+
+function fileStamp(file: string): string | undefined {
+  try {
+    const s = statSync(file)
+    return `${s.ino}:${s.mtimeMs}:${s.size}`
+  } catch {
+    return undefined // gone: keep signing with the key in memory
   }
 }
 
