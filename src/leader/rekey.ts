@@ -5,7 +5,10 @@ import { deliver } from '../mailbox/send.js'
 import { leadKeyPath, leadSigner, loadLeadPrivateKey, replaceTeamKeys } from '../mailbox/signing.js'
 import { moveAside } from '../util/fs.js'
 import { createExecutor } from '../backends/registry.js'
-import { teamStatus, type MemberStatus } from '../supervisor/status.js'
+import { readAgentState } from '../agent/state.js'
+import { backendOf } from '../backends/directory.js'
+import { isAlive } from '../process/process.js'
+import type { TeamFile, TeamMember } from '../teams/types.js'
 import { readTeam } from '../teams/team-store.js'
 import { resumeTeam } from './lifecycle.js'
 
@@ -32,8 +35,7 @@ export interface RekeyReport {
 
 export async function rekeyTeam(team: string, env: NodeJS.ProcessEnv = process.env): Promise<RekeyReport> {
   const config = await readTeam(team, env)
-  const [old, status] = await Promise.all([oldKey(team, env), teamStatus(team, { env, config })])
-  const running = status.members.filter(isRunning)
+  const [old, running] = await Promise.all([oldKey(team, env), runningTeammates(config, env)])
   const { publicKey } = await replaceTeamKeys(team, env)
   const report: RekeyReport = { team, publicKey, oldKey: old.state, handedTo: [], restarted: [], notReached: [] }
   if (old.key) {
@@ -54,12 +56,12 @@ export async function rekeyTeam(team: string, env: NodeJS.ProcessEnv = process.e
     }
     return report
   }
-  const panes = running.filter((m) => m.backend === 'tmux' || m.backend === 'iterm2')
+  const panes = running.filter((m) => backendOf(m) === 'tmux' || backendOf(m) === 'iterm2')
   for (const m of running) {
     if (!panes.includes(m))
       report.notReached.push({ name: m.name, reason: 'it runs inside the leader: restart the leader (/quit, then swarm team resume)' })
   }
-  for (const m of panes) await createExecutor(m.backend as 'tmux' | 'iterm2', { env }).kill(m.agentId)
+  for (const m of panes) await createExecutor(backendOf(m) as 'tmux' | 'iterm2', { env }).kill(m.agentId)
   if (panes.length) {
     const resumed = await resumeTeam(team, { env })
     report.restarted.push(...panes.map((m) => m.name).filter((n) => resumed.respawned.includes(n)))
@@ -68,10 +70,15 @@ export async function rekeyTeam(team: string, env: NodeJS.ProcessEnv = process.e
   return report
 }
 
-/** A teammate process that holds the old public key: alive, or in-process inside a running leader (unknown from here). */
-function isRunning(m: MemberStatus): boolean {
-  if (m.name === LEAD_NAME) return false
-  return m.state === 'alive' || (m.state === 'unknown' && m.backend === 'in-process' && m.isActive !== false)
+/** The teammates whose process runs (its state file's pid lives), holding the old public key; an in-process one's pid is its leader's. */
+async function runningTeammates(config: TeamFile, env: NodeJS.ProcessEnv): Promise<TeamMember[]> {
+  const states = await Promise.all(
+    config.members.map(async (m) => (m.name === LEAD_NAME ? undefined : await readAgentState(config.name, m.name, env).catch(() => undefined))),
+  )
+  return config.members.filter((_, i) => {
+    const s = states[i]
+    return s?.pid !== undefined && s.status !== 'exited' && s.status !== 'dead' && isAlive(s.pid)
+  })
 }
 
 async function oldKey(
