@@ -8,7 +8,7 @@ import { shortRequestId } from '../../src/leader/prompt-queue.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { answerRequest } from '../../src/permissions/requests/broker.js'
 import { notificationText } from '../../src/permissions/requests/notify.js'
-import { listPending, readPending, readResolved, writePending } from '../../src/permissions/requests/store.js'
+import { listPending, readPending, readResolved, writePending, type ListedRequest } from '../../src/permissions/requests/store.js'
 import { terminalSafe } from '../../src/terminal/neutralize.js'
 import {
   BIN,
@@ -161,7 +161,7 @@ describe('teammate text reaches every sink neutralised (finding 3)', () => {
       agent = await startInProcess(fx, { mode })
       await nudge(fx)
       await c.waitFor(`? [${FAKE_ID}]`) // the fake, as text inside alice's message line
-      const pending = await waitFor(
+      const pending = await waitFor<ListedRequest | 'no-request'>(
         async () => (await listPending(TEAM, { env: fx.env })).requests[0] ?? (toolResult(loopback, 'bash') ? 'no-request' : undefined),
         'a request or the Bash result',
         10_000,
