@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto'
 import type { InboxMessage } from '../mailbox/types.js'
 import { openOrderLedger, type OrderLedger } from '../mailbox/order-ledger.js'
-import { classifyLeadMessage, importPublicKey, resolveLeadVerifyKey } from '../mailbox/signing.js'
+import { classifyLeadMessage, importPublicKey, loadLeadPublicKey, resolveLeadVerifyKey } from '../mailbox/signing.js'
 import { LEAD_NAME } from '../home/paths.js'
 
 /**
@@ -15,6 +15,8 @@ export type LeadVerdict = 'verified' | 'unverified' | 'not-lead' | 'replayed'
 
 export class LeadOrders {
   private constructor(
+    private readonly team: string,
+    private readonly env: NodeJS.ProcessEnv,
     private readonly name: string,
     private key: KeyObject | undefined,
     private readonly ledger: OrderLedger,
@@ -23,12 +25,21 @@ export class LeadOrders {
   /** The teammate `name`'s judge: the key it was launched with (or lead.pub), and its ledger. */
   static async open(team: string, name: string, env: NodeJS.ProcessEnv): Promise<LeadOrders> {
     const [key, ledger] = await Promise.all([resolveLeadVerifyKey(team, env), openOrderLedger(team, name, env)])
-    return new LeadOrders(name, key, ledger)
+    return new LeadOrders(team, env, name, key, ledger)
   }
 
   /** The verdict on `entry`; `verified` also records its id, so the same order never verifies again. */
   async judge(entry: InboxMessage): Promise<LeadVerdict> {
-    const verdict = classifyLeadMessage(entry, this.key, this.name)
+    let verdict = classifyLeadMessage(entry, this.key, this.name)
+    if (verdict === 'unverified' && this.name === LEAD_NAME) {
+      // The lead agent lives in the leader, which owns the key files: after `swarm team rekey`,
+      // answers to its own requests come signed with the new key, and lead.pub says which it is.
+      const current = await loadLeadPublicKey(this.team, this.env).catch(() => undefined)
+      if (current !== undefined) {
+        this.key = importPublicKey(current)
+        verdict = classifyLeadMessage(entry, this.key, this.name)
+      }
+    }
     if (verdict !== 'verified') return verdict
     return (await this.ledger.claim(entry.msg_id!, entry.timestamp)) ? 'verified' : 'replayed'
   }
