@@ -2,6 +2,7 @@ import { CommanderError } from 'commander'
 import { ExitCode, SwarmError, errorMessage } from '../errors.js'
 import { rootDir } from '../home/paths.js'
 import { explainErrno } from '../util/fs-errors.js'
+import { terminalSafe } from '../terminal/neutralize.js'
 
 /**
  * The one error funnel: `swarm: <what went wrong> — <what to do>` on stderr, the stack only with
@@ -16,7 +17,7 @@ export function reportError(raw: unknown): number {
   }
   const debug = process.env.SWARM_DEBUG === '1'
   if (err instanceof SwarmError) {
-    const hint = err.hint ? ` — ${err.hint}` : ''
+    const hint = err.hint ? ` — ${oneLine(err.hint)}` : ''
     process.stderr.write(`swarm: ${oneLine(err.message)}${hint}\n`)
     const stack = (raw instanceof Error ? raw : err).stack
     if (debug && stack) process.stderr.write(stack + '\n')
@@ -27,6 +28,7 @@ export function reportError(raw: unknown): number {
   return ExitCode.failure
 }
 
+/** One line, terminal-safe: a message may quote a file name or text a teammate wrote. */
 function oneLine(s: string): string {
-  return s.replace(/\s*\n\s*/g, ' ').trim()
+  return terminalSafe(s.replace(/\s*\n\s*/g, ' ').trim(), { singleLine: true })
 }

@@ -17,6 +17,7 @@ import { listTasks } from '../tasks/task-store.js'
 import { createTeam, listTeams, readTeam, teamExists } from '../teams/team-store.js'
 import { PermissionModeName } from '../permissions/rules/modes.js'
 import type { TeamFile } from '../teams/types.js'
+import { terminalSafe } from '../terminal/neutralize.js'
 import { colorize, colors, printJson, println, table } from '../terminal/output.js'
 import { announceDiscard, printTeardown, teardownJson } from './worktrees.js'
 
@@ -269,7 +270,7 @@ export async function teamList(opts: { json?: boolean }): Promise<void> {
 export async function teamShow(name: string, opts: { json?: boolean }): Promise<void> {
   const team = await readTeam(name)
   if (opts.json) return printJson(team)
-  println(`${colors.bold(team.name)}${team.description ? ` — ${team.description}` : ''}`)
+  println(`${colors.bold(team.name)}${team.description ? ` — ${terminalSafe(team.description, { singleLine: true })}` : ''}`)
   println(`created ${new Date(team.createdAt).toISOString()}, lead ${team.leadAgentId}`)
   println(`config: ${teamConfigPath(team.name)}`)
   println()
