@@ -4,6 +4,7 @@ import pc from 'picocolors'
 import { errorMessage } from '../errors.js'
 import { describeMessage } from '../mailbox/describe.js'
 import { markRead } from '../mailbox/inbox.js'
+import { OrderLedger, consoleLedgerPath } from '../mailbox/order-ledger.js'
 import { parseStructured, type StructuredMessage } from '../mailbox/messages.js'
 import { classifyLeadMessage, resolveLeadVerifyKey } from '../mailbox/signing.js'
 import type { InboxMessage } from '../mailbox/types.js'
@@ -90,6 +91,7 @@ const block = (s: string) => terminalSafe(s).replace(/\n/g, '\n    │ ')
  */
 export class LeaderConsole {
   private readonly queue = new PromptQueue()
+  private ledger: Promise<OrderLedger> | undefined
   private readonly c
   private watcher: InboxWatcher | undefined
   private dirWatch: fs.FSWatcher | undefined
@@ -169,7 +171,7 @@ export class LeaderConsole {
       }
       if (s?.type === 'shutdown_approved') {
         consumed.push(m.msg_id ?? '')
-        await this.o.control.closed(m.from).catch((err) => this.line(this.c.red(`could not close ${m.from}'s pane: ${errorMessage(err)}`)))
+        await this.o.control.closed(m.from).catch((err) => this.line(this.c.red(one(`could not close ${m.from}'s pane: ${errorMessage(err)}`))))
         continue
       }
       // The lead agent gets what teammates say; never its own words back.
@@ -184,6 +186,11 @@ export class LeaderConsole {
   private async spawnRequested(m: InboxMessage, s: Extract<StructuredMessage, { type: 'spawn_request' }>): Promise<void> {
     if (classifyLeadMessage(m, await resolveLeadVerifyKey(this.o.team, this.o.env), LEAD_NAME) !== 'verified') {
       this.line(this.c.yellow(`ignored an UNVERIFIED spawn request for ${one(s.name)} (no valid lead signature)`))
+      return
+    }
+    this.ledger ??= OrderLedger.open(consoleLedgerPath(this.o.team, this.o.env))
+    if (!(await (await this.ledger).claim(m.msg_id!, m.timestamp))) {
+      this.line(this.c.yellow(`ignored a REPLAYED spawn request for ${one(s.name)} (already honoured)`))
       return
     }
     try {

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
-import { agentDir } from '../home/paths.js'
+import { LEAD_NAME, agentDir } from '../home/paths.js'
 import { FILE_MODE, atomicWriteFile, ensureDir, moveAside, readFileIfExists } from '../util/fs.js'
 
 /**
@@ -18,6 +18,11 @@ const Line = z.union([z.object({ id: z.string(), t: z.string() }), z.object({ fl
 
 export function orderLedgerPath(team: string, agent: string, env?: NodeJS.ProcessEnv): string {
   return path.join(agentDir(team, agent, env), ORDER_LEDGER_FILE)
+}
+
+/** The leader console's own ledger (spawn requests it honoured), apart from the lead agent's. */
+export function consoleLedgerPath(team: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(agentDir(team, LEAD_NAME, env), 'console-orders.jsonl')
 }
 
 export class OrderLedger {

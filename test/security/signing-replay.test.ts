@@ -9,6 +9,8 @@ import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-mod
 import { sendTeamMessage } from '../../src/teams/messaging.js'
 import { makeFixture, startAgent, TEAM, waitFor, inbox, type Fixture, type TestAgent } from '../runtime/helpers.js'
 import fs from 'node:fs/promises'
+import { PassThrough } from 'node:stream'
+import { LeaderConsole, type TeamControl } from '../../src/leader/console.js'
 
 /**
  * A signed lead order, copied out of one teammate's inbox (as a process that can read it would),
@@ -113,4 +115,40 @@ describe('a signed lead order cannot be replayed', () => {
       expect(alice.out()).not.toContain(`mode set to ${target}`)
     })
   }
+})
+
+describe('a signed spawn request cannot be replayed to the leader', () => {
+  /** A leader console on streams (a restart is a new one), its spawns recorded. */
+  function openLeader(spawned: string[]) {
+    const input = new PassThrough()
+    const output = new PassThrough()
+    let text = ''
+    output.on('data', (d) => (text += String(d)))
+    const control: TeamControl = {
+      spawn: async (name) => (spawned.push(name), `started ${name}`),
+      kill: async (name) => `stopped ${name}`,
+      closed: async () => undefined,
+      status: async () => 'status',
+    }
+    const done = new LeaderConsole({ team: TEAM, env: fx.env, input, output, control, color: false, pendingPollMs: 100 }).run()
+    return { text: () => text, close: () => (input.end(), done) }
+  }
+
+  it('the console honours it once; a copy planted for the restarted leader is REPLAYED and starts nothing', async () => {
+    const spawned: string[] = []
+    const first = openLeader(spawned)
+    await waitFor(() => first.text().includes('swarm leader'), 'the console')
+    const request = { type: 'spawn_request' as const, requestId: 'sp-1', from: LEAD_NAME, name: 'carol', timestamp: new Date().toISOString() }
+    const [sent] = await sendTeamMessage({ team: TEAM, to: LEAD_NAME, text: encodeStructured(request), env: fx.env })
+    await waitFor(() => first.text().includes('started carol'), 'carol started', 10_000, first.text)
+    await first.close()
+    await plant(LEAD_NAME, sent!)
+    const second = openLeader(spawned)
+    try {
+      await waitFor(() => second.text().includes('ignored a REPLAYED spawn request for carol'), 'the replay refused', 10_000, second.text)
+      expect(spawned).toEqual(['carol'])
+    } finally {
+      await second.close()
+    }
+  })
 })
