@@ -125,13 +125,22 @@ describe('a signed spawn request cannot be replayed to the leader', () => {
     let text = ''
     output.on('data', (d) => (text += String(d)))
     const control: TeamControl = {
-      spawn: async (name) => (spawned.push(name), `started ${name}`),
+      spawn: async (name) => {
+        spawned.push(name)
+        return `started ${name}`
+      },
       kill: async (name) => `stopped ${name}`,
       closed: async () => undefined,
       status: async () => 'status',
     }
     const done = new LeaderConsole({ team: TEAM, env: fx.env, input, output, control, color: false, pendingPollMs: 100 }).run()
-    return { text: () => text, close: () => (input.end(), done) }
+    return {
+      text: () => text,
+      close: () => {
+        input.end()
+        return done
+      },
+    }
   }
 
   it('the console honours it once; a copy planted for the restarted leader is REPLAYED and starts nothing', async () => {
