@@ -124,7 +124,7 @@ describe('the leader console', () => {
     const rules = 'Bash(git add:*), Bash(npm test:*), Bash(make build:*)'
     await c.waitFor(`always would allow: ${rules}`)
     c.type('a')
-    await c.waitFor(`approved (always): alice Bash ${command}; added the rules ${rules}`)
+    await c.waitFor(`approved (always) req-c: alice Bash ${command}; added the rules ${rules}`)
     // What the teammate receives carries the same three rules.
     const [response] = (await readInbox(inboxPath(TEAM, 'alice', env))).filter((m) => m.text.includes('permission_response'))
     const rulesSent = (
