@@ -1,3 +1,4 @@
+import type { StructuredMessage } from '../mailbox/messages.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import type { SystemPrompt } from './cache-layout.js'
 
@@ -46,4 +47,14 @@ export function buildSystemPrompt(ctx: TeamContext): SystemPrompt {
     'When you have finished what was asked, report to team-lead with SendMessage and stop; you will be woken by the next message.',
   ].join('\n')
   return { static: text, dynamic: `Members: ${others.length ? others.join(', ') : '(none yet)'}.` }
+}
+
+/** A pending shutdown is presented to the model, which may reject it with SendMessage. */
+export function shutdownPrompt(req: Extract<StructuredMessage, { type: 'shutdown_request' }>): string {
+  return (
+    `team-lead asks you to shut down${req.reason ? `: ${req.reason}` : ''}. ` +
+    `If you must keep working, reject it with SendMessage to team-lead, message ` +
+    `{"type":"shutdown_response","request_id":"${req.requestId}","approve":false,"reason":"<why>"}. ` +
+    `Otherwise reply with one short sentence; you will be shut down.`
+  )
 }

@@ -1,24 +1,26 @@
 import fs from 'node:fs'
 import { randomUUID } from 'node:crypto'
 import type Anthropic from '@anthropic-ai/sdk'
-import { APIError } from '@anthropic-ai/sdk'
-import { markRead } from '../mailbox/inbox.js'
 import { encodeStructured, parseStructured, PRIVILEGED_TYPES, type StructuredMessage } from '../mailbox/messages.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { watchInbox, type InboxWatcher } from '../mailbox/watch.js'
 import { sendTeamMessage } from '../teams/messaging.js'
-import { claimTask, listTasks } from '../tasks/task-store.js'
 import { inboxPath, LEAD_NAME, tasksDir } from '../home/paths.js'
 import { ensureDir } from '../util/fs.js'
 import type { CacheSetting, SystemPrompt } from './cache-layout.js'
+import type { BudgetLimit } from './budget.js'
+import { createTurnGuards, type GuardOptions, type TurnGuards } from './turn-guards.js'
 import { addUsage, emptyUsage, estimateCost, type Usage } from './pricing.js'
-import { formatTeammateMessage } from './prompt.js'
+import { claimNextTask } from './auto-claim.js'
+import { formatTeammateMessage, shutdownPrompt } from './prompt.js'
 import type { AgentOutput } from './render.js'
 import type { AgentStateFile, AgentStatus } from './state.js'
 import type { AnyTool as Tool, PermissionCheck } from './tool.js'
 import type { Transcript } from './transcript.js'
 import { runTurn, type TurnResult } from './turn.js'
-import { describeFailure, idleNotification, type LastTurn } from './turn-report.js'
+import { describeFailure, errorEvent, idleNotification, type LastTurn } from './turn-report.js'
+import { appendUserText } from './conversation.js'
+import { markConsumed, messageKey } from './inbox-consume.js'
 
 export { describeFailure } from './turn-report.js'
 
@@ -75,6 +77,10 @@ export interface RuntimeOptions {
   onExit?(): void | Promise<void>
   /** Write and Edit may write only inside these (Verification's scratch directory). */
   writableRoots?: string[]
+  /** This agent's spending limit (spawn flags, team file, definition); none by default. */
+  budget?: BudgetLimit
+  /** The team's limit and what its members spent together. */
+  teamBudget?: GuardOptions['teamBudget']
 }
 
 /**
@@ -94,11 +100,20 @@ export class TeammateRuntime {
   private usage: Usage = emptyUsage()
   private readonly turnAbort = new AbortController()
   private exitCode = 0
+  private wakeBudget: (() => void) | undefined
+  /** Compaction and budgets, checked before every model request. */
+  readonly guards: TurnGuards
 
   constructor(private readonly o: RuntimeOptions) {
     // A resumed agent's state file starts from what it had spent before.
     this.usage = o.state.current.usage ?? emptyUsage()
     o.signal?.addEventListener('abort', () => this.stop(), { once: true })
+    this.guards = createTurnGuards(o, {
+      signal: this.turnAbort.signal,
+      spent: () => ({ costUsd: estimateCost(o.model, this.usage), usage: this.usage }),
+      onUsage: (u) => void this.addUsage(u),
+      tellLead: (text, summary) => (o.name === LEAD_NAME ? Promise.resolve() : this.sendToLead(text, summary)),
+    })
   }
 
   /** Runs until shutdown is approved or the signal aborts; resolves with the exit code. */
@@ -123,6 +138,22 @@ export class TeammateRuntime {
         taskWatch.on('error', () => undefined) // the team was deleted; messages still wake us
       }
       while (!this.stopRequested) {
+        if (this.guards.halted) {
+          // Compaction gave up: say why in the idle notification, then stop — never a loop.
+          if (this.status !== 'idle') await this.goIdle(undefined)
+          this.exitCode = 1
+          break
+        }
+        if (this.guards.exhausted && !this.pendingShutdown) {
+          // Out of budget: idle (the notification says budget_exhausted) until team-lead raises it.
+          if (this.status !== 'idle') await this.goIdle(undefined)
+          await new Promise<void>((resolve) => (this.wakeBudget = resolve))
+          continue
+        }
+        if (this.guards.compactionPending && this.queue.length === 0) {
+          await this.compactBetweenTurns()
+          continue
+        }
         if (this.queue.length === 0) {
           if (this.pendingShutdown) {
             await this.approveShutdown(this.pendingShutdown)
@@ -166,6 +197,24 @@ export class TeammateRuntime {
     this.stopRequested = true
     this.turnAbort.abort()
     this.wake?.()
+    this.wakeBudget?.()
+  }
+
+  /** Compacts the conversation before the next request (`/compact [focus]`, `swarm compact`). */
+  compact(focus?: string): void {
+    this.guards.requestCompaction(focus)
+    this.wake?.()
+  }
+
+  private get currentTools(): Tool[] {
+    return this.o.toolsForMode?.(this.o.state.current.mode ?? this.o.mode ?? 'default') ?? this.o.tools
+  }
+
+  private async compactBetweenTurns(): Promise<void> {
+    await this.setStatus('working', 'compacting')
+    await this.guards.compactNow(this.o.messages, this.currentTools.map((t) => t.toApiTool()))
+    if (this.guards.halted) this.lastTurn = { failure: this.guards.halted }
+    await this.setStatus('idle')
   }
 
   private sleepUntilWoken(): Promise<void> {
@@ -178,14 +227,10 @@ export class TeammateRuntime {
     })
   }
 
-  private key(m: InboxMessage): string {
-    return m.msg_id ?? `${m.from}|${m.timestamp}|${m.text}`
-  }
-
   /** Takes delivered messages: control messages are handled at once, the rest queue for a turn. */
   private enqueue(messages: InboxMessage[]): void {
     for (const m of messages) {
-      const k = this.key(m)
+      const k = messageKey(m)
       if (this.seen.has(k) || m.read) continue
       this.seen.add(k)
       const structured = parseStructured(m.text)
@@ -230,6 +275,7 @@ export class TeammateRuntime {
       }
       return
     }
+    await this.guards.handleControl(msg, this.o, () => (this.wake?.(), this.wakeBudget?.()))
     if (msg.type === 'mode_set_request') {
       await this.o.state.update({ mode: msg.mode })
       this.o.output.info(`mode set to ${msg.mode} by team-lead`)
@@ -238,17 +284,8 @@ export class TeammateRuntime {
     await this.o.onControl?.(msg, entry)
   }
 
-  private async consume(all: InboxMessage[]): Promise<void> {
-    const messages = all.filter((m) => !m.local)
-    if (messages.length === 0) return
-    const ids = messages.flatMap((m) => (m.msg_id ? [m.msg_id] : []))
-    const legacy = messages.filter((m) => !m.msg_id)
-    const file = inboxPath(this.o.team, this.o.name, this.o.env)
-    if (ids.length) await markRead(file, { msgIds: ids })
-    if (legacy.length) {
-      const keys = new Set(legacy.map((m) => this.key(m)))
-      await markRead(file, (m) => !m.msg_id && keys.has(this.key(m)))
-    }
+  private consume(all: InboxMessage[]): Promise<void> {
+    return markConsumed(inboxPath(this.o.team, this.o.name, this.o.env), all)
   }
 
   async setStatus(status: AgentStatus, detail?: string): Promise<void> {
@@ -259,22 +296,12 @@ export class TeammateRuntime {
     await this.o.transcript.append({ kind: 'state', state: status, ...(detail ? { detail } : {}) })
   }
 
-  /** A pending shutdown is presented to the model, which may reject it with SendMessage. */
-  private shutdownPrompt(req: StructuredMessage & { type: 'shutdown_request' }): string {
-    return (
-      `team-lead asks you to shut down${req.reason ? `: ${req.reason}` : ''}. ` +
-      `If you must keep working, reject it with SendMessage to team-lead, message ` +
-      `{"type":"shutdown_response","request_id":"${req.requestId}","approve":false,"reason":"<why>"}. ` +
-      `Otherwise reply with one short sentence; you will be shut down.`
-    )
-  }
-
   private async runUserTurn(batch: InboxMessage[]): Promise<void> {
     const text = batch.map((m) => (m.local ? m.text : formatTeammateMessage(m))).join('\n\n')
     await this.runModelTurn(text, batch)
     if (this.pendingShutdown && this.queue.length === 0) {
       const req = this.pendingShutdown
-      await this.runModelTurn(this.shutdownPrompt(req), [])
+      await this.runModelTurn(shutdownPrompt(req), [])
       const answer = this.o.turnLog.shutdownResponses.get(req.requestId)
       this.pendingShutdown = undefined
       if (answer && !answer.approve) {
@@ -286,20 +313,9 @@ export class TeammateRuntime {
     }
   }
 
-  private appendUser(text: string): void {
-    const last = this.o.messages[this.o.messages.length - 1]
-    if (last?.role === 'user') {
-      // After a partial or failed turn the conversation ends with a user message; merge, the API wants alternation.
-      const content = typeof last.content === 'string' ? [{ type: 'text' as const, text: last.content }] : last.content
-      last.content = [...content, { type: 'text', text }]
-    } else {
-      this.o.messages.push({ role: 'user', content: text })
-    }
-  }
-
   private async runModelTurn(text: string, batch: InboxMessage[], taskId?: string): Promise<TurnResult | undefined> {
     await this.setStatus('working', taskId ? `task #${taskId}` : undefined)
-    this.appendUser(text)
+    appendUserText(this.o.messages, text)
     await this.o.transcript.append({ kind: 'message', message: this.o.messages[this.o.messages.length - 1] })
     let result: TurnResult | undefined
     let failure: string | undefined
@@ -309,7 +325,7 @@ export class TeammateRuntime {
         model: this.o.model,
         system: this.o.system,
         ...(this.o.cache ? { cache: this.o.cache } : {}),
-        tools: this.o.toolsForMode?.(this.o.state.current.mode ?? this.o.mode ?? 'default') ?? this.o.tools,
+        tools: this.currentTools,
         messages: this.o.messages,
         maxIterations: this.o.maxIterations,
         signal: this.turnAbort.signal,
@@ -326,25 +342,20 @@ export class TeammateRuntime {
         onToolEnd: (name, input, res, ms) => this.o.output.tool(name, input, res, ms),
         onUsage: (u) => void this.addUsage(u),
         record: (...events) => this.o.transcript.append(...events),
+        ...this.guards.hooks(),
       })
       this.o.output.flush()
     } catch (err) {
       this.o.output.flush()
       failure = describeFailure(err)
       this.o.output.warn(`turn failed: ${failure}`)
-      await this.o.transcript.append({
-        kind: 'error',
-        errorType:
-          err instanceof APIError ? ((err.error as { error?: { type?: string } })?.error?.type ?? err.name) : ((err as Error).name ?? 'Error'),
-        status: err instanceof APIError ? err.status : undefined,
-        requestId: err instanceof APIError ? (err.requestID ?? undefined) : undefined,
-        message: (err as Error).message,
-      })
+      await this.o.transcript.append(errorEvent(err))
     }
     // Read only once the turn consumed them (a crash before this point re-delivers them). An
     // aborted turn did not: like a crash, its messages stay unread for the next start (--resume
     // drops the cut-off turn from the conversation).
     if (result?.status !== 'aborted') await this.consume(batch)
+    if (this.guards.halted) failure = this.guards.halted
     this.lastTurn = { result, failure, taskId }
     return result
   }
@@ -388,21 +399,10 @@ export class TeammateRuntime {
   /** After a turn, with nothing in the inbox: claim the next unowned, unblocked task. */
   private async maybeClaimTask(): Promise<boolean> {
     if (this.o.autoClaimTasks === false || this.stopRequested) return false
-    const tasks = await listTasks(this.o.team, this.o.env).catch((err: Error) => {
-      this.o.output.warn(`cannot read the task list: ${err.message}`)
-      return []
-    })
-    const done = new Set(tasks.filter((t) => t.status === 'completed').map((t) => t.id))
-    if (tasks.some((t) => t.owner === this.o.name && t.status === 'in_progress')) return false
-    const next = tasks.find((t) => t.status === 'pending' && !t.owner && t.blockedBy.every((b) => done.has(b)))
+    const next = await claimNextTask({ team: this.o.team, name: this.o.name, env: this.o.env, warn: (line) => this.o.output.warn(line) })
     if (!next) return false
-    const claim = await claimTask(this.o.team, next.id, this.o.name, { checkAgentBusy: true, env: this.o.env })
-    if (!claim.ok) return false
     await this.o.state.update({ currentTask: next.id })
-    const prompt =
-      `You claimed task #${next.id}: ${next.subject}\n\n${next.description}\n\n` +
-      `Do it, then mark it completed with TaskUpdate {"taskId":"${next.id}","status":"completed"} and report to team-lead with SendMessage.`
-    await this.runModelTurn(prompt, [], next.id)
+    await this.runModelTurn(next.prompt, [], next.id)
     await this.o.state.update({ currentTask: undefined })
     return true
   }

@@ -28,6 +28,8 @@ export const AgentState = z.looseObject({
     })
     .optional(),
   costUsd: z.number().optional(),
+  /** The agent's spending limit, as raised so far. */
+  budget: z.object({ maxCostUsd: z.number().optional(), maxTokens: z.number().optional() }).optional(),
   turns: z.number().optional(),
 })
 export type AgentState = z.infer<typeof AgentState>

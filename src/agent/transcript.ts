@@ -3,6 +3,7 @@ import path from 'node:path'
 import type Anthropic from '@anthropic-ai/sdk'
 import { agentDir } from '../home/paths.js'
 import { FILE_MODE, NOFOLLOW, ensureDir, openError, readFileIfExists } from '../util/fs.js'
+import { applyClearing } from './compaction/clear-tool-results.js'
 
 type MessageParam = Anthropic.MessageParam
 
@@ -16,7 +17,24 @@ export type TranscriptEvent =
   | { t: string; kind: 'state'; state: string; detail?: string }
   | { t: string; kind: 'error'; errorType: string; status?: number; requestId?: string; message: string }
   | { t: string; kind: 'start'; model: string; mode?: string; resume: boolean; pid: number }
-  | { t: string; kind: 'usage'; model: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number }
+  | { t: string; kind: 'usage'; model: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; cacheWrite1hTokens?: number }
+  | CompactionEvent
+
+/**
+ * A compaction marker. `tool_results_cleared` names the results replaced by notes; `summarized`
+ * is followed by the `message` events of the compacted conversation, which --resume starts from.
+ */
+export type CompactionEvent = {
+  t: string
+  kind: 'compaction'
+  stage: 'tool_results_cleared' | 'summarized' | 'failed'
+  trigger: string
+  tokensBefore: number
+  tokensAfter?: number
+  toolUseIds?: string[]
+  focus?: string
+  reason?: string
+}
 
 type WithoutTime<T> = T extends unknown ? Omit<T, 't'> : never
 export type NewTranscriptEvent = WithoutTime<TranscriptEvent>
@@ -64,12 +82,18 @@ export async function readTranscript(file: string): Promise<TranscriptEvent[]> {
 }
 
 /**
- * Rebuilds the conversation for --resume: the `message` events in order, cut back so it ends in
- * a consistent state (no assistant tool_use without its tool_result, alternating roles).
+ * Rebuilds the conversation for --resume: the `message` events in order (from the last
+ * compaction on, with cleared tool results cleared again), cut back so it ends in a consistent state (no assistant tool_use without its tool_result, alternating roles).
  */
 export function rebuildConversation(events: TranscriptEvent[]): MessageParam[] {
   const messages: MessageParam[] = []
   for (const e of events) {
+    if (e.kind === 'compaction') {
+      // The full history stays in the file; the conversation restarts from the compacted state.
+      if (e.stage === 'summarized') messages.length = 0
+      if (e.stage === 'tool_results_cleared') applyClearing(messages, e.toolUseIds ?? [])
+      continue
+    }
     if (e.kind !== 'message') continue
     const prev = messages[messages.length - 1]
     if (prev?.role === 'user' && e.message.role === 'user') {

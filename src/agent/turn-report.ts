@@ -1,5 +1,6 @@
 import { APIError } from '@anthropic-ai/sdk'
 import type { StructuredMessage } from '../mailbox/messages.js'
+import type { NewTranscriptEvent } from './transcript.js'
 import type { TurnResult } from './turn.js'
 
 /** How the last turn ended, as the idle notification reports it. */
@@ -23,12 +24,14 @@ export function idleNotification(
     ? `turn failed: ${last.failure}`
     : last.result?.status === 'partial'
       ? `stopped after ${last.result.iterations} model calls (maxTurns) — partial: ${oneLine(last.result.text)}`
-      : oneLine(last.result?.text ?? '')
+      : last.result?.status === 'stopped'
+        ? `stopped: ${last.result.stopReason ?? 'no reason'}`
+        : oneLine(last.result?.text ?? '')
   return {
     type: 'idle_notification',
     from,
     timestamp: new Date().toISOString(),
-    idleReason: last.failure ? 'failed' : last.result?.status === 'aborted' ? 'interrupted' : 'available',
+    idleReason: last.failure ? 'failed' : last.result?.status === 'aborted' ? 'interrupted' : last.result?.status === 'stopped' ? 'budget_exhausted' : 'available',
     ...(summary ? { summary } : {}),
     ...(completedTaskId ? { completedTaskId, completedStatus: last.result?.status === 'partial' ? 'partial' : 'resolved' } : {}),
     ...(last.failure ? { failureReason: last.failure } : {}),
@@ -48,4 +51,15 @@ export function describeFailure(err: unknown): string {
     return `${inner?.type ?? err.name} (status ${err.status ?? 'none'}, request ${err.requestID ?? 'none'}): ${oneLine(inner?.message ?? err.message)}`
   }
   return `${(err as Error)?.name ?? 'Error'}: ${oneLine((err as Error)?.message ?? String(err))}`
+}
+
+/** The transcript's record of the error that ended a turn. */
+export function errorEvent(err: unknown): NewTranscriptEvent {
+  return {
+    kind: 'error',
+    errorType: err instanceof APIError ? ((err.error as { error?: { type?: string } })?.error?.type ?? err.name) : ((err as Error).name ?? 'Error'),
+    status: err instanceof APIError ? err.status : undefined,
+    requestId: err instanceof APIError ? (err.requestID ?? undefined) : undefined,
+    message: (err as Error).message,
+  }
 }

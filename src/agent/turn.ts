@@ -1,5 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk'
-import { APIUserAbortError } from '@anthropic-ai/sdk'
+import { APIError, APIUserAbortError } from '@anthropic-ai/sdk'
 import { runTool, type AnyTool as Tool, type ToolContext, type ToolResult } from './tool.js'
 import { usageFromApi, type Usage } from './pricing.js'
 import { type CacheSetting, DEFAULT_CACHE, layoutPrompt, type SystemPrompt } from './cache-layout.js'
@@ -17,6 +17,10 @@ export interface TurnEvents {
   onToolEnd?(name: string, input: unknown, result: ToolResult, ms: number): void
   onUsage?(usage: Usage): void
   record?(...events: NewTranscriptEvent[]): Promise<void>
+  /** Before each model request (compaction, budgets): may change `messages` in place, or end the turn. */
+  beforeRequest?(messages: MessageParam[], tools: Anthropic.Tool[]): Promise<{ stop: string } | undefined>
+  /** After a 400 "prompt is too long": true once the conversation was made to fit, for one retry. */
+  onPromptTooLong?(messages: MessageParam[], tools: Anthropic.Tool[], error: APIError): Promise<boolean>
 }
 
 export interface TurnOptions extends TurnEvents {
@@ -37,7 +41,9 @@ export interface TurnOptions extends TurnEvents {
 }
 
 export interface TurnResult {
-  status: 'done' | 'partial' | 'aborted'
+  /** `stopped`: beforeRequest ended the turn (`stopReason` says why). */
+  status: 'done' | 'partial' | 'aborted' | 'stopped'
+  stopReason?: string
   /** The text of the final assistant message. */
   text: string
   iterations: number
@@ -56,24 +62,17 @@ export async function runTurn(opts: TurnOptions): Promise<TurnResult> {
   let text = ''
   for (let iteration = 1; iteration <= opts.maxIterations; iteration++) {
     if (opts.signal.aborted) return { status: 'aborted', text, iterations: iteration - 1, toolCalls }
-    let final: Anthropic.Message
-    const prompt = layoutPrompt(opts.system, opts.messages, opts.cache ?? DEFAULT_CACHE)
-    try {
-      const stream = opts.client.messages.stream(
-        {
-          model: opts.model,
-          max_tokens: opts.maxTokens ?? DEFAULT_MAX_TOKENS,
-          system: prompt.system,
-          messages: prompt.messages,
-          ...(apiTools.length ? { tools: apiTools } : {}),
-        },
-        { signal: opts.signal, headers: { 'x-swarm-agent': opts.toolContext.agentName } },
-      )
-      stream.on('text', (delta) => opts.onText?.(delta))
-      final = await stream.finalMessage()
-    } catch (err) {
-      if (err instanceof APIUserAbortError || opts.signal.aborted) return { status: 'aborted', text, iterations: iteration, toolCalls }
-      throw err
+    const gate = await opts.beforeRequest?.(opts.messages, apiTools)
+    if (gate) return { status: 'stopped', stopReason: gate.stop, text, iterations: iteration - 1, toolCalls }
+    let final: Anthropic.Message | undefined
+    for (let attempt = 1; !final; attempt++) {
+      try {
+        final = await request(opts, apiTools)
+      } catch (err) {
+        if (err instanceof APIUserAbortError || opts.signal.aborted) return { status: 'aborted', text, iterations: iteration, toolCalls }
+        if (attempt === 1 && isPromptTooLong(err) && (await opts.onPromptTooLong?.(opts.messages, apiTools, err))) continue
+        throw err
+      }
     }
     const usage = usageFromApi(final.usage)
     opts.onUsage?.(usage)
@@ -120,4 +119,26 @@ export async function runTurn(opts: TurnOptions): Promise<TurnResult> {
     if (opts.signal.aborted) return { status: 'aborted', text, iterations: iteration, toolCalls }
   }
   return { status: 'partial', text, iterations: opts.maxIterations, toolCalls }
+}
+
+/** One streamed model request with the cache layout. */
+async function request(opts: TurnOptions, apiTools: Anthropic.Tool[]): Promise<Anthropic.Message> {
+  const prompt = layoutPrompt(opts.system, opts.messages, opts.cache ?? DEFAULT_CACHE)
+  const stream = opts.client.messages.stream(
+    {
+      model: opts.model,
+      max_tokens: opts.maxTokens ?? DEFAULT_MAX_TOKENS,
+      system: prompt.system,
+      messages: prompt.messages,
+      ...(apiTools.length ? { tools: apiTools } : {}),
+    },
+    { signal: opts.signal, headers: { 'x-swarm-agent': opts.toolContext.agentName } },
+  )
+  stream.on('text', (delta) => opts.onText?.(delta))
+  return stream.finalMessage()
+}
+
+/** The API's 400 for a prompt above the context window. */
+export function isPromptTooLong(err: unknown): err is APIError {
+  return err instanceof APIError && err.status === 400 && /prompt is too long/i.test(err.message)
 }

@@ -10,7 +10,7 @@ export const IdleNotification = base({
   type: z.literal('idle_notification'),
   from: z.string(),
   timestamp: z.string(),
-  idleReason: z.enum(['available', 'interrupted', 'failed']).optional(),
+  idleReason: z.enum(['available', 'interrupted', 'failed', 'budget_exhausted']).optional(),
   summary: z.string().optional(),
   completedTaskId: z.string().optional(),
   completedStatus: z.enum(['resolved', 'blocked', 'failed', 'partial']).optional(),
@@ -148,6 +148,24 @@ export const LeadKeyUpdate = base({
   timestamp: z.string(),
 })
 
+/** swarm's own: team-lead asks a teammate to compact its conversation now (`swarm compact`). */
+export const CompactRequest = base({
+  type: z.literal('compact_request'),
+  from: z.string(),
+  focus: z.string().optional(),
+  timestamp: z.string(),
+})
+
+/** swarm's own: team-lead raises a teammate's budget, or tells it the team's was raised (`swarm budget`). */
+export const BudgetUpdate = base({
+  type: z.literal('budget_update'),
+  from: z.string(),
+  addUsd: z.number().nonnegative().optional(),
+  addTokens: z.number().int().nonnegative().optional(),
+  scope: z.enum(['member', 'team']).default('member'),
+  timestamp: z.string(),
+})
+
 export const StructuredMessage = z.discriminatedUnion('type', [
   IdleNotification,
   PermissionRequest,
@@ -163,6 +181,8 @@ export const StructuredMessage = z.discriminatedUnion('type', [
   TeamPermissionUpdate,
   SpawnRequest,
   LeadKeyUpdate,
+  CompactRequest,
+  BudgetUpdate,
 ])
 export type StructuredMessage = z.infer<typeof StructuredMessage>
 export type StructuredMessageType = StructuredMessage['type']
@@ -177,6 +197,8 @@ export const PRIVILEGED_TYPES: ReadonlySet<StructuredMessageType> = new Set([
   'team_permission_update',
   'spawn_request',
   'lead_key_update',
+  'compact_request',
+  'budget_update',
 ])
 
 /**

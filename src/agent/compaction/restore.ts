@@ -1,0 +1,62 @@
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import type Anthropic from '@anthropic-ai/sdk'
+import { listPending } from '../../permissions/store.js'
+import { listTasks } from '../../teams/task-store.js'
+import { readTeam } from '../../teams/team-store.js'
+
+/**
+ * What a compacted conversation gets back besides its summary: the files read most recently
+ * (at most 5, each cut to 5k tokens, read again from disk as they are now) and the team context
+ * (members, tasks, this agent's open permission requests).
+ */
+
+export const RESTORED_FILES = 5
+export const RESTORED_FILE_TOKENS = 5_000
+
+/** The paths of the last distinct files the conversation read with Read, most recent first. */
+export function recentlyReadFiles(messages: readonly Anthropic.MessageParam[], limit = RESTORED_FILES): string[] {
+  const out: string[] = []
+  for (let i = messages.length - 1; i >= 0 && out.length < limit; i--) {
+    const m = messages[i]!
+    if (m.role !== 'assistant' || typeof m.content === 'string') continue
+    for (const b of [...m.content].reverse()) {
+      if (b.type !== 'tool_use' || b.name !== 'Read') continue
+      const file = (b.input as { file_path?: unknown }).file_path
+      if (typeof file === 'string' && !out.includes(file) && out.length < limit) out.push(file)
+    }
+  }
+  return out
+}
+
+/** One text part per file that still exists, cut to RESTORED_FILE_TOKENS (4 characters a token). */
+export async function restoreFiles(files: string[], cwd: string): Promise<string[]> {
+  const parts: string[] = []
+  const maxChars = RESTORED_FILE_TOKENS * 4
+  for (const file of files) {
+    const text = await fs.readFile(path.resolve(cwd, file), 'utf8').catch(() => undefined)
+    if (text === undefined) continue
+    const body = text.length > maxChars ? `${text.slice(0, maxChars)}\n… [cut at ${RESTORED_FILE_TOKENS} tokens; Read it for the rest]` : text
+    parts.push(`Recently read file ${file} (as it is now):\n<file path=${JSON.stringify(file)}>\n${body}\n</file>`)
+  }
+  return parts
+}
+
+/** The team as it stands: members, tasks, and the permission requests this agent waits on. */
+export async function teamContext(team: string, name: string, env: NodeJS.ProcessEnv): Promise<string> {
+  const [config, tasks, pending] = await Promise.all([
+    readTeam(team, env).catch(() => undefined),
+    listTasks(team, env).catch(() => []),
+    listPending(team, { env }).then((r) => r.requests).catch(() => []),
+  ])
+  const lines = [`Team "${team}"; you are "${name}".`]
+  if (config) lines.push(`Members: ${config.members.map((m) => m.name).join(', ')}.`)
+  lines.push(tasks.length ? 'Tasks:' : 'Tasks: none.')
+  for (const t of tasks) lines.push(`- #${t.id} [${t.status}]${t.owner ? ` (${t.owner})` : ''} ${t.subject}${t.blockedBy.length ? ` — blocked by ${t.blockedBy.map((b) => `#${b}`).join(', ')}` : ''}`)
+  const mine = pending.filter((p) => p.agent === name)
+  if (mine.length) {
+    lines.push('Your open permission requests:')
+    for (const p of mine) lines.push(`- ${p.toolName}: ${p.description}`)
+  }
+  return lines.join('\n')
+}
