@@ -14,7 +14,9 @@ import { scratchDirNote } from './definitions/built-in.js'
 import { findAgentType, loadAgentDefinitions } from './definitions/load.js'
 import { resolveToolsForAgent } from './definitions/tool-filter.js'
 import { resolveModel } from './model.js'
+import { firstLimit } from './budget.js'
 import { loadCacheSetting } from './cache-settings.js'
+import { readTeamBudget } from './team-budget.js'
 import { buildSystemPrompt } from './prompt.js'
 import { createOutput, type AgentOutput } from './render.js'
 import { LeadOrders, type LeadVerdict } from './lead-orders.js'
@@ -54,6 +56,9 @@ export interface StartAgentOptions {
   verifyLead?: (entry: InboxMessage) => LeadVerdict | Promise<LeadVerdict>
   sign?: (m: InboxMessage, to: string) => string | undefined
   runtime?: Partial<Pick<RuntimeOptions, 'external' | 'route' | 'onControl' | 'autoClaimTasks'>>
+  /** Overrides of the member's budget (`swarm agent --max-cost/--max-tokens`). */
+  maxCostUsd?: number
+  maxTokens?: number
   leaderModel?: string
 }
 
@@ -140,6 +145,8 @@ export async function assembleAgent(
   const messages = opts.resume ? rebuildConversation(await readTranscript(transcript.file)) : []
   // --resume continues the same agent: what it spent so far stays counted.
   const before = opts.resume ? await readAgentState(opts.team, opts.name, env).catch(() => undefined) : undefined
+  // A raised budget (state.json, on --resume) beats what the flags, the config and the definition say.
+  const budget = firstLimit(before?.budget, { maxCostUsd: opts.maxCostUsd, maxTokens: opts.maxTokens }, member, def)
   const state = new AgentStateFile(statePath(opts.team, opts.name, env), {
     pid: process.pid,
     status: 'starting',
@@ -147,6 +154,7 @@ export async function assembleAgent(
     modelSource: source,
     mode: mode.data,
     ...(before?.usage ? { usage: before.usage, costUsd: before.costUsd, turns: before.turns } : {}),
+    ...(budget.maxCostUsd !== undefined || budget.maxTokens !== undefined ? { budget } : {}),
   })
   await state.update({})
   await transcript.append({ kind: 'start', model, mode: mode.data, resume: Boolean(opts.resume), pid: process.pid })
@@ -178,6 +186,8 @@ export async function assembleAgent(
     mode: mode.data,
     system,
     cache,
+    budget,
+    teamBudget: () => readTeamBudget(opts.team, env),
     tools,
     toolsForMode,
     maxIterations: def.maxTurns ?? DEFAULT_MAX_ITERATIONS,

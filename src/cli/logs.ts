@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import type { Command } from 'commander'
 import pc from 'picocolors'
 import type Anthropic from '@anthropic-ai/sdk'
-import { readTranscript, transcriptPath, type TranscriptEvent } from '../agent/transcript.js'
+import { type CompactionEvent, readTranscript, transcriptPath, type TranscriptEvent } from '../agent/transcript.js'
 import { cachedShare, percent } from '../agent/pricing.js'
 import { NotFoundError } from '../errors.js'
 import { agentDir, validateAgentName, validateName } from '../home/paths.js'
@@ -70,6 +70,8 @@ export function formatEvent(e: TranscriptEvent, c: Colors): string {
       return `${time} ${c.red('error')} ${one(`${e.errorType}${e.status ? ` ${e.status}` : ''}${e.requestId ? ` ${e.requestId}` : ''}: ${e.message}`)}`
     case 'usage':
       return `${time} ${c.dim(`tokens: ${e.inputTokens} in, ${e.outputTokens} out, ${e.cacheReadTokens} cache read, ${e.cacheWriteTokens} cache write (${percent(cachedShare(e))} cached)`)}`
+    case 'compaction':
+      return `${time} ${c.yellow('⟲')} ${compactionLine(e)}`
     case 'message':
       return `${time} ${e.message.role === 'user' ? c.magenta('user') : c.blue('assistant')} ${terminalSafe(renderContent(e.message.content)).replace(/\n/g, '\n         │ ')}`
     default: {
@@ -97,4 +99,10 @@ function renderContent(content: Anthropic.MessageParam['content']): string {
 function short(s: string, max: number): string {
   const flat = s.replace(/\s+/g, ' ')
   return flat.length > max ? flat.slice(0, max - 1) + '…' : flat
+}
+
+function compactionLine(e: CompactionEvent): string {
+  if (e.stage === 'failed') return `compaction failed (${e.trigger}): ${e.reason ?? 'unknown'}`
+  const what = e.stage === 'summarized' ? 'compacted to a summary' : `cleared ${e.toolUseIds?.length ?? 0} old tool results`
+  return `${what} (${e.trigger}${e.focus ? `, focus: ${e.focus}` : ''}): ${e.tokensBefore} → ${e.tokensAfter ?? '?'} tokens`
 }

@@ -25,6 +25,8 @@ const GROUPS: Record<string, () => Promise<Register>> = {
   hide: () => import('./pane.js').then((m) => m.registerPaneCommands),
   unhide: () => import('./pane.js').then((m) => m.registerPaneCommands),
   worktrees: () => import('./worktrees.js').then((m) => m.registerWorktreeCommands),
+  compact: () => import('./long-run.js').then((m) => m.registerLongRunCommands),
+  budget: () => import('./long-run.js').then((m) => m.registerLongRunCommands),
 }
 
 /** The program with every command group, or only `only`'s (same commands, cheaper to load). */

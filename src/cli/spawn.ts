@@ -5,13 +5,16 @@ import { backendChoices } from '../backends/registry.js'
 import { definedOnly } from '../util/object.js'
 import { UsageError } from '../errors.js'
 import type { KillOutcome } from '../supervisor/stop.js'
-import { printJson, println } from '../terminal/output.js'
+import { printJson, println } from './output.js'
+import { budgetFlags } from './options.js'
 
 export interface SpawnCommandOptions {
   backend?: string
   cwd?: string
   command?: string
   model?: string
+  maxCost?: string
+  maxTokens?: string
   mode?: string
   agentType?: string
   prompt?: string
@@ -39,6 +42,8 @@ export function registerSpawnCommands(program: Command): void {
     .option('--cwd <dir>', "working directory of the teammate (default: the lead's)")
     .option('--command <shell-command>', 'run this shell command instead of "swarm agent" (claude, codex, a script…)')
     .option('--model <model>', 'model for the swarm agent')
+    .option('--max-cost <usd>', 'budget in USD: at the limit the teammate stops and waits for `swarm budget`')
+    .option('--max-tokens <n>', 'budget in tokens (input, cache and output together)')
     .option('--mode <mode>', 'permission mode for the swarm agent')
     .option('--agent-type <type>', 'agent definition for the swarm agent')
     .option('--prompt <text>', "first message, put in the teammate's inbox from team-lead")
@@ -88,16 +93,7 @@ export async function runSpawn(team: string, name: string, opts: SpawnCommandOpt
   }
   const { member, spawned, worktree } = await spawnTeammate(
     team,
-    {
-      name,
-      command: opts.command,
-      cwd,
-      model: opts.model,
-      mode: opts.mode,
-      agentType: opts.agentType,
-      prompt: opts.prompt,
-      ...(opts.worktree ? { worktree: opts.worktree } : {}),
-    },
+    { name, command: opts.command, cwd, model: opts.model, mode: opts.mode, agentType: opts.agentType, prompt: opts.prompt, ...(opts.worktree ? { worktree: opts.worktree } : {}), ...budgetFlags(opts) },
     { backend },
   )
   const attach = spawned.backendType === 'tmux' && !process.env.TMUX ? `${describeSocket(resolveSocket())} attach -t ${sessionName(team)}` : undefined

@@ -71,9 +71,9 @@ export function formatReport(r: TeamReport): string {
       String(m.unread),
       String(m.pendingRequests),
       m.currentTask ? `#${m.currentTask}` : '-',
-      m.tokens ? `${kilo(m.tokens.input + m.tokens.cacheRead + m.tokens.cacheWrite)}/${kilo(m.tokens.output)}` : '-',
+      (m.tokens ? `${kilo(m.tokens.input + m.tokens.cacheRead + m.tokens.cacheWrite)}/${kilo(m.tokens.output)}` : '-') + (m.budget?.maxTokens !== undefined ? ` of ${kilo(m.budget.maxTokens)}` : ''),
       m.tokens ? percent(cachedShare({ inputTokens: m.tokens.input, outputTokens: m.tokens.output, cacheReadTokens: m.tokens.cacheRead, cacheWriteTokens: m.tokens.cacheWrite })) : '-',
-      m.costUsd !== undefined ? `$${m.costUsd.toFixed(4)}` : '-',
+      (m.costUsd !== undefined ? `$${m.costUsd.toFixed(4)}` : '-') + (m.budget?.maxCostUsd !== undefined ? ` of $${m.budget.maxCostUsd.toFixed(2)}` : ''),
     ])
   }
   const lines = table(rows).split('\n')

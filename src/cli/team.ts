@@ -10,7 +10,8 @@ import { ensureTeamKeys } from '../mailbox/signing.js'
 import { loadTeamSpec } from '../teams/team-spec.js'
 import { runAttach } from './attach.js'
 import { teamRekey } from './team-rekey.js'
-import { collect } from './options.js'
+import { budgetFlags, collect } from './options.js'
+import { firstLimit } from '../agent/budget.js'
 import { shutdownSignal } from './signals.js'
 import { LEAD_NAME, tasksDir, teamConfigPath, teamDir } from '../home/paths.js'
 import { listTasks } from '../tasks/task-store.js'
@@ -27,6 +28,9 @@ export interface TeamCreateOptions {
   cwd?: string
   model?: string
   mode?: string
+  maxCost?: string
+  maxTokens?: string
+  teamMaxCost?: string
   backend?: string
   agentType?: string[]
   /** `--worktree` (every teammate) or `--worktree a,b`. */
@@ -47,6 +51,9 @@ export function registerTeamCommands(program: Command): void {
     .option('--description <text>', 'what the team is for')
     .option('--cwd <dir>', 'working directory of the team (default: the current directory)')
     .option('--model <model>', 'model recorded for every teammate')
+    .option('--max-cost <usd>', 'budget of every teammate, in USD')
+    .option('--max-tokens <n>', 'budget of every teammate, in tokens')
+    .option('--team-max-cost <usd>', 'budget of the whole team, in USD')
     .option('--mode <mode>', `permission mode recorded for every teammate (${PermissionModeName.options.join(', ')})`)
     .option('--backend <backend>', backendChoices().join(' | '), 'auto')
     .option('--agent-type <name:type>', 'agent type of a member, e.g. researcher:Explore (repeatable)', collect, [])
@@ -104,6 +111,8 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
   }
   const types = parseAgentTypes(opts.agentType ?? [])
   const model = opts.model ?? spec?.model
+  const budget = { ...spec?.budget, ...budgetFlags(opts) }
+  const teamBudget = { ...spec?.teamBudget, ...(opts.teamMaxCost !== undefined ? { maxCostUsd: budgetFlags({ maxCost: opts.teamMaxCost }).maxCostUsd } : {}) }
   const names = [...(spec?.members.map((m) => m.name) ?? []), ...splitList(opts.agents)]
   for (const t of types.keys()) if (!names.includes(t)) throw new UsageError(`--agent-type names ${t}, which is not in --agents`)
   const isolated = worktreeChoice(opts.worktree, names)
@@ -129,8 +138,10 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
         ...((m?.mode ?? mode) !== undefined && { mode: m?.mode ?? mode }),
         ...(m?.prompt !== undefined && { prompt: m.prompt }),
         ...(m?.cwd !== undefined && { cwd: m.cwd }),
+        ...firstLimit({ maxCostUsd: m?.maxCostUsd, maxTokens: m?.maxTokens }, budget),
       }
     }),
+    ...(teamBudget.maxCostUsd !== undefined || teamBudget.maxTokens !== undefined ? { budget: teamBudget } : {}),
   }).then(async (t) => {
     await ensureTeamKeys(t.name)
     return t

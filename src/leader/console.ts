@@ -36,6 +36,8 @@ export interface TeamControl {
 export interface LeadAgent {
   deliver(messages: InboxMessage[]): void
   say(text: string): void
+  /** Compacts the lead's conversation before its next request (`/compact [focus]`). */
+  compact(focus?: string): void
 }
 
 export interface LeaderConsoleOptions {
@@ -66,6 +68,7 @@ const HELP = `commands:
   /approve [id] [always]   approve the shown (or named) request
   /deny [id] [feedback]    deny it, telling the teammate why
   /requests                list pending requests
+  /compact [focus]         compact the lead's conversation now (summary + recent files + team)
   /help                    this help
   /quit                    leave the console; the team keeps running (swarm team resume brings it back)
 when a request is shown: y = approve once, a = approve always, n [feedback] = deny
@@ -356,6 +359,10 @@ export class LeaderConsole {
         const feedback = named ? arg.slice(first.length).trim() : arg
         return this.answer(id, 'deny', { ...(feedback ? { feedback } : {}) })
       }
+      case 'compact':
+        if (!this.o.lead) return this.line(this.c.yellow(this.o.noLeadReason ?? 'there is no lead agent to compact'))
+        this.o.lead.compact(arg || undefined)
+        return this.line(this.c.dim(`compacting the lead's conversation${arg ? ` (focus: ${arg})` : ''}`))
       case 'quit':
       case 'exit':
         this.line('leaving the console; the team keeps running. `swarm team resume ' + this.o.team + '` brings it back.')

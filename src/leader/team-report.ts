@@ -24,6 +24,8 @@ export interface MemberReport extends MemberStatus {
   currentTask?: string
   tokens?: { input: number; output: number; cacheRead: number; cacheWrite: number }
   costUsd?: number
+  /** Its spending limit, when it has one. */
+  budget?: { maxCostUsd?: number; maxTokens?: number }
   detail?: string
 }
 
@@ -77,6 +79,7 @@ export async function teamReport(team: string, opts: { env?: NodeJS.ProcessEnv; 
         ? { tokens: { input: usage.inputTokens, output: usage.outputTokens, cacheRead: usage.cacheReadTokens, cacheWrite: usage.cacheWriteTokens } }
         : {}),
       ...(state?.costUsd !== undefined ? { costUsd: state.costUsd } : {}),
+      ...(state?.budget ? { budget: state.budget } : {}),
     }
   })
   return {

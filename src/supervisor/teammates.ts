@@ -39,6 +39,9 @@ export interface SpawnTeammateInput {
    * `<team>-<name>`). Undefined: what the agent definition's `isolation` says.
    */
   worktree?: boolean | string
+  /** Its budget (`--max-cost`, `--max-tokens`), kept in its team entry. */
+  maxCostUsd?: number
+  maxTokens?: number
 }
 
 export interface SpawnOptions {
@@ -249,6 +252,8 @@ async function registerMembers(
           color: i.color,
           cwd: i.cwd === undefined ? undefined : path.resolve(i.cwd),
           mode: i.mode,
+          ...(i.maxCostUsd !== undefined && { maxCostUsd: i.maxCostUsd }),
+          ...(i.maxTokens !== undefined && { maxTokens: i.maxTokens }),
           backendType: executor.type,
           isActive: false,
         },

@@ -15,7 +15,12 @@ export const TeamSpecMember = z.strictObject({
   cwd: z.string().optional(),
   /** A worktree of its own: true, or the worktree's name. */
   worktree: z.union([z.boolean(), z.string()]).optional(),
+  /** Its budget, in USD and/or tokens. */
+  maxCostUsd: z.number().positive().optional(),
+  maxTokens: z.number().int().positive().optional(),
 })
+
+const Budget = z.strictObject({ maxCostUsd: z.number().positive().optional(), maxTokens: z.number().int().positive().optional() })
 
 /**
  * A team described in a file (`swarm team create <team> --from team.yaml`):
@@ -27,7 +32,9 @@ export const TeamSpecMember = z.strictObject({
  *   - name: researcher
  *     agentType: Explore
  *     prompt: map every caller of login()
- *   - { name: implementer, mode: acceptEdits, worktree: true }
+ *   - { name: implementer, mode: acceptEdits, worktree: true, maxCostUsd: 5 }
+ * budget: { maxCostUsd: 2 }       # every member's, unless its own says otherwise
+ * teamBudget: { maxCostUsd: 20 }  # all members together
  * ```
  */
 export const TeamSpec = z.strictObject({
@@ -40,6 +47,9 @@ export const TeamSpec = z.strictObject({
   mode: PermissionModeName.optional(),
   /** Every member in a worktree of its own (a member's own `worktree` wins). */
   worktree: z.boolean().optional(),
+  /** Every member's budget (a member's own wins), and the whole team's. */
+  budget: Budget.optional(),
+  teamBudget: Budget.optional(),
   members: z.array(TeamSpecMember).default([]),
 })
 export type TeamSpec = z.infer<typeof TeamSpec>

@@ -34,6 +34,8 @@ export interface NewMember {
   isActive?: boolean
   /** Start it in a git worktree of its own (a string names the worktree). */
   worktree?: boolean | string
+  maxCostUsd?: number
+  maxTokens?: number
 }
 
 export interface NewTeam {
@@ -44,6 +46,8 @@ export interface NewTeam {
   /** Teammates (a `team-lead` entry here only adds details to the lead). */
   members?: NewMember[]
   leadSessionId?: string
+  /** The team's spending limit, all members together. */
+  budget?: { maxCostUsd?: number; maxTokens?: number }
 }
 
 /** The agent type Claude Code records for a teammate spawned without `subagent_type`. */
@@ -87,6 +91,7 @@ export async function createTeam(input: NewTeam, env?: Env): Promise<TeamFile> {
     createdAt: now,
     leadAgentId: lead.agentId,
     ...(input.leadSessionId !== undefined && { leadSessionId: input.leadSessionId }),
+    ...(input.budget !== undefined && { budget: input.budget }),
     members,
   })
 
@@ -253,6 +258,8 @@ function buildMember(team: string, m: NewMember, defaultCwd: string, joinedAt: n
     ...(m.isActive !== undefined && { isActive: m.isActive }),
     ...(m.mode !== undefined && { mode: m.mode }),
     ...(m.worktree !== undefined && { worktree: m.worktree }),
+    ...(m.maxCostUsd !== undefined && { maxCostUsd: m.maxCostUsd }),
+    ...(m.maxTokens !== undefined && { maxTokens: m.maxTokens }),
   })
 }
 

@@ -32,6 +32,9 @@ export const TeamMember = z.looseObject({
   backendType: z.string().optional(),
   isActive: z.boolean().optional(),
   mode: z.string().optional(),
+  /** swarm's: the member's spending limit in USD / in tokens (`--max-cost`, `--max-tokens`). */
+  maxCostUsd: z.number().positive().optional(),
+  maxTokens: z.number().int().positive().optional(),
 })
 export type TeamMember = z.infer<typeof TeamMember>
 
@@ -45,5 +48,7 @@ export const TeamFile = z.looseObject({
   hiddenPaneIds: z.array(z.string()).optional(),
   teamAllowedPaths: z.array(TeamAllowedPath).optional(),
   members: z.array(TeamMember),
+  /** swarm's: the team's spending limit, all members together (`swarm budget <team> --add`). */
+  budget: z.looseObject({ maxCostUsd: z.number().positive().optional(), maxTokens: z.number().int().positive().optional() }).optional(),
 })
 export type TeamFile = z.infer<typeof TeamFile>

@@ -198,8 +198,12 @@ describe('the leader console', () => {
   it('hands teammate messages and typed text to the lead agent, and closes the pane of a teammate that approved its shutdown', async () => {
     const delivered: InboxMessage[] = []
     const said: string[] = []
-    const c = open({ lead: { deliver: (m) => delivered.push(...m), say: (t) => said.push(t) } })
+    const compacted: Array<string | undefined> = []
+    const c = open({ lead: { deliver: (m) => delivered.push(...m), say: (t) => said.push(t), compact: (f) => compacted.push(f) } })
     await c.waitFor('swarm leader')
+    c.type('/compact the auth refactor')
+    await c.waitFor("compacting the lead's conversation (focus: the auth refactor)")
+    expect(compacted).toEqual(['the auth refactor'])
     await appendMessage(inboxPath(TEAM, 'team-lead', env), { from: 'alice', text: 'found the bug' })
     await appendMessage(inboxPath(TEAM, 'team-lead', env), {
       from: 'bob',

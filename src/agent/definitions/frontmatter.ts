@@ -26,6 +26,9 @@ export const AgentFrontmatter = z.looseObject({
   model: z.string().trim().min(1).optional(),
   permissionMode: PermissionModeName.optional(),
   maxTurns: PositiveInt.optional(),
+  /** swarm's: the budget of an agent of this type, in USD and/or tokens. */
+  maxCostUsd: z.union([z.number(), z.string().transform(Number)]).pipe(z.number().positive()).optional(),
+  maxTokens: PositiveInt.optional(),
   isolation: z.literal('worktree').optional(),
   color: z.enum(AGENT_COLORS).optional(),
 })
@@ -83,6 +86,8 @@ export function parseAgentFile(file: string, text: string, source: AgentSource):
       ...(fm.model ? { model: fm.model } : {}),
       ...(fm.permissionMode ? { permissionMode: fm.permissionMode } : {}),
       ...(fm.maxTurns ? { maxTurns: fm.maxTurns } : {}),
+      ...(fm.maxCostUsd ? { maxCostUsd: fm.maxCostUsd } : {}),
+      ...(fm.maxTokens ? { maxTokens: fm.maxTokens } : {}),
       ...(fm.isolation ? { isolation: fm.isolation } : {}),
       ...(fm.color ? { color: fm.color } : {}),
       systemPrompt,

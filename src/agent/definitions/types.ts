@@ -18,6 +18,9 @@ export interface AgentDefinition {
   model?: string
   permissionMode?: PermissionModeName
   maxTurns?: number
+  /** The budget of an agent of this type (frontmatter `maxCostUsd`, `maxTokens`). */
+  maxCostUsd?: number
+  maxTokens?: number
   isolation?: 'worktree'
   color?: AgentColor
   /** The system prompt (the Markdown body for file definitions). */

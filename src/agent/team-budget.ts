@@ -1,0 +1,23 @@
+import { readTeam } from '../teams/team-store.js'
+import type { BudgetLimit } from './budget.js'
+import { emptyUsage, addUsage } from './pricing.js'
+import { readAgentState } from './state.js'
+import type { Spend } from './turn-guards.js'
+
+/**
+ * The team's budget as an agent checks it before a request: the limit in the team config and
+ * what every member's state.json says it spent. Undefined when the team sets no limit.
+ */
+export async function readTeamBudget(team: string, env: NodeJS.ProcessEnv): Promise<{ limit: BudgetLimit; spent: Spend } | undefined> {
+  const config = await readTeam(team, env).catch(() => undefined)
+  const limit = config?.budget
+  if (!config || !limit || (limit.maxCostUsd === undefined && limit.maxTokens === undefined)) return undefined
+  const states = await Promise.all(config.members.map((m) => readAgentState(team, m.name, env).catch(() => undefined)))
+  let usage = emptyUsage()
+  let costUsd = 0
+  for (const s of states) {
+    if (s?.usage) usage = addUsage(usage, s.usage)
+    costUsd += s?.costUsd ?? 0
+  }
+  return { limit: { ...(limit.maxCostUsd !== undefined ? { maxCostUsd: limit.maxCostUsd } : {}), ...(limit.maxTokens !== undefined ? { maxTokens: limit.maxTokens } : {}) }, spent: { costUsd, usage } }
+}
