@@ -1,4 +1,4 @@
-import { claimTask, listTasks } from '../teams/task-store.js'
+import { claimTask, listTasks } from '../tasks/task-store.js'
 
 /**
  * Auto-claim for an idle teammate with an empty inbox: the first pending, unowned task whose

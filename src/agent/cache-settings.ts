@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { settingsFiles } from '../permissions/settings.js'
+import { settingsFiles } from '../permissions/rules/settings.js'
 import { parseJsonFile, readFileIfExists } from '../util/fs.js'
 import type { CacheSetting, PromptCacheTtl } from './cache-layout.js'
 

@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import { UsageError } from '../errors.js'
 import { encodeStructured, type StructuredMessage } from '../mailbox/messages.js'
 import { sendTeamMessage } from '../teams/messaging.js'
-import { LEAD_NAME } from '../teams/paths.js'
+import { LEAD_NAME } from '../home/paths.js'
 import { findMember, readTeam, updateTeam } from '../teams/team-store.js'
 import { println } from './output.js'
 

@@ -3,8 +3,8 @@ import Anthropic, { APIError } from '@anthropic-ai/sdk'
 import { PromptCache, breakpointProblem, minCacheableTokens } from '../../src/loopback-model/cache.js'
 import { estimatePromptTokens, promptBlocks } from '../../src/loopback-model/tokens.js'
 import { contextWindowFor, parsePromptTooLong } from '../../src/loopback-model/window.js'
-import { type LoopbackServer, startLoopbackServer } from '../../src/model/loopback-server.js'
-import type { ScenarioInput } from '../../src/model/scenario.js'
+import { type LoopbackServer, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import type { ScenarioInput } from '../../src/loopback-model/scenario.js'
 
 let server: LoopbackServer | undefined
 afterEach(async () => {

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { cachedShare } from '../../src/agent/pricing.js'
 import { readAgentState } from '../../src/agent/state.js'
-import { type LoopbackServer, type RecordedRequest, startLoopbackServer } from '../../src/model/loopback-server.js'
+import { type LoopbackServer, type RecordedRequest, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
 import { TEAM, makeFixture, modelRequests, startAgent, waitFor, type Fixture, type TestAgent } from './helpers.js'
 

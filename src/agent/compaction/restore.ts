@@ -1,8 +1,9 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import type Anthropic from '@anthropic-ai/sdk'
-import { listPending } from '../../permissions/store.js'
-import { listTasks } from '../../teams/task-store.js'
+import { z } from 'zod'
+import { pendingPermissionsDir } from '../../home/paths.js'
+import { listTasks } from '../../tasks/task-store.js'
 import { readTeam } from '../../teams/team-store.js'
 
 /**
@@ -47,16 +48,37 @@ export async function teamContext(team: string, name: string, env: NodeJS.Proces
   const [config, tasks, pending] = await Promise.all([
     readTeam(team, env).catch(() => undefined),
     listTasks(team, env).catch(() => []),
-    listPending(team, { env }).then((r) => r.requests).catch(() => []),
+    openRequests(team, name, env),
   ])
   const lines = [`Team "${team}"; you are "${name}".`]
   if (config) lines.push(`Members: ${config.members.map((m) => m.name).join(', ')}.`)
   lines.push(tasks.length ? 'Tasks:' : 'Tasks: none.')
   for (const t of tasks) lines.push(`- #${t.id} [${t.status}]${t.owner ? ` (${t.owner})` : ''} ${t.subject}${t.blockedBy.length ? ` — blocked by ${t.blockedBy.map((b) => `#${b}`).join(', ')}` : ''}`)
-  const mine = pending.filter((p) => p.agent === name)
-  if (mine.length) {
+  if (pending.length) {
     lines.push('Your open permission requests:')
-    for (const p of mine) lines.push(`- ${p.toolName}: ${p.description}`)
+    for (const p of pending) lines.push(`- ${p.toolName}: ${p.description}`)
   }
   return lines.join('\n')
+}
+
+const Pending = z.looseObject({ agent: z.string(), toolName: z.string(), description: z.string() })
+
+/** This agent's pending permission requests, read from the team's pending directory (unreadable files are skipped: this is context, not the request flow). */
+async function openRequests(team: string, name: string, env: NodeJS.ProcessEnv): Promise<Array<z.infer<typeof Pending>>> {
+  const dir = pendingPermissionsDir(team, env)
+  const files = await fs.readdir(dir).catch(() => [])
+  const out: Array<z.infer<typeof Pending>> = []
+  for (const file of files.filter((f) => f.endsWith('.json'))) {
+    const text = await fs.readFile(path.join(dir, file), 'utf8').catch(() => undefined)
+    if (text === undefined) continue
+    let raw: unknown
+    try {
+      raw = JSON.parse(text)
+    } catch {
+      continue // a file being written or corrupt: the request flow reports it, the summary does without
+    }
+    const parsed = Pending.safeParse(raw)
+    if (parsed.success && parsed.data.agent === name) out.push(parsed.data)
+  }
+  return out
 }
