@@ -4,7 +4,12 @@ import { claimTask, listTasks } from '../tasks/task-store.js'
  * Auto-claim for an idle teammate with an empty inbox: the first pending, unowned task whose
  * blockers are all completed, claimed atomically (never while it already works on one).
  */
-export async function claimNextTask(o: { team: string; name: string; env: NodeJS.ProcessEnv; warn(line: string): void }): Promise<{ id: string; prompt: string } | undefined> {
+export async function claimNextTask(o: {
+  team: string
+  name: string
+  env: NodeJS.ProcessEnv
+  warn(line: string): void
+}): Promise<{ id: string; prompt: string } | undefined> {
   const tasks = await listTasks(o.team, o.env).catch((err: Error) => {
     o.warn(`cannot read the task list: ${err.message}`)
     return []

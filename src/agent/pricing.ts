@@ -21,13 +21,18 @@ export function addUsage(a: Usage, b: Partial<Usage>): Usage {
 }
 
 /** Converts the SDK's usage object (snake_case, nullable cache fields). */
-export function usageFromApi(u: {
-  input_tokens?: number | null
-  output_tokens?: number | null
-  cache_read_input_tokens?: number | null
-  cache_creation_input_tokens?: number | null
-  cache_creation?: { ephemeral_1h_input_tokens?: number | null } | null
-} | null | undefined): Usage {
+export function usageFromApi(
+  u:
+    | {
+        input_tokens?: number | null
+        output_tokens?: number | null
+        cache_read_input_tokens?: number | null
+        cache_creation_input_tokens?: number | null
+        cache_creation?: { ephemeral_1h_input_tokens?: number | null } | null
+      }
+    | null
+    | undefined,
+): Usage {
   const longWrites = u?.cache_creation?.ephemeral_1h_input_tokens ?? 0
   return {
     inputTokens: u?.input_tokens ?? 0,

@@ -212,7 +212,10 @@ export class TeammateRuntime {
 
   private async compactBetweenTurns(): Promise<void> {
     await this.setStatus('working', 'compacting')
-    await this.guards.compactNow(this.o.messages, this.currentTools.map((t) => t.toApiTool()))
+    await this.guards.compactNow(
+      this.o.messages,
+      this.currentTools.map((t) => t.toApiTool()),
+    )
     if (this.guards.halted) this.lastTurn = { failure: this.guards.halted }
     await this.setStatus('idle')
   }

@@ -19,5 +19,11 @@ export async function readTeamBudget(team: string, env: NodeJS.ProcessEnv): Prom
     if (s?.usage) usage = addUsage(usage, s.usage)
     costUsd += s?.costUsd ?? 0
   }
-  return { limit: { ...(limit.maxCostUsd !== undefined ? { maxCostUsd: limit.maxCostUsd } : {}), ...(limit.maxTokens !== undefined ? { maxTokens: limit.maxTokens } : {}) }, spent: { costUsd, usage } }
+  return {
+    limit: {
+      ...(limit.maxCostUsd !== undefined ? { maxCostUsd: limit.maxCostUsd } : {}),
+      ...(limit.maxTokens !== undefined ? { maxTokens: limit.maxTokens } : {}),
+    },
+    spent: { costUsd, usage },
+  }
 }

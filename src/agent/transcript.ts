@@ -17,7 +17,16 @@ export type TranscriptEvent =
   | { t: string; kind: 'state'; state: string; detail?: string }
   | { t: string; kind: 'error'; errorType: string; status?: number; requestId?: string; message: string }
   | { t: string; kind: 'start'; model: string; mode?: string; resume: boolean; pid: number }
-  | { t: string; kind: 'usage'; model: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; cacheWrite1hTokens?: number }
+  | {
+      t: string
+      kind: 'usage'
+      model: string
+      inputTokens: number
+      outputTokens: number
+      cacheReadTokens: number
+      cacheWriteTokens: number
+      cacheWrite1hTokens?: number
+    }
   | CompactionEvent
 
 /**

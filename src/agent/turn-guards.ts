@@ -60,7 +60,9 @@ export class TurnGuards {
     return {
       beforeRequest: (messages, tools) => this.beforeRequest(messages, tools),
       onPromptTooLong: (messages, tools, err) =>
-        this.compactor.policy.auto ? this.compactor.compact(messages, tools, 'prompt_too_long', undefined, tooLongMaximum(err.message)) : Promise.resolve(false),
+        this.compactor.policy.auto
+          ? this.compactor.compact(messages, tools, 'prompt_too_long', undefined, tooLongMaximum(err.message))
+          : Promise.resolve(false),
     }
   }
 
@@ -124,7 +126,10 @@ export class TurnGuards {
       if (share >= 1) return `budget_exhausted: ${this.o.name} spent ${describeSpend(b.limit, b.spent)} (${b.whose})`
       if (share >= WARN_SHARE && b === own && this.warnedAt !== this.budget) {
         this.warnedAt = this.budget
-        await this.o.tellLead(`${this.o.name} has used ${Math.floor(share * 100)}% of its budget: ${describeSpend(b.limit, b.spent)}. Raise it with \`swarm budget ${this.o.team} ${this.o.name} --add USD\`.`, 'budget 80% used')
+        await this.o.tellLead(
+          `${this.o.name} has used ${Math.floor(share * 100)}% of its budget: ${describeSpend(b.limit, b.spent)}. Raise it with \`swarm budget ${this.o.team} ${this.o.name} --add USD\`.`,
+          'budget 80% used',
+        )
       }
     }
     return undefined

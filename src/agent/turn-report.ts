@@ -31,7 +31,13 @@ export function idleNotification(
     type: 'idle_notification',
     from,
     timestamp: new Date().toISOString(),
-    idleReason: last.failure ? 'failed' : last.result?.status === 'aborted' ? 'interrupted' : last.result?.status === 'stopped' ? 'budget_exhausted' : 'available',
+    idleReason: last.failure
+      ? 'failed'
+      : last.result?.status === 'aborted'
+        ? 'interrupted'
+        : last.result?.status === 'stopped'
+          ? 'budget_exhausted'
+          : 'available',
     ...(summary ? { summary } : {}),
     ...(completedTaskId ? { completedTaskId, completedStatus: last.result?.status === 'partial' ? 'partial' : 'resolved' } : {}),
     ...(last.failure ? { failureReason: last.failure } : {}),

@@ -4,7 +4,7 @@ import { encodeStructured, type StructuredMessage } from '../mailbox/messages.js
 import { sendTeamMessage } from '../teams/messaging.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { findMember, readTeam, updateTeam } from '../teams/team-store.js'
-import { println } from './output.js'
+import { println } from '../terminal/output.js'
 
 /**
  * `swarm compact <team> <name> [--focus TEXT]` and `swarm budget <team> [name] --add USD`: signed
@@ -27,7 +27,12 @@ export function registerLongRunCommands(program: Command): void {
 async function compact(team: string, name: string, opts: { focus?: string }): Promise<void> {
   const member = findMember(await readTeam(team), name)
   if (member.name === LEAD_NAME) throw new UsageError('the lead compacts from its console', { hint: 'type /compact [focus] in the leader pane' })
-  const request: StructuredMessage = { type: 'compact_request', from: LEAD_NAME, timestamp: new Date().toISOString(), ...(opts.focus ? { focus: opts.focus } : {}) }
+  const request: StructuredMessage = {
+    type: 'compact_request',
+    from: LEAD_NAME,
+    timestamp: new Date().toISOString(),
+    ...(opts.focus ? { focus: opts.focus } : {}),
+  }
   await sendTeamMessage({ team, from: LEAD_NAME, to: member.name, text: encodeStructured(request), summary: 'compact your conversation' })
   println(`asked ${member.name} to compact${opts.focus ? ` (focus: ${opts.focus})` : ''}`)
 }
@@ -53,13 +58,19 @@ async function budget(team: string, name: string | undefined, opts: { add?: stri
     ...(tokens !== undefined ? { addTokens: tokens } : {}),
   }
   const to = member ? [member.name] : config.members.map((m) => m.name).filter((n) => n !== LEAD_NAME)
-  for (const recipient of to) await sendTeamMessage({ team, from: LEAD_NAME, to: recipient, text: encodeStructured(update), summary: 'budget raised' })
-  println(`raised the budget of ${member ? member.name : `team ${team}`}${usd !== undefined ? ` by $${usd}` : ''}${tokens !== undefined ? ` by ${tokens} tokens` : ''}`)
+  for (const recipient of to)
+    await sendTeamMessage({ team, from: LEAD_NAME, to: recipient, text: encodeStructured(update), summary: 'budget raised' })
+  println(
+    `raised the budget of ${member ? member.name : `team ${team}`}${usd !== undefined ? ` by $${usd}` : ''}${tokens !== undefined ? ` by ${tokens} tokens` : ''}`,
+  )
 }
 
 function parseAmount(raw: string | undefined, flag: string, integer: boolean): number | undefined {
   if (raw === undefined) return undefined
   const n = Number(raw)
-  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) throw new UsageError(`${flag} ${JSON.stringify(raw)} is not a positive ${integer ? 'integer' : 'number'}`, { hint: `e.g. ${flag} ${integer ? '100000' : '2.50'}` })
+  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n)))
+    throw new UsageError(`${flag} ${JSON.stringify(raw)} is not a positive ${integer ? 'integer' : 'number'}`, {
+      hint: `e.g. ${flag} ${integer ? '100000' : '2.50'}`,
+    })
   return n
 }

@@ -9,7 +9,9 @@ export function collect(value: string, previous: string[]): string[] {
 export function budgetFlags(opts: { maxCost?: string; maxTokens?: string }): { maxCostUsd?: number; maxTokens?: number } {
   const cost = opts.maxCost === undefined ? undefined : Number(opts.maxCost)
   const tokens = opts.maxTokens === undefined ? undefined : Number(opts.maxTokens)
-  if (cost !== undefined && !(Number.isFinite(cost) && cost > 0)) throw new UsageError(`--max-cost ${JSON.stringify(opts.maxCost)} is not a positive number of USD`, { hint: 'e.g. --max-cost 2.50' })
-  if (tokens !== undefined && !(Number.isInteger(tokens) && tokens > 0)) throw new UsageError(`--max-tokens ${JSON.stringify(opts.maxTokens)} is not a positive integer`, { hint: 'e.g. --max-tokens 500000' })
+  if (cost !== undefined && !(Number.isFinite(cost) && cost > 0))
+    throw new UsageError(`--max-cost ${JSON.stringify(opts.maxCost)} is not a positive number of USD`, { hint: 'e.g. --max-cost 2.50' })
+  if (tokens !== undefined && !(Number.isInteger(tokens) && tokens > 0))
+    throw new UsageError(`--max-tokens ${JSON.stringify(opts.maxTokens)} is not a positive integer`, { hint: 'e.g. --max-tokens 500000' })
   return { ...(cost !== undefined ? { maxCostUsd: cost } : {}), ...(tokens !== undefined ? { maxTokens: tokens } : {}) }
 }

@@ -5,7 +5,7 @@ import { backendChoices } from '../backends/registry.js'
 import { definedOnly } from '../util/object.js'
 import { UsageError } from '../errors.js'
 import type { KillOutcome } from '../supervisor/stop.js'
-import { printJson, println } from './output.js'
+import { printJson, println } from '../terminal/output.js'
 import { budgetFlags } from './options.js'
 
 export interface SpawnCommandOptions {
@@ -93,7 +93,17 @@ export async function runSpawn(team: string, name: string, opts: SpawnCommandOpt
   }
   const { member, spawned, worktree } = await spawnTeammate(
     team,
-    { name, command: opts.command, cwd, model: opts.model, mode: opts.mode, agentType: opts.agentType, prompt: opts.prompt, ...(opts.worktree ? { worktree: opts.worktree } : {}), ...budgetFlags(opts) },
+    {
+      name,
+      command: opts.command,
+      cwd,
+      model: opts.model,
+      mode: opts.mode,
+      agentType: opts.agentType,
+      prompt: opts.prompt,
+      ...(opts.worktree ? { worktree: opts.worktree } : {}),
+      ...budgetFlags(opts),
+    },
     { backend },
   )
   const attach = spawned.backendType === 'tmux' && !process.env.TMUX ? `${describeSocket(resolveSocket())} attach -t ${sessionName(team)}` : undefined

@@ -112,7 +112,10 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
   const types = parseAgentTypes(opts.agentType ?? [])
   const model = opts.model ?? spec?.model
   const budget = { ...spec?.budget, ...budgetFlags(opts) }
-  const teamBudget = { ...spec?.teamBudget, ...(opts.teamMaxCost !== undefined ? { maxCostUsd: budgetFlags({ maxCost: opts.teamMaxCost }).maxCostUsd } : {}) }
+  const teamBudget = {
+    ...spec?.teamBudget,
+    ...(opts.teamMaxCost !== undefined ? { maxCostUsd: budgetFlags({ maxCost: opts.teamMaxCost }).maxCostUsd } : {}),
+  }
   const names = [...(spec?.members.map((m) => m.name) ?? []), ...splitList(opts.agents)]
   for (const t of types.keys()) if (!names.includes(t)) throw new UsageError(`--agent-type names ${t}, which is not in --agents`)
   const isolated = worktreeChoice(opts.worktree, names)

@@ -130,7 +130,8 @@ export async function runLeader(o: LeaderOptions): Promise<void> {
     output,
     control,
     ...(lead ? { lead: { deliver: (m) => lead!.deliver(m), say: (t) => lead!.say(t), compact: (f) => lead!.compact(f) } } : {}),
-    noLeadReason: 'no model is configured for the lead agent: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a compatible server); slash commands work without one (/help)',
+    noLeadReason:
+      'no model is configured for the lead agent: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a compatible server); slash commands work without one (/help)',
     signal: abort.signal,
     ...(o.answersHere === false ? { answersHere: false } : {}),
   })

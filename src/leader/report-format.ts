@@ -1,3 +1,4 @@
+import { cachedShare, percent } from '../agent/pricing.js'
 import { paintAgent } from '../terminal/colors.js'
 import { terminalSafe } from '../terminal/neutralize.js'
 import { colors, table } from '../terminal/output.js'
@@ -9,7 +10,7 @@ import type { MemberReport, TeamReport } from './team-report.js'
  * cell is shown terminal-safe (a model or teammate may have written it).
  */
 export function formatReport(r: TeamReport): string {
-  const rows = [['NAME', 'STATE', 'BACKEND', 'PANE', 'MODEL', 'LAST SEEN', 'UNREAD', 'ASKS', 'TASK', 'TOKENS', 'COST']]
+  const rows = [['NAME', 'STATE', 'BACKEND', 'PANE', 'MODEL', 'LAST SEEN', 'UNREAD', 'ASKS', 'TASK', 'TOKENS', 'CACHED', 'COST']]
   for (const m of r.members) {
     rows.push([
       m.name,
@@ -21,8 +22,21 @@ export function formatReport(r: TeamReport): string {
       String(m.unread),
       String(m.pendingRequests),
       m.currentTask ? `#${m.currentTask}` : '-',
-      m.tokens ? `${kilo(m.tokens.input + m.tokens.cacheRead + m.tokens.cacheWrite)}/${kilo(m.tokens.output)}` : '-',
-      m.costUsd !== undefined ? `$${m.costUsd.toFixed(4)}` : '-',
+      (m.tokens ? `${kilo(m.tokens.input + m.tokens.cacheRead + m.tokens.cacheWrite)}/${kilo(m.tokens.output)}` : '-') +
+        (m.budget?.maxTokens !== undefined ? ` of ${kilo(m.budget.maxTokens)}` : ''),
+      m.tokens
+        ? percent(
+            cachedShare({
+              inputTokens: m.tokens.input,
+              outputTokens: m.tokens.output,
+              cacheReadTokens: m.tokens.cacheRead,
+              cacheWriteTokens: m.tokens.cacheWrite,
+            }),
+          )
+        : '-',
+      // Spend against budget, when it has one.
+      (m.costUsd !== undefined ? `$${m.costUsd.toFixed(4)}` : '-') +
+        (m.budget?.maxCostUsd !== undefined ? ` of $${m.budget.maxCostUsd.toFixed(2)}` : ''),
     ])
   }
   const lines = table(rows).split('\n')

@@ -172,7 +172,10 @@ export async function startLoopbackServer(options: LoopbackServerOptions): Promi
       // Mid-stream errors arrive after a 200 and message_start, as an `error` event.
       record.status = 200
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers })
-      const start = buildMessage({ content: [] }, { model: scenario.model ?? body.model ?? 'loopback', ids, prompt: uncached(record.promptTokens ?? 0) })
+      const start = buildMessage(
+        { content: [] },
+        { model: scenario.model ?? body.model ?? 'loopback', ids, prompt: uncached(record.promptTokens ?? 0) },
+      )
       res.write(encodeSse(messageEvents(start)[0]!))
       res.end(encodeSse({ event: 'error', data: errorBody(error, requestId) }))
     }
@@ -231,7 +234,12 @@ export async function startLoopbackServer(options: LoopbackServerOptions): Promi
 }
 
 function uncached(tokens: number): PromptUsage {
-  return { input_tokens: tokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 } }
+  return {
+    input_tokens: tokens,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+    cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+  }
 }
 
 function isAuthenticated(headers: Record<string, string>): boolean {

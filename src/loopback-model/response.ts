@@ -34,10 +34,7 @@ export class IdSource {
   }
 }
 
-export function buildMessage(
-  spec: ResponseSpec,
-  options: { model: string; ids: IdSource; prompt: PromptUsage },
-): LoopbackMessage {
+export function buildMessage(spec: ResponseSpec, options: { model: string; ids: IdSource; prompt: PromptUsage }): LoopbackMessage {
   const { prompt } = options
   const content: LoopbackMessage['content'] = []
   if (spec.text !== undefined) content.push({ type: 'text', text: spec.text })

@@ -47,7 +47,9 @@ function describeStructured(s: StructuredMessage): string {
     case 'compact_request':
       return `${s.from} asks to compact the conversation${s.focus ? ` (focus: ${s.focus})` : ''}`
     case 'budget_update':
-      return s.scope === 'team' ? `${s.from} raised the team's budget` : `${s.from} raises the budget by ${[s.addUsd !== undefined ? `$${s.addUsd}` : '', s.addTokens !== undefined ? `${s.addTokens} tokens` : ''].filter(Boolean).join(' and ')}`
+      return s.scope === 'team'
+        ? `${s.from} raised the team's budget`
+        : `${s.from} raises the budget by ${[s.addUsd !== undefined ? `$${s.addUsd}` : '', s.addTokens !== undefined ? `${s.addTokens} tokens` : ''].filter(Boolean).join(' and ')}`
     case 'team_permission_update': {
       const u = s.permissionUpdate
       const rules = u.rules.map((r) => (r.ruleContent ? `${r.toolName}(${r.ruleContent})` : r.toolName)).join(', ')

@@ -137,7 +137,9 @@ describe('prompt cache rules', () => {
       system: [{ type: 'text', text: 's', cache_control: ephemeral }],
       messages: [{ role: 'user', content: [{ type: 'text', text: 'u', cache_control: { type: 'ephemeral', ttl: '1h' } }] }],
     })
-    expect(breakpointProblem(order)).toMatch(/^messages\.0\.content\.0\.cache_control\.ttl: a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block\./)
+    expect(breakpointProblem(order)).toMatch(
+      /^messages\.0\.content\.0\.cache_control\.ttl: a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block\./,
+    )
   })
 })
 
@@ -149,7 +151,9 @@ describe('the loopback server is honest', () => {
     expect(first.usage.cache_creation_input_tokens).toBe(server!.requests[0]!.promptTokens)
     const second = await client.messages.stream(request(filler(3000), ['hello', 'one', 'again'])).finalMessage()
     expect(second.usage.cache_read_input_tokens).toBe(first.usage.cache_creation_input_tokens)
-    expect(second.usage.cache_read_input_tokens! + second.usage.cache_creation_input_tokens! + second.usage.input_tokens).toBe(server!.requests[1]!.promptTokens)
+    expect(second.usage.cache_read_input_tokens! + second.usage.cache_creation_input_tokens! + second.usage.input_tokens).toBe(
+      server!.requests[1]!.promptTokens,
+    )
   })
 
   it('without cache_control every token is plain input', async () => {
@@ -166,7 +170,10 @@ describe('the loopback server is honest', () => {
     const api = err as APIError
     const tokens = server!.requests[0]!.promptTokens!
     expect(api.status).toBe(400)
-    expect(api.error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: `prompt is too long: ${tokens} tokens > 200000 maximum` } })
+    expect(api.error).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: `prompt is too long: ${tokens} tokens > 200000 maximum` },
+    })
     expect(parsePromptTooLong(api.message)).toEqual({ tokens, maximum: 200_000 })
     // The refusal plays no scenario step, and the 1M variant takes the same prompt.
     const ok = await client.messages.create({ ...big, model: `${SONNET}[1m]` })
@@ -175,7 +182,9 @@ describe('the loopback server is honest', () => {
 
   it('uses the scenario’s contextWindow, refuses 5 breakpoints, and counts tokens the same way', async () => {
     const client = await start({ contextWindow: 500, steps: [{ text: 'ok' }] })
-    const err = (await client.messages.create({ model: SONNET, max_tokens: 10, messages: [{ role: 'user', content: filler(600) }] }).catch((e: unknown) => e)) as APIError
+    const err = (await client.messages
+      .create({ model: SONNET, max_tokens: 10, messages: [{ role: 'user', content: filler(600) }] })
+      .catch((e: unknown) => e)) as APIError
     expect(err.status).toBe(400)
     expect(err.message).toContain('> 500 maximum')
     const five = {

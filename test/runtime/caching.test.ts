@@ -51,13 +51,23 @@ function twoTurnScenario() {
 async function runTwoTurns(): Promise<RecordedRequest[]> {
   agents.push(await startAgent(fx, 'alice'))
   await sendTeamMessage({ team: TEAM, to: 'alice', text: 'first job', env: fx.env })
-  await waitFor(() => modelRequests(loopback, 'alice').length === 3 && readAgentState(TEAM, 'alice', fx.env).then((s) => s?.status === 'idle'), 'the first turn')
+  await waitFor(
+    () => modelRequests(loopback, 'alice').length === 3 && readAgentState(TEAM, 'alice', fx.env).then((s) => s?.status === 'idle'),
+    'the first turn',
+  )
   await sendTeamMessage({ team: TEAM, to: 'alice', text: 'second job', env: fx.env })
-  await waitFor(() => modelRequests(loopback, 'alice').length === 6 && readAgentState(TEAM, 'alice', fx.env).then((s) => s?.status === 'idle'), 'the second turn')
+  await waitFor(
+    () => modelRequests(loopback, 'alice').length === 6 && readAgentState(TEAM, 'alice', fx.env).then((s) => s?.status === 'idle'),
+    'the second turn',
+  )
   return modelRequests(loopback, 'alice')
 }
 
-type Body = { system: Array<Record<string, unknown>>; tools: unknown[]; messages: Array<{ role: string; content: string | Array<Record<string, unknown>> }> }
+type Body = {
+  system: Array<Record<string, unknown>>
+  tools: unknown[]
+  messages: Array<{ role: string; content: string | Array<Record<string, unknown>> }>
+}
 const bodyOf = (r: RecordedRequest) => r.body as Body
 const strip = (v: unknown): unknown => JSON.parse(JSON.stringify(v, (k, x: unknown) => (k === 'cache_control' ? undefined : x)))
 const asBlocks = (m: Body['messages'][number]) => (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content)

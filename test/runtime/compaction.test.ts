@@ -10,7 +10,18 @@ import type { ScenarioInput } from '../../src/loopback-model/scenario.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
 import { LEAD_NAME } from '../../src/home/paths.js'
 import { createTask, getTask } from '../../src/tasks/task-store.js'
-import { TEAM, leadStructured, makeFixture, messageText, modelRequests, requestMessages, startAgent, waitFor, type Fixture, type TestAgent } from './helpers.js'
+import {
+  TEAM,
+  leadStructured,
+  makeFixture,
+  messageText,
+  modelRequests,
+  requestMessages,
+  startAgent,
+  waitFor,
+  type Fixture,
+  type TestAgent,
+} from './helpers.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
@@ -34,12 +45,18 @@ afterEach(async (ctx) => {
 })
 
 const SUMMARY_CUE = 'Your conversation is about to be compacted'
-const summaryRule = { when: { lastUserIncludes: SUMMARY_CUE }, text: '<summary>Task: read big.txt many times, then complete task #1. Left: keep reading.</summary>' }
+const summaryRule = {
+  when: { lastUserIncludes: SUMMARY_CUE },
+  text: '<summary>Task: read big.txt many times, then complete task #1. Left: keep reading.</summary>',
+}
 const read = (n: number) => ({ content: [{ type: 'tool_use' as const, id: `toolu_read_${n}`, name: 'Read', input: { file_path: 'big.txt' } }] })
 
 /** A file of about `tokens` tokens as Read returns it (numbered lines count too). */
 async function bigFile(tokens: number): Promise<void> {
-  await fs.writeFile(path.join(fx.cwd, 'big.txt'), 'the quick brown fox jumps over the lazy dog 0123456789 abcdef\n'.repeat(Math.ceil((tokens * 4) / 70)))
+  await fs.writeFile(
+    path.join(fx.cwd, 'big.txt'),
+    'the quick brown fox jumps over the lazy dog 0123456789 abcdef\n'.repeat(Math.ceil((tokens * 4) / 70)),
+  )
 }
 
 /** alice reads big.txt `reads` times, then completes task #1 and reports. */
@@ -48,7 +65,11 @@ function readingScenario(reads: number, extra: Partial<ScenarioInput> = {}): Sce
     { ...read(0), when: { lastUserIncludes: 'read it all' } },
     ...Array.from({ length: reads - 1 }, (_, i) => read(i + 1)),
     { content: [{ type: 'tool_use' as const, id: 'toolu_done', name: 'TaskUpdate', input: { taskId: '1', status: 'completed' } }] },
-    { content: [{ type: 'tool_use' as const, id: 'toolu_tell', name: 'SendMessage', input: { to: 'team-lead', message: 'all read', summary: 'done' } }] },
+    {
+      content: [
+        { type: 'tool_use' as const, id: 'toolu_tell', name: 'SendMessage', input: { to: 'team-lead', message: 'all read', summary: 'done' } },
+      ],
+    },
     { text: 'Finished.' },
   ]
   return { agents: { alice: { rules: [summaryRule], steps } }, ...extra }
@@ -70,7 +91,13 @@ async function startWork(maxIterations = 100): Promise<TestAgent> {
 
 describe('thresholds', () => {
   it('follow Claude Code: window − min(max output, 20k), compact 13k below, warn 20k before; env overrides', () => {
-    expect(compactionPolicy('claude-sonnet-4-6', 8192, {})).toEqual({ window: 200_000, effectiveWindow: 191_808, compactAt: 178_808, warnAt: 158_808, auto: true })
+    expect(compactionPolicy('claude-sonnet-4-6', 8192, {})).toEqual({
+      window: 200_000,
+      effectiveWindow: 191_808,
+      compactAt: 178_808,
+      warnAt: 158_808,
+      auto: true,
+    })
     expect(compactionPolicy('claude-sonnet-4-6[1m]', 32_000, {}).compactAt).toBe(1_000_000 - 20_000 - 13_000)
     expect(compactionPolicy('m', 8192, { CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: '50' }).compactAt).toBe(95_904)
     expect(compactionPolicy('m', 8192, { DISABLE_AUTO_COMPACT: '1' }).auto).toBe(false)
@@ -85,7 +112,11 @@ describe('automatic compaction on the honest loopback', () => {
     loopback.setScenario(readingScenario(36, { contextWindow: window }))
     await bigFile(3000)
     await startWork()
-    await waitFor(async () => (await getTask(TEAM, '1', fx.env)).status === 'completed' && (await leadStructured(fx, 'idle_notification', 'alice')).length > 0, 'task #1 completed', 30_000)
+    await waitFor(
+      async () => (await getTask(TEAM, '1', fx.env)).status === 'completed' && (await leadStructured(fx, 'idle_notification', 'alice')).length > 0,
+      'task #1 completed',
+      30_000,
+    )
     const requests = modelRequests(loopback, 'alice')
     // Every read of ~3k tokens stayed in the conversation until compacted: together > 3 windows.
     const read = requests.reduce((sum, r) => sum + (r.usage ? 0 : 0), 0) + 36 * 3000
@@ -143,7 +174,11 @@ describe('compaction and the transcript', () => {
     loopback.setScenario(readingScenario(8))
     await bigFile(3000)
     const first = await startWork()
-    await waitFor(async () => (await getTask(TEAM, '1', fx.env)).status === 'completed' && (await leadStructured(fx, 'idle_notification', 'alice')).length > 0, 'task done', 30_000)
+    await waitFor(
+      async () => (await getTask(TEAM, '1', fx.env)).status === 'completed' && (await leadStructured(fx, 'idle_notification', 'alice')).length > 0,
+      'task done',
+      30_000,
+    )
     await first.stop()
     const events = await readTranscript(transcriptPath(TEAM, 'alice', fx.env))
     const reads = events.filter((e) => e.kind === 'tool' && e.tool === 'Read')
@@ -176,6 +211,8 @@ describe('compaction and the transcript', () => {
     const summaryRequest = modelRequests(loopback, 'alice').at(-1)!
     expect(messageText(requestMessages(summaryRequest).at(-1))).toContain('Pay special attention to: the reading list')
     // An unsigned one (from a teammate's inbox write) is ignored.
-    await sendTeamMessage({ team: TEAM, from: 'alice', to: 'alice', text: encodeStructured({ ...request, from: 'alice' }), env: fx.env }).catch(() => undefined)
+    await sendTeamMessage({ team: TEAM, from: 'alice', to: 'alice', text: encodeStructured({ ...request, from: 'alice' }), env: fx.env }).catch(
+      () => undefined,
+    )
   })
 })

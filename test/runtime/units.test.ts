@@ -113,9 +113,9 @@ describe('formatTeammateMessage', () => {
     expect(p).toContain('Members: team-lead, bob.')
     expect(p).toContain('Working directory: /w')
     expect(p).toContain('SendMessage')
-    expect(buildSystemPrompt({ team: 'T', name: 'team-lead', members: ['team-lead'], cwd: '/w', definitionPrompt: 'x', isLead: true }).static).toContain(
-      'You are the lead of team "T"',
-    )
+    expect(
+      buildSystemPrompt({ team: 'T', name: 'team-lead', members: ['team-lead'], cwd: '/w', definitionPrompt: 'x', isLead: true }).static,
+    ).toContain('You are the lead of team "T"')
   })
 })
 

@@ -33,7 +33,9 @@ export function applyClearing(messages: MessageParam[], ids: readonly string[]):
     if (!m.content.some((b) => b.type === 'tool_result' && wanted.has(b.tool_use_id))) continue
     messages[i] = {
       ...m,
-      content: m.content.map((b) => (b.type === 'tool_result' && wanted.has(b.tool_use_id) ? { ...b, content: note(uses.get(b.tool_use_id), b.content) } : b)),
+      content: m.content.map((b) =>
+        b.type === 'tool_result' && wanted.has(b.tool_use_id) ? { ...b, content: note(uses.get(b.tool_use_id), b.content) } : b,
+      ),
     } as MessageParam
   }
 }

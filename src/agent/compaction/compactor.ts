@@ -76,14 +76,27 @@ export class Compactor {
    * Compacts now; false when it failed (the conversation is then as it was, tool results cleared).
    * `maximum`: the window a prompt-too-long answer named, when it is smaller than ours.
    */
-  async compact(messages: MessageParam[], tools: readonly Anthropic.Tool[], trigger: CompactionTrigger, focus?: string, maximum?: number): Promise<boolean> {
+  async compact(
+    messages: MessageParam[],
+    tools: readonly Anthropic.Tool[],
+    trigger: CompactionTrigger,
+    focus?: string,
+    maximum?: number,
+  ): Promise<boolean> {
     const target = maximum ? Math.min(this.policy.compactAt, Math.floor(maximum * 0.8)) : this.policy.compactAt
     const window = maximum ? Math.min(this.policy.effectiveWindow, maximum) : this.policy.effectiveWindow
     const tokensBefore = estimateRequestTokens(this.o.system, tools, messages)
     const cleared = clearOldToolResults(messages)
     const afterClearing = estimateRequestTokens(this.o.system, tools, messages)
     if (cleared.length) {
-      await this.o.record({ kind: 'compaction', stage: 'tool_results_cleared', trigger, toolUseIds: cleared, tokensBefore, tokensAfter: afterClearing })
+      await this.o.record({
+        kind: 'compaction',
+        stage: 'tool_results_cleared',
+        trigger,
+        toolUseIds: cleared,
+        tokensBefore,
+        tokensAfter: afterClearing,
+      })
       if (trigger !== 'manual' && afterClearing <= target) {
         this.o.info(`cleared ${cleared.length} old tool results: ${tokensBefore} → ${afterClearing} tokens`)
         this.succeeded()
@@ -126,7 +139,13 @@ export class Compactor {
     const request = withLastUserText(fitWindow(messages, this.o.system, tools, window - this.o.maxTokens), summaryRequest(focus))
     const prompt = layoutPrompt(this.o.system, request, this.o.cache)
     const reply = await this.o.client.messages.create(
-      { model: this.o.model, max_tokens: this.o.maxTokens, system: prompt.system, messages: prompt.messages, ...(tools.length ? { tools: [...tools] } : {}) },
+      {
+        model: this.o.model,
+        max_tokens: this.o.maxTokens,
+        system: prompt.system,
+        messages: prompt.messages,
+        ...(tools.length ? { tools: [...tools] } : {}),
+      },
       { headers: { 'x-swarm-agent': this.o.name }, ...(this.o.signal ? { signal: this.o.signal } : {}) },
     )
     this.o.onUsage(usageFromApi(reply.usage))
@@ -163,7 +182,8 @@ function compactedConversation(original: MessageParam[], head: string): MessageP
   const last = original[original.length - 1]
   const prev = original[original.length - 2]
   if (last?.role === 'user' && hasToolResult(last) && prev?.role === 'assistant') return [{ role: 'user', content: head }, prev, last]
-  if (last?.role === 'user') return [{ role: 'user', content: [{ type: 'text', text: head }, ...blocks(last).filter((b) => b.type !== 'tool_result')] }]
+  if (last?.role === 'user')
+    return [{ role: 'user', content: [{ type: 'text', text: head }, ...blocks(last).filter((b) => b.type !== 'tool_result')] }]
   return [{ role: 'user', content: head }]
 }
 

@@ -53,7 +53,10 @@ export async function teamContext(team: string, name: string, env: NodeJS.Proces
   const lines = [`Team "${team}"; you are "${name}".`]
   if (config) lines.push(`Members: ${config.members.map((m) => m.name).join(', ')}.`)
   lines.push(tasks.length ? 'Tasks:' : 'Tasks: none.')
-  for (const t of tasks) lines.push(`- #${t.id} [${t.status}]${t.owner ? ` (${t.owner})` : ''} ${t.subject}${t.blockedBy.length ? ` — blocked by ${t.blockedBy.map((b) => `#${b}`).join(', ')}` : ''}`)
+  for (const t of tasks)
+    lines.push(
+      `- #${t.id} [${t.status}]${t.owner ? ` (${t.owner})` : ''} ${t.subject}${t.blockedBy.length ? ` — blocked by ${t.blockedBy.map((b) => `#${b}`).join(', ')}` : ''}`,
+    )
   if (pending.length) {
     lines.push('Your open permission requests:')
     for (const p of pending) lines.push(`- ${p.toolName}: ${p.description}`)

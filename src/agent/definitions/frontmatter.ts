@@ -27,7 +27,10 @@ export const AgentFrontmatter = z.looseObject({
   permissionMode: PermissionModeName.optional(),
   maxTurns: PositiveInt.optional(),
   /** swarm's: the budget of an agent of this type, in USD and/or tokens. */
-  maxCostUsd: z.union([z.number(), z.string().transform(Number)]).pipe(z.number().positive()).optional(),
+  maxCostUsd: z
+    .union([z.number(), z.string().transform(Number)])
+    .pipe(z.number().positive())
+    .optional(),
   maxTokens: PositiveInt.optional(),
   isolation: z.literal('worktree').optional(),
   color: z.enum(AGENT_COLORS).optional(),
