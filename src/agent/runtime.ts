@@ -7,9 +7,8 @@ import { watchInbox, type InboxWatcher } from '../mailbox/watch.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { inboxPath, LEAD_NAME, tasksDir } from '../home/paths.js'
 import { ensureDir } from '../util/fs.js'
-import type { CacheSetting, SystemPrompt } from './cache-layout.js'
-import type { BudgetLimit } from './budget.js'
-import { createTurnGuards, type GuardOptions, type TurnGuards } from './turn-guards.js'
+import type { RuntimeOptions } from './runtime-options.js'
+import { createTurnGuards, type TurnGuards } from './turn-guards.js'
 import { addUsage, emptyUsage, estimateCost, type Usage } from './pricing.js'
 import { claimNextTask } from './auto-claim.js'
 import { formatTeammateMessage, shutdownPrompt } from './prompt.js'
@@ -22,66 +21,10 @@ import { describeFailure, errorEvent, idleNotification, type LastTurn } from './
 import { appendUserText } from './conversation.js'
 import { markConsumed, messageKey } from './inbox-consume.js'
 
+import { refusalReason } from './lead-orders.js'
+
 export { describeFailure } from './turn-report.js'
-
-type MessageParam = Anthropic.MessageParam
-
-import { refusalReason, type LeadVerdict } from './lead-orders.js'
-
-/** What a turn did that the runtime needs to know (filled in by the team tools). */
-export interface TurnLog {
-  completedTaskIds: string[]
-  shutdownResponses: Map<string, { approve: boolean; reason?: string }>
-}
-
-export interface RuntimeOptions {
-  team: string
-  name: string
-  cwd: string
-  env: NodeJS.ProcessEnv
-  client: Anthropic
-  model: string
-  mode?: string
-  system: SystemPrompt | string
-  /** Prompt caching of this agent's requests (settings `promptCacheTtl`; default on, 5 m). */
-  cache?: CacheSetting
-  tools: Tool[]
-  /** The tools for a permission mode (the mode can change while the agent runs); default `tools`. */
-  toolsForMode?(mode: string): Tool[]
-  /** Model calls per turn before the turn is cut short as partial (the definition's maxTurns). */
-  maxIterations: number
-  output: AgentOutput
-  transcript: Transcript
-  state: AgentStateFile
-  /** The conversation so far (rebuilt from the transcript with --resume). */
-  messages: MessageParam[]
-  turnLog: TurnLog
-  /** Judges a privileged message that names team-lead as its sender (signature for this teammate, not acted on before). */
-  verifyLead(entry: InboxMessage): LeadVerdict | Promise<LeadVerdict>
-  checkPermission: PermissionCheck
-  /** Called for privileged control messages that verified (permission answers, mode changes…). */
-  onControl?(message: StructuredMessage, entry: InboxMessage): void | Promise<void>
-  /** Claim the next unowned, unblocked task when idle with an empty inbox. */
-  autoClaimTasks?: boolean
-  /** Stops the agent from outside (SIGTERM, the in-process backend's kill). */
-  signal?: AbortSignal
-  /**
-   * The lead's console owns the team-lead inbox and hands messages in with `deliver()`; the
-   * runtime then does not watch the inbox itself.
-   */
-  external?: boolean
-  /** Decides, before the default handling, what happens to a new message (the lead routes requests to its console). */
-  route?(entry: InboxMessage, structured: StructuredMessage | undefined): 'default' | 'consume' | 'queue'
-  color?: string
-  /** Runs when the loop ends (the permission layer cancels what it still waits for). */
-  onExit?(): void | Promise<void>
-  /** Write and Edit may write only inside these (Verification's scratch directory). */
-  writableRoots?: string[]
-  /** This agent's spending limit (spawn flags, team file, definition); none by default. */
-  budget?: BudgetLimit
-  /** The team's limit and what its members spent together. */
-  teamBudget?: GuardOptions['teamBudget']
-}
+export type { RuntimeOptions, TurnLog } from './runtime-options.js'
 
 /**
  * The teammate's life on its inbox: wait (event-driven) → take every unread message into one user
@@ -278,7 +221,10 @@ export class TeammateRuntime {
       }
       return
     }
-    await this.guards.handleControl(msg, this.o, () => (this.wake?.(), this.wakeBudget?.()))
+    await this.guards.handleControl(msg, this.o, () => {
+      this.wake?.()
+      this.wakeBudget?.()
+    })
     if (msg.type === 'mode_set_request') {
       await this.o.state.update({ mode: msg.mode })
       this.o.output.info(`mode set to ${msg.mode} by team-lead`)

@@ -45,7 +45,8 @@ async function budget(team: string, name: string | undefined, opts: { add?: stri
   const member = name ? findMember(config, name) : undefined
   // The config keeps the raised limit for restarts; the message tells the running agent.
   await updateTeam(team, (t) => {
-    const target = member ? t.members.find((m) => m.name === member.name)! : (t.budget ??= {})
+    if (!member) t.budget ??= {}
+    const target = member ? t.members.find((m) => m.name === member.name)! : t.budget!
     if (usd !== undefined && target.maxCostUsd !== undefined) target.maxCostUsd += usd
     if (tokens !== undefined && target.maxTokens !== undefined) target.maxTokens += tokens
   })
