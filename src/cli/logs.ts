@@ -71,18 +71,23 @@ export function formatEvent(e: TranscriptEvent, c: Colors): string {
     case 'usage':
       return `${time} ${c.dim(`tokens: ${e.inputTokens} in, ${e.outputTokens} out, ${e.cacheReadTokens} cache read, ${e.cacheWriteTokens} cache write (${percent(cachedShare(e))} cached)`)}`
     case 'compaction':
-      return `${time} ${c.yellow('⟲')} ${compactionLine(e)}`
+      // A marker this version cannot read (hand-edited, foreign) is shown as it is, like an unknown kind.
+      if (!['tool_results_cleared', 'summarized', 'failed'].includes(e.stage) || typeof e.tokensBefore !== 'number') return rawLine(e, time)
+      return `${time} ${c.yellow('⟲')} ${one(compactionLine(e))}`
     case 'message':
       return `${time} ${e.message.role === 'user' ? c.magenta('user') : c.blue('assistant')} ${terminalSafe(renderContent(e.message.content)).replace(/\n/g, '\n         │ ')}`
-    default: {
+    default:
       // A kind this version does not know (a newer writer): show it rather than "undefined".
-      const { t: _, kind, ...rest } = e as { t: string; kind: string }
-      return `${time} ${one(`${kind} ${JSON.stringify(rest)}`)}`
-    }
+      return rawLine(e, time)
   }
 }
 
 const one = (s: string) => terminalSafe(s, { singleLine: true })
+
+function rawLine(e: TranscriptEvent, time: string): string {
+  const { t: _, kind, ...rest } = e as { t: string; kind: string }
+  return `${time} ${one(`${kind} ${JSON.stringify(rest)}`)}`
+}
 
 function renderContent(content: Anthropic.MessageParam['content']): string {
   if (typeof content === 'string') return content

@@ -161,7 +161,13 @@ describe('shutdown', () => {
 describe('failed turns', () => {
   it('a 400: idle_notification failed with type, status and request id; the next message is handled normally', async () => {
     loopback.setScenario({
-      agents: { alice: [{ error: { status: 400, type: 'invalid_request_error', message: 'prompt is too long' } }, { text: 'Recovered.' }] },
+      // (a prompt-too-long 400 compacts and retries instead: test/runtime/compaction.test.ts)
+      agents: {
+        alice: [
+          { error: { status: 400, type: 'invalid_request_error', message: 'messages.0.content: text blocks must be non-empty' } },
+          { text: 'Recovered.' },
+        ],
+      },
     })
     const alice = await start()
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'first', env: fx.env })
@@ -169,7 +175,7 @@ describe('failed turns', () => {
     const [failed] = await leadStructured(fx, 'idle_notification', 'alice')
     const reqId = modelRequests(loopback, 'alice')[0].requestId
     expect(failed.idleReason).toBe('failed')
-    expect(failed.failureReason).toBe(`invalid_request_error (status 400, request ${reqId}): prompt is too long`)
+    expect(failed.failureReason).toBe(`invalid_request_error (status 400, request ${reqId}): messages.0.content: text blocks must be non-empty`)
     expect(alice.out()).toContain('turn failed: invalid_request_error (status 400')
     expect(alice.settled()).toBe(false)
 
@@ -241,7 +247,7 @@ describe('maxTurns', () => {
     expect(note.idleReason).toBe('available')
     expect(modelRequests(loopback, 'alice')).toHaveLength(2)
     expect(requestMessages(modelRequests(loopback, 'alice')[0])).toHaveLength(1)
-    expect(String((modelRequests(loopback, 'alice')[0].body as { system: string }).system)).toContain('You loop forever.')
+    expect(JSON.stringify((modelRequests(loopback, 'alice')[0].body as { system: unknown }).system)).toContain('You loop forever.')
     // The next message continues the conversation after the dangling tool_result.
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'again', env: fx.env })
     await waitIdleNotes(2, alice)

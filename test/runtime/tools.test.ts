@@ -241,8 +241,12 @@ describe('runSubagent', () => {
     expect(names).not.toContain('SendMessage')
     expect(names).not.toContain('TaskUpdate')
     expect(names).not.toContain('Write')
-    expect(requestMessages(first)).toEqual([{ role: 'user', content: 'look around' }])
-    expect(String((first.body as { system: string }).system)).toContain('one-off subagent of parent')
+    // (the last message goes as a block carrying the prompt-cache breakpoint)
+    expect(requestMessages(first)).toEqual([{ role: 'user', content: [{ type: 'text', text: 'look around', cache_control: { type: 'ephemeral' } }] }])
+    // The type's prompt is the cached first block; what names this run follows it.
+    const system = (first.body as { system: Array<{ text: string; cache_control?: unknown }> }).system
+    expect(system[0]!.cache_control).toBeDefined()
+    expect(system[1]!.text).toContain('one-off subagent of parent')
   })
 
   it('a definition with maxTurns cut short → marked partial; an unknown type → NotFoundError', async () => {

@@ -104,9 +104,9 @@ it("the agent's system prompt says where its worktree is and that main-checkout 
   expect(notice).toContain(`same relative path under ${a.path}/`)
   expect(await findWorktreeRecord('crew', repo, env)).toBeUndefined()
   expect((await findWorktreeRecord('crew', path.join(a.path, 'src'), env))?.path).toBe(a.path)
-  expect(buildSystemPrompt({ team: 'crew', name: 'alice', members: ['alice'], cwd: a.path, definitionPrompt: `Be good.\n\n${notice}` })).toContain(
-    '# Worktree',
-  )
+  expect(
+    buildSystemPrompt({ team: 'crew', name: 'alice', members: ['alice'], cwd: a.path, definitionPrompt: `Be good.\n\n${notice}` }).static,
+  ).toContain('# Worktree')
 })
 
 it('swarm status reports each worktree of the team, also a kept one whose member is gone', async () => {
