@@ -86,6 +86,7 @@ export async function runSpawn(team: string, name: string, opts: SpawnCommandOpt
       name,
       ...definedOnly({ cwd, model: opts.model, mode: opts.mode, agentType: opts.agentType, prompt: opts.prompt }),
       ...(opts.worktree ? { worktree: opts.worktree } : {}),
+      ...budgetFlags(opts),
     })
     if (opts.json)
       return printJson({ team, name, agentId: member.agentId, backend: 'in-process', pane: 'in-process', color: member.color, cwd: member.cwd })

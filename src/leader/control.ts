@@ -39,7 +39,16 @@ export class LeaderControl implements TeamControl {
   /** `worktree`: in a git worktree of its own, a string naming it (undefined: as its agent definition's `isolation` says). */
   async spawn(
     name: string,
-    opts: { agentType?: string; prompt?: string; model?: string; mode?: string; cwd?: string; worktree?: boolean | string },
+    opts: {
+      agentType?: string
+      prompt?: string
+      model?: string
+      mode?: string
+      cwd?: string
+      worktree?: boolean | string
+      maxCostUsd?: number
+      maxTokens?: number
+    },
   ): Promise<string> {
     if (this.o.backend === 'in-process') {
       const config = await readTeam(this.o.team, this.o.env)
@@ -60,6 +69,8 @@ export class LeaderControl implements TeamControl {
               tmuxPaneId: 'in-process',
               isActive: false,
               ...(opts.worktree !== undefined ? { worktree: opts.worktree } : {}),
+              ...(opts.maxCostUsd !== undefined ? { maxCostUsd: opts.maxCostUsd } : {}),
+              ...(opts.maxTokens !== undefined ? { maxTokens: opts.maxTokens } : {}),
             },
             this.o.env,
           )

@@ -19,6 +19,8 @@ export interface InProcessSpawn {
   prompt?: string
   cwd?: string
   worktree?: boolean | string
+  maxCostUsd?: number
+  maxTokens?: number
 }
 
 /**

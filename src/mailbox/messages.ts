@@ -134,6 +134,8 @@ export const SpawnRequest = base({
   prompt: z.string().optional(),
   cwd: z.string().optional(),
   worktree: z.union([z.boolean(), z.string()]).optional(),
+  maxCostUsd: z.number().positive().optional(),
+  maxTokens: z.number().int().positive().optional(),
   timestamp: z.string(),
 })
 
