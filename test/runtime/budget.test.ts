@@ -7,7 +7,7 @@ import { readTranscript, transcriptPath } from '../../src/agent/transcript.js'
 import { LEAD_NAME } from '../../src/home/paths.js'
 import { type LoopbackServer, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
-import { readTeam } from '../../src/teams/team-store.js'
+import { readTeam, updateMember, updateTeam } from '../../src/teams/team-store.js'
 import { BIN, TEAM, inbox, leadStructured, makeFixture, modelRequests, startAgent, waitFor, type Fixture, type TestAgent } from './helpers.js'
 
 let loopback: LoopbackServer
@@ -85,6 +85,34 @@ describe('budgets', () => {
     expect(last).toMatchObject({ idleReason: 'available', summary: 'All read.' })
     expect((await readAgentState(TEAM, 'alice', fx.env))?.budget).toEqual({ maxTokens: 120_000 })
     expect((await readTeam(TEAM, fx.env)).members.find((m) => m.name === 'alice')?.maxTokens).toBe(120_000)
+  })
+
+  it('a team budget stops a member without its own; swarm budget <team> --add-tokens raises it for everyone', async () => {
+    await updateMember(TEAM, 'alice', { maxTokens: undefined }, fx.env)
+    await updateTeam(TEAM, (t) => void (t.budget = { maxTokens: 15_000 }), fx.env)
+    loopback.setScenario({
+      agents: {
+        alice: {
+          rules: [{ when: { lastUserIncludes: 'carry on' }, text: 'Done now.' }],
+          steps: [{ ...read(0), when: { lastUserIncludes: 'read it' } }, ...Array.from({ length: 11 }, (_, i) => read(i + 1))],
+        },
+      },
+    })
+    agents.push(await startAgent(fx, 'alice'))
+    await sendTeamMessage({ team: TEAM, to: 'alice', text: 'read it all', env: fx.env })
+    const [idle] = await waitFor(
+      () => leadStructured(fx, 'idle_notification', 'alice').then((l) => (l.length ? l : undefined)),
+      'the team budget stop',
+      20_000,
+    )
+    expect(idle).toMatchObject({ idleReason: 'budget_exhausted' })
+    expect(idle!.summary).toMatch(/of 15000 tokens \(the team's budget\)$/)
+    const raised = await swarm(['budget', TEAM, '--add-tokens', '100000'])
+    expect(raised.exitCode, raised.stderr).toBe(0)
+    expect((await readTeam(TEAM, fx.env)).budget).toEqual({ maxTokens: 115_000 })
+    await sendTeamMessage({ team: TEAM, from: LEAD_NAME, to: 'alice', text: 'carry on', env: fx.env })
+    await waitFor(async () => (await leadStructured(fx, 'idle_notification', 'alice'))[1], 'the turn after the raise')
+    expect((await leadStructured(fx, 'idle_notification', 'alice'))[1]).toMatchObject({ idleReason: 'available', summary: 'Done now.' })
   })
 
   it('swarm budget and swarm compact refuse bad input with a one-line usage error', async () => {
