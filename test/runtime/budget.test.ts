@@ -89,7 +89,13 @@ describe('budgets', () => {
 
   it('a team budget stops a member without its own; swarm budget <team> --add-tokens raises it for everyone', async () => {
     await updateMember(TEAM, 'alice', { maxTokens: undefined }, fx.env)
-    await updateTeam(TEAM, (t) => void (t.budget = { maxTokens: 15_000 }), fx.env)
+    await updateTeam(
+      TEAM,
+      (t) => {
+        t.budget = { maxTokens: 15_000 }
+      },
+      fx.env,
+    )
     loopback.setScenario({
       agents: {
         alice: {
