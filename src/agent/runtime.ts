@@ -18,6 +18,7 @@ import type { AnyTool as Tool, PermissionCheck } from './tool.js'
 import type { Transcript } from './transcript.js'
 import { runTurn, type TurnResult } from './turn.js'
 import { describeFailure, idleNotification, type LastTurn } from './turn-report.js'
+import type { BashSandbox } from '../sandbox/types.js'
 
 export { describeFailure } from './turn-report.js'
 
@@ -72,6 +73,8 @@ export interface RuntimeOptions {
   onExit?(): void | Promise<void>
   /** Write and Edit may write only inside these (Verification's scratch directory). */
   writableRoots?: string[]
+  /** Where Bash commands run (see ToolContext.sandbox). */
+  sandbox?: BashSandbox
 }
 
 /**
@@ -318,6 +321,7 @@ export class TeammateRuntime {
           env: this.o.env,
           checkPermission: this.o.checkPermission,
           ...(this.o.writableRoots ? { writableRoots: this.o.writableRoots } : {}),
+          ...(this.o.sandbox ? { sandbox: this.o.sandbox } : {}),
         },
         onText: (d) => this.o.output.text(d),
         onToolEnd: (name, input, res, ms) => this.o.output.tool(name, input, res, ms),

@@ -33,7 +33,9 @@ export const bashTool = defineTool({
   summarize: (input) => truncateLine(input.description ? `${input.command}  # ${input.description}` : input.command),
   async execute(input, ctx) {
     const timeoutMs = Math.min(input.timeout ?? DEFAULT_BASH_TIMEOUT_MS, MAX_BASH_TIMEOUT_MS)
+    const launch = ctx.sandbox ? await ctx.sandbox.launch(input.command, ctx.cwd) : undefined
     const r = await runShellCommand(input.command, {
+      ...(launch ? { launch } : {}),
       cwd: ctx.cwd,
       env: ctx.env,
       signal: ctx.signal,

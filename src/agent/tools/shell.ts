@@ -16,6 +16,8 @@ export interface ShellOptions {
   maxOutputChars: number
   graceMs?: number
   onOutput?: (text: string) => void
+  /** What runs the command instead of `bash -c command` (the sandbox's bwrap argv); `env` is added to the environment. */
+  launch?: { file: string; args: string[]; env?: Record<string, string> }
 }
 
 export interface ShellResult {
@@ -39,9 +41,10 @@ export async function runShellCommand(command: string, options: ShellOptions): P
   if (!cwdStat?.isDirectory()) throw new Error(`working directory does not exist: ${options.cwd}`)
   const graceMs = options.graceMs ?? KILL_GRACE_MS
   const output = new HeadTailBuffer(options.maxOutputChars)
-  const child = spawn('bash', ['-c', command], {
+  const launch = options.launch ?? { file: 'bash', args: ['-c', command] }
+  const child = spawn(launch.file, launch.args, {
     cwd: options.cwd,
-    env: options.env ?? process.env,
+    env: { ...(options.env ?? process.env), ...launch.env },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   })
