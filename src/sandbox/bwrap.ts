@@ -42,7 +42,12 @@ function isDirectory(p: string): boolean {
 
 /** The bwrap to use: `configured` (settings' `sandbox.bwrapPath`) or the first `bwrap` on env's PATH. */
 export function findBwrap(env: NodeJS.ProcessEnv, configured?: string): string | undefined {
-  const candidates = configured ? [configured] : (env.PATH ?? '').split(path.delimiter).filter(Boolean).map((d) => path.join(d, 'bwrap'))
+  const candidates = configured
+    ? [configured]
+    : (env.PATH ?? '')
+        .split(path.delimiter)
+        .filter(Boolean)
+        .map((d) => path.join(d, 'bwrap'))
   return candidates.find((c) => {
     try {
       fs.accessSync(c, fs.constants.X_OK)

@@ -35,18 +35,17 @@ export function createBashSandbox(o: SandboxOptions): BashSandbox {
 
   const statusFor = async (command: string): Promise<{ status: SandboxStatus; reason: string }> => {
     if (!o.config.enabled) return { status: 'unsandboxed', reason: 'the sandbox is turned off (sandbox.enabled is false)' }
-    if (isExcludedCommand(command, o.config.excludedCommands)) return { status: 'unsandboxed', reason: 'an excluded command (sandbox.excludedCommands)' }
+    if (isExcludedCommand(command, o.config.excludedCommands))
+      return { status: 'unsandboxed', reason: 'an excluded command (sandbox.excludedCommands)' }
     return sandboxAvailability(o.config, o.env, platform)
   }
 
   const plan = async (command: string, cwd: string): Promise<SandboxPlan> => {
     const tmp = await privateTmp()
     const writable = unique([cwd, ...(await o.writableDirs()), ...o.config.allowWrite, tmp].map(physical).filter(isDir))
-    const readOnly = unique([
-      ...writable.flatMap((d) => (protectedPart(d) ? [d] : existingProtectedPaths(d))),
-      ...o.readOnly,
-      ...o.config.denyWrite,
-    ].map(physical)).filter(exists)
+    const readOnly = unique(
+      [...writable.flatMap((d) => (protectedPart(d) ? [d] : existingProtectedPaths(d))), ...o.readOnly, ...o.config.denyWrite].map(physical),
+    ).filter(exists)
     const hidden = unique([...o.hidden, ...o.config.denyRead].map(physical)).filter(exists)
     return { command, cwd: physical(cwd), writable, readOnly, hidden, network: o.config.network, setenv: { TMPDIR: tmp, SWARM_SANDBOX: '1' } }
   }

@@ -42,7 +42,16 @@ export function filterOverrides(listed: string): string[] {
       .filter(Boolean)
       .map((key) => key.replace(/^filter\./, '').replace(/\.(clean|smudge|process)$/, '')),
   )
-  return [...names].flatMap((n) => ['-c', `filter.${n}.clean=`, '-c', `filter.${n}.smudge=`, '-c', `filter.${n}.process=`, '-c', `filter.${n}.required=false`])
+  return [...names].flatMap((n) => [
+    '-c',
+    `filter.${n}.clean=`,
+    '-c',
+    `filter.${n}.smudge=`,
+    '-c',
+    `filter.${n}.process=`,
+    '-c',
+    `filter.${n}.required=false`,
+  ])
 }
 
 /** The full argv for `git <args>`: the safe config, the overrides, and diff switches after the subcommand. */

@@ -20,7 +20,11 @@ export async function gitRaw(cwd: string, args: string[], env: Env): Promise<Com
 
 async function runGit(cwd: string, argv: string[], env: Env): Promise<CommandResult> {
   const r = await runCommand('git', argv, { cwd, env, timeoutMs: GIT_TIMEOUT_MS })
-  if (r.code === 127) throw new SwarmError('SWARM_GIT_MISSING', 'git is not installed (or not on PATH)', { exitCode: ExitCode.usage, hint: 'install git, or spawn without --worktree' })
+  if (r.code === 127)
+    throw new SwarmError('SWARM_GIT_MISSING', 'git is not installed (or not on PATH)', {
+      exitCode: ExitCode.usage,
+      hint: 'install git, or spawn without --worktree',
+    })
   return r
 }
 

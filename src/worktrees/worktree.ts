@@ -243,9 +243,13 @@ export async function removeWorktree(target: RemoveTarget, opts: RemoveWorktreeO
   }
   const contents = await inspectWorktree(target, env)
   if (contents.tampered) {
-    throw new ConflictError('SWARM_WORKTREE_TAMPERED', `${target.path} is not the worktree swarm made: ${contents.tampered}; swarm runs no git there`, {
-      hint: 'look at it yourself, then restore its .git file or remove the directory by hand',
-    })
+    throw new ConflictError(
+      'SWARM_WORKTREE_TAMPERED',
+      `${target.path} is not the worktree swarm made: ${contents.tampered}; swarm runs no git there`,
+      {
+        hint: 'look at it yourself, then restore its .git file or remove the directory by hand',
+      },
+    )
   }
   if (!contents.clean && !opts.discard) {
     return {

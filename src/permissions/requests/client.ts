@@ -114,7 +114,9 @@ class TeammatePermissions implements PermissionLayer {
       ...controlPlaneOptions(this.a.cwd, this.a.env),
       planFilePath: this.bubbling.planFile,
       home: this.home,
-      ...(tool.name === 'Bash' ? { bashSandbox: await this.sandbox.statusFor(String(input.command ?? '')), autoAllowSandboxedBash: this.sandbox.autoAllow } : {}),
+      ...(tool.name === 'Bash'
+        ? { bashSandbox: await this.sandbox.statusFor(String(input.command ?? '')), autoAllowSandboxedBash: this.sandbox.autoAllow }
+        : {}),
     })
     if (decision.behavior === 'deny') {
       const hint = mode === 'plan' && decision.source === 'mode' ? ` Write your plan to ${this.bubbling.planFile} or pass it to ExitPlanMode.` : ''

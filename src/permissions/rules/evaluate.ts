@@ -65,7 +65,8 @@ export function evaluatePermission(q: PermissionQuery): RuleDecision {
     }
     return dontAsk(q, decision)
   }
-  if (family === 'bash' && q.bashSandbox?.status === 'sandboxed' && q.autoAllowSandboxedBash) return allow('sandboxed (sandbox.autoAllowBashIfSandboxed)')
+  if (family === 'bash' && q.bashSandbox?.status === 'sandboxed' && q.autoAllowSandboxedBash)
+    return allow('sandboxed (sandbox.autoAllowBashIfSandboxed)')
   return byMode(q, family, forms, passes)
 }
 
@@ -78,7 +79,14 @@ function protectedWrite(q: PermissionQuery, family: string, forms: string[], cal
   if (family !== 'edit') return undefined
   const hit = forms.map((p) => protectedPart(p)).find((p) => p !== undefined)
   if (!hit) return undefined
-  const named = q.rules.some((r) => r.behavior === 'allow' && r.source !== 'team' && r.content !== undefined && protectedPart(path.posix.join('/', r.content)) !== undefined && ruleMatchesCall(r, call))
+  const named = q.rules.some(
+    (r) =>
+      r.behavior === 'allow' &&
+      r.source !== 'team' &&
+      r.content !== undefined &&
+      protectedPart(path.posix.join('/', r.content)) !== undefined &&
+      ruleMatchesCall(r, call),
+  )
   if (named) return undefined
   return ask(`${q.toolName} writes a protected path (${hit}); it is asked in every mode`, 'protected-file')
 }
@@ -88,7 +96,8 @@ function forcedAsk(q: PermissionQuery, family: string, forms: string[]): RuleDec
     const command = bashCommand(q.input) ?? ''
     const cp = bashMentionsControlPlane(command, { controlPlaneDirs: q.controlPlaneDirs, rootDir: q.rootDir, cwd: q.cwd, home: q.home })
     if (cp) return ask(`the command touches swarm's control plane (${cp}); it is never auto-allowed`, 'control-plane')
-    if (q.bashSandbox?.status === 'unavailable') return ask(`Bash cannot run in the sandbox here (${q.bashSandbox.reason}); every Bash call is asked`, 'sandbox')
+    if (q.bashSandbox?.status === 'unavailable')
+      return ask(`Bash cannot run in the sandbox here (${q.bashSandbox.reason}); every Bash call is asked`, 'sandbox')
     const prot = bashMentionsProtected(command)
     if (prot) return ask(`the command touches permission settings (${prot}); it is never auto-allowed`, 'protected-file')
   }

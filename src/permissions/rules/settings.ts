@@ -86,7 +86,14 @@ export function settingsFiles(cwd: string, env: NodeJS.ProcessEnv = process.env)
  */
 export async function loadPermissionSettings(options: { cwd: string; env?: NodeJS.ProcessEnv; cli?: CliPermissionOptions }): Promise<LoadedSettings> {
   const env = options.env ?? process.env
-  const out: LoadedSettings = { rules: [], additionalDirectories: [], permissionRequestHooks: [], sandbox: defaultSandboxConfig(), files: [], diagnostics: [] }
+  const out: LoadedSettings = {
+    rules: [],
+    additionalDirectories: [],
+    permissionRequestHooks: [],
+    sandbox: defaultSandboxConfig(),
+    files: [],
+    diagnostics: [],
+  }
   for (const file of settingsFiles(options.cwd, env)) {
     const text = await readFileIfExists(file.path)
     out.files.push({ scope: file.scope, path: file.path, exists: text !== undefined })
