@@ -26,7 +26,14 @@ export interface HostileFixture extends Fixture {
   marker: string
 }
 
-export async function makeHostileFixture(loopback: LoopbackServer, opts: { path?: string } = {}): Promise<HostileFixture> {
+/**
+ * `aliceIn: 'main'` puts alice in the main checkout and the recorded worktree is bob's (not
+ * running): her writes to the repository's own `.git` then reach every worktree of it.
+ */
+export async function makeHostileFixture(
+  loopback: LoopbackServer,
+  opts: { path?: string; aliceIn?: 'worktree' | 'main' } = {},
+): Promise<HostileFixture> {
   const base = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), 'swarm-hostile-')))
   const home = path.join(base, 'home')
   const repo = path.join(base, 'project')
@@ -45,13 +52,20 @@ export async function makeHostileFixture(loopback: LoopbackServer, opts: { path?
   }
   for (const k of ['TMUX', 'TMUX_PANE', 'SWARM_LEAD_VERIFY_KEY', 'ANTHROPIC_AUTH_TOKEN']) delete env[k]
   initRepo(repo, env)
-  const wt = await createWorktree({ repoDir: repo, team: TEAM, name: 'alice', env })
-  await createTeam({ name: TEAM, cwd: repo, members: [{ name: 'alice', cwd: wt.path, worktreePath: wt.path }] }, env)
+  const inMain = opts.aliceIn === 'main'
+  const wt = await createWorktree({ repoDir: repo, team: TEAM, name: inMain ? 'bob' : 'alice', env })
+  const members = inMain
+    ? [
+        { name: 'alice', cwd: repo },
+        { name: 'bob', cwd: wt.path, worktreePath: wt.path },
+      ]
+    : [{ name: 'alice', cwd: wt.path, worktreePath: wt.path }]
+  await createTeam({ name: TEAM, cwd: repo, members }, env)
   await ensureTeamKeys(TEAM, env)
   return {
     base,
     home,
-    cwd: wt.path,
+    cwd: inMain ? repo : wt.path,
     env,
     repo,
     worktree: wt.path,
