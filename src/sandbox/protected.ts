@@ -65,7 +65,8 @@ export function existingProtectedPaths(root: string, depth = PROTECTED_SCAN_DEPT
         out.push(full)
         continue
       }
-      if (!e.isDirectory() || level >= depth || SKIP_DIRS.has(name)) continue
+      // A .claude directory is looked into at any level the scan reaches: what it protects sits one below.
+      if (!e.isDirectory() || (level >= depth && name !== '.claude') || SKIP_DIRS.has(name)) continue
       walk(full, level + 1, name === '.claude')
     }
   }
