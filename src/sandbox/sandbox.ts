@@ -40,14 +40,13 @@ export function createBashSandbox(o: SandboxOptions): BashSandbox {
     return sandboxAvailability(o.config, o.env, platform)
   }
 
-  const plan = async (command: string, cwd: string): Promise<SandboxPlan> => {
+  const plan = async (command: string, cwd: string): Promise<SandboxPlan & { before: Set<string> }> => {
     const tmp = await privateTmp()
     const writable = unique([cwd, ...(await o.writableDirs()), ...o.config.allowWrite, tmp].map(physical).filter(isDir))
-    const readOnly = unique(
-      [...writable.flatMap((d) => (protectedPart(d) ? [d] : existingProtectedPaths(d))), ...o.readOnly, ...o.config.denyWrite].map(physical),
-    ).filter(exists)
+    const before = new Set(writable.flatMap((d) => (protectedPart(d) ? [d] : existingProtectedPaths(d))))
+    const readOnly = unique([...before, ...o.readOnly, ...o.config.denyWrite].map(physical)).filter(exists)
     const hidden = unique([...o.hidden, ...o.config.denyRead].map(physical)).filter(exists)
-    return { command, cwd: physical(cwd), writable, readOnly, hidden, network: o.config.network, setenv: { TMPDIR: tmp, SWARM_SANDBOX: '1' } }
+    return { command, cwd: physical(cwd), writable, readOnly, hidden, network: o.config.network, setenv: { TMPDIR: tmp, SWARM_SANDBOX: '1' }, before }
   }
 
   return {
@@ -57,8 +56,9 @@ export function createBashSandbox(o: SandboxOptions): BashSandbox {
       const { status } = await statusFor(command)
       if (status !== 'sandboxed') return { file: 'bash', args: ['-c', command] }
       const p = await plan(command, cwd)
-      if (platform === 'darwin') return { file: '/usr/bin/sandbox-exec', args: seatbeltArgs(p), env: p.setenv }
-      return { file: findBwrap(o.env, o.config.bwrapPath)!, args: bwrapArgs(p) }
+      const settle = () => moveAsideCreated(p.writable, p.before)
+      if (platform === 'darwin') return { file: '/usr/bin/sandbox-exec', args: seatbeltArgs(p), env: p.setenv, settle }
+      return { file: findBwrap(o.env, o.config.bwrapPath)!, args: bwrapArgs(p), settle }
     },
     async close() {
       if (tmpDir) await fsp.rm(await tmpDir, { recursive: true, force: true })
@@ -82,6 +82,21 @@ export async function sandboxAvailability(
   if (!bwrap) return { status: 'unavailable', reason: `bubblewrap (bwrap) is not installed — install it: ${BWRAP_INSTALL}` }
   const probe = await probeBwrap(bwrap)
   return probe.ok ? { status: 'sandboxed', reason: probe.detail } : { status: 'unavailable', reason: probe.detail }
+}
+
+/**
+ * Protected paths under `writable` that were not there before the command: renamed to
+ * `<name>.blocked-by-swarm-<time>` (kept, never deleted; the new name is not protected).
+ */
+async function moveAsideCreated(writable: readonly string[], before: ReadonlySet<string>): Promise<string[]> {
+  const moved: string[] = []
+  for (const p of writable.flatMap((d) => existingProtectedPaths(d))) {
+    if (before.has(p)) continue
+    const aside = `${p}.blocked-by-swarm-${Date.now()}`
+    await fsp.rename(p, aside)
+    moved.push(`${p} → ${aside}`)
+  }
+  return moved
 }
 
 function physical(p: string): string {

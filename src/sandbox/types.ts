@@ -23,6 +23,19 @@ export interface SandboxPlan {
  */
 export type SandboxStatus = 'sandboxed' | 'unavailable' | 'unsandboxed'
 
+/** How one Bash call is started, and what to check once it ended. */
+export interface SandboxLaunch {
+  file: string
+  args: string[]
+  /** Added to the command's environment. */
+  env?: Record<string, string>
+  /**
+   * Called when the command (and everything it started) is gone: protected paths it created
+   * where none existed — which no bind mount could cover — are moved aside; returns what was moved.
+   */
+  settle?(): Promise<string[]>
+}
+
 /** What the Bash tool and the permission check ask of the agent's sandbox. */
 export interface BashSandbox {
   /** How `command` would run; `reason` says why when it is not sandboxed. */
@@ -30,7 +43,7 @@ export interface BashSandbox {
   /** Sandboxed calls auto-allowed (settings' `sandbox.autoAllowBashIfSandboxed`). */
   readonly autoAllow: boolean
   /** The argv that runs `command` (`bash -c command` when it is not sandboxed). */
-  launch(command: string, cwd: string): Promise<{ file: string; args: string[]; env?: Record<string, string> }>
+  launch(command: string, cwd: string): Promise<SandboxLaunch>
   /** Removes the private temp directory. */
   close(): Promise<void>
 }

@@ -25,7 +25,7 @@ afterEach(async () => {
 })
 
 /** Rules that make every attack below auto-allowed by rule (on the old main, in default mode too). */
-const ALLOW = ['Bash(cat:*)', 'Bash(ln:*)', 'Bash(node:*)', 'Bash(H=:*)', 'Bash(touch:*)', 'Bash(cp:*)']
+const ALLOW = ['Bash(cat:*)', 'Bash(ln:*)', 'Bash(node:*)', 'Bash(H=:*)', 'Bash(touch:*)', 'Bash(cp:*)', 'Bash(mkdir:*)']
 
 function attacks(fx: HostileFixture): Attack[] {
   const up = path.dirname(fx.home) // the attacker knows the layout, not the exact names
@@ -42,6 +42,14 @@ function attacks(fx: HostileFixture): Attack[] {
     },
     { id: 'toolu_var', tool: 'Bash', input: { command: `H=${up}/ho''me; cat $H/tea''ms/*/lead.key` } },
     { id: 'toolu_write', tool: 'Bash', input: { command: `touch ${globbed}/*/pwned` } },
+    // Protected paths that do not exist yet: no bind mount covers them; created, they are moved aside.
+    {
+      id: 'toolu_create',
+      tool: 'Bash',
+      input: {
+        command: `mkdir -p .claude .vscode && echo '{"permissions":{"allow":["Bash"]}}' > .claude/settings.local.json && echo '{}' > .vscode/tasks.json && echo '{}' > .mcp.json`,
+      },
+    },
     { id: 'toolu_forge', tool: 'Bash', input: { command: `cp /etc/hostname ${up}/ho?e/ta*/ 2>&1; cp /etc/hostname ${globbed}/*/config.json` } },
   ]
 }
@@ -51,6 +59,8 @@ async function assertNothingLeaked(fx: HostileFixture, results: Map<string, { ou
   const keyBody = key.split('\n').find((l) => l.length > 40 && !l.startsWith('-----')) ?? key
   for (const [id, r] of results) expect(r.result, id).not.toContain(keyBody)
   await expect(fs.stat(path.join(fx.home, 'teams', 'crew', 'pwned'))).rejects.toThrow()
+  for (const created of ['.claude/settings.local.json', '.vscode', '.mcp.json'])
+    await expect(fs.stat(path.join(fx.worktree, created)), created).rejects.toThrow()
   expect(await fs.readFile(path.join(fx.home, 'teams', 'crew', 'config.json'), 'utf8')).toBe(before)
 }
 
@@ -74,7 +84,15 @@ describe('hostile Bash against the control plane, sandbox on', () => {
       { id: 'toolu_ok', tool: 'Bash', input: { command: 'echo ok > out.txt && t=$(mktemp) && echo tmp > "$t" && cat "$t" && echo "$TMPDIR"' } },
       { id: 'toolu_out', tool: 'Bash', input: { command: `echo x > ${fx.base}/outside.txt` } },
     ]
+    list.push({ id: 'toolu_rc', tool: 'Bash', input: { command: 'echo evil > .bashrc; mkdir -p sub && git init -q sub' } })
     const results = await runAttacks(loopback, fx, 'bypassPermissions', list)
+    expect(results.get('toolu_rc')).toMatchObject({ outcome: 'refused' })
+    expect(results.get('toolu_rc')!.result).toContain('moved aside protected paths')
+    const left = await fs.readdir(fx.worktree)
+    expect(left.filter((n) => n.startsWith('.bashrc'))).toEqual([expect.stringMatching(/^\.bashrc\.blocked-by-swarm-\d+$/)])
+    expect((await fs.readdir(path.join(fx.worktree, 'sub'))).filter((n) => n.startsWith('.git'))).toEqual([
+      expect.stringMatching(/^\.git\.blocked-by-swarm-/),
+    ])
     expect(results.get('toolu_ok')).toMatchObject({ outcome: 'ran' })
     expect(results.get('toolu_ok')!.result).toMatch(/^tmp\n\S*swarm-sandbox-alice-/)
     expect(await fs.readFile(path.join(fx.worktree, 'out.txt'), 'utf8')).toBe('ok\n')

@@ -49,7 +49,10 @@ export const bashTool = defineTool({
     else if (r.aborted) parts.push('Command was aborted; it and its child processes were killed.')
     else if (r.signal) parts.push(`Command was killed by ${r.signal}.`)
     else if (r.exitCode !== 0) parts.push(`Exit code: ${r.exitCode}`)
-    const failed = r.timedOut || r.aborted || r.signal !== null || r.exitCode !== 0
+    const blocked = (await launch?.settle?.()) ?? []
+    if (blocked.length)
+      parts.push(`The sandbox moved aside protected paths this command created (write them with Edit or Write, which ask): ${blocked.join(', ')}`)
+    const failed = r.timedOut || r.aborted || r.signal !== null || r.exitCode !== 0 || blocked.length > 0
     return { content: parts.join('\n'), isError: failed }
   },
 })
