@@ -14,12 +14,20 @@ import type { SandboxPlan } from './types.js'
 export const BWRAP_INSTALL = 'apt-get install -y bubblewrap'
 
 /**
- * bwrap's argv for `plan`. No pid namespace: the command keeps the agent's pids, so the Bash
- * tool's process-group kill reaches it, and `--die-with-parent` ends it with the agent. No
- * `--new-session`: the Bash tool already starts it as a session leader without a terminal.
+ * Run as root (a container), bwrap keeps every capability: without `--cap-drop ALL` a command
+ * could simply `umount` the tmpfs over the control plane. Without a pid namespace it could
+ * ptrace the agent that started it (same uid) and run unsandboxed code there; inside one it sees
+ * only its own processes, and all of them die with the namespace (`setsid` ones too).
+ */
+const ISOLATION = ['--die-with-parent', '--cap-drop', 'ALL', '--unshare-pid', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc']
+
+/**
+ * bwrap's argv for `plan`. The process group stays the agent's, so the Bash tool's group kill
+ * reaches it, and `--die-with-parent` ends it with the agent. No `--new-session`: the Bash tool
+ * already starts it as a session leader without a terminal.
  */
 export function bwrapArgs(plan: SandboxPlan): string[] {
-  const args = ['--die-with-parent', '--ro-bind', '/', '/', '--dev', '/dev']
+  const args = [...ISOLATION]
   for (const dir of plan.writable) args.push('--bind', dir, dir)
   for (const p of plan.readOnly) args.push('--ro-bind', p, p)
   for (const p of plan.hidden) {
@@ -80,7 +88,7 @@ export function probeBwrap(bwrap: string): Promise<ProbeResult> {
 }
 
 async function runProbe(bwrap: string): Promise<ProbeResult> {
-  const args = ['--die-with-parent', '--ro-bind', '/', '/', '--dev', '/dev', '--', 'true']
+  const args = [...ISOLATION, '--', 'true']
   try {
     const r = await runCommand(bwrap, args, { timeoutMs: PROBE_TIMEOUT_MS })
     if (r.code === 0) return { ok: true, detail: `${bwrap} runs` }

@@ -127,7 +127,7 @@ describe('the sandbox pieces', () => {
       setenv: { TMPDIR: '/t' },
     })
     expect(args.join(' ')).toBe(
-      `--die-with-parent --ro-bind / / --dev /dev --bind ${cwd} ${cwd} --ro-bind ${cwd}/.git ${cwd}/.git --tmpfs ${hidden} --remount-ro ${hidden} --unshare-net --setenv TMPDIR /t --chdir ${cwd} -- bash -c echo hi`,
+      `--die-with-parent --cap-drop ALL --unshare-pid --ro-bind / / --dev /dev --proc /proc --bind ${cwd} ${cwd} --ro-bind ${cwd}/.git ${cwd}/.git --tmpfs ${hidden} --remount-ro ${hidden} --unshare-net --setenv TMPDIR /t --chdir ${cwd} -- bash -c echo hi`,
     )
   })
 

@@ -25,7 +25,17 @@ afterEach(async () => {
 })
 
 /** Rules that make every attack below auto-allowed by rule (on the old main, in default mode too). */
-const ALLOW = ['Bash(cat:*)', 'Bash(ln:*)', 'Bash(node:*)', 'Bash(H=:*)', 'Bash(touch:*)', 'Bash(cp:*)', 'Bash(mkdir:*)']
+const ALLOW = [
+  'Bash(cat:*)',
+  'Bash(ln:*)',
+  'Bash(node:*)',
+  'Bash(H=:*)',
+  'Bash(touch:*)',
+  'Bash(cp:*)',
+  'Bash(mkdir:*)',
+  'Bash(umount:*)',
+  'Bash(kill:*)',
+]
 
 function attacks(fx: HostileFixture): Attack[] {
   const up = path.dirname(fx.home) // the attacker knows the layout, not the exact names
@@ -42,6 +52,10 @@ function attacks(fx: HostileFixture): Attack[] {
     },
     { id: 'toolu_var', tool: 'Bash', input: { command: `H=${up}/ho''me; cat $H/tea''ms/*/lead.key` } },
     { id: 'toolu_write', tool: 'Bash', input: { command: `touch ${globbed}/*/pwned` } },
+    // As root (CI containers), a command with capabilities could unmount the tmpfs over the control plane.
+    { id: 'toolu_umount', tool: 'Bash', input: { command: `umount ${globbed}; cat ${globbed}/*/lead.key` } },
+    // The agent runs in this process: visible, a same-uid command could ptrace it and run unsandboxed.
+    { id: 'toolu_agent', tool: 'Bash', input: { command: `kill -0 ${process.pid} && echo the agent is visible` } },
     // Protected paths that do not exist yet: no bind mount covers them; created, they are moved aside.
     {
       id: 'toolu_create',
