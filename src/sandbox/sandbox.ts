@@ -58,7 +58,7 @@ export function createBashSandbox(o: SandboxOptions): BashSandbox {
       const p = await plan(command, cwd)
       const settle = () => moveAsideCreated(p.writable, p.before)
       if (platform === 'darwin') return { file: '/usr/bin/sandbox-exec', args: seatbeltArgs(p), env: p.setenv, settle }
-      return { file: findBwrap(o.env, o.config.bwrapPath)!, args: bwrapArgs(p), settle }
+      return { file: findBwrap(o.env, o.config.bwrapPath)!, args: bwrapArgs(p), reapsItself: true, settle }
     },
     async close() {
       if (tmpDir) await fsp.rm(await tmpDir, { recursive: true, force: true })

@@ -29,6 +29,8 @@ export interface SandboxLaunch {
   args: string[]
   /** Added to the command's environment. */
   env?: Record<string, string>
+  /** Every process of the call dies when it exits (bwrap's pid namespace). */
+  reapsItself?: boolean
   /**
    * Called when the command (and everything it started) is gone: protected paths it created
    * where none existed — which no bind mount could cover — are moved aside; returns what was moved.

@@ -98,8 +98,14 @@ describe('hostile Bash against the control plane, sandbox on', () => {
       { id: 'toolu_ok', tool: 'Bash', input: { command: 'echo ok > out.txt && t=$(mktemp) && echo tmp > "$t" && cat "$t" && echo "$TMPDIR"' } },
       { id: 'toolu_out', tool: 'Bash', input: { command: `echo x > ${fx.base}/outside.txt` } },
     ]
+    list.push({ id: 'toolu_bg', tool: 'Bash', input: { command: 'sleep 31.25 & setsid sleep 31.75 & disown; echo left running' } })
     list.push({ id: 'toolu_rc', tool: 'Bash', input: { command: 'echo evil > .bashrc; mkdir -p sub && git init -q sub' } })
     const results = await runAttacks(loopback, fx, 'bypassPermissions', list)
+    expect(results.get('toolu_bg')).toMatchObject({ outcome: 'ran' })
+    // Both died with the sandbox's pid namespace, the setsid one too.
+    const alive = (await fs.readdir('/proc')).filter((p) => /^\d+$/.test(p))
+    const cmdlines = await Promise.all(alive.map((p) => fs.readFile(`/proc/${p}/cmdline`, 'utf8').catch(() => '')))
+    expect(cmdlines.filter((c) => /sleep\x0031\.(25|75)/.test(c))).toEqual([])
     expect(results.get('toolu_rc')).toMatchObject({ outcome: 'refused' })
     expect(results.get('toolu_rc')!.result).toContain('moved aside protected paths')
     const left = await fs.readdir(fx.worktree)

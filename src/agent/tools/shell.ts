@@ -17,7 +17,13 @@ export interface ShellOptions {
   graceMs?: number
   onOutput?: (text: string) => void
   /** What runs the command instead of `bash -c command` (the sandbox's bwrap argv); `env` is added to the environment. */
-  launch?: { file: string; args: string[]; env?: Record<string, string> }
+  launch?: {
+    file: string
+    args: string[]
+    env?: Record<string, string>
+    /** Everything it started dies with it (a pid namespace): nothing is left to kill once it exited. */
+    reapsItself?: boolean
+  }
 }
 
 export interface ShellResult {
@@ -78,7 +84,9 @@ export async function runShellCommand(command: string, options: ShellOptions): P
 
   try {
     const exit = await exited
-    await kill() // background jobs the command left behind
+    // Background jobs the command left behind. In a sandbox's pid namespace the kernel killed them
+    // already; only its init lingers as a zombie, which would cost a wait for nothing.
+    if (!options.launch?.reapsItself) await kill()
     const drained = await Promise.race([closed.then(() => true), delay(STREAM_DRAIN_MS).then(() => false)])
     // A process that escaped the group (setsid) may still hold the pipes; stop reading them.
     if (!drained) {
