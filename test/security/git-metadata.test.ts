@@ -154,7 +154,10 @@ describe("swarm's own git runs nothing the repository configures (metadata chang
     expect(swarm(fx, 'worktrees', 'crew').stdout).toContain('refused:')
     swarm(fx, 'status', 'crew')
     // spawn --worktree of the same name would reuse it: refused as well.
-    await expect(createWorktree({ repoDir: fx.repo, team: 'crew', name: 'bob', env: fx.env })).rejects.toMatchObject({ code: 'SWARM_WORKTREE_TAMPERED', exitCode: 4 })
+    await expect(createWorktree({ repoDir: fx.repo, team: 'crew', name: 'bob', env: fx.env })).rejects.toMatchObject({
+      code: 'SWARM_WORKTREE_TAMPERED',
+      exitCode: 4,
+    })
     const deleted = swarm(fx, 'team', 'delete', 'crew', '--force', '--discard')
     expect(deleted.stdout + deleted.stderr).toContain('is not the worktree swarm made')
     // The team is gone, so the worktree belongs to nobody: removing it by hand is refused too.
