@@ -50,7 +50,9 @@ export async function diagnose(env: NodeJS.ProcessEnv = process.env): Promise<Do
   const tmuxProbe = probes.get('tmux') ?? { ok: false, detail: 'not registered' }
   const it2Probe = probes.get('iterm2') ?? { ok: false, detail: 'not registered' }
   // Started now, awaited below: a failure is a report line, never an unhandled rejection meanwhile.
-  const sandboxing = sandboxReport(env).catch((err: unknown): SandboxCheck => ({ ok: false, enabled: true, detail: `the check failed: ${errorMessage(err)}` }))
+  const sandboxing = sandboxReport(env).catch(
+    (err: unknown): SandboxCheck => ({ ok: false, enabled: true, detail: `the check failed: ${errorMessage(err)}` }),
+  )
   const report: DoctorReport = {
     backend: undefined,
     reason: undefined,

@@ -51,7 +51,7 @@ function ev(toolName: string, file: string, mode: PermissionModeName, rules: Per
   return evaluatePermission({
     toolName,
     input: { file_path: path.join(cwd, file), content: 'x', old_string: 'a', new_string: 'b' },
-    readOnly: false,
+    kind: 'edit',
     mode,
     rules,
     cwd,

@@ -11,7 +11,7 @@ function ev(mode: PermissionModeName, sandbox: PermissionQuery['bashSandbox'], a
   return evaluatePermission({
     toolName: 'Bash',
     input: { command: 'npm test' },
-    readOnly: false,
+    kind: 'execute',
     mode,
     rules: allow.map((r) => parseRule(r, 'allow', { source: 'user', baseDir: cwd })),
     cwd,
@@ -44,7 +44,14 @@ describe('Bash and the sandbox', () => {
     expect(ev('default', sandboxed, [], true)).toMatchObject({ behavior: 'allow', reason: 'sandboxed (sandbox.autoAllowBashIfSandboxed)' })
     expect(ev('plan', sandboxed, [], true).behavior).toBe('deny')
     const asked = evaluatePermission({
-      ...{ toolName: 'Bash', input: { command: 'npm test' }, readOnly: false, mode: 'default', cwd, home: '/nonexistent-swarm-eval' },
+      ...{
+        toolName: 'Bash',
+        input: { command: 'npm test' },
+        kind: 'execute' as const,
+        mode: 'default' as const,
+        cwd,
+        home: '/nonexistent-swarm-eval',
+      },
       rules: [parseRule('Bash(npm test:*)', 'ask', { source: 'user', baseDir: cwd })],
       ...controlPlaneOptions(cwd, { SWARM_HOME: '/nonexistent-swarm-eval/state' }),
       bashSandbox: sandboxed,
