@@ -1,7 +1,5 @@
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
-import fsp from 'node:fs/promises'
-import os from 'node:os'
 import path from 'node:path'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import type { ScenarioInput } from '../../src/loopback-model/scenario.js'
@@ -11,6 +9,7 @@ import { listPending } from '../../src/permissions/requests/store.js'
 import { createTeam } from '../../src/teams/team-store.js'
 import { createWorktree } from '../../src/worktrees/worktree.js'
 import { BIN, type Fixture, TEAM, nudge, startInProcess, toolResult, waitFor } from '../permissions/requests/bubbling-helpers.js'
+import { isolatedHome } from '../support/home.js'
 import { GIT_ENV, initRepo } from '../worktrees/git-repo.js'
 
 /**
@@ -34,23 +33,15 @@ export async function makeHostileFixture(
   loopback: LoopbackServer,
   opts: { path?: string; aliceIn?: 'worktree' | 'main' } = {},
 ): Promise<HostileFixture> {
-  const base = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), 'swarm-hostile-')))
-  const home = path.join(base, 'home')
-  const repo = path.join(base, 'project')
-  const tmuxTmp = path.join(base, 'tmux')
-  await Promise.all([fsp.mkdir(home), fsp.mkdir(tmuxTmp)])
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
+  const iso = isolatedHome('swarm-hostile-', {
     ...GIT_ENV,
-    SWARM_HOME: home,
-    CLAUDE_CONFIG_DIR: '',
     NO_COLOR: '1',
     ANTHROPIC_API_KEY: 'test',
     ANTHROPIC_BASE_URL: loopback.url,
-    TMUX_TMPDIR: tmuxTmp,
     ...(opts.path !== undefined ? { PATH: opts.path } : {}),
-  }
-  for (const k of ['TMUX', 'TMUX_PANE', 'SWARM_LEAD_VERIFY_KEY', 'ANTHROPIC_AUTH_TOKEN']) delete env[k]
+  })
+  const { base, home, env } = iso
+  const repo = iso.project
   initRepo(repo, env)
   const inMain = opts.aliceIn === 'main'
   const wt = await createWorktree({ repoDir: repo, team: TEAM, name: inMain ? 'bob' : 'alice', env })
@@ -70,7 +61,7 @@ export async function makeHostileFixture(
     repo,
     worktree: wt.path,
     marker: path.join(base, 'MARKER'),
-    cleanup: () => fsp.rm(base, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }),
+    cleanup: iso.cleanup,
   }
 }
 
