@@ -31,7 +31,7 @@ export interface SandboxOptions {
 export function createBashSandbox(o: SandboxOptions): BashSandbox {
   const platform = o.platform ?? process.platform
   let tmpDir: Promise<string> | undefined
-  const privateTmp = () => (tmpDir ??= fsp.mkdtemp(path.join(os.tmpdir(), `swarm-sandbox-${o.label}-`)))
+  const privateTmp = () => (tmpDir ??= makePrivateTmp(o.label))
 
   const statusFor = async (command: string): Promise<{ status: SandboxStatus; reason: string }> => {
     if (!o.config.enabled) return { status: 'unsandboxed', reason: 'the sandbox is turned off (sandbox.enabled is false)' }
@@ -63,6 +63,33 @@ export function createBashSandbox(o: SandboxOptions): BashSandbox {
     async close() {
       if (tmpDir) await fsp.rm(await tmpDir, { recursive: true, force: true })
     },
+  }
+}
+
+/** `swarm-sandbox-<label>-<pid>-XXXXXX`: the pid says whose it is once its agent is gone. */
+const PRIVATE_TMP = /^swarm-sandbox-.+-(\d+)-[A-Za-z0-9]{6}$/
+
+/**
+ * The agent's private TMPDIR. An agent killed with SIGKILL cannot remove its own, so each new one
+ * first removes those whose agent is no longer running.
+ */
+async function makePrivateTmp(label: string): Promise<string> {
+  const tmp = os.tmpdir()
+  for (const name of await fsp.readdir(tmp).catch(() => [] as string[])) {
+    const pid = Number(PRIVATE_TMP.exec(name)?.[1])
+    if (!pid || pid === process.pid || isAlive(pid)) continue
+    // Another user's, or removed meanwhile by another agent's sweep: not ours to insist on.
+    await fsp.rm(path.join(tmp, name), { recursive: true, force: true }).catch(() => undefined)
+  }
+  return fsp.mkdtemp(path.join(tmp, `swarm-sandbox-${label}-${process.pid}-`))
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
 

@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
@@ -100,7 +101,11 @@ describe('hostile Bash against the control plane, sandbox on', () => {
     ]
     list.push({ id: 'toolu_bg', tool: 'Bash', input: { command: 'sleep 31.25 & setsid sleep 31.75 & disown; echo left running' } })
     list.push({ id: 'toolu_rc', tool: 'Bash', input: { command: 'echo evil > .bashrc; mkdir -p sub && git init -q sub' } })
+    // A private TMPDIR left by an agent that was SIGKILLed (pid 2^22+1 never exists) is swept.
+    const ghost = path.join(os.tmpdir(), 'swarm-sandbox-ghost-4194305-AbCdEf')
+    await fs.mkdir(ghost, { recursive: true })
     const results = await runAttacks(loopback, fx, 'bypassPermissions', list)
+    await expect(fs.stat(ghost)).rejects.toThrow()
     expect(results.get('toolu_bg')).toMatchObject({ outcome: 'ran' })
     // Both died with the sandbox's pid namespace, the setsid one too.
     const alive = (await fs.readdir('/proc')).filter((p) => /^\d+$/.test(p))
@@ -124,7 +129,7 @@ describe('hostile Bash against the control plane, sandbox on', () => {
 
 describe('hostile Bash, bwrap absent (PATH without it)', () => {
   beforeEach(async () => {
-    const base = await fs.mkdtemp(path.join((await import('node:os')).tmpdir(), 'swarm-nobwrap-'))
+    const base = await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-nobwrap-'))
     fx = await makeHostileFixture(loopback, { path: pathWithoutBwrap(path.join(base, 'bin')) })
     const cleanup = fx.cleanup
     fx.cleanup = async () => {
