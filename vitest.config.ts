@@ -11,6 +11,7 @@ const UNIT = [
   'test/mailbox/{archive,bell,inbox-tail,inbox,signing,fence-token,order-ledger}.test.ts',
   'test/loopback-model/**/*.test.ts',
   'test/backends/detect.test.ts',
+  'test/security/{protected-paths,sandbox-evaluate}.test.ts',
 ]
 
 const shared = {

@@ -9,6 +9,7 @@ import type { AnyTool as Tool, PermissionCheck } from './tool.js'
 import type { Transcript } from './transcript.js'
 import type { GuardOptions } from './turn-guards.js'
 import type { LeadVerdict } from './lead-orders.js'
+import type { BashSandbox } from '../sandbox/types.js'
 
 /* What a TeammateRuntime is built from (assembled by start.ts), and what its turns report back. */
 
@@ -63,6 +64,8 @@ export interface RuntimeOptions {
   onExit?(): void | Promise<void>
   /** Write and Edit may write only inside these (Verification's scratch directory). */
   writableRoots?: string[]
+  /** Where Bash commands run (see ToolContext.sandbox). */
+  sandbox?: BashSandbox
   /** This agent's spending limit (spawn flags, team file, definition); none by default. */
   budget?: BudgetLimit
   /** The team's limit and what its members spent together. */

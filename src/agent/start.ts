@@ -24,6 +24,7 @@ import { TeammateRuntime, type RuntimeOptions, type TurnLog } from './runtime.js
 import { AgentStateFile, readAgentState, statePath } from './state.js'
 import { allowAll, type AnyTool, type PermissionCheck } from './tool.js'
 import type { StructuredMessage } from '../mailbox/messages.js'
+import type { BashSandbox } from '../sandbox/types.js'
 import { allTools } from './tool-registry.js'
 import { createSendMessageTool } from './tools/send-message.js'
 import { createTaskTools } from './tools/tasks.js'
@@ -84,6 +85,8 @@ export interface PermissionLayer {
   onControl?(message: StructuredMessage, entry: InboxMessage): void | Promise<void>
   /** Called when the agent exits: cancel what it still waits for. */
   close?(): Promise<void>
+  /** Where the agent's Bash commands run. */
+  sandbox?: BashSandbox
 }
 
 /**
@@ -203,6 +206,7 @@ export async function assembleAgent(
     ...(member.color ? { color: member.color } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
     ...(writableRoots ? { writableRoots } : {}),
+    ...(layer.sandbox ? { sandbox: layer.sandbox } : {}),
     ...opts.runtime,
   })
   runtimeRef = runtime

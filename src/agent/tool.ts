@@ -4,6 +4,7 @@ import { z } from 'zod'
 import type { ToolKind } from '../permissions/rules/tools.js'
 import type { Tool as ApiTool, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages'
 import { errorMessage } from '../errors.js'
+import type { BashSandbox } from '../sandbox/types.js'
 
 /**
  * What a tool hands back to the model: text, and whether it is a failure. A failure is a
@@ -46,6 +47,8 @@ export interface ToolContext {
    * agent types that may only write to a scratch directory (Verification).
    */
   writableRoots?: readonly string[]
+  /** Runs Bash commands in the OS sandbox (set for teammates by the permission layer). */
+  sandbox?: BashSandbox
 }
 
 /** Input of `defineTool`. `execute` may return a string (success) or a ToolResult, or throw. */

@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import type { PaneBackend } from '../backends/backend.js'
-import { ExitCode, SwarmError } from '../errors.js'
+import { ExitCode, SwarmError, errorMessage } from '../errors.js'
+import type { SandboxCheck } from '../sandbox/check.js'
 import { colors, printJson, println } from '../terminal/output.js'
 
 export interface DoctorCommandOptions {
@@ -24,6 +25,8 @@ export interface DoctorReport {
   environment: { insideTmux: boolean; insideITerm2: boolean; interactive: boolean; isTTY: boolean; ci?: string }
   tmux: { ok: boolean; detail: string; socket: string; serverRunning: boolean; sessions: string[] }
   it2: { ok: boolean; detail: string }
+  /** Whether teammates' Bash calls run in the OS sandbox here (a real sandboxed command was run). */
+  sandbox: SandboxCheck
   missing: string[]
 }
 
@@ -46,6 +49,10 @@ export async function diagnose(env: NodeJS.ProcessEnv = process.env): Promise<Do
   const probes = new Map(await Promise.all(panes.map(async (b) => [b.type, { backend: b, ...(await inputs.probe(b)) }] as const)))
   const tmuxProbe = probes.get('tmux') ?? { ok: false, detail: 'not registered' }
   const it2Probe = probes.get('iterm2') ?? { ok: false, detail: 'not registered' }
+  // Started now, awaited below: a failure is a report line, never an unhandled rejection meanwhile.
+  const sandboxing = sandboxReport(env).catch(
+    (err: unknown): SandboxCheck => ({ ok: false, enabled: true, detail: `the check failed: ${errorMessage(err)}` }),
+  )
   const report: DoctorReport = {
     backend: undefined,
     reason: undefined,
@@ -60,6 +67,7 @@ export async function diagnose(env: NodeJS.ProcessEnv = process.env): Promise<Do
     },
     tmux: { ok: tmuxProbe.ok, detail: tmuxProbe.detail, socket: client.describeSocket(client.swarmSocket(env)), serverRunning: false, sessions: [] },
     it2: { ok: it2Probe.ok, detail: it2Probe.detail },
+    sandbox: await sandboxing,
     missing: [],
   }
   try {
@@ -75,12 +83,23 @@ export async function diagnose(env: NodeJS.ProcessEnv = process.env): Promise<Do
     report.tmux.serverRunning = r.code === 0
     report.tmux.sessions = r.code === 0 ? r.stdout.split('\n').filter(Boolean) : []
   }
+  if (!report.sandbox.ok) report.missing.push(`sandbox: ${report.sandbox.detail} (until then every Bash call of a teammate is asked)`)
   // What would make each pane backend work: the standalone ones always, the others when inside them.
   for (const { backend, ok } of probes.values()) {
     if (ok || !(backend.standalone || backend.inside(env))) continue
     report.missing.push(`${backend.probe[0]}: ${backend.installHint(process.platform, inputs.osRelease)}`)
   }
   return report
+}
+
+/** The sandbox as the settings of the current directory configure it. */
+async function sandboxReport(env: NodeJS.ProcessEnv): Promise<SandboxCheck> {
+  const [{ checkSandbox }, { loadPermissionSettings }] = await Promise.all([
+    import('../sandbox/check.js'),
+    import('../permissions/rules/settings.js'),
+  ])
+  const settings = await loadPermissionSettings({ cwd: process.cwd(), env }).catch(() => undefined)
+  return checkSandbox(env, settings?.sandbox)
 }
 
 function printReport(r: DoctorReport): void {
@@ -94,6 +113,7 @@ function printReport(r: DoctorReport): void {
     println(`         server ${r.tmux.socket}: ${r.tmux.serverRunning ? `running, ${sessions}` : 'not running'}`)
   }
   println(`it2:     ${ok(r.it2.ok)} (${r.it2.detail})`)
+  println(`sandbox: ${ok(r.sandbox.ok)} (${r.sandbox.detail})${r.sandbox.enabled ? '' : ' — turned off here by sandbox.enabled: false'}`)
   const e = r.environment
   println(
     `where:   inside tmux ${ok(e.insideTmux)}, inside iTerm2 ${ok(e.insideITerm2)}, terminal ${ok(e.isTTY)}${e.ci !== undefined ? `, CI=${e.ci}` : ''}`,

@@ -7,6 +7,7 @@ import { UsageError } from '../errors.js'
 import type { KillOutcome } from '../supervisor/stop.js'
 import { printJson, println } from '../terminal/output.js'
 import { budgetFlags } from './options.js'
+import { warnIfNoSandbox } from './sandbox-warning.js'
 
 export interface SpawnCommandOptions {
   backend?: string
@@ -76,6 +77,7 @@ export async function runSpawn(team: string, name: string, opts: SpawnCommandOpt
   ])
   const backend = parseBackendChoice(opts.backend)
   const cwd = opts.cwd === undefined ? undefined : await existingDir(opts.cwd)
+  await warnIfNoSandbox(cwd ?? process.cwd())
   if (backend === 'in-process' || (backend === 'auto' && (await teamRunsInProcess(team)))) {
     if (opts.command !== undefined)
       throw new UsageError('an in-process teammate runs the swarm agent, not a command', { hint: 'use --backend tmux with --command' })

@@ -20,6 +20,7 @@ import { PermissionModeName } from '../permissions/rules/modes.js'
 import type { TeamFile } from '../teams/types.js'
 import { terminalSafe } from '../terminal/neutralize.js'
 import { colorize, colors, printJson, println, table } from '../terminal/output.js'
+import { warnIfNoSandbox } from './sandbox-warning.js'
 import { announceDiscard, printTeardown, teardownJson } from './worktrees.js'
 
 export interface TeamCreateOptions {
@@ -104,6 +105,7 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
   const cwd = path.resolve(opts.cwd ?? spec?.cwd ?? process.cwd())
   const stat = await fs.stat(cwd).catch(() => undefined)
   if (!stat?.isDirectory()) throw new UsageError(`--cwd ${cwd} is not a directory`)
+  await warnIfNoSandbox(cwd)
   if (opts.start && !modelConfigured(process.env)) {
     throw new UsageError('no model is configured, so the teammates could not think', {
       hint: 'set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a compatible server), or write the team only with --no-start; `swarm demo` runs offline',

@@ -110,10 +110,11 @@ export function printTeardown(report: TeardownReport, show: { removed?: boolean 
   for (const w of report.kept) {
     println(
       colors.yellow(
-        `kept worktree ${w.path || '(none: branch only)'} (branch ${w.branch}): ${w.contents.clean ? w.reason : describeContents(w.contents)}`,
+        `kept worktree ${w.path || '(none: branch only)'} (branch ${w.branch}): ${w.contents.clean || w.contents.tampered ? w.reason : describeContents(w.contents)}`,
       ),
     )
-    println(`  see "swarm worktrees ${w.team}"; destroy it with "swarm worktrees remove ${w.team} ${w.slug ?? w.name} --discard"`)
+    if (w.contents.tampered) println('  swarm runs no git there: look at it, then restore its .git file or remove the directory by hand')
+    else println(`  see "swarm worktrees ${w.team}"; destroy it with "swarm worktrees remove ${w.team} ${w.slug ?? w.name} --discard"`)
   }
 }
 

@@ -2,15 +2,24 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { ExitCode, SwarmError, UsageError } from '../errors.js'
 import { type CommandResult, runCommand } from '../process/process.js'
+import { LIST_FILTERS_ARGS, filterOverrides, needsFilterList, safeGitArgv } from './git-safety.js'
 
 type Env = NodeJS.ProcessEnv
 
 /** `git worktree add` checks out a whole tree, which takes longer than a helper command's default. */
 const GIT_TIMEOUT_MS = 60_000
 
-/** Runs git; exit 127 (not installed) is a SwarmError, any other exit code is the caller's to read. */
+/**
+ * Runs git with the repository's programs turned off (see git-safety); exit 127 (not installed)
+ * is a SwarmError, any other exit code is the caller's to read.
+ */
 export async function gitRaw(cwd: string, args: string[], env: Env): Promise<CommandResult> {
-  const r = await runCommand('git', args, { cwd, env, timeoutMs: GIT_TIMEOUT_MS })
+  const overrides = needsFilterList(args) ? filterOverrides((await runGit(cwd, safeGitArgv(LIST_FILTERS_ARGS), env)).stdout) : []
+  return runGit(cwd, safeGitArgv(args, overrides), env)
+}
+
+async function runGit(cwd: string, argv: string[], env: Env): Promise<CommandResult> {
+  const r = await runCommand('git', argv, { cwd, env, timeoutMs: GIT_TIMEOUT_MS })
   if (r.code === 127)
     throw new SwarmError('SWARM_GIT_MISSING', 'git is not installed (or not on PATH)', {
       exitCode: ExitCode.usage,

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { git, gitRaw, listWorktrees, resolveCommit } from './git.js'
+import { worktreeLinkProblem } from './integrity.js'
 
 type Env = NodeJS.ProcessEnv
 
@@ -42,6 +43,8 @@ export interface WorktreeContents {
   unmergedCount: number
   /** Nothing to lose: no uncommitted change and no unmerged commit. */
   clean: boolean
+  /** Its `.git` no longer points where swarm made it (see worktreeLinkProblem): no git is run in it. */
+  tampered?: string
 }
 
 const UNMERGED_SHOWN = 20
@@ -54,6 +57,11 @@ const UNMERGED_SHOWN = 20
 export async function inspectWorktree(w: WorktreeRef, env: Env): Promise<WorktreeContents> {
   const none = { exists: false, branchExists: false, uncommitted: [], ignored: [], unmerged: [], unmergedCount: 0 }
   if (!(await fs.stat(w.repo).catch(() => undefined))?.isDirectory()) return { ...none, repoMissing: true, clean: false }
+  const tampered = w.baseRef && w.path && (await fs.stat(w.path).catch(() => undefined)) ? await worktreeLinkProblem(w, env) : undefined
+  if (tampered) {
+    const tip = await resolveCommit(w.repo, `refs/heads/${w.branch}`, env)
+    return { ...none, exists: true, branchExists: tip !== undefined, ...(tip ? { branchTip: tip } : {}), clean: false, tampered }
+  }
   const exists = await isWorktreeTop(w.path, env)
   const branchTip = await resolveCommit(w.repo, `refs/heads/${w.branch}`, env)
   let uncommitted: string[] = []
@@ -115,6 +123,7 @@ export async function isWorktreeTop(dir: string, env: Env): Promise<boolean> {
 /** One line for people: "2 uncommitted files (a.txt, b.txt), 1 unmerged commit (abc123 fix)". */
 export function describeContents(c: WorktreeContents): string {
   if (c.repoMissing) return 'its repository is gone (deleted, moved or not mounted)'
+  if (c.tampered) return `refused: ${c.tampered}`
   const parts: string[] = []
   if (c.uncommitted.length) {
     const files = c.uncommitted.map((l) => l.slice(3))

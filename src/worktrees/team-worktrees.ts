@@ -174,6 +174,8 @@ export interface WorktreeSummary {
   /** Another branch checked out in it (never deleted by swarm). */
   otherBranch?: string
   repoMissing?: boolean
+  /** Why swarm refuses to run git in it (its .git was changed). */
+  tampered?: string
   unmergedCommits: Array<{ sha: string; subject: string }>
   unmergedCount: number
 }
@@ -195,6 +197,7 @@ export function summarizeWorktree(w: TeamWorktree): WorktreeSummary {
     ignored: c.ignored,
     ...(c.otherBranch ? { otherBranch: c.otherBranch } : {}),
     ...(c.repoMissing ? { repoMissing: true } : {}),
+    ...(c.tampered ? { tampered: c.tampered } : {}),
     unmergedCommits: c.unmerged,
     unmergedCount: c.unmergedCount,
   }

@@ -5,6 +5,7 @@ import { validateName } from '../home/paths.js'
 import { pathExists } from '../util/fs.js'
 import { branchExists, checkoutTop, git, gitRaw, listWorktrees, mainWorktree, resolveCommit } from './git.js'
 import { type WorktreeContents, type WorktreeRef, describeContents, inspectWorktree } from './inspect.js'
+import { worktreeLinkProblem } from './integrity.js'
 import { addExcludes, linkIgnoredDirs, linkedDirs, unlinkIgnoredDirs } from './links.js'
 import { withFileLock } from '../util/lock.js'
 import { type WorktreeRecord, creationLockFile, deleteWorktreeRecord, readWorktreeRecords, writeWorktreeRecord } from './record.js'
@@ -80,7 +81,11 @@ export async function planWorktree(o: CreateWorktreeOptions): Promise<WorktreePl
   const plan: WorktreePlan = { team: o.team, name: o.name, slug, repo, path: wtPath, branch, head, subdir }
   const registered = (await listWorktrees(repo, env)).find((w) => w.path === wtPath)
   if (registered && !registered.prunable) {
-    if (registered.branch === branch) return { ...plan, existing: true }
+    if (registered.branch === branch) {
+      const tampered = await worktreeLinkProblem({ repo, path: wtPath }, env)
+      if (tampered) throw tamperedError(wtPath, tampered)
+      return { ...plan, existing: true }
+    }
     throw new ConflictError(
       'SWARM_WORKTREE_PATH_TAKEN',
       `${wtPath} is already a worktree, of ${registered.branch ? `branch ${registered.branch}` : 'a detached HEAD'}`,
@@ -242,6 +247,7 @@ export async function removeWorktree(target: RemoveTarget, opts: RemoveWorktreeO
     })
   }
   const contents = await inspectWorktree(target, env)
+  if (contents.tampered) throw tamperedError(target.path, contents.tampered)
   if (!contents.clean && !opts.discard) {
     return {
       removed: false,
@@ -282,4 +288,11 @@ export async function removeWorktree(target: RemoveTarget, opts: RemoveWorktreeO
   }
   if (target.team && target.slug) await deleteWorktreeRecord({ team: target.team, slug: target.slug, repo: target.repo }, env)
   return { removed: true, branchDeleted, contents, discarded: !contents.clean, ...(reason ? { reason } : {}) }
+}
+
+/** A worktree whose `.git` no longer points where swarm made it: swarm runs no git there (exit 4). */
+function tamperedError(dir: string, problem: string): ConflictError {
+  return new ConflictError('SWARM_WORKTREE_TAMPERED', `${dir} is not the worktree swarm made: ${problem}; swarm runs no git there`, {
+    hint: 'look at it yourself, then restore its .git file or remove the directory by hand',
+  })
 }

@@ -33,7 +33,9 @@ export const bashTool = defineTool({
   summarize: (input) => truncateLine(input.description ? `${input.command}  # ${input.description}` : input.command),
   async execute(input, ctx) {
     const timeoutMs = Math.min(input.timeout ?? DEFAULT_BASH_TIMEOUT_MS, MAX_BASH_TIMEOUT_MS)
+    const launch = ctx.sandbox ? await ctx.sandbox.launch(input.command, ctx.cwd) : undefined
     const r = await runShellCommand(input.command, {
+      ...(launch ? { launch } : {}),
       cwd: ctx.cwd,
       env: ctx.env,
       signal: ctx.signal,
@@ -47,7 +49,10 @@ export const bashTool = defineTool({
     else if (r.aborted) parts.push('Command was aborted; it and its child processes were killed.')
     else if (r.signal) parts.push(`Command was killed by ${r.signal}.`)
     else if (r.exitCode !== 0) parts.push(`Exit code: ${r.exitCode}`)
-    const failed = r.timedOut || r.aborted || r.signal !== null || r.exitCode !== 0
+    const blocked = (await launch?.settle?.()) ?? []
+    if (blocked.length)
+      parts.push(`The sandbox moved aside protected paths this command created (write them with Edit or Write, which ask): ${blocked.join(', ')}`)
+    const failed = r.timedOut || r.aborted || r.signal !== null || r.exitCode !== 0 || blocked.length > 0
     return { content: parts.join('\n'), isError: failed }
   },
 })

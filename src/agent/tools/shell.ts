@@ -16,6 +16,14 @@ export interface ShellOptions {
   maxOutputChars: number
   graceMs?: number
   onOutput?: (text: string) => void
+  /** What runs the command instead of `bash -c command` (the sandbox's bwrap argv); `env` is added to the environment. */
+  launch?: {
+    file: string
+    args: string[]
+    env?: Record<string, string>
+    /** Everything it started dies with it (a pid namespace): nothing is left to kill once it exited. */
+    reapsItself?: boolean
+  }
 }
 
 export interface ShellResult {
@@ -39,9 +47,10 @@ export async function runShellCommand(command: string, options: ShellOptions): P
   if (!cwdStat?.isDirectory()) throw new Error(`working directory does not exist: ${options.cwd}`)
   const graceMs = options.graceMs ?? KILL_GRACE_MS
   const output = new HeadTailBuffer(options.maxOutputChars)
-  const child = spawn('bash', ['-c', command], {
+  const launch = options.launch ?? { file: 'bash', args: ['-c', command] }
+  const child = spawn(launch.file, launch.args, {
     cwd: options.cwd,
-    env: options.env ?? process.env,
+    env: { ...(options.env ?? process.env), ...launch.env },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -75,7 +84,9 @@ export async function runShellCommand(command: string, options: ShellOptions): P
 
   try {
     const exit = await exited
-    await kill() // background jobs the command left behind
+    // Background jobs the command left behind. In a sandbox's pid namespace the kernel killed them
+    // already; only its init lingers as a zombie, which would cost a wait for nothing.
+    if (!options.launch?.reapsItself) await kill()
     const drained = await Promise.race([closed.then(() => true), delay(STREAM_DRAIN_MS).then(() => false)])
     // A process that escaped the group (setsid) may still hold the pipes; stop reading them.
     if (!drained) {

@@ -11,6 +11,8 @@ import { AnswerBoard, type Answer } from './answers.js'
 import { bubble, newRequestId, type BubbleContext } from './bubble.js'
 import { controlPlaneOptions } from '../rules/control-plane.js'
 import { evaluatePermission } from '../rules/evaluate.js'
+import { createBashSandbox } from '../../sandbox/sandbox.js'
+import type { BashSandbox } from '../../sandbox/types.js'
 import { runPermissionRequestHooks } from './hooks.js'
 import { planFilePath } from '../../home/paths.js'
 import { requestPlanApproval, type PlanContext } from './plan.js'
@@ -50,6 +52,7 @@ class TeammatePermissions implements PermissionLayer {
   private readonly bubbling: PlanContext
   private readonly home: string
   private lastModeOutsidePlan: PermissionModeName
+  readonly sandbox: BashSandbox
 
   constructor(
     private readonly a: AgentAssembly,
@@ -68,6 +71,23 @@ class TeammatePermissions implements PermissionLayer {
       ...(options.permissionTimeoutMs !== undefined ? { timeoutMs: options.permissionTimeoutMs } : {}),
     }
     this.bubbling = { ...ctx, planFile: options.planFile ?? planFilePath(a.team, a.name, a.env), modeBeforePlan: () => this.lastModeOutsidePlan }
+    const cp = controlPlaneOptions(a.cwd, a.env)
+    this.sandbox = createBashSandbox({
+      config: settings.sandbox,
+      env: a.env,
+      label: a.name,
+      hidden: cp.controlPlaneDirs,
+      readOnly: cp.protectedPaths,
+      writableDirs: async () => {
+        const team = await readTeam(this.a.team, this.a.env)
+        return this.allowedPaths(team.teamAllowedPaths ?? []).map((p) => (typeof p === 'string' ? p : p.path))
+      },
+    })
+  }
+
+  /** Where acceptEdits passes edits besides the cwd, and where sandboxed Bash may write. */
+  private allowedPaths(teamAllowed: readonly AllowedPath[]): AllowedPath[] {
+    return [scratchpadDir(this.a.team, this.a.env), ...this.settings.additionalDirectories, ...teamAllowed, ...this.teamDirs]
   }
 
   check = async (tool: AnyTool, input: Record<string, unknown>, ctx: ToolContext): Promise<ToolDecision> => {
@@ -90,10 +110,13 @@ class TeammatePermissions implements PermissionLayer {
         ...this.sessionRules,
       ],
       cwd: this.a.cwd,
-      allowedPaths: [scratchpadDir(this.a.team, this.a.env), ...this.settings.additionalDirectories, ...teamAllowed, ...this.teamDirs],
+      allowedPaths: this.allowedPaths(teamAllowed),
       ...controlPlaneOptions(this.a.cwd, this.a.env),
       planFilePath: this.bubbling.planFile,
       home: this.home,
+      ...(tool.name === 'Bash'
+        ? { bashSandbox: await this.sandbox.statusFor(String(input.command ?? '')), autoAllowSandboxedBash: this.sandbox.autoAllow }
+        : {}),
     })
     if (decision.behavior === 'deny') {
       const hint = mode === 'plan' && decision.source === 'mode' ? ` Write your plan to ${this.bubbling.planFile} or pass it to ExitPlanMode.` : ''
@@ -143,6 +166,7 @@ class TeammatePermissions implements PermissionLayer {
 
   close = async (): Promise<void> => {
     await this.board.closeAll(`${this.a.name} exited while waiting`)
+    await this.sandbox.close()
   }
 
   private currentMode(): PermissionModeName {

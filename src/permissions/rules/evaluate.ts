@@ -1,6 +1,8 @@
 import os from 'node:os'
+import path from 'node:path'
 import { allDirForms, bashMentionsControlPlane, bashMentionsProtected } from './control-plane.js'
 import { bashRuleDecision, ruleMatchesCall, type CallView } from './match.js'
+import { protectedPart } from '../../sandbox/protected.js'
 import { isWithinAny, pathCandidates } from './paths.js'
 import { bashCommand, targetPaths, toolFamily } from './tools.js'
 import type { AllowedPath, RuleDecision, PermissionQuery, PermissionRule } from './types.js'
@@ -12,10 +14,11 @@ import type { AllowedPath, RuleDecision, PermissionQuery, PermissionRule } from 
  *     included; a search rooted above it runs, and the tool itself skips it (control-plane-guard);
  *  2. deny rules (any matching form of the call);
  *  3. plan mode: anything but reading, coordination and writing the plan file is denied;
- *  4. forced asks: a Bash command naming the control plane, or an edit of a settings file;
- *     no rule and no mode auto-allows these (`dontAsk` denies them);
+ *  4. forced asks: a Bash command naming the control plane, any Bash call when the sandbox is on
+ *     but cannot run, an edit of a settings file; no rule and no mode auto-allows these (`dontAsk`
+ *     denies them); an edit of a protected path, unless a user's allow rule names that path;
  *  5. the last matching allow/ask rule;
- *  6. the mode.
+ *  6. a sandboxed Bash call with `autoAllowBashIfSandboxed`, then the mode.
  * The only I/O is symlink resolution of the paths involved.
  */
 export function evaluatePermission(q: PermissionQuery): RuleDecision {
@@ -49,7 +52,7 @@ export function evaluatePermission(q: PermissionQuery): RuleDecision {
     return deny(`plan mode: only reading and writing the plan file until the plan is approved (${q.toolName})`, 'mode')
   }
 
-  const forced = forcedAsk(q, family, forms)
+  const forced = forcedAsk(q, family, forms) ?? protectedWrite(q, family, forms, call)
   if (forced) return dontAsk(q, forced)
 
   const ruled = bash && bash.behavior !== 'deny' ? bash.rule : lastMatchingRule(q.rules, call, family)
@@ -62,7 +65,30 @@ export function evaluatePermission(q: PermissionQuery): RuleDecision {
     }
     return dontAsk(q, decision)
   }
+  if (family === 'bash' && q.bashSandbox?.status === 'sandboxed' && q.autoAllowSandboxedBash)
+    return allow('sandboxed (sandbox.autoAllowBashIfSandboxed)')
   return byMode(q, family, forms, passes)
+}
+
+/**
+ * A write to a protected path (`.git`, `.vscode`, shell start-up files… see protectedPart): asked
+ * in every mode unless an allow rule of the user's names that path itself (`Edit(.git/config)`);
+ * a directory-wide grant such as a teamAllowedPaths entry does not count.
+ */
+function protectedWrite(q: PermissionQuery, family: string, forms: string[], call: CallView): RuleDecision | undefined {
+  if (family !== 'edit') return undefined
+  const hit = forms.map((p) => protectedPart(p)).find((p) => p !== undefined)
+  if (!hit) return undefined
+  const named = q.rules.some(
+    (r) =>
+      r.behavior === 'allow' &&
+      r.source !== 'team' &&
+      r.content !== undefined &&
+      protectedPart(path.posix.join('/', r.content)) !== undefined &&
+      ruleMatchesCall(r, call),
+  )
+  if (named) return undefined
+  return ask(`${q.toolName} writes a protected path (${hit}); it is asked in every mode`, 'protected-file')
 }
 
 function forcedAsk(q: PermissionQuery, family: string, forms: string[]): RuleDecision | undefined {
@@ -70,6 +96,8 @@ function forcedAsk(q: PermissionQuery, family: string, forms: string[]): RuleDec
     const command = bashCommand(q.input) ?? ''
     const cp = bashMentionsControlPlane(command, { controlPlaneDirs: q.controlPlaneDirs, rootDir: q.rootDir, cwd: q.cwd, home: q.home })
     if (cp) return ask(`the command touches swarm's control plane (${cp}); it is never auto-allowed`, 'control-plane')
+    if (q.bashSandbox?.status === 'unavailable')
+      return ask(`Bash cannot run in the sandbox here (${q.bashSandbox.reason}); every Bash call is asked`, 'sandbox')
     const prot = bashMentionsProtected(command)
     if (prot) return ask(`the command touches permission settings (${prot}); it is never auto-allowed`, 'protected-file')
   }

@@ -5,6 +5,7 @@ import { CorruptFileError, UsageError } from '../../errors.js'
 import { rootDir } from '../../home/paths.js'
 import { PermissionModeName } from './modes.js'
 import { parseJsonFile, readFileIfExists } from '../../util/fs.js'
+import { type SandboxConfig, SandboxSettings, defaultSandboxConfig, mergeSandboxSettings } from '../../sandbox/settings.js'
 import { RuleSyntaxError, parseRule } from './rules.js'
 import type { PermissionHook, PermissionRule, RuleBehavior, RuleSource, SettingsScope } from './types.js'
 
@@ -36,6 +37,7 @@ export const SettingsFile = z.looseObject({
     })
     .optional(),
   hooks: z.looseObject({ PermissionRequest: z.array(HookMatcher).optional() }).optional(),
+  sandbox: SandboxSettings.optional(),
 })
 export type SettingsFile = z.infer<typeof SettingsFile>
 
@@ -56,6 +58,8 @@ export interface LoadedSettings {
   /** Absolute; where acceptEdits passes edits besides the cwd. */
   additionalDirectories: string[]
   permissionRequestHooks: PermissionHook[]
+  /** The `sandbox` keys merged (on by default). */
+  sandbox: SandboxConfig
   files: Array<{ scope: SettingsScope; path: string; exists: boolean }>
   /** Non-fatal problems (an unknown defaultMode, a hook without a command). */
   diagnostics: string[]
@@ -82,7 +86,14 @@ export function settingsFiles(cwd: string, env: NodeJS.ProcessEnv = process.env)
  */
 export async function loadPermissionSettings(options: { cwd: string; env?: NodeJS.ProcessEnv; cli?: CliPermissionOptions }): Promise<LoadedSettings> {
   const env = options.env ?? process.env
-  const out: LoadedSettings = { rules: [], additionalDirectories: [], permissionRequestHooks: [], files: [], diagnostics: [] }
+  const out: LoadedSettings = {
+    rules: [],
+    additionalDirectories: [],
+    permissionRequestHooks: [],
+    sandbox: defaultSandboxConfig(),
+    files: [],
+    diagnostics: [],
+  }
   for (const file of settingsFiles(options.cwd, env)) {
     const text = await readFileIfExists(file.path)
     out.files.push({ scope: file.scope, path: file.path, exists: text !== undefined })
@@ -108,6 +119,7 @@ function mergeFile(out: LoadedSettings, settings: SettingsFile, file: { scope: S
     else out.diagnostics.push(`${file.path}: unknown permissions.defaultMode ${JSON.stringify(perms.defaultMode)} ignored`)
   }
   for (const dir of perms.additionalDirectories ?? []) out.additionalDirectories.push(resolveDir(dir, file.baseDir))
+  if (settings.sandbox) mergeSandboxSettings(out.sandbox, settings.sandbox, file, out.diagnostics)
   for (const [i, matcher] of (settings.hooks?.PermissionRequest ?? []).entries()) {
     for (const hook of matcher.hooks) {
       if (hook.type !== 'command') continue

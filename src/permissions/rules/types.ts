@@ -1,3 +1,4 @@
+import type { SandboxStatus } from '../../sandbox/types.js'
 import type { ToolKind } from './tools.js'
 import type { PermissionModeName } from './modes.js'
 
@@ -60,10 +61,17 @@ export interface PermissionQuery {
   planFilePath?: string
   /** Home directory for `~` in patterns; defaults to os.homedir(). */
   home?: string
+  /**
+   * How this Bash call would run (see BashSandbox.statusFor): `unavailable` makes it asked in
+   * every mode, whatever the rules; absent means unsandboxed.
+   */
+  bashSandbox?: { status: SandboxStatus; reason: string }
+  /** settings' `sandbox.autoAllowBashIfSandboxed`: a sandboxed call no rule matched is allowed. */
+  autoAllowSandboxedBash?: boolean
 }
 
 /** Which step of the evaluation decided. */
-export type DecisionSource = 'control-plane' | 'protected-file' | 'rule' | 'mode'
+export type DecisionSource = 'control-plane' | 'protected-file' | 'sandbox' | 'rule' | 'mode'
 
 export interface RuleDecision {
   behavior: RuleBehavior

@@ -1,0 +1,101 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import { errorMessage } from '../errors.js'
+import { runCommand } from '../process/process.js'
+import type { SandboxPlan } from './types.js'
+
+/**
+ * The Linux sandbox: a bubblewrap argv for one Bash call, and a probe that actually runs bwrap.
+ * The root is mounted read-only; only the plan's writable directories are bound read-write, its
+ * read-only paths are bound over them again, and hidden paths get an empty read-only tmpfs.
+ */
+
+/** Where to get bwrap when it is missing (Debian and Ubuntu). */
+export const BWRAP_INSTALL = 'apt-get install -y bubblewrap'
+
+/**
+ * Run as root (a container), bwrap keeps every capability: without `--cap-drop ALL` a command
+ * could simply `umount` the tmpfs over the control plane. Without a pid namespace it could
+ * ptrace the agent that started it (same uid) and run unsandboxed code there; inside one it sees
+ * only its own processes, and all of them die with the namespace (`setsid` ones too).
+ */
+const ISOLATION = ['--die-with-parent', '--cap-drop', 'ALL', '--unshare-pid', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc']
+
+/**
+ * bwrap's argv for `plan`. The process group stays the agent's, so the Bash tool's group kill
+ * reaches it, and `--die-with-parent` ends it with the agent. No `--new-session`: the Bash tool
+ * already starts it as a session leader without a terminal.
+ */
+export function bwrapArgs(plan: SandboxPlan): string[] {
+  const args = [...ISOLATION]
+  for (const dir of plan.writable) args.push('--bind', dir, dir)
+  for (const p of plan.readOnly) args.push('--ro-bind', p, p)
+  for (const p of plan.hidden) {
+    if (isDirectory(p)) args.push('--tmpfs', p, '--remount-ro', p)
+    else args.push('--ro-bind', '/dev/null', p)
+  }
+  if (!plan.network) args.push('--unshare-net')
+  for (const [k, v] of Object.entries(plan.setenv)) args.push('--setenv', k, v)
+  args.push('--chdir', plan.cwd, '--', 'bash', '-c', plan.command)
+  return args
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory()
+  } catch {
+    return false
+  }
+}
+
+/** The bwrap to use: `configured` (settings' `sandbox.bwrapPath`) or the first `bwrap` on env's PATH. */
+export function findBwrap(env: NodeJS.ProcessEnv, configured?: string): string | undefined {
+  const candidates = configured
+    ? [configured]
+    : (env.PATH ?? '')
+        .split(path.delimiter)
+        .filter(Boolean)
+        .map((d) => path.join(d, 'bwrap'))
+  return candidates.find((c) => {
+    try {
+      fs.accessSync(c, fs.constants.X_OK)
+      return fs.statSync(c).isFile()
+    } catch {
+      return false
+    }
+  })
+}
+
+export interface ProbeResult {
+  ok: boolean
+  /** What was run and what happened, for `swarm doctor` and warnings. */
+  detail: string
+}
+
+const probes = new Map<string, Promise<ProbeResult>>()
+
+/**
+ * Runs `bwrap … true` once per binary and process: bwrap can be installed and still fail
+ * (no user namespaces in a container, a setuid bit missing). Cached: the answer does not change.
+ */
+export function probeBwrap(bwrap: string): Promise<ProbeResult> {
+  let p = probes.get(bwrap)
+  if (!p) {
+    p = runProbe(bwrap)
+    probes.set(bwrap, p)
+  }
+  return p
+}
+
+async function runProbe(bwrap: string): Promise<ProbeResult> {
+  const args = [...ISOLATION, '--', 'true']
+  try {
+    const r = await runCommand(bwrap, args, { timeoutMs: PROBE_TIMEOUT_MS })
+    if (r.code === 0) return { ok: true, detail: `${bwrap} runs` }
+    return { ok: false, detail: `${bwrap} failed (exit ${r.code}): ${r.stderr.trim().split('\n').at(-1) ?? ''}` }
+  } catch (err) {
+    return { ok: false, detail: `${bwrap} could not be run: ${errorMessage(err)}` }
+  }
+}
+
+const PROBE_TIMEOUT_MS = 5_000

@@ -1,0 +1,153 @@
+import fs from 'node:fs'
+import fsp from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { BWRAP_INSTALL, bwrapArgs, findBwrap, probeBwrap } from './bwrap.js'
+import { existingProtectedPaths, protectedPart } from './protected.js'
+import { seatbeltArgs } from './seatbelt.js'
+import { isExcludedCommand, type SandboxConfig } from './settings.js'
+import type { BashSandbox, SandboxPlan, SandboxStatus } from './types.js'
+
+/**
+ * One agent's Bash sandbox. Every call is planned afresh (the writable directories change when
+ * team-lead adds one), so what a command may write is decided by the kernel, not by reading its
+ * text: the string checks of the permission layer stay only as a first line.
+ */
+export interface SandboxOptions {
+  config: SandboxConfig
+  /** The agent's environment: its PATH finds bwrap (tests take it away to see the fallback). */
+  env: NodeJS.ProcessEnv
+  /** Names the private temp directory (`swarm-sandbox-<label>-…`). */
+  label: string
+  /** Hidden inside: `<root>/teams`, `<root>/tasks`. */
+  hidden: string[]
+  /** Read-only inside even where a writable directory holds them (user settings, agent definitions). */
+  readOnly: string[]
+  /** Where the command may write: its cwd or worktree, teamAllowedPaths, additionalDirectories. */
+  writableDirs(): Promise<string[]> | string[]
+  platform?: NodeJS.Platform
+}
+
+export function createBashSandbox(o: SandboxOptions): BashSandbox {
+  const platform = o.platform ?? process.platform
+  let tmpDir: Promise<string> | undefined
+  const privateTmp = () => (tmpDir ??= makePrivateTmp(o.label))
+
+  const statusFor = async (command: string): Promise<{ status: SandboxStatus; reason: string }> => {
+    if (!o.config.enabled) return { status: 'unsandboxed', reason: 'the sandbox is turned off (sandbox.enabled is false)' }
+    if (isExcludedCommand(command, o.config.excludedCommands))
+      return { status: 'unsandboxed', reason: 'an excluded command (sandbox.excludedCommands)' }
+    return sandboxAvailability(o.config, o.env, platform)
+  }
+
+  const plan = async (command: string, cwd: string): Promise<SandboxPlan & { before: Set<string> }> => {
+    const tmp = await privateTmp()
+    const writable = unique([cwd, ...(await o.writableDirs()), ...o.config.allowWrite, tmp].map(physical).filter(isDir))
+    const before = new Set(writable.flatMap((d) => (protectedPart(d) ? [d] : existingProtectedPaths(d))))
+    const readOnly = unique([...before, ...o.readOnly, ...o.config.denyWrite].map(physical)).filter(exists)
+    const hidden = unique([...o.hidden, ...o.config.denyRead].map(physical)).filter(exists)
+    return { command, cwd: physical(cwd), writable, readOnly, hidden, network: o.config.network, setenv: { TMPDIR: tmp, SWARM_SANDBOX: '1' }, before }
+  }
+
+  return {
+    statusFor,
+    autoAllow: o.config.autoAllow,
+    async launch(command, cwd) {
+      const { status } = await statusFor(command)
+      if (status !== 'sandboxed') return { file: 'bash', args: ['-c', command] }
+      const p = await plan(command, cwd)
+      const settle = () => moveAsideCreated(p.writable, p.before)
+      if (platform === 'darwin') return { file: '/usr/bin/sandbox-exec', args: seatbeltArgs(p), env: p.setenv, settle }
+      return { file: findBwrap(o.env, o.config.bwrapPath)!, args: bwrapArgs(p), reapsItself: true, settle }
+    },
+    async close() {
+      if (tmpDir) await fsp.rm(await tmpDir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** `swarm-sandbox-<label>-<pid>-XXXXXX`: the pid says whose it is once its agent is gone. */
+const PRIVATE_TMP = /^swarm-sandbox-.+-(\d+)-[A-Za-z0-9]{6}$/
+
+/**
+ * The agent's private TMPDIR. An agent killed with SIGKILL cannot remove its own, so each new one
+ * first removes those whose agent is no longer running.
+ */
+async function makePrivateTmp(label: string): Promise<string> {
+  const tmp = os.tmpdir()
+  for (const name of await fsp.readdir(tmp).catch(() => [] as string[])) {
+    const pid = Number(PRIVATE_TMP.exec(name)?.[1])
+    if (!pid || pid === process.pid || isAlive(pid)) continue
+    // Another user's, or removed meanwhile by another agent's sweep: not ours to insist on.
+    await fsp.rm(path.join(tmp, name), { recursive: true, force: true }).catch(() => undefined)
+  }
+  return fsp.mkdtemp(path.join(tmp, `swarm-sandbox-${label}-${process.pid}-`))
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** Whether the sandbox can run here, with the reason when it cannot (and how to fix it). */
+export async function sandboxAvailability(
+  config: Pick<SandboxConfig, 'bwrapPath'>,
+  env: NodeJS.ProcessEnv,
+  platform: NodeJS.Platform = process.platform,
+): Promise<{ status: SandboxStatus; reason: string }> {
+  if (platform === 'darwin') {
+    return exists('/usr/bin/sandbox-exec')
+      ? { status: 'sandboxed', reason: 'sandbox-exec (untested profile)' }
+      : { status: 'unavailable', reason: '/usr/bin/sandbox-exec is missing' }
+  }
+  if (platform !== 'linux') return { status: 'unavailable', reason: `no sandbox on ${platform}` }
+  const bwrap = findBwrap(env, config.bwrapPath)
+  if (!bwrap) return { status: 'unavailable', reason: `bubblewrap (bwrap) is not installed — install it: ${BWRAP_INSTALL}` }
+  const probe = await probeBwrap(bwrap)
+  return probe.ok ? { status: 'sandboxed', reason: probe.detail } : { status: 'unavailable', reason: probe.detail }
+}
+
+/**
+ * Protected paths under `writable` that were not there before the command: renamed to
+ * `<name>.blocked-by-swarm-<time>` (kept, never deleted; the new name is not protected).
+ */
+async function moveAsideCreated(writable: readonly string[], before: ReadonlySet<string>): Promise<string[]> {
+  const moved: string[] = []
+  for (const p of writable.flatMap((d) => existingProtectedPaths(d))) {
+    if (before.has(p)) continue
+    const aside = `${p}.blocked-by-swarm-${Date.now()}`
+    await fsp.rename(p, aside)
+    moved.push(`${p} → ${aside}`)
+  }
+  return moved
+}
+
+function physical(p: string): string {
+  try {
+    return fs.realpathSync(p)
+  } catch {
+    return path.resolve(p)
+  }
+}
+function exists(p: string): boolean {
+  try {
+    fs.statSync(p)
+    return true
+  } catch {
+    return false
+  }
+}
+function isDir(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory()
+  } catch {
+    return false
+  }
+}
+function unique(list: string[]): string[] {
+  return [...new Set(list)]
+}
