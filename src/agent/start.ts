@@ -18,7 +18,9 @@ import { createOutput, type AgentOutput } from './render.js'
 import { TeammateRuntime, type LeadVerdict, type RuntimeOptions, type TurnLog } from './runtime.js'
 import { AgentStateFile, readAgentState, statePath } from './state.js'
 import { allowAll, type AnyTool, type PermissionCheck } from './tool.js'
-import { classifyLeadMessage, resolveLeadVerifyKey } from '../mailbox/signing.js'
+import { resolveLeadVerifyKey, verifyLeadMessage } from '../mailbox/signing.js'
+import { CLAUDE_LEAD_VERIFY_KEY_ENV, parseClaudeVerifyKey } from '../mailbox/claude-lead-sig.js'
+import { classifyLeadEntry, type LeadSignFn } from '../mailbox/lead-signature.js'
 import type { StructuredMessage } from '../mailbox/messages.js'
 import { allTools } from './tool-registry.js'
 import { createSendMessageTool } from './tools/send-message.js'
@@ -50,7 +52,9 @@ export interface StartAgentOptions {
   /** Builds the permission layer once the agent's pieces exist. Default: allow everything. */
   permissions?: (ctx: AgentAssembly) => PermissionLayer | Promise<PermissionLayer>
   verifyLead?: (entry: InboxMessage) => LeadVerdict
-  sign?: (m: InboxMessage) => string | undefined
+  sign?: LeadSignFn
+  /** Claude Code's `--lead-verify-key` (`<ms>.<key>`); default `$SWARM_CLAUDE_LEAD_VERIFY_KEY`. */
+  leadVerifyKey?: string
   runtime?: Partial<Pick<RuntimeOptions, 'external' | 'route' | 'onControl' | 'autoClaimTasks'>>
   leaderModel?: string
 }
@@ -170,6 +174,9 @@ export async function assembleAgent(
   const layer: PermissionLayer = opts.permissions ? await opts.permissions(assembly) : { check: allowAll }
   // The lead verifies its own signature too: answers to its own permission requests come signed.
   const leadKey = await resolveLeadVerifyKey(opts.team, env)
+  const claudeKey = parseClaudeVerifyKey(opts.leadVerifyKey ?? env[CLAUDE_LEAD_VERIFY_KEY_ENV])
+  const swarmKey = leadKey ?? claudeKey?.key
+  const leadKeys = { swarm: (e: InboxMessage) => verifyLeadMessage(swarmKey, e), claude: claudeKey ?? leadKey }
 
   const runtime = new TeammateRuntime({
     team: opts.team,
@@ -188,7 +195,7 @@ export async function assembleAgent(
     state,
     messages,
     turnLog,
-    verifyLead: opts.verifyLead ?? ((e) => classifyLeadMessage(e, leadKey)),
+    verifyLead: opts.verifyLead ?? ((e) => classifyLeadEntry(e, leadKeys)),
     checkPermission: layer.check,
     onControl: (m, e) => layer.onControl?.(m, e),
     onExit: () => layer.close?.(),

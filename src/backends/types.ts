@@ -1,4 +1,5 @@
 import type { LaunchedProcess, LaunchOptions } from '../process/process.js'
+import type { LeadSignFn } from '../mailbox/lead-signature.js'
 import type { NewMessage } from '../mailbox/entry.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import type { BackendType } from '../teams/types.js'
@@ -157,7 +158,7 @@ export interface PaneDirectory {
 }
 
 /** Signs a lead message (DESIGN §2 lead signatures); undefined leaves it unsigned. */
-export type LeadSigner = (entry: InboxMessage) => string | undefined
+export type LeadSigner = LeadSignFn
 
 /** Options every executor accepts. */
 export interface ExecutorOptions {

@@ -2,6 +2,7 @@ import type { InboxMessage } from '../mailbox/types.js'
 import { deliver } from '../mailbox/send.js'
 import { ensureTeamKeys, leadSigner, loadLeadPrivateKey } from '../mailbox/signing.js'
 import { LEAD_NAME } from '../home/paths.js'
+import { dualLeadSigner, type LeadSignFn } from '../mailbox/lead-signature.js'
 import { findMember, readTeam } from './team-store.js'
 
 export interface TeamMessage {
@@ -38,7 +39,8 @@ export async function sendTeamMessage(msg: TeamMessage): Promise<InboxMessage[]>
 }
 
 /** The lead's signer for a team; the key pair is created if the team has none yet. */
-export async function leadSignerFor(team: string, env?: NodeJS.ProcessEnv): Promise<(m: InboxMessage) => string | undefined> {
+export async function leadSignerFor(team: string, env?: NodeJS.ProcessEnv): Promise<LeadSignFn> {
   await ensureTeamKeys(team, env)
-  return leadSigner(await loadLeadPrivateKey(team, env))
+  const key = await loadLeadPrivateKey(team, env)
+  return dualLeadSigner(key, leadSigner(key))
 }

@@ -4,6 +4,7 @@ import path from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { appendMessage, appendMessages } from '../../src/mailbox/inbox.js'
+import { withLeadSignature } from '../../src/mailbox/lead-signature.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
 import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { leadSignerFor, sendTeamMessage } from '../../src/teams/messaging.js'
@@ -155,10 +156,7 @@ describe('shutdown', () => {
     const alice = await start()
     const sign = await leadSignerFor(TEAM, fx.env)
     const order = { from: LEAD_NAME, text: shutdownText('sd-batch'), timestamp: new Date().toISOString(), msg_id: randomUUID() }
-    await appendMessages(inboxPath(TEAM, 'alice', fx.env), [
-      { from: 'bob', text: 'last request before you go' },
-      { ...order, leadSig: sign(order) },
-    ])
+    await appendMessages(inboxPath(TEAM, 'alice', fx.env), [{ from: 'bob', text: 'last request before you go' }, withLeadSignature(order, sign)])
     expect(await alice.done).toBe(0)
     const reqs = modelRequests(loopback, 'alice')
     expect(messageText(requestMessages(reqs[0]).at(-1))).toContain('last request before you go')

@@ -3,6 +3,7 @@ import { encodeStructured, type StructuredMessage } from '../../mailbox/messages
 import { deliver } from '../../mailbox/send.js'
 import type { InboxMessage } from '../../mailbox/types.js'
 import { LEAD_NAME } from '../../home/paths.js'
+import type { LeadSignFn } from '../../mailbox/lead-signature.js'
 import { readTeam } from '../../teams/team-store.js'
 import { defineTool } from '../tool.js'
 
@@ -13,7 +14,7 @@ export interface TeamToolHost {
   color?: string
   env: NodeJS.ProcessEnv
   /** Signs the lead's messages (only the lead has one). */
-  sign?: (m: InboxMessage) => string | undefined
+  sign?: LeadSignFn
   /** Filled in by the tools for the runtime. */
   turnLog: {
     completedTaskIds: string[]
