@@ -66,10 +66,7 @@ export function parseClaudeVerifyKey(value: string | undefined): ClaudeVerifyKey
  * True when `entry.lead_sig` verifies under the key and, with a launch time, the entry is not dated
  * more than CLAUDE_LEAD_SIG_SKEW_MS before it. Never throws.
  */
-export function verifyClaudeLeadEntry(
-  key: ClaudeVerifyKey | KeyObject | undefined,
-  entry: ClaudeSignedFields & { lead_sig?: unknown },
-): boolean {
+export function verifyClaudeLeadEntry(key: ClaudeVerifyKey | KeyObject | undefined, entry: ClaudeSignedFields & { lead_sig?: unknown }): boolean {
   if (key === undefined || typeof entry.lead_sig !== 'string') return false
   const { key: publicKey, launchMs } = 'launchMs' in key ? key : { key, launchMs: undefined }
   if (launchMs !== undefined) {
