@@ -2,7 +2,7 @@
  * The first prompt of an adapter teammate: who it is, how messages reach it and how it answers
  * (its shell's `swarm send` / `swarm tasks`, or the swarm MCP tools), then its instructions.
  */
-import { LEAD_NAME } from '../teams/paths.js'
+import { LEAD_NAME } from '../home/paths.js'
 
 export interface FirstPromptInput {
   team: string

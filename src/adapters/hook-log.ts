@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
-import { agentDir } from '../teams/paths.js'
+import { agentDir } from '../home/paths.js'
 import { FILE_MODE, ensureDir, readFileIfExists } from '../util/fs.js'
 import { SWARM_HOOK_EVENTS } from './types.js'
 

@@ -5,10 +5,10 @@
  */
 import fs from 'node:fs'
 import { encodeStructured } from '../mailbox/messages.js'
-import { newRequestId } from '../permissions/bubble.js'
-import { readResolved, writePending, type ResolvedRequest } from '../permissions/store.js'
+import { newRequestId } from '../permissions/requests/bubble.js'
+import { readResolved, writePending, type ResolvedRequest } from '../permissions/requests/store.js'
 import { sendTeamMessage } from '../teams/messaging.js'
-import { LEAD_NAME, agentId, resolvedPermissionsDir } from '../teams/paths.js'
+import { LEAD_NAME, agentId, resolvedPermissionsDir } from '../home/paths.js'
 import { ensureDir } from '../util/fs.js'
 import type { PermissionAnswer } from './types.js'
 

@@ -7,7 +7,7 @@
 import { readAgentState, statePath, type AgentStatus } from '../agent/state.js'
 import { encodeStructured } from '../mailbox/messages.js'
 import { sendTeamMessage } from '../teams/messaging.js'
-import { LEAD_NAME } from '../teams/paths.js'
+import { LEAD_NAME } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
 import { atomicWriteJson } from '../util/fs.js'
 import { askLead } from './hook-permission.js'

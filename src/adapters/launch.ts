@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { rootDir, validateAgentName, validateName } from '../teams/paths.js'
+import { rootDir, validateAgentName, validateName } from '../home/paths.js'
 import { ensureDir } from '../util/fs.js'
 import { swarmArgv } from '../backends/launch.js'
 import { firstPrompt } from './first-prompt.js'
