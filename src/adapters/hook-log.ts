@@ -31,7 +31,10 @@ export function hookLogPath(team: string, name: string, env?: NodeJS.ProcessEnv)
  * newline, so those are normalised first.
  */
 export function promptDigest(text: string): string {
-  const normal = text.replace(/\r\n?/g, '\n').replace(/\u001b\[20[01]~/g, '').trim()
+  const normal = text
+    .replace(/\r\n?/g, '\n')
+    .replace(/\u001b\[20[01]~/g, '')
+    .trim()
   return createHash('sha256').update(normal).digest('hex').slice(0, 32)
 }
 

@@ -30,14 +30,43 @@ export async function askLead(req: HookPermissionRequest): Promise<PermissionAns
   const toolUseId = `hook-${id}`
   await writePending(
     req.team,
-    { id, kind: 'permission', agent: req.name, agentId: agentId(req.name, req.team), toolName: req.toolName, toolUseId, input: req.input, description: req.description, suggestions: [], createdAt: Date.now(), pid: process.pid },
+    {
+      id,
+      kind: 'permission',
+      agent: req.name,
+      agentId: agentId(req.name, req.team),
+      toolName: req.toolName,
+      toolUseId,
+      input: req.input,
+      description: req.description,
+      suggestions: [],
+      createdAt: Date.now(),
+      pid: process.pid,
+    },
     req.env,
   )
-  const message = encodeStructured({ type: 'permission_request', request_id: id, agent_id: req.name, tool_name: req.toolName, tool_use_id: toolUseId, description: req.description, input: req.input, permission_suggestions: [] })
-  await sendTeamMessage({ team: req.team, from: req.name, to: LEAD_NAME, text: message, summary: `permission: ${req.toolName} ${req.description}`.slice(0, 120), env: req.env })
+  const message = encodeStructured({
+    type: 'permission_request',
+    request_id: id,
+    agent_id: req.name,
+    tool_name: req.toolName,
+    tool_use_id: toolUseId,
+    description: req.description,
+    input: req.input,
+    permission_suggestions: [],
+  })
+  await sendTeamMessage({
+    team: req.team,
+    from: req.name,
+    to: LEAD_NAME,
+    text: message,
+    summary: `permission: ${req.toolName} ${req.description}`.slice(0, 120),
+    env: req.env,
+  })
   const resolved = await waitResolved(req.team, id, req.env, req.signal)
   if (resolved.decision === 'approve') return { id, behavior: 'allow', ...(resolved.feedback && { message: resolved.feedback }) }
-  const why = resolved.decision === 'cancelled' ? `cancelled: ${resolved.feedback ?? 'no answer'}` : (resolved.feedback ?? `denied by ${resolved.resolvedBy}`)
+  const why =
+    resolved.decision === 'cancelled' ? `cancelled: ${resolved.feedback ?? 'no answer'}` : (resolved.feedback ?? `denied by ${resolved.resolvedBy}`)
   return { id, behavior: 'deny', message: why }
 }
 

@@ -41,7 +41,12 @@ export async function runHook(inv: HookInvocation): Promise<HookReply> {
   const at = Date.now()
   switch (inv.event) {
     case 'prompt-submit':
-      await appendHookLog(inv.team, inv.name, { event: inv.event, at, ...(facts.prompt !== undefined && { digest: promptDigest(facts.prompt), length: facts.prompt.length }) }, inv.env)
+      await appendHookLog(
+        inv.team,
+        inv.name,
+        { event: inv.event, at, ...(facts.prompt !== undefined && { digest: promptDigest(facts.prompt), length: facts.prompt.length }) },
+        inv.env,
+      )
       await setStatus(inv, 'working', 'thinking')
       return { exitCode: 0 }
     case 'pre-tool':
@@ -76,7 +81,15 @@ async function permission(inv: HookInvocation, adapter: AgentAdapter, facts: Hoo
   await appendHookLog(inv.team, inv.name, { event: inv.event, at: Date.now(), tool: toolName }, inv.env)
   await setStatus(inv, 'waiting', `${toolName} ${description}`.slice(0, 120))
   try {
-    const answer = await askLead({ team: inv.team, name: inv.name, toolName, input, description, env: inv.env, ...(inv.signal && { signal: inv.signal }) })
+    const answer = await askLead({
+      team: inv.team,
+      name: inv.name,
+      toolName,
+      input,
+      description,
+      env: inv.env,
+      ...(inv.signal && { signal: inv.signal }),
+    })
     return adapter.answerPermission(inv.event, answer, facts)
   } finally {
     await setStatus(inv, 'working', toolName)
@@ -89,8 +102,21 @@ async function goIdle(inv: HookInvocation, facts: HookFacts): Promise<void> {
   await setStatus(inv, 'idle', 'waiting for messages')
   if (before?.status === 'idle') return
   const summary = facts.lastAssistantText?.trim().replace(/\s+/g, ' ').slice(0, SUMMARY_MAX)
-  const note = encodeStructured({ type: 'idle_notification', from: inv.name, timestamp: new Date().toISOString(), idleReason: 'available', ...(summary && { summary }) })
-  await sendTeamMessage({ team: inv.team, from: inv.name, to: LEAD_NAME, text: note, summary: summary ? `idle: ${summary.slice(0, 60)}` : 'idle', env: inv.env })
+  const note = encodeStructured({
+    type: 'idle_notification',
+    from: inv.name,
+    timestamp: new Date().toISOString(),
+    idleReason: 'available',
+    ...(summary && { summary }),
+  })
+  await sendTeamMessage({
+    team: inv.team,
+    from: inv.name,
+    to: LEAD_NAME,
+    text: note,
+    summary: summary ? `idle: ${summary.slice(0, 60)}` : 'idle',
+    env: inv.env,
+  })
 }
 
 /** Merges into `agents/<name>/state.json`, the file `swarm status` reads. */
@@ -98,7 +124,14 @@ export async function setStatus(inv: Pick<HookInvocation, 'team' | 'name' | 'env
   const file = statePath(inv.team, inv.name, inv.env)
   const old = await readAgentState(inv.team, inv.name, inv.env).catch(() => undefined)
   const now = Date.now()
-  await atomicWriteJson(file, { ...old, status, ...(detail !== undefined ? { detail } : {}), lastActivity: now, heartbeat: now, ...(old?.status !== status && { since: now }) })
+  await atomicWriteJson(file, {
+    ...old,
+    status,
+    ...(detail !== undefined ? { detail } : {}),
+    lastActivity: now,
+    heartbeat: now,
+    ...(old?.status !== status && { since: now }),
+  })
 }
 
 function describeCall(toolName: string, input: Record<string, unknown>): string {

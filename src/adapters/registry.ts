@@ -99,7 +99,8 @@ export async function loadAdapterFile(file: string, source: AdapterSource): Prom
     throw new CorruptFileError(file, `${issue.path.join('.') || '(root)'}: ${issue.message}`)
   }
   const kind = parsed.data.kind ?? path.basename(file).replace(/\.(ya?ml|json)$/, '')
-  if (!/^[a-z][a-z0-9-]{0,31}$/.test(kind)) throw new CorruptFileError(file, `the file name makes the kind ${JSON.stringify(kind)}; set kind: to lowercase letters, digits and -`)
+  if (!/^[a-z][a-z0-9-]{0,31}$/.test(kind))
+    throw new CorruptFileError(file, `the file name makes the kind ${JSON.stringify(kind)}; set kind: to lowercase letters, digits and -`)
   if (kind === SWARM_AGENT_KIND) throw new CorruptFileError(file, `kind "${SWARM_AGENT_KIND}" is swarm's own agent and cannot be redefined`)
   return adapterFromSpec(parsed.data, { kind, source, file })
 }

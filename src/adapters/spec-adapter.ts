@@ -75,7 +75,8 @@ export function readHookFields(payload: unknown, fields: AdapterSpec['payload'])
 function replyFromSpec(reply: { json?: unknown; stdout?: string; stderr?: string; exitCode: number }, answer: PermissionAnswer): HookReply {
   const message = answer.message ?? (answer.behavior === 'allow' ? 'approved by the team lead' : 'denied by the team lead')
   const vars = (name: string) => (name === 'message' ? message : undefined)
-  const stdout = reply.json !== undefined ? JSON.stringify(expandValue(reply.json, vars)) : reply.stdout !== undefined ? expandText(reply.stdout, vars) : undefined
+  const stdout =
+    reply.json !== undefined ? JSON.stringify(expandValue(reply.json, vars)) : reply.stdout !== undefined ? expandText(reply.stdout, vars) : undefined
   return {
     ...(stdout !== undefined && { stdout: `${stdout}\n` }),
     ...(reply.stderr !== undefined && { stderr: `${expandText(reply.stderr, vars)}\n` }),

@@ -33,7 +33,10 @@ const ReplySpec = z.strictObject({
 })
 
 export const AdapterSpec = z.strictObject({
-  kind: z.string().regex(/^[a-z][a-z0-9-]{0,31}$/, 'lowercase letters, digits and -, starting with a letter').optional(),
+  kind: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{0,31}$/, 'lowercase letters, digits and -, starting with a letter')
+    .optional(),
   description: z.string().default(''),
   binary: z.string().min(1),
   versionArgs: z.array(z.string()).default(['--version']),
@@ -49,7 +52,10 @@ export const AdapterSpec = z.strictObject({
       z.strictObject({
         method: z.literal('paste'),
         settleMs: z.number().int().min(0).max(10_000).default(300),
-        submitKeys: z.array(z.string().regex(/^[A-Za-z0-9-]{1,16}$/)).min(1).default(['Enter']),
+        submitKeys: z
+          .array(z.string().regex(/^[A-Za-z0-9-]{1,16}$/))
+          .min(1)
+          .default(['Enter']),
         confirm: z.enum(['hook', 'screen']).default('screen'),
       }),
       z.strictObject({ method: z.literal('inbox') }),

@@ -80,7 +80,10 @@ export function expandArgv(argv: readonly string[], vars: TemplateVars): string[
 
 function lookup(name: string, vars: TemplateVars): TemplateValue {
   const v = vars(name.trim())
-  if (v === undefined) throw new UsageError(`unknown placeholder {{${name}}} in an agent adapter`, { hint: 'see "User-defined agent adapters" in the README for the placeholders' })
+  if (v === undefined)
+    throw new UsageError(`unknown placeholder {{${name}}} in an agent adapter`, {
+      hint: 'see "User-defined agent adapters" in the README for the placeholders',
+    })
   return v
 }
 

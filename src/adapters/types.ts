@@ -10,7 +10,16 @@ type Env = NodeJS.ProcessEnv
  * The hook events swarm understands, whatever a CLI calls them (Codex `UserPromptSubmit`, Gemini
  * CLI `BeforeAgent`…). `swarm hook <event>` is invoked with one of these.
  */
-export const SWARM_HOOK_EVENTS = ['session-start', 'prompt-submit', 'pre-tool', 'permission-request', 'post-tool', 'stop', 'notification', 'session-end'] as const
+export const SWARM_HOOK_EVENTS = [
+  'session-start',
+  'prompt-submit',
+  'pre-tool',
+  'permission-request',
+  'post-tool',
+  'stop',
+  'notification',
+  'session-end',
+] as const
 export type SwarmHookEvent = (typeof SWARM_HOOK_EVENTS)[number]
 
 /** Where an adapter was defined; project beats user beats built-in. */

@@ -20,11 +20,13 @@ export function registerHookCommand(program: Command): void {
 }
 
 export async function hookCommand(event: string, opts: HookOpts): Promise<void> {
-  if (!(SWARM_HOOK_EVENTS as readonly string[]).includes(event)) throw new UsageError(`unknown hook event ${JSON.stringify(event)}`, { hint: `use one of ${SWARM_HOOK_EVENTS.join(', ')}` })
+  if (!(SWARM_HOOK_EVENTS as readonly string[]).includes(event))
+    throw new UsageError(`unknown hook event ${JSON.stringify(event)}`, { hint: `use one of ${SWARM_HOOK_EVENTS.join(', ')}` })
   const team = opts.team ?? process.env.SWARM_TEAM
   const name = opts.name ?? process.env.SWARM_AGENT_NAME
   const agent = opts.agent ?? process.env.SWARM_AGENT_KIND
-  if (!team || !name || !agent) throw new UsageError('swarm hook needs --team, --name and --agent (or SWARM_TEAM, SWARM_AGENT_NAME, SWARM_AGENT_KIND)')
+  if (!team || !name || !agent)
+    throw new UsageError('swarm hook needs --team, --name and --agent (or SWARM_TEAM, SWARM_AGENT_NAME, SWARM_AGENT_KIND)')
   const payload = parsePayload(await readStdin())
   const { runHook } = await import('../adapters/hook.js')
   try {

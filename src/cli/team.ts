@@ -49,7 +49,12 @@ export function registerTeamCommands(program: Command): void {
     .option('--mode <mode>', `permission mode recorded for every teammate (${PermissionModeName.options.join(', ')})`)
     .option('--backend <backend>', 'auto | tmux | iterm2 | in-process', 'auto')
     .option('--agent-type <name:type>', 'agent type of a member, e.g. researcher:Explore (repeatable)', collect, [])
-    .option('--agent <name:kind>', 'the agent CLI a member runs, e.g. reviewer:codex (codex, gemini, opencode, pi, claude, swarm or a user-defined adapter; repeatable)', collect, [])
+    .option(
+      '--agent <name:kind>',
+      'the agent CLI a member runs, e.g. reviewer:codex (codex, gemini, opencode, pi, claude, swarm or a user-defined adapter; repeatable)',
+      collect,
+      [],
+    )
     .option('--worktree [names]', 'teammates in git worktrees of their own: all of them, or the ones named (comma-separated)')
     .option('--from <file>', 'a team file (YAML) describing members, types, models, modes and prompts')
     .option('--no-attach', 'do not attach to the tmux session; print the attach command')
@@ -103,7 +108,10 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
   const names = [...(spec?.members.map((m) => m.name) ?? []), ...splitList(opts.agents)]
   for (const t of types.keys()) if (!names.includes(t)) throw new UsageError(`--agent-type names ${t}, which is not in --agents`)
   for (const t of kinds.keys()) if (!names.includes(t)) throw new UsageError(`--agent names ${t}, which is not in --agents`)
-  await checkAdapters(names.map((a) => kinds.get(a) ?? spec?.members.find((x) => x.name === a)?.agent), cwd)
+  await checkAdapters(
+    names.map((a) => kinds.get(a) ?? spec?.members.find((x) => x.name === a)?.agent),
+    cwd,
+  )
   const isolated = worktreeChoice(opts.worktree, names)
   const members = names.map((a) => {
     const m = spec?.members.find((x) => x.name === a)
@@ -218,7 +226,10 @@ function parseNamePairs(values: string[], option: string, example: string): Map<
   const out = new Map<string, string>()
   for (const v of values) {
     const [name, value] = v.split(':')
-    if (!name || !value) throw new UsageError(`${option} ${JSON.stringify(v)} should be name:${option === '--agent' ? 'kind' : 'type'}`, { hint: `e.g. ${option} ${example}` })
+    if (!name || !value)
+      throw new UsageError(`${option} ${JSON.stringify(v)} should be name:${option === '--agent' ? 'kind' : 'type'}`, {
+        hint: `e.g. ${option} ${example}`,
+      })
     out.set(name, value)
   }
   return out

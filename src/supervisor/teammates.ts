@@ -101,11 +101,15 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
     await undoWorktrees(worktrees, env)
     throw err
   }
-  const cwds = await Promise.all(inputs.map(async (input, k) => (worktrees[k] ? worktreeCwd(worktrees[k]) : path.resolve(input.cwd ?? members[k].cwd ?? leadCwd))))
+  const cwds = await Promise.all(
+    inputs.map(async (input, k) => (worktrees[k] ? worktreeCwd(worktrees[k]) : path.resolve(input.cwd ?? members[k].cwd ?? leadCwd))),
+  )
   const launches = await Promise.all(inputs.map((input, k) => agentLaunchFor(team, input, cwds[k], leadCwd, env)))
   await Promise.all(
     inputs.map((i, k) =>
-      i.prompt && !launches[k]?.launch.promptInArgv ? appendMessage(inboxPath(team, i.name, env), { from: LEAD_NAME, text: i.prompt, summary: 'initial prompt' }) : undefined,
+      i.prompt && !launches[k]?.launch.promptInArgv
+        ? appendMessage(inboxPath(team, i.name, env), { from: LEAD_NAME, text: i.prompt, summary: 'initial prompt' })
+        : undefined,
     ),
   )
   const spawned = await Promise.allSettled(
@@ -116,7 +120,10 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
       return executor.spawn({
         team,
         name: input.name,
-        argv: input.command !== undefined ? shellCommandArgv(input.command) : (input.argv ?? launch?.argv ?? defaultTeammateArgv(team, input.name, input)),
+        argv:
+          input.command !== undefined
+            ? shellCommandArgv(input.command)
+            : (input.argv ?? launch?.argv ?? defaultTeammateArgv(team, input.name, input)),
         cwd,
         env: teammateEnv(env, { team, name: input.name }, { ...verifyKey, ...launch?.env, ...input.env }),
         color: member.color,
@@ -206,12 +213,24 @@ async function undoWorktrees(worktrees: Array<Worktree | undefined>, env: Env): 
  * The adapter launch of an input that runs an agent CLI (`agent`, or its definition's `agent:`);
  * undefined for swarm's own agent and for explicit commands. Adapters are looked up from the lead's cwd.
  */
-async function agentLaunchFor(team: string, input: SpawnTeammateInput, cwd: string, leadCwd: string, env: Env): Promise<{ kind: string; launch: AgentLaunch } | undefined> {
+async function agentLaunchFor(
+  team: string,
+  input: SpawnTeammateInput,
+  cwd: string,
+  leadCwd: string,
+  env: Env,
+): Promise<{ kind: string; launch: AgentLaunch } | undefined> {
   if (input.command !== undefined || input.argv !== undefined) return undefined
   const kind = input.agent ?? (input.agentType ? (await findAgentDefinition(input.agentType, leadCwd, env))?.agent : undefined)
   const adapter = await resolveAdapter(kind, { cwd: leadCwd, env })
   if (!adapter) return undefined
-  const launch = await planAgentLaunch(adapter, { team, name: input.name, cwd, env, ...definedOnly({ prompt: input.prompt, model: input.model, mode: input.mode, resume: input.resume }) })
+  const launch = await planAgentLaunch(adapter, {
+    team,
+    name: input.name,
+    cwd,
+    env,
+    ...definedOnly({ prompt: input.prompt, model: input.model, mode: input.mode, resume: input.resume }),
+  })
   return { kind: adapter.kind, launch }
 }
 

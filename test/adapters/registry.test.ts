@@ -57,8 +57,14 @@ describe('adapter registry', () => {
     expect(conf.hooks.submit).toMatch(/swarm\.js'? hook prompt-submit --team t1 --name bob --agent mycli$/)
     expect(conf.hooks.stopArgv.slice(-8)).toEqual(['hook', 'stop', '--team', 't1', '--name', 'bob', '--agent', 'mycli'])
     expect(conf.mcp.args).toContain('mcp')
-    expect(adapter!.answerPermission('permission-request', { behavior: 'deny', message: 'not "that"' }, {})).toEqual({ stdout: '{"ok":false,"why":"not \\"that\\""}\n', exitCode: 0 })
-    expect(adapter!.readHook('prompt-submit', { prompt: 'hi', session_id: 's1', tool_input: 'not an object' })).toEqual({ prompt: 'hi', sessionId: 's1' })
+    expect(adapter!.answerPermission('permission-request', { behavior: 'deny', message: 'not "that"' }, {})).toEqual({
+      stdout: '{"ok":false,"why":"not \\"that\\""}\n',
+      exitCode: 0,
+    })
+    expect(adapter!.readHook('prompt-submit', { prompt: 'hi', session_id: 's1', tool_input: 'not an object' })).toEqual({
+      prompt: 'hi',
+      sessionId: 's1',
+    })
   })
 
   it('reports a broken adapter file when asked for it, and lists it as a diagnostic otherwise', async () => {
@@ -77,7 +83,10 @@ describe('adapter registry', () => {
   })
 
   it('keeps adapter files inside the config dir', async () => {
-    await fs.writeFile(path.join(dir, 'project', '.claude', 'swarm-agents', 'escape.yaml'), 'binary: x\ncommand: [x]\nfiles:\n  - { path: ../../evil, text: hi }\n')
+    await fs.writeFile(
+      path.join(dir, 'project', '.claude', 'swarm-agents', 'escape.yaml'),
+      'binary: x\ncommand: [x]\nfiles:\n  - { path: ../../evil, text: hi }\n',
+    )
     const adapter = await resolveAdapter('escape', { cwd: path.join(dir, 'project'), env })
     await expect(planAgentLaunch(adapter!, { team: 't1', name: 'bob', cwd: dir, env })).rejects.toThrow(/leaves the teammate's config dir/)
   })

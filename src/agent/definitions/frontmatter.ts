@@ -29,7 +29,10 @@ export const AgentFrontmatter = z.looseObject({
   isolation: z.literal('worktree').optional(),
   color: z.enum(AGENT_COLORS).optional(),
   /** swarm's: run this type with an agent CLI (codex, gemini, …) instead of swarm's own agent. */
-  agent: z.string().regex(/^[a-z][a-z0-9-]{0,31}$/, 'an adapter kind: lowercase letters, digits and -').optional(),
+  agent: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{0,31}$/, 'an adapter kind: lowercase letters, digits and -')
+    .optional(),
 })
 export type AgentFrontmatter = z.output<typeof AgentFrontmatter>
 
