@@ -25,6 +25,7 @@ const GROUPS: Record<string, () => Promise<Register>> = {
   hide: () => import('./pane.js').then((m) => m.registerPaneCommands),
   unhide: () => import('./pane.js').then((m) => m.registerPaneCommands),
   worktrees: () => import('./worktrees.js').then((m) => m.registerWorktreeCommands),
+  hook: () => import('./hook.js').then((m) => m.registerHookCommand),
 }
 
 /** The program with every command group, or only `only`'s (same commands, cheaper to load). */

@@ -13,6 +13,7 @@ export interface SpawnCommandOptions {
   model?: string
   mode?: string
   agentType?: string
+  agent?: string
   prompt?: string
   /** true, or the worktree's name. */
   worktree?: boolean | string
@@ -40,6 +41,10 @@ export function registerSpawnCommands(program: Command): void {
     .option('--model <model>', 'model for the swarm agent')
     .option('--mode <mode>', 'permission mode for the swarm agent')
     .option('--agent-type <type>', 'agent definition for the swarm agent')
+    .option(
+      '--agent <kind>',
+      'the agent CLI to run: swarm (default), codex, gemini, opencode, pi, claude, or a user-defined adapter (.claude/swarm-agents/<kind>.yaml)',
+    )
     .option('--prompt <text>', "first message, put in the teammate's inbox from team-lead")
     .option(
       '--worktree [name]',
@@ -69,10 +74,14 @@ export async function runSpawn(team: string, name: string, opts: SpawnCommandOpt
     import('../backends/tmux.js'),
   ])
   const backend = parseBackendChoice(opts.backend)
+  if (opts.command !== undefined && opts.agent !== undefined)
+    throw new UsageError('--command and --agent both say what to run', { hint: 'give one of them' })
   const cwd = opts.cwd === undefined ? undefined : await existingDir(opts.cwd)
   if (backend === 'in-process' || (backend === 'auto' && (await teamRunsInProcess(team)))) {
     if (opts.command !== undefined)
       throw new UsageError('an in-process teammate runs the swarm agent, not a command', { hint: 'use --backend tmux with --command' })
+    if (opts.agent !== undefined && opts.agent !== 'swarm')
+      throw new UsageError(`an in-process teammate runs the swarm agent, not ${opts.agent}`, { hint: 'use --backend tmux with --agent' })
     if (opts.worktree) await checkWorktree(team, name, cwd, opts.worktree)
     const { requestInProcessSpawn } = await import('../leader/spawn-request.js')
     const member = await requestInProcessSpawn(team, {
@@ -93,6 +102,7 @@ export async function runSpawn(team: string, name: string, opts: SpawnCommandOpt
       model: opts.model,
       mode: opts.mode,
       agentType: opts.agentType,
+      agent: opts.agent,
       prompt: opts.prompt,
       ...(opts.worktree ? { worktree: opts.worktree } : {}),
     },

@@ -50,7 +50,7 @@ export async function startTeam(team: string, opts: { backend: BackendChoice; en
     .filter((m) => m.name !== LEAD_NAME)
     .map((m) => ({
       name: m.name,
-      ...definedOnly({ prompt: m.prompt, agentType: m.agentType, model: m.model, mode: m.mode, cwd: m.cwd }),
+      ...definedOnly({ prompt: m.prompt, agentType: m.agentType, agent: m.agent, model: m.model, mode: m.mode, cwd: m.cwd }),
       // A member that has its worktree already (the roster was started before) runs in it.
       ...(m.worktreePath ? { cwd: m.worktreePath } : m.worktree !== undefined ? { worktree: m.worktree } : {}),
     }))
@@ -108,6 +108,10 @@ export async function resumeTeam(team: string, opts: { env: Env }): Promise<Resu
     }
     if (row?.state === 'exited') await executor.kill(m.agentId).catch(() => undefined) // clear the dead pane
     const resume = await pathExists(transcriptPath(team, m.name, env))
+    if (m.agent !== undefined) {
+      dead.push({ name: m.name, agent: m.agent, resume: true, cwd: m.cwd, ...definedOnly({ model: m.model, mode: m.mode, agentType: m.agentType }) })
+      continue
+    }
     dead.push({
       name: m.name,
       argv: [

@@ -35,6 +35,8 @@ export interface NewMember {
   isActive?: boolean
   /** Start it in a git worktree of its own (a string names the worktree). */
   worktree?: boolean | string
+  /** The agent CLI adapter it runs (absent: swarm's own agent). */
+  agent?: string
 }
 
 export interface NewTeam {
@@ -255,6 +257,7 @@ function buildMember(team: string, m: NewMember, defaultCwd: string, joinedAt: n
     ...(m.isActive !== undefined && { isActive: m.isActive }),
     ...(m.mode !== undefined && { mode: m.mode }),
     ...(m.worktree !== undefined && { worktree: m.worktree }),
+    ...(m.agent !== undefined && { agent: m.agent }),
   })
 }
 

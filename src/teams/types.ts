@@ -38,6 +38,8 @@ export const TeamMember = z.looseObject({
   backendType: BackendType.optional(),
   isActive: z.boolean().optional(),
   mode: z.string().optional(),
+  /** swarm's: the agent CLI it runs (`--agent codex`…; absent = swarm's own agent); Claude Code ignores it. */
+  agent: z.string().optional(),
 })
 export type TeamMember = z.infer<typeof TeamMember>
 
