@@ -14,9 +14,21 @@ import { createPermissionLayer } from '../permissions/requests/client.js'
 import { leadSignerFor } from '../teams/messaging.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
+import type { TeamFile, TeamMember } from '../teams/types.js'
 import { teamBackend } from '../teams/team-backend.js'
 import { LeaderConsole } from './console.js'
 import { LeaderControl } from './control.js'
+
+/**
+ * Whether this leader hosts the member: it is recorded in-process, or it has no backend of its own
+ * in a team created in-process. A member written with `--no-start` and then spawned in a pane (or
+ * running another agent CLI) is never also started here: no twin answers its messages.
+ */
+export function hostedInProcess(config: TeamFile, m: TeamMember): boolean {
+  if (m.agent !== undefined) return false
+  if (m.backendType !== undefined) return m.backendType === 'in-process'
+  return config.swarmBackend === 'in-process' && (m.tmuxPaneId === '' || m.tmuxPaneId === 'in-process')
+}
 
 /** What `--coordinator` leaves the lead agent: it only assigns, never executes. */
 export const COORDINATOR_TOOLS = ['Agent', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate', 'TaskStop'] as const
@@ -78,7 +90,7 @@ export async function runLeader(o: LeaderOptions): Promise<void> {
   // An in-process team lives in this process: (re)start every teammate, resuming its conversation.
   if (inProcess) {
     for (const m of config.members) {
-      if (m.name === LEAD_NAME) continue
+      if (m.name === LEAD_NAME || !hostedInProcess(config, m)) continue
       const resume = fs.existsSync(transcriptPath(o.team, m.name, env))
       await control.startInProcess(m.name, resume)
     }
