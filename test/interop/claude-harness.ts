@@ -1,0 +1,139 @@
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { type LoopbackServer, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import type { ScenarioInput } from '../../src/loopback-model/scenario.js'
+import { type Sandbox, sandbox, waitFor } from '../e2e/helpers.js'
+
+/**
+ * What every interop test needs: the real Claude Code binary (SWARM_CLAUDE_BIN, set by
+ * scripts/interop.mjs), a sandbox whose SWARM_HOME is also Claude Code's CLAUDE_CONFIG_DIR (with
+ * onboarding done, the project trusted, the test key approved), and a loopback Messages API.
+ */
+
+export const API_KEY = 'sk-interop-12345'
+
+export function claudeBin(): string {
+  const bin = process.env.SWARM_CLAUDE_BIN
+  if (!bin || !fs.existsSync(bin)) throw new Error('SWARM_CLAUDE_BIN is not set: run these tests with `npm run test:interop`')
+  return bin
+}
+
+export interface ClaudeSandbox extends Sandbox {
+  loopback: LoopbackServer
+  home: string
+  /** Every team directory file the test may inspect. */
+  teamFile(team: string, ...rel: string[]): string
+  readJson<T = unknown>(file: string): T | undefined
+  close(): Promise<void>
+}
+
+/** The `.claude.json` that lets Claude Code start without any dialog in `configDir` for `projects`. */
+export function writeClaudeConfig(configDir: string, projects: string[]): void {
+  fs.mkdirSync(configDir, { recursive: true })
+  const config = {
+    hasCompletedOnboarding: true,
+    theme: 'dark',
+    projects: Object.fromEntries(projects.map((p) => [p, { hasTrustDialogAccepted: true }])),
+    customApiKeyResponses: { approved: [API_KEY.slice(-20)], rejected: [] },
+  }
+  fs.writeFileSync(path.join(configDir, '.claude.json'), JSON.stringify(config))
+}
+
+export async function claudeSandbox(scenario: ScenarioInput): Promise<ClaudeSandbox> {
+  const bin = claudeBin()
+  const loopback = await startLoopbackServer({ scenario })
+  const sb = sandbox({
+    ANTHROPIC_BASE_URL: loopback.url,
+    ANTHROPIC_API_KEY: API_KEY,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    SWARM_CLAUDE_BIN: bin,
+  })
+  const home = path.join(sb.root, 'user-home')
+  fs.mkdirSync(home, { recursive: true })
+  sb.env.HOME = home
+  writeClaudeConfig(sb.env.SWARM_HOME!, [sb.project])
+  return {
+    ...sb,
+    loopback,
+    home,
+    teamFile: (team, ...rel) => path.join(sb.env.SWARM_HOME!, 'teams', team, ...rel),
+    readJson<T>(file: string): T | undefined {
+      try {
+        return JSON.parse(fs.readFileSync(file, 'utf8')) as T
+      } catch {
+        return undefined
+      }
+    },
+    async close() {
+      await sb.cleanup()
+      await loopback.close()
+    },
+  }
+}
+
+/** The requests the loopback server saw whose last user message contains `text`. */
+export function requestsMentioning(loopback: LoopbackServer, text: string): unknown[] {
+  return loopback.requests.filter((r) => JSON.stringify((r.body as { messages?: unknown[] } | undefined)?.messages?.at(-1) ?? '').includes(text))
+}
+
+/** Pending requests as `swarm perms --json` lists them. */
+export async function pendingRequests(
+  sb: Sandbox,
+  team: string,
+): Promise<Array<{ id: string; agent: string; toolName: string; input: Record<string, unknown> }>> {
+  const r = await sb.swarm(['perms', team, '--json'])
+  if (r.code !== 0) throw new Error(`swarm perms failed: ${r.stderr}`)
+  return JSON.parse(r.stdout).requests
+}
+
+export async function waitForRequest(sb: Sandbox, team: string, agent: string, ms = 60_000) {
+  return waitFor(`a permission request from ${agent}`, async () => (await pendingRequests(sb, team)).find((r) => r.agent === agent), ms)
+}
+
+/** A member's state as `swarm status --json` reports it. */
+export async function memberStatus(sb: Sandbox, team: string, name: string): Promise<{ status: string; pendingRequests: number } | undefined> {
+  const r = await sb.swarm(['status', team, '--json'])
+  if (r.code !== 0) throw new Error(`swarm status failed: ${r.stderr}`)
+  return (JSON.parse(r.stdout).members as Array<{ name: string; status: string; pendingRequests: number }>).find((m) => m.name === name)
+}
+
+/** Pane commands on the sandbox's tmux server (`swarm` socket). */
+export function panes(env: NodeJS.ProcessEnv, socket = 'swarm'): Array<{ id: string; pid: number; dead: boolean }> {
+  try {
+    return execFileSync('tmux', ['-L', socket, 'list-panes', '-a', '-F', '#{pane_id} #{pane_pid} #{pane_dead}'], {
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => {
+        const [id, pid, dead] = l.split(' ')
+        return { id: id!, pid: Number(pid), dead: dead === '1' }
+      })
+  } catch {
+    return []
+  }
+}
+
+/** A scripted Claude Code teammate's answers: `SHUTDOWN` rules approve a shutdown_request by the id it carries. */
+export function approveShutdownRule(name: string, approve = true) {
+  return {
+    when: { lastUserMatches: `"requestId":"(shutdown-\\d+@${name})"` },
+    content: [
+      {
+        type: 'tool_use' as const,
+        name: 'SendMessage',
+        input: {
+          to: 'team-lead',
+          message: { type: 'shutdown_response', request_id: '{{match.1}}', approve, ...(approve ? {} : { reason: 'still busy with the probe' }) },
+        },
+      },
+    ],
+  }
+}
+
+export function bash(command: string, description = command) {
+  return { content: [{ type: 'tool_use' as const, name: 'Bash', input: { command, description } }] }
+}
