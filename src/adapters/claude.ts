@@ -11,6 +11,7 @@ import { rootDir } from '../home/paths.js'
 import { formatClaudeVerifyKey } from '../mailbox/claude-lead-sig.js'
 import { ensureTeamKeys, loadLeadPrivateKey } from '../mailbox/signing.js'
 import { findMember, readTeam } from '../teams/team-store.js'
+import { findClaudeSession } from './claude-session.js'
 import type { AdapterContext, AgentAdapter, HookReply, LaunchPlan, PermissionAnswer } from './types.js'
 
 /** The environment variable naming the Claude Code binary (else `claude` on PATH). */
@@ -105,7 +106,8 @@ async function prepareClaude(ctx: AdapterContext): Promise<LaunchPlan> {
   const member = findMember(config, ctx.name)
   await ensureTeamKeys(ctx.team, ctx.env)
   const key = await loadLeadPrivateKey(ctx.team, ctx.env)
-  const sessionId = typeof member.sessionId === 'string' ? member.sessionId : undefined
+  const recorded = typeof member.sessionId === 'string' ? member.sessionId : undefined
+  const sessionId = ctx.resume ? (recorded ?? (await findClaudeSession(rootDir(ctx.env), ctx.cwd, ctx.team, ctx.name))?.sessionId) : undefined
   const flags = claudeTeammateFlags({
     team: ctx.team,
     name: ctx.name,
@@ -115,7 +117,7 @@ async function prepareClaude(ctx: AdapterContext): Promise<LaunchPlan> {
     ...(ctx.mode !== undefined && { mode: ctx.mode }),
     ...(ctx.model !== undefined && { model: ctx.model }),
     ...(member.agentType && member.agentType !== 'general-purpose' && { agentType: member.agentType }),
-    ...(ctx.resume && sessionId && { resumeSessionId: sessionId }),
+    ...(sessionId && { resumeSessionId: sessionId }),
   })
   return {
     // umask 077: what it creates in the pane (and its files under the team) is the user's alone.

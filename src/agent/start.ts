@@ -6,6 +6,7 @@ import { NotFoundError, UsageError } from '../errors.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { leadSignerFor } from '../teams/messaging.js'
+import { claudeLeadOf } from '../teams/claude-lead.js'
 import { findMember, readTeam } from '../teams/team-store.js'
 import { PermissionModeName } from '../teams/types.js'
 import { createModelClient } from './client.js'
@@ -177,6 +178,9 @@ export async function assembleAgent(
   const claudeKey = parseClaudeVerifyKey(opts.leadVerifyKey ?? env[CLAUDE_LEAD_VERIFY_KEY_ENV])
   const swarmKey = leadKey ?? claudeKey?.key
   const leadKeys = { swarm: (e: InboxMessage) => verifyLeadMessage(swarmKey, e), claude: claudeKey ?? leadKey }
+  // Joined to a Claude Code lead's team without its key: act on its (unsigned) orders, as its own keyless teammates do.
+  const keyless = swarmKey === undefined && claudeLeadOf(team) !== undefined
+  const verifyLead = (e: InboxMessage): LeadVerdict => (keyless && e.from === LEAD_NAME ? 'verified' : classifyLeadEntry(e, leadKeys))
 
   const runtime = new TeammateRuntime({
     team: opts.team,
@@ -195,7 +199,7 @@ export async function assembleAgent(
     state,
     messages,
     turnLog,
-    verifyLead: opts.verifyLead ?? ((e) => classifyLeadEntry(e, leadKeys)),
+    verifyLead: opts.verifyLead ?? verifyLead,
     checkPermission: layer.check,
     onControl: (m, e) => layer.onControl?.(m, e),
     onExit: () => layer.close?.(),

@@ -14,6 +14,7 @@ import { createPermissionLayer } from '../permissions/requests/client.js'
 import { leadSignerFor } from '../teams/messaging.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
+import { claudeLeadOf } from '../teams/claude-lead.js'
 import type { TeamFile, TeamMember } from '../teams/types.js'
 import { teamBackend } from '../teams/team-backend.js'
 import { LeaderConsole } from './console.js'
@@ -28,6 +29,22 @@ export function hostedInProcess(config: TeamFile, m: TeamMember): boolean {
   if (m.agent !== undefined) return false
   if (m.backendType !== undefined) return m.backendType === 'in-process'
   return config.swarmBackend === 'in-process' && (m.tmuxPaneId === '' || m.tmuxPaneId === 'in-process')
+}
+
+/**
+ * A team led by Claude Code has its lead: this pane (opened when `swarm spawn` adds a swarm agent)
+ * says so and waits, reading nothing — consuming team-lead's inbox would hide the reports from it.
+ */
+async function standAside(o: LeaderOptions, pid: number): Promise<void> {
+  const output = o.output ?? process.stdout
+  output.write(
+    `team ${o.team} is led by Claude Code (pid ${pid}); swarm runs no leader console on it. Watch it with: swarm inbox ${o.team} team-lead --follow\n`,
+  )
+  await new Promise<void>((resolve) => {
+    if (o.signal?.aborted) return resolve()
+    o.signal?.addEventListener('abort', () => resolve(), { once: true })
+    if (!o.signal) process.once('SIGTERM', () => resolve())
+  })
 }
 
 /** What `--coordinator` leaves the lead agent: it only assigns, never executes. */
@@ -57,6 +74,8 @@ export async function runLeader(o: LeaderOptions): Promise<void> {
   const env = o.env
   const output = o.output ?? process.stdout
   const config = await readTeam(o.team, env)
+  const claudeLead = claudeLeadOf(config)
+  if (claudeLead) return standAside(o, claudeLead.pid)
   const backend = teamBackend(config) ?? 'in-process'
   const sign = await leadSignerFor(o.team, env)
   const client: Anthropic | undefined = modelConfigured(env) ? createModelClient(env) : undefined

@@ -6,6 +6,7 @@ import type { InProcessExecutor } from '../backends/types.js'
 import { readInbox } from '../mailbox/inbox.js'
 import { listPending } from '../permissions/requests/store.js'
 import { inboxPath, LEAD_NAME, rootDir } from '../home/paths.js'
+import { claudeLeadAlive, claudeLeadOf } from '../teams/claude-lead.js'
 import { importInboxRequests } from '../permissions/requests/inbox-requests.js'
 import { readTeam } from '../teams/team-store.js'
 import type { TeamMember } from '../teams/types.js'
@@ -46,6 +47,7 @@ export interface TeamReport {
 export async function teamReport(team: string, opts: { env?: NodeJS.ProcessEnv; inProcess?: InProcessExecutor } = {}): Promise<TeamReport> {
   const env = opts.env ?? process.env
   const config = await readTeam(team, env)
+  const claudeLead = claudeLeadOf(config)
   // The tmux call and the files are independent: read them all at once.
   const [base, pending, tasks, trees, files] = await Promise.all([
     teamStatus(team, { env, config, ...(opts.inProcess ? { inProcess: opts.inProcess } : {}) }),
@@ -67,9 +69,16 @@ export async function teamReport(team: string, opts: { env?: NodeJS.ProcessEnv; 
     const usage = state?.usage
     const asks = pending.filter((p) => p.agent === m.name).length
     const isActive = config.members.find((c) => c.name === m.name)?.isActive
+    // A Claude Code lead runs in its own terminal: its process tells whether it lives.
+    const status =
+      m.name === LEAD_NAME && claudeLead
+        ? claudeLeadAlive(claudeLead)
+          ? 'alive'
+          : 'exited'
+        : memberState(m, state, { asks, ...(isActive !== undefined ? { isActive } : {}) })
     return {
       ...m,
-      status: memberState(m, state, { asks, ...(isActive !== undefined ? { isActive } : {}) }),
+      status,
       ...(state?.model ? { model: state.model } : {}),
       ...(state?.mode ? { mode: state.mode } : {}),
       ...(state?.lastActivity ? { lastActivity: state.lastActivity } : {}),

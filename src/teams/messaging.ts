@@ -3,6 +3,7 @@ import { deliver } from '../mailbox/send.js'
 import { ensureTeamKeys, leadSigner, loadLeadPrivateKey } from '../mailbox/signing.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { dualLeadSigner, type LeadSignFn } from '../mailbox/lead-signature.js'
+import { claudeLeadOf } from './claude-lead.js'
 import { findMember, readTeam } from './team-store.js'
 
 export interface TeamMessage {
@@ -24,7 +25,8 @@ export interface TeamMessage {
 export async function sendTeamMessage(msg: TeamMessage): Promise<InboxMessage[]> {
   const config = await readTeam(msg.team, msg.env)
   const sender = findMember(config, msg.from ?? LEAD_NAME)
-  const sign = sender.name === LEAD_NAME ? await leadSignerFor(msg.team, msg.env) : undefined
+  // A Claude Code lead signs with keys only it holds: swarm neither signs for it nor writes key files into its team.
+  const sign = sender.name === LEAD_NAME && !claudeLeadOf(config) ? await leadSignerFor(msg.team, msg.env) : undefined
   return deliver({
     team: msg.team,
     members: config.members.map((m) => m.name),
