@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { type LoopbackServer, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import type { ScenarioInput } from '../../src/loopback-model/scenario.js'
-import { type Sandbox, sandbox, waitFor } from '../e2e/helpers.js'
+import { reapTmux, type Sandbox, sandbox, waitFor } from '../e2e/helpers.js'
 
 /**
  * What every interop test needs: the real Claude Code binary (SWARM_CLAUDE_BIN, set by
@@ -66,6 +66,7 @@ export async function claudeSandbox(scenario: ScenarioInput): Promise<ClaudeSand
       }
     },
     async close() {
+      for (const socket of tmuxSockets(sb.env)) await reapTmux(sb.env, socket)
       await sb.cleanup()
       await loopback.close()
     },
@@ -136,4 +137,71 @@ export function approveShutdownRule(name: string, approve = true) {
 
 export function bash(command: string, description = command) {
   return { content: [{ type: 'tool_use' as const, name: 'Bash', input: { command, description } }] }
+}
+
+/** Every tmux server under the sandbox's TMUX_TMPDIR (swarm's, the test's, Claude Code's claude-swarm-<pid>). */
+export function tmuxSockets(env: NodeJS.ProcessEnv): string[] {
+  const dir = path.join(env.TMUX_TMPDIR!, `tmux-${process.getuid?.() ?? 0}`)
+  try {
+    return fs.readdirSync(dir)
+  } catch {
+    return []
+  }
+}
+
+export interface ClaudeLead {
+  socket: string
+  pane: string
+  /** Types a line into the lead's prompt and submits it. */
+  type(text: string): void
+  screen(): string
+}
+
+/**
+ * A real Claude Code lead, interactive, in a pane of a tmux server of the test's own (`socket`):
+ * TMUX unset inside, `--teammate-mode tmux`, so it starts its teammates on its own claude-swarm-<pid> server.
+ */
+export function startClaudeLead(sb: ClaudeSandbox, opts: { prompt: string; socket?: string; env?: Record<string, string> }): ClaudeLead {
+  const socket = opts.socket ?? 'cclead'
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    TERM: 'xterm-256color',
+    HOME: sb.home,
+    CLAUDE_CONFIG_DIR: sb.env.SWARM_HOME!,
+    ANTHROPIC_BASE_URL: sb.loopback.url,
+    ANTHROPIC_API_KEY: API_KEY,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS: '1',
+    TMUX_TMPDIR: sb.env.TMUX_TMPDIR!,
+    // swarm teammates it starts find the same home as swarm's CLI.
+    SWARM_HOME: sb.env.SWARM_HOME!,
+    ...opts.env,
+  }
+  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
+  const cmd = `cd ${q(sb.project)} && exec env -i ${Object.entries(env)
+    .map(([k, v]) => `${k}=${q(v)}`)
+    .join(' ')} ${q(claudeBin())} --permission-mode default --teammate-mode tmux ${q(opts.prompt)}`
+  const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { env: sb.env, encoding: 'utf8' })
+  tmux('new-session', '-d', '-s', 'lead', '-x', '200', '-y', '50', cmd)
+  const pane = tmux('list-panes', '-t', 'lead', '-F', '#{pane_id}').trim()
+  return {
+    socket,
+    pane,
+    type(text) {
+      tmux('send-keys', '-t', pane, '-l', text)
+      execFileSync('sleep', ['0.3'])
+      tmux('send-keys', '-t', pane, 'Enter')
+    },
+    screen: () => tmux('capture-pane', '-p', '-t', pane),
+  }
+}
+
+/** The team a Claude Code lead created (its name is `session-<8 hex>`). */
+export function claudeTeamName(sb: ClaudeSandbox): string | undefined {
+  const dir = path.join(sb.env.SWARM_HOME!, 'teams')
+  try {
+    return fs.readdirSync(dir).find((n) => n.startsWith('session-') && fs.existsSync(path.join(dir, n, 'config.json')))
+  } catch {
+    return undefined
+  }
 }

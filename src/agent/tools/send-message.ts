@@ -53,7 +53,8 @@ function structuredText(host: TeamToolHost, to: string, message: Record<string, 
   if (host.name === LEAD_NAME && message.type === 'shutdown_request') {
     const out: StructuredMessage = {
       type: 'shutdown_request',
-      requestId: typeof message.request_id === 'string' ? message.request_id : `shutdown-${Date.now()}`,
+      // Claude Code's form: any other id is shown to a Claude Code teammate as invalid.
+      requestId: typeof message.request_id === 'string' ? message.request_id : `shutdown-${Date.now()}@${to}`,
       from: LEAD_NAME,
       timestamp: new Date().toISOString(),
       ...(typeof message.reason === 'string' ? { reason: message.reason } : {}),
