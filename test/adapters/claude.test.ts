@@ -151,3 +151,17 @@ describe('the twin agent (issue 13, finding 5)', () => {
     expect(hostedInProcess(config, { ...b!, backendType: 'in-process', tmuxPaneId: 'in-process' })).toBe(true)
   })
 })
+
+describe('config.json as Claude Code 2.1.332 rewrites it (in place, not truncated)', () => {
+  it('a leftover closing brace after a complete config is read past and cleaned by the next update; other garbage stays corrupt', async () => {
+    await createTeam({ name: 'torn', cwd: dir, members: [{ name: 'cc' }] }, env)
+    const file = path.join(env.SWARM_HOME!, 'teams', 'torn', 'config.json')
+    const clean = fs.readFileSync(file, 'utf8').trimEnd()
+    fs.writeFileSync(file, `${clean}}\n`) // measured: `"isActive": true` written over `false` leaves `}}`
+    expect((await readTeam('torn', env)).members.map((m) => m.name)).toEqual(['team-lead', 'cc'])
+    await updateTeam('torn', (t) => void (t.description = 'x'), env)
+    expect(() => JSON.parse(fs.readFileSync(file, 'utf8'))).not.toThrow()
+    fs.writeFileSync(file, `${clean}{"x":1}`)
+    await expect(readTeam('torn', env)).rejects.toMatchObject({ exitCode: ExitCode.corrupt })
+  })
+})
