@@ -188,14 +188,13 @@ async function claudeLead() {
       .join(' ')} ${q(CLAUDE)} --permission-mode default --teammate-mode tmux 'BENCH-SPAWN a worker'`
     const tmux = (...a) => execFileSync('tmux', ['-L', 'benchlead', ...a], { env: sb.env, encoding: 'utf8' })
     tmux('new-session', '-d', '-s', 'lead', '-x', '200', '-y', '50', cmd)
+    const teams = path.join(sb.home, 'teams')
     const team = await until(
       'the Claude Code team',
-      () => fs.readdirSync(path.join(sb.home, 'teams')).find((n) => n.startsWith('session-')),
+      () => fs.existsSync(teams) && fs.readdirSync(teams).find((n) => n.startsWith('session-')),
       60_000,
       50,
-    ).catch((e) => {
-      throw e
-    })
+    )
     const pending = path.join(sb.home, 'teams', team, 'permissions', 'pending')
     for (let i = 0; i < ROUNDS; i++) {
       const file = await until(`request ${i}`, () =>
