@@ -106,7 +106,7 @@ export async function teamReport(team: string, opts: { env?: NodeJS.ProcessEnv; 
 }
 
 /**
- * The member's lifecycle state (DESIGN §6): the process view wins when the process is gone
+ * The member's lifecycle state (docs/architecture.md §3): the process view wins when the process is gone
  * (a clean exit is `exited`, anything else `dead`); while it lives, the agent's own state. An agent
  * that writes no state file (Claude Code) is told by its signals: a pending request makes it
  * `waiting`, else the `isActive` it sets on its member entry `working` or `idle`.

@@ -3,7 +3,7 @@ import path from 'node:path'
 import YAML from 'yaml'
 import { z } from 'zod'
 import { CorruptFileError, NotFoundError } from '../errors.js'
-import { PermissionModeName } from './types.js'
+import { PermissionModeName } from '../permissions/rules/modes.js'
 
 /** One member of a `--from team.yaml` file. */
 export const TeamSpecMember = z.strictObject({
@@ -36,7 +36,8 @@ export const TeamSpec = z.strictObject({
   name: z.string().optional(),
   description: z.string().optional(),
   cwd: z.string().optional(),
-  backend: z.enum(['auto', 'tmux', 'iterm2', 'in-process']).optional(),
+  /** `auto` or a backend's name; the caller checks it against the registry. */
+  backend: z.string().optional(),
   model: z.string().optional(),
   mode: PermissionModeName.optional(),
   /** Every member in a worktree of its own (a member's own `worktree` wins). */
@@ -45,8 +46,11 @@ export const TeamSpec = z.strictObject({
 })
 export type TeamSpec = z.infer<typeof TeamSpec>
 
-/** Reads a team file (YAML or JSON); relative `cwd`s are resolved against the file's directory. */
-export async function loadTeamSpec(file: string): Promise<TeamSpec> {
+/**
+ * Reads a team file (YAML or JSON); relative `cwd`s are resolved against the file's directory.
+ * `backendChoices` (the registry's, from the caller) checks `backend:` with the file named.
+ */
+export async function loadTeamSpec(file: string, opts: { backendChoices?: readonly string[] } = {}): Promise<TeamSpec> {
   let text: string
   try {
     text = await fs.readFile(file, 'utf8')
@@ -65,8 +69,11 @@ export async function loadTeamSpec(file: string): Promise<TeamSpec> {
     const issue = parsed.error.issues[0]
     throw new CorruptFileError(file, `${issue.path.join('.') || '(root)'}: ${issue.message}`)
   }
-  const base = path.dirname(path.resolve(file))
   const spec = parsed.data
+  if (spec.backend !== undefined && opts.backendChoices && !opts.backendChoices.includes(spec.backend)) {
+    throw new CorruptFileError(file, `backend: ${JSON.stringify(spec.backend)} is not one of ${opts.backendChoices.join(', ')}`)
+  }
+  const base = path.dirname(path.resolve(file))
   return {
     ...spec,
     ...(spec.cwd ? { cwd: path.resolve(base, spec.cwd) } : {}),

@@ -4,6 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createExecutor } from '../../src/backends/registry.js'
+import { isolatedEnv as isolatedBase } from '../support/home.js'
 import type { BackendType, InProcessExecutor, PaneExecutor, SpawnedTeammate } from '../../src/backends/types.js'
 import { isAlive, killTree, processTrees, waitForExit } from '../../src/process/process.js'
 
@@ -15,15 +16,10 @@ export function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix))
 }
 
-/**
- * An environment that touches nothing real: SWARM_HOME in a temp dir, tmux on a private
- * TMUX_TMPDIR with TMUX unset, iTerm2 through the fake it2.
- */
+/** test/support/home.ts's environment, with CI unset too (backend detection reads it). */
 export function isolatedEnv(root: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, SWARM_HOME: path.join(root, 'home'), TMUX_TMPDIR: path.join(root, 'tmux') }
-  for (const k of ['TMUX', 'TMUX_PANE', 'ITERM_SESSION_ID', 'TERM_PROGRAM', 'SWARM_TMUX_SOCKET', 'CI']) delete env[k]
-  fs.mkdirSync(env.TMUX_TMPDIR!, { recursive: true })
-  fs.mkdirSync(env.SWARM_HOME!, { recursive: true })
+  const env = isolatedBase(root)
+  delete env.CI
   return env
 }
 
@@ -85,7 +81,8 @@ export function makeHarness(type: BackendType): Harness {
     env.ITERM_SESSION_ID = 'w0t0p0:LEADER-0000'
   }
   const tracked = new Set<number>()
-  const executor = createExecutor(type, { env, leaderArgv: () => ['sleep', '600'] })
+  const options = { env, leaderArgv: () => ['sleep', '600'] }
+  const executor: PaneExecutor | InProcessExecutor = type === 'in-process' ? createExecutor('in-process', options) : createExecutor(type, options)
   const cwd = path.join(root, 'work')
   fs.mkdirSync(cwd, { recursive: true })
   return {
@@ -95,7 +92,7 @@ export function makeHarness(type: BackendType): Harness {
     async start(team, name, args, opts = {}) {
       const base = { team, name, cwd: opts.cwd ?? cwd, env: opts.env, color: 'blue' }
       const spawned =
-        executor.type === 'in-process'
+        executor.kind === 'in-process'
           ? await executor.spawn({
               ...base,
               run: async (ctx) => {
@@ -111,7 +108,7 @@ export function makeHarness(type: BackendType): Harness {
       for (const p of pids) tracked.add(p)
     },
     async cleanup() {
-      if (executor.type === 'in-process') await executor.killAll()
+      if (executor.kind === 'in-process') await executor.killAll()
       if (type === 'tmux') await reapTmuxServer(env)
       const left = [...tracked].filter(isAlive)
       await Promise.all(left.map((pid) => killTree(pid, { graceMs: 0 })))

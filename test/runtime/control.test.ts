@@ -1,19 +1,18 @@
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { appendMessage, appendMessages } from '../../src/mailbox/inbox.js'
 import { withLeadSignature } from '../../src/mailbox/lead-signature.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { leadSignerFor, sendTeamMessage } from '../../src/teams/messaging.js'
 import { inboxPath, LEAD_NAME } from '../../src/home/paths.js'
 import {
   TEAM,
   inbox,
   leadStructured,
-  makeFixture,
   messageText,
   modelRequests,
   processGone,
@@ -24,26 +23,17 @@ import {
   type Fixture,
   type TestAgent,
 } from './helpers.js'
+import { useAgentTeam } from '../support/agent-team.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
-let agents: TestAgent[] = []
-
-beforeAll(async () => {
-  loopback = await startLoopbackServer({ scenario: {} })
-})
-afterAll(async () => {
-  await loopback.close()
-})
-beforeEach(async () => {
-  loopback.requests.length = 0
-  fx = await makeFixture(loopback, [{ name: 'alice' }, { name: 'bob' }])
-})
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') for (const a of agents) console.error(`--- pane ---\n${a.out()}`)
-  await Promise.all(agents.map((a) => a.stop()))
-  agents = []
-  await fx.cleanup()
+const agents: TestAgent[] = []
+useAgentTeam([{ name: 'alice' }, { name: 'bob' }], {
+  agents,
+  onReady: (l, f) => {
+    loopback = l
+    fx = f
+  },
 })
 
 const start = async (name = 'alice', opts: Parameters<typeof startAgent>[2] = {}) => {
@@ -304,7 +294,8 @@ describe('mode_set_request', () => {
   it('a signed mode change to plan gives the next turn ExitPlanMode; an unsigned one changes nothing', async () => {
     loopback.setScenario({ agents: { alice: [{ text: 'first' }, { text: 'second' }, { text: 'third' }] } })
     const alice = await start('alice')
-    const toolsOf = (i: number) => ((modelRequests(loopback, 'alice')[i]?.body as { tools?: Array<{ name: string }> }).tools ?? []).map((t) => t.name)
+    const toolsOf = (i: number) =>
+      ((modelRequests(loopback, 'alice')[i]?.body as { tools?: Array<{ name: string }> } | undefined)?.tools ?? []).map((t) => t.name)
     await sendTeamMessage({ team: TEAM, from: 'bob', to: 'alice', text: 'hello', env: fx.env })
     await waitFor(() => modelRequests(loopback, 'alice').length === 1, 'the first turn', 10_000, alice.out)
     expect(toolsOf(0)).not.toContain('ExitPlanMode')

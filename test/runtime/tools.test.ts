@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import Anthropic from '@anthropic-ai/sdk'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { runSubagent } from '../../src/agent/subagent.js'
 import { allowAll, runTool, type AnyTool, type ToolContext } from '../../src/agent/tool.js'
@@ -11,7 +11,7 @@ import { createTaskTools } from '../../src/agent/tools/tasks.js'
 import { runTurn } from '../../src/agent/turn.js'
 import { assembleAgent } from '../../src/agent/start.js'
 import { encodeStructured, parseStructured, type StructuredMessage } from '../../src/mailbox/messages.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { classifyLeadMessage, loadLeadPublicKey } from '../../src/mailbox/signing.js'
 import { leadSignerFor, sendTeamMessage } from '../../src/teams/messaging.js'
 import { LEAD_NAME } from '../../src/home/paths.js'
@@ -20,7 +20,6 @@ import {
   TEAM,
   inbox,
   leadStructured,
-  makeFixture,
   messageText,
   modelRequests,
   requestMessages,
@@ -30,26 +29,17 @@ import {
   type Fixture,
   type TestAgent,
 } from './helpers.js'
+import { useAgentTeam } from '../support/agent-team.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
-let agents: TestAgent[] = []
-
-beforeAll(async () => {
-  loopback = await startLoopbackServer({ scenario: {} })
-})
-afterAll(async () => {
-  await loopback.close()
-})
-beforeEach(async () => {
-  loopback.requests.length = 0
-  fx = await makeFixture(loopback, [{ name: 'alice' }, { name: 'bob' }])
-})
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') for (const a of agents) console.error(`--- pane ---\n${a.out()}`)
-  await Promise.all(agents.map((a) => a.stop()))
-  agents = []
-  await fx.cleanup()
+const agents: TestAgent[] = []
+useAgentTeam([{ name: 'alice' }, { name: 'bob' }], {
+  agents,
+  onReady: (l, f) => {
+    loopback = l
+    fx = f
+  },
 })
 
 const host = (name = 'alice', extra: Partial<TeamToolHost> = {}): TeamToolHost => ({
@@ -321,7 +311,9 @@ describe('assembleAgent', () => {
             return { behavior: 'deny', message: 'no shell today' }
           },
           onControl: (m) => void controls.push(m.type),
-          close: async () => void (closed = true),
+          close: async () => {
+            closed = true
+          },
         }
       },
     })

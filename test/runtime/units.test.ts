@@ -12,8 +12,9 @@ import { CorruptFileError, NotFoundError } from '../../src/errors.js'
 import { PromptQueue, type ConsoleRequest } from '../../src/leader/prompt-queue.js'
 import type { InboxMessage } from '../../src/mailbox/types.js'
 import { loadTeamSpec } from '../../src/teams/team-spec.js'
+import { backendChoices } from '../../src/backends/registry.js'
 
-describe('resolveModel (DESIGN §8 order)', () => {
+describe('resolveModel (docs/architecture.md §8 order)', () => {
   const FORCE = 'SWARM_SUBAGENT_MODEL_FORCE'
   const SUB = 'SWARM_SUBAGENT_MODEL'
   const cases: Array<[string, ModelSources & { envVars?: Record<string, string> }, string, string]> = [
@@ -216,7 +217,9 @@ describe('loadTeamSpec', () => {
   it('an unknown field, a wrong type, bad YAML → CorruptFileError; a missing file → NotFoundError', async () => {
     await expect(loadTeamSpec(await write('u.yaml', 'bogus: 1\n'))).rejects.toThrow(/Unrecognized key: "bogus"/)
     await expect(loadTeamSpec(await write('w.yaml', 'members:\n  - name: a\n    shoeSize: 9\n'))).rejects.toThrow(/members\.0.*shoeSize/)
-    await expect(loadTeamSpec(await write('b.yaml', 'backend: screen\n'))).rejects.toThrow(/backend/)
+    await expect(loadTeamSpec(await write('b.yaml', 'backend: screen\n'), { backendChoices: backendChoices() })).rejects.toThrow(
+      /backend: "screen" is not one of auto, tmux, iterm2, in-process/,
+    )
     await expect(loadTeamSpec(await write('y.yaml', 'members: [\n'))).rejects.toBeInstanceOf(CorruptFileError)
     await expect(loadTeamSpec(path.join(dir, 'missing.yaml'))).rejects.toBeInstanceOf(NotFoundError)
   })
@@ -246,7 +249,7 @@ describe('createOutput', () => {
     expect(s.text()).toBe(
       'Hello\nwor\n✓ Bash npm test --watch (12 ms) line one\n✗ Read /x (3 ms) File does not exist: /x\n● idle\n● working — task #3\n! careful\n',
     )
-    expect(s.text()).not.toMatch(/\x1b\[/)
+    expect(s.text()).not.toContain('\x1b[')
   })
 
   it('coloured on a TTY unless NO_COLOR', () => {
@@ -255,7 +258,7 @@ describe('createOutput', () => {
     try {
       const s = collect(true)
       createOutput({ stream: s.stream }).state('idle')
-      expect(s.text()).toMatch(/\x1b\[32m● idle/)
+      expect(s.text()).toContain('\x1b[32m● idle')
       process.env.NO_COLOR = '1'
       const t = collect(true)
       createOutput({ stream: t.stream }).state('idle')

@@ -3,7 +3,7 @@ import { claudeLeadOf, claudePaneSocket } from '../teams/claude-lead.js'
 import { readTeam } from '../teams/team-store.js'
 import type { TeamFile, TeamMember } from '../teams/types.js'
 import { parseAgentId } from './shutdown.js'
-import type { BackendType, PaneDirectory, PaneRef } from '../backends/types.js'
+import type { BackendType, PaneDirectory, PaneRef } from './types.js'
 
 type Env = NodeJS.ProcessEnv
 
