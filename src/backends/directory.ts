@@ -14,6 +14,12 @@ type Env = NodeJS.ProcessEnv
 export const TMUX_SOCKET_FIELD = 'tmuxSocket'
 
 /**
+ * The member field where swarm records that it stopped a teammate on purpose (kill, team delete):
+ * `isActive: false` cannot say so for Claude Code, which sets it whenever it goes idle.
+ */
+export const STOPPED_FIELD = 'swarmStopped'
+
+/**
  * The pane recorded for a member, if it has one ('' and 'in-process' are not panes). In a team led
  * by Claude Code the pane lives on that lead's tmux server, whose socket swarm finds itself.
  */

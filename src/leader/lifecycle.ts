@@ -22,6 +22,7 @@ import { delay, isAlive, killTree } from '../process/process.js'
 import { type TeardownReport, listTeamWorktrees, teamWorktreesOf, teardownWorktrees } from '../worktrees/team-worktrees.js'
 import type { RemoveWorktreeOptions } from '../worktrees/worktree.js'
 import { teamBackend } from '../backends/team-backend.js'
+import { STOPPED_FIELD } from '../backends/directory.js'
 import { claudeLeadAlive, claudeLeadOf } from '../teams/claude-lead.js'
 
 type Env = NodeJS.ProcessEnv
@@ -111,7 +112,9 @@ export async function resumeTeam(team: string, opts: { env: Env }): Promise<Resu
       alive.push(m.name)
       continue
     }
-    if (m.isActive === false && row?.state !== 'alive') continue // stopped on purpose
+    // Stopped on purpose (Claude Code sets isActive false whenever it is idle: swarm's own mark tells).
+    const stopped = m.agent === 'claude' ? m[STOPPED_FIELD] === true : m.isActive === false
+    if (stopped && row?.state !== 'alive') continue
     if (row?.state === 'alive') {
       alive.push(m.name)
       continue

@@ -13,7 +13,7 @@ import type { TeamMember } from '../teams/types.js'
 import { wantsWorktree } from '../agent/definitions/isolation.js'
 import { type CreateWorktreeOptions, type Worktree, createWorktree, planWorktree, removeWorktree, worktreeCwd } from '../worktrees/worktree.js'
 import { type DetectInputs, systemDetectInputs } from '../backends/detect.js'
-import { TMUX_SOCKET_FIELD } from '../backends/directory.js'
+import { STOPPED_FIELD, TMUX_SOCKET_FIELD } from '../backends/directory.js'
 import { defaultLeaderArgv, defaultTeammateArgv, shellCommandArgv, teammateEnv } from '../backends/launch.js'
 import { selectBackend } from '../backends/detect.js'
 import { createExecutor } from '../backends/registry.js'
@@ -147,6 +147,7 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
         m.backendType = s.backendType
         m.tmuxPaneId = s.paneId
         m.isActive = true
+        delete m[STOPPED_FIELD]
         m.cwd = cwds[k]
         if (worktrees[k]) m.worktreePath = worktrees[k].path
         if (s.socketPath) m[TMUX_SOCKET_FIELD] = s.socketPath

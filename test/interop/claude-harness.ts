@@ -88,8 +88,30 @@ export async function pendingRequests(
   return JSON.parse(r.stdout).requests
 }
 
-export async function waitForRequest(sb: Sandbox, team: string, agent: string, ms = 60_000) {
-  return waitFor(`a permission request from ${agent}`, async () => (await pendingRequests(sb, team)).find((r) => r.agent === agent), ms)
+/**
+ * Waits for a permission request from `agent`. Claude Code 2.1.332 sometimes fails to append its
+ * request to team-lead's inbox and tells its model so ("could not be delivered … mailbox write
+ * failed. Retry the tool call"): a real model retries; for the scripted one `resend` asks again.
+ */
+export async function waitForRequest(sb: ClaudeSandbox, team: string, agent: string, resend?: () => Promise<unknown>, ms = 60_000) {
+  let seen = undeliveredRequests(sb.loopback)
+  return waitFor(
+    `a permission request from ${agent}`,
+    async () => {
+      const failed = undeliveredRequests(sb.loopback)
+      if (failed > seen && resend) {
+        seen = failed
+        await resend()
+      }
+      return (await pendingRequests(sb, team)).find((r) => r.agent === agent)
+    },
+    ms,
+  )
+}
+
+/** How many times Claude Code told its model that a permission request could not be delivered. */
+export function undeliveredRequests(loopback: LoopbackServer): number {
+  return requestsMentioning(loopback, 'mailbox write failed').length
 }
 
 /** A member's state as `swarm status --json` reports it. */
@@ -201,6 +223,34 @@ export function claudeTeamName(sb: ClaudeSandbox): string | undefined {
   const dir = path.join(sb.env.SWARM_HOME!, 'teams')
   try {
     return fs.readdirSync(dir).find((n) => n.startsWith('session-') && fs.existsSync(path.join(dir, n, 'config.json')))
+  } catch {
+    return undefined
+  }
+}
+
+/** The live pane (on swarm's tmux server) whose process is a Claude Code teammate. */
+export function claudePane(sb: Sandbox): { id: string; pid: number } | undefined {
+  return panes(sb.env).find((p) => {
+    if (p.dead) return false
+    try {
+      return fs.readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').includes('--agent-name')
+    } catch {
+      return false
+    }
+  })
+}
+
+/** The session id of a Claude Code teammate's transcript (`<config>/projects/<cwd>/<id>.jsonl`). */
+export function sessionOf(sb: Sandbox, team: string, name: string): string | undefined {
+  const dir = path.join(sb.env.SWARM_HOME!, 'projects', sb.project.replace(/[^a-zA-Z0-9]/g, '-'))
+  try {
+    return fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.jsonl'))
+      .map((f) => ({ f, text: fs.readFileSync(path.join(dir, f), 'utf8'), mtime: fs.statSync(path.join(dir, f)).mtimeMs }))
+      .filter((x) => x.text.includes(`"teamName":"${team}"`) && x.text.includes(`"agentName":"${name}"`))
+      .sort((a, b) => b.mtime - a.mtime)[0]
+      ?.f.slice(0, -'.jsonl'.length)
   } catch {
     return undefined
   }

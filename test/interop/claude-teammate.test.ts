@@ -5,6 +5,8 @@ import { waitFor } from '../e2e/helpers.js'
 import {
   approveShutdownRule,
   bash,
+  claudePane,
+  sessionOf,
   type ClaudeSandbox,
   claudeSandbox,
   memberStatus,
@@ -21,9 +23,10 @@ describe('Claude Code as a swarm teammate', () => {
   beforeAll(async () => {
     sb = await claudeSandbox({
       rules: [
-        { when: { lastUserIncludes: 'PROBE-APPROVE' }, times: 1, ...bash('echo approved > approved.txt') },
-        { when: { lastUserIncludes: 'PROBE-DENY' }, times: 1, ...bash('echo denied > denied.txt') },
+        { when: { lastUserIncludes: 'PROBE-APPROVE' }, ...bash('echo approved > approved.txt') },
+        { when: { lastUserIncludes: 'PROBE-DENY' }, ...bash('echo denied > denied.txt') },
         { when: { toolResultIncludes: 'not that one' }, times: 1, text: 'Understood, I will not.' },
+        { when: { lastUserIncludes: 'PROBE-AFTER' }, text: 'Got the message from before my restart.' },
         approveShutdownRule('cc'),
       ],
       fallback: { text: 'ok.' },
@@ -48,7 +51,7 @@ describe('Claude Code as a swarm teammate', () => {
   })
 
   it('its Bash request is in `swarm perms` with the bare name; approving it runs the command', async () => {
-    const req = await waitForRequest(sb, TEAM, 'cc')
+    const req = await waitForRequest(sb, TEAM, 'cc', () => sb.swarm(['send', TEAM, 'cc', 'PROBE-APPROVE please']))
     expect(req).toMatchObject({ toolName: 'Bash', input: { command: 'echo approved > approved.txt' } })
     expect((await memberStatus(sb, TEAM, 'cc'))?.status).toBe('waiting')
     const r = await sb.swarm(['perms', 'approve', TEAM, req.id])
@@ -63,8 +66,9 @@ describe('Claude Code as a swarm teammate', () => {
   })
 
   it('a denied request: the command never runs and the model gets the feedback', async () => {
-    expect((await sb.swarm(['send', TEAM, 'cc', 'PROBE-DENY now'])).code).toBe(0)
-    const req = await waitForRequest(sb, TEAM, 'cc')
+    const ask = () => sb.swarm(['send', TEAM, 'cc', 'PROBE-DENY now'])
+    expect((await ask()).code).toBe(0)
+    const req = await waitForRequest(sb, TEAM, 'cc', ask)
     expect((await sb.swarm(['perms', 'deny', TEAM, req.id, '--feedback', 'not that one'])).code).toBe(0)
     await waitFor('the feedback reaches the model', () => requestsMentioning(sb.loopback, 'not that one').length > 0, 30_000)
     expect(fs.existsSync(path.join(sb.project, 'denied.txt'))).toBe(false)
@@ -86,5 +90,35 @@ describe('Claude Code as a swarm teammate', () => {
         (p) => !p.dead && fs.existsSync(`/proc/${p.pid}/cmdline`) && fs.readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').includes('--agent-name'),
       ),
     ).toBe(false)
+  })
+
+  it('after a crash, team resume restarts it on its own session (--resume), with the message sent meanwhile', async () => {
+    const earlier = sessionOf(sb, TEAM, 'cc')
+    expect(
+      (await sb.swarm(['spawn', TEAM, 'cc', '--agent', 'claude', '--backend', 'tmux', '--prompt', 'hello again'], { timeout: 60_000 })).code,
+    ).toBe(0)
+    const pane = await waitFor('its pane', () => claudePane(sb))
+    // Its own session: the transcript this run started, newer than the first spawn's.
+    const firstSession = await waitFor('its session transcript', () => sessionOf(sb, TEAM, 'cc') !== earlier && sessionOf(sb, TEAM, 'cc'), 30_000)
+    await waitFor('cc idle', async () => (await memberStatus(sb, TEAM, 'cc'))?.status === 'idle', 30_000)
+    process.kill(pane.pid, 'SIGKILL')
+    await waitFor('it is gone', () => !claudePane(sb))
+    expect((await sb.swarm(['send', TEAM, 'cc', 'PROBE-AFTER the crash'])).code).toBe(0)
+    const r = await sb.swarm(['team', 'resume', TEAM, '--no-attach'], { timeout: 60_000 })
+    expect(r.code, r.stderr).toBe(0)
+    const again = await waitFor('its new pane', () => claudePane(sb), 30_000)
+    const argv = fs.readFileSync(`/proc/${again.pid}/cmdline`, 'utf8').split('\0')
+    expect(argv[argv.indexOf('--resume') + 1]).toBe(firstSession)
+    await waitFor('the message sent while it was down reaches its model', () => requestsMentioning(sb.loopback, 'PROBE-AFTER').length > 0, 60_000)
+  })
+
+  it('a declined shutdown is reported at once with its reason', async () => {
+    // From now on cc refuses: the rejecting rule is made to match.
+    sb.loopback.setScenario({ rules: [approveShutdownRule('cc', false)], fallback: { text: 'ok.' } })
+    const t0 = Date.now()
+    const r = await sb.swarm(['kill', TEAM, 'cc'], { timeout: 30_000 })
+    expect(r.code, r.stderr).toBe(0)
+    expect(Date.now() - t0).toBeLessThan(5_000)
+    expect(r.stdout).toContain('still busy with the probe')
   })
 })
