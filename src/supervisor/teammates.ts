@@ -107,10 +107,10 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
   )
   const launches = await Promise.all(inputs.map((input, k) => agentLaunchFor(team, input, cwds[k], leadCwd, env)))
   await Promise.all(
-    inputs.map((i, k) =>
+    inputs.flatMap((i, k) =>
       i.prompt && !launches[k]?.launch.promptInArgv
-        ? appendMessage(inboxPath(team, i.name, env), { from: LEAD_NAME, text: i.prompt, summary: 'initial prompt' })
-        : undefined,
+        ? [appendMessage(inboxPath(team, i.name, env), { from: LEAD_NAME, text: i.prompt, summary: 'initial prompt' })]
+        : [],
     ),
   )
   const spawned = await Promise.allSettled(

@@ -1,6 +1,5 @@
 import fs from 'node:fs'
 import { LEAD_NAME } from '../home/paths.js'
-import { isAlive } from '../process/process.js'
 import type { TeamFile } from './types.js'
 
 /**
@@ -31,7 +30,7 @@ export function claudeLeadOf(config: TeamFile): ClaudeLead | undefined {
 
 /** Whether the Claude Code lead still runs (the same process: its start time matches when known). */
 export function claudeLeadAlive(lead: ClaudeLead): boolean {
-  if (!lead.pid || !isAlive(lead.pid)) return false
+  if (!lead.pid || !signalable(lead.pid)) return false
   if (lead.procStart === undefined) return true
   try {
     const stat = fs.readFileSync(`/proc/${lead.pid}/stat`, 'utf8')
@@ -39,6 +38,16 @@ export function claudeLeadAlive(lead: ClaudeLead): boolean {
     return fields[19] === lead.procStart
   } catch {
     return true // no /proc (macOS): the pid alone
+  }
+}
+
+/** Signal 0 reaches the pid (EPERM: it exists, another user's). teams/ sits below process/, hence not isAlive. */
+function signalable(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
 

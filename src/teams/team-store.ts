@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises'
 import { ConflictError, CorruptFileError, NotFoundError, SwarmError, UsageError } from '../errors.js'
-import { atomicWriteJson, ensureDir, parseJsonFile, pathExists, readFileIfExists, readJsonFile, readJsonForWrite } from '../util/fs.js'
+import { atomicWriteJson, ensureDir, parseJsonFile, pathExists, readFileIfExists, readJsonForWrite } from '../util/fs.js'
 import { withFileLock } from '../util/lock.js'
 import { pickColor } from '../home/colors.js'
 import {

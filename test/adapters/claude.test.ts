@@ -159,7 +159,13 @@ describe('config.json as Claude Code 2.1.332 rewrites it (in place, not truncate
     const clean = fs.readFileSync(file, 'utf8').trimEnd()
     fs.writeFileSync(file, `${clean}}\n`) // measured: `"isActive": true` written over `false` leaves `}}`
     expect((await readTeam('torn', env)).members.map((m) => m.name)).toEqual(['team-lead', 'cc'])
-    await updateTeam('torn', (t) => void (t.description = 'x'), env)
+    await updateTeam(
+      'torn',
+      (t) => {
+        t.description = 'x'
+      },
+      env,
+    )
     expect(() => JSON.parse(fs.readFileSync(file, 'utf8'))).not.toThrow()
     fs.writeFileSync(file, `${clean}{"x":1}`)
     await expect(readTeam('torn', env)).rejects.toMatchObject({ exitCode: ExitCode.corrupt })

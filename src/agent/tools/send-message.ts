@@ -1,7 +1,6 @@
 import { z } from 'zod'
 import { encodeStructured, type StructuredMessage } from '../../mailbox/messages.js'
 import { deliver } from '../../mailbox/send.js'
-import type { InboxMessage } from '../../mailbox/types.js'
 import { LEAD_NAME } from '../../home/paths.js'
 import type { LeadSignFn } from '../../mailbox/lead-signature.js'
 import { readTeam } from '../../teams/team-store.js'
