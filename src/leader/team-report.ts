@@ -68,7 +68,9 @@ export async function teamReport(team: string, opts: { env?: NodeJS.ProcessEnv; 
     const task = tasks.find((t) => t.status === 'in_progress' && (t.owner === m.name || t.owner === m.agentId))
     const usage = state?.usage
     const asks = pending.filter((p) => p.agent === m.name).length
-    const isActive = config.members.find((c) => c.name === m.name)?.isActive
+    const entry = config.members.find((c) => c.name === m.name)
+    // Only Claude Code sets isActive as it works; for any other command it is swarm's "meant to run".
+    const isActive = entry?.agent === 'claude' || claudeLead ? entry?.isActive : undefined
     // A Claude Code lead runs in its own terminal: its process tells whether it lives.
     const status =
       m.name === LEAD_NAME && claudeLead
