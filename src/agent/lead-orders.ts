@@ -41,7 +41,13 @@ export class LeadOrders {
       }
     }
     if (verdict !== 'verified') return verdict
-    return (await this.ledger.claim(entry.msg_id!, entry.timestamp)) ? 'verified' : 'replayed'
+    return this.claim(entry)
+  }
+
+  /** Records an order verified by another scheme (Claude Code's `lead_sig`): `replayed` when seen before. */
+  async claim(entry: InboxMessage): Promise<LeadVerdict> {
+    if (entry.msg_id === undefined) return 'unverified'
+    return (await this.ledger.claim(entry.msg_id, entry.timestamp)) ? 'verified' : 'replayed'
   }
 
   /** Switches to the lead's new public key (from a verified `lead_key_update`). */

@@ -7,6 +7,7 @@ import { UsageError } from '../errors.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { leadSignerFor } from '../teams/messaging.js'
+import { claudeLeadOf } from '../teams/claude-lead.js'
 import { findMember, readTeam } from '../teams/team-store.js'
 import { PermissionModeName } from '../permissions/rules/modes.js'
 import { createModelClient } from './client.js'
@@ -23,6 +24,9 @@ import { LeadOrders, type LeadVerdict } from './lead-orders.js'
 import { TeammateRuntime, type RuntimeOptions, type TurnLog } from './runtime.js'
 import { AgentStateFile, readAgentState, statePath } from './state.js'
 import { allowAll, type AnyTool, type PermissionCheck } from './tool.js'
+import { resolveLeadVerifyKey } from '../mailbox/signing.js'
+import { CLAUDE_LEAD_VERIFY_KEY_ENV, parseClaudeVerifyKey } from '../mailbox/claude-lead-sig.js'
+import { classifyLeadEntry, type LeadSignFn } from '../mailbox/lead-signature.js'
 import type { StructuredMessage } from '../mailbox/messages.js'
 import type { BashSandbox } from '../sandbox/types.js'
 import { allTools } from './tool-registry.js'
@@ -55,7 +59,9 @@ export interface StartAgentOptions {
   /** Builds the permission layer once the agent's pieces exist. Default: allow everything. */
   permissions?: (ctx: AgentAssembly) => PermissionLayer | Promise<PermissionLayer>
   verifyLead?: (entry: InboxMessage) => LeadVerdict | Promise<LeadVerdict>
-  sign?: (m: InboxMessage, to: string) => string | undefined
+  sign?: LeadSignFn
+  /** Claude Code's `--lead-verify-key` (`<ms>.<key>`); default `$SWARM_CLAUDE_LEAD_VERIFY_KEY`. */
+  leadVerifyKey?: string
   runtime?: Partial<Pick<RuntimeOptions, 'external' | 'route' | 'onControl' | 'autoClaimTasks'>>
   /** Overrides of the member's budget (`swarm agent --max-cost/--max-tokens`). */
   maxCostUsd?: number
@@ -177,7 +183,20 @@ export async function assembleAgent(
   }
   const layer: PermissionLayer = opts.permissions ? await opts.permissions(assembly) : { check: allowAll }
   // The lead verifies its own signature too: answers to its own permission requests come signed.
+  // Two schemes: swarm's own (recipient-bound, LeadOrders) and Claude Code's `lead_sig` (with the
+  // key a Claude Code lead passed, else the team's); either way each order counts once (the ledger).
   const orders = await LeadOrders.open(opts.team, opts.name, env)
+  const leadKey = await resolveLeadVerifyKey(opts.team, env)
+  const claudeKey = parseClaudeVerifyKey(opts.leadVerifyKey ?? env[CLAUDE_LEAD_VERIFY_KEY_ENV])
+  const claudeVerifyKey = claudeKey ?? leadKey
+  // Joined to a Claude Code lead's team without its key: act on its (unsigned) orders, as its own keyless teammates do.
+  const keyless = leadKey === undefined && claudeKey === undefined && claudeLeadOf(team) !== undefined
+  const verifyLead = async (e: InboxMessage): Promise<LeadVerdict> => {
+    if (keyless && e.from === LEAD_NAME) return 'verified'
+    const verdict = await orders.judge(e)
+    if (verdict !== 'unverified' || claudeVerifyKey === undefined) return verdict
+    return classifyLeadEntry(e, { claude: claudeVerifyKey }) === 'verified' ? orders.claim(e) : 'unverified'
+  }
 
   const runtime = new TeammateRuntime({
     team: opts.team,
@@ -199,7 +218,7 @@ export async function assembleAgent(
     state,
     messages,
     turnLog,
-    verifyLead: opts.verifyLead ?? ((e) => orders.judge(e)),
+    verifyLead: opts.verifyLead ?? verifyLead,
     checkPermission: layer.check,
     onControl: (m, e) => (m.type === 'lead_key_update' ? orders.rotate(m.publicKey) : layer.onControl?.(m, e)),
     onExit: () => layer.close?.(),

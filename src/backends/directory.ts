@@ -1,4 +1,5 @@
 import { NotFoundError } from '../errors.js'
+import { claudeLeadOf, claudePaneSocket } from '../teams/claude-lead.js'
 import { readTeam } from '../teams/team-store.js'
 import type { TeamFile, TeamMember } from '../teams/types.js'
 import { parseAgentId } from './shutdown.js'
@@ -12,9 +13,24 @@ type Env = NodeJS.ProcessEnv
  */
 export const TMUX_SOCKET_FIELD = 'tmuxSocket'
 
-/** The pane recorded for a member, if it has one ('' and 'in-process' are not panes). */
-export function paneRefOf(m: TeamMember): PaneRef | undefined {
-  if (!m.tmuxPaneId || m.tmuxPaneId === 'in-process') return undefined
+/**
+ * The member field where swarm records that it stopped a teammate on purpose (kill, team delete):
+ * `isActive: false` cannot say so for Claude Code, which sets it whenever it goes idle.
+ */
+export const STOPPED_FIELD = 'swarmStopped'
+
+/**
+ * The pane recorded for a member, if it has one ('' and 'in-process' are not panes). In a team led
+ * by Claude Code the pane lives on that lead's tmux server, whose socket swarm finds itself.
+ */
+export function paneRefOf(m: TeamMember, config?: TeamFile): PaneRef | undefined {
+  if (!m.tmuxPaneId || m.tmuxPaneId === 'in-process' || m.tmuxPaneId === 'leader') return undefined
+  const lead = config && m[TMUX_SOCKET_FIELD] === undefined ? claudeLeadOf(config) : undefined
+  if (lead) {
+    const socket = claudePaneSocket(lead)
+    // Its server is gone: there is no pane to find, and never one of ours of the same id.
+    return socket ? { agentId: m.agentId, paneId: m.tmuxPaneId, socketPath: socket } : undefined
+  }
   const socket = m[TMUX_SOCKET_FIELD]
   return { agentId: m.agentId, paneId: m.tmuxPaneId, ...(typeof socket === 'string' && socket && { socketPath: socket }) }
 }
@@ -40,7 +56,7 @@ export function teamStoreDirectory(env?: Env): PaneDirectory {
       for (const [team, ids] of byTeam) {
         const config = await readTeamOrUndefined(team, env)
         for (const m of config?.members ?? []) {
-          const ref = ids.includes(m.agentId) ? paneRefOf(m) : undefined
+          const ref = ids.includes(m.agentId) ? paneRefOf(m, config) : undefined
           if (ref) refs.set(m.agentId, ref)
         }
       }
@@ -51,7 +67,7 @@ export function teamStoreDirectory(env?: Env): PaneDirectory {
       return (config?.members ?? [])
         .filter((m) => backendOf(m) === backend)
         .sort((a, b) => a.joinedAt - b.joinedAt)
-        .map(paneRefOf)
+        .map((m) => paneRefOf(m, config))
         .filter((r): r is PaneRef => r !== undefined)
     },
   }

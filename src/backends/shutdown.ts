@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import { UsageError } from '../errors.js'
 import { appendMessage, readInbox } from '../mailbox/inbox.js'
 import { createEntry, type NewMessage } from '../mailbox/entry.js'
@@ -7,6 +6,7 @@ import type { InboxMessage } from '../mailbox/types.js'
 import { LEAD_NAME, inboxPath, validateAgentName, validateName } from '../home/paths.js'
 import { delay } from '../process/process.js'
 import type { LeadSigner, TeammateExecutor, TerminateOptions, TerminateOutcome } from './types.js'
+import { withLeadSignature } from '../mailbox/lead-signature.js'
 
 type Env = NodeJS.ProcessEnv
 
@@ -38,20 +38,27 @@ export interface ShutdownDeps {
   from?: string
 }
 
+/**
+ * `shutdown-<ms>@<name>`: the only form Claude Code accepts (any other id is shown to its model as
+ * invalid and its answer cannot be matched). Unique per teammate and millisecond.
+ */
+export function shutdownRequestId(name: string, now: number = Date.now()): string {
+  return `shutdown-${now}@${name}`
+}
+
 /** Writes a (signed) shutdown_request into the teammate's inbox; returns its requestId. */
 export async function requestShutdown(agentId: string, reason: string | undefined, deps: ShutdownDeps = {}): Promise<string> {
   const { name, team } = parseAgentId(agentId)
   const from = deps.from ?? LEAD_NAME
   const request: MessageOf<'shutdown_request'> = {
     type: 'shutdown_request',
-    requestId: `shutdown-${randomUUID()}`,
+    requestId: shutdownRequestId(name),
     from,
     ...(reason !== undefined && { reason }),
     timestamp: new Date().toISOString(),
   }
   const entry = createEntry({ from, text: encodeStructured(request), summary: 'shutdown request' })
-  const sig = deps.sign?.(entry, name)
-  await appendMessage(inboxPath(team, name, deps.env), sig === undefined ? entry : { ...entry, leadSig: sig })
+  await appendMessage(inboxPath(team, name, deps.env), withLeadSignature(entry, deps.sign, name))
   return request.requestId
 }
 

@@ -1,4 +1,5 @@
 import type { LaunchedProcess, LaunchOptions } from '../process/process.js'
+import type { LeadSignFn } from '../mailbox/lead-signature.js'
 import type { NewMessage } from '../mailbox/entry.js'
 import type { InboxMessage } from '../mailbox/types.js'
 /**
@@ -161,7 +162,7 @@ export interface PaneDirectory {
 }
 
 /** Signs a lead message (docs/architecture.md §2); undefined leaves it unsigned. */
-export type LeadSigner = (entry: InboxMessage, to: string) => string | undefined
+export type LeadSigner = LeadSignFn
 
 /** Options every executor accepts. */
 export interface ExecutorOptions {

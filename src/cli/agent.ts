@@ -9,8 +9,8 @@ import { collect } from './options.js'
 import { shutdownSignal } from './signals.js'
 
 interface AgentFlags {
-  team: string
-  name: string
+  team?: string
+  name?: string
   model?: string
   mode?: string
   agentType?: string
@@ -20,15 +20,32 @@ interface AgentFlags {
   deny: string[]
   ask: string[]
   permissionTimeout?: string
+  // Claude Code's teammate argv (a Claude Code lead with CLAUDE_CODE_TEAMMATE_COMMAND starts us so).
+  agentId?: string
+  agentName?: string
+  teamName?: string
+  agentColor?: string
+  parentSessionId?: string
+  leadVerifyKey?: string
+  permissionMode?: string
+  planModeRequired?: boolean
 }
 
-/** `swarm agent --team T --name N` — the teammate runtime a backend launches. */
+/** Claude Code's permission modes swarm has no own name for. */
+const CLAUDE_MODES: Record<string, string> = { auto: 'default' }
+
+/**
+ * `swarm agent --team T --name N` — the teammate runtime a backend launches. It also takes the
+ * argv a Claude Code lead gives its teammates (`--agent-id n@t --agent-name n --team-name t
+ * --lead-verify-key …`), so bin/swarm-claude-teammate.js can be its CLAUDE_CODE_TEAMMATE_COMMAND;
+ * flags of Claude Code's that swarm has no use for are ignored.
+ */
 export function registerAgentCommand(program: Command): void {
   program
     .command('agent')
     .description('run a teammate: a coding agent that lives on its inbox (started by a backend)')
-    .requiredOption('--team <team>', 'team name')
-    .requiredOption('--name <name>', "this teammate's name")
+    .option('--team <team>', 'team name (or --team-name)')
+    .option('--name <name>', "this teammate's name (or --agent-name)")
     .option('--model <model>', 'model (overrides the agent definition)')
     .option('--mode <mode>', 'permission mode')
     .option('--agent-type <type>', 'agent definition to use')
@@ -38,19 +55,39 @@ export function registerAgentCommand(program: Command): void {
     .option('--deny <rule>', 'deny rule, e.g. "Read(~/.ssh/**)" (repeatable)', collect, [])
     .option('--ask <rule>', 'ask rule (repeatable)', collect, [])
     .option('--permission-timeout <seconds>', 'deny a permission request nobody answered in time (default: wait)')
+    .option('--agent-id <id>', "Claude Code's teammate argv: <name>@<team>")
+    .option('--agent-name <name>', "Claude Code's teammate argv: the name")
+    .option('--team-name <team>', "Claude Code's teammate argv: the team")
+    .option('--agent-color <color>', "Claude Code's teammate argv: the colour (the team file's is used)")
+    .option('--parent-session-id <uuid>', "Claude Code's teammate argv: the lead's session")
+    .option('--lead-verify-key <ms.key>', "Claude Code's teammate argv: the lead's public key, checks lead_sig")
+    .option('--permission-mode <mode>', "Claude Code's teammate argv: the permission mode")
+    .option('--plan-mode-required', "Claude Code's teammate argv: start in plan mode")
+    .allowUnknownOption()
     .action((flags: AgentFlags) => runAgentCommand(flags))
 }
 
+/** The identity and mode from either argv; UsageError when team or name is missing. */
+export function agentIdentity(flags: AgentFlags): { team: string; name: string; mode?: string } {
+  const fromId = flags.agentId?.includes('@') ? flags.agentId : undefined
+  const team = flags.team ?? flags.teamName ?? fromId?.slice(fromId.lastIndexOf('@') + 1)
+  const name = flags.name ?? flags.agentName ?? fromId?.slice(0, fromId.lastIndexOf('@'))
+  if (!team || !name)
+    throw new UsageError('swarm agent needs --team and --name', { hint: 'or the Claude Code teammate argv: --agent-id <name>@<team>' })
+  const claudeMode = flags.planModeRequired ? 'plan' : flags.permissionMode
+  const mode = flags.mode ?? (claudeMode !== undefined ? (CLAUDE_MODES[claudeMode] ?? claudeMode) : undefined)
+  return { team: validateName(team), name: validateAgentName(name), ...(mode !== undefined && { mode }) }
+}
+
 export async function runAgentCommand(flags: AgentFlags): Promise<void> {
-  validateName(flags.team)
-  validateAgentName(flags.name)
+  const identity = agentIdentity(flags)
   const abort = shutdownSignal()
   const permissionTimeoutMs = parseTimeout(flags.permissionTimeout)
   let code: number
   try {
     const { runtime } = await assembleAgent({
-      team: flags.team,
-      name: flags.name,
+      team: identity.team,
+      name: identity.name,
       signal: abort.signal,
       permissions: (a) =>
         createPermissionLayer(a, {
@@ -58,13 +95,14 @@ export async function runAgentCommand(flags: AgentFlags): Promise<void> {
           ...(permissionTimeoutMs !== undefined ? { permissionTimeoutMs } : {}),
         }),
       ...(flags.model ? { model: flags.model } : {}),
-      ...(flags.mode ? { mode: flags.mode } : {}),
+      ...(identity.mode ? { mode: identity.mode } : {}),
+      ...(flags.leadVerifyKey ? { leadVerifyKey: flags.leadVerifyKey } : {}),
       ...(flags.agentType ? { agentType: flags.agentType } : {}),
       ...(flags.cwd ? { cwd: flags.cwd } : {}),
       ...(flags.resume ? { resume: true } : {}),
     })
     code = await runtime.run()
-    await updateMember(flags.team, flags.name, { isActive: false }).catch(() => {
+    await updateMember(identity.team, identity.name, { isActive: false }).catch(() => {
       // The team may have been deleted while we shut down; nothing to record then.
     })
   } catch (err) {

@@ -27,6 +27,7 @@ const GROUPS: Record<string, () => Promise<Register>> = {
   worktrees: () => import('./worktrees.js').then((m) => m.registerWorktreeCommands),
   compact: () => import('./long-run.js').then((m) => m.registerLongRunCommands),
   budget: () => import('./long-run.js').then((m) => m.registerLongRunCommands),
+  hook: () => import('./hook.js').then((m) => m.registerHookCommand),
 }
 
 /** The program with every command group, or only `only`'s (same commands, cheaper to load). */

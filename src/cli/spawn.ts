@@ -18,6 +18,7 @@ export interface SpawnCommandOptions {
   maxTokens?: string
   mode?: string
   agentType?: string
+  agent?: string
   prompt?: string
   /** true, or the worktree's name. */
   worktree?: boolean | string
@@ -47,6 +48,10 @@ export function registerSpawnCommands(program: Command): void {
     .option('--max-tokens <n>', 'budget in tokens (input, cache and output together)')
     .option('--mode <mode>', 'permission mode for the swarm agent')
     .option('--agent-type <type>', 'agent definition for the swarm agent')
+    .option(
+      '--agent <kind>',
+      'the agent CLI to run: swarm (default), codex, gemini, opencode, pi, claude, or a user-defined adapter (.claude/swarm-agents/<kind>.yaml)',
+    )
     .option('--prompt <text>', "first message, put in the teammate's inbox from team-lead")
     .option(
       '--worktree [name]',
@@ -76,11 +81,15 @@ export async function runSpawn(team: string, name: string, opts: SpawnCommandOpt
     import('../backends/tmux.js'),
   ])
   const backend = parseBackendChoice(opts.backend)
+  if (opts.command !== undefined && opts.agent !== undefined)
+    throw new UsageError('--command and --agent both say what to run', { hint: 'give one of them' })
   const cwd = opts.cwd === undefined ? undefined : await existingDir(opts.cwd)
   await warnIfNoSandbox(cwd ?? process.cwd())
   if (backend === 'in-process' || (backend === 'auto' && (await teamRunsInProcess(team)))) {
     if (opts.command !== undefined)
       throw new UsageError('an in-process teammate runs the swarm agent, not a command', { hint: 'use --backend tmux with --command' })
+    if (opts.agent !== undefined && opts.agent !== 'swarm')
+      throw new UsageError(`an in-process teammate runs the swarm agent, not ${opts.agent}`, { hint: 'use --backend tmux with --agent' })
     if (opts.worktree) await checkWorktree(team, name, cwd, opts.worktree)
     if (opts.agentType !== undefined) await checkType(team, cwd, opts.agentType)
     const { requestInProcessSpawn } = await import('../leader/spawn-request.js')
@@ -103,6 +112,7 @@ export async function runSpawn(team: string, name: string, opts: SpawnCommandOpt
       model: opts.model,
       mode: opts.mode,
       agentType: opts.agentType,
+      agent: opts.agent,
       prompt: opts.prompt,
       ...(opts.worktree ? { worktree: opts.worktree } : {}),
       ...budgetFlags(opts),

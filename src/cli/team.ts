@@ -34,6 +34,8 @@ export interface TeamCreateOptions {
   teamMaxCost?: string
   backend?: string
   agentType?: string[]
+  /** `--agent name:kind`, repeatable. */
+  agent?: string[]
   /** `--worktree` (every teammate) or `--worktree a,b`. */
   worktree?: boolean | string
   from?: string
@@ -58,6 +60,12 @@ export function registerTeamCommands(program: Command): void {
     .option('--mode <mode>', `permission mode recorded for every teammate (${PermissionModeName.options.join(', ')})`)
     .option('--backend <backend>', backendChoices().join(' | '), 'auto')
     .option('--agent-type <name:type>', 'agent type of a member, e.g. researcher:Explore (repeatable)', collect, [])
+    .option(
+      '--agent <name:kind>',
+      'the agent CLI a member runs, e.g. reviewer:codex (codex, gemini, opencode, pi, claude, swarm or a user-defined adapter; repeatable)',
+      collect,
+      [],
+    )
     .option('--worktree [names]', 'teammates in git worktrees of their own: all of them, or the ones named (comma-separated)')
     .option('--from <file>', 'a team file (YAML) describing members, types, models, modes and prompts')
     .option('--no-attach', 'do not attach to the tmux session; print the attach command')
@@ -112,6 +120,7 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
     })
   }
   const types = parseAgentTypes(opts.agentType ?? [])
+  const kinds = parseNamePairs(opts.agent ?? [], '--agent', 'reviewer:codex')
   const model = opts.model ?? spec?.model
   const budget = { ...spec?.budget, ...budgetFlags(opts) }
   const teamBudget = {
@@ -120,6 +129,11 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
   }
   const names = [...(spec?.members.map((m) => m.name) ?? []), ...splitList(opts.agents)]
   for (const t of types.keys()) if (!names.includes(t)) throw new UsageError(`--agent-type names ${t}, which is not in --agents`)
+  for (const t of kinds.keys()) if (!names.includes(t)) throw new UsageError(`--agent names ${t}, which is not in --agents`)
+  await checkAdapters(
+    names.map((a) => kinds.get(a) ?? spec?.members.find((x) => x.name === a)?.agent),
+    cwd,
+  )
   const isolated = worktreeChoice(opts.worktree, names)
   const members = names.map((a) => {
     const m = spec?.members.find((x) => x.name === a)
@@ -144,6 +158,7 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
         ...(m?.prompt !== undefined && { prompt: m.prompt }),
         ...(m?.cwd !== undefined && { cwd: m.cwd }),
         ...firstLimit({ maxCostUsd: m?.maxCostUsd, maxTokens: m?.maxTokens }, budget),
+        ...((kinds.get(a) ?? m?.agent) !== undefined && { agent: kinds.get(a) ?? m?.agent }),
       }
     }),
     ...(teamBudget.maxCostUsd !== undefined || teamBudget.maxTokens !== undefined ? { budget: teamBudget } : {}),
@@ -252,14 +267,28 @@ function attachCommand(team: string): string {
 
 /** ['researcher:Explore'] → Map{researcher → Explore} */
 function parseAgentTypes(values: string[]): Map<string, string> {
+  return parseNamePairs(values, '--agent-type', 'researcher:Explore')
+}
+
+/** ['name:value', …] → Map{name → value}; `example` shows the form in the error. */
+function parseNamePairs(values: string[], option: string, example: string): Map<string, string> {
   const out = new Map<string, string>()
   for (const v of values) {
-    const [name, type] = v.split(':')
-    if (!name || !type)
-      throw new UsageError(`--agent-type ${JSON.stringify(v)} should be name:type`, { hint: 'e.g. --agent-type researcher:Explore' })
-    out.set(name, type)
+    const [name, value] = v.split(':')
+    if (!name || !value)
+      throw new UsageError(`${option} ${JSON.stringify(v)} should be name:${option === '--agent' ? 'kind' : 'type'}`, {
+        hint: `e.g. ${option} ${example}`,
+      })
+    out.set(name, value)
   }
   return out
+}
+
+/** Before the team is written: every --agent / team-file `agent:` names a known adapter. */
+async function checkAdapters(kinds: Array<string | undefined>, cwd: string): Promise<void> {
+  if (!kinds.some((k) => k !== undefined)) return
+  const { resolveAdapter } = await import('../adapters/registry.js')
+  for (const k of kinds) await resolveAdapter(k, { cwd })
 }
 
 export async function teamList(opts: { json?: boolean }): Promise<void> {

@@ -14,9 +14,38 @@ import { createPermissionLayer } from '../permissions/requests/client.js'
 import { leadSignerFor } from '../teams/messaging.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
+import { claudeLeadOf } from '../teams/claude-lead.js'
+import type { TeamFile, TeamMember } from '../teams/types.js'
 import { teamBackend } from '../backends/team-backend.js'
 import { LeaderConsole } from './console.js'
 import { LeaderControl } from './control.js'
+
+/**
+ * Whether this leader hosts the member: it is recorded in-process, or it has no backend of its own
+ * in a team created in-process. A member written with `--no-start` and then spawned in a pane (or
+ * running another agent CLI) is never also started here: no twin answers its messages.
+ */
+export function hostedInProcess(config: TeamFile, m: TeamMember): boolean {
+  if (m.agent !== undefined) return false
+  if (m.backendType !== undefined) return m.backendType === 'in-process'
+  return config.swarmBackend === 'in-process' && (m.tmuxPaneId === '' || m.tmuxPaneId === 'in-process')
+}
+
+/**
+ * A team led by Claude Code has its lead: this pane (opened when `swarm spawn` adds a swarm agent)
+ * says so and waits, reading nothing — consuming team-lead's inbox would hide the reports from it.
+ */
+async function standAside(o: LeaderOptions, pid: number): Promise<void> {
+  const output = o.output ?? process.stdout
+  output.write(
+    `team ${o.team} is led by Claude Code (pid ${pid}); swarm runs no leader console on it. Watch it with: swarm inbox ${o.team} team-lead --follow\n`,
+  )
+  await new Promise<void>((resolve) => {
+    if (o.signal?.aborted) return resolve()
+    o.signal?.addEventListener('abort', () => resolve(), { once: true })
+    if (!o.signal) process.once('SIGTERM', () => resolve())
+  })
+}
 
 /** How long in-process teammates get to finish when their leader leaves. */
 const LEAVE_GRACE_MS = 3_000
@@ -42,6 +71,8 @@ export async function runLeader(o: LeaderOptions): Promise<void> {
   const env = o.env
   const output = o.output ?? process.stdout
   const config = await readTeam(o.team, env)
+  const claudeLead = claudeLeadOf(config)
+  if (claudeLead) return standAside(o, claudeLead.pid)
   const backend = teamBackend(config) ?? 'in-process'
   const sign = await leadSignerFor(o.team, env)
   const client: Anthropic | undefined = modelConfigured(env) ? createModelClient(env) : undefined
@@ -75,7 +106,7 @@ export async function runLeader(o: LeaderOptions): Promise<void> {
   // An in-process team lives in this process: (re)start every teammate, resuming its conversation.
   if (inProcess) {
     for (const m of config.members) {
-      if (m.name === LEAD_NAME) continue
+      if (m.name === LEAD_NAME || !hostedInProcess(config, m)) continue
       const resume = fs.existsSync(transcriptPath(o.team, m.name, env))
       await control.startInProcess(m.name, resume)
     }

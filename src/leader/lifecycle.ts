@@ -22,6 +22,8 @@ import { delay, isAlive, killTree } from '../process/process.js'
 import { type TeardownReport, listTeamWorktrees, teamWorktreesOf, teardownWorktrees } from '../worktrees/team-worktrees.js'
 import type { RemoveWorktreeOptions } from '../worktrees/worktree.js'
 import { teamBackend } from '../backends/team-backend.js'
+import { STOPPED_FIELD } from '../backends/directory.js'
+import { claudeLeadAlive, claudeLeadOf } from '../teams/claude-lead.js'
 
 type Env = NodeJS.ProcessEnv
 
@@ -59,7 +61,7 @@ export async function startTeam(team: string, opts: { backend: BackendChoice; en
     .filter((m) => m.name !== LEAD_NAME)
     .map((m) => ({
       name: m.name,
-      ...definedOnly({ prompt: m.prompt, agentType: m.agentType, model: m.model, mode: m.mode, cwd: m.cwd }),
+      ...definedOnly({ prompt: m.prompt, agentType: m.agentType, agent: m.agent, model: m.model, mode: m.mode, cwd: m.cwd }),
       // A member that has its worktree already (the roster was started before) runs in it.
       ...(m.worktreePath ? { cwd: m.worktreePath } : m.worktree !== undefined ? { worktree: m.worktree } : {}),
     }))
@@ -110,13 +112,19 @@ export async function resumeTeam(team: string, opts: { env: Env }): Promise<Resu
       alive.push(m.name)
       continue
     }
-    if (m.isActive === false && row?.state !== 'alive') continue // stopped on purpose
+    // Stopped on purpose (Claude Code sets isActive false whenever it is idle: swarm's own mark tells).
+    const stopped = m.agent === 'claude' ? m[STOPPED_FIELD] === true : m.isActive === false
+    if (stopped && row?.state !== 'alive') continue
     if (row?.state === 'alive') {
       alive.push(m.name)
       continue
     }
     if (row?.state === 'exited') await executor.kill(m.agentId).catch(() => undefined) // clear the dead pane
     const resume = await pathExists(transcriptPath(team, m.name, env))
+    if (m.agent !== undefined) {
+      dead.push({ name: m.name, agent: m.agent, resume: true, cwd: m.cwd, ...definedOnly({ model: m.model, mode: m.mode, agentType: m.agentType }) })
+      continue
+    }
     dead.push({
       name: m.name,
       argv: [
@@ -150,9 +158,15 @@ export interface DeleteReport {
 /** Members in the middle of a turn (working, or waiting for an answer) whose process lives. */
 export async function busyMembers(team: TeamFile, env: Env): Promise<Array<{ name: string; status: string; task?: string }>> {
   const busy: Array<{ name: string; status: string; task?: string }> = []
+  const claudeLed = claudeLeadOf(team) !== undefined
   for (const m of team.members) {
     if (m.name === LEAD_NAME) continue
     const state = await readAgentState(team.name, m.name, env).catch(() => undefined)
+    // Claude Code writes no state file; it sets isActive on its member entry while it works.
+    if (!state && m.isActive === true && (m.agent === 'claude' || claudeLed)) {
+      busy.push({ name: m.name, status: 'working' })
+      continue
+    }
     if (!state || (state.status !== 'working' && state.status !== 'waiting')) continue
     if (state.pid === undefined || !isAlive(state.pid)) continue
     busy.push({ name: m.name, status: state.status, ...(state.currentTask ? { task: state.currentTask } : {}) })
@@ -188,6 +202,16 @@ export async function deleteTeamFully(
   } catch (err) {
     if (!(err instanceof NotFoundError || (err instanceof CorruptFileError && opts.force))) throw err
   }
+  const claudeLead = config ? claudeLeadOf(config) : undefined
+  if (claudeLead && claudeLeadAlive(claudeLead)) {
+    throw new ConflictError(
+      'SWARM_CLAUDE_LEAD_RUNNING',
+      `team ${team} is led by a Claude Code session that is still running (pid ${claudeLead.pid})`,
+      {
+        hint: 'end it in Claude Code: ask its lead to shut its teammates down, then exit that session (Claude Code cleans up its own team); swarm deletes it once the session is gone',
+      },
+    )
+  }
   if (config && !opts.force) {
     const busy = await busyMembers(config, env)
     if (busy.length) {
@@ -206,7 +230,8 @@ export async function deleteTeamFully(
     : undefined
   let report = { exited: [] as string[], killed: [] as string[] }
   try {
-    const sign = config ? await leadSignerFor(team, env).catch(() => undefined) : undefined
+    // Claude Code's lead holds its own keys: swarm cannot sign for it (and writes no key of its own there).
+    const sign = config && !claudeLead ? await leadSignerFor(team, env).catch(() => undefined) : undefined
     if (config)
       report = await stopTeamMembers(team, { env, graceful: !opts.force, timeoutMs: opts.timeoutMs ?? DELETE_TIMEOUT_MS, ...(sign ? { sign } : {}) })
     else {

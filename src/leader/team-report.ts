@@ -6,6 +6,8 @@ import type { InProcessExecutor } from '../backends/types.js'
 import { readInbox } from '../mailbox/inbox.js'
 import { listPending } from '../permissions/requests/store.js'
 import { inboxPath, LEAD_NAME, rootDir } from '../home/paths.js'
+import { claudeLeadAlive, claudeLeadOf } from '../teams/claude-lead.js'
+import { importInboxRequests } from '../permissions/requests/inbox-requests.js'
 import { readTeam } from '../teams/team-store.js'
 import type { TeamMember } from '../teams/types.js'
 import type { WorktreeSummary } from '../worktrees/team-worktrees.js'
@@ -47,10 +49,12 @@ export interface TeamReport {
 export async function teamReport(team: string, opts: { env?: NodeJS.ProcessEnv; inProcess?: InProcessExecutor } = {}): Promise<TeamReport> {
   const env = opts.env ?? process.env
   const config = await readTeam(team, env)
+  const claudeLead = claudeLeadOf(config)
   // The tmux call and the files are independent: read them all at once.
   const [base, pending, tasks, trees, files] = await Promise.all([
     teamStatus(team, { env, config, ...(opts.inProcess ? { inProcess: opts.inProcess } : {}) }),
-    listPending(team, { env })
+    importInboxRequests(config, env)
+      .then(() => listPending(team, { env }))
       .then((r) => r.requests)
       .catch(() => []),
     listTasks(team, env).catch(() => []),
@@ -65,15 +69,26 @@ export async function teamReport(team: string, opts: { env?: NodeJS.ProcessEnv; 
     const [state, inbox] = files[k]
     const task = tasks.find((t) => t.status === 'in_progress' && (t.owner === m.name || t.owner === m.agentId))
     const usage = state?.usage
+    const asks = pending.filter((p) => p.agent === m.name).length
+    const entry = config.members.find((c) => c.name === m.name)
+    // Only Claude Code sets isActive as it works; for any other command it is swarm's "meant to run".
+    const isActive = entry?.agent === 'claude' || claudeLead ? entry?.isActive : undefined
+    // A Claude Code lead runs in its own terminal: its process tells whether it lives.
+    const status =
+      m.name === LEAD_NAME && claudeLead
+        ? claudeLeadAlive(claudeLead)
+          ? 'alive'
+          : 'exited'
+        : memberState(m, state, { asks, ...(isActive !== undefined ? { isActive } : {}) })
     return {
       ...m,
-      status: memberState(m, state),
+      status,
       ...(state?.model ? { model: state.model } : {}),
       ...(state?.mode ? { mode: state.mode } : {}),
       ...(state?.lastActivity ? { lastActivity: state.lastActivity } : {}),
       ...(state?.detail ? { detail: state.detail } : {}),
       unread: inbox.filter((e) => !e.read).length,
-      pendingRequests: pending.filter((p) => p.agent === m.name).length,
+      pendingRequests: asks,
       ...(task || state?.currentTask ? { currentTask: task?.id ?? state?.currentTask } : {}),
       ...(usage
         ? { tokens: { input: usage.inputTokens, output: usage.outputTokens, cacheRead: usage.cacheReadTokens, cacheWrite: usage.cacheWriteTokens } }
@@ -97,9 +112,11 @@ export async function teamReport(team: string, opts: { env?: NodeJS.ProcessEnv; 
 
 /**
  * The member's lifecycle state (docs/architecture.md §3): the process view wins when the process is gone
- * (a clean exit is `exited`, anything else `dead`); while it lives, the agent's own state.
+ * (a clean exit is `exited`, anything else `dead`); while it lives, the agent's own state. An agent
+ * that writes no state file (Claude Code) is told by its signals: a pending request makes it
+ * `waiting`, else the `isActive` it sets on its member entry `working` or `idle`.
  */
-export function memberState(m: MemberStatus, state: AgentState | undefined): string {
+export function memberState(m: MemberStatus, state: AgentState | undefined, signals: { asks?: number; isActive?: boolean } = {}): string {
   const cleanExit = state?.status === 'exited'
   if (m.state === 'exited') return cleanExit || m.exitCode === 0 ? 'exited' : 'dead'
   if (m.state === 'dead') return cleanExit ? 'exited' : m.reason === 'never started' ? 'not started' : 'dead'
@@ -109,7 +126,11 @@ export function memberState(m: MemberStatus, state: AgentState | undefined): str
     if (state.status === 'exited') return 'exited'
     return state.pid !== undefined && isAlive(state.pid) ? state.status : 'dead'
   }
-  return state && state.status !== 'exited' ? state.status : 'alive'
+  if (state && state.status !== 'exited') return state.status
+  if (state) return 'alive'
+  if (signals.asks) return 'waiting'
+  if (signals.isActive !== undefined) return signals.isActive ? 'working' : 'idle'
+  return 'alive'
 }
 
 /** Only a team that has worktree records pays for git (and for loading the worktree modules). */

@@ -39,7 +39,7 @@ export const When = z.strictObject({
   agent: z.string().optional(),
   /** Substring of the text of the last user message (its text blocks; tool results excluded). */
   lastUserIncludes: z.string().optional(),
-  /** Regular expression on the same text; `/source/flags` or a bare source. */
+  /** Regular expression on the same text; `/source/flags` or a bare source. Its groups fill `{{match.N}}` in the response. */
   lastUserMatches: z.string().optional(),
   /** Substring of any tool_result in the last user message. */
   toolResultIncludes: z.string().optional(),

@@ -70,7 +70,7 @@ export class ScriptPlayer {
         if (rule.times !== undefined && used >= rule.times) continue
         if (!matches(rule.when, req, agent)) continue
         this.ruleUses.set(key, used + 1)
-        return { response: rule, played: { script: scriptName, kind: 'rule', index, label: rule.label } }
+        return { response: withCaptures(rule, req), played: { script: scriptName, kind: 'rule', index, label: rule.label } }
       }
     }
     const steps = own ? own.steps : this.scenario.steps
@@ -83,7 +83,7 @@ export class ScriptPlayer {
       const chosen = 'oneOf' in step ? step.oneOf.find((alt) => matches(alt.when, req, agent)) : matches(step.when, req, agent) ? step : undefined
       if (chosen) {
         this.cursors.set(scriptName, cursor + 1)
-        return { response: chosen, played: { script: scriptName, kind: 'step', index: cursor, label: chosen.label ?? step.label } }
+        return { response: withCaptures(chosen, req), played: { script: scriptName, kind: 'step', index: cursor, label: chosen.label ?? step.label } }
       }
       reason = `step ${cursor}${step.label ? ` (${step.label})` : ''} of ${describe(scriptName)} waits for a condition this request does not meet`
     }
@@ -114,6 +114,28 @@ export function matches(when: When | undefined, req: RequestView, agent: string 
   if (when.toolResultIncludes !== undefined && !last.toolResults.some((r) => r.text.includes(when.toolResultIncludes!))) return false
   if (when.toolResultIsError !== undefined && last.toolResults.some((r) => r.isError) !== when.toolResultIsError) return false
   return true
+}
+
+/**
+ * A response whose `when.lastUserMatches` captured groups gets `{{match.N}}` in its strings (text,
+ * tool inputs) replaced by group N: a scripted agent can answer with an id it was just sent.
+ */
+export function withCaptures<T extends ResponseSpec | RuleSpec>(response: T, req: RequestView): T {
+  const pattern = response.when?.lastUserMatches
+  if (pattern === undefined) return response
+  const groups = toRegExp(pattern).exec(lastUserMessage(req.body).text)
+  if (!groups) return response
+  const fill = (v: unknown): unknown => {
+    if (typeof v === 'string') return v.replace(/\{\{match\.(\d+)\}\}/g, (_, n: string) => groups[Number(n)] ?? '')
+    if (Array.isArray(v)) return v.map(fill)
+    if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fill(x)]))
+    return v
+  }
+  return {
+    ...response,
+    ...(response.text !== undefined && { text: fill(response.text) }),
+    ...(response.content && { content: fill(response.content) }),
+  } as T
 }
 
 /** `/source/flags` or a bare source. */

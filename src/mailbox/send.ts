@@ -2,6 +2,7 @@ import { NotFoundError } from '../errors.js'
 import { inboxPath, validateAgentName } from '../home/paths.js'
 import { checkMessageSize, createEntry } from './entry.js'
 import { appendMessage } from './inbox.js'
+import { type LeadSignFn, withLeadSignature } from './lead-signature.js'
 import type { InboxMessage } from './types.js'
 
 /**
@@ -29,8 +30,8 @@ export interface DeliverOptions {
   text: string
   summary?: string
   color?: string
-  /** Signs each final entry (timestamp and msg_id set) for its recipient; the result becomes its `leadSig`. */
-  sign?: (m: InboxMessage, to: string) => string | undefined
+  /** Signs each final entry (timestamp and msg_id set) for its recipient: its `leadSig` (and `lead_sig`). */
+  sign?: LeadSignFn
   env?: NodeJS.ProcessEnv
 }
 
@@ -44,8 +45,7 @@ export async function deliver(opts: DeliverOptions): Promise<InboxMessage[]> {
   checkMessageSize(opts.text)
   const entries = recipients.map((to) => {
     const entry = createEntry({ from: opts.from, text: opts.text, color: opts.color, summary: opts.summary })
-    const sig = opts.sign?.(entry, to)
-    return sig === undefined ? entry : { ...entry, leadSig: sig }
+    return withLeadSignature(entry, opts.sign, to)
   })
   const files = recipients.map((name) => inboxPath(opts.team, name, opts.env))
   return Promise.all(entries.map((entry, i) => appendMessage(files[i], entry)))

@@ -93,10 +93,16 @@ export async function replaceTeamKeys(team: string, env?: NodeJS.ProcessEnv): Pr
  * (`swarm team rekey`), so a long-running leader always signs with the current key.
  */
 export async function currentLeadSigner(team: string, env?: NodeJS.ProcessEnv): Promise<LeadSigner> {
+  const keyOf = await currentLeadKey(team, env)
+  return (m, to) => (m.msg_id === undefined ? undefined : signLeadMessage(keyOf(), { ...m, to, msg_id: m.msg_id }))
+}
+
+/** The lead's private key as a function: `lead.key` read again whenever the file is replaced. */
+export async function currentLeadKey(team: string, env?: NodeJS.ProcessEnv): Promise<() => KeyObject> {
   const file = leadKeyPath(team, env)
   let key = await loadLeadPrivateKey(team, env)
   let stamp = fileStamp(file)
-  return (m, to) => {
+  return () => {
     const now = fileStamp(file)
     if (now !== undefined && now !== stamp) {
       try {
@@ -106,7 +112,7 @@ export async function currentLeadSigner(team: string, env?: NodeJS.ProcessEnv): 
         // A replacement that does not parse (yet): keep the key we have; the next call looks again.
       }
     }
-    return m.msg_id === undefined ? undefined : signLeadMessage(key, { ...m, to, msg_id: m.msg_id })
+    return key
   }
 }
 

@@ -20,6 +20,8 @@ export const InboxMessage = z.looseObject({
   msg_id: z.string().optional(),
   msgV: z.number().optional(),
   leadSig: z.string().optional(),
+  /** Claude Code's signature over a lead message (see mailbox/claude-lead-sig). */
+  lead_sig: z.string().optional(),
   /** When the recipient process took the message into its queue (swarm's receipt; see markDelivered). */
   deliveredAt: z.string().optional(),
 })

@@ -4,7 +4,7 @@ import { leadSignerIfAny } from '../teams/messaging.js'
 import { getMember, readTeam, updateTeam } from '../teams/team-store.js'
 import type { TeamFile } from '../teams/types.js'
 import { delay } from '../process/process.js'
-import { backendOf } from '../backends/directory.js'
+import { STOPPED_FIELD, backendOf } from '../backends/directory.js'
 import { createExecutor, paneBackends } from '../backends/registry.js'
 import { GRACEFUL_STOP_MS, requestShutdown } from '../backends/shutdown.js'
 import type { InProcessExecutor, LeadSigner, PaneExecutor, TeammateExecutor } from '../backends/types.js'
@@ -103,7 +103,11 @@ export async function stopTeamMembers(team: string, opts: StopOptions = {}): Pro
     await updateTeam(
       team,
       (t) => {
-        for (const m of t.members) if (m.name !== LEAD_NAME && !report.unreachable.includes(m.name)) m.isActive = false
+        for (const m of t.members) {
+          if (m.name === LEAD_NAME || report.unreachable.includes(m.name)) continue
+          m.isActive = false
+          m[STOPPED_FIELD] = true
+        }
       },
       env,
     )
@@ -166,7 +170,10 @@ export async function killTeammate(team: string, name: string, opts: KillOptions
     team,
     (t) => {
       const m = t.members.find((x) => x.name === name)
-      if (m) m.isActive = false
+      if (m) {
+        m.isActive = false
+        m[STOPPED_FIELD] = true
+      }
     },
     env,
   )

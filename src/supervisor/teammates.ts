@@ -1,5 +1,8 @@
 import path from 'node:path'
-import { checkAgentType } from '../agent/definitions/load.js'
+import { planAgentLaunch, type AgentLaunch } from '../adapters/launch.js'
+import { resolveAdapter } from '../adapters/registry.js'
+import { checkAgentType, loadAgentDefinitions } from '../agent/definitions/load.js'
+import type { AgentDefinition } from '../agent/definitions/types.js'
 import { definedOnly } from '../util/object.js'
 import { BackendUnavailableError, ConflictError, NotFoundError, UsageError } from '../errors.js'
 import { LEAD_VERIFY_KEY_ENV, loadLeadPublicKey } from '../mailbox/signing.js'
@@ -10,7 +13,7 @@ import type { TeamMember } from '../teams/types.js'
 import { wantsWorktree } from '../agent/definitions/isolation.js'
 import { type CreateWorktreeOptions, type Worktree, createWorktree, planWorktree, removeWorktree, worktreeCwd } from '../worktrees/worktree.js'
 import { type DetectInputs, systemDetectInputs } from '../backends/detect.js'
-import { TMUX_SOCKET_FIELD } from '../backends/directory.js'
+import { STOPPED_FIELD, TMUX_SOCKET_FIELD } from '../backends/directory.js'
 import { defaultLeaderArgv, defaultTeammateArgv, shellCommandArgv, teammateEnv } from '../backends/launch.js'
 import { selectBackend } from '../backends/detect.js'
 import { createExecutor } from '../backends/registry.js'
@@ -26,6 +29,13 @@ export interface SpawnTeammateInput {
   argv?: string[]
   cwd?: string
   agentType?: string
+  /**
+   * The agent CLI to run through its adapter (`--agent codex`); undefined: the agent definition's
+   * `agent:`, else swarm's own agent. Ignored when `command` or `argv` is given.
+   */
+  agent?: string
+  /** With `agent`: continue the CLI's last session (team resume). */
+  resume?: boolean
   model?: string
   mode?: string
   /** Put in the teammate's inbox, from team-lead, before it starts. */
@@ -98,24 +108,31 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
     await undoWorktrees(worktrees, env)
     throw err
   }
-  await Promise.all(
-    inputs
-      .filter((i) => i.prompt)
-      .map((i) => appendMessage(inboxPath(team, i.name, env), { from: LEAD_NAME, text: i.prompt as string, summary: 'initial prompt' })),
-  )
   const cwds = await Promise.all(
     inputs.map(async (input, k) => (worktrees[k] ? worktreeCwd(worktrees[k]) : path.resolve(input.cwd ?? members[k].cwd ?? leadCwd))),
+  )
+  const launches = await Promise.all(inputs.map((input, k) => agentLaunchFor(team, input, cwds[k], leadCwd, env)))
+  await Promise.all(
+    inputs.flatMap((i, k) =>
+      i.prompt && !launches[k]?.launch.promptInArgv
+        ? [appendMessage(inboxPath(team, i.name, env), { from: LEAD_NAME, text: i.prompt, summary: 'initial prompt' })]
+        : [],
+    ),
   )
   const spawned = await Promise.allSettled(
     inputs.map((input, k) => {
       const member = members[k]
       const cwd = cwds[k]
+      const launch = launches[k]?.launch
       return executor.spawn({
         team,
         name: input.name,
-        argv: input.command !== undefined ? shellCommandArgv(input.command) : (input.argv ?? defaultTeammateArgv(team, input.name, input)),
+        argv:
+          input.command !== undefined
+            ? shellCommandArgv(input.command)
+            : (input.argv ?? launch?.argv ?? defaultTeammateArgv(team, input.name, input)),
         cwd,
-        env: teammateEnv(env, { team, name: input.name }, { ...verifyKey, ...input.env }),
+        env: teammateEnv(env, { team, name: input.name }, { ...verifyKey, ...launch?.env, ...input.env }),
         color: member.color,
       })
     }),
@@ -131,9 +148,12 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
         const k = inputs.findIndex((i) => i.name === m.name)
         const { agentType, model, mode, prompt } = inputs[k]
         Object.assign(m, definedOnly({ agentType, model, mode, prompt }))
+        if (launches[k]) m.agent = launches[k].kind
+        else if (inputs[k].command === undefined && inputs[k].argv === undefined) delete m.agent
         m.backendType = s.backendType
         m.tmuxPaneId = s.paneId
         m.isActive = true
+        delete m[STOPPED_FIELD]
         m.cwd = cwds[k]
         if (worktrees[k]) m.worktreePath = worktrees[k].path
         if (s.socketPath) m[TMUX_SOCKET_FIELD] = s.socketPath
@@ -195,6 +215,36 @@ async function makeWorktrees(team: string, inputs: SpawnTeammateInput[], leadCwd
 /** Takes away worktrees this spawn made (not reused ones), when the spawn fails after making them. */
 async function undoWorktrees(worktrees: Array<Worktree | undefined>, env: Env): Promise<void> {
   for (const w of worktrees) if (w && !w.reused) await removeWorktree(w, { env }).catch(() => undefined)
+}
+
+/**
+ * The adapter launch of an input that runs an agent CLI (`agent`, or its definition's `agent:`);
+ * undefined for swarm's own agent and for explicit commands. Adapters are looked up from the lead's cwd.
+ */
+async function agentLaunchFor(
+  team: string,
+  input: SpawnTeammateInput,
+  cwd: string,
+  leadCwd: string,
+  env: Env,
+): Promise<{ kind: string; launch: AgentLaunch } | undefined> {
+  if (input.command !== undefined || input.argv !== undefined) return undefined
+  const kind = input.agent ?? (input.agentType ? (await findAgentDefinition(input.agentType, leadCwd, env))?.agent : undefined)
+  const adapter = await resolveAdapter(kind, { cwd: leadCwd, env })
+  if (!adapter) return undefined
+  const launch = await planAgentLaunch(adapter, {
+    team,
+    name: input.name,
+    cwd,
+    env,
+    ...definedOnly({ prompt: input.prompt, model: input.model, mode: input.mode, resume: input.resume }),
+  })
+  return { kind: adapter.kind, launch }
+}
+
+async function findAgentDefinition(agentType: string, cwd: string, env: Env): Promise<AgentDefinition | undefined> {
+  const { definitions } = await loadAgentDefinitions({ cwd, env })
+  return definitions.get(agentType)
 }
 
 /** The lead's public key for the teammate's environment, when the team has one (else it reads lead.pub). */

@@ -1,8 +1,10 @@
 import type { InboxMessage } from '../mailbox/types.js'
 import { deliver } from '../mailbox/send.js'
-import { currentLeadSigner, ensureTeamKeys } from '../mailbox/signing.js'
+import { currentLeadKey, currentLeadSigner, ensureTeamKeys } from '../mailbox/signing.js'
 import { NotFoundError } from '../errors.js'
 import { LEAD_NAME } from '../home/paths.js'
+import { dualLeadSigner, type LeadSignFn } from '../mailbox/lead-signature.js'
+import { claudeLeadOf } from './claude-lead.js'
 import { findMember, readTeam } from './team-store.js'
 
 export interface TeamMessage {
@@ -24,7 +26,8 @@ export interface TeamMessage {
 export async function sendTeamMessage(msg: TeamMessage): Promise<InboxMessage[]> {
   const config = await readTeam(msg.team, msg.env)
   const sender = findMember(config, msg.from ?? LEAD_NAME)
-  const sign = sender.name === LEAD_NAME ? await leadSignerFor(msg.team, msg.env) : undefined
+  // A Claude Code lead signs with keys only it holds: swarm neither signs for it nor writes key files into its team.
+  const sign = sender.name === LEAD_NAME && !claudeLeadOf(config) ? await leadSignerFor(msg.team, msg.env) : undefined
   return deliver({
     team: msg.team,
     members: config.members.map((m) => m.name),
@@ -42,16 +45,13 @@ export async function sendTeamMessage(msg: TeamMessage): Promise<InboxMessage[]>
  * The lead's signer for a team (following `swarm team rekey`); a team that never had a key pair
  * gets one, a team that lost its `lead.key` is an error naming `swarm team rekey`.
  */
-export async function leadSignerFor(team: string, env?: NodeJS.ProcessEnv): Promise<(m: InboxMessage, to: string) => string | undefined> {
+export async function leadSignerFor(team: string, env?: NodeJS.ProcessEnv): Promise<LeadSignFn> {
   await ensureTeamKeys(team, env)
-  return currentLeadSigner(team, env)
+  return dualLeadSigner(await currentLeadKey(team, env), await currentLeadSigner(team, env))
 }
 
 /** The lead's signer, or undefined when `lead.key` is lost (stopping a team must still work; unsigned orders are then ignored and the stop is forced). */
-export async function leadSignerIfAny(
-  team: string,
-  env?: NodeJS.ProcessEnv,
-): Promise<((m: InboxMessage, to: string) => string | undefined) | undefined> {
+export async function leadSignerIfAny(team: string, env?: NodeJS.ProcessEnv): Promise<LeadSignFn | undefined> {
   try {
     return await leadSignerFor(team, env)
   } catch (err) {

@@ -9,6 +9,8 @@ import { PermissionModeName } from '../permissions/rules/modes.js'
 export const TeamSpecMember = z.strictObject({
   name: z.string(),
   agentType: z.string().optional(),
+  /** The agent CLI it runs: codex, gemini, opencode, pi, claude, a user-defined adapter, or swarm. */
+  agent: z.string().optional(),
   model: z.string().optional(),
   mode: PermissionModeName.optional(),
   prompt: z.string().optional(),

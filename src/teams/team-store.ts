@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises'
-import { ConflictError, NotFoundError, SwarmError, UsageError } from '../errors.js'
-import { atomicWriteJson, ensureDir, pathExists, readJsonFile, readJsonForWrite } from '../util/fs.js'
+import { ConflictError, CorruptFileError, NotFoundError, SwarmError, UsageError } from '../errors.js'
+import { atomicWriteJson, ensureDir, parseJsonFile, pathExists, readFileIfExists, readJsonForWrite } from '../util/fs.js'
 import { withFileLock } from '../util/lock.js'
 import { pickColor } from '../home/colors.js'
 import {
@@ -36,6 +36,8 @@ export interface NewMember {
   worktree?: boolean | string
   maxCostUsd?: number
   maxTokens?: number
+  /** The agent CLI adapter it runs (absent: swarm's own agent). */
+  agent?: string
 }
 
 export interface NewTeam {
@@ -112,9 +114,59 @@ export async function createTeam(input: NewTeam, env?: Env): Promise<TeamFile> {
 /** Reads a team's config. NotFoundError (exit 3) if missing; CorruptFileError (exit 5) naming the file. */
 export async function readTeam(team: string, env?: Env): Promise<TeamFile> {
   const file = teamConfigPath(team, env)
-  const parsed = await readJsonFile(file, TeamFile)
+  const parsed = await settled(() => readConfig(file))
   if (!parsed) throw teamNotFound(team)
   return parsed
+}
+
+/**
+ * config.json as JSON, tolerating one artefact of Claude Code 2.1.332, which rewrites the file in
+ * place without truncating: a shorter config (isActive true after false) leaves the old tail's last
+ * braces behind (`…\n}}`). Only such a remnant — closing brackets and whitespace after a complete
+ * value — is ignored; anything else is corrupt as before.
+ */
+async function readConfig(file: string): Promise<TeamFile | undefined> {
+  const text = await readFileIfExists(file)
+  if (text === undefined) return undefined
+  const remnant = /^([\s\S]*?\n\})[\s\]}]+$/.exec(text)
+  if (remnant) {
+    try {
+      JSON.parse(text)
+    } catch {
+      const head = remnant[1]!
+      if (isJson(head)) return parseJsonFile(file, head, TeamFile)
+    }
+  }
+  return parseJsonFile(file, text, TeamFile)
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** How long a config that does not parse is re-read before it counts as corrupt. */
+const TORN_READ_RETRIES = 5
+const TORN_READ_DELAY_MS = 20
+
+/**
+ * Claude Code 2.1.332 rewrites config.json in place (measured: a reader saw the new content
+ * followed by the tail of the old), so a parse error may be a write in progress: read again a
+ * few times before calling the file corrupt — and only then move it aside.
+ */
+async function settled<T>(read: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await read()
+    } catch (err) {
+      if (!(err instanceof CorruptFileError) || attempt >= TORN_READ_RETRIES) throw err
+      await new Promise((r) => setTimeout(r, TORN_READ_DELAY_MS))
+    }
+  }
 }
 
 export async function teamExists(team: string, env?: Env): Promise<boolean> {
@@ -155,7 +207,11 @@ export async function updateTeam(team: string, mutate: (t: TeamFile) => TeamFile
   // Checked before locking: taking the lock would create the team directory as a side effect.
   if (!(await pathExists(file))) throw teamNotFound(team)
   return withFileLock(file, async () => {
-    const current = await readJsonForWrite(file, TeamFile)
+    // A torn read (Claude Code writing in place) is retried; only a file that stays corrupt is moved aside.
+    const current = await settled(() => readConfig(file)).catch((err: unknown) => {
+      if (err instanceof CorruptFileError) return readJsonForWrite(file, TeamFile)
+      throw err
+    })
     if (!current) throw teamNotFound(team)
     const draft = structuredClone(current)
     const next = (await mutate(draft)) ?? draft
@@ -260,6 +316,7 @@ function buildMember(team: string, m: NewMember, defaultCwd: string, joinedAt: n
     ...(m.worktree !== undefined && { worktree: m.worktree }),
     ...(m.maxCostUsd !== undefined && { maxCostUsd: m.maxCostUsd }),
     ...(m.maxTokens !== undefined && { maxTokens: m.maxTokens }),
+    ...(m.agent !== undefined && { agent: m.agent }),
   })
 }
 

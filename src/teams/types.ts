@@ -35,6 +35,8 @@ export const TeamMember = z.looseObject({
   /** swarm's: the member's spending limit in USD / in tokens (`--max-cost`, `--max-tokens`). */
   maxCostUsd: z.number().positive().optional(),
   maxTokens: z.number().int().positive().optional(),
+  /** swarm's: the agent CLI it runs (`--agent codex`…; absent = swarm's own agent); Claude Code ignores it. */
+  agent: z.string().optional(),
 })
 export type TeamMember = z.infer<typeof TeamMember>
 

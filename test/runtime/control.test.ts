@@ -4,6 +4,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { appendMessage, appendMessages } from '../../src/mailbox/inbox.js'
+import { withLeadSignature } from '../../src/mailbox/lead-signature.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { leadSignerFor, sendTeamMessage } from '../../src/teams/messaging.js'
@@ -147,7 +148,7 @@ describe('shutdown', () => {
     const order = { from: LEAD_NAME, text: shutdownText('sd-batch'), timestamp: new Date().toISOString(), msg_id: randomUUID() }
     await appendMessages(inboxPath(TEAM, 'alice', fx.env), [
       { from: 'bob', text: 'last request before you go' },
-      { ...order, leadSig: sign(order, 'alice') },
+      withLeadSignature(order, sign, 'alice'),
     ])
     expect(await alice.done).toBe(0)
     const reqs = modelRequests(loopback, 'alice')

@@ -34,6 +34,11 @@ export const AgentFrontmatter = z.looseObject({
   maxTokens: PositiveInt.optional(),
   isolation: z.literal('worktree').optional(),
   color: z.enum(AGENT_COLORS).optional(),
+  /** swarm's: run this type with an agent CLI (codex, gemini, …) instead of swarm's own agent. */
+  agent: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{0,31}$/, 'an adapter kind: lowercase letters, digits and -')
+    .optional(),
 })
 export type AgentFrontmatter = z.output<typeof AgentFrontmatter>
 
@@ -93,6 +98,7 @@ export function parseAgentFile(file: string, text: string, source: AgentSource):
       ...(fm.maxTokens ? { maxTokens: fm.maxTokens } : {}),
       ...(fm.isolation ? { isolation: fm.isolation } : {}),
       ...(fm.color ? { color: fm.color } : {}),
+      ...(fm.agent ? { agent: fm.agent } : {}),
       systemPrompt,
       source,
       file,

@@ -23,6 +23,8 @@ export interface AgentDefinition {
   maxTokens?: number
   isolation?: 'worktree'
   color?: AgentColor
+  /** Run with this agent CLI adapter (`agent:` in the frontmatter); undefined = swarm's own agent. */
+  agent?: string
   /** The system prompt (the Markdown body for file definitions). */
   systemPrompt: string
   source: AgentSource

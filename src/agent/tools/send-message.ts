@@ -1,8 +1,8 @@
 import { z } from 'zod'
 import { encodeStructured, type StructuredMessage } from '../../mailbox/messages.js'
 import { deliver } from '../../mailbox/send.js'
-import type { InboxMessage } from '../../mailbox/types.js'
 import { LEAD_NAME } from '../../home/paths.js'
+import type { LeadSignFn } from '../../mailbox/lead-signature.js'
 import { readTeam } from '../../teams/team-store.js'
 import { defineTool } from '../tool.js'
 
@@ -13,7 +13,7 @@ export interface TeamToolHost {
   color?: string
   env: NodeJS.ProcessEnv
   /** Signs the lead's messages (only the lead has one). */
-  sign?: (m: InboxMessage, to: string) => string | undefined
+  sign?: LeadSignFn
   /** Filled in by the tools for the runtime. */
   turnLog: {
     completedTaskIds: string[]
@@ -52,7 +52,8 @@ function structuredText(host: TeamToolHost, to: string, message: Record<string, 
   if (host.name === LEAD_NAME && message.type === 'shutdown_request') {
     const out: StructuredMessage = {
       type: 'shutdown_request',
-      requestId: typeof message.request_id === 'string' ? message.request_id : `shutdown-${Date.now()}`,
+      // Claude Code's form: any other id is shown to a Claude Code teammate as invalid.
+      requestId: typeof message.request_id === 'string' ? message.request_id : `shutdown-${Date.now()}@${to}`,
       from: LEAD_NAME,
       timestamp: new Date().toISOString(),
       ...(typeof message.reason === 'string' ? { reason: message.reason } : {}),

@@ -19,6 +19,7 @@ import {
   type ResolvedRequest,
 } from './store.js'
 import { formatRuleValue, rulesFromUpdates, ruleDirectory, suggestionStrings, type RuleUpdate } from '../rules/updates.js'
+import { importInboxRequests } from './inbox-requests.js'
 
 /**
  * The leader side of permission requests, usable from any process (the leader console, `swarm
@@ -64,7 +65,8 @@ export function requesterAlive(r: PendingRequest): boolean {
  * cancelled (recorded in `resolved/`, removed from `pending/`) and reported in `cancelled`.
  */
 export async function listRequests(team: string, options: { env?: NodeJS.ProcessEnv; now?: number } = {}): Promise<RequestListing> {
-  await readTeam(team, options.env) // an unknown team is a NotFoundError, not an empty list
+  const config = await readTeam(team, options.env) // an unknown team is a NotFoundError, not an empty list
+  await importInboxRequests(config, options.env) // Claude Code teammates' requests live only in team-lead's inbox
   const dead = await cancelDeadRequests(team, requesterAlive, { env: options.env, resolvedBy: 'swarm' })
   const { requests, problems } = await listPending(team, { env: options.env, ...(options.now !== undefined ? { now: options.now } : {}) })
   return {
@@ -129,6 +131,7 @@ export async function answerRequest(
   const env = options.env
   validateRequestId(id)
   const config = await readTeam(team, env)
+  await importInboxRequests(config, env)
   const pending = await readPending(team, id, env)
   if (pending && !requesterAlive(pending)) {
     await cancelRequest(team, id, `${pending.agent} is no longer running`, 'swarm', env).catch(() => undefined)
@@ -198,13 +201,20 @@ function responseMessage(r: ResolvedRequest, answer: RequestAnswer, updates: Rul
       type: 'permission_response',
       request_id: r.id,
       subtype: 'success',
+      ...(r.toolUseId ? { tool_use_id: r.toolUseId } : {}),
       response: {
         ...(r.updatedInput ? { updated_input: r.updatedInput } : {}),
         ...(updates.length > 0 && suggested ? { permission_updates: suggested } : {}),
       },
     }
   }
-  return { type: 'permission_response', request_id: r.id, subtype: 'error', error: answer.feedback ?? `denied by ${r.resolvedBy}` }
+  return {
+    type: 'permission_response',
+    request_id: r.id,
+    subtype: 'error',
+    ...(r.toolUseId ? { tool_use_id: r.toolUseId } : {}),
+    error: answer.feedback ?? `denied by ${r.resolvedBy}`,
+  }
 }
 
 /**

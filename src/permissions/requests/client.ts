@@ -224,7 +224,8 @@ class TeammatePermissions implements PermissionLayer {
         message: {
           type: 'permission_request',
           request_id: id,
-          agent_id: agentId(this.a.name, this.a.team),
+          // The bare name, as Claude Code writes it: a Claude Code lead drops `name@team`.
+          agent_id: this.a.name,
           tool_name: tool.name,
           tool_use_id: ctx.toolUseId ?? '',
           description,

@@ -69,7 +69,7 @@ describe('bubbling a permission request (in-process teammate)', () => {
     await waitFor(async () => (await readAgentState(TEAM, 'alice', fx.env))?.status === 'waiting', 'alice to show as waiting')
     const leadInbox = await readInbox(inboxPath(TEAM, 'team-lead', fx.env))
     const request = leadInbox.map((m) => parseStructured(m.text)).find((m) => m?.type === 'permission_request')
-    expect(request).toMatchObject({ request_id: pending.id, agent_id: 'alice@crew', tool_name: 'Bash', tool_use_id: 'toolu_1', input: appendCount })
+    expect(request).toMatchObject({ request_id: pending.id, agent_id: 'alice', tool_name: 'Bash', tool_use_id: 'toolu_1', input: appendCount })
     expect(JSON.stringify(request)).toContain('"toolName":"Bash"')
     expect(await countLines(path.join(fx.cwd, 'count.txt'))).toBe(0)
 

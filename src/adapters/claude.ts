@@ -1,0 +1,150 @@
+/**
+ * Claude Code as a teammate (`--agent claude`): launched exactly as a Claude Code lead launches its
+ * own (`--agent-id … --lead-verify-key <ms>.<key>`), with the team's key in Claude Code's format, so
+ * it trusts swarm's signed answers and shutdowns; it reads and writes the team's inboxes itself.
+ */
+import { randomUUID } from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import { BackendUnavailableError, UsageError } from '../errors.js'
+import { rootDir } from '../home/paths.js'
+import { formatClaudeVerifyKey } from '../mailbox/claude-lead-sig.js'
+import { ensureTeamKeys, loadLeadPrivateKey } from '../mailbox/signing.js'
+import { findMember, readTeam } from '../teams/team-store.js'
+import { findClaudeSession } from './claude-session.js'
+import type { AdapterContext, AgentAdapter, HookReply, LaunchPlan, PermissionAnswer } from './types.js'
+
+/** The environment variable naming the Claude Code binary (else `claude` on PATH). */
+export const CLAUDE_BIN_ENV = 'SWARM_CLAUDE_BIN'
+export const CLAUDE_INSTALL_HINT = 'install it with `npm install -g @anthropic-ai/claude-code`, or point SWARM_CLAUDE_BIN at its binary'
+
+/** swarm's permission modes in Claude Code's words (`bubble` is how a Claude Code teammate always behaves). */
+const MODES: Record<string, string> = {
+  default: 'default',
+  bubble: 'default',
+  acceptEdits: 'acceptEdits',
+  plan: 'plan',
+  bypassPermissions: 'bypassPermissions',
+  dontAsk: 'dontAsk',
+}
+
+/** The Claude Code binary: `$SWARM_CLAUDE_BIN`, else `claude` on PATH; exit 7 with the install command otherwise. */
+export function findClaudeBinary(env: NodeJS.ProcessEnv): string {
+  const explicit = env[CLAUDE_BIN_ENV]
+  if (explicit) {
+    if (isExecutable(explicit)) return path.resolve(explicit)
+    throw new BackendUnavailableError(`${CLAUDE_BIN_ENV}=${explicit} is not an executable file`, { hint: CLAUDE_INSTALL_HINT })
+  }
+  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
+    const file = dir && path.join(dir, 'claude')
+    if (file && isExecutable(file)) return file
+  }
+  throw new BackendUnavailableError('Claude Code (`claude`) is not installed or not on PATH', { hint: CLAUDE_INSTALL_HINT })
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK)
+    return fs.statSync(file).isFile()
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A name Claude Code addresses by the same file swarm uses: it maps every character outside
+ * `[A-Za-z0-9_-]` to `-` (`w.1` reads `inboxes/w-1.json`), so such names are refused.
+ */
+export function checkClaudeAddressable(kind: 'team' | 'agent', name: string): void {
+  const mapped = name.replace(/[^a-zA-Z0-9_-]/g, '-')
+  if (mapped !== name) {
+    throw new UsageError(`Claude Code cannot address the ${kind} ${JSON.stringify(name)}: it would use the file name ${JSON.stringify(mapped)}`, {
+      hint: 'use only letters, digits, _ and - in names of Claude Code teams and teammates',
+    })
+  }
+}
+
+/** The teammate argv a Claude Code lead builds (checked against 2.1.332), after the binary. */
+export function claudeTeammateFlags(o: {
+  team: string
+  name: string
+  color: string
+  parentSessionId: string
+  verifyKey: string
+  mode?: string
+  model?: string
+  agentType?: string
+  resumeSessionId?: string
+}): string[] {
+  return [
+    '--agent-id',
+    `${o.name}@${o.team}`,
+    '--agent-name',
+    o.name,
+    '--team-name',
+    o.team,
+    '--agent-color',
+    o.color,
+    '--parent-session-id',
+    o.parentSessionId,
+    '--lead-verify-key',
+    o.verifyKey,
+    ...(o.agentType ? ['--agent-type', o.agentType] : []),
+    // Always a mode: its interactive default (auto) needs a server-side classifier and blocks on a dialog without it.
+    '--permission-mode',
+    MODES[o.mode ?? 'default'] ?? 'default',
+    ...(o.model ? ['--model', o.model] : []),
+    ...(o.resumeSessionId ? ['--resume', o.resumeSessionId] : []),
+  ]
+}
+
+async function prepareClaude(ctx: AdapterContext): Promise<LaunchPlan> {
+  checkClaudeAddressable('team', ctx.team)
+  checkClaudeAddressable('agent', ctx.name)
+  const bin = findClaudeBinary(ctx.env)
+  const config = await readTeam(ctx.team, ctx.env)
+  const member = findMember(config, ctx.name)
+  await ensureTeamKeys(ctx.team, ctx.env)
+  const key = await loadLeadPrivateKey(ctx.team, ctx.env)
+  const recorded = typeof member.sessionId === 'string' ? member.sessionId : undefined
+  const sessionId = ctx.resume ? (recorded ?? (await findClaudeSession(rootDir(ctx.env), ctx.cwd, ctx.team, ctx.name))?.sessionId) : undefined
+  const flags = claudeTeammateFlags({
+    team: ctx.team,
+    name: ctx.name,
+    color: member.color ?? 'blue',
+    parentSessionId: config.leadSessionId ?? randomUUID(),
+    verifyKey: formatClaudeVerifyKey(key, Date.now()),
+    ...(ctx.mode !== undefined && { mode: ctx.mode }),
+    ...(ctx.model !== undefined && { model: ctx.model }),
+    ...(member.agentType && member.agentType !== 'general-purpose' && { agentType: member.agentType }),
+    ...(sessionId && { resumeSessionId: sessionId }),
+  })
+  return {
+    // umask 077: what it creates in the pane (and its files under the team) is the user's alone.
+    argv: ['/bin/sh', '-c', 'umask 077 && exec "$0" "$@"', bin, ...flags],
+    env: { CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS: '1', CLAUDE_CONFIG_DIR: rootDir(ctx.env) },
+  }
+}
+
+/** Claude Code's PreToolUse hook reply (used only if a user wires swarm hooks into it). */
+function answerPermission(_event: string, answer: PermissionAnswer): HookReply {
+  const reason = answer.message ?? (answer.behavior === 'allow' ? 'approved by the team lead' : 'denied by the team lead')
+  const output = { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: answer.behavior, permissionDecisionReason: reason } }
+  return { stdout: `${JSON.stringify(output)}\n`, exitCode: 0 }
+}
+
+export const claudeAdapter: AgentAdapter = {
+  kind: 'claude',
+  description: 'Claude Code (2.1.332 tested) as a teammate on its own inbox, speaking the agent-teams protocol',
+  source: 'built-in',
+  binary: 'claude',
+  versionArgs: ['--version'],
+  providerEnv: ['ANTHROPIC_*', 'CLAUDE_CODE_*', 'CLAUDE_CONFIG_DIR', 'AWS_*', 'GOOGLE_*', 'VERTEX_*', 'DISABLE_*'],
+  delivery: { method: 'inbox' },
+  states: { hooks: false },
+  hookEvents: {},
+  quit: { signal: 'SIGTERM', graceMs: 2_000 },
+  prepare: prepareClaude,
+  readHook: () => ({}),
+  answerPermission,
+}

@@ -1,0 +1,113 @@
+/**
+ * A CLI teammate's permission request, bubbled to team-lead through the same broker as swarm's
+ * own teammates: the durable pending record, a `permission_request` in the lead's inbox, then a
+ * wait (watch + safety poll) for `resolved/<id>.json`, which `swarm perms` or the console writes.
+ */
+import fs from 'node:fs'
+import { encodeStructured } from '../mailbox/messages.js'
+import { newRequestId } from '../permissions/requests/bubble.js'
+import { readResolved, writePending, type ResolvedRequest } from '../permissions/requests/store.js'
+import { sendTeamMessage } from '../teams/messaging.js'
+import { LEAD_NAME, agentId, resolvedPermissionsDir } from '../home/paths.js'
+import { ensureDir } from '../util/fs.js'
+import type { PermissionAnswer } from './types.js'
+
+/** How often the wait re-reads the resolved file in case the directory watch missed it. */
+const SAFETY_POLL_MS = 250
+
+export interface HookPermissionRequest {
+  team: string
+  name: string
+  toolName: string
+  input: Record<string, unknown>
+  description: string
+  env?: NodeJS.ProcessEnv
+  signal?: AbortSignal
+}
+
+export async function askLead(req: HookPermissionRequest): Promise<PermissionAnswer & { id: string }> {
+  const id = newRequestId('permission')
+  const toolUseId = `hook-${id}`
+  await writePending(
+    req.team,
+    {
+      id,
+      kind: 'permission',
+      agent: req.name,
+      agentId: agentId(req.name, req.team),
+      toolName: req.toolName,
+      toolUseId,
+      input: req.input,
+      description: req.description,
+      suggestions: [],
+      createdAt: Date.now(),
+      pid: process.pid,
+    },
+    req.env,
+  )
+  const message = encodeStructured({
+    type: 'permission_request',
+    request_id: id,
+    agent_id: req.name,
+    tool_name: req.toolName,
+    tool_use_id: toolUseId,
+    description: req.description,
+    input: req.input,
+    permission_suggestions: [],
+  })
+  await sendTeamMessage({
+    team: req.team,
+    from: req.name,
+    to: LEAD_NAME,
+    text: message,
+    summary: `permission: ${req.toolName} ${req.description}`.slice(0, 120),
+    env: req.env,
+  })
+  const resolved = await waitResolved(req.team, id, req.env, req.signal)
+  if (resolved.decision === 'approve') return { id, behavior: 'allow', ...(resolved.feedback && { message: resolved.feedback }) }
+  const why =
+    resolved.decision === 'cancelled' ? `cancelled: ${resolved.feedback ?? 'no answer'}` : (resolved.feedback ?? `denied by ${resolved.resolvedBy}`)
+  return { id, behavior: 'deny', message: why }
+}
+
+function waitResolved(team: string, id: string, env: NodeJS.ProcessEnv | undefined, signal: AbortSignal | undefined): Promise<ResolvedRequest> {
+  const dir = resolvedPermissionsDir(team, env)
+  return new Promise<ResolvedRequest>((resolve, reject) => {
+    let watcher: fs.FSWatcher | undefined
+    let done = false
+    const cleanup = () => {
+      done = true
+      clearInterval(timer)
+      watcher?.close()
+      signal?.removeEventListener('abort', onAbort)
+    }
+    const check = () => {
+      readResolved(team, id, env).then(
+        (r) => {
+          if (r && !done) {
+            cleanup()
+            resolve(r)
+          }
+        },
+        (err: unknown) => {
+          cleanup()
+          reject(err instanceof Error ? err : new Error(String(err)))
+        },
+      )
+    }
+    const onAbort = () => {
+      cleanup()
+      reject(signal?.reason instanceof Error ? signal.reason : new Error('aborted'))
+    }
+    const timer = setInterval(check, SAFETY_POLL_MS)
+    signal?.addEventListener('abort', onAbort, { once: true })
+    ensureDir(dir).then(
+      () => {
+        if (done) return
+        watcher = fs.watch(dir, check)
+        check()
+      },
+      () => check(),
+    )
+  })
+}

@@ -1,0 +1,144 @@
+/**
+ * `swarm hook <event>`: what every CLI teammate's hooks call. It records the state (working on
+ * prompt-submit / pre-tool, idle on stop, waiting while a permission is asked), sends ONE
+ * idle_notification to the lead per transition to idle, and answers permission requests with the
+ * leader's decision in the CLI's own form. Its own failures never block the CLI: exit 0, no reply.
+ */
+import { readAgentState, statePath, type AgentStatus } from '../agent/state.js'
+import { encodeStructured } from '../mailbox/messages.js'
+import { sendTeamMessage } from '../teams/messaging.js'
+import { LEAD_NAME } from '../home/paths.js'
+import { readTeam } from '../teams/team-store.js'
+import { atomicWriteJson } from '../util/fs.js'
+import { askLead } from './hook-permission.js'
+import { appendHookLog, promptDigest } from './hook-log.js'
+import { resolveAdapter } from './registry.js'
+import type { AgentAdapter, HookFacts, HookReply, SwarmHookEvent } from './types.js'
+
+type Env = NodeJS.ProcessEnv
+
+export interface HookInvocation {
+  event: SwarmHookEvent
+  team: string
+  name: string
+  /** The adapter kind (`--agent`), as the teammate was launched with. */
+  agent: string
+  /** The CLI's hook payload (parsed stdin), or undefined when it sent none. */
+  payload: unknown
+  env: Env
+  signal?: AbortSignal
+}
+
+/** Summaries in idle notifications are previews, not transcripts. */
+const SUMMARY_MAX = 200
+
+export async function runHook(inv: HookInvocation): Promise<HookReply> {
+  const team = await readTeam(inv.team, inv.env)
+  const leadCwd = team.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
+  const adapter = await resolveAdapter(inv.agent, { cwd: leadCwd, env: inv.env })
+  if (!adapter) return { exitCode: 0 }
+  const facts = adapter.readHook(inv.event, inv.payload)
+  const at = Date.now()
+  switch (inv.event) {
+    case 'prompt-submit':
+      await appendHookLog(
+        inv.team,
+        inv.name,
+        { event: inv.event, at, ...(facts.prompt !== undefined && { digest: promptDigest(facts.prompt), length: facts.prompt.length }) },
+        inv.env,
+      )
+      await setStatus(inv, 'working', 'thinking')
+      return { exitCode: 0 }
+    case 'pre-tool':
+    case 'post-tool':
+      await appendHookLog(inv.team, inv.name, { event: inv.event, at, ...(facts.toolName !== undefined && { tool: facts.toolName }) }, inv.env)
+      await setStatus(inv, 'working', facts.toolName)
+      return { exitCode: 0 }
+    case 'permission-request':
+      return permission(inv, adapter, facts)
+    case 'stop':
+      await appendHookLog(inv.team, inv.name, { event: inv.event, at }, inv.env)
+      await goIdle(inv, facts)
+      return { exitCode: 0 }
+    case 'session-start':
+      await appendHookLog(inv.team, inv.name, { event: inv.event, at }, inv.env)
+      await setStatus(inv, 'idle', 'ready')
+      return { exitCode: 0 }
+    case 'session-end':
+      await appendHookLog(inv.team, inv.name, { event: inv.event, at }, inv.env)
+      await setStatus(inv, 'exited', 'session ended')
+      return { exitCode: 0 }
+    case 'notification':
+      await appendHookLog(inv.team, inv.name, { event: inv.event, at }, inv.env)
+      return { exitCode: 0 }
+  }
+}
+
+async function permission(inv: HookInvocation, adapter: AgentAdapter, facts: HookFacts): Promise<HookReply> {
+  const toolName = facts.toolName ?? 'tool'
+  const input = facts.toolInput ?? {}
+  const description = describeCall(toolName, input)
+  await appendHookLog(inv.team, inv.name, { event: inv.event, at: Date.now(), tool: toolName }, inv.env)
+  await setStatus(inv, 'waiting', `${toolName} ${description}`.slice(0, 120))
+  try {
+    const answer = await askLead({
+      team: inv.team,
+      name: inv.name,
+      toolName,
+      input,
+      description,
+      env: inv.env,
+      ...(inv.signal && { signal: inv.signal }),
+    })
+    return adapter.answerPermission(inv.event, answer, facts)
+  } finally {
+    await setStatus(inv, 'working', toolName)
+  }
+}
+
+/** One notification per transition: a stop while already idle sends nothing. */
+async function goIdle(inv: HookInvocation, facts: HookFacts): Promise<void> {
+  const before = await readAgentState(inv.team, inv.name, inv.env).catch(() => undefined)
+  await setStatus(inv, 'idle', 'waiting for messages')
+  if (before?.status === 'idle') return
+  const summary = facts.lastAssistantText?.trim().replace(/\s+/g, ' ').slice(0, SUMMARY_MAX)
+  const note = encodeStructured({
+    type: 'idle_notification',
+    from: inv.name,
+    timestamp: new Date().toISOString(),
+    idleReason: 'available',
+    ...(summary && { summary }),
+  })
+  await sendTeamMessage({
+    team: inv.team,
+    from: inv.name,
+    to: LEAD_NAME,
+    text: note,
+    summary: summary ? `idle: ${summary.slice(0, 60)}` : 'idle',
+    env: inv.env,
+  })
+}
+
+/** Merges into `agents/<name>/state.json`, the file `swarm status` reads. */
+export async function setStatus(inv: Pick<HookInvocation, 'team' | 'name' | 'env'>, status: AgentStatus, detail?: string): Promise<void> {
+  const file = statePath(inv.team, inv.name, inv.env)
+  const old = await readAgentState(inv.team, inv.name, inv.env).catch(() => undefined)
+  const now = Date.now()
+  await atomicWriteJson(file, {
+    ...old,
+    status,
+    ...(detail !== undefined ? { detail } : {}),
+    lastActivity: now,
+    heartbeat: now,
+    ...(old?.status !== status && { since: now }),
+  })
+}
+
+function describeCall(toolName: string, input: Record<string, unknown>): string {
+  for (const k of ['command', 'file_path', 'path', 'filePath', 'url', 'pattern']) {
+    const v = input[k]
+    if (typeof v === 'string') return v.length > 200 ? `${v.slice(0, 200)}…` : v
+  }
+  const json = JSON.stringify(input)
+  return json === '{}' ? toolName : json.slice(0, 200)
+}

@@ -1,0 +1,91 @@
+/**
+ * Prepares one adapter teammate's launch: its own config dir (`<root>/agent-homes/<team>/<name>`,
+ * outside the control plane, never the user's), a `swarm` shim on its PATH so its shell can talk
+ * back, the first prompt, and the adapter's argv/env with only the provider variables it names.
+ */
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { rootDir, validateAgentName, validateName } from '../home/paths.js'
+import { ensureDir } from '../util/fs.js'
+import { swarmArgv } from '../backends/launch.js'
+import { firstPrompt } from './first-prompt.js'
+import { shellQuote } from './template.js'
+import type { AdapterContext, AgentAdapter, LaunchPlan, SwarmHookEvent } from './types.js'
+
+type Env = NodeJS.ProcessEnv
+
+export interface AgentLaunchInput {
+  team: string
+  name: string
+  cwd: string
+  /** The initial instructions (spawn --prompt, the member's prompt). */
+  prompt?: string
+  model?: string
+  mode?: string
+  resume?: boolean
+  env: Env
+}
+
+/** What the spawner needs: the pane's argv and env, and whether the first prompt is already in it. */
+export interface AgentLaunch extends LaunchPlan {
+  configDir: string
+  /** False when the adapter's command has no {{prompt}}: the prompt must then be delivered. */
+  promptInArgv: boolean
+}
+
+/** The teammate's own config dir: `<root>/agent-homes/<team>/<name>`. */
+export function agentHomeDir(team: string, name: string, env?: Env): string {
+  return path.join(rootDir(env), 'agent-homes', validateName(team), validateAgentName(name))
+}
+
+export async function planAgentLaunch(adapter: AgentAdapter, input: AgentLaunchInput): Promise<AgentLaunch> {
+  const configDir = agentHomeDir(input.team, input.name, input.env)
+  await ensureDir(configDir)
+  const shimDir = await writeSwarmShim(configDir)
+  const identity = ['--team', input.team, '--name', input.name, '--agent', adapter.kind]
+  const hookArgv = (event: SwarmHookEvent) => [...swarmArgv(), 'hook', event, ...identity]
+  const prompt = firstPrompt({ team: input.team, name: input.name, prompt: input.prompt })
+  const ctx: AdapterContext = {
+    team: input.team,
+    name: input.name,
+    agentId: `${input.name}@${input.team}`,
+    cwd: input.cwd,
+    configDir,
+    firstPrompt: prompt,
+    ...(input.model !== undefined && { model: input.model }),
+    ...(input.mode !== undefined && { mode: input.mode }),
+    resume: input.resume ?? false,
+    hookArgv,
+    hookCommand: (event) => hookArgv(event).map(shellQuote).join(' '),
+    mcpArgv: [...swarmArgv(), 'mcp', '--team', input.team, '--name', input.name],
+    env: input.env,
+  }
+  const plan = await adapter.prepare(ctx)
+  const env = {
+    ...providerEnv(adapter.providerEnv, input.env),
+    ...plan.env,
+    PATH: `${shimDir}${path.delimiter}${plan.env.PATH ?? input.env.PATH ?? ''}`,
+    SWARM_AGENT_KIND: adapter.kind,
+  }
+  return { argv: plan.argv, env, configDir, promptInArgv: plan.argv.some((a) => a.includes(prompt)) }
+}
+
+/** The spawner's variables an adapter forwards: exact names, or prefixes written `NAME_*`. */
+export function providerEnv(names: readonly string[], env: Env): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) continue
+    if (names.some((n) => (n.endsWith('*') ? k.startsWith(n.slice(0, -1)) : k === n))) out[k] = v
+  }
+  return out
+}
+
+/** `<configDir>/bin/swarm`: runs this swarm whatever the pane's PATH, for `swarm send` / `swarm tasks`. */
+async function writeSwarmShim(configDir: string): Promise<string> {
+  const dir = path.join(configDir, 'bin')
+  await ensureDir(dir)
+  const file = path.join(dir, 'swarm')
+  await fs.writeFile(file, `#!/bin/sh\nexec ${swarmArgv().map(shellQuote).join(' ')} "$@"\n`, { mode: 0o700 })
+  await fs.chmod(file, 0o700)
+  return dir
+}

@@ -1,0 +1,118 @@
+/**
+ * The one list of agent adapters: the built-ins, then user-defined adapter files — `<root>/
+ * swarm-agents/*.yaml` (user), then `<cwd>/.claude/swarm-agents/*.yaml` (project), later ones
+ * overriding earlier ones of the same kind. Only this file imports the built-in adapters.
+ */
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import YAML from 'yaml'
+import { CorruptFileError, NotFoundError, UsageError } from '../errors.js'
+import { rootDir } from '../home/paths.js'
+import { claudeAdapter } from './claude.js'
+import { AdapterSpec } from './spec.js'
+import { adapterFromSpec } from './spec-adapter.js'
+import type { AdapterSource, AgentAdapter } from './types.js'
+
+/** `--agent swarm` (and no --agent at all): swarm's own agent runtime, which needs no adapter. */
+export const SWARM_AGENT_KIND = 'swarm'
+
+const BUILT_INS: readonly AgentAdapter[] = [claudeAdapter]
+
+export interface AdapterDiagnostic {
+  file: string
+  message: string
+}
+
+export interface LoadedAdapters {
+  adapters: Map<string, AgentAdapter>
+  /** Adapter files that could not be read (skipped); an explicit `--agent` naming one fails. */
+  diagnostics: AdapterDiagnostic[]
+}
+
+export interface AdapterLookup {
+  /** The project directory whose `.claude/swarm-agents/` is read. */
+  cwd: string
+  env?: NodeJS.ProcessEnv
+}
+
+export function userAdaptersDir(env?: NodeJS.ProcessEnv): string {
+  return path.join(rootDir(env), 'swarm-agents')
+}
+
+export function projectAdaptersDir(cwd: string): string {
+  return path.join(cwd, '.claude', 'swarm-agents')
+}
+
+/** Every adapter, by kind: built-in, then user, then project (a later kind replaces an earlier). */
+export async function loadAdapters(lookup: AdapterLookup): Promise<LoadedAdapters> {
+  const adapters = new Map<string, AgentAdapter>(BUILT_INS.map((a) => [a.kind, a]))
+  const diagnostics: AdapterDiagnostic[] = []
+  for (const [dir, source] of [
+    [userAdaptersDir(lookup.env), 'user'],
+    [projectAdaptersDir(lookup.cwd), 'project'],
+  ] as const) {
+    for (const file of await adapterFiles(dir)) {
+      try {
+        const adapter = await loadAdapterFile(file, source)
+        adapters.set(adapter.kind, adapter)
+      } catch (err) {
+        diagnostics.push({ file, message: (err as Error).message })
+      }
+    }
+  }
+  return { adapters, diagnostics }
+}
+
+/**
+ * The adapter `--agent <kind>` names; undefined for swarm's own agent. An unknown kind is a usage
+ * error listing the known ones; a kind whose file is broken reports that file.
+ */
+export async function resolveAdapter(kind: string | undefined, lookup: AdapterLookup): Promise<AgentAdapter | undefined> {
+  if (kind === undefined || kind === SWARM_AGENT_KIND) return undefined
+  const { adapters, diagnostics } = await loadAdapters(lookup)
+  const found = adapters.get(kind)
+  if (found) return found
+  const broken = diagnostics.find((d) => path.basename(d.file).replace(/\.(ya?ml|json)$/, '') === kind)
+  if (broken) throw new CorruptFileError(broken.file, broken.message.replace(/^corrupt file \S+ \((.*)\)$/, '$1'))
+  throw new UsageError(`unknown agent ${JSON.stringify(kind)}`, {
+    hint: `use one of ${[SWARM_AGENT_KIND, ...adapters.keys()].join(', ')}, or describe it in ${path.join('.claude', 'swarm-agents', `${kind}.yaml`)}`,
+  })
+}
+
+/** Reads one adapter file (YAML or JSON); its kind is its `kind:` or its file name. */
+export async function loadAdapterFile(file: string, source: AdapterSource): Promise<AgentAdapter> {
+  let text: string
+  try {
+    text = await fs.readFile(file, 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError(`no adapter file ${file}`)
+    throw err
+  }
+  let raw: unknown
+  try {
+    raw = YAML.parse(text)
+  } catch (err) {
+    throw new CorruptFileError(file, `not valid YAML: ${(err as Error).message.split('\n')[0]}`)
+  }
+  const parsed = AdapterSpec.safeParse(raw ?? {})
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]
+    throw new CorruptFileError(file, `${issue.path.join('.') || '(root)'}: ${issue.message}`)
+  }
+  const kind = parsed.data.kind ?? path.basename(file).replace(/\.(ya?ml|json)$/, '')
+  if (!/^[a-z][a-z0-9-]{0,31}$/.test(kind))
+    throw new CorruptFileError(file, `the file name makes the kind ${JSON.stringify(kind)}; set kind: to lowercase letters, digits and -`)
+  if (kind === SWARM_AGENT_KIND) throw new CorruptFileError(file, `kind "${SWARM_AGENT_KIND}" is swarm's own agent and cannot be redefined`)
+  return adapterFromSpec(parsed.data, { kind, source, file })
+}
+
+async function adapterFiles(dir: string): Promise<string[]> {
+  const names = await fs.readdir(dir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return []
+    throw err
+  })
+  return names
+    .filter((n) => /\.(ya?ml|json)$/.test(n) && !n.startsWith('.'))
+    .sort()
+    .map((n) => path.join(dir, n))
+}

@@ -1,0 +1,90 @@
+/**
+ * Turns an AdapterSpec (data) into an AgentAdapter. prepare() writes the spec's files into the
+ * teammate's config dir (0600, atomically) and expands argv and env; hook payloads are read by the
+ * field names the spec gives; permission replies are the spec's templates with {{message}}.
+ */
+import path from 'node:path'
+import { UsageError } from '../errors.js'
+import { atomicWriteFile, ensureDir } from '../util/fs.js'
+import type { AdapterSpec } from './spec.js'
+import { contextVars, expandArgv, expandText, expandValue } from './template.js'
+import type { AdapterContext, AdapterSource, AgentAdapter, HookFacts, HookReply, LaunchPlan, PermissionAnswer, SwarmHookEvent } from './types.js'
+
+export interface SpecOrigin {
+  kind: string
+  source: AdapterSource
+  file?: string
+}
+
+/** Claude-Code-style replies, the default of a spec that names none. */
+const DEFAULT_PERMISSION: NonNullable<AdapterSpec['permission']> = {
+  allow: { json: { decision: 'approve' }, exitCode: 0 },
+  deny: { stderr: '{{message}}', exitCode: 2 },
+}
+
+export function adapterFromSpec(spec: AdapterSpec, origin: SpecOrigin): AgentAdapter {
+  const delivery = spec.delivery
+  return {
+    kind: origin.kind,
+    description: spec.description,
+    source: origin.source,
+    ...(origin.file !== undefined && { file: origin.file }),
+    binary: spec.binary,
+    versionArgs: spec.versionArgs,
+    providerEnv: spec.providerEnv,
+    delivery,
+    states: { hooks: Object.keys(spec.hookEvents).length > 0, ...spec.states },
+    hookEvents: spec.hookEvents,
+    quit: spec.quit,
+    prepare: (ctx) => prepareFromSpec(spec, ctx),
+    readHook: (_event, payload) => readHookFields(payload, spec.payload),
+    answerPermission: (_event, answer) => replyFromSpec((spec.permission ?? DEFAULT_PERMISSION)[answer.behavior], answer),
+  }
+}
+
+export async function prepareFromSpec(spec: AdapterSpec, ctx: AdapterContext): Promise<LaunchPlan> {
+  const vars = contextVars(ctx)
+  await ensureDir(ctx.configDir)
+  for (const f of spec.files) {
+    const rel = expandText(f.path, vars)
+    const file = path.resolve(ctx.configDir, rel)
+    if (!file.startsWith(ctx.configDir + path.sep)) throw new UsageError(`adapter file ${JSON.stringify(f.path)} leaves the teammate's config dir`)
+    await ensureDir(path.dirname(file))
+    await atomicWriteFile(file, 'json' in f ? `${JSON.stringify(expandValue(f.json, vars), null, 2)}\n` : expandText(f.text, vars))
+  }
+  const argv = expandArgv(ctx.resume && spec.resumeCommand ? spec.resumeCommand : spec.command, vars)
+  const env = Object.fromEntries(Object.entries(spec.env).map(([k, v]) => [k, expandText(v, vars)]))
+  return { argv, env }
+}
+
+/** Facts from a hook payload by top-level field names; anything of the wrong type is left out. */
+export function readHookFields(payload: unknown, fields: AdapterSpec['payload']): HookFacts {
+  const p = payload !== null && typeof payload === 'object' ? (payload as Record<string, unknown>) : {}
+  const text = (k: string): string | undefined => (typeof p[k] === 'string' ? p[k] : undefined)
+  const input = p[fields.toolInput]
+  return {
+    ...(text(fields.sessionId) !== undefined && { sessionId: text(fields.sessionId) }),
+    ...(text(fields.toolName) !== undefined && { toolName: text(fields.toolName) }),
+    ...(input !== null && typeof input === 'object' && !Array.isArray(input) && { toolInput: input as Record<string, unknown> }),
+    ...(text(fields.prompt) !== undefined && { prompt: text(fields.prompt) }),
+    ...(text(fields.lastAssistantText) !== undefined && { lastAssistantText: text(fields.lastAssistantText) }),
+    ...(text(fields.message) !== undefined && { message: text(fields.message) }),
+  }
+}
+
+function replyFromSpec(reply: { json?: unknown; stdout?: string; stderr?: string; exitCode: number }, answer: PermissionAnswer): HookReply {
+  const message = answer.message ?? (answer.behavior === 'allow' ? 'approved by the team lead' : 'denied by the team lead')
+  const vars = (name: string) => (name === 'message' ? message : undefined)
+  const stdout =
+    reply.json !== undefined ? JSON.stringify(expandValue(reply.json, vars)) : reply.stdout !== undefined ? expandText(reply.stdout, vars) : undefined
+  return {
+    ...(stdout !== undefined && { stdout: `${stdout}\n` }),
+    ...(reply.stderr !== undefined && { stderr: `${expandText(reply.stderr, vars)}\n` }),
+    exitCode: reply.exitCode,
+  }
+}
+
+/** The event list, for readers of a spec's hook map. */
+export function eventsOf(adapter: AgentAdapter): SwarmHookEvent[] {
+  return [...new Set(Object.values(adapter.hookEvents))]
+}

@@ -1,0 +1,89 @@
+/**
+ * The data form of an adapter: what a user writes in `.claude/swarm-agents/<kind>.yaml` (validated
+ * here, at the trust boundary) and what most built-ins are written as. Strings may hold `{{…}}`
+ * placeholders (template.ts).
+ */
+import { z } from 'zod'
+import { SWARM_HOOK_EVENTS } from './types.js'
+
+const HookEventName = z.enum(SWARM_HOOK_EVENTS)
+const Pattern = z.string().refine((s) => {
+  try {
+    new RegExp(s)
+    return true
+  } catch {
+    return false
+  }
+}, 'not a valid regular expression')
+const Patterns = z.strictObject({ working: Pattern.optional(), idle: Pattern.optional(), waiting: Pattern.optional() })
+
+/** A file written into the teammate's config dir: `json` (any value, expanded) or `text`. */
+export const AdapterFileSpec = z.union([
+  z.strictObject({ path: z.string().min(1), json: z.unknown() }),
+  z.strictObject({ path: z.string().min(1), text: z.string() }),
+])
+export type AdapterFileSpec = z.infer<typeof AdapterFileSpec>
+
+/** A hook reply: what `swarm hook` prints (`json` or `stdout` text; `stderr` text), expanded with {{message}}, and its exit code. */
+const ReplySpec = z.strictObject({
+  json: z.unknown().optional(),
+  stdout: z.string().optional(),
+  stderr: z.string().optional(),
+  exitCode: z.number().int().min(0).max(255).default(0),
+})
+
+export const AdapterSpec = z.strictObject({
+  kind: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{0,31}$/, 'lowercase letters, digits and -, starting with a letter')
+    .optional(),
+  description: z.string().default(''),
+  binary: z.string().min(1),
+  versionArgs: z.array(z.string()).default(['--version']),
+  /** argv of the interactive CLI; {{prompt}} is the first prompt. */
+  command: z.array(z.string()).min(1),
+  /** argv used instead by `team resume` (default: command). */
+  resumeCommand: z.array(z.string()).min(1).optional(),
+  env: z.record(z.string(), z.string()).default({}),
+  providerEnv: z.array(z.string()).default([]),
+  files: z.array(AdapterFileSpec).default([]),
+  delivery: z
+    .discriminatedUnion('method', [
+      z.strictObject({
+        method: z.literal('paste'),
+        settleMs: z.number().int().min(0).max(10_000).default(300),
+        submitKeys: z
+          .array(z.string().regex(/^[A-Za-z0-9-]{1,16}$/))
+          .min(1)
+          .default(['Enter']),
+        confirm: z.enum(['hook', 'screen']).default('screen'),
+      }),
+      z.strictObject({ method: z.literal('inbox') }),
+    ])
+    .default({ method: 'paste', settleMs: 300, submitKeys: ['Enter'], confirm: 'screen' }),
+  states: z.strictObject({ titles: Patterns.optional(), screen: Patterns.optional() }).default({}),
+  /** The CLI's hook event names → swarm's. */
+  hookEvents: z.record(z.string(), HookEventName).default({}),
+  /** Where its hook payload keeps each fact (top-level field names). */
+  payload: z
+    .strictObject({
+      sessionId: z.string().default('session_id'),
+      toolName: z.string().default('tool_name'),
+      toolInput: z.string().default('tool_input'),
+      prompt: z.string().default('prompt'),
+      lastAssistantText: z.string().default('last_assistant_message'),
+      message: z.string().default('message'),
+    })
+    .prefault({}),
+  permission: z.strictObject({ allow: ReplySpec, deny: ReplySpec }).optional(),
+  quit: z
+    .strictObject({
+      keys: z.array(z.string().regex(/^[A-Za-z0-9-]{1,16}$/)).optional(),
+      text: z.string().optional(),
+      signal: z.enum(['SIGINT', 'SIGTERM', 'SIGHUP']).optional(),
+      graceMs: z.number().int().min(0).max(60_000).default(3_000),
+    })
+    .default({ signal: 'SIGTERM', graceMs: 3_000 }),
+})
+export type AdapterSpec = z.infer<typeof AdapterSpec>
+export type AdapterSpecInput = z.input<typeof AdapterSpec>

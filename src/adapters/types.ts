@@ -1,0 +1,158 @@
+/**
+ * The agent-adapter contract: everything swarm must know to run one agent CLI (Codex, Gemini CLI,
+ * opencode, pi, Claude Code, or one a user describes in a YAML file) as a teammate. An adapter is
+ * data plus a few pure functions; it starts nothing itself — the supervisor and the courier do.
+ */
+
+type Env = NodeJS.ProcessEnv
+
+/**
+ * The hook events swarm understands, whatever a CLI calls them (Codex `UserPromptSubmit`, Gemini
+ * CLI `BeforeAgent`…). `swarm hook <event>` is invoked with one of these.
+ */
+export const SWARM_HOOK_EVENTS = [
+  'session-start',
+  'prompt-submit',
+  'pre-tool',
+  'permission-request',
+  'post-tool',
+  'stop',
+  'notification',
+  'session-end',
+] as const
+export type SwarmHookEvent = (typeof SWARM_HOOK_EVENTS)[number]
+
+/** Where an adapter was defined; project beats user beats built-in. */
+export type AdapterSource = 'built-in' | 'user' | 'project'
+
+/** What an adapter needs to prepare one teammate's launch. */
+export interface AdapterContext {
+  team: string
+  name: string
+  /** `<name>@<team>` */
+  agentId: string
+  /** Absolute working directory of the teammate. */
+  cwd: string
+  /**
+   * A directory owned by this teammate alone (`agents/<name>/home`), created empty-or-reused, 0700:
+   * the CLI's config dir (CODEX_HOME, GEMINI_CLI_HOME, …) lives here, never in the user's home.
+   */
+  configDir: string
+  /** The whole first prompt: who it is, how to talk back, and its initial instructions. */
+  firstPrompt: string
+  model?: string
+  /** swarm permission mode of the member (default, acceptEdits, bypassPermissions, …). */
+  mode?: string
+  /** True when re-adopting after a crash: continue the CLI's last session if it can. */
+  resume: boolean
+  /** argv running `swarm hook <event>` for this teammate (absolute node + bin, its identity). */
+  hookArgv(event: SwarmHookEvent): string[]
+  /** The same, as one POSIX-shell-quoted command string (for CLIs that take a command line). */
+  hookCommand(event: SwarmHookEvent): string
+  /** argv running `swarm mcp` for this teammate: an MCP stdio server (SendMessage, Task*). */
+  mcpArgv: string[]
+  /** The spawner's environment (for reading provider variables; never written). */
+  env: Env
+}
+
+/** What prepare() returns: the pane's argv and the variables added to the teammate's environment. */
+export interface LaunchPlan {
+  argv: string[]
+  env: Record<string, string>
+}
+
+/**
+ * How a message reaches the agent:
+ * - `paste`: bracketed paste into its pane, `submitKeys` after `settleMs`, counted as delivered
+ *   only once `confirm` says so (`hook`: its prompt-submit hook saw the text; `screen`: the pane
+ *   shows it left the input box).
+ * - `http`: the CLI's own HTTP API (opencode `/tui/append-prompt` + `/tui/submit-prompt`).
+ * - `inbox`: the agent reads its swarm inbox itself (swarm's agent, Claude Code teammates).
+ */
+export type Delivery =
+  | { method: 'paste'; settleMs: number; submitKeys: string[]; confirm: 'hook' | 'screen' }
+  | { method: 'http' }
+  | { method: 'inbox' }
+
+/** Regular expressions (as source text) matched against a pane's title or visible screen. */
+export interface StatePatterns {
+  working?: string
+  idle?: string
+  waiting?: string
+}
+
+/** How the agent's state is observed, best first: hooks, an event stream, pane titles, the screen. */
+export interface StateObservation {
+  hooks: boolean
+  /** A CLI-specific event stream (opencode's SSE `/event`). */
+  events?: 'opencode-sse'
+  titles?: StatePatterns
+  screen?: StatePatterns
+}
+
+/** What a CLI's hook payload says, read into one shape (fields absent when it did not say). */
+export interface HookFacts {
+  sessionId?: string
+  toolName?: string
+  toolInput?: Record<string, unknown>
+  /** The submitted prompt (prompt-submit). */
+  prompt?: string
+  /** The agent's last assistant text (stop), the summary of its idle notification. */
+  lastAssistantText?: string
+  /** A notification's text, e.g. "needs your permission". */
+  message?: string
+}
+
+/** The leader's answer to a permission request, as the CLI must be told. */
+export interface PermissionAnswer {
+  behavior: 'allow' | 'deny'
+  /** Feedback for the agent on deny, or the reason shown on allow. */
+  message?: string
+}
+
+/** What `swarm hook` prints and exits with, in the CLI's own form. */
+export interface HookReply {
+  stdout?: string
+  stderr?: string
+  exitCode: number
+}
+
+/** How the CLI is asked to exit its own way before it is killed. */
+export interface QuitMethod {
+  /** tmux key names sent in order (e.g. ['C-c', 'C-c']), then `text` + Enter if given. */
+  keys?: string[]
+  text?: string
+  /** Else (or after) this signal to the pane's process. */
+  signal?: NodeJS.Signals
+  /** How long it gets before the pane's process tree is killed. */
+  graceMs: number
+}
+
+export interface AgentAdapter {
+  /** What `--agent` names: `codex`, `gemini`, `opencode`, `pi`, `claude`, or a user's. */
+  readonly kind: string
+  readonly description: string
+  readonly source: AdapterSource
+  /** Where it was defined (a YAML file), for diagnostics. */
+  readonly file?: string
+  /** The executable looked up on PATH (or SWARM_AGENT_BIN_DIR); `swarm doctor` reports it. */
+  readonly binary: string
+  /** Arguments that print its version (`--version`). */
+  readonly versionArgs: readonly string[]
+  /** Provider variables forwarded from the spawner (a trailing `*` is a prefix). */
+  readonly providerEnv: readonly string[]
+  readonly delivery: Delivery
+  readonly states: StateObservation
+  /** The CLI's hook event names → swarm's; empty for a CLI without command hooks. */
+  readonly hookEvents: Readonly<Record<string, SwarmHookEvent>>
+  readonly quit: QuitMethod
+  /**
+   * Writes the teammate's config dir (hook registration, MCP server `swarm mcp`, provider
+   * config) and returns the pane's argv and env. Idempotent: resume calls it again.
+   */
+  prepare(ctx: AdapterContext): Promise<LaunchPlan>
+  /** Reads a hook payload (stdin JSON of the CLI's hook) into HookFacts. */
+  readHook(event: SwarmHookEvent, payload: unknown): HookFacts
+  /** The hook's reply for a permission answer (pre-tool / permission-request) in the CLI's form. */
+  answerPermission(event: SwarmHookEvent, answer: PermissionAnswer, facts: HookFacts): HookReply
+}

@@ -1,0 +1,82 @@
+import { createPublicKey, sign, verify, type KeyObject } from 'node:crypto'
+
+/**
+ * Claude Code's lead-signature scheme (2.1.332, checked against its binary): `lead_sig` is base64url
+ * Ed25519 over `JSON.stringify(["claude-team-lead-entry-v1", msg_id, from, timestamp, text, summary,
+ * color, from_plugin])` (absent → null); the key reaches a teammate as `--lead-verify-key <ms>.<key>`.
+ */
+
+/** How swarm hands a Claude-format lead key to a swarm teammate (besides `--lead-verify-key`). */
+export const CLAUDE_LEAD_VERIFY_KEY_ENV = 'SWARM_CLAUDE_LEAD_VERIFY_KEY'
+
+export const CLAUDE_LEAD_SIG_DOMAIN = 'claude-team-lead-entry-v1'
+/** How far before the key's launch time an entry may be dated and still count (Claude Code: ~2 min). */
+export const CLAUDE_LEAD_SIG_SKEW_MS = 2 * 60_000
+
+/** The fields Claude Code's signature covers. */
+export interface ClaudeSignedFields {
+  msg_id?: string
+  from: string
+  timestamp: string
+  text: string
+  summary?: string
+  color?: string
+  from_plugin?: string
+}
+
+/** A parsed `--lead-verify-key`: when the teammate was launched, and the lead's public key. */
+export interface ClaudeVerifyKey {
+  launchMs: number
+  key: KeyObject
+}
+
+const VERIFY_KEY_RE = /^(\d+)\.([\w-]+)$/
+
+export function claudeLeadPayload(e: ClaudeSignedFields): Buffer {
+  const fields = [CLAUDE_LEAD_SIG_DOMAIN, e.msg_id, e.from, e.timestamp, e.text, e.summary ?? null, e.color ?? null, e.from_plugin ?? null]
+  return Buffer.from(JSON.stringify(fields), 'utf8')
+}
+
+/** base64url `lead_sig` of an entry, with the team's private key. */
+export function signClaudeLeadEntry(privateKey: KeyObject, e: ClaudeSignedFields): string {
+  return sign(null, claudeLeadPayload(e), privateKey).toString('base64url')
+}
+
+/** `<launchMs>.<base64url DER SPKI>`: the value Claude Code passes as `--lead-verify-key`. */
+export function formatClaudeVerifyKey(key: KeyObject, launchMs: number = Date.now()): string {
+  const publicKey = key.type === 'private' ? createPublicKey(key) : key
+  return `${launchMs}.${publicKey.export({ format: 'der', type: 'spki' }).toString('base64url')}`
+}
+
+/** Parses a `--lead-verify-key` value; undefined when it is not `<ms>.<Ed25519 SPKI>`. */
+export function parseClaudeVerifyKey(value: string | undefined): ClaudeVerifyKey | undefined {
+  const match = value === undefined ? null : VERIFY_KEY_RE.exec(value.trim())
+  if (!match) return undefined
+  const launchMs = Number(match[1])
+  if (!Number.isSafeInteger(launchMs)) return undefined
+  try {
+    const key = createPublicKey({ key: Buffer.from(match[2]!, 'base64url'), format: 'der', type: 'spki' })
+    return key.asymmetricKeyType === 'ed25519' ? { launchMs, key } : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * True when `entry.lead_sig` verifies under the key and, with a launch time, the entry is not dated
+ * more than CLAUDE_LEAD_SIG_SKEW_MS before it. Never throws.
+ */
+export function verifyClaudeLeadEntry(key: ClaudeVerifyKey | KeyObject | undefined, entry: ClaudeSignedFields & { lead_sig?: unknown }): boolean {
+  if (key === undefined || typeof entry.lead_sig !== 'string') return false
+  const { key: publicKey, launchMs } = 'launchMs' in key ? key : { key, launchMs: undefined }
+  if (launchMs !== undefined) {
+    const at = Date.parse(entry.timestamp)
+    if (!Number.isFinite(at) || at < launchMs - CLAUDE_LEAD_SIG_SKEW_MS) return false
+  }
+  try {
+    const sig = Buffer.from(entry.lead_sig, 'base64url')
+    return sig.length === 64 && verify(null, claudeLeadPayload(entry), publicKey, sig)
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,81 @@
+import fs from 'node:fs'
+import { LEAD_NAME } from '../home/paths.js'
+import type { TeamFile } from './types.js'
+
+/**
+ * Teams led by a Claude Code session (2.1.332): config.json carries `leadProcess` {pid, procStart}
+ * and the lead member sits in pane "leader". swarm reads and messages such a team but never leads
+ * it: no leader console, no swarm key files, no delete while that session lives.
+ */
+
+export interface ClaudeLead {
+  pid: number
+  /** Field 22 of /proc/<pid>/stat when the lead claimed the team: tells a reused pid apart. */
+  procStart?: string
+  sessionId?: string
+}
+
+/** The Claude Code lead of a team; undefined for a team swarm leads. */
+export function claudeLeadOf(config: TeamFile): ClaudeLead | undefined {
+  const lp = config.leadProcess as { pid?: unknown; procStart?: unknown } | undefined
+  const leadMember = config.members.find((m) => m.name === LEAD_NAME)
+  const pid = typeof lp?.pid === 'number' ? lp.pid : undefined
+  if (pid === undefined && leadMember?.tmuxPaneId !== 'leader') return undefined
+  return {
+    pid: pid ?? 0,
+    ...(typeof lp?.procStart === 'string' && { procStart: lp.procStart }),
+    ...(config.leadSessionId !== undefined && { sessionId: config.leadSessionId }),
+  }
+}
+
+/** Whether the Claude Code lead still runs (the same process: its start time matches when known). */
+export function claudeLeadAlive(lead: ClaudeLead): boolean {
+  if (!lead.pid || !signalable(lead.pid)) return false
+  if (lead.procStart === undefined) return true
+  try {
+    const stat = fs.readFileSync(`/proc/${lead.pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return fields[19] === lead.procStart
+  } catch {
+    return true // no /proc (macOS): the pid alone
+  }
+}
+
+/** Signal 0 reaches the pid (EPERM: it exists, another user's). teams/ sits below process/, hence not isAlive. */
+function signalable(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** Claude Code's own tmux server for its teammates' panes when it runs outside tmux. */
+export function claudeTmuxSocket(lead: ClaudeLead): string {
+  return `claude-swarm-${lead.pid}`
+}
+
+/**
+ * The tmux server socket of a Claude-Code-led team's panes: the lead's own tmux (its `TMUX`) when
+ * it runs inside one, else the `claude-swarm-<pid>` server it started (under its TMUX_TMPDIR).
+ */
+export function claudePaneSocket(lead: ClaudeLead, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  let leadEnv: Record<string, string> = {}
+  try {
+    leadEnv = Object.fromEntries(
+      fs
+        .readFileSync(`/proc/${lead.pid}/environ`, 'utf8')
+        .split('\0')
+        .filter((kv) => kv.includes('='))
+        .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+    )
+  } catch {
+    // gone, or not ours to read: look for its server where ours would be
+  }
+  if (leadEnv.TMUX) return leadEnv.TMUX.split(',')[0]
+  const tmpdir = leadEnv.TMUX_TMPDIR || env.TMUX_TMPDIR || '/tmp'
+  const uid = typeof process.getuid === 'function' ? process.getuid() : 0
+  const socket = `${tmpdir}/tmux-${uid}/${claudeTmuxSocket(lead)}`
+  return fs.existsSync(socket) ? socket : undefined
+}

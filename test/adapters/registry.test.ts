@@ -1,0 +1,93 @@
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { planAgentLaunch } from '../../src/adapters/launch.js'
+import { loadAdapters, resolveAdapter } from '../../src/adapters/registry.js'
+import { SwarmError } from '../../src/errors.js'
+
+let dir: string
+let env: NodeJS.ProcessEnv
+
+beforeEach(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-adapters-'))
+  env = { SWARM_HOME: path.join(dir, 'home'), PATH: '/usr/bin:/bin', MYCLI_KEY: 'k-123', UNRELATED: 'x' }
+  await fs.mkdir(path.join(dir, 'project', '.claude', 'swarm-agents'), { recursive: true })
+})
+afterEach(() => fs.rm(dir, { recursive: true, force: true }))
+
+const YAML_ADAPTER = `
+description: a CLI swarm does not know
+binary: mycli
+command: [mycli, --config, '{{configDir}}/conf.json', '{{prompt}}']
+env: { MYCLI_HOME: '{{configDir}}' }
+providerEnv: [MYCLI_*]
+files:
+  - path: conf.json
+    json:
+      hooks:
+        submit: '{{hook:prompt-submit}}'
+        stopArgv: ['{{hookArgv:stop}}']
+      mcp: { command: '{{mcpCommand}}', args: ['{{mcpArgs}}'] }
+delivery: { method: paste, settleMs: 250, confirm: hook }
+hookEvents: { Submit: prompt-submit, Done: stop }
+permission:
+  allow: { json: { ok: true }, exitCode: 0 }
+  deny: { json: { ok: false, why: '{{message}}' }, exitCode: 0 }
+`
+
+describe('adapter registry', () => {
+  it('loads a project adapter file by its file name, zod-checked, and launches it from its own config dir', async () => {
+    await fs.writeFile(path.join(dir, 'project', '.claude', 'swarm-agents', 'mycli.yaml'), YAML_ADAPTER)
+    const adapter = await resolveAdapter('mycli', { cwd: path.join(dir, 'project'), env })
+    expect(adapter?.source).toBe('project')
+    expect(adapter?.delivery).toEqual({ method: 'paste', settleMs: 250, submitKeys: ['Enter'], confirm: 'hook' })
+    const launch = await planAgentLaunch(adapter!, { team: 't1', name: 'bob', cwd: dir, prompt: 'line one\n/slash {{configDir}}', env })
+    const home = path.join(env.SWARM_HOME!, 'agent-homes', 't1', 'bob')
+    expect(launch.configDir).toBe(home)
+    expect(launch.argv.slice(0, 3)).toEqual(['mycli', '--config', `${home}/conf.json`])
+    // The prompt is substituted once: a placeholder inside it stays text.
+    expect(launch.argv[3]).toContain('/slash {{configDir}}')
+    expect(launch.promptInArgv).toBe(true)
+    expect(launch.env.MYCLI_HOME).toBe(home)
+    expect(launch.env.MYCLI_KEY).toBe('k-123')
+    expect(launch.env.UNRELATED).toBeUndefined()
+    expect(launch.env.PATH.split(':')[0]).toBe(path.join(home, 'bin'))
+    const conf = JSON.parse(await fs.readFile(path.join(home, 'conf.json'), 'utf8'))
+    expect(conf.hooks.submit).toMatch(/swarm\.js'? hook prompt-submit --team t1 --name bob --agent mycli$/)
+    expect(conf.hooks.stopArgv.slice(-8)).toEqual(['hook', 'stop', '--team', 't1', '--name', 'bob', '--agent', 'mycli'])
+    expect(conf.mcp.args).toContain('mcp')
+    expect(adapter!.answerPermission('permission-request', { behavior: 'deny', message: 'not "that"' }, {})).toEqual({
+      stdout: '{"ok":false,"why":"not \\"that\\""}\n',
+      exitCode: 0,
+    })
+    expect(adapter!.readHook('prompt-submit', { prompt: 'hi', session_id: 's1', tool_input: 'not an object' })).toEqual({
+      prompt: 'hi',
+      sessionId: 's1',
+    })
+  })
+
+  it('reports a broken adapter file when asked for it, and lists it as a diagnostic otherwise', async () => {
+    await fs.writeFile(path.join(dir, 'project', '.claude', 'swarm-agents', 'broken.yaml'), 'binary: x\ncommand: []\n')
+    await expect(resolveAdapter('broken', { cwd: path.join(dir, 'project'), env })).rejects.toMatchObject({ code: 'SWARM_CORRUPT_FILE' })
+    const loaded = await loadAdapters({ cwd: path.join(dir, 'project'), env })
+    expect(loaded.diagnostics.map((d) => path.basename(d.file))).toEqual(['broken.yaml'])
+  })
+
+  it('refuses an unknown kind with the known ones, and treats swarm as its own agent', async () => {
+    const err = await resolveAdapter('nope', { cwd: dir, env }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(SwarmError)
+    expect((err as SwarmError).exitCode).toBe(2)
+    expect(await resolveAdapter('swarm', { cwd: dir, env })).toBeUndefined()
+    expect(await resolveAdapter(undefined, { cwd: dir, env })).toBeUndefined()
+  })
+
+  it('keeps adapter files inside the config dir', async () => {
+    await fs.writeFile(
+      path.join(dir, 'project', '.claude', 'swarm-agents', 'escape.yaml'),
+      'binary: x\ncommand: [x]\nfiles:\n  - { path: ../../evil, text: hi }\n',
+    )
+    const adapter = await resolveAdapter('escape', { cwd: path.join(dir, 'project'), env })
+    await expect(planAgentLaunch(adapter!, { team: 't1', name: 'bob', cwd: dir, env })).rejects.toThrow(/leaves the teammate's config dir/)
+  })
+})

@@ -1,0 +1,257 @@
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { type LoopbackServer, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import type { ScenarioInput } from '../../src/loopback-model/scenario.js'
+import { reapTmux, type Sandbox, sandbox, waitFor } from '../e2e/helpers.js'
+
+/**
+ * What every interop test needs: the real Claude Code binary (SWARM_CLAUDE_BIN, set by
+ * scripts/interop.mjs), a sandbox whose SWARM_HOME is also Claude Code's CLAUDE_CONFIG_DIR (with
+ * onboarding done, the project trusted, the test key approved), and a loopback Messages API.
+ */
+
+export const API_KEY = 'sk-interop-12345'
+
+export function claudeBin(): string {
+  const bin = process.env.SWARM_CLAUDE_BIN
+  if (!bin || !fs.existsSync(bin)) throw new Error('SWARM_CLAUDE_BIN is not set: run these tests with `npm run test:interop`')
+  return bin
+}
+
+export interface ClaudeSandbox extends Sandbox {
+  loopback: LoopbackServer
+  home: string
+  /** Every team directory file the test may inspect. */
+  teamFile(team: string, ...rel: string[]): string
+  readJson<T = unknown>(file: string): T | undefined
+  close(): Promise<void>
+}
+
+/** The `.claude.json` that lets Claude Code start without any dialog in `configDir` for `projects`. */
+export function writeClaudeConfig(configDir: string, projects: string[]): void {
+  fs.mkdirSync(configDir, { recursive: true })
+  const config = {
+    hasCompletedOnboarding: true,
+    theme: 'dark',
+    projects: Object.fromEntries(projects.map((p) => [p, { hasTrustDialogAccepted: true }])),
+    customApiKeyResponses: { approved: [API_KEY.slice(-20)], rejected: [] },
+  }
+  fs.writeFileSync(path.join(configDir, '.claude.json'), JSON.stringify(config))
+}
+
+export async function claudeSandbox(scenario: ScenarioInput): Promise<ClaudeSandbox> {
+  const bin = claudeBin()
+  const loopback = await startLoopbackServer({ scenario })
+  const sb = sandbox({
+    ANTHROPIC_BASE_URL: loopback.url,
+    ANTHROPIC_API_KEY: API_KEY,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    SWARM_CLAUDE_BIN: bin,
+  })
+  const home = path.join(sb.root, 'user-home')
+  fs.mkdirSync(home, { recursive: true })
+  sb.env.HOME = home
+  writeClaudeConfig(sb.env.SWARM_HOME!, [sb.project])
+  return {
+    ...sb,
+    loopback,
+    home,
+    teamFile: (team, ...rel) => path.join(sb.env.SWARM_HOME!, 'teams', team, ...rel),
+    readJson<T>(file: string): T | undefined {
+      try {
+        return JSON.parse(fs.readFileSync(file, 'utf8')) as T
+      } catch {
+        return undefined
+      }
+    },
+    async close() {
+      for (const socket of tmuxSockets(sb.env)) await reapTmux(sb.env, socket)
+      await sb.cleanup()
+      await loopback.close()
+    },
+  }
+}
+
+/** The requests the loopback server saw whose last user message contains `text`. */
+export function requestsMentioning(loopback: LoopbackServer, text: string): unknown[] {
+  return loopback.requests.filter((r) => JSON.stringify((r.body as { messages?: unknown[] } | undefined)?.messages?.at(-1) ?? '').includes(text))
+}
+
+/** Pending requests as `swarm perms --json` lists them. */
+export async function pendingRequests(
+  sb: Sandbox,
+  team: string,
+): Promise<Array<{ id: string; agent: string; toolName: string; input: Record<string, unknown> }>> {
+  const r = await sb.swarm(['perms', team, '--json'])
+  if (r.code !== 0) throw new Error(`swarm perms failed: ${r.stderr}`)
+  return JSON.parse(r.stdout).requests
+}
+
+/**
+ * Waits for a permission request from `agent`. Claude Code 2.1.332 sometimes fails to append its
+ * request to team-lead's inbox and tells its model so ("could not be delivered … mailbox write
+ * failed. Retry the tool call"): a real model retries; for the scripted one `resend` asks again.
+ */
+export async function waitForRequest(sb: ClaudeSandbox, team: string, agent: string, resend?: () => Promise<unknown>, ms = 60_000) {
+  let seen = undeliveredRequests(sb.loopback)
+  return waitFor(
+    `a permission request from ${agent}`,
+    async () => {
+      const failed = undeliveredRequests(sb.loopback)
+      if (failed > seen && resend) {
+        seen = failed
+        await resend()
+      }
+      return (await pendingRequests(sb, team)).find((r) => r.agent === agent)
+    },
+    ms,
+  )
+}
+
+/** How many times Claude Code told its model that a permission request could not be delivered. */
+export function undeliveredRequests(loopback: LoopbackServer): number {
+  return requestsMentioning(loopback, 'mailbox write failed').length
+}
+
+/** A member's state as `swarm status --json` reports it. */
+export async function memberStatus(sb: Sandbox, team: string, name: string): Promise<{ status: string; pendingRequests: number } | undefined> {
+  const r = await sb.swarm(['status', team, '--json'])
+  if (r.code !== 0) throw new Error(`swarm status failed: ${r.stderr}`)
+  return (JSON.parse(r.stdout).members as Array<{ name: string; status: string; pendingRequests: number }>).find((m) => m.name === name)
+}
+
+/** Pane commands on the sandbox's tmux server (`swarm` socket). */
+export function panes(env: NodeJS.ProcessEnv, socket = 'swarm'): Array<{ id: string; pid: number; dead: boolean }> {
+  try {
+    return execFileSync('tmux', ['-L', socket, 'list-panes', '-a', '-F', '#{pane_id} #{pane_pid} #{pane_dead}'], {
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => {
+        const [id, pid, dead] = l.split(' ')
+        return { id: id!, pid: Number(pid), dead: dead === '1' }
+      })
+  } catch {
+    return []
+  }
+}
+
+/** A scripted Claude Code teammate's answers: `SHUTDOWN` rules approve a shutdown_request by the id it carries. */
+export function approveShutdownRule(name: string, approve = true) {
+  return {
+    when: { lastUserMatches: `"requestId":"(shutdown-\\d+@${name})"` },
+    content: [
+      {
+        type: 'tool_use' as const,
+        name: 'SendMessage',
+        input: {
+          to: 'team-lead',
+          message: { type: 'shutdown_response', request_id: '{{match.1}}', approve, ...(approve ? {} : { reason: 'still busy with the probe' }) },
+        },
+      },
+    ],
+  }
+}
+
+export function bash(command: string, description = command) {
+  return { content: [{ type: 'tool_use' as const, name: 'Bash', input: { command, description } }] }
+}
+
+/** Every tmux server under the sandbox's TMUX_TMPDIR (swarm's, the test's, Claude Code's claude-swarm-<pid>). */
+export function tmuxSockets(env: NodeJS.ProcessEnv): string[] {
+  const dir = path.join(env.TMUX_TMPDIR!, `tmux-${process.getuid?.() ?? 0}`)
+  try {
+    return fs.readdirSync(dir)
+  } catch {
+    return []
+  }
+}
+
+export interface ClaudeLead {
+  socket: string
+  pane: string
+  /** Types a line into the lead's prompt and submits it. */
+  type(text: string): void
+  screen(): string
+}
+
+/**
+ * A real Claude Code lead, interactive, in a pane of a tmux server of the test's own (`socket`):
+ * TMUX unset inside, `--teammate-mode tmux`, so it starts its teammates on its own claude-swarm-<pid> server.
+ */
+export function startClaudeLead(sb: ClaudeSandbox, opts: { prompt: string; socket?: string; env?: Record<string, string> }): ClaudeLead {
+  const socket = opts.socket ?? 'cclead'
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    TERM: 'xterm-256color',
+    HOME: sb.home,
+    CLAUDE_CONFIG_DIR: sb.env.SWARM_HOME!,
+    ANTHROPIC_BASE_URL: sb.loopback.url,
+    ANTHROPIC_API_KEY: API_KEY,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS: '1',
+    TMUX_TMPDIR: sb.env.TMUX_TMPDIR!,
+    // swarm teammates it starts find the same home as swarm's CLI.
+    SWARM_HOME: sb.env.SWARM_HOME!,
+    ...opts.env,
+  }
+  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
+  const cmd = `cd ${q(sb.project)} && exec env -i ${Object.entries(env)
+    .map(([k, v]) => `${k}=${q(v)}`)
+    .join(' ')} ${q(claudeBin())} --permission-mode default --teammate-mode tmux ${q(opts.prompt)}`
+  const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { env: sb.env, encoding: 'utf8' })
+  tmux('new-session', '-d', '-s', 'lead', '-x', '200', '-y', '50', cmd)
+  const pane = tmux('list-panes', '-t', 'lead', '-F', '#{pane_id}').trim()
+  return {
+    socket,
+    pane,
+    type(text) {
+      tmux('send-keys', '-t', pane, '-l', text)
+      execFileSync('sleep', ['0.3'])
+      tmux('send-keys', '-t', pane, 'Enter')
+    },
+    screen: () => tmux('capture-pane', '-p', '-t', pane),
+  }
+}
+
+/** The team a Claude Code lead created (its name is `session-<8 hex>`). */
+export function claudeTeamName(sb: ClaudeSandbox): string | undefined {
+  const dir = path.join(sb.env.SWARM_HOME!, 'teams')
+  try {
+    return fs.readdirSync(dir).find((n) => n.startsWith('session-') && fs.existsSync(path.join(dir, n, 'config.json')))
+  } catch {
+    return undefined
+  }
+}
+
+/** The live pane (on swarm's tmux server) whose process is a Claude Code teammate. */
+export function claudePane(sb: Sandbox): { id: string; pid: number } | undefined {
+  return panes(sb.env).find((p) => {
+    if (p.dead) return false
+    try {
+      return fs.readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').includes('--agent-name')
+    } catch {
+      return false
+    }
+  })
+}
+
+/** The session id of a Claude Code teammate's transcript (`<config>/projects/<cwd>/<id>.jsonl`). */
+export function sessionOf(sb: Sandbox, team: string, name: string): string | undefined {
+  const dir = path.join(sb.env.SWARM_HOME!, 'projects', sb.project.replace(/[^a-zA-Z0-9]/g, '-'))
+  try {
+    return fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.jsonl'))
+      .map((f) => ({ f, text: fs.readFileSync(path.join(dir, f), 'utf8'), mtime: fs.statSync(path.join(dir, f)).mtimeMs }))
+      .filter((x) => x.text.includes(`"teamName":"${team}"`) && x.text.includes(`"agentName":"${name}"`))
+      .sort((a, b) => b.mtime - a.mtime)[0]
+      ?.f.slice(0, -'.jsonl'.length)
+  } catch {
+    return undefined
+  }
+}
