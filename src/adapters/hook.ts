@@ -41,13 +41,14 @@ export async function runHook(inv: HookInvocation): Promise<HookReply> {
   const at = Date.now()
   switch (inv.event) {
     case 'prompt-submit':
+      // Working first: the courier takes the log entry as "submitted", then waits for idle again.
+      await setStatus(inv, 'working', 'thinking')
       await appendHookLog(
         inv.team,
         inv.name,
         { event: inv.event, at, ...(facts.prompt !== undefined && { digest: promptDigest(facts.prompt), length: facts.prompt.length }) },
         inv.env,
       )
-      await setStatus(inv, 'working', 'thinking')
       return { exitCode: 0 }
     case 'pre-tool':
     case 'post-tool':
@@ -61,8 +62,8 @@ export async function runHook(inv: HookInvocation): Promise<HookReply> {
       await goIdle(inv, facts)
       return { exitCode: 0 }
     case 'session-start':
+      // Still `starting`: a CLI with its first prompt in argv turns to it next (the courier knows which).
       await appendHookLog(inv.team, inv.name, { event: inv.event, at }, inv.env)
-      await setStatus(inv, 'idle', 'ready')
       return { exitCode: 0 }
     case 'session-end':
       await appendHookLog(inv.team, inv.name, { event: inv.event, at }, inv.env)

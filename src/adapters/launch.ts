@@ -64,10 +64,24 @@ export async function planAgentLaunch(adapter: AgentAdapter, input: AgentLaunchI
   const env = {
     ...providerEnv(adapter.providerEnv, input.env),
     ...plan.env,
-    PATH: `${shimDir}${path.delimiter}${plan.env.PATH ?? input.env.PATH ?? ''}`,
+    PATH: [shimDir, input.env.SWARM_AGENT_BIN_DIR, plan.env.PATH ?? input.env.PATH ?? ''].filter(Boolean).join(path.delimiter),
     SWARM_AGENT_KIND: adapter.kind,
   }
-  return { argv: plan.argv, env, configDir, promptInArgv: plan.argv.some((a) => a.includes(prompt)) }
+  const promptInArgv = plan.argv.some((a) => a.includes(prompt))
+  // The pane runs `swarm agent-cli … -- <cli>`: the CLI in the foreground, its courier beside it.
+  const wrapper = [
+    ...swarmArgv(),
+    'agent-cli',
+    '--team',
+    input.team,
+    '--name',
+    input.name,
+    '--agent',
+    adapter.kind,
+    ...(promptInArgv ? ['--prompt-in-argv'] : []),
+    '--',
+  ]
+  return { argv: [...wrapper, ...plan.argv], env, configDir, promptInArgv }
 }
 
 /** The spawner's variables an adapter forwards: exact names, or prefixes written `NAME_*`. */

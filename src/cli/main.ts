@@ -26,6 +26,7 @@ const GROUPS: Record<string, () => Promise<Register>> = {
   unhide: () => import('./pane.js').then((m) => m.registerPaneCommands),
   worktrees: () => import('./worktrees.js').then((m) => m.registerWorktreeCommands),
   hook: () => import('./hook.js').then((m) => m.registerHookCommand),
+  'agent-cli': () => import('./agent-cli.js').then((m) => m.registerAgentCliCommand),
 }
 
 /** The program with every command group, or only `only`'s (same commands, cheaper to load). */

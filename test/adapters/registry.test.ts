@@ -45,9 +45,21 @@ describe('adapter registry', () => {
     const launch = await planAgentLaunch(adapter!, { team: 't1', name: 'bob', cwd: dir, prompt: 'line one\n/slash {{configDir}}', env })
     const home = path.join(env.SWARM_HOME!, 'agent-homes', 't1', 'bob')
     expect(launch.configDir).toBe(home)
-    expect(launch.argv.slice(0, 3)).toEqual(['mycli', '--config', `${home}/conf.json`])
+    // The pane runs swarm's agent-cli wrapper, then the CLI itself.
+    const cli = launch.argv.slice(launch.argv.indexOf('--') + 1)
+    expect(launch.argv.slice(launch.argv.indexOf('agent-cli'), launch.argv.indexOf('--'))).toEqual([
+      'agent-cli',
+      '--team',
+      't1',
+      '--name',
+      'bob',
+      '--agent',
+      'mycli',
+      '--prompt-in-argv',
+    ])
+    expect(cli.slice(0, 3)).toEqual(['mycli', '--config', `${home}/conf.json`])
     // The prompt is substituted once: a placeholder inside it stays text.
-    expect(launch.argv[3]).toContain('/slash {{configDir}}')
+    expect(cli[3]).toContain('/slash {{configDir}}')
     expect(launch.promptInArgv).toBe(true)
     expect(launch.env.MYCLI_HOME).toBe(home)
     expect(launch.env.MYCLI_KEY).toBe('k-123')
