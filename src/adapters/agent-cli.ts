@@ -13,6 +13,7 @@ import { ownSession, sessionProcesses } from '../process/session.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { Courier } from './courier.js'
 import { setStatus } from './hook.js'
+import { AGENT_PATH_ENV } from './launch.js'
 import { PaneIo, ownPane } from './pane-io.js'
 import type { AgentAdapter } from './types.js'
 
@@ -29,7 +30,8 @@ export interface AgentCliOptions {
 
 export async function runAgentCli(o: AgentCliOptions): Promise<number> {
   await setStatus(o, 'starting', o.adapter.kind)
-  const child = spawn(o.argv[0], o.argv.slice(1), { stdio: 'inherit', env: o.env })
+  const env = o.env[AGENT_PATH_ENV] ? { ...o.env, PATH: o.env[AGENT_PATH_ENV] } : o.env
+  const child = spawn(o.argv[0], o.argv.slice(1), { stdio: 'inherit', env })
   const exited = new Promise<number>((resolve) => {
     child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 + signalNumber(signal) : 1)))
     child.once('error', (err) => {
@@ -110,8 +112,9 @@ async function waitGone(pid: number, ms: number): Promise<boolean> {
 /** Whatever the CLI left in this pane's session (helpers that outlive it): TERM, then KILL. */
 async function reapSession(): Promise<void> {
   const sid = ownSession()
-  if (sid === undefined || sid !== process.pid) return // not a pane's session leader: nothing of ours to sweep
-  const left = sessionProcesses(sid)
+  // Only inside a pane's session (its leader is our parent, the exit-status shell, or we are).
+  if (sid === undefined || (sid !== process.pid && sid !== process.ppid)) return
+  const left = sessionProcesses(sid).filter((pid) => pid !== process.ppid)
   for (const pid of left) killQuietly(pid, 'SIGTERM')
   const deadline = Date.now() + 1_000
   while (Date.now() < deadline && left.some(isAlive)) await delay(50)

@@ -21,12 +21,14 @@ const HOOK_EVENTS = {
   Stop: 'stop',
 } as const satisfies Record<string, SwarmHookEvent>
 
-/** swarm mode → Codex approval policy and sandbox. */
+/**
+ * swarm mode → Codex approval policy and sandbox. Codex 0.171 knows only `on-request` (the model
+ * asks to leave the sandbox, and that request is the PermissionRequest swarm bubbles) and `never`.
+ */
 function policyFor(mode: string | undefined): { approval: string; sandbox: string } {
   if (mode === 'bypassPermissions') return { approval: 'never', sandbox: 'danger-full-access' }
   if (mode === 'dontAsk') return { approval: 'never', sandbox: 'workspace-write' }
-  if (mode === 'acceptEdits') return { approval: 'on-request', sandbox: 'workspace-write' }
-  return { approval: 'untrusted', sandbox: 'workspace-write' }
+  return { approval: 'on-request', sandbox: 'workspace-write' }
 }
 
 async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {

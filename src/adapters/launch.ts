@@ -33,6 +33,9 @@ export interface AgentLaunch extends LaunchPlan {
   promptInArgv: boolean
 }
 
+/** The PATH the agent CLI runs with (its `swarm` shim first), handed through tmux under this name. */
+export const AGENT_PATH_ENV = 'SWARM_AGENT_PATH'
+
 /** The teammate's own config dir: `<root>/agent-homes/<team>/<name>`. */
 export function agentHomeDir(team: string, name: string, env?: Env): string {
   return path.join(rootDir(env), 'agent-homes', validateName(team), validateAgentName(name))
@@ -64,7 +67,8 @@ export async function planAgentLaunch(adapter: AgentAdapter, input: AgentLaunchI
   const env = {
     ...providerEnv(adapter.providerEnv, input.env),
     ...plan.env,
-    PATH: [shimDir, input.env.SWARM_AGENT_BIN_DIR, plan.env.PATH ?? input.env.PATH ?? ''].filter(Boolean).join(path.delimiter),
+    // tmux 3.3a gives a new pane the PATH of its client whatever `-e PATH=` says: the wrapper puts this one back.
+    [AGENT_PATH_ENV]: [shimDir, input.env.SWARM_AGENT_BIN_DIR, plan.env.PATH ?? input.env.PATH ?? ''].filter(Boolean).join(path.delimiter),
     SWARM_AGENT_KIND: adapter.kind,
   }
   const promptInArgv = plan.argv.some((a) => a.includes(prompt))

@@ -26,6 +26,7 @@ const GROUPS: Record<string, () => Promise<Register>> = {
   unhide: () => import('./pane.js').then((m) => m.registerPaneCommands),
   worktrees: () => import('./worktrees.js').then((m) => m.registerWorktreeCommands),
   hook: () => import('./hook.js').then((m) => m.registerHookCommand),
+  mcp: () => import('./mcp.js').then((m) => m.registerMcpCommand),
   'agent-cli': () => import('./agent-cli.js').then((m) => m.registerAgentCliCommand),
 }
 

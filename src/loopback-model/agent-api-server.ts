@@ -26,6 +26,8 @@ export interface AgentApiRequest {
   status: number
   /** Request headers, lower-cased (for auth and agent attribution checks). */
   headers: Record<string, string>
+  /** The parsed request body. */
+  body?: unknown
 }
 
 export interface AgentApiServer {
@@ -76,6 +78,7 @@ export async function startAgentApiServer(options: { script?: AgentScriptInput; 
     } catch {
       return json(400, { error: { message: 'the request body is not valid JSON' } })
     }
+    record.body = body
     const id = `lb${++seq}`
     const model = typeof body.model === 'string' ? body.model : (/models\/([^:/]+)/.exec(url.pathname)?.[1] ?? 'loopback')
     const common = { id, model, inputChars: raw.length }

@@ -64,7 +64,7 @@ describe('adapter registry', () => {
     expect(launch.env.MYCLI_HOME).toBe(home)
     expect(launch.env.MYCLI_KEY).toBe('k-123')
     expect(launch.env.UNRELATED).toBeUndefined()
-    expect(launch.env.PATH.split(':')[0]).toBe(path.join(home, 'bin'))
+    expect(launch.env.SWARM_AGENT_PATH.split(':')[0]).toBe(path.join(home, 'bin'))
     const conf = JSON.parse(await fs.readFile(path.join(home, 'conf.json'), 'utf8'))
     expect(conf.hooks.submit).toMatch(/swarm\.js'? hook prompt-submit --team t1 --name bob --agent mycli$/)
     expect(conf.hooks.stopArgv.slice(-8)).toEqual(['hook', 'stop', '--team', 't1', '--name', 'bob', '--agent', 'mycli'])
