@@ -7,6 +7,7 @@
  * the hooks are ours, written into a config dir no one else uses, so Codex's trust prompt is moot.
  */
 import path from 'node:path'
+import { rootDir } from '../home/paths.js'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
 import { readHookFields } from './spec-adapter.js'
 import { tomlDocument } from './toml.js'
@@ -52,8 +53,15 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
             ] as [string[], Record<string, string>],
           ]
         : []),
+      // `swarm send` / `swarm tasks` from its shell write the team's inboxes and tasks under swarm's root.
+      [['sandbox_workspace_write'], { writable_roots: [rootDir(ctx.env)] }],
       [['projects', ctx.cwd], { trust_level: 'trusted' }],
-      [['mcp_servers', 'swarm'], { command: ctx.mcpArgv[0], args: ctx.mcpArgv.slice(1) }],
+      // Codex's shell takes PATH from a login-shell snapshot: the `swarm` shim is put back in front.
+      [['shell_environment_policy', 'set'], { PATH: [path.join(ctx.configDir, 'bin'), ctx.env.PATH ?? '/usr/bin:/bin'].join(path.delimiter) }],
+      // The team tools only message and track tasks: Codex does not ask before each call.
+      [['mcp_servers', 'swarm'], { command: ctx.mcpArgv[0], args: ctx.mcpArgv.slice(1), default_tools_approval_mode: 'approve' }],
+      // Codex starts MCP servers with a minimal environment: swarm's root must be named.
+      [['mcp_servers', 'swarm', 'env'], { SWARM_HOME: rootDir(ctx.env) }],
     ],
   )
   await atomicWriteFile(path.join(ctx.configDir, 'config.toml'), config)

@@ -79,13 +79,19 @@ export async function startAgentApiServer(options: { script?: AgentScriptInput; 
       return json(400, { error: { message: 'the request body is not valid JSON' } })
     }
     record.body = body
+    const answerAux = (view: AgentTurnView): boolean => {
+      // A request without tools is a CLI's side query (a session title, a summary): answered, not a turn.
+      if (view.tools.length > 0) return false
+      record.aux = true
+      return true
+    }
     const id = `lb${++seq}`
     const model = typeof body.model === 'string' ? body.model : (/models\/([^:/]+)/.exec(url.pathname)?.[1] ?? 'loopback')
     const common = { id, model, inputChars: raw.length }
     if (record.api === 'responses') {
       record.view = responsesView(body)
       record.stream = body.stream !== false
-      const reply = (record.reply = player.reply(record.view))
+      const reply = (record.reply = answerAux(record.view) ? { text: 'Loopback session' } : player.reply(record.view))
       const events = responsesEvents(reply, common)
       if (!record.stream) return json(200, events[events.length - 1].data.response)
       return sse(
@@ -96,9 +102,7 @@ export async function startAgentApiServer(options: { script?: AgentScriptInput; 
     if (record.api === 'chat') {
       record.view = chatView(body)
       record.stream = body.stream === true
-      // Side queries (opencode's title generation) carry no tools: answered, but not a turn of the script.
-      if (record.view.tools.length === 0 && isTitleQuery(body)) {
-        record.aux = true
+      if (answerAux(record.view)) {
         const reply = { text: 'Loopback session' }
         return record.stream
           ? sse(res, [...chatChunks(reply, common).map((c) => `data: ${JSON.stringify(c)}\n\n`), 'data: [DONE]\n\n'])
@@ -178,12 +182,6 @@ function apiOf(pathname: string): AgentApi | 'other' {
 function authenticated(headers: Record<string, string>, url: URL): boolean {
   if (/^Bearer\s+\S/i.test(headers.authorization ?? '')) return true
   return Boolean(headers['x-goog-api-key']?.trim() || headers['x-api-key']?.trim() || url.searchParams.get('key'))
-}
-
-/** opencode asks for a session title with a system prompt about titles and no tools. */
-function isTitleQuery(body: Json): boolean {
-  const messages = Array.isArray(body.messages) ? (body.messages as Json[]) : []
-  return messages.some((m) => m.role === 'system' && typeof m.content === 'string' && /title/i.test(m.content))
 }
 
 function flatten(h: http.IncomingHttpHeaders): Record<string, string> {

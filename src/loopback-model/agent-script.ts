@@ -8,7 +8,13 @@ import { z } from 'zod'
 export const AgentReply = z.union([
   z.strictObject({ text: z.string() }),
   /** A tool call: its name as the CLI declared it, and its arguments. `text` is said before it. */
-  z.strictObject({ tool: z.string(), args: z.record(z.string(), z.unknown()), text: z.string().optional() }),
+  z.strictObject({
+    tool: z.string(),
+    args: z.record(z.string(), z.unknown()),
+    text: z.string().optional(),
+    /** Responses API: the tool namespace (Codex puts each MCP server's tools in `mcp__<server>`). */
+    namespace: z.string().optional(),
+  }),
 ])
 export type AgentReply = z.infer<typeof AgentReply>
 

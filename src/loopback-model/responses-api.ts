@@ -40,6 +40,7 @@ export function responsesEvents(reply: AgentReply, opts: { id: string; model: st
       id: `fc_${opts.id}`,
       call_id: `call_${opts.id}`,
       name: reply.tool,
+      ...(reply.namespace && { namespace: reply.namespace }),
       arguments: JSON.stringify(reply.args),
       status: 'completed',
     })
