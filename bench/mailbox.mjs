@@ -64,7 +64,7 @@ async function runSwarm(env) {
   const stats = newStats()
   // The recipient consumes what it received at each "turn" (every 100 ms), as an agent does: read
   // messages get archived and the inbox stays small.
-  let delivered = []
+  const delivered = []
   const watcher = watchInbox(
     'bench',
     'lead',
@@ -274,7 +274,10 @@ function lineFrom(child, line) {
     let buf = ''
     const onData = (d) => {
       buf += d
-      if (buf.includes(`${line}\n`)) child.stdout.off('data', onData), resolve()
+      if (buf.includes(`${line}\n`)) {
+        child.stdout.off('data', onData)
+        resolve()
+      }
     }
     child.stdout.on('data', onData)
   })

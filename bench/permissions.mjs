@@ -81,7 +81,7 @@ async function main() {
       if (samples.length === 2 * ROUNDS) finished()
     }
     const watcher = fs.watch(dir, (_e, name) => {
-      if (name && name.endsWith('.json') && !name.startsWith('.')) void onSeen(name.slice(0, -5))
+      if (name?.endsWith('.json') && !name.startsWith('.')) void onSeen(name.slice(0, -5))
     })
     const poller = setInterval(async () => {
       if (samples.length < ROUNDS) return

@@ -11,7 +11,7 @@ try {
   const cli = runBundle(process.argv[2]) ?? (await import('../dist/cli/main.js'))
   await cli.main(process.argv)
 } catch (err) {
-  process.stderr.write(`swarm: failed to start — run "npm run build" first (${err && err.message})\n`)
+  process.stderr.write(`swarm: failed to start — run "npm run build" first (${err?.message})\n`)
   process.exit(70)
 }
 // Every command has finished its work when main() resolves (long-running ones await inside it):

@@ -12,7 +12,7 @@ export interface ModelSources {
 }
 
 /**
- * DESIGN §8: SWARM_SUBAGENT_MODEL_FORCE wins; else --model > the definition's model >
+ * docs/architecture.md §8: SWARM_SUBAGENT_MODEL_FORCE wins; else --model > the definition's model >
  * SWARM_SUBAGENT_MODEL > the leader's model > the default.
  */
 export function resolveModel(sources: ModelSources): { model: string; source: string } {
@@ -24,7 +24,7 @@ export function resolveModel(sources: ModelSources): { model: string; source: st
     [env.SWARM_SUBAGENT_MODEL, 'SWARM_SUBAGENT_MODEL'],
     [sources.leaderModel, 'leader'],
   ]
-  for (const [model, source] of pick) if (model && model.trim()) return { model: expandAlias(model.trim()), source }
+  for (const [model, source] of pick) if (model?.trim()) return { model: expandAlias(model.trim()), source }
   return { model: DEFAULT_MODEL, source: 'default' }
 }
 

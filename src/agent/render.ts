@@ -1,5 +1,5 @@
 import pc from 'picocolors'
-import { paintAgent } from '../util/colors.js'
+import { paintAgent } from '../terminal/colors.js'
 import type { ToolResult } from './tool.js'
 
 /** Where an agent's pane output goes: its own terminal, or the leader's with a name prefix. */
@@ -22,7 +22,7 @@ export interface RenderOptions {
 }
 
 /** A short, single-line rendering of a tool input for the pane. */
-export function shortInput(name: string, input: unknown): string {
+export function shortInput(_name: string, input: unknown): string {
   const o = (input ?? {}) as Record<string, unknown>
   const pick = o.command ?? o.file_path ?? o.pattern ?? o.to ?? o.subject ?? o.taskId ?? o.description ?? o.prompt ?? JSON.stringify(o)
   const s = String(pick).replace(/\s+/g, ' ').trim()

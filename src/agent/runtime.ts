@@ -13,9 +13,9 @@ import { ensureDir } from '../util/fs.js'
 import { addUsage, emptyUsage, estimateCost, type Usage } from './pricing.js'
 import { formatTeammateMessage } from './prompt.js'
 import type { AgentOutput } from './render.js'
-import { AgentStateFile, type AgentStatus } from './state.js'
+import type { AgentStateFile, AgentStatus } from './state.js'
 import type { AnyTool as Tool, PermissionCheck } from './tool.js'
-import { Transcript } from './transcript.js'
+import type { Transcript } from './transcript.js'
 import { runTurn, type TurnResult } from './turn.js'
 import { describeFailure, idleNotification, type LastTurn } from './turn-report.js'
 
@@ -167,7 +167,12 @@ export class TeammateRuntime {
 
   private sleepUntilWoken(): Promise<void> {
     if (this.queue.length || this.stopRequested) return Promise.resolve()
-    return new Promise((resolve) => (this.wake = () => ((this.wake = undefined), resolve())))
+    return new Promise((resolve) => {
+      this.wake = () => {
+        this.wake = undefined
+        resolve()
+      }
+    })
   }
 
   private key(m: InboxMessage): string {

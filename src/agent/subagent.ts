@@ -6,7 +6,6 @@ import { resolveModel } from './model.js'
 import type { AgentOutput } from './render.js'
 import { allTools } from './tool-registry.js'
 import type { PermissionCheck } from './tool.js'
-import { COORDINATION_TOOL_NAMES } from './tools/names.js'
 import { runTurn } from './turn.js'
 import { findWorktreeRecord, worktreeNotice } from '../worktrees/notice.js'
 
@@ -37,12 +36,9 @@ export async function runSubagent(req: SubagentRequest): Promise<string> {
   const def = definitions.get(typeName)
   if (!def) throw new NotFoundError(`unknown agent type "${typeName}"`, { hint: `known types: ${[...definitions.keys()].join(', ')}` })
   const { model } = resolveModel({ spawnModel: req.model, definitionModel: def.model, leaderModel: req.leaderModel, env: req.env })
-  const available = allTools().filter((t) => !(COORDINATION_TOOL_NAMES as readonly string[]).includes(t.name))
-  const { tools: names } = resolveToolsForAgent(
-    def,
-    available.map((t) => t.name),
-    { isTeammate: true },
-  )
+  // A one-off subagent has no mailbox or task list: no coordination tools.
+  const available = allTools().filter((t) => t.kind !== 'coordination')
+  const { tools: names } = resolveToolsForAgent(def, available, { isTeammate: true })
   const messages: Anthropic.MessageParam[] = [{ role: 'user', content: req.prompt }]
   const worktree = await findWorktreeRecord(req.team, req.cwd, req.env).catch(() => undefined)
   const result = await runTurn({

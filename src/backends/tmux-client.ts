@@ -23,7 +23,7 @@ export function resolveSocket(env: Env = process.env): TmuxSocket {
 /** The dedicated swarm server, ignoring $TMUX. */
 export function swarmSocket(env: Env = process.env): TmuxSocket {
   const configured = env.SWARM_TMUX_SOCKET
-  if (configured && configured.includes('/')) return { path: configured }
+  if (configured?.includes('/')) return { path: configured }
   return { name: configured || DEFAULT_SOCKET_NAME }
 }
 

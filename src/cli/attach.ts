@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import type { Command } from 'commander'
 import { NotFoundError, UsageError } from '../errors.js'
-import { println } from './output.js'
+import { println } from '../terminal/output.js'
 
 /** `swarm attach <team>` */
 export function registerAttachCommand(program: Command): void {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { runDemo } from '../demo/demo.js'
 import { UsageError } from '../errors.js'
-import { printJson } from './output.js'
+import { printJson } from '../terminal/output.js'
 
 /** `swarm demo` */
 export function registerDemoCommand(program: Command): void {

@@ -9,8 +9,8 @@ import { watchInbox } from '../mailbox/watch.js'
 import { readTeam } from '../teams/team-store.js'
 import { inboxPath, validateAgentName, validateName } from '../home/paths.js'
 import type { TeamFile } from '../teams/types.js'
-import { paintAgent } from '../util/colors.js'
-import { colors, printJson, println } from './output.js'
+import { paintAgent } from '../terminal/colors.js'
+import { colors, printJson, println } from '../terminal/output.js'
 
 export interface InboxCommandOptions {
   unread?: boolean

@@ -6,7 +6,7 @@ import { readTranscript, transcriptPath, type TranscriptEvent } from '../agent/t
 import { NotFoundError } from '../errors.js'
 import { agentDir, validateAgentName, validateName } from '../home/paths.js'
 import { getMember } from '../teams/team-store.js'
-import { useColor } from './output.js'
+import { useColor } from '../terminal/output.js'
 
 /** How often --follow checks a transcript that fs.watch may miss (a slow safety net). */
 const FOLLOW_POLL_MS = 1_000
@@ -42,7 +42,9 @@ export async function logsCommand(team: string, name: string, opts: { follow?: b
   }
   fs.mkdirSync(agentDir(team, name), { recursive: true, mode: 0o700 })
   let chain = Promise.resolve()
-  const kick = () => void (chain = chain.then(flush))
+  const kick = () => {
+    chain = chain.then(flush)
+  }
   const watcher = fs.watch(agentDir(team, name), kick)
   const timer = setInterval(kick, FOLLOW_POLL_MS)
   await new Promise<void>((resolve) => process.once('SIGINT', resolve))

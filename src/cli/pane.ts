@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { println } from './output.js'
+import { println } from '../terminal/output.js'
 
 /** `swarm hide|unhide <team> <name>` — a teammate's pane out of sight and back (tmux). */
 export function registerPaneCommands(program: Command): void {

@@ -2,8 +2,8 @@ import type { Command } from 'commander'
 import { UsageError } from '../errors.js'
 import { answerRequest, formatAge, listRequests, type RequestAnswer } from '../permissions/requests/broker.js'
 import { validateName } from '../home/paths.js'
-import { PermissionModeName } from '../teams/types.js'
-import { printJson, println, table } from './output.js'
+import { PermissionModeName } from '../permissions/rules/modes.js'
+import { printJson, println, table } from '../terminal/output.js'
 
 interface ListOpts {
   json?: boolean

@@ -3,7 +3,7 @@ import { resolveRecipients } from '../mailbox/send.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { findMember, readTeam } from '../teams/team-store.js'
-import { printJson, println } from './output.js'
+import { printJson, println } from '../terminal/output.js'
 
 interface SendOpts {
   from: string

@@ -18,5 +18,10 @@ export function shutdownSignal(): { signal: AbortSignal; dispose(): void } {
     process.on(sig, handler)
     return () => process.off(sig, handler)
   })
-  return { signal: abort.signal, dispose: () => handlers.forEach((off) => off()) }
+  return {
+    signal: abort.signal,
+    dispose: () => {
+      for (const off of handlers) off()
+    },
+  }
 }

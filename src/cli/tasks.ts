@@ -14,8 +14,8 @@ import {
   updateTask,
 } from '../tasks/task-store.js'
 import { findMember, readTeam } from '../teams/team-store.js'
-import { type Task, TaskStatus } from '../teams/types.js'
-import { printJson, println, table } from './output.js'
+import { type Task, TaskStatus } from '../tasks/types.js'
+import { printJson, println, table } from '../terminal/output.js'
 import { splitList } from './team.js'
 
 interface JsonOpt {

@@ -3,7 +3,7 @@ import path from 'node:path'
 import type { Command } from 'commander'
 import { SwarmError, ExitCode, UsageError, errorMessage } from '../errors.js'
 import { modelConfigured } from '../agent/client.js'
-import { parseBackendChoice } from '../backends/detect.js'
+import { backendChoices, parseBackendChoice } from '../backends/registry.js'
 import { runLeader } from '../leader/leader.js'
 import { deleteTeamFully, resumeTeam, startTeam } from '../leader/lifecycle.js'
 import { ensureTeamKeys } from '../mailbox/signing.js'
@@ -14,8 +14,9 @@ import { shutdownSignal } from './signals.js'
 import { LEAD_NAME, teamConfigPath } from '../home/paths.js'
 import { listTasks } from '../tasks/task-store.js'
 import { createTeam, listTeams, readTeam } from '../teams/team-store.js'
-import { PermissionModeName, type TeamFile } from '../teams/types.js'
-import { colorize, colors, printJson, println, table } from './output.js'
+import { PermissionModeName } from '../permissions/rules/modes.js'
+import type { TeamFile } from '../teams/types.js'
+import { colorize, colors, printJson, println, table } from '../terminal/output.js'
 import { announceDiscard, printTeardown, teardownJson } from './worktrees.js'
 
 export interface TeamCreateOptions {
@@ -47,7 +48,7 @@ export function registerTeamCommands(program: Command): void {
     .option('--cwd <dir>', 'working directory of the team (default: the current directory)')
     .option('--model <model>', 'model recorded for every teammate')
     .option('--mode <mode>', `permission mode recorded for every teammate (${PermissionModeName.options.join(', ')})`)
-    .option('--backend <backend>', 'auto | tmux | iterm2 | in-process', 'auto')
+    .option('--backend <backend>', backendChoices().join(' | '), 'auto')
     .option('--agent-type <name:type>', 'agent type of a member, e.g. researcher:Explore (repeatable)', collect, [])
     .option(
       '--agent <name:kind>',
@@ -177,7 +178,7 @@ async function checkWorktrees(
   cwd: string,
 ): Promise<void> {
   if (!members.some((m) => m.worktree || m.agentType)) return
-  const [{ wantsWorktree }, { planWorktree }] = await Promise.all([import('../worktrees/team-worktrees.js'), import('../worktrees/worktree.js')])
+  const [{ wantsWorktree }, { planWorktree }] = await Promise.all([import('../agent/definitions/isolation.js'), import('../worktrees/worktree.js')])
   for (const m of members) {
     const want = await wantsWorktree({
       ...(m.worktree !== undefined ? { worktree: m.worktree } : {}),
@@ -277,7 +278,7 @@ export async function teamShow(name: string, opts: { json?: boolean }): Promise<
   // Colour is applied after alignment so escape codes do not skew the columns.
   const lines = table(rows).split('\n')
   println(lines[0])
-  team.members.forEach((m, i) => println(colorize(m.color, lines[i + 1])))
+  for (const [i, m] of team.members.entries()) println(colorize(m.color, lines[i + 1]))
   println()
   println(await taskSummary(team.name))
 }

@@ -4,7 +4,7 @@ import { readTeam } from '../teams/team-store.js'
 import { describeContents, describeLeftovers, type WorktreeContents } from '../worktrees/inspect.js'
 import { type TeamWorktree, type TeardownReport, summarizeWorktree } from '../worktrees/team-worktrees.js'
 import type { RemoveTarget } from '../worktrees/worktree.js'
-import { colors, printJson, println, table } from './output.js'
+import { colors, printJson, println, table } from '../terminal/output.js'
 
 /** `swarm worktrees …` */
 export function registerWorktreeCommands(program: Command): void {

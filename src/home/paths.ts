@@ -5,6 +5,9 @@ import { InvalidNameError } from '../errors.js'
 /** The name of the lead member of every team. */
 export const LEAD_NAME = 'team-lead'
 
+/** The name of the lead's private key inside a team directory. */
+export const LEAD_KEY_FILE = 'lead.key'
+
 const NAME_RE = /^[A-Za-z0-9._-]+$/
 const MAX_NAME = 64
 
@@ -16,6 +19,7 @@ export function validateName(name: string, kind: 'team' | 'agent' = 'team'): str
   if (typeof name !== 'string' || name.length === 0) throw new InvalidNameError(kind, String(name), 'it is empty')
   if (name.length > MAX_NAME) throw new InvalidNameError(kind, name, `it is longer than ${MAX_NAME} characters`)
   // eslint-disable-next-line no-control-regex
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what a name may not hold
   if (/[\u0000-\u001f\u007f]/.test(name)) throw new InvalidNameError(kind, name, 'it contains control characters')
   if (name.includes('/') || name.includes('\\')) throw new InvalidNameError(kind, name, 'it contains a path separator')
   if (name.startsWith('.') || name.startsWith('-')) throw new InvalidNameError(kind, name, 'it starts with . or -')
@@ -77,4 +81,13 @@ export function scratchpadDir(team: string, env?: NodeJS.ProcessEnv): string {
 /** User-level agent definitions: <root>/agents/*.md */
 export function userAgentsDir(env?: NodeJS.ProcessEnv): string {
   return path.join(rootDir(env), 'agents')
+}
+
+/**
+ * A teammate's plan file: `<root>/plans/<team>/<name>.md`. Outside the control plane (so the
+ * teammate's Write may reach it in plan mode) and outside the project (so plans do not litter
+ * the repository), beside Claude Code's own `~/.claude/plans`.
+ */
+export function planFilePath(team: string, name: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(rootDir(env), 'plans', team, `${name}.md`)
 }

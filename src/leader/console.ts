@@ -14,7 +14,7 @@ import { sendTeamMessage } from '../teams/messaging.js'
 import { inboxPath, LEAD_NAME, pendingPermissionsDir } from '../home/paths.js'
 import { listTasks } from '../tasks/task-store.js'
 import { ensureDir } from '../util/fs.js'
-import { paintAgent } from '../util/colors.js'
+import { paintAgent } from '../terminal/colors.js'
 import { PromptQueue, type ConsoleRequest } from './prompt-queue.js'
 
 /** What the console can do to the team beyond messages (implemented by the team runner). */
@@ -95,9 +95,9 @@ export class LeaderConsole {
     this.line(this.c.bold(`swarm leader — team ${this.o.team}`) + this.c.dim('  (/help for commands)'))
     const pendingDir = pendingPermissionsDir(this.o.team, this.o.env)
     await ensureDir(pendingDir)
-    this.dirWatch = fs.watch(pendingDir, () => this.syncPending())
+    this.dirWatch = fs.watch(pendingDir, () => void this.syncPending())
     this.dirWatch.on('error', () => undefined) // the safety poll covers a watch that fails
-    this.poll = setInterval(() => this.syncPending(), this.o.pendingPollMs ?? 2_000)
+    this.poll = setInterval(() => void this.syncPending(), this.o.pendingPollMs ?? 2_000)
     this.poll.unref()
     this.queue.onChange(() => this.showCurrent())
     await this.syncPending()

@@ -2,15 +2,15 @@ import { createExecutor } from '../backends/registry.js'
 import { killTeammate } from '../supervisor/stop.js'
 import { spawnTeammate } from '../supervisor/teammates.js'
 import type { InProcessExecutor, PaneExecutor, TeammateMain } from '../backends/types.js'
-import { formatReport } from '../cli/status.js'
+import { formatReport } from './report-format.js'
 import { teamReport } from './team-report.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { agentId, LEAD_NAME } from '../home/paths.js'
 import { addMember, readTeam, updateMember } from '../teams/team-store.js'
-import type { BackendType } from '../teams/types.js'
+import type { BackendType } from '../backends/types.js'
 import { delay } from '../process/process.js'
 import { definedOnly } from '../util/object.js'
-import { wantsWorktree } from '../worktrees/team-worktrees.js'
+import { wantsWorktree } from '../agent/definitions/isolation.js'
 import { type Worktree, createWorktree, removeWorktree, worktreeCwd } from '../worktrees/worktree.js'
 import type { TeamControl } from './console.js'
 
@@ -161,7 +161,7 @@ export class LeaderControl implements TeamControl {
     // The teammate exits by itself after approving; give it a moment, then close the pane.
     for (let waited = 0; waited < CLOSE_AFTER_APPROVAL_MS; waited += 100) {
       const s = (await this.pane.status([id])).get(id)
-      if (!s || s.state !== 'alive') break
+      if (s?.state !== 'alive') break
       await delay(100)
     }
     await this.pane.kill(id)

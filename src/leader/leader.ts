@@ -14,12 +14,9 @@ import { createPermissionLayer } from '../permissions/requests/client.js'
 import { leadSignerFor } from '../teams/messaging.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
-import { teamBackend } from '../teams/team-backend.js'
+import { teamBackend } from '../backends/team-backend.js'
 import { LeaderConsole } from './console.js'
 import { LeaderControl } from './control.js'
-
-/** What `--coordinator` leaves the lead agent: it only assigns, never executes. */
-export const COORDINATOR_TOOLS = ['Agent', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate', 'TaskStop'] as const
 
 /** How long in-process teammates get to finish when their leader leaves. */
 const LEAVE_GRACE_MS = 3_000
@@ -116,7 +113,8 @@ export async function runLeader(o: LeaderOptions): Promise<void> {
       resume: fs.existsSync(transcriptPath(o.team, LEAD_NAME, env)),
       output: createOutput({ stream: output, prefix: 'lead' }),
       extraTools: tools,
-      ...(o.coordinator ? { onlyTools: COORDINATOR_TOOLS } : {}),
+      // `--coordinator`: the lead only assigns and talks, never executes.
+      ...(o.coordinator ? { onlyKinds: ['coordination'] as const } : {}),
       permissions: (a) => createPermissionLayer(a),
       runtime: { external: true, autoClaimTasks: false },
     })

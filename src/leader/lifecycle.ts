@@ -2,7 +2,8 @@ import { readAgentState } from '../agent/state.js'
 import { transcriptPath } from '../agent/transcript.js'
 import { defaultLeaderArgv, defaultTeammateArgv, teammateEnv } from '../backends/launch.js'
 import { systemDetectInputs } from '../backends/detect.js'
-import { createExecutor, selectBackend } from '../backends/registry.js'
+import { selectBackend } from '../backends/detect.js'
+import { createExecutor } from '../backends/registry.js'
 import { teamStatus } from '../supervisor/status.js'
 import { stopTeamMembers } from '../supervisor/stop.js'
 import { spawnTeammates, type SpawnTeammateInput } from '../supervisor/teammates.js'
@@ -11,14 +12,16 @@ import { ConflictError, CorruptFileError, NotFoundError } from '../errors.js'
 import { ensureTeamKeys } from '../mailbox/signing.js'
 import { leadSignerFor } from '../teams/messaging.js'
 import { LEAD_NAME, tasksDir, teamDir } from '../home/paths.js'
-import { deleteTeamFiles, findMember, readTeam, removeMember, updateTeam } from '../teams/team-store.js'
-import type { BackendType, TeamFile } from '../teams/types.js'
+import { removeFromRoster } from '../tasks/roster.js'
+import { deleteTeamFiles, findMember, readTeam, updateTeam } from '../teams/team-store.js'
+import type { BackendType } from '../backends/types.js'
+import type { TeamFile } from '../teams/types.js'
 import { pathExists } from '../util/fs.js'
 import { definedOnly } from '../util/object.js'
 import { delay, isAlive, killTree } from '../process/process.js'
 import { type TeardownReport, listTeamWorktrees, teamWorktreesOf, teardownWorktrees } from '../worktrees/team-worktrees.js'
 import type { RemoveWorktreeOptions } from '../worktrees/worktree.js'
-import { teamBackend } from '../teams/team-backend.js'
+import { teamBackend } from '../backends/team-backend.js'
 
 type Env = NodeJS.ProcessEnv
 
@@ -40,7 +43,13 @@ export async function startTeam(team: string, opts: { backend: BackendChoice; en
   const env = opts.env
   const detection = await selectBackend(opts.backend, systemDetectInputs(env))
   await ensureTeamKeys(team, env)
-  await updateTeam(team, (t) => void (t.swarmBackend = detection.backend), env)
+  await updateTeam(
+    team,
+    (t) => {
+      t.swarmBackend = detection.backend
+    },
+    env,
+  )
   if (detection.backend === 'in-process') return { backend: 'in-process', reason: detection.reason, teammates: [] }
   const config = await readTeam(team, env)
   const executor = createExecutor(detection.backend, { env, sign: await leadSignerFor(team, env) })
@@ -250,7 +259,7 @@ export async function removeTeammate(
       hint: `try again once "swarm status ${team}" shows it exited`,
     })
   }
-  await removeMember(team, member.name, opts.env)
+  await removeFromRoster(team, member.name, opts.env)
   const listing = await teamWorktreesOf(team, { env: opts.env, members: [member], repoDirs: [member.cwd] })
   const report = await teardownWorktrees(listing.worktrees, {
     env: opts.env,

@@ -144,7 +144,10 @@ export async function startLoopbackServer(options: LoopbackServerOptions): Promi
     function sendError(error: ErrorSpec): void {
       const headers: Record<string, string> = { ...error.headers }
       if (error.retryAfter !== undefined) headers['retry-after'] = String(error.retryAfter)
-      if (!(error.midStream && record.stream)) return send(error.status, errorBody(error, requestId), headers)
+      if (!(error.midStream && record.stream)) {
+        send(error.status, errorBody(error, requestId), headers)
+        return
+      }
       // Mid-stream errors arrive after a 200 and message_start, as an `error` event.
       record.status = 200
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers })

@@ -2,14 +2,11 @@ import { UsageError, type CorruptFileError } from '../errors.js'
 import { parseJsonFile, pathExists, readFileIfExists } from '../util/fs.js'
 import { commit, warnCorrupt } from './commit.js'
 import { createEntry, messageKey, type NewMessage } from './entry.js'
-import { LOCK_WAIT_MS, withInboxLock } from './inbox-lock.js'
+import { withInboxLock } from './inbox-lock.js'
 import { outboxFor } from './outbox.js'
 import { InboxFile, type InboxMessage } from './types.js'
 
 export type { NewMessage } from './entry.js'
-
-/** How long an append waits for the inbox lock (longer than a dead holder's stale time). */
-export const APPEND_TIMEOUT_MS = LOCK_WAIT_MS
 
 /**
  * Which messages markRead marks: all, indexes into the file as it is now, msg_ids (messageKey for
@@ -38,7 +35,7 @@ export async function appendMessage(file: string, message: NewMessage, options?:
  * over 1 MiB before touching the disk. The entries go through this process's spool slot
  * (outbox.ts, spool.ts): whoever holds the inbox lock merges every waiting writer's entries in one
  * atomic write (temp file + rename), archiving read entries past ARCHIVE_THRESHOLD on the way.
- * LockTimeoutError (nothing sent) when the lock stays held past APPEND_TIMEOUT_MS.
+ * LockTimeoutError (nothing sent) when the lock stays held past LOCK_WAIT_MS.
  */
 export async function appendMessages(file: string, messages: NewMessage[], options: AppendOptions = {}): Promise<InboxMessage[]> {
   const entries = messages.map(createEntry)

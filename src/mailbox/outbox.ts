@@ -76,7 +76,9 @@ export class Outbox {
       try {
         await this.deliver(
           batch.flatMap((b) => b.entries),
-          (err) => reporters.forEach((report) => report(err)),
+          (err) => {
+            for (const report of reporters) report(err)
+          },
         )
       } catch (err) {
         failure = err ?? new Error('append failed')

@@ -2,7 +2,7 @@ import { SwarmError } from '../errors.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
 import type { TeamFile, TeamMember } from '../teams/types.js'
-import { backendOf } from './directory.js'
+import { backendOf } from '../backends/directory.js'
 import { createExecutor } from '../backends/registry.js'
 import type { BackendType, InProcessExecutor, PaneExecutor, ProcessState } from '../backends/types.js'
 
@@ -35,7 +35,7 @@ export interface StatusOptions {
   /** The leader's in-process executor, when asked from inside the leader. */
   inProcess?: InProcessExecutor
   /** Reuse executors (tests, benchmarks count their tmux calls). */
-  executors?: Partial<Record<'tmux' | 'iterm2', PaneExecutor>>
+  executors?: Partial<Record<string, PaneExecutor>>
   /** The team's config when the caller has just read it. */
   config?: TeamFile
 }

@@ -10,12 +10,13 @@ import { appendMessage } from '../mailbox/inbox.js'
 import { LEAD_NAME, inboxPath, validateAgentName, validateName } from '../home/paths.js'
 import { addMember, readTeam, updateTeam } from '../teams/team-store.js'
 import type { TeamMember } from '../teams/types.js'
-import { wantsWorktree } from '../worktrees/team-worktrees.js'
+import { wantsWorktree } from '../agent/definitions/isolation.js'
 import { type CreateWorktreeOptions, type Worktree, createWorktree, planWorktree, removeWorktree, worktreeCwd } from '../worktrees/worktree.js'
 import { type DetectInputs, systemDetectInputs } from '../backends/detect.js'
-import { TMUX_SOCKET_FIELD } from './directory.js'
+import { TMUX_SOCKET_FIELD } from '../backends/directory.js'
 import { defaultLeaderArgv, defaultTeammateArgv, shellCommandArgv, teammateEnv } from '../backends/launch.js'
-import { createExecutor, selectBackend } from '../backends/registry.js'
+import { selectBackend } from '../backends/detect.js'
+import { createExecutor } from '../backends/registry.js'
 import type { BackendChoice, PaneExecutor, SpawnedTeammate } from '../backends/types.js'
 
 type Env = NodeJS.ProcessEnv
@@ -131,7 +132,7 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
     }),
   )
   const ok = new Map<string, SpawnedTeammate>()
-  spawned.forEach((r, k) => r.status === 'fulfilled' && ok.set(inputs[k].name, r.value))
+  for (const [k, r] of spawned.entries()) if (r.status === 'fulfilled') ok.set(inputs[k].name, r.value)
   const updated = await updateTeam(
     team,
     (t) => {

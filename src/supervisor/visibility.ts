@@ -1,6 +1,6 @@
 import { BackendUnavailableError } from '../errors.js'
 import { getMember, updateTeam } from '../teams/team-store.js'
-import { backendOf } from './directory.js'
+import { backendOf } from '../backends/directory.js'
 import { createExecutor } from '../backends/registry.js'
 import type { PaneExecutor } from '../backends/types.js'
 

@@ -5,7 +5,8 @@ import type { InboxMessage } from '../mailbox/types.js'
 import { readJsonFile } from '../util/fs.js'
 import { LEAD_NAME, teamConfigPath } from '../home/paths.js'
 import { ownerName } from './task-graph.js'
-import { TeamFile, type Task } from '../teams/types.js'
+import { TeamFile } from '../teams/types.js'
+import type { Task } from './types.js'
 
 /**
  * Tells a task's new owner about it with a `task_assignment` message in its inbox.

@@ -1,5 +1,5 @@
 import { UsageError } from '../errors.js'
-import type { Task } from '../teams/types.js'
+import type { Task } from './types.js'
 
 /**
  * The ids in `task.blockedBy` that still block it: a blocker that is completed, or that no longer

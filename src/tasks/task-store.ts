@@ -1,12 +1,12 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { CorruptFileError, NotFoundError, SwarmError, UsageError } from '../errors.js'
+import { CorruptFileError, NotFoundError, type SwarmError, UsageError } from '../errors.js'
 import { atomicWriteFile, atomicWriteJson, moveAside, pathExists, readFileIfExists, readJsonFile, readJsonForWrite } from '../util/fs.js'
 import { withFileLock } from '../util/lock.js'
 import { tasksDir, validateAgentName } from '../home/paths.js'
 import { notifyAssignment } from './task-assign.js'
 import { assertNoCycle, openBlockers, ownerName, unblockedBy } from './task-graph.js'
-import { Task, TaskStatus } from '../teams/types.js'
+import { Task, TaskStatus } from './types.js'
 
 type Env = NodeJS.ProcessEnv
 

@@ -3,7 +3,7 @@ import path from 'node:path'
 import YAML from 'yaml'
 import { z } from 'zod'
 import { CorruptFileError, NotFoundError } from '../errors.js'
-import { PermissionModeName } from './types.js'
+import { PermissionModeName } from '../permissions/rules/modes.js'
 
 /** One member of a `--from team.yaml` file. */
 export const TeamSpecMember = z.strictObject({
@@ -36,7 +36,8 @@ export const TeamSpec = z.strictObject({
   name: z.string().optional(),
   description: z.string().optional(),
   cwd: z.string().optional(),
-  backend: z.enum(['auto', 'tmux', 'iterm2', 'in-process']).optional(),
+  /** `auto` or a backend's name; the caller checks it against the registry. */
+  backend: z.string().optional(),
   model: z.string().optional(),
   mode: PermissionModeName.optional(),
   /** Every member in a worktree of its own (a member's own `worktree` wins). */

@@ -15,8 +15,7 @@ import {
   validateAgentName,
   validateName,
 } from '../home/paths.js'
-import { releaseTasksOf } from '../tasks/task-store.js'
-import { type BackendType, TeamFile, TeamMember } from './types.js'
+import { TeamFile, TeamMember } from './types.js'
 
 type Env = NodeJS.ProcessEnv
 
@@ -30,7 +29,7 @@ export interface NewMember {
   cwd?: string
   mode?: string
   planModeRequired?: boolean
-  backendType?: BackendType
+  backendType?: string
   tmuxPaneId?: string
   isActive?: boolean
   /** Start it in a git worktree of its own (a string names the worktree). */
@@ -218,7 +217,7 @@ export async function updateMember(team: string, name: string, patch: Partial<Te
   return updated!
 }
 
-/** Removes a teammate (never the lead) and returns its unfinished tasks to `pending` with no owner. */
+/** Removes a teammate (never the lead) from the roster; `removeFromRoster` (tasks/roster.ts) also releases its tasks. */
 export async function removeMember(team: string, name: string, env?: Env): Promise<void> {
   validateAgentName(name)
   if (name === LEAD_NAME) throw new UsageError(`the lead (${LEAD_NAME}) cannot be removed from a team`, { hint: 'delete the team instead' })
@@ -231,7 +230,6 @@ export async function removeMember(team: string, name: string, env?: Env): Promi
     },
     env,
   )
-  await releaseTasksOf(team, name, env)
 }
 
 /** Removes `teams/<team>`, `tasks/<team>` and `scratchpad/<team>`. Stops nothing. */

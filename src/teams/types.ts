@@ -1,12 +1,5 @@
 import { z } from 'zod'
 
-/** Backends a member can run on. */
-export const BackendType = z.enum(['tmux', 'iterm2', 'in-process'])
-export type BackendType = z.infer<typeof BackendType>
-
-export const PermissionModeName = z.enum(['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk', 'bubble'])
-export type PermissionModeName = z.infer<typeof PermissionModeName>
-
 export const TeamAllowedPath = z.looseObject({
   path: z.string(),
   toolName: z.string(),
@@ -35,7 +28,8 @@ export const TeamMember = z.looseObject({
   worktree: z.union([z.boolean(), z.string()]).optional(),
   sessionId: z.string().optional(),
   subscriptions: z.array(z.string()).default([]),
-  backendType: BackendType.optional(),
+  /** The backend's name (backends/registry.ts checks it; Claude Code writes its own). */
+  backendType: z.string().optional(),
   isActive: z.boolean().optional(),
   mode: z.string().optional(),
   /** swarm's: the agent CLI it runs (`--agent codex`…; absent = swarm's own agent); Claude Code ignores it. */
@@ -55,20 +49,3 @@ export const TeamFile = z.looseObject({
   members: z.array(TeamMember),
 })
 export type TeamFile = z.infer<typeof TeamFile>
-
-export const TaskStatus = z.enum(['pending', 'in_progress', 'completed'])
-export type TaskStatus = z.infer<typeof TaskStatus>
-
-/** `<root>/tasks/<team>/<id>.json` */
-export const Task = z.looseObject({
-  id: z.string(),
-  subject: z.string(),
-  description: z.string(),
-  activeForm: z.string().optional(),
-  owner: z.string().optional(),
-  status: TaskStatus,
-  blocks: z.array(z.string()).default([]),
-  blockedBy: z.array(z.string()).default([]),
-  metadata: z.record(z.string(), z.unknown()).optional(),
-})
-export type Task = z.infer<typeof Task>

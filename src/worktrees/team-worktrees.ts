@@ -1,4 +1,3 @@
-import { loadAgentDefinitions } from '../agent/definitions/load.js'
 import { errorMessage } from '../errors.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
@@ -9,17 +8,6 @@ import { readWorktreeRecords, teamsWithWorktreeRecords } from './record.js'
 import { type RemoveWorktreeOptions, type RemoveTarget, removeWorktree } from './worktree.js'
 
 type Env = NodeJS.ProcessEnv
-
-/**
- * Whether a teammate gets a worktree: an explicit `worktree` wins; else its agent definition's
- * `isolation: worktree` (definitions as seen from `cwd`, the lead's project).
- */
-export async function wantsWorktree(o: { worktree?: boolean | string; agentType?: string; cwd: string; env?: Env }): Promise<boolean> {
-  if (o.worktree !== undefined) return o.worktree !== false
-  if (!o.agentType) return false
-  const { definitions } = await loadAgentDefinitions({ cwd: o.cwd, ...(o.env ? { env: o.env } : {}) })
-  return definitions.get(o.agentType)?.isolation === 'worktree'
-}
 
 /** One worktree (or a branch left without one) of a team, and what is in it. */
 export interface TeamWorktree extends RemoveTarget {

@@ -41,7 +41,7 @@ for (const { type, skip } of backends) {
     beforeEach(async () => {
       h = makeHarness(type)
       team = `t${++n}`
-      if (h.executor.type !== 'in-process') await h.executor.ensureSession(team, { argv: ['sleep', '600'], cwd: process.cwd() })
+      if (h.executor.kind === 'pane') await h.executor.ensureSession(team, { argv: ['sleep', '600'], cwd: process.cwd() })
     })
     afterEach(async () => {
       await h.cleanup()
@@ -52,7 +52,9 @@ for (const { type, skip } of backends) {
     it('runs the command with its argv, cwd and environment uninterpreted', async () => {
       const cwd = path.join(h.env.SWARM_HOME!, "dir with 'quotes'; $(x) #1")
       fs.mkdirSync(cwd, { recursive: true })
-      const secret = 'sk-\'$(touch PWNED2)\';"x"\n`id`'
+      // A marker of this run only: other processes on the machine may hold an `sk-` of their own.
+      const marker = `sk-${process.pid}-${Date.now()}`
+      const secret = `${marker}'$(touch PWNED2)';"x"\n\`id\``
       const out = file('record')
       const spawned = await h.start(team, 'rec.or-der_1', ['record', out, ...NASTY], { cwd, env: { SWARM_TEST_SECRET: secret } })
       expect(spawned.agentId).toBe(`rec.or-der_1@${team}`)
@@ -64,7 +66,7 @@ for (const { type, skip } of backends) {
       expect(fs.existsSync(path.join(process.cwd(), 'PWNED'))).toBe(false)
       // The secret is in no running process's argv.
       const ps = execFileSync('ps', ['-A', '-o', 'args='], { encoding: 'utf8' })
-      expect(ps).not.toContain('sk-')
+      expect(ps).not.toContain(marker)
     })
 
     it('reports alive, then the exit code within 2 seconds of the exit', async () => {

@@ -32,7 +32,12 @@ describe('in-process backend', () => {
       seen[ctx.name] = [at()]
       await new Promise((r) => setTimeout(r, 10))
       seen[ctx.name].push(at())
-      await new Promise<void>((r) => setImmediate(() => (seen[ctx.name].push(at()), r())))
+      await new Promise<void>((r) =>
+        setImmediate(() => {
+          seen[ctx.name].push(at())
+          r()
+        }),
+      )
       return 0
     }
     await Promise.all(['a', 'b', 'c'].map((name) => executor.spawn({ ...base, name, cwd: `/w/${name}`, run: body })))
@@ -45,7 +50,14 @@ describe('in-process backend', () => {
     const forever = (ctx: TeammateContext) => new Promise<number>((resolve) => ctx.signal.addEventListener('abort', () => resolve(0)))
     let steadySignal: AbortSignal | undefined
     await executor.spawn({ ...base, name: 'victim', run: forever })
-    await executor.spawn({ ...base, name: 'steady', run: (ctx) => ((steadySignal = ctx.signal), forever(ctx)) })
+    await executor.spawn({
+      ...base,
+      name: 'steady',
+      run: (ctx) => {
+        steadySignal = ctx.signal
+        return forever(ctx)
+      },
+    })
     await executor.spawn({
       ...base,
       name: 'thrower',
@@ -72,7 +84,15 @@ describe('in-process backend', () => {
   })
 
   it('prefixes every output line with the teammate name', async () => {
-    await executor.spawn({ ...base, name: 'talker', color: 'green', run: (ctx) => (ctx.print('one\ntwo'), 0) })
+    await executor.spawn({
+      ...base,
+      name: 'talker',
+      color: 'green',
+      run: (ctx) => {
+        ctx.print('one\ntwo')
+        return 0
+      },
+    })
     expect(await executor.wait('talker@inp')).toEqual({ state: 'exited', code: 0 })
     expect(output.join('')).toBe('talker │ one\ntalker │ two\n')
   })

@@ -57,7 +57,7 @@ describe('iTerm2 backend (fake it2)', () => {
     const a = await h.start('ti', 'a', ['record', path.join(h.env.SWARM_HOME!, 'a.json')])
     const b = await h.start('ti', 'b', ['record', path.join(h.env.SWARM_HOME!, 'b.json')])
     it2('session', 'close', '-f', '-s', b.paneId) // the user closed b's pane
-    const c = await h.start('ti', 'c', ['record', path.join(h.env.SWARM_HOME!, 'c.json')])
+    const _c = await h.start('ti', 'c', ['record', path.join(h.env.SWARM_HOME!, 'c.json')])
     const splits = calls().filter((x) => x[1] === 'split')
     expect(splits.at(-2)).toEqual(['session', 'split', '-s', b.paneId])
     expect(splits.at(-1)).toEqual(['session', 'split', '-s', a.paneId])

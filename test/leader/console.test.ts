@@ -36,8 +36,14 @@ function open(opts: { lead?: LeadAgent } = {}) {
   output.on('data', (d) => (text += String(d)))
   const calls: string[] = []
   const control: TeamControl = {
-    spawn: async (name, o) => (calls.push(`spawn ${name} ${o.agentType ?? ''} ${o.prompt ?? ''}`.trim()), `started ${name}`),
-    kill: async (name, o) => (calls.push(`kill ${name}${o.now ? ' now' : ''}`), `stopped ${name}`),
+    spawn: async (name, o) => {
+      calls.push(`spawn ${name} ${o.agentType ?? ''} ${o.prompt ?? ''}`.trim())
+      return `started ${name}`
+    },
+    kill: async (name, o) => {
+      calls.push(`kill ${name}${o.now ? ' now' : ''}`)
+      return `stopped ${name}`
+    },
     closed: async (name) => void calls.push(`closed ${name}`),
     status: async () => 'STATUS TABLE',
   }

@@ -138,7 +138,7 @@ describe('swarm logs', () => {
     const plain = await swarm(['logs', TEAM, 'alice'])
     expect(plain.exitCode, plain.stderr).toBe(0)
     const lines = plain.stdout.split('\n')
-    expect(plain.stdout).not.toMatch(/\x1b\[/)
+    expect(plain.stdout).not.toContain('\x1b[')
     expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d start model claude-haiku-4-5, mode default \(pid 4242\)$/)
     expect(lines[1]).toMatch(/^\d\d:\d\d:\d\d ● idle$/)
     expect(plain.stdout).toContain('user <teammate-message teammate_id="team-lead">')

@@ -306,7 +306,8 @@ describe('mode_set_request', () => {
   it('a signed mode change to plan gives the next turn ExitPlanMode; an unsigned one changes nothing', async () => {
     loopback.setScenario({ agents: { alice: [{ text: 'first' }, { text: 'second' }, { text: 'third' }] } })
     const alice = await start('alice')
-    const toolsOf = (i: number) => ((modelRequests(loopback, 'alice')[i]?.body as { tools?: Array<{ name: string }> }).tools ?? []).map((t) => t.name)
+    const toolsOf = (i: number) =>
+      ((modelRequests(loopback, 'alice')[i]?.body as { tools?: Array<{ name: string }> } | undefined)?.tools ?? []).map((t) => t.name)
     await sendTeamMessage({ team: TEAM, from: 'bob', to: 'alice', text: 'hello', env: fx.env })
     await waitFor(() => modelRequests(loopback, 'alice').length === 1, 'the first turn', 10_000, alice.out)
     expect(toolsOf(0)).not.toContain('ExitPlanMode')

@@ -321,7 +321,9 @@ describe('assembleAgent', () => {
             return { behavior: 'deny', message: 'no shell today' }
           },
           onControl: (m) => void controls.push(m.type),
-          close: async () => void (closed = true),
+          close: async () => {
+            closed = true
+          },
         }
       },
     })

@@ -13,7 +13,7 @@ import { PromptQueue, type ConsoleRequest } from '../../src/leader/prompt-queue.
 import type { InboxMessage } from '../../src/mailbox/types.js'
 import { loadTeamSpec } from '../../src/teams/team-spec.js'
 
-describe('resolveModel (DESIGN §8 order)', () => {
+describe('resolveModel (docs/architecture.md §8 order)', () => {
   const FORCE = 'SWARM_SUBAGENT_MODEL_FORCE'
   const SUB = 'SWARM_SUBAGENT_MODEL'
   const cases: Array<[string, ModelSources & { envVars?: Record<string, string> }, string, string]> = [
@@ -246,7 +246,7 @@ describe('createOutput', () => {
     expect(s.text()).toBe(
       'Hello\nwor\n✓ Bash npm test --watch (12 ms) line one\n✗ Read /x (3 ms) File does not exist: /x\n● idle\n● working — task #3\n! careful\n',
     )
-    expect(s.text()).not.toMatch(/\x1b\[/)
+    expect(s.text()).not.toContain('\x1b[')
   })
 
   it('coloured on a TTY unless NO_COLOR', () => {
@@ -255,7 +255,7 @@ describe('createOutput', () => {
     try {
       const s = collect(true)
       createOutput({ stream: s.stream }).state('idle')
-      expect(s.text()).toMatch(/\x1b\[32m● idle/)
+      expect(s.text()).toContain('\x1b[32m● idle')
       process.env.NO_COLOR = '1'
       const t = collect(true)
       createOutput({ stream: t.stream }).state('idle')

@@ -18,7 +18,7 @@ import {
   updateTask,
 } from '../../src/tasks/task-store.js'
 import { createTeam } from '../../src/teams/team-store.js'
-import { Task } from '../../src/teams/types.js'
+import type { Task } from '../../src/tasks/types.js'
 import { FIXTURES, assertBuilt, raceWorkers, tempHome, type TempHome } from '../teams/helpers.js'
 
 let home: TempHome

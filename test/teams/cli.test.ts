@@ -135,7 +135,7 @@ describe('swarm tasks', () => {
       [['tasks', 'nope', 'list'], 3],
     ]
     const results = await Promise.all(cases.map(([args]) => run(...args)))
-    results.forEach((r, i) => expect(r.exitCode, `${cases[i][0].join(' ')}: ${r.stderr}`).toBe(cases[i][1]))
+    for (const [i, r] of results.entries()) expect(r.exitCode, `${cases[i][0].join(' ')}: ${r.stderr}`).toBe(cases[i][1])
   })
 
   it('a corrupt task: list exits 5 naming it; update moves it aside', async () => {

@@ -125,7 +125,13 @@ describe('team store', () => {
     expect(await fs.readdir(home.home)).toEqual([])
     await createTeam({ name: 'alpha' }, home.env)
     await expect(updateTeam('alpha', (t) => ({ ...t, members: 'nope' }) as never, home.env)).rejects.toThrow(/invalid config/)
-    const updated = await updateTeam('alpha', (t) => void (t.description = 'new'), home.env)
+    const updated = await updateTeam(
+      'alpha',
+      (t) => {
+        t.description = 'new'
+      },
+      home.env,
+    )
     expect(updated.description).toBe('new')
     expect((await readTeam('alpha', home.env)).description).toBe('new')
   })
@@ -141,7 +147,8 @@ describe('team store', () => {
     expect((await claimTask('alpha', '3', 'bob', { env })).ok).toBe(true)
     const { completeTask } = await import('../../src/tasks/task-store.js')
     await completeTask('alpha', '2', { env })
-    await removeMember('alpha', 'alice', env)
+    const { removeFromRoster } = await import('../../src/tasks/roster.js')
+    await removeFromRoster('alpha', 'alice', env)
     expect(await getTask('alpha', '1', env)).toMatchObject({ status: 'pending' })
     expect((await getTask('alpha', '1', env)).owner).toBeUndefined()
     expect(await getTask('alpha', '2', env)).toMatchObject({ status: 'completed', owner: 'alice' })

@@ -100,9 +100,6 @@ VERDICT: PARTIAL
 /** The built-in agent types, in the order they are listed. */
 export const BUILT_IN_AGENTS: readonly AgentDefinition[] = [GENERAL_PURPOSE_AGENT, EXPLORE_AGENT, PLAN_AGENT, VERIFICATION_AGENT]
 
-/** The default agent type when none is given. */
-export const DEFAULT_AGENT_TYPE = GENERAL_PURPOSE_AGENT.name
-
 /** The paragraph appended to the system prompt of an agent with `writableTempDir`. */
 export function scratchDirNote(dir: string): string {
   return `\n\nYour temporary directory (the only place you may write): ${dir}`

@@ -1,7 +1,7 @@
 import YAML from 'yaml'
 import { z } from 'zod'
 import { AGENT_COLORS } from '../../home/colors.js'
-import { PermissionModeName } from '../../teams/types.js'
+import { PermissionModeName } from '../../permissions/rules/modes.js'
 import { isToolName } from '../tools/names.js'
 import type { AgentDefinition, AgentDefinitionDiagnostic, AgentSource } from './types.js'
 
@@ -45,7 +45,7 @@ export interface ParsedAgentFile {
 /** Splits `---\n<yaml>\n---\n<body>`; undefined when the text has no frontmatter. */
 export function splitFrontmatter(text: string): { yaml: string; body: string } | undefined {
   const m = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n?^---[ \t]*(?:\r?\n|$)/m.exec(text)
-  if (!m || m.index !== 0) return undefined
+  if (m?.index !== 0) return undefined
   return { yaml: m[1] ?? '', body: text.slice(m[0].length) }
 }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { planFilePath } from '../../permissions/requests/plan.js'
+import { planFilePath } from '../../home/paths.js'
 import { readAgentState } from '../state.js'
 import { defineTool, truncateLine } from '../tool.js'
 
@@ -11,7 +11,6 @@ import { defineTool, truncateLine } from '../tool.js'
 export const exitPlanModeInputSchema = z.object({
   plan: z.string().min(1).describe('The plan to run, in Markdown; concise, with the files to change and how to verify it'),
 })
-export type ExitPlanModeInput = z.output<typeof exitPlanModeInputSchema>
 
 export const EXIT_PLAN_MODE_DESCRIPTION = [
   'Use when you are in plan mode and have finished planning: presents your plan to the team lead for approval.',
@@ -28,7 +27,7 @@ export const exitPlanModeTool = defineTool({
   name: 'ExitPlanMode',
   description: EXIT_PLAN_MODE_DESCRIPTION,
   inputSchema: exitPlanModeInputSchema,
-  readOnly: false,
+  kind: 'coordination',
   summarize: (input) => truncateLine(input.plan.split('\n').find((l) => l.trim()) ?? input.plan, 60),
   async execute(_input, ctx) {
     const state = await readAgentState(ctx.teamName, ctx.agentName, ctx.env).catch(() => undefined)

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { z } from 'zod'
 import { describeContents } from '../../worktrees/inspect.js'
-import { wantsWorktree } from '../../worktrees/team-worktrees.js'
+import { wantsWorktree } from '../definitions/isolation.js'
 import { createWorktree, removeWorktree, worktreeCwd } from '../../worktrees/worktree.js'
 import { errorMessage } from '../../errors.js'
 import { defineTool, type AnyTool, type ToolContext, type ToolResult } from '../tool.js'
@@ -34,7 +34,8 @@ export function createLeadTools(host: LeadHost): AnyTool[] {
       'Start an agent. With `name`: a teammate that joins the team, gets `prompt` in its inbox, works in its own pane and reports back with SendMessage. ' +
       "Without `name`: a one-off subagent that runs to completion and returns its report as this tool's result.",
     inputSchema: AgentInput,
-    readOnly: false,
+    kind: 'coordination',
+    leadOnly: true,
     summarize: (i) => (i.name ? `teammate ${i.name}: ${i.description}` : `subagent: ${i.description}`),
     async execute(i, ctx) {
       // A teammate's definition is consulted where it is spawned; a subagent's here.
@@ -64,7 +65,8 @@ export function createLeadTools(host: LeadHost): AnyTool[] {
     name: 'TaskStop',
     description: 'Stop a running teammate (by name or agent id): it is asked to shut down, then stopped.',
     inputSchema: z.object({ task_id: z.string().describe('The teammate name or <name>@<team>') }),
-    readOnly: false,
+    kind: 'coordination',
+    leadOnly: true,
     async execute(i) {
       return host.stopTeammate(i.task_id.split('@')[0])
     },

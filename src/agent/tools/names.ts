@@ -24,12 +24,3 @@ export type ToolName = (typeof TOOL_NAMES)[number]
 export function isToolName(name: string): name is ToolName {
   return (TOOL_NAMES as readonly string[]).includes(name)
 }
-
-/** Tools that change files; removed from read-only agent types. */
-export const FILE_WRITE_TOOL_NAMES: readonly ToolName[] = ['Write', 'Edit']
-
-/** Tools only the lead has: spawning agents and stopping them. */
-export const LEAD_ONLY_TOOL_NAMES: readonly ToolName[] = ['Agent', 'TaskStop']
-
-/** Coordination tools that need the mailbox and the task list. */
-export const COORDINATION_TOOL_NAMES: readonly ToolName[] = ['SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate']

@@ -1,3 +1,4 @@
+import type { Dirent } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 
@@ -41,7 +42,7 @@ export async function walkFiles(root: string, options: WalkOptions = {}): Promis
 
   async function visit(dir: string, rel: string): Promise<void> {
     options.signal?.throwIfAborted()
-    let entries
+    let entries: Dirent[]
     try {
       entries = await fs.readdir(dir, { withFileTypes: true })
     } catch (err) {

@@ -1,5 +1,5 @@
 import os from 'node:os'
-import { ConflictError, NotFoundError, SwarmError, errorMessage } from '../../errors.js'
+import { ConflictError, NotFoundError, type SwarmError, errorMessage } from '../../errors.js'
 import { encodeStructured, type StructuredMessage } from '../../mailbox/messages.js'
 import { sendTeamMessage } from '../../teams/messaging.js'
 import { LEAD_NAME } from '../../home/paths.js'
@@ -228,7 +228,8 @@ async function shareWithTeam(
     await updateTeam(
       team,
       (t) => {
-        const list = (t.teamAllowedPaths ??= [])
+        t.teamAllowedPaths ??= []
+        const list = t.teamAllowedPaths
         for (const p of paths) {
           if (!list.some((e) => e.path === p.path && e.toolName === p.toolName)) list.push({ ...p, addedBy: by, addedAt: Date.now() })
         }
@@ -258,13 +259,6 @@ async function alreadyAnswered(team: string, id: string, err: ConflictError, env
   return new ConflictError('SWARM_ALREADY_RESOLVED', `request ${id} was already answered: ${how} by ${earlier.resolvedBy}, ${ago} s ago`, {
     hint: `see the pending ones with \`swarm perms ${team}\``,
   })
-}
-
-/** One line for a console: `perm-… alice Bash: npm test (12 s) — always: Bash(npm test:*)`. */
-export function describeRequest(r: BrokerRequest): string {
-  const what = r.kind === 'plan' ? `plan approval: ${r.summary}` : `${r.toolName}: ${r.summary}`
-  const always = r.suggestions.length ? ` — always: ${r.suggestions.join(', ')}` : ''
-  return `${r.id}  ${r.agent}  ${what}  (${formatAge(r.ageMs)})${always}`
 }
 
 /** `4 s`, `3 min`, `2 h`. */

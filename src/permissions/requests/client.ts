@@ -1,18 +1,19 @@
 import os from 'node:os'
 import type { AgentAssembly, PermissionLayer } from '../../agent/start.js'
-import type { AnyTool, PermissionDecision as ToolDecision, ToolContext } from '../../agent/tool.js'
+import type { AnyTool, ToolVerdict as ToolDecision, ToolContext } from '../../agent/tool.js'
 import { shortInput } from '../../agent/render.js'
 import { errorMessage } from '../../errors.js'
 import type { StructuredMessage } from '../../mailbox/messages.js'
 import { LEAD_NAME, agentId, scratchpadDir } from '../../home/paths.js'
 import { readTeam } from '../../teams/team-store.js'
-import { PermissionModeName } from '../../teams/types.js'
+import { PermissionModeName } from '../rules/modes.js'
 import { AnswerBoard, type Answer } from './answers.js'
 import { bubble, newRequestId, type BubbleContext } from './bubble.js'
 import { controlPlaneOptions } from '../rules/control-plane.js'
 import { evaluatePermission } from '../rules/evaluate.js'
 import { runPermissionRequestHooks } from './hooks.js'
-import { planFilePath, requestPlanApproval, type PlanContext } from './plan.js'
+import { planFilePath } from '../../home/paths.js'
+import { requestPlanApproval, type PlanContext } from './plan.js'
 import { loadPermissionSettings, type CliPermissionOptions, type LoadedSettings } from '../rules/settings.js'
 import { permissionSuggestions } from '../rules/suggest.js'
 import type { AllowedPath, PermissionRule } from '../rules/types.js'
@@ -77,7 +78,7 @@ class TeammatePermissions implements PermissionLayer {
     const decision = evaluatePermission({
       toolName: tool.name,
       input,
-      readOnly: tool.readOnly,
+      kind: tool.kind,
       mode,
       rules: [
         ...this.settings.rules,

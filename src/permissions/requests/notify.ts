@@ -30,7 +30,7 @@ export function notificationText(r: NotifiableRequest): string {
 export function notifyHuman(request: NotifiableRequest, stream: { write(chunk: string): unknown }, options: { env?: NodeJS.ProcessEnv } = {}): void {
   const env = options.env ?? process.env
   const osc = `\x1b]9;swarm: ${notificationText(request)}\x07`
-  const wrapped = env.TMUX ? `\x1bPtmux;${osc.replace(/\x1b/g, '\x1b\x1b')}\x1b\\` : osc
+  const wrapped = env.TMUX ? `\x1bPtmux;${osc.replaceAll('\x1b', '\x1b\x1b')}\x1b\\` : osc
   stream.write('\x07' + wrapped)
 }
 
@@ -74,11 +74,13 @@ function tmux(args: string[], env: NodeJS.ProcessEnv): Promise<string | undefine
 
 /** One line without control characters: what a model wrote may not drive the human's terminal. */
 export function sanitize(s: string): string {
-  // eslint-disable-next-line no-control-regex
-  return s
-    .replace(/[\x00-\x1f\x7f-\x9f]+/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim()
+  return (
+    s
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
+      .replace(/[\x00-\x1f\x7f-\x9f]+/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim()
+  )
 }
 
 function clip(s: string): string {

@@ -1,19 +1,8 @@
-import path from 'node:path'
-import type { PermissionDecision as ToolDecision } from '../../agent/tool.js'
+import type { ToolVerdict as ToolDecision } from '../../agent/tool.js'
 import type { StructuredMessage } from '../../mailbox/messages.js'
-import { rootDir } from '../../home/paths.js'
-import { PermissionModeName } from '../../teams/types.js'
+import { PermissionModeName } from '../rules/modes.js'
 import { atomicWriteFile } from '../../util/fs.js'
 import { bubble, newRequestId, type BubbleContext } from './bubble.js'
-
-/**
- * A teammate's plan file: `<root>/plans/<team>/<name>.md`. Outside the control plane (so the
- * teammate's Write may reach it in plan mode) and outside the project (so plans do not litter
- * the repository), beside Claude Code's own `~/.claude/plans`.
- */
-export function planFilePath(team: string, name: string, env?: NodeJS.ProcessEnv): string {
-  return path.join(rootDir(env), 'plans', team, `${name}.md`)
-}
 
 export interface PlanContext extends BubbleContext {
   planFile: string

@@ -40,9 +40,6 @@ export function allDirForms(dirs: readonly string[]): string[] {
   return [...new Set(dirs.flatMap((d) => dirForms(d)))]
 }
 
-/** The name of the lead's private key inside a team directory. */
-export const LEAD_KEY_FILE = 'lead.key'
-
 /**
  * A read that would expose a secret: the lead's private key itself, or a search tool (Grep, Glob,
  * LS) rooted at the control plane, a team directory or the state root, which would walk into it.

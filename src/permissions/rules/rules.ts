@@ -45,11 +45,6 @@ export function formatRule(rule: Pick<PermissionRule, 'toolName' | 'content'>): 
   return rule.content === undefined ? rule.toolName : `${rule.toolName}(${escapeContent(rule.content)})`
 }
 
-/** Parses a list of rule strings of one behaviour, keeping their order. */
-export function parseRules(raws: readonly string[], behavior: RuleBehavior, options: ParseRuleOptions = {}): PermissionRule[] {
-  return raws.map((raw) => parseRule(raw, behavior, options))
-}
-
 /**
  * Claude Code's structured form of a rule, as carried by `permission_suggestions` and
  * `team_permission_update`: `{ toolName, ruleContent? }`.

@@ -70,7 +70,15 @@ export function oneCall(name: string, input: Record<string, unknown>, id = 'tool
 /** Captures an agent's pane output as lines. */
 export function captureOutput(): { output: AgentOutput; text(): string } {
   let buf = ''
-  const output = createOutput({ stream: { write: (s: string) => ((buf += s), true) } as unknown as NodeJS.WritableStream, color: false })
+  const output = createOutput({
+    stream: {
+      write: (s: string) => {
+        buf += s
+        return true
+      },
+    } as unknown as NodeJS.WritableStream,
+    color: false,
+  })
   return { output, text: () => buf }
 }
 

@@ -7,7 +7,7 @@ import { encodeStructured, parseStructured } from '../../../src/mailbox/messages
 import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
 import type { ScenarioInput } from '../../../src/loopback-model/scenario.js'
 import { answerRequest, listRequests } from '../../../src/permissions/requests/broker.js'
-import { planFilePath } from '../../../src/permissions/requests/plan.js'
+import { planFilePath } from '../../../src/home/paths.js'
 import { readPending } from '../../../src/permissions/requests/store.js'
 import { sendTeamMessage } from '../../../src/teams/messaging.js'
 import { inboxPath } from '../../../src/home/paths.js'

@@ -1,5 +1,5 @@
 import pc from 'picocolors'
-import { paintAgent } from '../util/colors.js'
+import { paintAgent } from './colors.js'
 
 /** Colour only when stdout is a TTY and NO_COLOR is not set. */
 export function useColor(stream: NodeJS.WriteStream = process.stdout): boolean {
@@ -19,7 +19,9 @@ export function println(line = ''): void {
 /** Formats rows as aligned columns (no colour codes in widths). */
 export function table(rows: string[][]): string {
   const widths: number[] = []
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)))
+  for (const row of rows) {
+    for (const [i, cell] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, cell.length)
+  }
   return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]))).join('  ')).join('\n')
 }
 

@@ -6,7 +6,7 @@ import { type MessageOf, encodeStructured, parseStructured } from '../mailbox/me
 import type { InboxMessage } from '../mailbox/types.js'
 import { LEAD_NAME, inboxPath, validateAgentName, validateName } from '../home/paths.js'
 import { delay } from '../process/process.js'
-import type { LeadSigner, TeammateExecutor, TerminateOptions, TerminateOutcome } from '../backends/types.js'
+import type { LeadSigner, TeammateExecutor, TerminateOptions, TerminateOutcome } from './types.js'
 
 type Env = NodeJS.ProcessEnv
 

@@ -2,7 +2,7 @@ import { NotFoundError } from '../errors.js'
 import { readTeam } from '../teams/team-store.js'
 import type { TeamFile, TeamMember } from '../teams/types.js'
 import { parseAgentId } from './shutdown.js'
-import type { BackendType, PaneDirectory, PaneRef } from '../backends/types.js'
+import type { BackendType, PaneDirectory, PaneRef } from './types.js'
 
 type Env = NodeJS.ProcessEnv
 

@@ -1,0 +1,65 @@
+import { paintAgent } from '../terminal/colors.js'
+import { colors, table } from '../terminal/output.js'
+import type { MemberReport, TeamReport } from './team-report.js'
+
+/**
+ * A team report as the text `swarm status` and the console's /status print: one row per member,
+ * then the team's worktrees. Names and states are coloured; widths count only visible text.
+ */
+export function formatReport(r: TeamReport): string {
+  const rows = [['NAME', 'STATE', 'BACKEND', 'PANE', 'MODEL', 'LAST SEEN', 'UNREAD', 'ASKS', 'TASK', 'TOKENS', 'COST']]
+  for (const m of r.members) {
+    rows.push([
+      m.name,
+      m.status + (m.state === 'exited' && m.exitCode !== undefined && m.exitCode !== 0 ? ` (code ${m.exitCode})` : ''),
+      m.backend ?? '-',
+      m.pane || '-',
+      m.model ?? '-',
+      m.lastActivity ? ago(m.lastActivity) : '-',
+      String(m.unread),
+      String(m.pendingRequests),
+      m.currentTask ? `#${m.currentTask}` : '-',
+      m.tokens ? `${kilo(m.tokens.input + m.tokens.cacheRead + m.tokens.cacheWrite)}/${kilo(m.tokens.output)}` : '-',
+      m.costUsd !== undefined ? `$${m.costUsd.toFixed(4)}` : '-',
+    ])
+  }
+  const lines = table(rows).split('\n')
+  const t = r.tasks
+  return [
+    `team ${r.team} — tasks: ${t.pending} pending, ${t.inProgress} in progress, ${t.completed} completed`,
+    lines[0],
+    ...r.members.map((m, i) => paintAgent(colors, m.color, m.name) + paintState(m, lines[i + 1].slice(m.name.length))),
+    ...formatWorktrees(r),
+  ].join('\n')
+}
+
+/** One line per worktree of the team; a kept one (work in it, no member) stands out. */
+function formatWorktrees(r: TeamReport): string[] {
+  if (!r.worktrees.length) return []
+  return [
+    'worktrees:',
+    ...r.worktrees.map((w) => {
+      const files = w.uncommitted.length ? `${w.uncommitted.length} uncommitted file${w.uncommitted.length === 1 ? '' : 's'}` : ''
+      const commits = w.unmergedCount ? `${w.unmergedCount} unmerged commit${w.unmergedCount === 1 ? '' : 's'}` : ''
+      const state = [files, commits].filter(Boolean).join(', ') || 'clean'
+      const line = `  ${w.member ?? `${w.name} (kept, no member)`}  ${w.path ?? '(branch only)'}  ${w.branch}  ${state}`
+      return w.member || w.clean ? line : colors.yellow(line)
+    }),
+    ...(r.problems ?? []).map((p) => colors.red(`  ${p}`)),
+  ]
+}
+
+function paintState(m: MemberReport, rest: string): string {
+  if (m.status === 'dead') return colors.red(rest)
+  if (m.status === 'waiting') return colors.magenta(rest)
+  return rest
+}
+
+function ago(ms: number): string {
+  const s = Math.max(0, Math.round((Date.now() - ms) / 1000))
+  return s < 60 ? `${s}s ago` : s < 3600 ? `${Math.round(s / 60)}m ago` : `${Math.round(s / 3600)}h ago`
+}
+
+function kilo(n: number): string {
+  return n < 1000 ? String(n) : `${(n / 1000).toFixed(1)}k`
+}
