@@ -197,3 +197,12 @@ async function dump(env: NodeJS.ProcessEnv, socket: string, home: string, file: 
   }
   await fsp.writeFile(file, out)
 }
+
+/** The teammate's hook log (what `swarm hook` recorded, with times). */
+export async function hookLog(t: AgentTeam, name: string): Promise<Array<{ event: string; at: number; digest?: string }>> {
+  const text = await fsp.readFile(path.join(t.home, 'teams', 't', 'agents', name, 'hook-log.jsonl'), 'utf8').catch(() => '')
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { event: string; at: number; digest?: string })
+}
