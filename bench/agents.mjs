@@ -88,7 +88,10 @@ async function benchCli(cli) {
     let last
     const poll = setInterval(async () => {
       const s = await status()
-      if (s && s !== last) changes.push({ s: (last = s), at: Date.now() })
+      if (s && s !== last) {
+        last = s
+        changes.push({ s, at: Date.now() })
+      }
     }, 10)
 
     log(`${cli}: swarm delivery`)

@@ -63,8 +63,8 @@ function which(binary: string, env: NodeJS.ProcessEnv): string | undefined {
 
 async function versionOf(file: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<string | undefined> {
   const r = await runCommand(file, [...args], { env, timeoutMs: 15_000 }).catch(() => undefined)
-  if (!r || r.code !== 0) return undefined
-  return (r.stdout.trim() || r.stderr.trim()).split('\n').pop()?.trim() || undefined
+  if (r?.code !== 0) return undefined
+  return (r!.stdout.trim() || r.stderr.trim()).split('\n').pop()?.trim() || undefined
 }
 
 /** `swarm hook` refuses an unknown event with exit 2: proof that the entry point every hook calls runs. */

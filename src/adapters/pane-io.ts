@@ -33,7 +33,7 @@ export class PaneIo {
   /** Pastes `text` as one bracketed paste (the buffer is deleted after). */
   async paste(text: string): Promise<void> {
     // C0 controls other than newline and tab would be keys even inside a paste; they are data, so shown as text.
-    const safe = text.replace(/\r\n?/g, '\n').replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) => `^${String.fromCharCode(c.charCodeAt(0) ^ 0x40)}`)
+    const safe = visibleControls(text.replace(/\r\n?/g, '\n'))
     const buffer = `swarm-${randomBytes(4).toString('hex')}`
     const load = await this.tmux.exec(['load-buffer', '-b', buffer, '-'], safe)
     if (load.code !== 0) throw this.tmux.failure('load-buffer', load.stderr)
@@ -59,4 +59,14 @@ export class PaneIo {
   async title(): Promise<string> {
     return (await this.tmux.run(['display-message', '-p', '-t', this.target.paneId, '#{pane_title}'], 'display-message')).replace(/\n$/, '')
   }
+}
+
+/** C0 controls other than newline and tab, and DEL, written as ^X: inside a paste they would still be keys. */
+function visibleControls(text: string): string {
+  let out = ''
+  for (const ch of text) {
+    const code = ch.charCodeAt(0)
+    out += (code < 0x20 && ch !== '\n' && ch !== '\t') || code === 0x7f ? `^${String.fromCharCode(code ^ 0x40)}` : ch
+  }
+  return out
 }

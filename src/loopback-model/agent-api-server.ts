@@ -91,7 +91,8 @@ export async function startAgentApiServer(options: { script?: AgentScriptInput; 
     if (record.api === 'responses') {
       record.view = responsesView(body)
       record.stream = body.stream !== false
-      const reply = (record.reply = answerAux(record.view) ? { text: 'Loopback session' } : player.reply(record.view))
+      const reply = answerAux(record.view) ? { text: 'Loopback session' } : player.reply(record.view)
+      record.reply = reply
       const events = responsesEvents(reply, common)
       if (!record.stream) return json(200, events[events.length - 1].data.response)
       return sse(
@@ -108,7 +109,8 @@ export async function startAgentApiServer(options: { script?: AgentScriptInput; 
           ? sse(res, [...chatChunks(reply, common).map((c) => `data: ${JSON.stringify(c)}\n\n`), 'data: [DONE]\n\n'])
           : json(200, chatCompletion(reply, common))
       }
-      const reply = (record.reply = player.reply(record.view))
+      const reply = player.reply(record.view)
+      record.reply = reply
       if (!record.stream) return json(200, chatCompletion(reply, common))
       return sse(res, [...chatChunks(reply, common).map((c) => `data: ${JSON.stringify(c)}\n\n`), 'data: [DONE]\n\n'])
     }
@@ -125,7 +127,8 @@ export async function startAgentApiServer(options: { script?: AgentScriptInput; 
         record.aux = true
         return json(200, geminiResponse({ text: JSON.stringify({ next_speaker: 'user', reasoning: 'loopback: the turn is complete' }) }, common))
       }
-      const reply = (record.reply = player.reply(record.view))
+      const reply = player.reply(record.view)
+      record.reply = reply
       const response = geminiResponse(reply, common)
       return record.stream ? sse(res, [`data: ${JSON.stringify(response)}\n\n`]) : json(200, response)
     }
