@@ -129,27 +129,38 @@ export class Courier {
     const from = (await readHookLog(this.o.team, this.o.name, this.o.env)).length
     const probe = probeOf(text)
     for (let attempt = 1; attempt <= MAX_ATTEMPTS && !this.closed; attempt++) {
-      const visible = attempt === 1 ? false : (await this.o.pane.screen().catch(() => '')).includes(probe)
-      if (!visible) await this.o.pane.paste(text)
-      await delay(delivery.settleMs)
+      // 1: paste + Enter. 2: Enter alone (the first became a newline). Later: Enter while the text
+      // shows in the pane, else paste again (the paste was lost).
+      const repaste = attempt === 1 || (attempt > 2 && !(await this.o.pane.screen().catch(() => '')).includes(probe))
+      if (repaste) {
+        await this.o.pane.paste(text)
+        await delay(delivery.settleMs)
+      }
       await this.o.pane.keys(delivery.submitKeys)
-      if (await this.confirmed(digest, from, this.o.confirmMs ?? CONFIRM_MS)) {
-        if (attempt > 1) await this.log(`prompt ${digest} confirmed after ${attempt} submissions (${visible ? 'Enter again' : 'pasted again'})`)
+      const seen = await this.submitted(digest, from, this.o.confirmMs ?? CONFIRM_MS)
+      if (seen) {
+        if (attempt > 1 || seen === 'other')
+          await this.log(
+            `prompt ${digest}: ${seen === 'exact' ? 'confirmed' : 'a different prompt was submitted (counted as this one, never sent again)'} after ${attempt} submission(s)`,
+          )
         return true
       }
-      // Once more before deciding how to retry: a slow hook may still confirm it.
-      if (await this.confirmed(digest, from, 0)) return true
       await this.log(`prompt ${digest} (${text.length} chars) not confirmed after attempt ${attempt}`)
     }
     return false
   }
 
-  private async confirmed(digest: string, from: number, waitMs: number): Promise<boolean> {
+  /**
+   * `exact`: the CLI's prompt-submit hook saw this prompt. `other`: it saw a prompt that is not
+   * exactly this one (the text was altered on the way) — something of ours was submitted, so it is
+   * never submitted again. Undefined: nothing was submitted within `waitMs`.
+   */
+  private async submitted(digest: string, from: number, waitMs: number): Promise<'exact' | 'other' | undefined> {
     const deadline = Date.now() + waitMs
     for (;;) {
-      const log = await readHookLog(this.o.team, this.o.name, this.o.env)
-      if (log.slice(from).some((e) => e.event === 'prompt-submit' && e.digest === digest)) return true
-      if (Date.now() >= deadline || this.closed) return false
+      const submits = (await readHookLog(this.o.team, this.o.name, this.o.env)).slice(from).filter((e) => e.event === 'prompt-submit')
+      if (submits.some((e) => e.digest === digest)) return 'exact'
+      if (Date.now() >= deadline || this.closed) return submits.length ? 'other' : undefined
       await delay(POLL_MS)
     }
   }

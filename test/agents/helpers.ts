@@ -93,9 +93,13 @@ export async function agentTeam(script: AgentScriptInput = {}): Promise<AgentTea
 }
 
 /** The session ids of the panes (each pane's command leads its session). */
-export async function panePids(env: NodeJS.ProcessEnv, socket: string): Promise<number[]> {
-  const r = await run('tmux', ['-L', socket, 'list-panes', '-a', '-F', '#{pane_pid}'], { env }).catch(() => ({ stdout: '' }))
-  return r.stdout.split('\n').filter(Boolean).map(Number)
+export async function panePids(env: NodeJS.ProcessEnv, socket: string, paneId?: string): Promise<number[]> {
+  const r = await run('tmux', ['-L', socket, 'list-panes', '-a', '-F', '#{pane_id} #{pane_pid}'], { env }).catch(() => ({ stdout: '' }))
+  const rows = r.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.split(' '))
+  return rows.filter(([id]) => paneId === undefined || id === paneId).map(([, pid]) => Number(pid))
 }
 
 /** Live processes in the sessions of `sids` (what a pane left behind). */
