@@ -46,7 +46,7 @@ export async function runHook(inv: HookInvocation): Promise<HookReply> {
       await appendHookLog(
         inv.team,
         inv.name,
-        { event: inv.event, at, ...(facts.prompt !== undefined && { digest: promptDigest(facts.prompt), length: facts.prompt.length }) },
+        { event: inv.event, at: Date.now(), ...(facts.prompt !== undefined && { digest: promptDigest(facts.prompt), length: facts.prompt.length }) },
         inv.env,
       )
       return { exitCode: 0 }
@@ -58,7 +58,6 @@ export async function runHook(inv: HookInvocation): Promise<HookReply> {
     case 'permission-request':
       return permission(inv, adapter, facts)
     case 'stop':
-      await appendHookLog(inv.team, inv.name, { event: inv.event, at }, inv.env)
       await goIdle(inv, facts)
       return { exitCode: 0 }
     case 'session-start':
@@ -101,6 +100,8 @@ async function permission(inv: HookInvocation, adapter: AgentAdapter, facts: Hoo
 async function goIdle(inv: HookInvocation, facts: HookFacts): Promise<void> {
   const before = await readAgentState(inv.team, inv.name, inv.env).catch(() => undefined)
   await setStatus(inv, 'idle', 'waiting for messages')
+  // Logged once the state says idle: the log's time is when `swarm status` could see it.
+  await appendHookLog(inv.team, inv.name, { event: 'stop', at: Date.now() }, inv.env)
   if (before?.status === 'idle') return
   const summary = facts.lastAssistantText?.trim().replace(/\s+/g, ' ').slice(0, SUMMARY_MAX)
   const note = encodeStructured({
