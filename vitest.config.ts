@@ -8,7 +8,7 @@ import { defineConfig } from 'vitest/config'
 const UNIT = [
   'test/permissions/rules/**/*.test.ts',
   'test/agent/{definitions,tool,tool-filter,file-tools,search-tools}.test.ts',
-  'test/mailbox/{archive,bell,inbox-tail,inbox,signing}.test.ts',
+  'test/mailbox/{archive,bell,inbox-tail,inbox,signing,fence-token,order-ledger}.test.ts',
   'test/loopback-model/**/*.test.ts',
   'test/backends/detect.test.ts',
 ]

@@ -13,6 +13,7 @@ export const ExitCode = {
   backendUnavailable: 7,
   processFailure: 8,
   timeout: 9,
+  filesystem: 10,
   internal: 70,
 } as const
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
@@ -95,6 +96,13 @@ export class LockTimeoutError extends SwarmError {
 export class BackendUnavailableError extends SwarmError {
   constructor(message: string, options: SwarmErrorOptions = {}) {
     super('SWARM_BACKEND_UNAVAILABLE', message, { exitCode: ExitCode.backendUnavailable, ...options })
+  }
+}
+
+/** The filesystem refused a write: disk full (ENOSPC, EDQUOT) or read-only (EROFS). */
+export class FilesystemError extends SwarmError {
+  constructor(code: string, message: string, options: SwarmErrorOptions = {}) {
+    super(code, message, { exitCode: ExitCode.filesystem, ...options })
   }
 }
 

@@ -73,7 +73,7 @@ export class Courier {
   private async enqueue(unread: InboxMessage[]): Promise<void> {
     const key = await resolveLeadVerifyKey(this.o.team, this.o.env).catch(() => undefined)
     for (const m of unread) {
-      if (!acceptPrivileged(m, parseStructured(m.text), key)) {
+      if (!acceptPrivileged(m, parseStructured(m.text), key, this.o.name)) {
         await this.log(`ignored an unverified privileged message from ${m.from}`)
         continue
       }

@@ -1,8 +1,12 @@
 import pc from 'picocolors'
 import { paintAgent } from '../terminal/colors.js'
+import { terminalSafe } from '../terminal/neutralize.js'
 import type { ToolResult } from './tool.js'
 
-/** Where an agent's pane output goes: its own terminal, or the leader's with a name prefix. */
+/**
+ * Where an agent's pane output goes: its own terminal, or the leader's with a name prefix. Every
+ * piece of text the model or a teammate wrote passes terminalSafe before it is written.
+ */
 export interface AgentOutput {
   text(delta: string): void
   tool(name: string, input: unknown, result: ToolResult, ms: number): void
@@ -25,12 +29,12 @@ export interface RenderOptions {
 export function shortInput(_name: string, input: unknown): string {
   const o = (input ?? {}) as Record<string, unknown>
   const pick = o.command ?? o.file_path ?? o.pattern ?? o.to ?? o.subject ?? o.taskId ?? o.description ?? o.prompt ?? JSON.stringify(o)
-  const s = String(pick).replace(/\s+/g, ' ').trim()
+  const s = terminalSafe(String(pick).replace(/\s+/g, ' ').trim(), { singleLine: true })
   return s.length > 80 ? s.slice(0, 77) + '...' : s
 }
 
 function firstLine(s: string): string {
-  const line = s.split('\n').find((l) => l.trim()) ?? ''
+  const line = terminalSafe(s.split('\n').find((l) => l.trim()) ?? '', { singleLine: true })
   return line.length > 60 ? line.slice(0, 57) + '...' : line
 }
 
@@ -54,8 +58,9 @@ export function createOutput(opts: RenderOptions = {}): AgentOutput {
     write(prefix + s + '\n')
   }
   return {
-    text(delta) {
-      if (!delta) return
+    text(raw) {
+      if (!raw) return
+      const delta = terminalSafe(raw)
       if (prefix) {
         // Several in-process agents share one terminal: whole lines only, each with its prefix.
         pending += delta
@@ -79,17 +84,17 @@ export function createOutput(opts: RenderOptions = {}): AgentOutput {
     tool(name, input, result, ms) {
       const mark = result.isError ? c.red('✗') : c.green('✓')
       const outcome = result.isError ? c.red(firstLine(result.content)) : c.dim(firstLine(result.content))
-      line(`${mark} ${c.bold(c.cyan(name))} ${shortInput(name, input)} ${c.dim(`(${ms} ms)`)} ${outcome}`)
+      line(`${mark} ${c.bold(c.cyan(terminalSafe(name, { singleLine: true })))} ${shortInput(name, input)} ${c.dim(`(${ms} ms)`)} ${outcome}`)
     },
     state(status, detail) {
       const colour = status === 'working' ? c.yellow : status === 'idle' ? c.green : status === 'waiting' ? c.magenta : c.dim
-      line(colour(`● ${status}${detail ? ` — ${detail}` : ''}`))
+      line(colour(terminalSafe(`● ${status}${detail ? ` — ${detail}` : ''}`, { singleLine: true })))
     },
     info(s) {
-      line(s)
+      line(terminalSafe(s))
     },
     warn(s) {
-      line(c.yellow(`! ${s}`))
+      line(c.yellow(`! ${terminalSafe(s)}`))
     },
     flush() {
       endText()

@@ -23,8 +23,7 @@ export { describeFailure } from './turn-report.js'
 
 type MessageParam = Anthropic.MessageParam
 
-/** How a message that claims to come from the lead checks out. */
-export type LeadVerdict = 'verified' | 'unverified' | 'not-lead'
+import { refusalReason, type LeadVerdict } from './lead-orders.js'
 
 /** What a turn did that the runtime needs to know (filled in by the team tools). */
 export interface TurnLog {
@@ -52,7 +51,8 @@ export interface RuntimeOptions {
   /** The conversation so far (rebuilt from the transcript with --resume). */
   messages: MessageParam[]
   turnLog: TurnLog
-  verifyLead(entry: InboxMessage): LeadVerdict
+  /** Judges a privileged message that names team-lead as its sender (signature for this teammate, not acted on before). */
+  verifyLead(entry: InboxMessage): LeadVerdict | Promise<LeadVerdict>
   checkPermission: PermissionCheck
   /** Called for privileged control messages that verified (permission answers, mode changes…). */
   onControl?(message: StructuredMessage, entry: InboxMessage): void | Promise<void>
@@ -210,12 +210,10 @@ export class TeammateRuntime {
   }
 
   private async handleControl(entry: InboxMessage, msg: StructuredMessage): Promise<void> {
-    const verdict = entry.from === LEAD_NAME ? this.o.verifyLead(entry) : 'not-lead'
+    const verdict = entry.from === LEAD_NAME ? await this.o.verifyLead(entry) : 'not-lead'
     await this.consume([entry])
     if (verdict !== 'verified') {
-      this.o.output.warn(
-        `ignored ${msg.type} from ${entry.from}: ${verdict === 'unverified' ? 'UNVERIFIED (no valid lead signature)' : 'only team-lead may send it'}`,
-      )
+      this.o.output.warn(`ignored ${msg.type} from ${entry.from}: ${refusalReason(verdict)}`)
       await this.o.transcript.append({ kind: 'state', state: this.status, detail: `ignored ${verdict} ${msg.type} from ${entry.from}` })
       return
     }
@@ -233,6 +231,7 @@ export class TeammateRuntime {
       await this.o.state.update({ mode: msg.mode })
       this.o.output.info(`mode set to ${msg.mode} by team-lead`)
     }
+    if (msg.type === 'lead_key_update') this.o.output.info('team-lead handed out a new lead key; orders are verified with it from now on')
     await this.o.onControl?.(msg, entry)
   }
 

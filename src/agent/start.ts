@@ -3,7 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import type Anthropic from '@anthropic-ai/sdk'
 import type { ToolKind } from '../permissions/rules/tools.js'
-import { NotFoundError, UsageError } from '../errors.js'
+import { UsageError } from '../errors.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { leadSignerFor } from '../teams/messaging.js'
@@ -11,15 +11,15 @@ import { findMember, readTeam } from '../teams/team-store.js'
 import { PermissionModeName } from '../permissions/rules/modes.js'
 import { createModelClient } from './client.js'
 import { scratchDirNote } from './definitions/built-in.js'
-import { loadAgentDefinitions } from './definitions/load.js'
+import { findAgentType, loadAgentDefinitions } from './definitions/load.js'
 import { resolveToolsForAgent } from './definitions/tool-filter.js'
 import { resolveModel } from './model.js'
 import { buildSystemPrompt } from './prompt.js'
 import { createOutput, type AgentOutput } from './render.js'
-import { TeammateRuntime, type LeadVerdict, type RuntimeOptions, type TurnLog } from './runtime.js'
+import { LeadOrders, type LeadVerdict } from './lead-orders.js'
+import { TeammateRuntime, type RuntimeOptions, type TurnLog } from './runtime.js'
 import { AgentStateFile, readAgentState, statePath } from './state.js'
 import { allowAll, type AnyTool, type PermissionCheck } from './tool.js'
-import { classifyLeadMessage, resolveLeadVerifyKey } from '../mailbox/signing.js'
 import type { StructuredMessage } from '../mailbox/messages.js'
 import { allTools } from './tool-registry.js'
 import { createSendMessageTool } from './tools/send-message.js'
@@ -50,8 +50,8 @@ export interface StartAgentOptions {
   onlyKinds?: readonly ToolKind[]
   /** Builds the permission layer once the agent's pieces exist. Default: allow everything. */
   permissions?: (ctx: AgentAssembly) => PermissionLayer | Promise<PermissionLayer>
-  verifyLead?: (entry: InboxMessage) => LeadVerdict
-  sign?: (m: InboxMessage) => string | undefined
+  verifyLead?: (entry: InboxMessage) => LeadVerdict | Promise<LeadVerdict>
+  sign?: (m: InboxMessage, to: string) => string | undefined
   runtime?: Partial<Pick<RuntimeOptions, 'external' | 'route' | 'onControl' | 'autoClaimTasks'>>
   leaderModel?: string
 }
@@ -98,10 +98,7 @@ export async function assembleAgent(
 
   const isLead = opts.name === LEAD_NAME
   const typeName = opts.agentType ?? (isLead ? 'general-purpose' : (member.agentType ?? 'general-purpose'))
-  const def = definitions.get(typeName) ?? (typeName === 'team-lead' ? definitions.get('general-purpose') : undefined)
-  if (!def) {
-    throw new NotFoundError(`unknown agent type "${typeName}"`, { hint: `known types: ${[...definitions.keys()].join(', ')}` })
-  }
+  const def = findAgentType(definitions, typeName === 'team-lead' && !definitions.has(typeName) ? 'general-purpose' : typeName)
   const modeRaw = opts.mode ?? member.mode ?? def.permissionMode ?? 'default'
   const mode = PermissionModeName.safeParse(modeRaw)
   if (!mode.success) throw new UsageError(`unknown permission mode "${modeRaw}"`, { hint: `use one of ${PermissionModeName.options.join(', ')}` })
@@ -166,7 +163,7 @@ export async function assembleAgent(
   }
   const layer: PermissionLayer = opts.permissions ? await opts.permissions(assembly) : { check: allowAll }
   // The lead verifies its own signature too: answers to its own permission requests come signed.
-  const leadKey = await resolveLeadVerifyKey(opts.team, env)
+  const orders = await LeadOrders.open(opts.team, opts.name, env)
 
   const runtime = new TeammateRuntime({
     team: opts.team,
@@ -185,9 +182,9 @@ export async function assembleAgent(
     state,
     messages,
     turnLog,
-    verifyLead: opts.verifyLead ?? ((e) => classifyLeadMessage(e, leadKey)),
+    verifyLead: opts.verifyLead ?? ((e) => orders.judge(e)),
     checkPermission: layer.check,
-    onControl: (m, e) => layer.onControl?.(m, e),
+    onControl: (m, e) => (m.type === 'lead_key_update' ? orders.rotate(m.publicKey) : layer.onControl?.(m, e)),
     onExit: () => layer.close?.(),
     ...(member.color ? { color: member.color } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),

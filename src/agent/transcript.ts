@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import type Anthropic from '@anthropic-ai/sdk'
 import { agentDir } from '../home/paths.js'
-import { FILE_MODE, ensureDir, readFileIfExists } from '../util/fs.js'
+import { FILE_MODE, NOFOLLOW, ensureDir, openError, readFileIfExists } from '../util/fs.js'
 
 type MessageParam = Anthropic.MessageParam
 
@@ -38,9 +38,9 @@ export class Transcript {
     const t = new Date().toISOString()
     const text = events.map((e) => JSON.stringify({ t, ...e })).join('\n') + '\n'
     try {
-      await fs.appendFile(this.file, text, { mode: FILE_MODE })
+      await fs.appendFile(this.file, text, { mode: FILE_MODE, flag: NOFOLLOW.append })
     } catch (err) {
-      if (first || (err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+      if (first || (err as NodeJS.ErrnoException).code !== 'ENOENT') throw openError(this.file, err) // a symbolic link: refused
     }
   }
 }

@@ -50,7 +50,7 @@ export async function requestShutdown(agentId: string, reason: string | undefine
     timestamp: new Date().toISOString(),
   }
   const entry = createEntry({ from, text: encodeStructured(request), summary: 'shutdown request' })
-  const sig = deps.sign?.(entry)
+  const sig = deps.sign?.(entry, name)
   await appendMessage(inboxPath(team, name, deps.env), sig === undefined ? entry : { ...entry, leadSig: sig })
   return request.requestId
 }

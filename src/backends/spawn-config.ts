@@ -1,8 +1,7 @@
-import fs from 'node:fs/promises'
 import path from 'node:path'
 import { UsageError } from '../errors.js'
 import { agentDir, agentId as makeAgentId } from '../home/paths.js'
-import { FILE_MODE, ensureDir } from '../util/fs.js'
+import { NOFOLLOW, ensureDir, openNoFollow } from '../util/fs.js'
 import type { TeammateSpawnConfig } from './types.js'
 
 const COLOR_RE = /^[A-Za-z0-9#]{1,32}$/
@@ -23,7 +22,7 @@ export function validateSpawnConfig(config: Pick<TeammateSpawnConfig, 'team' | '
 export async function prepareLogFile(config: TeammateSpawnConfig, env?: NodeJS.ProcessEnv): Promise<string> {
   const file = config.logFile ?? path.join(agentDir(config.team, config.name, env), 'pane.log')
   await ensureDir(path.dirname(file))
-  const handle = await fs.open(file, 'a', FILE_MODE)
+  const handle = await openNoFollow(file, NOFOLLOW.append) // tmux appends through `cat >>`: never to a link's target
   await handle.close()
   return file
 }

@@ -4,6 +4,7 @@ import type { NewMessage } from '../mailbox/entry.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { LEAD_NAME, agentId as makeAgentId } from '../home/paths.js'
 import { delay, killTree, processTrees } from '../process/process.js'
+import { terminalSafe } from '../terminal/neutralize.js'
 import { prepareLogFile, validateSpawnConfig } from './spawn-config.js'
 import { gracefulStop, parseAgentId, sendToInbox } from './shutdown.js'
 import { type PaneRow, TMUX_COLORS, findPane, listPanes, paneState, teamLeader, teamPanes } from './tmux-panes.js'
@@ -207,6 +208,8 @@ export class TmuxExecutor implements PaneExecutor {
    */
   private splitScript(config: TeammateSpawnConfig, agentId: string, logFile: string, leader: { paneId: string; windowId: string }): string {
     const color = TMUX_COLORS[config.color ?? ''] ?? config.color ?? 'default'
+    // The title may come from a model (the lead agent's Agent tool): shown, never acted on.
+    const title = terminalSafe(config.title ?? config.name, { singleLine: true })
     const split = [
       tmuxCommand(
         'split-window',
@@ -223,9 +226,9 @@ export class TmuxExecutor implements PaneExecutor {
       ),
       tmuxCommand('pipe-pane', '-o', formatEscape(`exec cat >> ${shellQuote(logFile)}`)),
       tmuxCommand('set', '-p', 'remain-on-exit', 'on'),
-      tmuxCommand('select-pane', '-T', config.title ?? config.name),
+      tmuxCommand('select-pane', '-T', title),
       tmuxCommand('set', '-p', '@agent_color', color),
-      tmuxCommand('set', '-p', '@agent_name', config.title ?? config.name),
+      tmuxCommand('set', '-p', '@agent_name', title),
       tmuxCommand('set', '-p', '@swarm_agent', agentId),
     ].join(' ; ')
     // main-vertical keeps the leader (the window's first pane) on the left; without a layout

@@ -161,7 +161,7 @@ export interface PaneDirectory {
 }
 
 /** Signs a lead message (docs/architecture.md §2); undefined leaves it unsigned. */
-export type LeadSigner = (entry: InboxMessage) => string | undefined
+export type LeadSigner = (entry: InboxMessage, to: string) => string | undefined
 
 /** Options every executor accepts. */
 export interface ExecutorOptions {

@@ -1,20 +1,26 @@
 import { CommanderError } from 'commander'
 import { ExitCode, SwarmError, errorMessage } from '../errors.js'
+import { rootDir } from '../home/paths.js'
+import { explainErrno } from '../util/fs-errors.js'
+import { terminalSafe } from '../terminal/neutralize.js'
 
 /**
  * The one error funnel: `swarm: <what went wrong> — <what to do>` on stderr, the stack only with
- * SWARM_DEBUG=1, and the error's documented exit code.
+ * SWARM_DEBUG=1, and the error's documented exit code. A raw errno error of the filesystem (disk
+ * full, read-only, a directory or a link where a file belongs) is explained first (fs-errors.ts).
  */
-export function reportError(err: unknown): number {
+export function reportError(raw: unknown): number {
+  const err = raw instanceof SwarmError ? raw : (explainErrno(raw, rootDir()) ?? raw)
   if (err instanceof CommanderError) {
     // commander already printed its message (unknown option, missing argument, --help...).
     return err.exitCode === 0 ? ExitCode.ok : ExitCode.usage
   }
   const debug = process.env.SWARM_DEBUG === '1'
   if (err instanceof SwarmError) {
-    const hint = err.hint ? ` — ${err.hint}` : ''
+    const hint = err.hint ? ` — ${oneLine(err.hint)}` : ''
     process.stderr.write(`swarm: ${oneLine(err.message)}${hint}\n`)
-    if (debug && err.stack) process.stderr.write(err.stack + '\n')
+    const stack = (raw instanceof Error ? raw : err).stack
+    if (debug && stack) process.stderr.write(stack + '\n')
     return err.exitCode
   }
   process.stderr.write(`swarm: ${oneLine(errorMessage(err))} — rerun with SWARM_DEBUG=1 for details\n`)
@@ -22,6 +28,7 @@ export function reportError(err: unknown): number {
   return ExitCode.failure
 }
 
+/** One line, terminal-safe: a message may quote a file name or text a teammate wrote. */
 function oneLine(s: string): string {
-  return s.replace(/\s*\n\s*/g, ' ').trim()
+  return terminalSafe(s.replace(/\s*\n\s*/g, ' ').trim(), { singleLine: true })
 }

@@ -11,6 +11,7 @@ import { inboxPath, validateAgentName, validateName } from '../home/paths.js'
 import type { TeamFile } from '../teams/types.js'
 import { paintAgent } from '../terminal/colors.js'
 import { colors, printJson, println } from '../terminal/output.js'
+import { terminalSafe } from '../terminal/neutralize.js'
 
 export interface InboxCommandOptions {
   unread?: boolean
@@ -113,9 +114,9 @@ function toRow(m: InboxMessage, archived: boolean): Row {
 /** `2025-06-01 12:00:03  alice  text  [sent]` — the sender in its colour, the state when unread. */
 function formatRow(row: Row, roster: TeamFile): string {
   const color = row.color ?? roster.members.find((m) => m.name === row.from)?.color
-  const from = paintAgent(colors, color, row.from)
+  const from = paintAgent(colors, color, terminalSafe(row.from, { singleLine: true }))
   const state = row.state === 'read' ? '' : colors.dim(`  [${row.state}]`)
-  const body = describeMessage(row).replace(/\n/g, '\n    ')
+  const body = terminalSafe(describeMessage(row)).replace(/\n/g, '\n    │ ')
   return `${colors.dim(formatTime(row.timestamp))}  ${from}  ${body}${state}`
 }
 

@@ -7,6 +7,7 @@ import { NotFoundError } from '../errors.js'
 import { agentDir, validateAgentName, validateName } from '../home/paths.js'
 import { getMember } from '../teams/team-store.js'
 import { useColor } from '../terminal/output.js'
+import { terminalSafe } from '../terminal/neutralize.js'
 
 /** How often --follow checks a transcript that fs.watch may miss (a slow safety net). */
 const FOLLOW_POLL_MS = 1_000
@@ -54,29 +55,31 @@ export async function logsCommand(team: string, name: string, opts: { follow?: b
 
 type Colors = ReturnType<typeof pc.createColors>
 
-/** One readable line (or a few) per transcript event. */
+/** One readable line (or a few) per transcript event; everything the agent or model wrote is shown terminal-safe. */
 export function formatEvent(e: TranscriptEvent, c: Colors): string {
   const time = c.dim(e.t.slice(11, 19))
   switch (e.kind) {
     case 'start':
-      return `${time} ${c.bold('start')} model ${e.model}${e.mode ? `, mode ${e.mode}` : ''}${e.resume ? ', resumed' : ''} (pid ${e.pid})`
+      return `${time} ${c.bold('start')} ${one(`model ${e.model}${e.mode ? `, mode ${e.mode}` : ''}${e.resume ? ', resumed' : ''} (pid ${e.pid})`)}`
     case 'state':
-      return `${time} ${c.yellow('●')} ${e.state}${e.detail ? ` — ${e.detail}` : ''}`
+      return `${time} ${c.yellow('●')} ${one(`${e.state}${e.detail ? ` — ${e.detail}` : ''}`)}`
     case 'tool':
-      return `${time} ${e.isError ? c.red('✗') : c.green('✓')} ${c.cyan(e.tool)} ${short(JSON.stringify(e.input), 100)} ${c.dim(`${e.ms} ms`)}\n         ${c.dim(short(e.output, 160))}`
+      return `${time} ${e.isError ? c.red('✗') : c.green('✓')} ${c.cyan(one(e.tool))} ${one(short(JSON.stringify(e.input), 100))} ${c.dim(`${e.ms} ms`)}\n         ${c.dim(one(short(e.output, 160)))}`
     case 'error':
-      return `${time} ${c.red('error')} ${e.errorType}${e.status ? ` ${e.status}` : ''}${e.requestId ? ` ${e.requestId}` : ''}: ${e.message}`
+      return `${time} ${c.red('error')} ${one(`${e.errorType}${e.status ? ` ${e.status}` : ''}${e.requestId ? ` ${e.requestId}` : ''}: ${e.message}`)}`
     case 'usage':
       return `${time} ${c.dim(`tokens: ${e.inputTokens} in, ${e.outputTokens} out, ${e.cacheReadTokens} cache read, ${e.cacheWriteTokens} cache write`)}`
     case 'message':
-      return `${time} ${e.message.role === 'user' ? c.magenta('user') : c.blue('assistant')} ${renderContent(e.message.content)}`
+      return `${time} ${e.message.role === 'user' ? c.magenta('user') : c.blue('assistant')} ${terminalSafe(renderContent(e.message.content)).replace(/\n/g, '\n         │ ')}`
     default: {
       // A kind this version does not know (a newer writer): show it rather than "undefined".
       const { t: _, kind, ...rest } = e as { t: string; kind: string }
-      return `${time} ${kind} ${JSON.stringify(rest)}`
+      return `${time} ${one(`${kind} ${JSON.stringify(rest)}`)}`
     }
   }
 }
+
+const one = (s: string) => terminalSafe(s, { singleLine: true })
 
 function renderContent(content: Anthropic.MessageParam['content']): string {
   if (typeof content === 'string') return content

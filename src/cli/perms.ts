@@ -4,6 +4,9 @@ import { answerRequest, formatAge, listRequests, type RequestAnswer } from '../p
 import { validateName } from '../home/paths.js'
 import { PermissionModeName } from '../permissions/rules/modes.js'
 import { printJson, println, table } from '../terminal/output.js'
+import { terminalSafe } from '../terminal/neutralize.js'
+
+const one = (s: string) => terminalSafe(s, { singleLine: true })
 
 interface ListOpts {
   json?: boolean
@@ -49,8 +52,8 @@ export async function listCommand(team: string | undefined, opts: ListOpts): Pro
   validateName(team)
   const listing = await listRequests(team)
   if (opts.json) return printJson({ team, ...listing })
-  for (const c of listing.cancelled) println(`cancelled ${c.id} (${c.agent} ${c.kind === 'plan' ? 'plan approval' : c.toolName}): ${c.reason}`)
-  for (const p of listing.problems) println(`warning: ${p}`)
+  for (const c of listing.cancelled) println(one(`cancelled ${c.id} (${c.agent} ${c.kind === 'plan' ? 'plan approval' : c.toolName}): ${c.reason}`))
+  for (const p of listing.problems) println(`warning: ${one(p)}`)
   if (listing.requests.length === 0) return println(`no pending requests in team ${team}`)
   const rows = [['ID', 'KIND', 'WHO', 'TOOL', 'INPUT', 'AGE', 'ALWAYS WOULD ALLOW']]
   for (const r of listing.requests) {
@@ -78,9 +81,9 @@ export async function answerCommand(decision: 'approve' | 'deny', team: string, 
   if (opts.json) return printJson({ team, ...result })
   const r = result.request
   const what = r.kind === 'plan' ? `${r.agent}'s plan` : `${r.agent}'s ${r.toolName} request`
-  println(`${decision === 'approve' ? `approved${r.always ? ' always' : ''}` : 'denied'} ${what} (${r.id})`)
-  if (result.teamRules.length) println(`team rule: allow ${result.teamRules.join(', ')}`)
-  if (!result.delivered) println(`warning: could not message ${r.agent} (${result.deliveryError}); it will still find the answer`)
+  println(one(`${decision === 'approve' ? `approved${r.always ? ' always' : ''}` : 'denied'} ${what} (${r.id})`))
+  if (result.teamRules.length) println(one(`team rule: allow ${result.teamRules.join(', ')}`))
+  if (!result.delivered) println(one(`warning: could not message ${r.agent} (${result.deliveryError}); it will still find the answer`))
 }
 
 function parseInput(text: string): Record<string, unknown> {

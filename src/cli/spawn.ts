@@ -84,6 +84,7 @@ export async function runSpawn(team: string, name: string, opts: SpawnCommandOpt
     if (opts.agent !== undefined && opts.agent !== 'swarm')
       throw new UsageError(`an in-process teammate runs the swarm agent, not ${opts.agent}`, { hint: 'use --backend tmux with --agent' })
     if (opts.worktree) await checkWorktree(team, name, cwd, opts.worktree)
+    if (opts.agentType !== undefined) await checkType(team, cwd, opts.agentType)
     const { requestInProcessSpawn } = await import('../leader/spawn-request.js')
     const member = await requestInProcessSpawn(team, {
       name,
@@ -181,6 +182,13 @@ async function checkWorktree(team: string, name: string, cwd: string | undefined
   const [{ readTeam }, { planWorktree }] = await Promise.all([import('../teams/team-store.js'), import('../worktrees/worktree.js')])
   const leadCwd = (await readTeam(team)).members.find((m) => m.name === 'team-lead')?.cwd ?? process.cwd()
   await planWorktree({ repoDir: cwd ?? leadCwd, team, name, ...(typeof worktree === 'string' ? { slug: worktree } : {}) })
+}
+
+/** The leader starts an in-process teammate: an unknown agent type is refused here (exit 3), where the user sees it. */
+async function checkType(team: string, cwd: string | undefined, agentType: string): Promise<void> {
+  const [{ readTeam }, { checkAgentType }] = await Promise.all([import('../teams/team-store.js'), import('../agent/definitions/load.js')])
+  const leadCwd = (await readTeam(team)).members.find((m) => m.name === 'team-lead')?.cwd ?? process.cwd()
+  await checkAgentType(agentType, { cwd: cwd ?? leadCwd })
 }
 
 async function existingDir(dir: string): Promise<string> {

@@ -15,6 +15,7 @@ import {
 } from '../tasks/task-store.js'
 import { findMember, readTeam } from '../teams/team-store.js'
 import { type Task, TaskStatus } from '../tasks/types.js'
+import { terminalSafe } from '../terminal/neutralize.js'
 import { printJson, println, table } from '../terminal/output.js'
 import { splitList } from './team.js'
 
@@ -141,19 +142,19 @@ async function tasksAdd(team: string, subject: string, o: AddOpts): Promise<void
     { by: o.from },
   )
   if (o.json) printJson(task)
-  else println(`added task ${task.id}: ${task.subject}${task.owner ? ` (owner ${task.owner})` : ''}`)
+  else println(terminalSafe(`added task ${task.id}: ${task.subject}${task.owner ? ` (owner ${task.owner})` : ''}`))
 }
 
 async function tasksShow(team: string, id: string, o: JsonOpt): Promise<void> {
   await readTeam(team)
   const task = await getTask(team, id)
   if (o.json) return printJson(task)
-  println(`task ${task.id}: ${task.subject}`)
-  println(`status: ${task.status}${task.owner ? `, owner ${task.owner}` : ''}`)
-  if (task.activeForm) println(`active form: ${task.activeForm}`)
+  println(terminalSafe(`task ${task.id}: ${task.subject}`))
+  println(terminalSafe(`status: ${task.status}${task.owner ? `, owner ${task.owner}` : ''}`))
+  if (task.activeForm) println(terminalSafe(`active form: ${task.activeForm}`))
   if (task.blockedBy.length) println(`blocked by: ${task.blockedBy.join(', ')}`)
   if (task.blocks.length) println(`blocks: ${task.blocks.join(', ')}`)
-  if (task.description) println('\n' + task.description)
+  if (task.description) println(terminalSafe('\n' + task.description))
 }
 
 async function tasksClaim(team: string, id: string, o: JsonOpt & { as: string; checkBusy?: boolean }): Promise<void> {
@@ -161,7 +162,7 @@ async function tasksClaim(team: string, id: string, o: JsonOpt & { as: string; c
   const result = await claimTask(team, id, o.as, { checkAgentBusy: o.checkBusy })
   if (o.json) printJson(result)
   if (!result.ok) throw claimError(team, id, o.as, result)
-  if (!o.json) println(`${o.as} claimed task ${id}: ${result.task.subject}`)
+  if (!o.json) println(terminalSafe(`${o.as} claimed task ${id}: ${result.task.subject}`))
 }
 
 async function tasksUpdate(team: string, id: string, o: UpdateOpts): Promise<void> {
@@ -179,14 +180,14 @@ async function tasksUpdate(team: string, id: string, o: UpdateOpts): Promise<voi
   if (Object.keys(patch).length === 0) throw new UsageError('nothing to update', { hint: 'see "swarm tasks <team> update --help"' })
   const task = await updateTask(team, id, patch, { by: o.from })
   if (o.json) printJson(task)
-  else println(`updated task ${task.id}: ${describe(task)}`)
+  else println(terminalSafe(`updated task ${task.id}: ${describe(task)}`))
 }
 
 async function tasksComplete(team: string, id: string, o: JsonOpt & { from: string }): Promise<void> {
   findMember(await readTeam(team), o.from)
   const { task, unblocked } = await completeTask(team, id, { by: o.from })
   if (o.json) return printJson({ task, unblocked })
-  println(`completed task ${task.id}: ${task.subject}`)
+  println(terminalSafe(`completed task ${task.id}: ${task.subject}`))
   if (unblocked.length) println(`unblocked: ${unblocked.join(', ')}`)
 }
 

@@ -9,13 +9,15 @@ import { deleteTeamFully, resumeTeam, startTeam } from '../leader/lifecycle.js'
 import { ensureTeamKeys } from '../mailbox/signing.js'
 import { loadTeamSpec } from '../teams/team-spec.js'
 import { runAttach } from './attach.js'
+import { teamRekey } from './team-rekey.js'
 import { collect } from './options.js'
 import { shutdownSignal } from './signals.js'
-import { LEAD_NAME, teamConfigPath } from '../home/paths.js'
+import { LEAD_NAME, tasksDir, teamConfigPath, teamDir } from '../home/paths.js'
 import { listTasks } from '../tasks/task-store.js'
-import { createTeam, listTeams, readTeam } from '../teams/team-store.js'
+import { createTeam, listTeams, readTeam, teamExists } from '../teams/team-store.js'
 import { PermissionModeName } from '../permissions/rules/modes.js'
 import type { TeamFile } from '../teams/types.js'
+import { terminalSafe } from '../terminal/neutralize.js'
 import { colorize, colors, printJson, println, table } from '../terminal/output.js'
 import { announceDiscard, printTeardown, teardownJson } from './worktrees.js'
 
@@ -79,6 +81,11 @@ export function registerTeamCommands(program: Command): void {
     .option('--json', 'print the config as JSON')
     .action((name: string, opts: { json?: boolean }) => teamShow(name, opts))
   team
+    .command('rekey <team>')
+    .description('make a new lead key pair: running teammates get the new public key signed by the old one, or are restarted when it is lost')
+    .option('--json', 'print JSON')
+    .action((name: string, opts: { json?: boolean }) => teamRekey(name, opts))
+  team
     .command('delete <team>')
     .description("shut every member down (graceful, then forced), close panes and session, remove the team's files")
     .option('--force', 'do not wait: kill every member at once (also deletes a corrupt config)')
@@ -89,7 +96,7 @@ export function registerTeamCommands(program: Command): void {
 }
 
 export async function teamCreate(name: string, opts: TeamCreateOptions): Promise<void> {
-  const spec = opts.from ? await loadTeamSpec(opts.from) : undefined
+  const spec = opts.from ? await loadTeamSpec(opts.from, { backendChoices: backendChoices() }) : undefined
   const mode = opts.mode ?? spec?.mode
   if (mode !== undefined && !PermissionModeName.safeParse(mode).success) {
     throw new UsageError(`invalid --mode ${JSON.stringify(mode)}`, { hint: `use one of ${PermissionModeName.options.join(', ')}` })
@@ -119,8 +126,10 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
     const worktree = isolated.has(a) ? true : (m?.worktree ?? spec?.worktree)
     return { name: a, cwd: m?.cwd, agentType: types.get(a) ?? m?.agentType, worktree }
   })
+  await checkAgentTypes(members, cwd)
   await checkWorktrees(name, members, cwd)
-  const team = await createTeam({
+  const existed = await teamExists(name)
+  const created = createTeam({
     name,
     description: opts.description ?? spec?.description,
     cwd,
@@ -137,8 +146,11 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
         ...((kinds.get(a) ?? m?.agent) !== undefined && { agent: kinds.get(a) ?? m?.agent }),
       }
     }),
+  }).then(async (t) => {
+    await ensureTeamKeys(t.name)
+    return t
   })
-  await ensureTeamKeys(team.name)
+  const team = await created.catch((err: unknown) => (existed ? Promise.reject(err) : undoFullDisk(name, err)))
   if (!opts.start) {
     if (opts.json) printJson(team)
     else {
@@ -162,6 +174,19 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
   if (opts.attach && !opts.json && process.stdin.isTTY && process.stdout.isTTY && started.backend === 'tmux') await runAttach(team.name)
 }
 
+/**
+ * A team create (of a team that did not exist) that the disk stopped half-way (full: ENOSPC,
+ * EDQUOT) takes away what it made, so
+ * that no team without its key stays behind; the error then goes on to the funnel (exit 10).
+ */
+async function undoFullDisk(team: string, err: unknown): Promise<never> {
+  const code = (err as NodeJS.ErrnoException).code
+  if (code === 'ENOSPC' || code === 'EDQUOT') {
+    for (const dir of [teamDir(team), tasksDir(team)]) await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined)
+  }
+  throw err
+}
+
 /** `--worktree` → every name; `--worktree a,b` → those (each must be a teammate). */
 function worktreeChoice(option: boolean | string | undefined, names: string[]): Set<string> {
   if (option === undefined || option === false) return new Set()
@@ -169,6 +194,13 @@ function worktreeChoice(option: boolean | string | undefined, names: string[]): 
   const chosen = splitList(option)
   for (const c of chosen) if (!names.includes(c)) throw new UsageError(`--worktree names ${c}, which is not in --agents`)
   return new Set(chosen)
+}
+
+/** Before the team is written: every agent type the roster names is defined (else exit 3 naming the known ones). */
+async function checkAgentTypes(members: Array<{ cwd?: string; agentType?: string }>, cwd: string): Promise<void> {
+  if (!members.some((m) => m.agentType)) return
+  const { checkAgentType } = await import('../agent/definitions/load.js')
+  for (const m of members) if (m.agentType) await checkAgentType(m.agentType, { cwd: path.resolve(cwd, m.cwd ?? '.') })
 }
 
 /** Before the team is written: every worktree the roster asks for can be made (see planWorktree). */
@@ -267,7 +299,7 @@ export async function teamList(opts: { json?: boolean }): Promise<void> {
 export async function teamShow(name: string, opts: { json?: boolean }): Promise<void> {
   const team = await readTeam(name)
   if (opts.json) return printJson(team)
-  println(`${colors.bold(team.name)}${team.description ? ` — ${team.description}` : ''}`)
+  println(`${colors.bold(team.name)}${team.description ? ` — ${terminalSafe(team.description, { singleLine: true })}` : ''}`)
   println(`created ${new Date(team.createdAt).toISOString()}, lead ${team.leadAgentId}`)
   println(`config: ${teamConfigPath(team.name)}`)
   println()

@@ -4,6 +4,7 @@ import pc from 'picocolors'
 import { errorMessage } from '../errors.js'
 import { describeMessage } from '../mailbox/describe.js'
 import { markRead } from '../mailbox/inbox.js'
+import { OrderLedger, consoleLedgerPath } from '../mailbox/order-ledger.js'
 import { parseStructured, type StructuredMessage } from '../mailbox/messages.js'
 import { classifyLeadMessage, resolveLeadVerifyKey } from '../mailbox/signing.js'
 import type { InboxMessage } from '../mailbox/types.js'
@@ -15,7 +16,8 @@ import { inboxPath, LEAD_NAME, pendingPermissionsDir } from '../home/paths.js'
 import { listTasks } from '../tasks/task-store.js'
 import { ensureDir } from '../util/fs.js'
 import { paintAgent } from '../terminal/colors.js'
-import { PromptQueue, type ConsoleRequest } from './prompt-queue.js'
+import { PromptQueue, shortRequestId, type ConsoleRequest } from './prompt-queue.js'
+import { terminalSafe } from '../terminal/neutralize.js'
 
 /** What the console can do to the team beyond messages (implemented by the team runner). */
 export interface TeamControl {
@@ -51,6 +53,8 @@ export interface LeaderConsoleOptions {
   pendingPollMs?: number
   /** False when nobody types at this console (the demo answers for it): requests are shown, not prompted. */
   answersHere?: boolean
+  /** How long after a prompt replaced an unanswered one a key is refused (default PROMPT_SETTLE_MS). */
+  promptSettleMs?: number
 }
 
 const HELP = `commands:
@@ -65,7 +69,19 @@ const HELP = `commands:
   /help                    this help
   /quit                    leave the console; the team keeps running (swarm team resume brings it back)
 when a request is shown: y = approve once, a = approve always, n [feedback] = deny
+(a key answers only the request whose prompt is on screen)
 anything else goes to the lead agent`
+
+/**
+ * A key pressed this soon after the prompt on screen was replaced by another one (the shown
+ * request was answered elsewhere) is not taken for the new one: the human may have read the old.
+ */
+export const PROMPT_SETTLE_MS = 1_000
+
+/** Text a teammate or model wrote, on one line. */
+const one = (s: string) => terminalSafe(s, { singleLine: true })
+/** Text a teammate or model wrote, as a block: continuation lines are indented, so none can pose as swarm's own. */
+const block = (s: string) => terminalSafe(s).replace(/\n/g, '\n    │ ')
 
 /**
  * The leader pane: every message to team-lead as it arrives, coloured by sender; each
@@ -75,12 +91,17 @@ anything else goes to the lead agent`
  */
 export class LeaderConsole {
   private readonly queue = new PromptQueue()
+  private ledger: Promise<OrderLedger> | undefined
   private readonly c
   private watcher: InboxWatcher | undefined
   private dirWatch: fs.FSWatcher | undefined
   private poll: NodeJS.Timeout | undefined
   private rl: readline.Interface | undefined
-  private shown: string | undefined
+  /** The request whose prompt is on screen, when it was drawn, and whether it replaced an unanswered one. */
+  private shown: ConsoleRequest | undefined
+  private shownAt = 0
+  private shownReplaced = false
+  private shownGone = false
   private syncing: Promise<void> = Promise.resolve()
   private done!: () => void
   private readonly finished = new Promise<void>((r) => (this.done = r))
@@ -99,12 +120,19 @@ export class LeaderConsole {
     this.dirWatch.on('error', () => undefined) // the safety poll covers a watch that fails
     this.poll = setInterval(() => void this.syncPending(), this.o.pendingPollMs ?? 2_000)
     this.poll.unref()
-    this.queue.onChange(() => this.showCurrent())
+    this.queue.onChange(() => {
+      const s = this.shown
+      if (s && !this.shownGone && this.queue.get(s.id)?.id !== s.id) {
+        this.shownGone = true
+        this.line(this.c.yellow(`request ${shortRequestId(s.id)} of ${one(s.agent)} was answered elsewhere`))
+      }
+      this.showCurrent()
+    })
     await this.syncPending()
     this.watcher = watchInbox(this.o.team, LEAD_NAME, (msgs) => this.onMessages(msgs), { env: this.o.env, markDelivered: true })
     await this.watcher.ready
     this.rl = readline.createInterface({ input: this.o.input, terminal: false })
-    this.rl.on('line', (line) => void this.onLine(line.trim()).catch((err) => this.line(this.c.red(`error: ${errorMessage(err)}`))))
+    this.rl.on('line', (line) => void this.onLine(line.trim()).catch((err) => this.line(this.c.red(`error: ${one(errorMessage(err))}`))))
     this.rl.on('close', () => this.stop())
     await this.finished
   }
@@ -129,7 +157,7 @@ export class LeaderConsole {
     const consumed: string[] = []
     for (const m of msgs) {
       const time = new Date(m.timestamp).toLocaleTimeString()
-      this.line(`${this.c.dim(time)} ${this.who(m.from, m.color)} ${describeMessage(m)}`)
+      this.line(`${this.c.dim(time)} ${this.who(one(m.from), m.color)} ${block(describeMessage(m))}`)
       const s = parseStructured(m.text)
       if (s?.type === 'permission_request' || s?.type === 'plan_approval_request') {
         consumed.push(m.msg_id ?? '')
@@ -143,7 +171,7 @@ export class LeaderConsole {
       }
       if (s?.type === 'shutdown_approved') {
         consumed.push(m.msg_id ?? '')
-        await this.o.control.closed(m.from).catch((err) => this.line(this.c.red(`could not close ${m.from}'s pane: ${errorMessage(err)}`)))
+        await this.o.control.closed(m.from).catch((err) => this.line(this.c.red(one(`could not close ${m.from}'s pane: ${errorMessage(err)}`))))
         continue
       }
       // The lead agent gets what teammates say; never its own words back.
@@ -156,15 +184,20 @@ export class LeaderConsole {
 
   /** `swarm spawn --backend in-process` from another shell: honoured only with the lead's signature. */
   private async spawnRequested(m: InboxMessage, s: Extract<StructuredMessage, { type: 'spawn_request' }>): Promise<void> {
-    if (classifyLeadMessage(m, await resolveLeadVerifyKey(this.o.team, this.o.env)) !== 'verified') {
-      this.line(this.c.yellow(`ignored an UNVERIFIED spawn request for ${s.name} (no valid lead signature)`))
+    if (classifyLeadMessage(m, await resolveLeadVerifyKey(this.o.team, this.o.env), LEAD_NAME) !== 'verified') {
+      this.line(this.c.yellow(`ignored an UNVERIFIED spawn request for ${one(s.name)} (no valid lead signature)`))
+      return
+    }
+    this.ledger ??= OrderLedger.open(consoleLedgerPath(this.o.team, this.o.env))
+    if (!(await (await this.ledger).claim(m.msg_id!, m.timestamp))) {
+      this.line(this.c.yellow(`ignored a REPLAYED spawn request for ${one(s.name)} (already honoured)`))
       return
     }
     try {
       const { requestId: _id, type: _t, from: _f, timestamp: _ts, name, ...opts } = s
       this.line(await this.o.control.spawn(name, opts))
     } catch (err) {
-      this.line(this.c.red(`could not start ${s.name}: ${errorMessage(err)}`))
+      this.line(this.c.red(`could not start ${one(s.name)}: ${one(errorMessage(err))}`))
     }
   }
 
@@ -173,7 +206,7 @@ export class LeaderConsole {
     this.syncing = this.syncing.then(async () => {
       try {
         const listing = await listRequests(this.o.team, { env: this.o.env })
-        for (const c of listing.cancelled) this.line(this.c.yellow(`request ${c.id} from ${c.agent} (${c.toolName}) cancelled: ${c.reason}`))
+        for (const c of listing.cancelled) this.line(this.c.yellow(one(`request ${c.id} from ${c.agent} (${c.toolName}) cancelled: ${c.reason}`)))
         const added = this.queue.sync(listing.requests.map(toConsoleRequest))
         for (const r of added) notifyHuman({ agent: r.agent, toolName: r.tool, kind: r.kind, summary: r.detail }, this.o.output, { env: this.o.env })
       } catch (err) {
@@ -183,31 +216,59 @@ export class LeaderConsole {
     return this.syncing
   }
 
+  /**
+   * Draws the request at the head of the queue — swarm's own text, every teammate-written field
+   * on one neutralised line, naming the requester and the short request id the keys answer.
+   */
   private showCurrent(): void {
     const r = this.queue.current
-    if (!r || r.id === this.shown) return
-    this.shown = r.id
+    if (!r || r.id === this.shown?.id) return
+    this.shownReplaced = this.shown !== undefined
+    this.shown = r
+    this.shownGone = false
+    this.shownAt = Date.now()
     const more = this.queue.size > 1 ? this.c.dim(` (+${this.queue.size - 1} more)`) : ''
-    const what = r.kind === 'plan' ? `wants its plan approved: ${r.detail}` : `wants to use ${this.c.bold(r.tool)}: ${r.detail}`
-    this.line(this.c.magenta(`? ${r.agent} ${what}`) + more)
+    const what = r.kind === 'plan' ? `wants its plan approved: ${one(r.detail)}` : `wants to use ${this.c.bold(one(r.tool))}: ${one(r.detail)}`
+    this.line(this.c.magenta(`? [${shortRequestId(r.id)}] ${this.c.bold(one(r.agent))} ${what}`) + more)
     if (this.o.answersHere === false) return
-    if (r.suggestion) this.line(this.c.dim(`  always would allow: ${r.suggestion}`))
+    if (r.suggestions?.length) this.line(this.c.dim(`  always would allow: ${one(r.suggestions.join(', '))}`))
     this.line(
-      this.c.dim(`  [y] approve once  [a] approve always  [n <feedback>] deny   (request ${r.id}; or: swarm perms approve ${this.o.team} ${r.id})`),
+      this.c.dim(
+        `  [y] approve once  [a] approve always  [n <feedback>] deny — request ${shortRequestId(r.id)} of ${one(r.agent)} (or: swarm perms approve ${this.o.team} ${one(r.id)})`,
+      ),
     )
+  }
+
+  /** The request a key answers: the one on screen, if it is still pending and has been there long enough to be read. */
+  private onScreen(): ConsoleRequest | undefined {
+    const id = this.shown?.id
+    const r = id === undefined ? undefined : this.queue.get(id)
+    if (!r || r.id !== id) {
+      this.line(this.c.yellow(`no request is on screen${id ? ` (request ${shortRequestId(id)} was answered elsewhere)` : ''}; nothing answered`))
+      return undefined
+    }
+    if (this.shownReplaced && Date.now() - this.shownAt < (this.o.promptSettleMs ?? PROMPT_SETTLE_MS)) {
+      this.line(
+        this.c.yellow(
+          `the request on screen just changed to ${shortRequestId(r.id)} of ${one(r.agent)}; nothing answered — read it and answer again`,
+        ),
+      )
+      this.shownReplaced = false
+      return undefined
+    }
+    return r
   }
 
   private async onLine(line: string): Promise<void> {
     if (!line) return
     if (line.startsWith('/')) return this.command(line)
-    const current = this.queue.current
-    if (current) {
-      const m = /^(y|yes|a|always|n|no)(?:\s+(.*))?$/i.exec(line)
-      if (m) {
-        const key = m[1].toLowerCase()
-        if (key.startsWith('n')) return this.answer(current.id, 'deny', { feedback: m[2] })
-        return this.answer(current.id, 'approve', { always: key.startsWith('a') })
-      }
+    const m = this.shown !== undefined ? /^(y|yes|a|always|n|no)(?:\s+(.*))?$/i.exec(line) : null
+    if (m) {
+      const current = this.onScreen()
+      if (!current) return
+      const key = m[1].toLowerCase()
+      if (key.startsWith('n')) return this.answer(current.id, 'deny', { feedback: m[2] })
+      return this.answer(current.id, 'approve', { always: key.startsWith('a') })
     }
     if (this.o.lead) this.o.lead.say(line)
     else this.line(this.c.yellow(this.o.noLeadReason ?? 'no lead agent is running'))
@@ -231,12 +292,17 @@ export class LeaderConsole {
         },
         { env: this.o.env },
       )
-      this.line(this.c.green(`${decision === 'approve' ? 'approved' : 'denied'}${opts.always ? ' (always)' : ''}: ${r.agent} ${r.tool} ${r.detail}`))
+      const added = opts.always && decision === 'approve' && r.suggestions?.length ? `; added the rules ${r.suggestions.join(', ')}` : ''
+      this.line(
+        this.c.green(
+          `${decision === 'approve' ? 'approved' : 'denied'}${opts.always ? ' (always)' : ''} ${shortRequestId(r.id)}: ${one(`${r.agent} ${r.tool} ${r.detail}${added}`)}`,
+        ),
+      )
     } catch (err) {
-      this.line(this.c.yellow(errorMessage(err)))
+      this.line(this.c.yellow(one(errorMessage(err))))
     }
+    if (this.shown?.id === r.id) this.shown = undefined
     this.queue.remove(r.id)
-    this.shown = undefined
     await this.syncPending()
   }
 
@@ -267,25 +333,25 @@ export class LeaderConsole {
       case 'tasks': {
         const tasks = await listTasks(this.o.team, this.o.env)
         if (tasks.length === 0) return this.line('no tasks')
-        for (const t of tasks) this.line(`#${t.id} [${t.status}] ${t.subject}${t.owner ? ` (${t.owner})` : ''}`)
+        for (const t of tasks) this.line(one(`#${t.id} [${t.status}] ${t.subject}${t.owner ? ` (${t.owner})` : ''}`))
         return
       }
       case 'requests': {
         const list = this.queue.list()
         if (list.length === 0) return this.line('no pending requests')
-        for (const r of list) this.line(`${r.id}  ${r.agent}  ${r.tool}  ${r.detail}`)
+        for (const r of list) this.line(one(`${shortRequestId(r.id)}  ${r.id}  ${r.agent}  ${r.tool}  ${r.detail}`))
         return
       }
       case 'approve': {
         const always = rest.includes('always')
-        const id = rest.find((w) => w !== 'always') ?? this.queue.current?.id
+        const id = rest.find((w) => w !== 'always') ?? this.onScreen()?.id
         if (!id) return this.line('no pending request')
         return this.answer(id, 'approve', { always })
       }
       case 'deny': {
         const first = rest[0]
         const named = first && this.queue.get(first) ? first : undefined
-        const id = named ?? this.queue.current?.id
+        const id = named ?? this.onScreen()?.id
         if (!id) return this.line('no pending request')
         const feedback = named ? arg.slice(first.length).trim() : arg
         return this.answer(id, 'deny', { ...(feedback ? { feedback } : {}) })
@@ -307,7 +373,7 @@ function toConsoleRequest(r: BrokerRequest): ConsoleRequest {
     agent: r.agent,
     tool: r.toolName,
     detail: r.kind === 'plan' ? (r.planFilePath ?? r.summary) : r.summary,
-    ...(r.suggestions[0] ? { suggestion: r.suggestions[0] } : {}),
+    suggestions: r.suggestions,
     createdAt: r.createdAt,
   }
 }

@@ -1,3 +1,4 @@
+import { checkAgentType } from '../agent/definitions/load.js'
 import { createExecutor } from '../backends/registry.js'
 import { killTeammate } from '../supervisor/stop.js'
 import { spawnTeammate } from '../supervisor/teammates.js'
@@ -43,6 +44,7 @@ export class LeaderControl implements TeamControl {
     if (this.o.backend === 'in-process') {
       const config = await readTeam(this.o.team, this.o.env)
       const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
+      if (opts.agentType !== undefined) await checkAgentType(opts.agentType, { cwd: opts.cwd ?? leadCwd, env: this.o.env })
       const wt = await this.wantedWorktree(name, { ...opts, repoDir: opts.cwd ?? leadCwd, leadCwd })
       try {
         if (!config.members.some((m) => m.name === name)) {

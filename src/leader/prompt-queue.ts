@@ -6,7 +6,8 @@ export interface ConsoleRequest {
   tool: string
   /** One line: the short input or the plan file. */
   detail: string
-  suggestion?: string
+  /** Every rule "approve always" adds (a compound command has one per part). */
+  suggestions?: string[]
   createdAt: number
 }
 
@@ -54,11 +55,11 @@ export class PromptQueue {
     return [...this.items.values()]
   }
 
-  /** By id, or by a prefix that names exactly one request (an ambiguous one must not pick a request). */
+  /** By id, short id, or a prefix that names exactly one request (an ambiguous one must not pick a request). */
   get(id: string): ConsoleRequest | undefined {
     const exact = this.items.get(id)
     if (exact || !id) return exact
-    const matches = [...this.items.values()].filter((r) => r.id.startsWith(id))
+    const matches = [...this.items.values()].filter((r) => r.id.startsWith(id) || shortRequestId(r.id) === id)
     return matches.length === 1 ? matches[0] : undefined
   }
 
@@ -70,4 +71,10 @@ export class PromptQueue {
   private changed(): void {
     for (const fn of this.listeners) fn()
   }
+}
+
+/** The short id a prompt names: the random tail of `perm-<time>-<hex>` (the whole id when it has no tail). */
+export function shortRequestId(id: string): string {
+  const tail = /-([0-9a-f]{4,})$/.exec(id)?.[1]
+  return tail ?? id
 }

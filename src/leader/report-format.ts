@@ -1,10 +1,12 @@
 import { paintAgent } from '../terminal/colors.js'
+import { terminalSafe } from '../terminal/neutralize.js'
 import { colors, table } from '../terminal/output.js'
 import type { MemberReport, TeamReport } from './team-report.js'
 
 /**
  * A team report as the text `swarm status` and the console's /status print: one row per member,
- * then the team's worktrees. Names and states are coloured; widths count only visible text.
+ * then the team's worktrees. Names and states are coloured; widths count only visible text; every
+ * cell is shown terminal-safe (a model or teammate may have written it).
  */
 export function formatReport(r: TeamReport): string {
   const rows = [['NAME', 'STATE', 'BACKEND', 'PANE', 'MODEL', 'LAST SEEN', 'UNREAD', 'ASKS', 'TASK', 'TOKENS', 'COST']]
@@ -28,7 +30,7 @@ export function formatReport(r: TeamReport): string {
   return [
     `team ${r.team} — tasks: ${t.pending} pending, ${t.inProgress} in progress, ${t.completed} completed`,
     lines[0],
-    ...r.members.map((m, i) => paintAgent(colors, m.color, m.name) + paintState(m, lines[i + 1].slice(m.name.length))),
+    ...r.members.map((m, i) => paintAgent(colors, m.color, one(m.name)) + paintState(m, lines[i + 1].slice(one(m.name).length))),
     ...formatWorktrees(r),
   ].join('\n')
 }
@@ -42,10 +44,10 @@ function formatWorktrees(r: TeamReport): string[] {
       const files = w.uncommitted.length ? `${w.uncommitted.length} uncommitted file${w.uncommitted.length === 1 ? '' : 's'}` : ''
       const commits = w.unmergedCount ? `${w.unmergedCount} unmerged commit${w.unmergedCount === 1 ? '' : 's'}` : ''
       const state = [files, commits].filter(Boolean).join(', ') || 'clean'
-      const line = `  ${w.member ?? `${w.name} (kept, no member)`}  ${w.path ?? '(branch only)'}  ${w.branch}  ${state}`
+      const line = one(`  ${w.member ?? `${w.name} (kept, no member)`}  ${w.path ?? '(branch only)'}  ${w.branch}  ${state}`)
       return w.member || w.clean ? line : colors.yellow(line)
     }),
-    ...(r.problems ?? []).map((p) => colors.red(`  ${p}`)),
+    ...(r.problems ?? []).map((p) => colors.red(`  ${one(p)}`)),
   ]
 }
 
@@ -54,6 +56,8 @@ function paintState(m: MemberReport, rest: string): string {
   if (m.status === 'waiting') return colors.magenta(rest)
   return rest
 }
+
+const one = (s: string) => terminalSafe(s, { singleLine: true })
 
 function ago(ms: number): string {
   const s = Math.max(0, Math.round((Date.now() - ms) / 1000))

@@ -1,6 +1,5 @@
-import fs from 'node:fs/promises'
 import { CorruptFileError } from '../errors.js'
-import { FILE_MODE, readFileIfExists } from '../util/fs.js'
+import { NOFOLLOW, openNoFollow, readFileIfExists } from '../util/fs.js'
 import { messageKey } from './entry.js'
 import { InboxMessage } from './types.js'
 
@@ -31,7 +30,7 @@ export function splitForArchive(entries: InboxMessage[]): { keep: InboxMessage[]
 export async function appendToArchive(inboxFile: string, entries: InboxMessage[]): Promise<void> {
   if (entries.length === 0) return
   const file = archivePath(inboxFile)
-  const handle = await fs.open(file, 'a+', FILE_MODE)
+  const handle = await openNoFollow(file, NOFOLLOW.readAppend) // a symbolic link there is refused, never appended through
   try {
     let prefix = ''
     const { size } = await handle.stat()

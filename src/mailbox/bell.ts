@@ -1,5 +1,6 @@
 import fs from 'node:fs'
 import path from 'node:path'
+import { NOFOLLOW } from '../util/fs.js'
 import { spoolDir } from './spool.js'
 
 /*
@@ -41,7 +42,7 @@ export function ringBell(inboxFile: string, lowerHand = false): void {
 export function raiseHand(inboxFile: string): void {
   let fd: number
   try {
-    fd = fs.openSync(bellPath(inboxFile), 'r+')
+    fd = fs.openSync(bellPath(inboxFile), NOFOLLOW.readWrite)
   } catch {
     return // no bell: no writer of this version to ask
   }
@@ -58,7 +59,7 @@ const stamp = Buffer.alloc(STAMP_BYTES)
 export function handRaised(bell: string | number): boolean {
   let fd = bell
   try {
-    if (typeof bell === 'string') fd = fs.openSync(bell, 'r')
+    if (typeof bell === 'string') fd = fs.openSync(bell, NOFOLLOW.read)
     const n = fs.readSync(fd as number, stamp, 0, STAMP_BYTES, 0)
     return n === STAMP_BYTES && Date.now() - Number(stamp.toString('latin1')) < HAND_MS
   } catch {

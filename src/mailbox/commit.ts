@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { CorruptFileError } from '../errors.js'
-import { FILE_MODE, moveAside, parseJsonFile } from '../util/fs.js'
+import { decodeUtf8, FILE_MODE, moveAside, parseJsonFile, withPath } from '../util/fs.js'
 import { appendToArchive, splitForArchive } from './archive.js'
 import { ringBell } from './bell.js'
+import { holdsLock, LockLostError } from './lock-fence.js'
 import { clearSpooled, readSpool, spoolDir } from './spool.js'
 import { InboxFile, type InboxMessage } from './types.js'
 
@@ -32,24 +33,28 @@ export interface Committed {
  * in it (a writer killed between the inbox rename and the spool cleanup would otherwise repeat),
  * then `change`, then one atomic write, then the merged spool files are emptied. `known`: the inbox
  * as a previous commit of the SAME lock hold left it (its returned `inbox`), so that it is not read
- * again.
+ * again. Fenced: LockLostError, nothing written, when the lock is no longer this process's just
+ * before the archive append or the rename (the caller merges again under a fresh lock).
  */
 export async function commit(file: string, opts: CommitOptions, known?: InboxMessage[]): Promise<Committed> {
-  let current: InboxMessage[]
-  try {
-    current = known ?? (await loadForWrite(file))
-  } catch (err) {
-    if (!opts.onCorrupt || !(err instanceof CorruptFileError) || !err.movedTo) throw err
-    opts.onCorrupt(err)
-    current = []
+  let current = known
+  let movedAside = false
+  if (!current) {
+    const loaded = await loadForWrite(file)
+    if (loaded.corrupt) {
+      if (!opts.onCorrupt) throw loaded.corrupt
+      opts.onCorrupt(loaded.corrupt)
+      movedAside = true // the entries kept from it are written back even when nothing else changes
+    }
+    current = loaded.entries
   }
   const spooled = await readSpool(file, opts.onCorrupt ?? warnCorrupt)
   const present = new Set(current.map((m) => m.msg_id).filter((id) => id !== undefined))
   const entries = current.concat(spooled.entries.filter((m) => m.msg_id === undefined || !present.has(m.msg_id)))
   const changed = opts.change ? opts.change(entries) : 0
   const { slots } = spooled
-  if (spooled.sources.length === 0 && changed === 0) return { changed, slots, inbox: current }
-  const inbox = await writeInbox(file, entries, opts.change ? undefined : current)
+  if (spooled.sources.length === 0 && changed === 0 && !movedAside) return { changed, slots, inbox: current }
+  const inbox = await writeInbox(file, entries, opts.change || movedAside ? undefined : current)
   clearSpooled(spooled.sources)
   if (spooled.sources.some((source) => source.slot)) ringBell(file)
   return { changed, slots, inbox }
@@ -75,6 +80,7 @@ export function warnCorrupt(err: CorruptFileError): void {
  */
 async function writeInbox(file: string, entries: InboxMessage[], appendedTo?: InboxMessage[]): Promise<InboxMessage[]> {
   const { keep, archive } = splitForArchive(entries)
+  fence(file)
   await appendToArchive(file, archive)
   const text = (archive.length === 0 && appendedTo && extend(file, appendedTo, keep)) || JSON.stringify(keep, null, 2)
   writeAtomicSync(file, text)
@@ -116,36 +122,65 @@ function writeAtomicSync(file: string, data: string): void {
   const name = `.${path.basename(file)}.${process.pid}.${tmpToken}.${tmpSequence++}.tmp`
   let tmp = path.join(spoolDir(file), name)
   try {
-    fs.writeFileSync(tmp, data, { mode: FILE_MODE })
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
-    tmp = path.join(path.dirname(file), name) // no spool (nobody appended through swarm yet)
-    fs.writeFileSync(tmp, data, { mode: FILE_MODE })
-  }
-  try {
+    try {
+      fs.writeFileSync(tmp, data, { flag: 'wx', mode: FILE_MODE })
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+      tmp = path.join(path.dirname(file), name) // no spool (nobody appended through swarm yet)
+      fs.writeFileSync(tmp, data, { flag: 'wx', mode: FILE_MODE })
+    }
+    fence(file) // synchronous from here to the rename: nothing of this process runs in between
     fs.renameSync(tmp, file)
   } catch (err) {
-    fs.rmSync(tmp, { force: true })
-    throw err
+    fs.rmSync(tmp, { force: true }) // a write that failed half-way (disk full) leaves no temp file
+    throw withPath(err, file, tmp)
   }
 }
 
-/** For writers, under the lock: a corrupt inbox is moved aside, never overwritten. */
-async function loadForWrite(file: string): Promise<InboxMessage[]> {
+/** Throws LockLostError when the inbox lock is not (or no longer) this process's. */
+function fence(file: string): void {
+  if (!holdsLock(`${file}.lock`)) throw new LockLostError(`${file}.lock`)
+}
+
+/**
+ * For writers, under the lock: a corrupt inbox is moved aside (every byte kept), never overwritten;
+ * `corrupt` then says where it went. Bytes that are not UTF-8 are never rewritten as U+FFFD: the
+ * file is moved aside and only the entries that decode cleanly go on in the inbox.
+ */
+async function loadForWrite(file: string): Promise<{ entries: InboxMessage[]; corrupt?: CorruptFileError }> {
+  let bytes: Buffer
+  try {
+    bytes = fs.readFileSync(file)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { entries: [] }
+    throw withPath(err, file) // EISDIR names no path
+  }
   let text: string
   try {
-    text = fs.readFileSync(file, 'utf8')
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw err
+    text = decodeUtf8(file, bytes)
+  } catch {
+    const entries = cleanEntries(bytes)
+    const movedTo = await moveAside(file)
+    const detail = `not valid UTF-8; the entries holding those bytes were set aside, ${entries.length} kept`
+    return { entries, corrupt: new CorruptFileError(file, detail, { movedTo }) }
   }
-  if (text.trim() === '') return []
+  if (text.trim() === '') return { entries: [] }
   try {
-    return parseJsonFile(file, text, InboxFile)
+    return { entries: parseJsonFile(file, text, InboxFile) }
   } catch (err) {
     if (!(err instanceof CorruptFileError)) throw err
     const movedTo = await moveAside(file)
     const detail = err.message.slice(`corrupt file ${file} (`.length, -1)
-    throw new CorruptFileError(file, detail, { movedTo, cause: err })
+    return { entries: [], corrupt: new CorruptFileError(file, detail, { movedTo, cause: err }) }
+  }
+}
+
+/** The entries of an inbox that is not valid UTF-8 that hold no replacement character once decoded ([] when it does not parse). */
+function cleanEntries(bytes: Buffer): InboxMessage[] {
+  try {
+    const parsed = InboxFile.safeParse(JSON.parse(bytes.toString('utf8')))
+    return parsed.success ? parsed.data.filter((m) => !JSON.stringify(m).includes('\uFFFD')) : []
+  } catch {
+    return []
   }
 }

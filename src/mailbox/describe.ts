@@ -42,6 +42,8 @@ function describeStructured(s: StructuredMessage): string {
       return `${s.name} terminated${s.message ? `: ${s.message}` : ''}`
     case 'spawn_request':
       return `${s.from} asks the leader to start ${s.name}${s.agentType ? ` (${s.agentType})` : ''} in-process`
+    case 'lead_key_update':
+      return `${s.from} hands out a new lead key`
     case 'team_permission_update': {
       const u = s.permissionUpdate
       const rules = u.rules.map((r) => (r.ruleContent ? `${r.toolName}(${r.ruleContent})` : r.toolName)).join(', ')

@@ -3,13 +3,15 @@ import lockfile from 'proper-lockfile'
 import { LockTimeoutError } from '../errors.js'
 import { LOCK_STALE_MS } from '../util/lock.js'
 import { raiseHand, ringBell } from './bell.js'
+import { fencedFs, forgetLock, LockLostError } from './lock-fence.js'
 import type { Slot } from './slot.js'
 
 /*
  * The inbox lock as appenders and markers take it: the proper-lockfile lock of util/lock.ts (lock
  * directory `<inbox>.lock`, the one Claude Code takes), tried once at a time, with waiters woken
  * by events rather than by randomized sleeps: writers by the spool's bell (bell.ts), markers by a
- * watch on the lock directory.
+ * watch on the lock directory. Fenced (lock-fence.ts): a holder that lost the lock while stopped
+ * neither commits nor removes the new holder's lock.
  */
 
 /** How long an append or a mark waits for the inbox lock (longer than a dead holder's stale time). */
@@ -50,8 +52,9 @@ export async function tryLock(inboxFile: string): Promise<(() => Promise<void>) 
       realpath: false,
       stale: LOCK_STALE_MS,
       retries: 0,
-      fs: syncFs,
+      fs: fencedFs,
       onCompromised: (err) => {
+        forgetLock(`${inboxFile}.lock`) // from now on holdsLock is false: the commit in progress is not renamed into place
         process.stderr.write(`swarm: warning: lock on ${inboxFile} was compromised: ${err.message}\n`)
       },
     })
@@ -66,18 +69,24 @@ export async function tryLock(inboxFile: string): Promise<(() => Promise<void>) 
  * lock directory goes away rather than by randomized sleeps, which under load found the lock free
  * so rarely that the recipient's markRead waited up to ~0.9 s; and with its hand raised on the
  * spool's bell (bell.ts), so that appenders leave it the lock. LockTimeoutError past LOCK_WAIT_MS.
+ * A commit refused because the lock was lost meanwhile (LockLostError) is run again, from the
+ * start, under a fresh lock.
  */
 export async function withInboxLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + LOCK_WAIT_MS
+  let deadline = Date.now() + LOCK_WAIT_MS
   let raised = false
   for (let attempt = 0; ; attempt++) {
     const release = lockLooksHeld(file) ? undefined : await tryLock(file)
     if (release) {
       try {
         return await fn()
+      } catch (err) {
+        if (!(err instanceof LockLostError)) throw err
       } finally {
         await releaseLock(file, release, raised)
       }
+      deadline = Date.now() + LOCK_WAIT_MS // lost while stopped: again under a fresh lock
+      continue
     }
     if (Date.now() > deadline) throw new LockTimeoutError(file)
     raiseHand(file) // again at each attempt: a raised hand counts for a short while only
@@ -141,33 +150,4 @@ export function waitForTurn(inboxFile: string, slot: Slot | undefined, ms: numbe
     // Emptied or released before the watch was set up: no event will come.
     look()
   })
-}
-
-/**
- * proper-lockfile's fs calls made synchronously (the callback still comes on the next tick): each
- * asynchronous call is a thread-pool round trip, and under load the lock's mkdir + stat + rmdir
- * that way kept it held a few milliseconds longer per holder. Stable object: proper-lockfile caches the
- * filesystem's mtime precision on it.
- */
-const syncFs = {
-  mkdir: viaSync(fs.mkdirSync),
-  rmdir: viaSync(fs.rmdirSync),
-  stat: viaSync(fs.statSync),
-  utimes: viaSync(fs.utimesSync),
-  realpath: viaSync(fs.realpathSync),
-  rmdirSync: fs.rmdirSync,
-}
-
-function viaSync<A extends unknown[], R>(fn: (...args: A) => R) {
-  return (...args: [...A, (err: Error | null, result?: R) => void]) => {
-    const callback = args.pop() as (err: Error | null, result?: R) => void
-    let result: R
-    try {
-      result = fn(...(args as unknown as A))
-    } catch (err) {
-      process.nextTick(callback, err as Error)
-      return
-    }
-    process.nextTick(callback, null, result)
-  }
 }

@@ -137,6 +137,17 @@ export const SpawnRequest = base({
   timestamp: z.string(),
 })
 
+/**
+ * swarm's own: `swarm team rekey` hands each running teammate the team's new lead public key, in a
+ * message signed by the old key; a teammate that verifies it switches keys. Claude Code ignores it.
+ */
+export const LeadKeyUpdate = base({
+  type: z.literal('lead_key_update'),
+  from: z.string(),
+  publicKey: z.string(),
+  timestamp: z.string(),
+})
+
 export const StructuredMessage = z.discriminatedUnion('type', [
   IdleNotification,
   PermissionRequest,
@@ -151,6 +162,7 @@ export const StructuredMessage = z.discriminatedUnion('type', [
   TeammateTerminated,
   TeamPermissionUpdate,
   SpawnRequest,
+  LeadKeyUpdate,
 ])
 export type StructuredMessage = z.infer<typeof StructuredMessage>
 export type StructuredMessageType = StructuredMessage['type']
@@ -164,6 +176,7 @@ export const PRIVILEGED_TYPES: ReadonlySet<StructuredMessageType> = new Set([
   'mode_set_request',
   'team_permission_update',
   'spawn_request',
+  'lead_key_update',
 ])
 
 /**

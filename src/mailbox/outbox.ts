@@ -4,6 +4,7 @@ import { bellPath, handRaised } from './bell.js'
 import { commit, createIfMissing, type Committed } from './commit.js'
 import { Gatherer } from './gather.js'
 import { backoffMs, LOCK_WAIT_MS, lockLooksHeld, releaseLock, tryLock, waitForTurn } from './inbox-lock.js'
+import { LockLostError } from './lock-fence.js'
 import { Slot } from './slot.js'
 import { spoolPending } from './spool.js'
 import type { InboxMessage } from './types.js'
@@ -104,7 +105,7 @@ export class Outbox {
     const slot = this.slot
     slot.busy()
     slot.fill(entries)
-    const deadline = Date.now() + LOCK_WAIT_MS
+    let deadline = Date.now() + LOCK_WAIT_MS
     for (let attempt = 0; ; attempt++) {
       const release = this.holding || lockLooksHeld(this.file) || slot.handRaised() ? undefined : await tryLock(this.file)
       if (release) {
@@ -112,6 +113,13 @@ export class Outbox {
         try {
           committed = await commit(this.file, { onCorrupt })
         } catch (err) {
+          if (err instanceof LockLostError) {
+            // Stopped past the stale time: the new holder may have merged our slot; if not, merge again.
+            await releaseLock(this.file, release)
+            if (slot.emptied()) return
+            deadline = Date.now() + LOCK_WAIT_MS
+            continue
+          }
           // Not written: withdraw it — while we still hold the lock, so no merger can be reading it —
           // so that a retry cannot send it twice. (Already emptied: it was merged before; it is sent.)
           const withdrawn = this.withdraw()
@@ -147,7 +155,8 @@ export class Outbox {
    * The rest of a hold: merges again as soon as every slot of the spool is filled, or whatever
    * waits after GATHER_MS; releases the lock once nothing was filled for GATHER_MS, after
    * MAX_HOLD_MS, or when a process raised its hand for a mark (bell.ts). A failed merge ends the
-   * hold; the writers whose slots it left take the lock in turn and meet the error themselves.
+   * hold (a lost lock too, LockLostError); the writers whose slots it left take the lock in turn and
+   * meet any error themselves.
    */
   private async keepMerging(release: () => Promise<void>, inbox: InboxMessage[], onCorrupt: Reporter): Promise<void> {
     const until = Date.now() + MAX_HOLD_MS

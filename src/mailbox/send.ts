@@ -29,8 +29,8 @@ export interface DeliverOptions {
   text: string
   summary?: string
   color?: string
-  /** Signs each final entry (timestamp and msg_id set); the result becomes its `leadSig`. */
-  sign?: (m: InboxMessage) => string | undefined
+  /** Signs each final entry (timestamp and msg_id set) for its recipient; the result becomes its `leadSig`. */
+  sign?: (m: InboxMessage, to: string) => string | undefined
   env?: NodeJS.ProcessEnv
 }
 
@@ -42,9 +42,9 @@ export interface DeliverOptions {
 export async function deliver(opts: DeliverOptions): Promise<InboxMessage[]> {
   const recipients = resolveRecipients(opts.members, opts.to, opts.from)
   checkMessageSize(opts.text)
-  const entries = recipients.map(() => {
+  const entries = recipients.map((to) => {
     const entry = createEntry({ from: opts.from, text: opts.text, color: opts.color, summary: opts.summary })
-    const sig = opts.sign?.(entry)
+    const sig = opts.sign?.(entry, to)
     return sig === undefined ? entry : { ...entry, leadSig: sig }
   })
   const files = recipients.map((name) => inboxPath(opts.team, name, opts.env))

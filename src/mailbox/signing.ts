@@ -1,11 +1,12 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, verify, type KeyObject } from 'node:crypto'
+import { readFileSync, statSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { CorruptFileError, NotFoundError } from '../errors.js'
 import type { StructuredMessage } from './messages.js'
 import { PRIVILEGED_TYPES } from './messages.js'
 import { LEAD_KEY_FILE, LEAD_NAME, teamDir } from '../home/paths.js'
-import { FILE_MODE, atomicWriteFile, ensureDir, readFileIfExists } from '../util/fs.js'
+import { FILE_MODE, atomicWriteFile, ensureDir, readFileIfExists, withPath } from '../util/fs.js'
 
 /**
  * Lead signatures (docs/architecture.md §2): an Ed25519 key pair per team. The private key lives 0600 in the
@@ -25,25 +26,28 @@ export function leadPublicKeyPath(team: string, env?: NodeJS.ProcessEnv): string
 }
 
 /**
- * Creates the team's key pair unless it exists; safe when several processes race (the first
- * key written wins, the others read it). Returns the public key to hand to teammates, derived
- * from the private key itself.
+ * Creates the team's key pair when it has never had one; safe when several processes race (the
+ * first key written wins, the others read it). Returns the public key to hand to teammates,
+ * derived from the private key itself. A team whose `lead.pub` is there but whose `lead.key` is
+ * gone is an error naming `swarm team rekey`: a silent new pair would make every running
+ * teammate reject every lead order.
  */
 export async function ensureTeamKeys(team: string, env?: NodeJS.ProcessEnv): Promise<{ publicKey: string; created: boolean }> {
   const keyFile = leadKeyPath(team, env)
   await ensureDir(path.dirname(keyFile))
   let created = false
   if ((await readFileIfExists(keyFile)) === undefined) {
+    if ((await readFileIfExists(leadPublicKeyPath(team, env))) !== undefined) throw missingKey(team, keyFile)
     const { privateKey } = generateKeyPairSync('ed25519')
     const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }) as string
     const tmp = path.join(path.dirname(keyFile), `.${LEAD_KEY_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
-    await fs.writeFile(tmp, pem, { flag: 'wx', mode: FILE_MODE })
     try {
+      await fs.writeFile(tmp, pem, { flag: 'wx', mode: FILE_MODE })
       // link() fails with EEXIST when another process got there first: exactly one key is kept.
       await fs.link(tmp, keyFile)
       created = true
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw withPath(err, keyFile, tmp) // a failed write(2) names no path
     } finally {
       await fs.rm(tmp, { force: true })
     }
@@ -57,11 +61,7 @@ export async function ensureTeamKeys(team: string, env?: NodeJS.ProcessEnv): Pro
 export async function loadLeadPrivateKey(team: string, env?: NodeJS.ProcessEnv): Promise<KeyObject> {
   const keyFile = leadKeyPath(team, env)
   const pem = await readFileIfExists(keyFile)
-  if (pem === undefined) {
-    throw new NotFoundError(`team ${JSON.stringify(team)} has no lead signing key (${keyFile})`, {
-      hint: 'the key is created when the team is created; run `swarm team resume` to recreate it',
-    })
-  }
+  if (pem === undefined) throw missingKey(team, keyFile)
   const stat = await fs.stat(keyFile)
   if ((stat.mode & 0o077) !== 0) await fs.chmod(keyFile, FILE_MODE) // someone loosened it: tighten again
   try {
@@ -70,6 +70,52 @@ export async function loadLeadPrivateKey(team: string, env?: NodeJS.ProcessEnv):
     return key
   } catch (err) {
     throw new CorruptFileError(keyFile, `not an Ed25519 private key: ${(err as Error).message}`, { cause: err })
+  }
+}
+
+function missingKey(team: string, keyFile: string): NotFoundError {
+  return new NotFoundError(`team ${JSON.stringify(team)} has lost its lead signing key ${keyFile}`, {
+    hint: `run \`swarm team rekey ${team}\`: it makes a new key pair and gives the running teammates the new public key`,
+  })
+}
+
+/** A new key pair for the team: `lead.key` replaced atomically (0600), then `lead.pub`. */
+export async function replaceTeamKeys(team: string, env?: NodeJS.ProcessEnv): Promise<{ privateKey: KeyObject; publicKey: string }> {
+  const { privateKey } = generateKeyPairSync('ed25519')
+  await atomicWriteFile(leadKeyPath(team, env), privateKey.export({ format: 'pem', type: 'pkcs8' }) as string)
+  const publicKey = exportPublicKey(createPublicKey(privateKey))
+  await atomicWriteFile(leadPublicKeyPath(team, env), publicKey + '\n')
+  return { privateKey, publicKey }
+}
+
+/**
+ * The lead's signer for a team, from `lead.key` — read again whenever the file is replaced
+ * (`swarm team rekey`), so a long-running leader always signs with the current key.
+ */
+export async function currentLeadSigner(team: string, env?: NodeJS.ProcessEnv): Promise<LeadSigner> {
+  const file = leadKeyPath(team, env)
+  let key = await loadLeadPrivateKey(team, env)
+  let stamp = fileStamp(file)
+  return (m, to) => {
+    const now = fileStamp(file)
+    if (now !== undefined && now !== stamp) {
+      try {
+        key = createPrivateKey({ key: readFileSync(file, 'utf8'), format: 'pem' })
+        stamp = now
+      } catch {
+        // A replacement that does not parse (yet): keep the key we have; the next call looks again.
+      }
+    }
+    return m.msg_id === undefined ? undefined : signLeadMessage(key, { ...m, to, msg_id: m.msg_id })
+  }
+}
+
+function fileStamp(file: string): string | undefined {
+  try {
+    const s = statSync(file)
+    return `${s.ino}:${s.mtimeMs}:${s.size}`
+  } catch {
+    return undefined // gone: keep signing with the key in memory
   }
 }
 
@@ -116,17 +162,25 @@ export function importPublicKey(key: string | KeyObject): KeyObject {
   return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' })
 }
 
-/** The four fields a lead signature covers. */
+/**
+ * What swarm's lead signature covers: the sender, the recipient (the inbox it was written to),
+ * the message id, the text and the time — so a signed order is good for one teammate only, and
+ * (with the teammate's ledger of acted-on ids, see agent/acted-orders) only once.
+ */
 export interface SignedFields {
   from: string
+  to: string
   text: string
   timestamp: string
   msg_id: string
 }
 
-/** Canonical JSON (sorted keys, no whitespace) of exactly from, msg_id, text, timestamp. */
+/** The version tag of swarm's signed payload (v1 had no recipient; its signatures no longer verify). */
+const PAYLOAD_VERSION = 'swarm-lead-v2'
+
+/** Canonical JSON (fixed key order, no whitespace) of the version tag and exactly the signed fields. */
 export function canonicalLeadPayload(m: SignedFields): string {
-  return JSON.stringify({ from: m.from, msg_id: m.msg_id, text: m.text, timestamp: m.timestamp })
+  return JSON.stringify({ v: PAYLOAD_VERSION, from: m.from, to: m.to, msg_id: m.msg_id, text: m.text, timestamp: m.timestamp })
 }
 
 /** base64 Ed25519 signature over canonicalLeadPayload(m). */
@@ -134,9 +188,12 @@ export function signLeadMessage(privateKey: KeyObject, m: SignedFields): string 
   return sign(null, Buffer.from(canonicalLeadPayload(m), 'utf8'), privateKey).toString('base64')
 }
 
-/** A signer for `deliver({ sign })`: signs every entry that has a msg_id. */
-export function leadSigner(privateKey: KeyObject): (m: { from: string; text: string; timestamp: string; msg_id?: string }) => string | undefined {
-  return (m) => (m.msg_id === undefined ? undefined : signLeadMessage(privateKey, { ...m, msg_id: m.msg_id }))
+/** Signs an inbox entry for the recipient `to`; undefined for an entry without a msg_id. */
+export type LeadSigner = (m: { from: string; text: string; timestamp: string; msg_id?: string }, to: string) => string | undefined
+
+/** A signer for `deliver({ sign })`: signs every entry that has a msg_id, for its recipient. */
+export function leadSigner(privateKey: KeyObject): LeadSigner {
+  return (m, to) => (m.msg_id === undefined ? undefined : signLeadMessage(privateKey, { ...m, to, msg_id: m.msg_id }))
 }
 
 /** The shape of an inbox entry this module reads. */
@@ -148,14 +205,18 @@ export interface SignableEntry {
   leadSig?: string
 }
 
-/** True when `entry.leadSig` is a valid signature by `publicKey`; false for anything else, never throws. */
-export function verifyLeadMessage(publicKey: KeyObject | string | undefined, entry: SignableEntry): boolean {
+/**
+ * True when `entry.leadSig` is a valid signature by `publicKey` of this entry addressed to
+ * `recipient` (the member whose inbox holds it); false for anything else, never throws.
+ */
+export function verifyLeadMessage(publicKey: KeyObject | string | undefined, entry: SignableEntry, recipient: string): boolean {
   if (publicKey === undefined || typeof entry.leadSig !== 'string' || typeof entry.msg_id !== 'string') return false
   try {
     const key = importPublicKey(publicKey)
     const sig = Buffer.from(entry.leadSig, 'base64')
     if (sig.length !== 64) return false
-    return verify(null, Buffer.from(canonicalLeadPayload(entry as SignedFields), 'utf8'), key, sig)
+    const fields: SignedFields = { from: entry.from, to: recipient, text: entry.text, timestamp: entry.timestamp, msg_id: entry.msg_id }
+    return verify(null, Buffer.from(canonicalLeadPayload(fields), 'utf8'), key, sig)
   } catch {
     return false // a malformed key or signature is simply not a valid signature
   }
@@ -163,10 +224,10 @@ export function verifyLeadMessage(publicKey: KeyObject | string | undefined, ent
 
 export type LeadClassification = 'verified' | 'unverified' | 'not-lead'
 
-/** `not-lead` unless `from` is team-lead; then `verified` only with a valid signature. */
-export function classifyLeadMessage(entry: SignableEntry, publicKey: KeyObject | string | undefined): LeadClassification {
+/** `not-lead` unless `from` is team-lead; then `verified` only with a valid signature for `recipient`. */
+export function classifyLeadMessage(entry: SignableEntry, publicKey: KeyObject | string | undefined, recipient: string): LeadClassification {
   if (entry.from !== LEAD_NAME) return 'not-lead'
-  return verifyLeadMessage(publicKey, entry) ? 'verified' : 'unverified'
+  return verifyLeadMessage(publicKey, entry, recipient) ? 'verified' : 'unverified'
 }
 
 /**
@@ -178,7 +239,8 @@ export function acceptPrivileged(
   entry: SignableEntry,
   structured: StructuredMessage | undefined,
   publicKey: KeyObject | string | undefined,
+  recipient: string,
 ): boolean {
   if (structured === undefined || !PRIVILEGED_TYPES.has(structured.type)) return true
-  return classifyLeadMessage(entry, publicKey) === 'verified'
+  return classifyLeadMessage(entry, publicKey, recipient) === 'verified'
 }

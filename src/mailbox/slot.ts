@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { DIR_MODE, FILE_MODE } from '../util/fs.js'
+import { DIR_MODE, FILE_MODE, NOFOLLOW, openError } from '../util/fs.js'
 import { bellPath, handRaised } from './bell.js'
 import { SLOT_SUFFIX, spoolDir } from './spool.js'
 import type { InboxMessage } from './types.js'
@@ -50,7 +50,13 @@ export class Slot {
     bell: string,
   ) {
     this.fd = fs.openSync(file, 'wx+', FILE_MODE)
-    this.bellFd = fs.openSync(bell, 'a+', FILE_MODE)
+    try {
+      this.bellFd = fs.openSync(bell, NOFOLLOW.readAppend, FILE_MODE) // a symbolic link there is refused
+    } catch (err) {
+      fs.closeSync(this.fd)
+      fs.rmSync(file, { force: true })
+      throw openError(bell, err)
+    }
     try {
       this.watcher = fs.watch(bell, () => this.onRing?.())
       // A broken watch leaves the waiter's timer to decide, never a busy loop.

@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { z } from 'zod'
 import { CorruptFileError } from '../errors.js'
-import { moveAside } from '../util/fs.js'
+import { moveAside, NOFOLLOW } from '../util/fs.js'
 import { InboxMessage } from './types.js'
 
 /*
@@ -112,7 +112,7 @@ export function clearSpooled(sources: SpoolSource[]): void {
 
 /** Reads the slot's key (its content starts `{"key":"…"`) and truncates through the same descriptor. */
 function truncateIfHolds(file: string, key: string): void {
-  const fd = fs.openSync(file, 'r+')
+  const fd = fs.openSync(file, NOFOLLOW.readWrite) // ELOOP for a symbolic link: never truncated through
   try {
     const head = Buffer.alloc(64)
     const n = fs.readSync(fd, head, 0, head.length, 0)

@@ -1,7 +1,7 @@
 import path from 'node:path'
 import { planAgentLaunch, type AgentLaunch } from '../adapters/launch.js'
 import { resolveAdapter } from '../adapters/registry.js'
-import { loadAgentDefinitions } from '../agent/definitions/load.js'
+import { checkAgentType, loadAgentDefinitions } from '../agent/definitions/load.js'
 import type { AgentDefinition } from '../agent/definitions/types.js'
 import { definedOnly } from '../util/object.js'
 import { BackendUnavailableError, ConflictError, NotFoundError, UsageError } from '../errors.js'
@@ -90,9 +90,12 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
     if (i.name === LEAD_NAME) throw new UsageError(`${LEAD_NAME} is the leader, not a teammate`)
   }
   const config = await readTeam(team, env)
+  const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
+  // Before anything starts: an unknown agent type is exit 3 naming the known ones, not a dead teammate.
+  for (const i of inputs)
+    if (i.agentType !== undefined && i.command === undefined) await checkAgentType(i.agentType, { cwd: path.resolve(i.cwd ?? leadCwd), env })
   const executor = opts.executor ?? (await paneExecutor(opts, env))
   const verifyKey = await leadVerifyKey(team, env)
-  const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
   // Before registering: a cwd that is not a repository refuses the spawn without leaving a member.
   const worktrees = await makeWorktrees(team, inputs, leadCwd, env)
   let members: TeamMember[]

@@ -1,6 +1,7 @@
 import type { InboxMessage } from '../mailbox/types.js'
 import { deliver } from '../mailbox/send.js'
-import { ensureTeamKeys, leadSigner, loadLeadPrivateKey } from '../mailbox/signing.js'
+import { currentLeadSigner, ensureTeamKeys } from '../mailbox/signing.js'
+import { NotFoundError } from '../errors.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { findMember, readTeam } from './team-store.js'
 
@@ -37,8 +38,24 @@ export async function sendTeamMessage(msg: TeamMessage): Promise<InboxMessage[]>
   })
 }
 
-/** The lead's signer for a team; the key pair is created if the team has none yet. */
-export async function leadSignerFor(team: string, env?: NodeJS.ProcessEnv): Promise<(m: InboxMessage) => string | undefined> {
+/**
+ * The lead's signer for a team (following `swarm team rekey`); a team that never had a key pair
+ * gets one, a team that lost its `lead.key` is an error naming `swarm team rekey`.
+ */
+export async function leadSignerFor(team: string, env?: NodeJS.ProcessEnv): Promise<(m: InboxMessage, to: string) => string | undefined> {
   await ensureTeamKeys(team, env)
-  return leadSigner(await loadLeadPrivateKey(team, env))
+  return currentLeadSigner(team, env)
+}
+
+/** The lead's signer, or undefined when `lead.key` is lost (stopping a team must still work; unsigned orders are then ignored and the stop is forced). */
+export async function leadSignerIfAny(
+  team: string,
+  env?: NodeJS.ProcessEnv,
+): Promise<((m: InboxMessage, to: string) => string | undefined) | undefined> {
+  try {
+    return await leadSignerFor(team, env)
+  } catch (err) {
+    if (err instanceof NotFoundError) return undefined
+    throw err
+  }
 }

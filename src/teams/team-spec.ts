@@ -46,8 +46,11 @@ export const TeamSpec = z.strictObject({
 })
 export type TeamSpec = z.infer<typeof TeamSpec>
 
-/** Reads a team file (YAML or JSON); relative `cwd`s are resolved against the file's directory. */
-export async function loadTeamSpec(file: string): Promise<TeamSpec> {
+/**
+ * Reads a team file (YAML or JSON); relative `cwd`s are resolved against the file's directory.
+ * `backendChoices` (the registry's, from the caller) checks `backend:` with the file named.
+ */
+export async function loadTeamSpec(file: string, opts: { backendChoices?: readonly string[] } = {}): Promise<TeamSpec> {
   let text: string
   try {
     text = await fs.readFile(file, 'utf8')
@@ -66,8 +69,11 @@ export async function loadTeamSpec(file: string): Promise<TeamSpec> {
     const issue = parsed.error.issues[0]
     throw new CorruptFileError(file, `${issue.path.join('.') || '(root)'}: ${issue.message}`)
   }
-  const base = path.dirname(path.resolve(file))
   const spec = parsed.data
+  if (spec.backend !== undefined && opts.backendChoices && !opts.backendChoices.includes(spec.backend)) {
+    throw new CorruptFileError(file, `backend: ${JSON.stringify(spec.backend)} is not one of ${opts.backendChoices.join(', ')}`)
+  }
+  const base = path.dirname(path.resolve(file))
   return {
     ...spec,
     ...(spec.cwd ? { cwd: path.resolve(base, spec.cwd) } : {}),

@@ -1,5 +1,6 @@
 import pc from 'picocolors'
 import { paintAgent } from './colors.js'
+import { terminalSafe } from './neutralize.js'
 
 /** Colour only when stdout is a TTY and NO_COLOR is not set. */
 export function useColor(stream: NodeJS.WriteStream = process.stdout): boolean {
@@ -16,8 +17,9 @@ export function println(line = ''): void {
   process.stdout.write(line + '\n')
 }
 
-/** Formats rows as aligned columns (no colour codes in widths). */
-export function table(rows: string[][]): string {
+/** Formats rows as aligned columns (no colour codes in widths); every cell is shown terminal-safe, on one line. */
+export function table(cells: string[][]): string {
+  const rows = cells.map((row) => row.map((cell) => terminalSafe(cell, { singleLine: true })))
   const widths: number[] = []
   for (const row of rows) {
     for (const [i, cell] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, cell.length)

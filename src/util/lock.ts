@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import { LockTimeoutError } from '../errors.js'
-import { DIR_MODE, FILE_MODE } from './fs.js'
+import { FILE_MODE, ensureDir } from './fs.js'
 
 /**
  * A lock is considered abandoned after this long without its mtime being refreshed; a SIGKILLed
@@ -29,7 +29,7 @@ export interface LockOptions {
  * Locks are not re-entrant: never call withLock on the same file from inside `fn`.
  */
 export async function withFileLock<T>(file: string, fn: () => Promise<T>, options: LockOptions = {}): Promise<T> {
-  await fs.mkdir(path.dirname(file), { recursive: true, mode: DIR_MODE })
+  await ensureDir(path.dirname(file))
   if (options.initial !== undefined) {
     // 'wx' so that an existing file (possibly someone else's content) is never truncated.
     await fs.writeFile(file, options.initial, { flag: 'wx', mode: FILE_MODE }).catch((err: NodeJS.ErrnoException) => {

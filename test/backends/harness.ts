@@ -4,6 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createExecutor } from '../../src/backends/registry.js'
+import { isolatedEnv as isolatedBase } from '../support/home.js'
 import type { BackendType, InProcessExecutor, PaneExecutor, SpawnedTeammate } from '../../src/backends/types.js'
 import { isAlive, killTree, processTrees, waitForExit } from '../../src/process/process.js'
 
@@ -15,15 +16,10 @@ export function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix))
 }
 
-/**
- * An environment that touches nothing real: SWARM_HOME in a temp dir, tmux on a private
- * TMUX_TMPDIR with TMUX unset, iTerm2 through the fake it2.
- */
+/** test/support/home.ts's environment, with CI unset too (backend detection reads it). */
 export function isolatedEnv(root: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, SWARM_HOME: path.join(root, 'home'), TMUX_TMPDIR: path.join(root, 'tmux') }
-  for (const k of ['TMUX', 'TMUX_PANE', 'ITERM_SESSION_ID', 'TERM_PROGRAM', 'SWARM_TMUX_SOCKET', 'CI']) delete env[k]
-  fs.mkdirSync(env.TMUX_TMPDIR!, { recursive: true })
-  fs.mkdirSync(env.SWARM_HOME!, { recursive: true })
+  const env = isolatedBase(root)
+  delete env.CI
   return env
 }
 

@@ -5,6 +5,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
 import { isAlive, killTree, processTrees, waitForExit } from '../../src/process/process.js'
+import { isolatedEnv } from '../support/home.js'
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 export const BIN = path.join(REPO, 'bin/swarm.js')
@@ -38,15 +39,7 @@ export function sandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-e2e-')))
   const project = path.join(root, 'project')
   fs.mkdirSync(project, { recursive: true })
-  fs.mkdirSync(path.join(root, 'tmux'), { recursive: true })
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    SWARM_HOME: path.join(root, 'home'),
-    TMUX_TMPDIR: path.join(root, 'tmux'),
-    NO_COLOR: '1',
-    ...extraEnv,
-  }
-  for (const k of ['TMUX', 'TMUX_PANE', 'ITERM_SESSION_ID', 'TERM_PROGRAM', 'SWARM_TMUX_SOCKET', 'CLAUDE_CONFIG_DIR']) delete env[k]
+  const env = isolatedEnv(root, extraEnv)
   const children: ChildProcess[] = []
   return {
     root,

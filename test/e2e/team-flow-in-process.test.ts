@@ -54,7 +54,7 @@ describe('in-process team end to end (the leader runs in the foreground)', () =>
     const seen = output(leader)
     await waitFor('the console', () => seen().includes('swarm leader — team duo'))
     expect((await sb.swarm(['send', 'duo', 'alice', 'please run the tests'])).code).toBe(0)
-    await waitFor('the prompt', () => seen().includes('? alice wants to use Bash'))
+    await waitFor('the prompt', () => seen().includes('] alice wants to use Bash'))
     leader.stdin!.write('y\n')
     await waitFor('done 1', () => leadSays('done 1'))
     expect(fs.readFileSync(path.join(sb.project, 'count.txt'), 'utf8')).toBe('ran\n')

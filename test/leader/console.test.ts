@@ -8,6 +8,7 @@ import { appendMessage, readInbox } from '../../src/mailbox/inbox.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
 import type { InboxMessage } from '../../src/mailbox/types.js'
 import { answerRequest } from '../../src/permissions/requests/broker.js'
+import { permissionSuggestions } from '../../src/permissions/rules/suggest.js'
 import { ensureTeamKeys, classifyLeadMessage, loadLeadPublicKey } from '../../src/mailbox/signing.js'
 import { readResolved, writePending } from '../../src/permissions/requests/store.js'
 import { inboxPath } from '../../src/home/paths.js'
@@ -55,6 +56,7 @@ function open(opts: { lead?: LeadAgent } = {}) {
     control,
     color: false,
     pendingPollMs: 200,
+    promptSettleMs: 0,
     ...(opts.lead ? { lead: opts.lead } : {}),
   })
   const done = console_.run()
@@ -69,7 +71,7 @@ function open(opts: { lead?: LeadAgent } = {}) {
   return { type, waitFor, text: () => text, calls, done, close: () => input.end() }
 }
 
-const pending = (id: string, agent: string, command: string) =>
+const pending = (id: string, agent: string, command: string, suggestions: unknown[] = []) =>
   writePending(
     TEAM,
     {
@@ -81,7 +83,7 @@ const pending = (id: string, agent: string, command: string) =>
       toolUseId: `tu-${id}`,
       input: { command },
       description: command,
-      suggestions: [],
+      suggestions,
       createdAt: Date.now(),
       pid: process.pid,
     },
@@ -94,23 +96,41 @@ describe('the leader console', () => {
     await pending('req-2', 'bob', 'make build')
     await appendMessage(inboxPath(TEAM, 'team-lead', env), { from: 'alice', text: 'hello lead', summary: 'hi' })
     const c = open()
-    await c.waitFor('? alice wants to use Bash: npm test')
+    await c.waitFor('? [req-1] alice wants to use Bash: npm test')
     await c.waitFor('alice hi')
     expect(c.text()).toContain('(+1 more)')
     expect(c.text()).not.toContain('? bob wants')
     c.type('y')
-    await c.waitFor('approved: alice Bash npm test')
-    await c.waitFor('? bob wants to use Bash: make build')
+    await c.waitFor('approved req-1: alice Bash npm test')
+    await c.waitFor('? [req-2] bob wants to use Bash: make build')
     c.type('n not now')
-    await c.waitFor('denied: bob Bash make build')
+    await c.waitFor('denied req-2: bob Bash make build')
     expect(await readResolved(TEAM, 'req-1', env)).toMatchObject({ decision: 'approve' })
     expect(await readResolved(TEAM, 'req-2', env)).toMatchObject({ decision: 'deny', feedback: 'not now' })
     // The answers reached the teammates as signed permission_responses.
     const key = await loadLeadPublicKey(TEAM, env)
     const [toBob] = (await readInbox(inboxPath(TEAM, 'bob', env))).filter((m) => m.text.includes('permission_response'))
-    expect(classifyLeadMessage(toBob, key)).toBe('verified')
+    expect(classifyLeadMessage(toBob, key, 'bob')).toBe('verified')
     // Shown messages are marked read (no lead agent to hand them to).
     expect((await readInbox(inboxPath(TEAM, 'team-lead', env))).every((m) => m.read)).toBe(true)
+    c.close()
+    await c.done
+  })
+
+  it('"approve always" for a compound command shows every rule it adds, and adds them all', async () => {
+    const command = 'git add src && npm test && make build'
+    await pending('req-c', 'alice', command, permissionSuggestions('Bash', { command }, { cwd: base, home: base }))
+    const c = open()
+    const rules = 'Bash(git add:*), Bash(npm test:*), Bash(make build:*)'
+    await c.waitFor(`always would allow: ${rules}`)
+    c.type('a')
+    await c.waitFor(`approved (always) req-c: alice Bash ${command}; added the rules ${rules}`)
+    // What the teammate receives carries the same three rules.
+    const [response] = (await readInbox(inboxPath(TEAM, 'alice', env))).filter((m) => m.text.includes('permission_response'))
+    const rulesSent = (
+      JSON.parse(response.text) as { response: { permission_updates: Array<{ rules: Array<{ ruleContent: string }> }> } }
+    ).response.permission_updates.flatMap((u) => u.rules.map((r) => r.ruleContent))
+    expect(rulesSent).toEqual(['git add:*', 'npm test:*', 'make build:*'])
     c.close()
     await c.done
   })
@@ -132,12 +152,13 @@ describe('the leader console', () => {
         permission_suggestions: [],
       }),
     })
-    await c.waitFor('? alice wants to use Bash: rm -rf build')
+    await c.waitFor('? [req-3] alice wants to use Bash: rm -rf build')
     await answerRequest(TEAM, 'req-3', { decision: 'approve', by: 'another shell' }, { env })
     await pending('req-4', 'bob', 'ls')
-    await c.waitFor('? bob wants to use Bash: ls')
+    await c.waitFor('request req-3 of alice was answered elsewhere')
+    await c.waitFor('? [req-4] bob wants to use Bash: ls')
     c.type('/approve')
-    await c.waitFor('approved: bob Bash ls')
+    await c.waitFor('approved req-4: bob Bash ls')
     expect((await readResolved(TEAM, 'req-3', env))?.resolvedBy).toBe('another shell')
     c.close()
     await c.done
@@ -151,7 +172,7 @@ describe('the leader console', () => {
     await c.waitFor('→ alice')
     const [m] = await readInbox(inboxPath(TEAM, 'alice', env))
     expect(m).toMatchObject({ from: 'team-lead', text: 'please look at the logs' })
-    expect(classifyLeadMessage(m, await loadLeadPublicKey(TEAM, env))).toBe('verified')
+    expect(classifyLeadMessage(m, await loadLeadPublicKey(TEAM, env), 'alice')).toBe('verified')
     c.type('/spawn carol Explore -- map the repo')
     await c.waitFor('started carol')
     c.type('/kill bob now')

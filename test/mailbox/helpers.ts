@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import fsp from 'node:fs/promises'
-import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { isolatedHome } from '../support/home.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 export const repoRoot = path.resolve(here, '../..')
@@ -18,12 +18,8 @@ export function requireBuild(): void {
 }
 
 export async function tempHome(): Promise<{ home: string; env: NodeJS.ProcessEnv; cleanup: () => Promise<void> }> {
-  const home = await fsp.mkdtemp(path.join(os.tmpdir(), 'swarm-mailbox-'))
-  return {
-    home,
-    env: { ...process.env, SWARM_HOME: home },
-    cleanup: () => fsp.rm(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }),
-  }
+  const { home, env, cleanup } = isolatedHome('swarm-mailbox-')
+  return { home, env, cleanup }
 }
 
 export interface Proc {

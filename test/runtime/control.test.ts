@@ -1,18 +1,17 @@
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { appendMessage, appendMessages } from '../../src/mailbox/inbox.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { leadSignerFor, sendTeamMessage } from '../../src/teams/messaging.js'
 import { inboxPath, LEAD_NAME } from '../../src/home/paths.js'
 import {
   TEAM,
   inbox,
   leadStructured,
-  makeFixture,
   messageText,
   modelRequests,
   processGone,
@@ -23,26 +22,17 @@ import {
   type Fixture,
   type TestAgent,
 } from './helpers.js'
+import { useAgentTeam } from '../support/agent-team.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
-let agents: TestAgent[] = []
-
-beforeAll(async () => {
-  loopback = await startLoopbackServer({ scenario: {} })
-})
-afterAll(async () => {
-  await loopback.close()
-})
-beforeEach(async () => {
-  loopback.requests.length = 0
-  fx = await makeFixture(loopback, [{ name: 'alice' }, { name: 'bob' }])
-})
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') for (const a of agents) console.error(`--- pane ---\n${a.out()}`)
-  await Promise.all(agents.map((a) => a.stop()))
-  agents = []
-  await fx.cleanup()
+const agents: TestAgent[] = []
+useAgentTeam([{ name: 'alice' }, { name: 'bob' }], {
+  agents,
+  onReady: (l, f) => {
+    loopback = l
+    fx = f
+  },
 })
 
 const start = async (name = 'alice', opts: Parameters<typeof startAgent>[2] = {}) => {
@@ -157,7 +147,7 @@ describe('shutdown', () => {
     const order = { from: LEAD_NAME, text: shutdownText('sd-batch'), timestamp: new Date().toISOString(), msg_id: randomUUID() }
     await appendMessages(inboxPath(TEAM, 'alice', fx.env), [
       { from: 'bob', text: 'last request before you go' },
-      { ...order, leadSig: sign(order) },
+      { ...order, leadSig: sign(order, 'alice') },
     ])
     expect(await alice.done).toBe(0)
     const reqs = modelRequests(loopback, 'alice')

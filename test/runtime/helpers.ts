@@ -1,6 +1,4 @@
-import fs from 'node:fs/promises'
 import { readFileSync } from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { PassThrough } from 'node:stream'
 import { fileURLToPath } from 'node:url'
@@ -15,6 +13,7 @@ import type { LoopbackServer, RecordedRequest } from '../../src/loopback-model/l
 import { ensureTeamKeys } from '../../src/mailbox/signing.js'
 import { inboxPath, LEAD_NAME } from '../../src/home/paths.js'
 import { createTeam, type NewMember } from '../../src/teams/team-store.js'
+import { isolatedHome } from '../support/home.js'
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 export const BIN = path.join(REPO, 'bin/swarm.js')
@@ -30,23 +29,10 @@ export interface Fixture {
 }
 
 export async function makeFixture(loopback: LoopbackServer, members: NewMember[] = [{ name: 'alice' }]): Promise<Fixture> {
-  const base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-rt-')))
-  const home = path.join(base, 'home')
-  const cwd = path.join(base, 'project')
-  await Promise.all([fs.mkdir(home), fs.mkdir(cwd)])
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    SWARM_HOME: home,
-    CLAUDE_CONFIG_DIR: '',
-    NO_COLOR: '1',
-    ANTHROPIC_API_KEY: 'test',
-    ANTHROPIC_BASE_URL: loopback.url,
-  }
-  for (const k of ['TMUX', 'TMUX_PANE', 'SWARM_LEAD_VERIFY_KEY', 'ANTHROPIC_AUTH_TOKEN', 'SWARM_SUBAGENT_MODEL', 'SWARM_SUBAGENT_MODEL_FORCE'])
-    delete env[k]
+  const { base, home, project: cwd, env, cleanup } = isolatedHome('swarm-rt-', { ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: loopback.url })
   await createTeam({ name: TEAM, cwd, members: members.map((m) => ({ cwd, ...m })) }, env)
   await ensureTeamKeys(TEAM, env)
-  return { base, home, cwd, env, cleanup: () => fs.rm(base, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }) }
+  return { base, home, cwd, env, cleanup }
 }
 
 /** An in-process teammate built with assembleAgent, its pane output collected. */

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { readTranscript, transcriptPath } from '../../src/agent/transcript.js'
 import { appendMessages } from '../../src/mailbox/inbox.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
 import { inboxPath, LEAD_NAME } from '../../src/home/paths.js'
 import { claimTask, createTask, getTask } from '../../src/tasks/task-store.js'
@@ -15,7 +15,6 @@ import {
   inbox,
   inboxSync,
   leadStructured,
-  makeFixture,
   messageText,
   modelRequests,
   requestMessages,
@@ -26,27 +25,17 @@ import {
   type Fixture,
   type TestAgent,
 } from './helpers.js'
+import { useAgentTeam } from '../support/agent-team.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
-let agents: TestAgent[] = []
-
-beforeAll(async () => {
-  loopback = await startLoopbackServer({ scenario: {} })
-})
-afterAll(async () => {
-  await loopback.close()
-})
-beforeEach(async () => {
-  loopback.requests.length = 0
-  loopback.onRequest = undefined
-  fx = await makeFixture(loopback, [{ name: 'alice' }, { name: 'bob' }, { name: 'carol' }])
-})
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') for (const a of agents) console.error(`--- pane ---\n${a.out()}`)
-  await Promise.all(agents.map((a) => a.stop()))
-  agents = []
-  await fx.cleanup()
+const agents: TestAgent[] = []
+useAgentTeam([{ name: 'alice' }, { name: 'bob' }, { name: 'carol' }], {
+  agents,
+  onReady: (l, f) => {
+    loopback = l
+    fx = f
+  },
 })
 
 const start = async (name: string, opts: Parameters<typeof startAgent>[2] = {}) => {

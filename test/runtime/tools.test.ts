@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import Anthropic from '@anthropic-ai/sdk'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { runSubagent } from '../../src/agent/subagent.js'
 import { allowAll, runTool, type AnyTool, type ToolContext } from '../../src/agent/tool.js'
@@ -11,7 +11,7 @@ import { createTaskTools } from '../../src/agent/tools/tasks.js'
 import { runTurn } from '../../src/agent/turn.js'
 import { assembleAgent } from '../../src/agent/start.js'
 import { encodeStructured, parseStructured, type StructuredMessage } from '../../src/mailbox/messages.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { classifyLeadMessage, loadLeadPublicKey } from '../../src/mailbox/signing.js'
 import { leadSignerFor, sendTeamMessage } from '../../src/teams/messaging.js'
 import { LEAD_NAME } from '../../src/home/paths.js'
@@ -20,7 +20,6 @@ import {
   TEAM,
   inbox,
   leadStructured,
-  makeFixture,
   messageText,
   modelRequests,
   requestMessages,
@@ -30,26 +29,17 @@ import {
   type Fixture,
   type TestAgent,
 } from './helpers.js'
+import { useAgentTeam } from '../support/agent-team.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
-let agents: TestAgent[] = []
-
-beforeAll(async () => {
-  loopback = await startLoopbackServer({ scenario: {} })
-})
-afterAll(async () => {
-  await loopback.close()
-})
-beforeEach(async () => {
-  loopback.requests.length = 0
-  fx = await makeFixture(loopback, [{ name: 'alice' }, { name: 'bob' }])
-})
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') for (const a of agents) console.error(`--- pane ---\n${a.out()}`)
-  await Promise.all(agents.map((a) => a.stop()))
-  agents = []
-  await fx.cleanup()
+const agents: TestAgent[] = []
+useAgentTeam([{ name: 'alice' }, { name: 'bob' }], {
+  agents,
+  onReady: (l, f) => {
+    loopback = l
+    fx = f
+  },
 })
 
 const host = (name = 'alice', extra: Partial<TeamToolHost> = {}): TeamToolHost => ({
@@ -106,7 +96,7 @@ describe('SendMessage', () => {
     await runTool(tool, { to: 'bob', message: { type: 'shutdown_request', request_id: 'sd-9', reason: 'done' } }, ctx(LEAD_NAME))
     const [entry] = await inbox(fx, 'bob')
     expect(parseStructured(entry.text)).toMatchObject({ type: 'shutdown_request', requestId: 'sd-9', from: LEAD_NAME, reason: 'done' })
-    expect(classifyLeadMessage(entry, await loadLeadPublicKey(TEAM, fx.env))).toBe('verified')
+    expect(classifyLeadMessage(entry, await loadLeadPublicKey(TEAM, fx.env), 'bob')).toBe('verified')
     // sendTeamMessage signs team-lead's messages only.
     await sendTeamMessage({ team: TEAM, from: 'alice', to: 'bob', text: 'from alice', env: fx.env })
     expect((await inbox(fx, 'bob'))[1].leadSig).toBeUndefined()

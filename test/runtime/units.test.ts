@@ -12,6 +12,7 @@ import { CorruptFileError, NotFoundError } from '../../src/errors.js'
 import { PromptQueue, type ConsoleRequest } from '../../src/leader/prompt-queue.js'
 import type { InboxMessage } from '../../src/mailbox/types.js'
 import { loadTeamSpec } from '../../src/teams/team-spec.js'
+import { backendChoices } from '../../src/backends/registry.js'
 
 describe('resolveModel (docs/architecture.md §8 order)', () => {
   const FORCE = 'SWARM_SUBAGENT_MODEL_FORCE'
@@ -216,7 +217,9 @@ describe('loadTeamSpec', () => {
   it('an unknown field, a wrong type, bad YAML → CorruptFileError; a missing file → NotFoundError', async () => {
     await expect(loadTeamSpec(await write('u.yaml', 'bogus: 1\n'))).rejects.toThrow(/Unrecognized key: "bogus"/)
     await expect(loadTeamSpec(await write('w.yaml', 'members:\n  - name: a\n    shoeSize: 9\n'))).rejects.toThrow(/members\.0.*shoeSize/)
-    await expect(loadTeamSpec(await write('b.yaml', 'backend: screen\n'))).rejects.toThrow(/backend/)
+    await expect(loadTeamSpec(await write('b.yaml', 'backend: screen\n'), { backendChoices: backendChoices() })).rejects.toThrow(
+      /backend: "screen" is not one of auto, tmux, iterm2, in-process/,
+    )
     await expect(loadTeamSpec(await write('y.yaml', 'members: [\n'))).rejects.toBeInstanceOf(CorruptFileError)
     await expect(loadTeamSpec(path.join(dir, 'missing.yaml'))).rejects.toBeInstanceOf(NotFoundError)
   })

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import fsp from 'node:fs/promises'
-import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
+import { isolatedHome } from '../support/home.js'
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const BIN = path.join(REPO, 'bin/swarm.js')
@@ -26,13 +26,9 @@ export interface TempHome {
 
 /** A fresh SWARM_HOME; `env` is a full environment with it set (never the real ~/.claude). */
 export async function tempHome(): Promise<TempHome> {
-  const home = await fsp.mkdtemp(path.join(os.tmpdir(), 'swarm-teams-'))
-  return {
-    home,
-    // No model service: these tests never reach one (and a developer's own key must not change them).
-    env: { ...process.env, SWARM_HOME: home, CLAUDE_CONFIG_DIR: '', NO_COLOR: '1', ANTHROPIC_API_KEY: '', ANTHROPIC_AUTH_TOKEN: '' },
-    cleanup: () => fsp.rm(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }),
-  }
+  // No model service: these tests never reach one (and a developer's own key must not change them).
+  const { home, env, cleanup } = isolatedHome('swarm-teams-')
+  return { home, env, cleanup }
 }
 
 /** Every path under `dir`, relative, sorted. */

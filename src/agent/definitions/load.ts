@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
+import { NotFoundError } from '../../errors.js'
 import { userAgentsDir } from '../../home/paths.js'
 import { BUILT_IN_AGENTS } from './built-in.js'
 import { parseAgentFile } from './frontmatter.js'
@@ -27,6 +28,18 @@ export async function loadAgentDefinitions(options: { cwd: string; env?: NodeJS.
     for (const def of loaded) definitions.set(def.name, def)
   }
   return { definitions, diagnostics }
+}
+
+/** The definition named `typeName`; NotFoundError (exit 3) naming the known types when there is none. */
+export function findAgentType(definitions: Map<string, AgentDefinition>, typeName: string): AgentDefinition {
+  const def = definitions.get(typeName)
+  if (!def) throw new NotFoundError(`unknown agent type "${typeName}"`, { hint: `known types: ${[...definitions.keys()].join(', ')}` })
+  return def
+}
+
+/** Checks, before anything is spawned, that `typeName` is defined as seen from `cwd` (findAgentType). */
+export async function checkAgentType(typeName: string, options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<void> {
+  findAgentType((await loadAgentDefinitions(options)).definitions, typeName)
 }
 
 /** The `*.md` files of one directory, by file name; a missing directory is simply empty. */

@@ -2,6 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
 import { defineTool, resolveToolPath } from '../tool.js'
+import { assertOutsideControlPlane, guardFor, skippedNote } from './control-plane-guard.js'
 import { globToRegExp, hasGlobChars, splitStaticPrefix } from './glob-pattern.js'
 import { walkFiles } from './walk.js'
 
@@ -18,26 +19,30 @@ export const globTool = defineTool({
   description: [
     'Fast file pattern matching. Supports ** (any directories), * and ? (within a name), [abc] and {a,b}.',
     'Returns matching file paths (absolute), most recently modified first.',
-    `At most ${MAX_GLOB_RESULTS} paths are returned. node_modules and .git are not searched unless the pattern starts inside them.`,
+    `At most ${MAX_GLOB_RESULTS} paths are returned. node_modules and .git are not searched unless the pattern starts inside them; swarm's control plane never is.`,
   ].join('\n'),
   inputSchema,
   kind: 'read',
   summarize: (input) => (input.path ? `${input.pattern} in ${input.path}` : input.pattern),
-  paths: (input, ctx) => [resolveToolPath(ctx, input.path ?? '.')],
+  // The pattern's static prefix moves the root (`/elsewhere/**`): permission rules see where it really searches.
+  paths: (input, ctx) => [path.resolve(resolveToolPath(ctx, input.path ?? '.'), splitStaticPrefix(input.pattern).base)],
   async execute(input, ctx) {
     const searchRoot = resolveToolPath(ctx, input.path ?? '.')
     const { base, rest } = splitStaticPrefix(input.pattern)
     const root = path.resolve(searchRoot, base)
+    await assertOutsideControlPlane(ctx, root)
     const rootStat = await fs.stat(root).catch(() => undefined)
     if (!rootStat) return 'No files found'
     if (!rootStat.isDirectory()) return rest === '' ? root : 'No files found'
     if (!hasGlobChars(rest)) {
       const file = path.join(root, rest)
+      await assertOutsideControlPlane(ctx, file)
       return (await fs.stat(file).catch(() => undefined))?.isFile() ? file : 'No files found'
     }
     const matcher = globToRegExp(rest)
-    const walk = await walkFiles(root, { signal: ctx.signal, accept: (rel) => matcher.test(rel) })
-    if (walk.files.length === 0) return walk.truncated ? 'No files found (the search stopped early: too many files)' : 'No files found'
+    const walk = await walkFiles(root, { signal: ctx.signal, accept: (rel) => matcher.test(rel), guard: guardFor(ctx) })
+    const note = walk.skipped ? `\n${skippedNote(walk.skipped)}` : ''
+    if (walk.files.length === 0) return (walk.truncated ? 'No files found (the search stopped early: too many files)' : 'No files found') + note
     const withTimes = await Promise.all(
       walk.files.map(async (f) => ({ abs: f.abs, mtime: (await fs.stat(f.abs).catch(() => undefined))?.mtimeMs ?? 0 })),
     )
@@ -48,6 +53,6 @@ export const globTool = defineTool({
       shown.push(`(${withTimes.length - MAX_GLOB_RESULTS} more matches not shown; use a more specific pattern or path)`)
     }
     if (walk.truncated) shown.push('(the search stopped early: too many files; use a more specific path)')
-    return shown.join('\n')
+    return shown.join('\n') + note
   },
 })

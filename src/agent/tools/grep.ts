@@ -2,6 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
 import { defineTool, resolveToolPath } from '../tool.js'
+import { assertOutsideControlPlane, guardFor, skippedNote } from './control-plane-guard.js'
 import { globToRegExp } from './glob-pattern.js'
 import { looksBinary } from './text-file.js'
 import { walkFiles, type WalkedFile } from './walk.js'
@@ -34,7 +35,7 @@ export const grepTool = defineTool({
     'Searches file contents with a regular expression (JavaScript syntax, matched line by line).',
     'output_mode: "files_with_matches" (default) lists matching files, "content" shows matching lines as path:line:text, "count" gives matches per file.',
     'Filter files with glob (a name pattern like "*.ts" matches in every directory; a pattern with / matches the relative path).',
-    'Binary files, files over 10 MB, node_modules and .git are skipped. Results are sorted by path.',
+    "Binary files, files over 10 MB, node_modules and .git are skipped, and so is swarm's control plane. Results are sorted by path.",
   ].join('\n'),
   inputSchema,
   kind: 'read',
@@ -48,11 +49,13 @@ export const grepTool = defineTool({
       throw new Error(`Invalid regular expression: ${(err as Error).message}`)
     }
     const target = resolveToolPath(ctx, input.path ?? '.')
+    await assertOutsideControlPlane(ctx, target)
     const stat = await fs.stat(target).catch(() => undefined)
     if (!stat) throw new Error(`Path does not exist: ${target}`)
-    const files: WalkedFile[] = stat.isDirectory()
-      ? (await walkFiles(target, { signal: ctx.signal, accept: globFilter(input.glob) })).files
-      : [{ abs: target, rel: path.basename(target) }]
+    const walk = stat.isDirectory()
+      ? await walkFiles(target, { signal: ctx.signal, accept: globFilter(input.glob), guard: guardFor(ctx) })
+      : undefined
+    const files: WalkedFile[] = walk ? walk.files : [{ abs: target, rel: path.basename(target) }]
 
     const mode = input.output_mode ?? 'files_with_matches'
     const entries: string[] = []
@@ -70,7 +73,8 @@ export const grepTool = defineTool({
       else if (mode === 'count') entries.push(`${file.abs}:${hits.length}`)
       else entries.push(...contentLines(file.abs, lines, hits, input))
     }
-    return render(entries, mode, { total, matchedFiles, headLimit: input.head_limit })
+    const text = render(entries, mode, { total, matchedFiles, headLimit: input.head_limit })
+    return walk?.skipped ? `${text}\n${skippedNote(walk.skipped)}` : text
   },
 })
 

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises'
 import readline from 'node:readline'
 import { z } from 'zod'
 import { defineTool, resolveToolPath } from '../tool.js'
+import { assertOutsideControlPlane } from './control-plane-guard.js'
 import { formatBytes, looksBinary, readHead } from './text-file.js'
 
 /** Lines returned when no `limit` is given (Claude Code's default). */
@@ -38,6 +39,7 @@ export const readTool = defineTool({
   paths: (input, ctx) => [resolveToolPath(ctx, input.file_path)],
   async execute(input, ctx) {
     const file = resolveToolPath(ctx, input.file_path)
+    await assertOutsideControlPlane(ctx, file)
     const stat = await fs.stat(file).catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT') throw new Error(`File does not exist: ${file}`)
       throw err

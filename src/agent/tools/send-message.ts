@@ -13,7 +13,7 @@ export interface TeamToolHost {
   color?: string
   env: NodeJS.ProcessEnv
   /** Signs the lead's messages (only the lead has one). */
-  sign?: (m: InboxMessage) => string | undefined
+  sign?: (m: InboxMessage, to: string) => string | undefined
   /** Filled in by the tools for the runtime. */
   turnLog: {
     completedTaskIds: string[]

@@ -1,6 +1,7 @@
 import type { Dirent } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
+import type { ControlPlaneGuard } from './control-plane-guard.js'
 
 /** Directories no walk descends into unless the search starts inside them. */
 export const DEFAULT_SKIP_DIRS: ReadonlySet<string> = new Set(['node_modules', '.git', '.hg', '.svn'])
@@ -20,18 +21,23 @@ export interface WalkOptions {
   maxFiles?: number
   /** Called with each file's relative path; only files it accepts are returned. */
   accept?: (rel: string) => boolean
+  /** Directories and links it names as control plane are left out (and counted in `skipped`). */
+  guard?: ControlPlaneGuard
 }
 
 export interface WalkResult {
   files: WalkedFile[]
   /** True when the walk stopped at `maxFiles`. */
   truncated: boolean
+  /** Entries left out because they are swarm's control plane. */
+  skipped: number
 }
 
 /**
  * Lists the regular files under `root` (depth first, names sorted). Symbolic links to files
  * are listed; links to directories are not followed (no cycles). Unreadable directories are
- * skipped: a search reports what it can see.
+ * skipped: a search reports what it can see. With a guard, the control plane is never entered
+ * and no link into it is listed.
  */
 export async function walkFiles(root: string, options: WalkOptions = {}): Promise<WalkResult> {
   const skip = options.skipDirs ?? DEFAULT_SKIP_DIRS
@@ -39,6 +45,8 @@ export async function walkFiles(root: string, options: WalkOptions = {}): Promis
   const files: WalkedFile[] = []
   let seen = 0
   let truncated = false
+  let skipped = 0
+  const guard = options.guard
 
   async function visit(dir: string, rel: string): Promise<void> {
     options.signal?.throwIfAborted()
@@ -55,10 +63,19 @@ export async function walkFiles(root: string, options: WalkOptions = {}): Promis
       const abs = path.join(dir, entry.name)
       const childRel = rel ? `${rel}/${entry.name}` : entry.name
       if (entry.isDirectory()) {
-        if (!skip.has(entry.name)) await visit(abs, childRel)
+        if (skip.has(entry.name)) continue
+        if (guard && (await guard.isControlDir(abs, entry.name))) {
+          skipped++
+          continue
+        }
+        await visit(abs, childRel)
         continue
       }
       if (entry.isSymbolicLink() && !(await isFileTarget(abs))) continue
+      if (entry.isSymbolicLink() && guard && (await guard.contains(abs))) {
+        skipped++
+        continue
+      }
       if (!entry.isFile() && !entry.isSymbolicLink()) continue
       if (++seen > max) {
         truncated = true
@@ -69,7 +86,7 @@ export async function walkFiles(root: string, options: WalkOptions = {}): Promis
   }
 
   await visit(root, '')
-  return { files, truncated }
+  return { files, truncated, skipped }
 }
 
 async function isFileTarget(link: string): Promise<boolean> {

@@ -1,13 +1,15 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { ToolContext } from '../tool.js'
+import { assertOutsideControlPlane, isInside } from './control-plane-guard.js'
 
 /**
- * Throws unless `file` lies inside one of `ctx.writableRoots` (when the agent has such a
- * limit). Symbolic links are resolved on the existing part of the path, so a link inside a
- * root cannot point the write outside it.
+ * Throws when `file` is in swarm's control plane, or unless it lies inside one of
+ * `ctx.writableRoots` (when the agent has such a limit). Symbolic links are resolved on the
+ * existing part of the path, so a link inside a root cannot point the write outside it.
  */
-export async function assertWritable(ctx: Pick<ToolContext, 'writableRoots'>, file: string): Promise<void> {
+export async function assertWritable(ctx: Pick<ToolContext, 'writableRoots' | 'env'>, file: string): Promise<void> {
+  await assertOutsideControlPlane(ctx, file)
   const roots = ctx.writableRoots
   if (!roots) return
   const real = await realpathOfNearest(file)
@@ -16,11 +18,6 @@ export async function assertWritable(ctx: Pick<ToolContext, 'writableRoots'>, fi
     if (isInside(realRoot, real)) return
   }
   throw new Error(`${file} is outside the directories this agent may write to (${roots.join(', ')})`)
-}
-
-export function isInside(dir: string, p: string): boolean {
-  const rel = path.relative(dir, p)
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel))
 }
 
 /** realpath of the deepest existing ancestor, with the missing tail appended. */

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process'
+import { terminalSafe } from '../../terminal/neutralize.js'
 
 /** How long a tmux `display-message` stays on the attached clients. */
 export const TMUX_MESSAGE_MS = 5_000
@@ -72,15 +73,9 @@ function tmux(args: string[], env: NodeJS.ProcessEnv): Promise<string | undefine
   })
 }
 
-/** One line without control characters: what a model wrote may not drive the human's terminal. */
+/** One line, every control shown visibly (terminalSafe): what a model wrote may not drive the human's terminal. */
 export function sanitize(s: string): string {
-  return (
-    s
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
-      .replace(/[\x00-\x1f\x7f-\x9f]+/g, ' ')
-      .replace(/\s+/g, ' ')
-      .trim()
-  )
+  return terminalSafe(s.replace(/\s+/g, ' ').trim(), { singleLine: true })
 }
 
 function clip(s: string): string {

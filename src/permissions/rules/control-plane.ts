@@ -1,7 +1,7 @@
 import os from 'node:os'
 import path from 'node:path'
 import { rootDir as stateRoot, tasksRootDir, teamsDir } from '../../home/paths.js'
-import { dirForms, isWithin, isWithinAny } from './paths.js'
+import { dirForms, isWithin } from './paths.js'
 
 /**
  * The control plane (`<root>/teams`, `<root>/tasks`) is written by swarm only. These helpers
@@ -38,22 +38,6 @@ export function controlPlaneOptions(cwd: string, env: NodeJS.ProcessEnv = proces
 /** Every lexical and physical form of `dirs`. */
 export function allDirForms(dirs: readonly string[]): string[] {
   return [...new Set(dirs.flatMap((d) => dirForms(d)))]
-}
-
-/**
- * A read that would expose a secret: the lead's private key itself, or a search tool (Grep, Glob,
- * LS) rooted at the control plane, a team directory or the state root, which would walk into it.
- * `forms` are the control-plane dirs in every form; `roots` the state root in every form.
- */
-export function readExposesSecret(p: string, search: boolean, forms: readonly string[], roots: readonly string[]): boolean {
-  if (isWithinAny(p, forms) && path.basename(p).endsWith('.key')) return true
-  if (!search) return false
-  if (roots.includes(p)) return true
-  return forms.some((d) => {
-    if (!isWithin(p, d)) return false
-    const rel = path.relative(d, p)
-    return rel === '' || !rel.includes(path.sep)
-  })
 }
 
 export interface MentionContext {

@@ -1,15 +1,15 @@
 import os from 'node:os'
-import path from 'node:path'
-import { allDirForms, bashMentionsControlPlane, bashMentionsProtected, readExposesSecret } from './control-plane.js'
+import { allDirForms, bashMentionsControlPlane, bashMentionsProtected } from './control-plane.js'
 import { bashRuleDecision, ruleMatchesCall, type CallView } from './match.js'
 import { isWithinAny, pathCandidates } from './paths.js'
-import { SEARCH_TOOLS, bashCommand, targetPaths, toolFamily } from './tools.js'
+import { bashCommand, targetPaths, toolFamily } from './tools.js'
 import type { AllowedPath, RuleDecision, PermissionQuery, PermissionRule } from './types.js'
 
 /**
  * Decides a tool call. Order:
- *  1. the control plane: a file tool writing under `<root>/teams` or `<root>/tasks`, or reading
- *     the lead's key, is denied — in every mode, `bypassPermissions` included;
+ *  1. the control plane: a file tool reading, listing or writing under `<root>/teams` or
+ *     `<root>/tasks` (the lead's key included) is denied — in every mode, `bypassPermissions`
+ *     included; a search rooted above it runs, and the tool itself skips it (control-plane-guard);
  *  2. deny rules (any matching form of the call);
  *  3. plan mode: anything but reading, coordination and writing the plan file is denied;
  *  4. forced asks: a Bash command naming the control plane, or an edit of a settings file;
@@ -31,9 +31,8 @@ export function evaluatePermission(q: PermissionQuery): RuleDecision {
     if (hit) return deny(`${q.toolName} may not write into swarm's control plane (${hit})`, 'control-plane')
   }
   if (family === 'read') {
-    const roots = q.rootDir ? allDirForms([q.rootDir]) : controlForms.map((d) => path.dirname(d))
-    const hit = forms.find((p) => readExposesSecret(p, SEARCH_TOOLS.has(q.toolName), controlForms, roots))
-    if (hit) return deny(`${q.toolName} may not read the team's signing key (${hit})`, 'control-plane')
+    const hit = forms.find((p) => isWithinAny(p, controlForms))
+    if (hit) return deny(`${q.toolName} may not read or list swarm's control plane (${hit})`, 'control-plane')
   }
 
   const bash = family === 'bash' ? bashRuleDecision(q.rules, q.input) : undefined

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs/promises'
-import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { AgentOutput } from '../../../src/agent/render.js'
@@ -13,6 +12,7 @@ import { ensureTeamKeys } from '../../../src/mailbox/signing.js'
 import { listPending, type ListedRequest } from '../../../src/permissions/requests/store.js'
 import { sendTeamMessage } from '../../../src/teams/messaging.js'
 import { createTeam } from '../../../src/teams/team-store.js'
+import { isolatedHome } from '../../support/home.js'
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
 export const BIN = path.join(REPO, 'bin/swarm.js')
@@ -27,28 +27,10 @@ export interface Fixture {
 }
 
 export async function makeFixture(loopback: LoopbackServer): Promise<Fixture> {
-  const base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-bubbling-')))
-  const home = path.join(base, 'home')
-  const cwd = path.join(base, 'project')
-  const tmuxTmp = path.join(base, 'tmux')
-  await Promise.all([fs.mkdir(home), fs.mkdir(cwd), fs.mkdir(tmuxTmp)])
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    SWARM_HOME: home,
-    CLAUDE_CONFIG_DIR: '',
-    NO_COLOR: '1',
-    ANTHROPIC_API_KEY: 'test',
-    ANTHROPIC_BASE_URL: loopback.url,
-    // Never reach the user's tmux: no $TMUX, and swarm's own socket in an empty directory.
-    TMUX_TMPDIR: tmuxTmp,
-  }
-  delete env.TMUX
-  delete env.TMUX_PANE
-  delete env.SWARM_LEAD_VERIFY_KEY
-  delete env.ANTHROPIC_AUTH_TOKEN
+  const { home, project: cwd, env, cleanup } = isolatedHome('swarm-bubbling-', { ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: loopback.url })
   await createTeam({ name: TEAM, cwd, members: [{ name: 'alice', cwd }] }, env)
   await ensureTeamKeys(TEAM, env)
-  return { home, cwd, env, cleanup: () => fs.rm(base, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }) }
+  return { home, cwd, env, cleanup }
 }
 
 export async function startLoopback(): Promise<LoopbackServer> {

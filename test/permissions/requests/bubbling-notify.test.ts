@@ -53,7 +53,7 @@ describe('notifyHuman', () => {
   it("never passes the model's escape sequences to the terminal", () => {
     const text = notificationText({ agent: 'alice', toolName: 'Bash', summary: 'x\x1b]0;pwned\x07\nrm -rf /' })
     expect([...text].some((ch) => ch.charCodeAt(0) < 0x20)).toBe(false)
-    expect(text).toBe('alice asks to use Bash: x ]0;pwned rm -rf /')
+    expect(text).toBe('alice asks to use Bash: x␛]0;pwned␇ rm -rf /') // shown as data, on one line
   })
 })
 

@@ -216,13 +216,16 @@ describe('the control plane', () => {
     })
   }
 
-  it('a file tool may read the team config but never the lead key', () => {
-    expect(ev('Read', { file_path: path.join(root, 'teams', 't1', 'config.json') }, 'bypassPermissions').behavior).toBe('allow')
-    expect(ev('Read', { file_path: path.join(root, 'teams', 't1', 'lead.key') }, 'bypassPermissions').behavior).toBe('deny')
-    expect(ev('Read', { file_path: p('link-to-teams/t1/lead.key') }, 'bypassPermissions').behavior).toBe('deny')
-    expect(ev('Grep', { pattern: 'PRIVATE', path: path.join(root, 'teams', 't1') }, 'bypassPermissions').behavior).toBe('deny')
-    expect(ev('Grep', { pattern: 'PRIVATE', path: root }, 'bypassPermissions').behavior).toBe('deny')
-    expect(ev('Grep', { pattern: 'x', path: path.join(root, 'teams', 't1', 'inboxes') }, 'bypassPermissions').behavior).toBe('allow')
+  it('no file tool reads or lists the control plane; a search rooted above it runs (the tool skips it)', () => {
+    for (const mode of modes) {
+      expect(ev('Read', { file_path: path.join(root, 'teams', 't1', 'config.json') }, mode).behavior).toBe('deny')
+      expect(ev('Read', { file_path: path.join(root, 'teams', 't1', 'lead.key') }, mode).behavior).toBe('deny')
+      expect(ev('Read', { file_path: p('link-to-teams/t1/lead.key') }, mode).behavior).toBe('deny')
+      expect(ev('Grep', { pattern: 'PRIVATE', path: path.join(root, 'teams', 't1') }, mode).behavior).toBe('deny')
+      expect(ev('Grep', { pattern: 'x', path: path.join(root, 'teams', 't1', 'inboxes') }, mode).behavior).toBe('deny')
+      expect(ev('Glob', { pattern: '*', path: path.join(root, 'tasks') }, mode).behavior).toBe('deny')
+    }
+    expect(ev('Grep', { pattern: 'PRIVATE', path: root }, 'bypassPermissions').behavior).toBe('allow')
   })
 
   const commands = [

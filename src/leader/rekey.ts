@@ -1,0 +1,98 @@
+import { CorruptFileError, NotFoundError } from '../errors.js'
+import { LEAD_NAME } from '../home/paths.js'
+import { encodeStructured, type MessageOf } from '../mailbox/messages.js'
+import { deliver } from '../mailbox/send.js'
+import { leadKeyPath, leadSigner, loadLeadPrivateKey, replaceTeamKeys } from '../mailbox/signing.js'
+import { moveAside } from '../util/fs.js'
+import { createExecutor } from '../backends/registry.js'
+import { readAgentState } from '../agent/state.js'
+import { backendOf } from '../backends/directory.js'
+import { isAlive } from '../process/process.js'
+import type { TeamFile, TeamMember } from '../teams/types.js'
+import { readTeam } from '../teams/team-store.js'
+import { resumeTeam } from './lifecycle.js'
+
+/**
+ * `swarm team rekey <team>`: a new lead key pair. While the old private key is there, every
+ * running teammate is handed the new public key in a `lead_key_update` signed by the OLD key, and
+ * switches; when it is gone, no message could be trusted, so the running pane teammates are
+ * restarted (continuing from their transcripts) and launch with the new key.
+ */
+
+export interface RekeyReport {
+  team: string
+  /** The new public key (base64 of the raw 32 bytes), as in `lead.pub`. */
+  publicKey: string
+  /** Whether the old private key signed the hand-over. */
+  oldKey: 'used' | 'missing' | 'corrupt'
+  /** Teammates handed the new key by a signed message. */
+  handedTo: string[]
+  /** Teammates restarted with the new key. */
+  restarted: string[]
+  /** Running teammates this command could not give the new key, and why. */
+  notReached: Array<{ name: string; reason: string }>
+}
+
+export async function rekeyTeam(team: string, env: NodeJS.ProcessEnv = process.env): Promise<RekeyReport> {
+  const config = await readTeam(team, env)
+  const [old, running] = await Promise.all([oldKey(team, env), runningTeammates(config, env)])
+  const { publicKey } = await replaceTeamKeys(team, env)
+  const report: RekeyReport = { team, publicKey, oldKey: old.state, handedTo: [], restarted: [], notReached: [] }
+  if (old.key) {
+    const update: MessageOf<'lead_key_update'> = { type: 'lead_key_update', from: LEAD_NAME, publicKey, timestamp: new Date().toISOString() }
+    const members = config.members.map((m) => m.name)
+    for (const m of running) {
+      await deliver({
+        team,
+        members,
+        from: LEAD_NAME,
+        to: m.name,
+        text: encodeStructured(update),
+        summary: 'new lead key',
+        sign: leadSigner(old.key),
+        env,
+      })
+      report.handedTo.push(m.name)
+    }
+    return report
+  }
+  const panes = running.filter((m) => backendOf(m) === 'tmux' || backendOf(m) === 'iterm2')
+  for (const m of running) {
+    if (!panes.includes(m))
+      report.notReached.push({ name: m.name, reason: 'it runs inside the leader: restart the leader (/quit, then swarm team resume)' })
+  }
+  for (const m of panes) await createExecutor(backendOf(m) as 'tmux' | 'iterm2', { env }).kill(m.agentId)
+  if (panes.length) {
+    const resumed = await resumeTeam(team, { env })
+    report.restarted.push(...panes.map((m) => m.name).filter((n) => resumed.respawned.includes(n)))
+    for (const m of panes) if (!resumed.respawned.includes(m.name)) report.notReached.push({ name: m.name, reason: 'it was not respawned' })
+  }
+  return report
+}
+
+/** The teammates whose process runs (its state file's pid lives), holding the old public key; an in-process one's pid is its leader's. */
+async function runningTeammates(config: TeamFile, env: NodeJS.ProcessEnv): Promise<TeamMember[]> {
+  const states = await Promise.all(
+    config.members.map(async (m) => (m.name === LEAD_NAME ? undefined : await readAgentState(config.name, m.name, env).catch(() => undefined))),
+  )
+  return config.members.filter((_, i) => {
+    const s = states[i]
+    return s?.pid !== undefined && s.status !== 'exited' && s.status !== 'dead' && isAlive(s.pid)
+  })
+}
+
+async function oldKey(
+  team: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ key?: Awaited<ReturnType<typeof loadLeadPrivateKey>>; state: RekeyReport['oldKey'] }> {
+  try {
+    return { key: await loadLeadPrivateKey(team, env), state: 'used' }
+  } catch (err) {
+    if (err instanceof NotFoundError) return { state: 'missing' }
+    if (err instanceof CorruptFileError) {
+      await moveAside(leadKeyPath(team, env)) // kept for inspection, never overwritten
+      return { state: 'corrupt' }
+    }
+    throw err
+  }
+}

@@ -1,0 +1,73 @@
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+
+/** What a test gets: a temp directory with the state root, a project and a private tmux dir. */
+export interface IsolatedHome {
+  /** The temp directory (realpath), removed by cleanup. */
+  base: string
+  /** SWARM_HOME. */
+  home: string
+  /** A working directory for teammates. */
+  project: string
+  /** TMUX_TMPDIR: swarm's tmux server lives here, never the user's. */
+  tmuxTmp: string
+  /** A full environment pointing at the above; nothing of the real ~/.claude, tmux or model key. */
+  env: NodeJS.ProcessEnv
+  cleanup(): Promise<void>
+}
+
+/** Variables of the developer's own session that must not reach a test (their tmux, iTerm2, keys, models). */
+const SCRUBBED = [
+  'TMUX',
+  'TMUX_PANE',
+  'ITERM_SESSION_ID',
+  'TERM_PROGRAM',
+  'SWARM_TMUX_SOCKET',
+  'CLAUDE_CONFIG_DIR',
+  'SWARM_LEAD_VERIFY_KEY',
+  'ANTHROPIC_AUTH_TOKEN',
+  'SWARM_SUBAGENT_MODEL',
+  'SWARM_SUBAGENT_MODEL_FORCE',
+]
+
+/**
+ * The one isolated home of the test suite: SWARM_HOME, a project directory and TMUX_TMPDIR in a
+ * fresh temp directory, the session's tmux/iTerm2/model variables removed, no model key unless
+ * `extra` gives one.
+ */
+export function isolatedHome(prefix = 'swarm-test-', extra: NodeJS.ProcessEnv = {}): IsolatedHome {
+  const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)))
+  const project = path.join(base, 'project')
+  fs.mkdirSync(project, { recursive: true })
+  const env = isolatedEnv(base, extra)
+  const home = env.SWARM_HOME as string
+  const tmuxTmp = env.TMUX_TMPDIR as string
+  return {
+    base,
+    home,
+    project,
+    tmuxTmp,
+    env,
+    cleanup: () => fs.promises.rm(base, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }),
+  }
+}
+
+/**
+ * The environment of an isolated home under `root`: SWARM_HOME=<root>/home and
+ * TMUX_TMPDIR=<root>/tmux (both created), the session's own variables removed, then `extra`.
+ */
+export function isolatedEnv(root: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    SWARM_HOME: path.join(root, 'home'),
+    TMUX_TMPDIR: path.join(root, 'tmux'),
+    NO_COLOR: '1',
+    ANTHROPIC_API_KEY: '',
+  }
+  for (const k of SCRUBBED) delete env[k]
+  Object.assign(env, extra)
+  fs.mkdirSync(env.SWARM_HOME as string, { recursive: true })
+  fs.mkdirSync(env.TMUX_TMPDIR as string, { recursive: true })
+  return env
+}
