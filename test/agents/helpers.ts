@@ -154,12 +154,13 @@ export async function agentState(t: AgentTeam, name: string): Promise<{ status?:
 export function watchStates(t: AgentTeam, name: string): { changes: Array<{ status: string; at: number }>; stop(): void } {
   const changes: Array<{ status: string; at: number }> = []
   let last: string | undefined
-  const timer = setInterval(async () => {
-    const s = await agentState(t, name)
-    if (s?.status && s.status !== last) {
-      last = s.status
-      changes.push({ status: s.status, at: Date.now() })
-    }
+  const timer = setInterval(() => {
+    void agentState(t, name).then((s) => {
+      if (s?.status && s.status !== last) {
+        last = s.status
+        changes.push({ status: s.status, at: Date.now() })
+      }
+    })
   }, 20)
   return { changes, stop: () => clearInterval(timer) }
 }
