@@ -31,12 +31,12 @@ export function hookLogPath(team: string, name: string, env?: NodeJS.ProcessEnv)
  * newline, so those are normalised first.
  */
 export function promptDigest(text: string): string {
-  const normal = text
-    .replace(/\r\n?/g, '\n')
-    .replace(/\u001b\[20[01]~/g, '')
-    .trim()
+  const normal = text.replace(/\r\n?/g, '\n').split(PASTE_START).join('').split(PASTE_END).join('').trim()
   return createHash('sha256').update(normal).digest('hex').slice(0, 32)
 }
+
+const PASTE_START = `${String.fromCharCode(27)}[200~`
+const PASTE_END = `${String.fromCharCode(27)}[201~`
 
 export async function appendHookLog(team: string, name: string, entry: HookLogEntry, env?: NodeJS.ProcessEnv): Promise<void> {
   const file = hookLogPath(team, name, env)

@@ -82,6 +82,13 @@ function waitResolved(team: string, id: string, env: NodeJS.ProcessEnv | undefin
       signal?.removeEventListener('abort', onAbort)
     }
     const check = () => {
+      // Orphaned (the CLI that ran this hook is gone; Codex runs hooks in a session of their own, so
+      // the pane's reaping misses them): nobody is left to answer for.
+      if (process.ppid === 1) {
+        cleanup()
+        reject(new Error('the agent CLI that asked is gone'))
+        return
+      }
       readResolved(team, id, env).then(
         (r) => {
           if (r && !done) {

@@ -41,13 +41,14 @@ export async function runHook(inv: HookInvocation): Promise<HookReply> {
   const at = Date.now()
   switch (inv.event) {
     case 'prompt-submit':
+      // Working first: the courier takes the log entry as "submitted", then waits for idle again.
+      await setStatus(inv, 'working', 'thinking')
       await appendHookLog(
         inv.team,
         inv.name,
-        { event: inv.event, at, ...(facts.prompt !== undefined && { digest: promptDigest(facts.prompt), length: facts.prompt.length }) },
+        { event: inv.event, at: Date.now(), ...(facts.prompt !== undefined && { digest: promptDigest(facts.prompt), length: facts.prompt.length }) },
         inv.env,
       )
-      await setStatus(inv, 'working', 'thinking')
       return { exitCode: 0 }
     case 'pre-tool':
     case 'post-tool':
@@ -57,12 +58,11 @@ export async function runHook(inv: HookInvocation): Promise<HookReply> {
     case 'permission-request':
       return permission(inv, adapter, facts)
     case 'stop':
-      await appendHookLog(inv.team, inv.name, { event: inv.event, at }, inv.env)
       await goIdle(inv, facts)
       return { exitCode: 0 }
     case 'session-start':
+      // Still `starting`: a CLI with its first prompt in argv turns to it next (the courier knows which).
       await appendHookLog(inv.team, inv.name, { event: inv.event, at }, inv.env)
-      await setStatus(inv, 'idle', 'ready')
       return { exitCode: 0 }
     case 'session-end':
       await appendHookLog(inv.team, inv.name, { event: inv.event, at }, inv.env)
@@ -100,6 +100,8 @@ async function permission(inv: HookInvocation, adapter: AgentAdapter, facts: Hoo
 async function goIdle(inv: HookInvocation, facts: HookFacts): Promise<void> {
   const before = await readAgentState(inv.team, inv.name, inv.env).catch(() => undefined)
   await setStatus(inv, 'idle', 'waiting for messages')
+  // Logged once the state says idle: the log's time is when `swarm status` could see it.
+  await appendHookLog(inv.team, inv.name, { event: 'stop', at: Date.now() }, inv.env)
   if (before?.status === 'idle') return
   const summary = facts.lastAssistantText?.trim().replace(/\s+/g, ' ').slice(0, SUMMARY_MAX)
   const note = encodeStructured({

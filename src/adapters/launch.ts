@@ -33,6 +33,9 @@ export interface AgentLaunch extends LaunchPlan {
   promptInArgv: boolean
 }
 
+/** The PATH the agent CLI runs with (its `swarm` shim first), handed through tmux under this name. */
+export const AGENT_PATH_ENV = 'SWARM_AGENT_PATH'
+
 /** The teammate's own config dir: `<root>/agent-homes/<team>/<name>`. */
 export function agentHomeDir(team: string, name: string, env?: Env): string {
   return path.join(rootDir(env), 'agent-homes', validateName(team), validateAgentName(name))
@@ -64,10 +67,25 @@ export async function planAgentLaunch(adapter: AgentAdapter, input: AgentLaunchI
   const env = {
     ...providerEnv(adapter.providerEnv, input.env),
     ...plan.env,
-    PATH: `${shimDir}${path.delimiter}${plan.env.PATH ?? input.env.PATH ?? ''}`,
+    // tmux 3.3a gives a new pane the PATH of its client whatever `-e PATH=` says: the wrapper puts this one back.
+    [AGENT_PATH_ENV]: [shimDir, input.env.SWARM_AGENT_BIN_DIR, plan.env.PATH ?? input.env.PATH ?? ''].filter(Boolean).join(path.delimiter),
     SWARM_AGENT_KIND: adapter.kind,
   }
-  return { argv: plan.argv, env, configDir, promptInArgv: plan.argv.some((a) => a.includes(prompt)) }
+  const promptInArgv = plan.argv.some((a) => a.includes(prompt))
+  // The pane runs `swarm agent-cli … -- <cli>`: the CLI in the foreground, its courier beside it.
+  const wrapper = [
+    ...swarmArgv(),
+    'agent-cli',
+    '--team',
+    input.team,
+    '--name',
+    input.name,
+    '--agent',
+    adapter.kind,
+    ...(promptInArgv ? ['--prompt-in-argv'] : []),
+    '--',
+  ]
+  return { argv: [...wrapper, ...plan.argv], env, configDir, promptInArgv }
 }
 
 /** The spawner's variables an adapter forwards: exact names, or prefixes written `NAME_*`. */

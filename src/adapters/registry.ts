@@ -9,6 +9,9 @@ import YAML from 'yaml'
 import { CorruptFileError, NotFoundError, UsageError } from '../errors.js'
 import { rootDir } from '../home/paths.js'
 import { claudeAdapter } from './claude.js'
+import { codexAdapter } from './codex.js'
+import { geminiAdapter } from './gemini.js'
+import { piAdapter } from './pi.js'
 import { AdapterSpec } from './spec.js'
 import { adapterFromSpec } from './spec-adapter.js'
 import type { AdapterSource, AgentAdapter } from './types.js'
@@ -16,7 +19,7 @@ import type { AdapterSource, AgentAdapter } from './types.js'
 /** `--agent swarm` (and no --agent at all): swarm's own agent runtime, which needs no adapter. */
 export const SWARM_AGENT_KIND = 'swarm'
 
-const BUILT_INS: readonly AgentAdapter[] = [claudeAdapter]
+const BUILT_INS: readonly AgentAdapter[] = [claudeAdapter, codexAdapter, geminiAdapter, piAdapter]
 
 export interface AdapterDiagnostic {
   file: string

@@ -8,7 +8,7 @@ import { UsageError } from '../errors.js'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
 import type { AdapterSpec } from './spec.js'
 import { contextVars, expandArgv, expandText, expandValue } from './template.js'
-import type { AdapterContext, AdapterSource, AgentAdapter, HookFacts, HookReply, LaunchPlan, PermissionAnswer, SwarmHookEvent } from './types.js'
+import type { AdapterContext, AdapterSource, AgentAdapter, HookFacts, HookReply, LaunchPlan, PermissionAnswer } from './types.js'
 
 export interface SpecOrigin {
   kind: string
@@ -82,9 +82,4 @@ function replyFromSpec(reply: { json?: unknown; stdout?: string; stderr?: string
     ...(reply.stderr !== undefined && { stderr: `${expandText(reply.stderr, vars)}\n` }),
     exitCode: reply.exitCode,
   }
-}
-
-/** The event list, for readers of a spec's hook map. */
-export function eventsOf(adapter: AgentAdapter): SwarmHookEvent[] {
-  return [...new Set(Object.values(adapter.hookEvents))]
 }

@@ -86,4 +86,3 @@ export const AdapterSpec = z.strictObject({
     .default({ signal: 'SIGTERM', graceMs: 3_000 }),
 })
 export type AdapterSpec = z.infer<typeof AdapterSpec>
-export type AdapterSpecInput = z.input<typeof AdapterSpec>

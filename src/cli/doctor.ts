@@ -28,6 +28,8 @@ export interface DoctorReport {
   /** Whether teammates' Bash calls run in the OS sandbox here (a real sandboxed command was run). */
   sandbox: SandboxCheck
   missing: string[]
+  /** Agent CLIs swarm can run as teammates (adapters), installed or not. */
+  agents?: import('../adapters/doctor.js').AgentCliReport
 }
 
 /** Exit 0 when a backend can be used here, 7 otherwise (after printing why). */
@@ -89,6 +91,7 @@ export async function diagnose(env: NodeJS.ProcessEnv = process.env): Promise<Do
     if (ok || !(backend.standalone || backend.inside(env))) continue
     report.missing.push(`${backend.probe[0]}: ${backend.installHint(process.platform, inputs.osRelease)}`)
   }
+  report.agents = await (await import('../adapters/doctor.js')).agentCliReport(env, process.cwd())
   return report
 }
 
@@ -119,4 +122,14 @@ function printReport(r: DoctorReport): void {
     `where:   inside tmux ${ok(e.insideTmux)}, inside iTerm2 ${ok(e.insideITerm2)}, terminal ${ok(e.isTTY)}${e.ci !== undefined ? `, CI=${e.ci}` : ''}`,
   )
   for (const m of r.missing) println(`missing: ${m}`)
+  if (r.agents) {
+    println('agent CLIs:')
+    for (const a of r.agents.agents) {
+      const where = a.path ? `${a.version ?? 'version unknown'} (${a.path})` : colors.yellow(`not installed (${a.binary} not on PATH)`)
+      println(
+        `  ${a.kind.padEnd(12)} ${where}; hooks ${a.hooks === 'ok' ? colors.green('ok') : a.hooks}; ${a.delivery}${a.source === 'built-in' ? '' : ` [${a.source}]`}`,
+      )
+    }
+    for (const p of r.agents.problems) println(colors.red(`  ${p}`))
+  }
 }

@@ -28,6 +28,8 @@ const GROUPS: Record<string, () => Promise<Register>> = {
   compact: () => import('./long-run.js').then((m) => m.registerLongRunCommands),
   budget: () => import('./long-run.js').then((m) => m.registerLongRunCommands),
   hook: () => import('./hook.js').then((m) => m.registerHookCommand),
+  mcp: () => import('./mcp.js').then((m) => m.registerMcpCommand),
+  'agent-cli': () => import('./agent-cli.js').then((m) => m.registerAgentCliCommand),
 }
 
 /** The program with every command group, or only `only`'s (same commands, cheaper to load). */

@@ -16,7 +16,11 @@ export function registerSendCommands(program: Command): void {
   program
     .command('send <team> <to> <text>')
     .description('send a message to a member, or to everyone but the sender with "*"')
-    .option('--from <name>', 'the sending member', LEAD_NAME)
+    .option(
+      '--from <name>',
+      "the sending member (default: $SWARM_AGENT_NAME in a teammate's shell, else team-lead)",
+      process.env.SWARM_AGENT_NAME || LEAD_NAME,
+    )
     .option('--summary <text>', 'a short preview shown with the message')
     .option('--json', 'print the message ids as JSON')
     .action((team: string, to: string, text: string, opts: SendOpts) => send(team, to, text, opts))

@@ -112,12 +112,11 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
     inputs.map(async (input, k) => (worktrees[k] ? worktreeCwd(worktrees[k]) : path.resolve(input.cwd ?? members[k].cwd ?? leadCwd))),
   )
   const launches = await Promise.all(inputs.map((input, k) => agentLaunchFor(team, input, cwds[k], leadCwd, env)))
+  // A CLI that takes its first prompt in its argv has it there; everyone else finds it in the inbox.
   await Promise.all(
-    inputs.flatMap((i, k) =>
-      i.prompt && !launches[k]?.launch.promptInArgv
-        ? [appendMessage(inboxPath(team, i.name, env), { from: LEAD_NAME, text: i.prompt, summary: 'initial prompt' })]
-        : [],
-    ),
+    inputs
+      .filter((i, k) => i.prompt && !launches[k]?.launch.promptInArgv)
+      .map((i) => appendMessage(inboxPath(team, i.name, env), { from: LEAD_NAME, text: i.prompt as string, summary: 'initial prompt' })),
   )
   const spawned = await Promise.allSettled(
     inputs.map((input, k) => {

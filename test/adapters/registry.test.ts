@@ -45,14 +45,26 @@ describe('adapter registry', () => {
     const launch = await planAgentLaunch(adapter!, { team: 't1', name: 'bob', cwd: dir, prompt: 'line one\n/slash {{configDir}}', env })
     const home = path.join(env.SWARM_HOME!, 'agent-homes', 't1', 'bob')
     expect(launch.configDir).toBe(home)
-    expect(launch.argv.slice(0, 3)).toEqual(['mycli', '--config', `${home}/conf.json`])
+    // The pane runs swarm's agent-cli wrapper, then the CLI itself.
+    const cli = launch.argv.slice(launch.argv.indexOf('--') + 1)
+    expect(launch.argv.slice(launch.argv.indexOf('agent-cli'), launch.argv.indexOf('--'))).toEqual([
+      'agent-cli',
+      '--team',
+      't1',
+      '--name',
+      'bob',
+      '--agent',
+      'mycli',
+      '--prompt-in-argv',
+    ])
+    expect(cli.slice(0, 3)).toEqual(['mycli', '--config', `${home}/conf.json`])
     // The prompt is substituted once: a placeholder inside it stays text.
-    expect(launch.argv[3]).toContain('/slash {{configDir}}')
+    expect(cli[3]).toContain('/slash {{configDir}}')
     expect(launch.promptInArgv).toBe(true)
     expect(launch.env.MYCLI_HOME).toBe(home)
     expect(launch.env.MYCLI_KEY).toBe('k-123')
     expect(launch.env.UNRELATED).toBeUndefined()
-    expect(launch.env.PATH.split(':')[0]).toBe(path.join(home, 'bin'))
+    expect(launch.env.SWARM_AGENT_PATH.split(':')[0]).toBe(path.join(home, 'bin'))
     const conf = JSON.parse(await fs.readFile(path.join(home, 'conf.json'), 'utf8'))
     expect(conf.hooks.submit).toMatch(/swarm\.js'? hook prompt-submit --team t1 --name bob --agent mycli$/)
     expect(conf.hooks.stopArgv.slice(-8)).toEqual(['hook', 'stop', '--team', 't1', '--name', 'bob', '--agent', 'mycli'])

@@ -1,0 +1,134 @@
+/**
+ * `swarm agent-cli`: what a CLI teammate's pane runs. It starts the agent CLI in the foreground of
+ * the pane's terminal (stdio inherited, same process group, so the CLI owns the keyboard), runs the
+ * courier beside it, quits the CLI its own way on a verified shutdown_request, records `exited`
+ * with the CLI's code, and reaps whatever the CLI left in the pane's session.
+ */
+import { spawn } from 'node:child_process'
+import { errorMessage } from '../errors.js'
+import { LEAD_NAME } from '../home/paths.js'
+import { encodeStructured } from '../mailbox/messages.js'
+import { delay, isAlive, killTree } from '../process/process.js'
+import { ownSession, sessionProcesses } from '../process/session.js'
+import { sendTeamMessage } from '../teams/messaging.js'
+import { Courier } from './courier.js'
+import { setStatus } from './hook.js'
+import { AGENT_PATH_ENV } from './launch.js'
+import { PaneIo, ownPane } from './pane-io.js'
+import type { AgentAdapter } from './types.js'
+
+type Env = NodeJS.ProcessEnv
+
+export interface AgentCliOptions {
+  team: string
+  name: string
+  adapter: AgentAdapter
+  argv: string[]
+  promptInArgv: boolean
+  env: Env
+}
+
+export async function runAgentCli(o: AgentCliOptions): Promise<number> {
+  await setStatus(o, 'starting', o.adapter.kind)
+  const env = o.env[AGENT_PATH_ENV] ? { ...o.env, PATH: o.env[AGENT_PATH_ENV] } : o.env
+  const child = spawn(o.argv[0], o.argv.slice(1), { stdio: 'inherit', env })
+  const exited = new Promise<number>((resolve) => {
+    child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 + signalNumber(signal) : 1)))
+    child.once('error', (err) => {
+      process.stderr.write(`swarm: could not start ${o.argv[0]}: ${err.message} — is ${o.adapter.binary} installed and on PATH?\n`)
+      resolve(127)
+    })
+  })
+  // Ctrl-C in the pane is for the CLI; a hang-up or TERM (pane killed, team deleted) ends both.
+  process.on('SIGINT', () => undefined)
+  let stopping = false
+  const stop = () => {
+    if (stopping) return
+    stopping = true
+    if (child.pid) void killTree(child.pid, { graceMs: 1_000 })
+  }
+  process.on('SIGHUP', stop)
+  process.on('SIGTERM', stop)
+
+  const target = ownPane(o.env)
+  const pane = target ? new PaneIo(target, o.env) : undefined
+  const courier = pane
+    ? new Courier({
+        team: o.team,
+        name: o.name,
+        adapter: o.adapter,
+        pane,
+        env: o.env,
+        promptInArgv: o.promptInArgv,
+        onShutdown: async (requestId) => {
+          await sendTeamMessage({
+            team: o.team,
+            from: o.name,
+            to: LEAD_NAME,
+            text: encodeStructured({ type: 'shutdown_approved', requestId, from: o.name, timestamp: new Date().toISOString() }),
+            env: o.env,
+          })
+          await quit(o.adapter, pane, child.pid)
+        },
+      })
+    : undefined
+  courier?.start()
+  const code = await exited
+  await courier?.close().catch(() => undefined) // the CLI is gone; nothing is left to deliver to
+  await setStatus(o, code === 0 || stopping ? 'exited' : 'dead', `exit ${code}`).catch((err: unknown) =>
+    process.stderr.write(`swarm: ${errorMessage(err)}\n`),
+  )
+  await reapSession()
+  return code
+}
+
+/** The CLI's own way out (its keys / command), then its signal, then the kill. */
+async function quit(adapter: AgentAdapter, pane: PaneIo, pid: number | undefined): Promise<void> {
+  if (!pid) return
+  const q = adapter.quit
+  if (q.keys?.length) await pane.keys(q.keys).catch(() => undefined) // a closed pane means it is gone anyway
+  if (q.text) {
+    await pane.paste(q.text).catch(() => undefined)
+    await delay(300)
+    await pane.keys(['Enter']).catch(() => undefined)
+  }
+  if (await waitGone(pid, q.graceMs)) return
+  if (q.signal) {
+    process.kill(pid, q.signal)
+    if (await waitGone(pid, q.graceMs)) return
+  }
+  await killTree(pid, { graceMs: 1_000 })
+}
+
+async function waitGone(pid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms
+  while (Date.now() < deadline) {
+    if (!isAlive(pid)) return true
+    await delay(50)
+  }
+  return !isAlive(pid)
+}
+
+/** Whatever the CLI left in this pane's session (helpers that outlive it): TERM, then KILL. */
+async function reapSession(): Promise<void> {
+  const sid = ownSession()
+  // Only inside a pane's session (its leader is our parent, the exit-status shell, or we are).
+  if (sid === undefined || (sid !== process.pid && sid !== process.ppid)) return
+  const left = sessionProcesses(sid).filter((pid) => pid !== process.ppid)
+  for (const pid of left) killQuietly(pid, 'SIGTERM')
+  const deadline = Date.now() + 1_000
+  while (Date.now() < deadline && left.some(isAlive)) await delay(50)
+  for (const pid of left) if (isAlive(pid)) killQuietly(pid, 'SIGKILL')
+}
+
+function killQuietly(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal)
+  } catch {
+    // gone already
+  }
+}
+
+function signalNumber(signal: NodeJS.Signals): number {
+  return ({ SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 } as Record<string, number>)[signal] ?? 1
+}

@@ -1,0 +1,113 @@
+/**
+ * Codex (`@openai/codex`): its TUI runs with CODEX_HOME = the teammate's config dir, where swarm
+ * writes config.toml (provider from OPENAI_BASE_URL as a Responses-API `model_providers` entry,
+ * the cwd trusted, the `swarm mcp` server, the approval policy from the swarm mode) and hooks.json
+ * (SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse, Stop → swarm hook).
+ * `--no-daemon`: no background app-server outlives the pane. `--dangerously-bypass-hook-trust`:
+ * the hooks are ours, written into a config dir no one else uses, so Codex's trust prompt is moot.
+ */
+import path from 'node:path'
+import { rootDir } from '../home/paths.js'
+import { atomicWriteFile, ensureDir } from '../util/fs.js'
+import { readHookFields } from './spec-adapter.js'
+import { tomlDocument } from './toml.js'
+import type { AdapterContext, AgentAdapter, HookReply, LaunchPlan, PermissionAnswer, SwarmHookEvent } from './types.js'
+
+const HOOK_EVENTS = {
+  SessionStart: 'session-start',
+  UserPromptSubmit: 'prompt-submit',
+  PreToolUse: 'pre-tool',
+  PermissionRequest: 'permission-request',
+  PostToolUse: 'post-tool',
+  Stop: 'stop',
+} as const satisfies Record<string, SwarmHookEvent>
+
+/**
+ * swarm mode → Codex approval policy and sandbox. Codex 0.171 knows only `on-request` (the model
+ * asks to leave the sandbox, and that request is the PermissionRequest swarm bubbles) and `never`.
+ */
+function policyFor(mode: string | undefined): { approval: string; sandbox: string } {
+  if (mode === 'bypassPermissions') return { approval: 'never', sandbox: 'danger-full-access' }
+  if (mode === 'dontAsk') return { approval: 'never', sandbox: 'workspace-write' }
+  return { approval: 'on-request', sandbox: 'workspace-write' }
+}
+
+async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
+  await ensureDir(ctx.configDir)
+  const baseUrl = ctx.env.OPENAI_BASE_URL
+  const policy = policyFor(ctx.mode)
+  const config = tomlDocument(
+    {
+      model: ctx.model,
+      model_provider: baseUrl ? 'swarm-openai' : undefined,
+      approval_policy: policy.approval,
+      sandbox_mode: policy.sandbox,
+      check_for_update_on_startup: false,
+    },
+    [
+      ...(baseUrl
+        ? [
+            [
+              ['model_providers', 'swarm-openai'],
+              { name: 'OpenAI-compatible (swarm)', base_url: baseUrl, env_key: 'OPENAI_API_KEY', wire_api: 'responses' },
+            ] as [string[], Record<string, string>],
+          ]
+        : []),
+      // `swarm send` / `swarm tasks` from its shell write the team's inboxes and tasks under swarm's root.
+      [['sandbox_workspace_write'], { writable_roots: [rootDir(ctx.env)] }],
+      [['projects', ctx.cwd], { trust_level: 'trusted' }],
+      // Codex's shell takes PATH from a login-shell snapshot: the `swarm` shim is put back in front.
+      [['shell_environment_policy', 'set'], { PATH: [path.join(ctx.configDir, 'bin'), ctx.env.PATH ?? '/usr/bin:/bin'].join(path.delimiter) }],
+      // The team tools only message and track tasks: Codex does not ask before each call.
+      [['mcp_servers', 'swarm'], { command: ctx.mcpArgv[0], args: ctx.mcpArgv.slice(1), default_tools_approval_mode: 'approve' }],
+      // Codex starts MCP servers with a minimal environment: swarm's root must be named.
+      [['mcp_servers', 'swarm', 'env'], { SWARM_HOME: rootDir(ctx.env) }],
+    ],
+  )
+  await atomicWriteFile(path.join(ctx.configDir, 'config.toml'), config)
+  const hooks = Object.fromEntries(
+    Object.entries(HOOK_EVENTS).map(([cli, ours]) => [cli, [{ hooks: [{ type: 'command', command: ctx.hookCommand(ours), timeout: 86_400 }] }]]),
+  )
+  await atomicWriteFile(path.join(ctx.configDir, 'hooks.json'), `${JSON.stringify({ hooks }, null, 2)}\n`)
+  const argv = ['codex', '--no-daemon', '--dangerously-bypass-hook-trust', ...(ctx.resume ? ['resume', '--last'] : [ctx.firstPrompt])]
+  return { argv, env: { CODEX_HOME: ctx.configDir } }
+}
+
+function answerPermission(event: SwarmHookEvent, answer: PermissionAnswer): HookReply {
+  if (event === 'pre-tool') {
+    // PreToolUse can only deny; an allowed call goes on to Codex's own approval (and PermissionRequest).
+    if (answer.behavior === 'allow') return { exitCode: 0 }
+    return {
+      stdout: `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: answer.message ?? 'denied by the team lead' } })}\n`,
+      exitCode: 0,
+    }
+  }
+  const decision = answer.behavior === 'allow' ? { behavior: 'allow' } : { behavior: 'deny', message: answer.message ?? 'denied by the team lead' }
+  return { stdout: `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'PermissionRequest', decision } })}\n`, exitCode: 0 }
+}
+
+export const codexAdapter: AgentAdapter = {
+  kind: 'codex',
+  description: 'OpenAI Codex CLI (Responses API); hooks in CODEX_HOME, MCP, --no-daemon',
+  source: 'built-in',
+  binary: 'codex',
+  versionArgs: ['--version'],
+  providerEnv: ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_ORG_ID', 'OPENAI_PROJECT_ID', 'CODEX_*'],
+  // Measured: an Enter sooner than ~100 ms after the paste became a newline in the composer.
+  delivery: { method: 'paste', settleMs: 400, submitKeys: ['Enter'], confirm: 'hook' },
+  states: { hooks: true },
+  hookEvents: HOOK_EVENTS,
+  // Ctrl-C twice quits the TUI (the first only interrupts a running turn).
+  quit: { keys: ['C-c', 'C-c'], signal: 'SIGTERM', graceMs: 3_000 },
+  prepare,
+  readHook: (_event, payload) =>
+    readHookFields(payload, {
+      sessionId: 'session_id',
+      toolName: 'tool_name',
+      toolInput: 'tool_input',
+      prompt: 'prompt',
+      lastAssistantText: 'last_assistant_message',
+      message: 'message',
+    }),
+  answerPermission,
+}

@@ -1,0 +1,186 @@
+/**
+ * Exactly-once delivery of a teammate's inbox into its agent CLI's pane. Messages wait while the
+ * agent works; once it is idle, every queued message goes in one prompt (bracketed paste, the
+ * submit key after the CLI's settle delay). A prompt counts as delivered only when the CLI confirms
+ * it (its prompt-submit hook logged the prompt's digest); unconfirmed, it is submitted again —
+ * Enter alone while the text still shows in the pane, pasted again only when it does not — and a
+ * confirmed prompt is never sent again. Only then are the messages marked read.
+ */
+import { appendFile } from 'node:fs/promises'
+import path from 'node:path'
+import { readAgentState } from '../agent/state.js'
+import { errorMessage } from '../errors.js'
+import { agentDir, inboxPath } from '../home/paths.js'
+import { markRead } from '../mailbox/inbox.js'
+import { acceptPrivileged, resolveLeadVerifyKey } from '../mailbox/signing.js'
+import { parseStructured } from '../mailbox/messages.js'
+import type { InboxMessage } from '../mailbox/types.js'
+import { watchInbox, type InboxWatcher } from '../mailbox/watch.js'
+import { delay } from '../process/process.js'
+import { promptDigest, readHookLog } from './hook-log.js'
+import { batchText, classifyMessage } from './message-text.js'
+import type { PaneIo } from './pane-io.js'
+import type { AgentAdapter } from './types.js'
+
+type Env = NodeJS.ProcessEnv
+
+/** How long one submission may take to be confirmed before it is retried. */
+export const CONFIRM_MS = 4_000
+/** Submissions of one prompt before the courier gives up on it (its messages stay unread). */
+export const MAX_ATTEMPTS = 4
+const POLL_MS = 40
+
+export interface CourierOptions {
+  team: string
+  name: string
+  adapter: AgentAdapter
+  pane: PaneIo
+  env: Env
+  /** The first prompt is in the CLI's argv: wait for its first turn to end before pasting. */
+  promptInArgv: boolean
+  /** A verified shutdown_request arrived: quit the CLI its own way. */
+  onShutdown(requestId: string): Promise<void>
+  confirmMs?: number
+}
+
+export class Courier {
+  private queue: InboxMessage[] = []
+  private watcher: InboxWatcher | undefined
+  private wake: (() => void) | undefined
+  private closed = false
+  private running: Promise<void> | undefined
+  private readonly logFile: string
+
+  constructor(private readonly o: CourierOptions) {
+    this.logFile = path.join(agentDir(o.team, o.name, o.env), 'courier.log')
+  }
+
+  start(): void {
+    this.watcher = watchInbox(this.o.team, this.o.name, (unread) => this.enqueue(unread), {
+      env: this.o.env,
+      onError: (err) => void this.log(`inbox: ${errorMessage(err)}`),
+    })
+    this.running = this.loop().catch((err: unknown) => this.log(`stopped: ${errorMessage(err)}`))
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    this.wake?.()
+    await this.watcher?.close()
+    await this.running
+  }
+
+  private async enqueue(unread: InboxMessage[]): Promise<void> {
+    const key = await resolveLeadVerifyKey(this.o.team, this.o.env).catch(() => undefined)
+    for (const m of unread) {
+      if (!acceptPrivileged(m, parseStructured(m.text), key, this.o.name)) {
+        await this.log(`ignored an unverified privileged message from ${m.from}`)
+        continue
+      }
+      this.queue.push(m)
+    }
+    this.wake?.()
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.closed) {
+      if (this.queue.length === 0 || !(await this.ready())) {
+        await new Promise<void>((resolve) => {
+          this.wake = resolve
+          setTimeout(resolve, 250)
+        })
+        continue
+      }
+      const batch = this.queue.splice(0)
+      const texts: string[] = []
+      const skipped: InboxMessage[] = []
+      for (const m of batch) {
+        const c = classifyMessage(m)
+        if (c.kind === 'shutdown') {
+          await this.markRead([m])
+          await this.o.onShutdown(c.requestId)
+        } else if (c.kind === 'skip') skipped.push(m)
+        else texts.push(c.text)
+      }
+      await this.markRead(skipped)
+      const pasted = batch.filter((m) => !skipped.includes(m) && classifyMessage(m).kind === 'text')
+      if (texts.length === 0) continue
+      if (await this.deliver(batchText(texts))) await this.markRead(pasted)
+      else this.queue.unshift(...pasted) // not confirmed after every attempt: tried again when next idle
+    }
+  }
+
+  /** Idle, or (first prompt not in argv) the CLI has started its session. */
+  private async ready(): Promise<boolean> {
+    const state = await readAgentState(this.o.team, this.o.name, this.o.env).catch(() => undefined)
+    if (state?.status === 'idle') return true
+    if (state?.status === 'starting' && !this.o.promptInArgv) {
+      const log = await readHookLog(this.o.team, this.o.name, this.o.env)
+      if (log.some((e) => e.event === 'session-start')) return true
+    }
+    return false
+  }
+
+  /** Submits one prompt; true once the CLI confirmed it (exactly once). */
+  async deliver(text: string): Promise<boolean> {
+    const digest = promptDigest(text)
+    const delivery = this.o.adapter.delivery
+    if (delivery.method !== 'paste') return false
+    const from = (await readHookLog(this.o.team, this.o.name, this.o.env)).length
+    const probe = probeOf(text)
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS && !this.closed; attempt++) {
+      // 1: paste + Enter. 2: Enter alone (the first became a newline). Later: Enter while the text
+      // shows in the pane, else paste again (the paste was lost).
+      const repaste = attempt === 1 || (attempt > 2 && !(await this.o.pane.screen().catch(() => '')).includes(probe))
+      if (repaste) {
+        await this.o.pane.paste(text)
+        await delay(delivery.settleMs)
+      }
+      await this.o.pane.keys(delivery.submitKeys)
+      const seen = await this.submitted(digest, from, this.o.confirmMs ?? CONFIRM_MS)
+      if (seen) {
+        if (attempt > 1 || seen === 'other')
+          await this.log(
+            `prompt ${digest}: ${seen === 'exact' ? 'confirmed' : 'a different prompt was submitted (counted as this one, never sent again)'} after ${attempt} submission(s)`,
+          )
+        return true
+      }
+      await this.log(`prompt ${digest} (${text.length} chars) not confirmed after attempt ${attempt}`)
+    }
+    return false
+  }
+
+  /**
+   * `exact`: the CLI's prompt-submit hook saw this prompt. `other`: it saw a prompt that is not
+   * exactly this one (the text was altered on the way) — something of ours was submitted, so it is
+   * never submitted again. Undefined: nothing was submitted within `waitMs`.
+   */
+  private async submitted(digest: string, from: number, waitMs: number): Promise<'exact' | 'other' | undefined> {
+    const deadline = Date.now() + waitMs
+    for (;;) {
+      const submits = (await readHookLog(this.o.team, this.o.name, this.o.env)).slice(from).filter((e) => e.event === 'prompt-submit')
+      if (submits.some((e) => e.digest === digest)) return 'exact'
+      if (Date.now() >= deadline || this.closed) return submits.length ? 'other' : undefined
+      await delay(POLL_MS)
+    }
+  }
+
+  private async markRead(messages: InboxMessage[]): Promise<void> {
+    const ids = messages.map((m) => m.msg_id).filter((id): id is string => typeof id === 'string')
+    if (ids.length) await markRead(inboxPath(this.o.team, this.o.name, this.o.env), { msgIds: ids })
+  }
+
+  private async log(line: string): Promise<void> {
+    await appendFile(this.logFile, `${new Date().toISOString()} ${line}\n`, { mode: 0o600 }).catch(() => undefined) // the log is diagnostics only
+  }
+}
+
+/** A piece of the text a screen shows once pasted: its last non-empty line, at most 24 characters. */
+function probeOf(text: string): string {
+  const line =
+    text
+      .split('\n')
+      .filter((l) => l.trim())
+      .pop() ?? text
+  return line.trim().slice(-24)
+}

@@ -1,0 +1,43 @@
+import type { Command } from 'commander'
+import { UsageError } from '../errors.js'
+
+interface AgentCliOpts {
+  team: string
+  name: string
+  agent: string
+  promptInArgv?: boolean
+}
+
+/** `swarm agent-cli --team T --name N --agent K [--prompt-in-argv] -- <cli argv…>`: a CLI teammate's pane (started by spawn). */
+export function registerAgentCliCommand(program: Command): void {
+  program
+    .command('agent-cli')
+    .description('run an agent CLI as a teammate in this pane: delivers its inbox, records its state (started by spawn --agent)')
+    .requiredOption('--team <team>', 'team name')
+    .requiredOption('--name <name>', 'teammate name')
+    .requiredOption('--agent <kind>', 'its adapter')
+    .option('--prompt-in-argv', 'its first prompt is in the argv')
+    .argument('<argv...>', 'the CLI and its arguments (after --)')
+    .action((argv: string[], opts: AgentCliOpts) => agentCli(argv, opts))
+}
+
+async function agentCli(argv: string[], opts: AgentCliOpts): Promise<void> {
+  const [{ resolveAdapter }, { runAgentCli }, { readTeam }, { LEAD_NAME }] = await Promise.all([
+    import('../adapters/registry.js'),
+    import('../adapters/agent-cli.js'),
+    import('../teams/team-store.js'),
+    import('../home/paths.js'),
+  ])
+  const team = await readTeam(opts.team)
+  const leadCwd = team.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
+  const adapter = await resolveAdapter(opts.agent, { cwd: leadCwd })
+  if (!adapter) throw new UsageError(`--agent ${opts.agent} is swarm's own agent; run "swarm agent" instead`)
+  process.exitCode = await runAgentCli({
+    team: opts.team,
+    name: opts.name,
+    adapter,
+    argv,
+    promptInArgv: opts.promptInArgv === true,
+    env: process.env,
+  })
+}

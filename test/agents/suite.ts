@@ -1,0 +1,157 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { AgentReply, AgentRule } from '../../src/loopback-model/agent-script.js'
+import {
+  type AgentTeam,
+  agentState,
+  hookLog,
+  agentTeam,
+  deliveryMessages,
+  hasCli,
+  inboxOf,
+  leftovers,
+  panePids,
+  waitFor,
+  watchStates,
+} from './helpers.js'
+
+/** What differs between CLIs: how the scripted model calls their shell and their MCP tools. */
+export interface AgentCliCase {
+  kind: string
+  bin: string
+  /** `--agent` value (a built-in kind, or a user-defined one written by `setup`). */
+  agent?: string
+  model: string
+  /** A shell tool call running `cmd` (that asks permission where the CLI asks for it). */
+  shell(cmd: string, escalate: boolean): AgentReply
+  /** The swarm MCP SendMessage call; undefined for a CLI without MCP. */
+  mcpSend?: (message: string) => AgentReply
+  /** Writes files the case needs before the team starts (a user-defined adapter). */
+  setup?: (t: AgentTeam) => Promise<void>
+}
+
+async function pendingFor(t: AgentTeam, name: string) {
+  const r = await t.swarm(['perms', 't', '--json'])
+  const list = JSON.parse(r.stdout || '{"requests":[]}') as { requests: Array<{ id: string; agent: string; input: Record<string, unknown> }> }
+  return list.requests.find((p) => p.agent === name)
+}
+
+const idle = (t: AgentTeam, name: string) => waitFor(`${name} idle`, async () => (await agentState(t, name))?.status === 'idle', 60_000)
+
+/** The issue's checks for one CLI, run against the real CLI in a real tmux pane. */
+export function describeAgentCli(c: AgentCliCase): void {
+  const name = `${c.kind}-mate`
+  describe.skipIf(!hasCli(c.bin))(`${c.kind} as a teammate (real CLI, loopback model server)`, () => {
+    let t: AgentTeam
+    beforeAll(async () => {
+      const rules: AgentRule[] = [
+        { userMatches: 'RUN-APPROVE', reply: c.shell('touch approved.txt', true) },
+        { userMatches: 'RUN-DENY', reply: c.shell('touch denied.txt', true) },
+        { userMatches: 'REPLY-SHELL', reply: c.shell('swarm send t team-lead "pong from the shell"', false) },
+        ...(c.mcpSend ? [{ userMatches: 'REPLY-MCP', reply: c.mcpSend('pong from mcp') }] : []),
+        { afterTool: true, reply: { text: 'The tool finished.' } },
+      ]
+      t = await agentTeam({ rules })
+      await c.setup?.(t)
+      expect((await t.swarm(['team', 'create', 't', '--no-start'])).code).toBe(0)
+      const spawned = await t.swarm([
+        'spawn',
+        't',
+        name,
+        '--agent',
+        c.agent ?? c.kind,
+        '--model',
+        c.model,
+        '--backend',
+        'tmux',
+        '--prompt',
+        'FIRST-PROMPT say hello',
+      ])
+      expect(spawned.stderr).toBe('')
+      await idle(t, name)
+    }, 90_000)
+    afterAll(async () => t?.cleanup(), 30_000)
+
+    it('submits 20 messages (multi-line, /- and @-leading, 10 kB, unicode) each exactly once; states seen within 1 s', async () => {
+      expect(t.server.submissionsOf('FIRST-PROMPT')).toHaveLength(1)
+      const states = watchStates(t, name)
+      const messages = deliveryMessages(c.kind)
+      for (const m of messages) expect((await t.swarm(['send', 't', name, m, '--from', 'team-lead'])).code).toBe(0)
+      for (let k = 0; k < messages.length; k++)
+        await waitFor(`message ${k} submitted`, () => t.server.submissionsOf(`m${k}-${c.kind}`).length > 0, 60_000)
+      await waitFor(
+        `${name} idle with every message read`,
+        async () => (await agentState(t, name))?.status === 'idle' && (await inboxOf(t, name)).every((m) => (m as { read?: boolean }).read),
+        60_000,
+      )
+      states.stop()
+      for (let k = 0; k < messages.length; k++) {
+        const subs = t.server.submissionsOf(`m${k}-${c.kind}`)
+        expect(subs, `message ${k}`).toHaveLength(1)
+        for (const line of messages[k].split('\n')) expect(subs[0].view?.lastUser).toContain(line)
+        expect(subs[0].view?.lastUser).toContain('[message from team-lead]')
+      }
+      // The state file is written by the hooks: each turn's `working` (prompt-submit) and `idle` (stop)
+      // are recorded within a second of the model request that started and the reply that ended it.
+      const log = await hookLog(t, name)
+      const turns = t.server.requests.filter((r) => !r.aux && r.view?.lastUser?.includes(`-${c.kind}`))
+      expect(turns.length).toBeGreaterThan(0)
+      for (const r of turns) {
+        const submit = log.find((e) => e.event === 'prompt-submit' && Math.abs(e.at - r.receivedAt) < 1_000)
+        expect(submit, 'working within 1 s of the turn').toBeDefined()
+        const stop = log.find((e) => e.event === 'stop' && e.at >= r.receivedAt)
+        expect(stop && stop.at - r.receivedAt, 'idle within 1 s of the reply').toBeLessThan(1_000)
+      }
+      expect(states.changes.some((s) => s.status === 'working')).toBe(true)
+    }, 180_000)
+
+    it('bubbles a shell command to swarm perms: approve runs it, deny does not', async () => {
+      for (const [word, decision] of [
+        ['RUN-APPROVE', 'approve'],
+        ['RUN-DENY', 'deny'],
+      ] as const) {
+        await t.swarm(['send', 't', name, `${word} please`])
+        const pending = await waitFor(`a pending request (${word})`, () => pendingFor(t, name), 60_000)
+        expect(JSON.stringify(pending.input)).toContain(decision === 'approve' ? 'touch approved.txt' : 'touch denied.txt')
+        expect((await agentState(t, name))?.status).toBe('waiting')
+        const answered = await t.swarm(['perms', decision, 't', pending.id, ...(decision === 'deny' ? ['--feedback', 'not this one'] : [])])
+        expect(answered.code, answered.stderr).toBe(0)
+        await idle(t, name)
+      }
+      expect(fs.existsSync(path.join(t.work, 'approved.txt'))).toBe(true)
+      expect(fs.existsSync(path.join(t.work, 'denied.txt'))).toBe(false)
+    }, 180_000)
+
+    it(`replies to the lead through swarm send from its shell${c.mcpSend ? ' and through swarm mcp' : ''}`, async () => {
+      await t.swarm(['send', 't', name, 'REPLY-SHELL now'])
+      await waitFor(
+        'the shell reply',
+        async () => {
+          // A CLI that asks before every shell command asks here too: approved, as a user would.
+          const p = await pendingFor(t, name)
+          if (p) await t.swarm(['perms', 'approve', 't', p.id])
+          return (await inboxOf(t, 'team-lead')).some((m) => m.from === name && m.text === 'pong from the shell')
+        },
+        60_000,
+        200,
+      )
+      await idle(t, name)
+      if (c.mcpSend) {
+        await t.swarm(['send', 't', name, 'REPLY-MCP now'])
+        await waitFor('the MCP reply', async () => (await inboxOf(t, 'team-lead')).some((m) => m.from === name && m.text === 'pong from mcp'), 60_000)
+        await idle(t, name)
+      }
+      const idles = (await inboxOf(t, 'team-lead')).filter((m) => m.from === name && m.text.includes('idle_notification'))
+      expect(idles.length).toBeGreaterThan(3)
+      expect(idles.some((m) => m.text.includes('The tool finished.'))).toBe(true)
+    }, 120_000)
+
+    it('team delete asks it to quit its own way and leaves no process behind', async () => {
+      const sids = await panePids(t.env, t.socket)
+      const deleted = await t.swarm(['team', 'delete', 't'])
+      expect(deleted.code, deleted.stderr).toBe(0)
+      expect(await leftovers(sids)).toEqual([])
+    }, 60_000)
+  })
+}
