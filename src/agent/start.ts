@@ -52,6 +52,8 @@ export interface StartAgentOptions {
   verifyLead?: (entry: InboxMessage) => LeadVerdict
   sign?: (m: InboxMessage) => string | undefined
   runtime?: Partial<Pick<RuntimeOptions, 'external' | 'route' | 'onControl' | 'autoClaimTasks'>>
+  /** Replaces the agent type's own prompt (the coordinator's). */
+  definitionPrompt?: string
   leaderModel?: string
 }
 
@@ -128,7 +130,7 @@ export async function assembleAgent(
   }
   const tools = toolsForMode(mode.data)
 
-  let definitionPrompt = def.systemPrompt
+  let definitionPrompt = opts.definitionPrompt ?? def.systemPrompt
   let writableRoots: string[] | undefined
   if (def.writableTempDir) {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), `swarm-${opts.name}-`))

@@ -1,7 +1,7 @@
 import os from 'node:os'
 import path from 'node:path'
 import { z } from 'zod'
-import type { Tool as ApiTool, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages'
+import type { MessageParam, Tool as ApiTool, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages'
 import { errorMessage } from '../errors.js'
 
 /**
@@ -45,6 +45,21 @@ export interface ToolContext {
    * agent types that may only write to a scratch directory (Verification).
    */
   writableRoots?: readonly string[]
+  /** The request this call answers (set by the turn loop): what a fork copies byte for byte. */
+  request?: TurnRequest
+  /** How deep in delegation the caller is: 0 for the lead or a teammate, n for a subagent n levels down. */
+  depth?: number
+  /** Set inside a fork child: a fork may not fork again. */
+  forkChild?: boolean
+}
+
+/** The parts of a model request a fork must repeat byte for byte (the live conversation, not a copy). */
+export interface TurnRequest {
+  model: string
+  maxTokens: number
+  system: string
+  tools: readonly AnyTool[]
+  messages: readonly MessageParam[]
 }
 
 /** Input of `defineTool`. `execute` may return a string (success) or a ToolResult, or throw. */

@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk'
 import { APIUserAbortError } from '@anthropic-ai/sdk'
-import { runTool, type AnyTool as Tool, type ToolContext, type ToolResult } from './tool.js'
+import { runTool, type AnyTool as Tool, type ToolContext, type ToolResult, type TurnRequest } from './tool.js'
 import { usageFromApi, type Usage } from './pricing.js'
 import type { NewTranscriptEvent } from './transcript.js'
 
@@ -30,6 +30,8 @@ export interface TurnOptions extends TurnEvents {
   signal: AbortSignal
   toolContext: ToolContext
   maxTokens?: number
+  /** The `x-swarm-agent` header (who is asking, for the model server's logs); default the tool context's agent. */
+  agentHeader?: string
 }
 
 export interface TurnResult {
@@ -49,6 +51,13 @@ export async function runTurn(opts: TurnOptions): Promise<TurnResult> {
   const apiTools = opts.tools.map((t) => t.toApiTool())
   const byName = new Map(opts.tools.map((t) => [t.name, t]))
   const toolCalls: TurnResult['toolCalls'] = []
+  const request: TurnRequest = {
+    model: opts.model,
+    maxTokens: opts.maxTokens ?? DEFAULT_MAX_TOKENS,
+    system: opts.system,
+    tools: opts.tools,
+    messages: opts.messages,
+  }
   let text = ''
   for (let iteration = 1; iteration <= opts.maxIterations; iteration++) {
     if (opts.signal.aborted) return { status: 'aborted', text, iterations: iteration - 1, toolCalls }
@@ -57,12 +66,12 @@ export async function runTurn(opts: TurnOptions): Promise<TurnResult> {
       const stream = opts.client.messages.stream(
         {
           model: opts.model,
-          max_tokens: opts.maxTokens ?? DEFAULT_MAX_TOKENS,
+          max_tokens: request.maxTokens,
           system: opts.system,
           messages: opts.messages,
           ...(apiTools.length ? { tools: apiTools } : {}),
         },
-        { signal: opts.signal, headers: { 'x-swarm-agent': opts.toolContext.agentName } },
+        { signal: opts.signal, headers: { 'x-swarm-agent': opts.agentHeader ?? opts.toolContext.agentName } },
       )
       stream.on('text', (delta) => opts.onText?.(delta))
       final = await stream.finalMessage()
@@ -94,7 +103,7 @@ export async function runTurn(opts: TurnOptions): Promise<TurnResult> {
       const result: ToolResult = opts.signal.aborted
         ? { content: 'Interrupted: the agent was stopped.', isError: true }
         : tool
-          ? await runTool(tool, use.input, { ...opts.toolContext, toolUseId: use.id })
+          ? await runTool(tool, use.input, { ...opts.toolContext, toolUseId: use.id, request })
           : { content: `No such tool: ${use.name}. Available: ${[...byName.keys()].join(', ')}`, isError: true }
       const ms = Date.now() - started
       opts.onToolEnd?.(use.name, use.input, result, ms)

@@ -25,6 +25,7 @@ const GROUPS: Record<string, () => Promise<Register>> = {
   hide: () => import('./pane.js').then((m) => m.registerPaneCommands),
   unhide: () => import('./pane.js').then((m) => m.registerPaneCommands),
   worktrees: () => import('./worktrees.js').then((m) => m.registerWorktreeCommands),
+  batch: () => import('./batch.js').then((m) => m.registerBatchCommand),
 }
 
 /** The program with every command group, or only `only`'s (same commands, cheaper to load). */

@@ -13,7 +13,7 @@ import { collect } from './options.js'
 import { shutdownSignal } from './signals.js'
 import { LEAD_NAME, teamConfigPath } from '../home/paths.js'
 import { listTasks } from '../tasks/task-store.js'
-import { createTeam, listTeams, readTeam } from '../teams/team-store.js'
+import { createTeam, listTeams, readTeam, updateTeam } from '../teams/team-store.js'
 import { PermissionModeName } from '../permissions/rules/modes.js'
 import type { TeamFile } from '../teams/types.js'
 import { colorize, colors, printJson, println, table } from '../terminal/output.js'
@@ -33,6 +33,7 @@ export interface TeamCreateOptions {
   attach: boolean
   start: boolean
   json?: boolean
+  coordinator?: boolean
 }
 
 /** `swarm team …` */
@@ -52,6 +53,10 @@ export function registerTeamCommands(program: Command): void {
     .option('--from <file>', 'a team file (YAML) describing members, types, models, modes and prompts')
     .option('--no-attach', 'do not attach to the tmux session; print the attach command')
     .option('--no-start', 'write the team and its roster, start nothing')
+    .option(
+      '--coordinator',
+      'the lead only delegates: Agent, SendMessage, TaskStop and the task tools, and the four phases (research, synthesis, implementation, verification)',
+    )
     .option('--json', 'print the team as JSON')
     .action((name: string, opts: TeamCreateOptions) => teamCreate(name, opts))
   team
@@ -124,6 +129,8 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
     }),
   })
   await ensureTeamKeys(team.name)
+  // Recorded in the team, so the leader started in its pane (and `team resume`) coordinates too.
+  if (opts.coordinator) await updateTeam(team.name, (t) => void (t.swarmCoordinator = true))
   if (!opts.start) {
     if (opts.json) printJson(team)
     else {

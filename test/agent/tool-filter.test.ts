@@ -19,7 +19,7 @@ const FILES = ['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep']
 
 describe('resolveToolsForAgent', () => {
   it.each<[string, AgentDefinition, ToolFilterOptions, string[]]>([
-    ['general-purpose lead', GENERAL_PURPOSE_AGENT, { isTeammate: false }, [...FILES, ...COORDINATION, 'Agent', 'TaskStop']],
+    ['general-purpose lead', GENERAL_PURPOSE_AGENT, { isTeammate: false }, [...FILES, ...COORDINATION, 'Agent', 'TaskStop', 'Batch']],
     ['general-purpose teammate', GENERAL_PURPOSE_AGENT, { isTeammate: true }, [...FILES, ...COORDINATION]],
     [
       'general-purpose teammate in plan mode',
@@ -60,12 +60,14 @@ describe('resolveToolsForAgent', () => {
       { tool: 'ExitPlanMode', layer: 'all-agents', reason: 'ExitPlanMode is only available in plan mode' },
       { tool: 'Agent', layer: 'teammate', reason: 'Agent is for the team lead only' },
       { tool: 'TaskStop', layer: 'teammate', reason: 'TaskStop is for the team lead only' },
+      { tool: 'Batch', layer: 'teammate', reason: 'Batch is for the team lead only' },
     ])
     const lead = resolveToolsForAgent(custom({ tools: ['*'] }), ALL, { isTeammate: false })
     expect(lead.removed.map((r) => [r.tool, r.layer])).toEqual([
       ['ExitPlanMode', 'all-agents'],
       ['Agent', 'user-defined'],
       ['TaskStop', 'user-defined'],
+      ['Batch', 'user-defined'],
     ])
   })
 

@@ -18,6 +18,7 @@ export const TOOL_NAMES = [
   'ExitPlanMode',
   'Agent',
   'TaskStop',
+  'Batch',
 ] as const
 export type ToolName = (typeof TOOL_NAMES)[number]
 
@@ -26,7 +27,7 @@ export function isToolName(name: string): name is ToolName {
 }
 
 /** Tools only the lead has: spawning agents and stopping them. */
-export const LEAD_ONLY_TOOL_NAMES: readonly ToolName[] = ['Agent', 'TaskStop']
+export const LEAD_ONLY_TOOL_NAMES: readonly ToolName[] = ['Agent', 'TaskStop', 'Batch']
 
 /** Coordination tools that need the mailbox and the task list. */
 export const COORDINATION_TOOL_NAMES: readonly ToolName[] = ['SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate']
