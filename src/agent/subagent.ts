@@ -44,7 +44,11 @@ export async function runSubagent(req: SubagentRequest): Promise<string> {
   const result = await runTurn({
     client: req.client,
     model,
-    system: def.systemPrompt + `\n\nWorking directory: ${req.cwd}\nYou are a one-off subagent of ${req.parent}: your final message is your report.` + (worktree ? `\n\n${worktreeNotice(worktree)}` : ''),
+    // The type's prompt is the cached prefix every run of this type shares; what names this run follows it.
+    system: {
+      static: def.systemPrompt,
+      dynamic: `Working directory: ${req.cwd}\nYou are a one-off subagent of ${req.parent}: your final message is your report.` + (worktree ? `\n\n${worktreeNotice(worktree)}` : ''),
+    },
     tools: available.filter((t) => names.includes(t.name)),
     messages,
     maxIterations: def.maxTurns ?? 50,

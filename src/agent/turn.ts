@@ -2,6 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk'
 import { APIUserAbortError } from '@anthropic-ai/sdk'
 import { runTool, type AnyTool as Tool, type ToolContext, type ToolResult } from './tool.js'
 import { usageFromApi, type Usage } from './pricing.js'
+import { type CacheSetting, DEFAULT_CACHE, layoutPrompt, type SystemPrompt } from './cache-layout.js'
 import type { NewTranscriptEvent } from './transcript.js'
 
 type MessageParam = Anthropic.MessageParam
@@ -21,7 +22,10 @@ export interface TurnEvents {
 export interface TurnOptions extends TurnEvents {
   client: Anthropic
   model: string
-  system: string
+  /** A plain string is cached whole; split it to keep the changing part out of the cached prefix. */
+  system: string | SystemPrompt
+  /** Prompt caching (default on, 5 m). */
+  cache?: CacheSetting
   tools: Tool[]
   /** The conversation; the turn appends to it in place. */
   messages: MessageParam[]
@@ -53,13 +57,14 @@ export async function runTurn(opts: TurnOptions): Promise<TurnResult> {
   for (let iteration = 1; iteration <= opts.maxIterations; iteration++) {
     if (opts.signal.aborted) return { status: 'aborted', text, iterations: iteration - 1, toolCalls }
     let final: Anthropic.Message
+    const prompt = layoutPrompt(opts.system, opts.messages, opts.cache ?? DEFAULT_CACHE)
     try {
       const stream = opts.client.messages.stream(
         {
           model: opts.model,
           max_tokens: opts.maxTokens ?? DEFAULT_MAX_TOKENS,
-          system: opts.system,
-          messages: opts.messages,
+          system: prompt.system,
+          messages: prompt.messages,
           ...(apiTools.length ? { tools: apiTools } : {}),
         },
         { signal: opts.signal, headers: { 'x-swarm-agent': opts.toolContext.agentName } },

@@ -1,6 +1,7 @@
 import fs from 'node:fs'
 import type { Command } from 'commander'
 import type { MemberStatus, TeamStatus } from '../supervisor/status.js'
+import { cachedShare, percent } from '../agent/pricing.js'
 import type { MemberReport, TeamReport } from '../leader/team-report.js'
 import { paintAgent } from '../util/colors.js'
 import { colors, printJson, println, table } from './output.js'
@@ -56,7 +57,7 @@ export async function runStatus(team: string, opts: StatusCommandOptions): Promi
 }
 
 export function formatReport(r: TeamReport): string {
-  const rows = [['NAME', 'STATE', 'BACKEND', 'PANE', 'MODEL', 'LAST SEEN', 'UNREAD', 'ASKS', 'TASK', 'TOKENS', 'COST']]
+  const rows = [['NAME', 'STATE', 'BACKEND', 'PANE', 'MODEL', 'LAST SEEN', 'UNREAD', 'ASKS', 'TASK', 'TOKENS', 'CACHED', 'COST']]
   for (const m of r.members) {
     rows.push([
       m.name,
@@ -69,6 +70,7 @@ export function formatReport(r: TeamReport): string {
       String(m.pendingRequests),
       m.currentTask ? `#${m.currentTask}` : '-',
       m.tokens ? `${kilo(m.tokens.input + m.tokens.cacheRead + m.tokens.cacheWrite)}/${kilo(m.tokens.output)}` : '-',
+      m.tokens ? percent(cachedShare({ inputTokens: m.tokens.input, outputTokens: m.tokens.output, cacheReadTokens: m.tokens.cacheRead, cacheWriteTokens: m.tokens.cacheWrite })) : '-',
       m.costUsd !== undefined ? `$${m.costUsd.toFixed(4)}` : '-',
     ])
   }
