@@ -4,6 +4,8 @@ export interface Usage {
   outputTokens: number
   cacheReadTokens: number
   cacheWriteTokens: number
+  /** The part of cacheWriteTokens written with the 1 h TTL (priced 2× input instead of 1.25×). */
+  cacheWrite1hTokens?: number
 }
 
 export const emptyUsage = (): Usage => ({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 })
@@ -14,6 +16,7 @@ export function addUsage(a: Usage, b: Partial<Usage>): Usage {
     outputTokens: a.outputTokens + (b.outputTokens ?? 0),
     cacheReadTokens: a.cacheReadTokens + (b.cacheReadTokens ?? 0),
     cacheWriteTokens: a.cacheWriteTokens + (b.cacheWriteTokens ?? 0),
+    ...(a.cacheWrite1hTokens || b.cacheWrite1hTokens ? { cacheWrite1hTokens: (a.cacheWrite1hTokens ?? 0) + (b.cacheWrite1hTokens ?? 0) } : {}),
   }
 }
 
@@ -25,19 +28,22 @@ export function usageFromApi(
         output_tokens?: number | null
         cache_read_input_tokens?: number | null
         cache_creation_input_tokens?: number | null
+        cache_creation?: { ephemeral_1h_input_tokens?: number | null } | null
       }
     | null
     | undefined,
 ): Usage {
+  const longWrites = u?.cache_creation?.ephemeral_1h_input_tokens ?? 0
   return {
     inputTokens: u?.input_tokens ?? 0,
     outputTokens: u?.output_tokens ?? 0,
     cacheReadTokens: u?.cache_read_input_tokens ?? 0,
     cacheWriteTokens: u?.cache_creation_input_tokens ?? 0,
+    ...(longWrites ? { cacheWrite1hTokens: longWrites } : {}),
   }
 }
 
-/** USD per million tokens: input, output. Cache writes cost 1.25× input, cache reads 0.1× input. */
+/** USD per million tokens: input, output. Cache writes cost 1.25× input (5 m) or 2× (1 h), cache reads 0.1× input. */
 const PRICES: Array<[RegExp, number, number]> = [
   [/opus-4-(?:[5-9]|1\d)|opus-[5-9]/, 5, 25],
   [/opus/, 15, 75],
@@ -50,10 +56,23 @@ const PRICES: Array<[RegExp, number, number]> = [
 export function estimateCost(model: string, usage: Usage): number {
   const [, input, output] = PRICES.find(([re]) => re.test(model)) ?? PRICES[PRICES.length - 1]
   const perToken = (usd: number) => usd / 1_000_000
+  const longWrites = Math.min(usage.cacheWrite1hTokens ?? 0, usage.cacheWriteTokens)
   const cost =
     usage.inputTokens * perToken(input) +
     usage.outputTokens * perToken(output) +
-    usage.cacheWriteTokens * perToken(input * 1.25) +
+    (usage.cacheWriteTokens - longWrites) * perToken(input * 1.25) +
+    longWrites * perToken(input * 2) +
     usage.cacheReadTokens * perToken(input * 0.1)
   return Math.round(cost * 1_000_000) / 1_000_000
+}
+
+/** The share of input tokens (plain + cache writes + cache reads) that were read from the cache, 0..1. */
+export function cachedShare(usage: Usage): number {
+  const total = usage.inputTokens + usage.cacheWriteTokens + usage.cacheReadTokens
+  return total === 0 ? 0 : usage.cacheReadTokens / total
+}
+
+/** "87%": the cached share for people. */
+export function percent(share: number): string {
+  return `${Math.round(share * 100)}%`
 }

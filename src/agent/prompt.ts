@@ -1,4 +1,5 @@
 import type { InboxMessage } from '../mailbox/types.js'
+import type { SystemPrompt } from './cache-layout.js'
 
 const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;')
 
@@ -23,23 +24,26 @@ export interface TeamContext {
   isLead?: boolean
 }
 
-/** The system prompt: the agent type's own prompt plus how to live in a team. */
-export function buildSystemPrompt(ctx: TeamContext): string {
+/**
+ * The system prompt: the agent type's own prompt plus how to live in a team. The static part is
+ * the same bytes on every request (it is cached); who is on the team changes, so it comes after.
+ */
+export function buildSystemPrompt(ctx: TeamContext): SystemPrompt {
   const others = ctx.members.filter((m) => m !== ctx.name)
   const role = ctx.isLead
     ? `You are the lead of team "${ctx.team}". You coordinate teammates: spawn them with the Agent tool, ` +
       `give them work with SendMessage and the task tools, and answer their questions.`
     : `You are "${ctx.name}", a member of team "${ctx.team}", led by "team-lead".`
-  return [
+  const text = [
     ctx.definitionPrompt.trim(),
     '',
     '# Team',
     role,
-    `Members: ${others.length ? others.join(', ') : '(none yet)'}.`,
     `Working directory: ${ctx.cwd}`,
     'Messages from teammates arrive as <teammate-message teammate_id="…"> blocks.',
     'Your plain text output is NOT seen by anyone else: to tell a teammate or the lead something, use SendMessage.',
     'Use TaskList / TaskGet / TaskUpdate to track shared work; mark a task completed with TaskUpdate when it is done.',
     'When you have finished what was asked, report to team-lead with SendMessage and stop; you will be woken by the next message.',
   ].join('\n')
+  return { static: text, dynamic: `Members: ${others.length ? others.join(', ') : '(none yet)'}.` }
 }

@@ -10,6 +10,7 @@ import { sendTeamMessage } from '../teams/messaging.js'
 import { claimTask, listTasks } from '../tasks/task-store.js'
 import { inboxPath, LEAD_NAME, tasksDir } from '../home/paths.js'
 import { ensureDir } from '../util/fs.js'
+import type { CacheSetting, SystemPrompt } from './cache-layout.js'
 import { addUsage, emptyUsage, estimateCost, type Usage } from './pricing.js'
 import { formatTeammateMessage } from './prompt.js'
 import type { AgentOutput } from './render.js'
@@ -40,7 +41,9 @@ export interface RuntimeOptions {
   client: Anthropic
   model: string
   mode?: string
-  system: string
+  system: SystemPrompt | string
+  /** Prompt caching of this agent's requests (settings `promptCacheTtl`; default on, 5 m). */
+  cache?: CacheSetting
   tools: Tool[]
   /** The tools for a permission mode (the mode can change while the agent runs); default `tools`. */
   toolsForMode?(mode: string): Tool[]
@@ -311,6 +314,7 @@ export class TeammateRuntime {
         client: this.o.client,
         model: this.o.model,
         system: this.o.system,
+        ...(this.o.cache ? { cache: this.o.cache } : {}),
         tools: this.o.toolsForMode?.(this.o.state.current.mode ?? this.o.mode ?? 'default') ?? this.o.tools,
         messages: this.o.messages,
         maxIterations: this.o.maxIterations,

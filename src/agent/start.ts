@@ -13,6 +13,7 @@ import { scratchDirNote } from './definitions/built-in.js'
 import { loadAgentDefinitions } from './definitions/load.js'
 import { resolveToolsForAgent } from './definitions/tool-filter.js'
 import { resolveModel } from './model.js'
+import { loadCacheSetting } from './cache-settings.js'
 import { buildSystemPrompt } from './prompt.js'
 import { createOutput, type AgentOutput } from './render.js'
 import { TeammateRuntime, type LeadVerdict, type RuntimeOptions, type TurnLog } from './runtime.js'
@@ -140,6 +141,8 @@ export async function assembleAgent(
   const worktree = await findWorktreeRecord(opts.team, await fs.realpath(cwd).catch(() => cwd), env).catch(() => undefined)
   if (worktree) definitionPrompt += '\n\n' + worktreeNotice(worktree)
   const system = buildSystemPrompt({ team: opts.team, name: opts.name, members: team.members.map((m) => m.name), cwd, definitionPrompt, isLead })
+  const { cache, diagnostics: cacheDiagnostics } = await loadCacheSetting(cwd, env)
+  for (const d of cacheDiagnostics) output.warn(d)
 
   const transcript = new Transcript(transcriptPath(opts.team, opts.name, env))
   const messages = opts.resume ? rebuildConversation(await readTranscript(transcript.file)) : []
@@ -182,6 +185,7 @@ export async function assembleAgent(
     model,
     mode: mode.data,
     system,
+    cache,
     tools,
     toolsForMode,
     maxIterations: def.maxTurns ?? DEFAULT_MAX_ITERATIONS,

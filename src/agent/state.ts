@@ -24,6 +24,7 @@ export const AgentState = z.looseObject({
       outputTokens: z.number(),
       cacheReadTokens: z.number(),
       cacheWriteTokens: z.number(),
+      cacheWrite1hTokens: z.number().optional(),
     })
     .optional(),
   costUsd: z.number().optional(),

@@ -3,6 +3,7 @@ import path from 'node:path'
 import { z } from 'zod'
 import type { MessageParam, Tool as ApiTool, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages'
 import { errorMessage } from '../errors.js'
+import type { CacheSetting, SystemPrompt } from './cache-layout.js'
 
 /**
  * What a tool hands back to the model: text, and whether it is a failure. A failure is a
@@ -57,7 +58,8 @@ export interface ToolContext {
 export interface TurnRequest {
   model: string
   maxTokens: number
-  system: string
+  system: string | SystemPrompt
+  cache?: CacheSetting
   tools: readonly AnyTool[]
   messages: readonly MessageParam[]
 }

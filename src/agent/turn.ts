@@ -2,6 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk'
 import { APIUserAbortError } from '@anthropic-ai/sdk'
 import { runTool, type AnyTool as Tool, type ToolContext, type ToolResult, type TurnRequest } from './tool.js'
 import { usageFromApi, type Usage } from './pricing.js'
+import { type CacheSetting, DEFAULT_CACHE, layoutPrompt, type SystemPrompt } from './cache-layout.js'
 import type { NewTranscriptEvent } from './transcript.js'
 
 type MessageParam = Anthropic.MessageParam
@@ -21,7 +22,10 @@ export interface TurnEvents {
 export interface TurnOptions extends TurnEvents {
   client: Anthropic
   model: string
-  system: string
+  /** A plain string is cached whole; split it to keep the changing part out of the cached prefix. */
+  system: string | SystemPrompt
+  /** Prompt caching (default on, 5 m). */
+  cache?: CacheSetting
   tools: Tool[]
   /** The conversation; the turn appends to it in place. */
   messages: MessageParam[]
@@ -30,6 +34,8 @@ export interface TurnOptions extends TurnEvents {
   signal: AbortSignal
   toolContext: ToolContext
   maxTokens?: number
+  /** Messages that keep a breakpoint besides the usual ones (a fork repeats its parent's, byte for byte). */
+  keepBreakpoints?: readonly number[]
   /** The `x-swarm-agent` header (who is asking, for the model server's logs); default the tool context's agent. */
   agentHeader?: string
 }
@@ -55,6 +61,7 @@ export async function runTurn(opts: TurnOptions): Promise<TurnResult> {
     model: opts.model,
     maxTokens: opts.maxTokens ?? DEFAULT_MAX_TOKENS,
     system: opts.system,
+    ...(opts.cache ? { cache: opts.cache } : {}),
     tools: opts.tools,
     messages: opts.messages,
   }
@@ -62,13 +69,14 @@ export async function runTurn(opts: TurnOptions): Promise<TurnResult> {
   for (let iteration = 1; iteration <= opts.maxIterations; iteration++) {
     if (opts.signal.aborted) return { status: 'aborted', text, iterations: iteration - 1, toolCalls }
     let final: Anthropic.Message
+    const prompt = layoutPrompt(opts.system, opts.messages, opts.cache ?? DEFAULT_CACHE, opts.keepBreakpoints)
     try {
       const stream = opts.client.messages.stream(
         {
           model: opts.model,
           max_tokens: request.maxTokens,
-          system: opts.system,
-          messages: opts.messages,
+          system: prompt.system,
+          messages: prompt.messages,
           ...(apiTools.length ? { tools: apiTools } : {}),
         },
         { signal: opts.signal, headers: { 'x-swarm-agent': opts.agentHeader ?? opts.toolContext.agentName } },

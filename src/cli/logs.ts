@@ -3,6 +3,7 @@ import type { Command } from 'commander'
 import pc from 'picocolors'
 import type Anthropic from '@anthropic-ai/sdk'
 import { readTranscript, transcriptPath, type TranscriptEvent } from '../agent/transcript.js'
+import { cachedShare, percent } from '../agent/pricing.js'
 import { NotFoundError } from '../errors.js'
 import { agentDir, validateAgentName, validateName } from '../home/paths.js'
 import { getMember } from '../teams/team-store.js'
@@ -67,7 +68,7 @@ export function formatEvent(e: TranscriptEvent, c: Colors): string {
     case 'error':
       return `${time} ${c.red('error')} ${e.errorType}${e.status ? ` ${e.status}` : ''}${e.requestId ? ` ${e.requestId}` : ''}: ${e.message}`
     case 'usage':
-      return `${time} ${c.dim(`tokens: ${e.inputTokens} in, ${e.outputTokens} out, ${e.cacheReadTokens} cache read, ${e.cacheWriteTokens} cache write`)}`
+      return `${time} ${c.dim(`tokens: ${e.inputTokens} in, ${e.outputTokens} out, ${e.cacheReadTokens} cache read, ${e.cacheWriteTokens} cache write (${percent(cachedShare(e))} cached)`)}`
     case 'message':
       return `${time} ${e.message.role === 'user' ? c.magenta('user') : c.blue('assistant')} ${renderContent(e.message.content)}`
     default: {

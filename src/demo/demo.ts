@@ -5,6 +5,7 @@ import path from 'node:path'
 import readline from 'node:readline'
 import pc from 'picocolors'
 import { readAgentState } from '../agent/state.js'
+import { cachedShare, percent } from '../agent/pricing.js'
 import { selectBackend } from '../backends/registry.js'
 import { systemDetectInputs } from '../backends/detect.js'
 import { socketArgs, swarmSocket } from '../backends/tmux-client.js'
@@ -45,7 +46,7 @@ export interface DemoSummary {
   tasks: Array<{ id: string; subject: string; owner?: string; status: string }>
   permissions: Array<{ agent: string; tool: string; summary: string; decision: string; by: string }>
   verdict?: string
-  tokens: { input: number; output: number; cacheRead: number }
+  tokens: { input: number; output: number; cacheRead: number; cacheWrite: number }
   files: string[]
 }
 
@@ -226,7 +227,7 @@ async function summarize(
 ): Promise<DemoSummary> {
   const config = await readTeam(TEAM, env)
   let messages = 0
-  const tokens = { input: 0, output: 0, cacheRead: 0 }
+  const tokens = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }
   for (const m of config.members) {
     const file = inboxPath(TEAM, m.name, env)
     messages += (await readInbox(file)).length + (await readArchive(file).catch(() => [])).length
@@ -234,6 +235,7 @@ async function summarize(
     tokens.input += state?.usage?.inputTokens ?? 0
     tokens.output += state?.usage?.outputTokens ?? 0
     tokens.cacheRead += state?.usage?.cacheReadTokens ?? 0
+    tokens.cacheWrite += state?.usage?.cacheWriteTokens ?? 0
   }
   const files = (await fs.readdir(path.join(project, 'src'))).map((f) => `src/${f}`)
   return {
@@ -258,7 +260,9 @@ function printSummary(s: DemoSummary, out: NodeJS.WritableStream, c: ReturnType<
   for (const t of s.tasks) w(`  task #${t.id}      ${t.status.padEnd(11)} ${t.subject}${t.owner ? ` (${t.owner})` : ''}`)
   for (const p of s.permissions) w(`  permission   ${p.agent}: ${p.tool} ${p.summary} → ${p.decision} by ${p.by}`)
   w(`  files        ${s.files.join(', ')}`)
-  w(`  tokens       ${s.tokens.input} in, ${s.tokens.output} out, ${s.tokens.cacheRead} cache read (scripted model)`)
+  const t = s.tokens
+  const share = percent(cachedShare({ inputTokens: t.input, outputTokens: t.output, cacheReadTokens: t.cacheRead, cacheWriteTokens: t.cacheWrite }))
+  w(`  tokens       ${t.input} in, ${t.cacheWrite} cache write, ${t.cacheRead} cache read (${share} cached), ${t.output} out (loopback estimate)`)
   w(`  verdict      ${s.verdict}`)
   w(`  time         ${(s.ms / 1000).toFixed(1)} s`)
 }

@@ -12,7 +12,6 @@ const SLUG_JS = "exports.slugify = (text) =>\n  text.toLowerCase().trim().replac
 
 const tool = (name: string, input: Record<string, unknown>, text?: string) => ({
   content: [...(text ? [{ type: 'text' as const, text }] : []), { type: 'tool_use' as const, name, input }],
-  usage: { input_tokens: 900, output_tokens: 60, cache_read_input_tokens: 700, cache_creation_input_tokens: 0 },
 })
 
 /**
@@ -86,5 +85,6 @@ export const DEMO_SCENARIO: ScenarioInput = {
     ],
   },
   // Messages that arrive before an agent's cue (a task assignment, an idle notification to the lead).
-  fallback: { text: 'Noted.', usage: { input_tokens: 300, output_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } },
+  // No usage is fixed: the loopback model accounts tokens and cache reads honestly.
+  fallback: { text: 'Noted.' },
 }

@@ -1,3 +1,4 @@
+import { cachedShare, percent } from '../agent/pricing.js'
 import { paintAgent } from '../terminal/colors.js'
 import { colors, table } from '../terminal/output.js'
 import type { MemberReport, TeamReport } from './team-report.js'
@@ -7,7 +8,7 @@ import type { MemberReport, TeamReport } from './team-report.js'
  * then the team's worktrees. Names and states are coloured; widths count only visible text.
  */
 export function formatReport(r: TeamReport): string {
-  const rows = [['NAME', 'STATE', 'BACKEND', 'PANE', 'MODEL', 'LAST SEEN', 'UNREAD', 'ASKS', 'TASK', 'TOKENS', 'COST']]
+  const rows = [['NAME', 'STATE', 'BACKEND', 'PANE', 'MODEL', 'LAST SEEN', 'UNREAD', 'ASKS', 'TASK', 'TOKENS', 'CACHED', 'COST']]
   for (const m of r.members) {
     rows.push([
       m.name,
@@ -20,6 +21,16 @@ export function formatReport(r: TeamReport): string {
       String(m.pendingRequests),
       m.currentTask ? `#${m.currentTask}` : '-',
       m.tokens ? `${kilo(m.tokens.input + m.tokens.cacheRead + m.tokens.cacheWrite)}/${kilo(m.tokens.output)}` : '-',
+      m.tokens
+        ? percent(
+            cachedShare({
+              inputTokens: m.tokens.input,
+              outputTokens: m.tokens.output,
+              cacheReadTokens: m.tokens.cacheRead,
+              cacheWriteTokens: m.tokens.cacheWrite,
+            }),
+          )
+        : '-',
       m.costUsd !== undefined ? `$${m.costUsd.toFixed(4)}` : '-',
     ])
   }

@@ -2,7 +2,10 @@ import http from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import { type Scenario, type ScenarioInput, loadScenarioFile, parseScenario } from './scenario.js'
 import { type MessagesRequestBody, type PlayedStep, ScriptPlayer } from './script-player.js'
-import { buildMessage, encodeSse, errorBody, IdSource, estimateTokens, messageEvents } from './response.js'
+import { breakpointProblem, PromptCache, type PromptUsage } from '../loopback-model/cache.js'
+import { promptBlocks } from '../loopback-model/tokens.js'
+import { contextWindowFor, promptTooLongMessage } from '../loopback-model/window.js'
+import { type LoopbackMessage, buildMessage, encodeSse, errorBody, IdSource, messageEvents } from './response.js'
 import type { ErrorSpec } from './scenario.js'
 
 /** Bodies above this are refused with 413, like the API's own limit. */
@@ -30,6 +33,10 @@ export interface RecordedRequest {
   status?: number
   /** True when the client went away before the response ended (an aborted stream). */
   clientClosed: boolean
+  /** The estimated prompt size (tools + system + messages) of a Messages request. */
+  promptTokens?: number
+  /** The usage the answer reported (for a message). */
+  usage?: LoopbackMessage['usage']
 }
 
 export interface LoopbackServerOptions {
@@ -38,6 +45,10 @@ export interface LoopbackServerOptions {
   /** Default 0: any free port. */
   port?: number
   onRequest?: (request: RecordedRequest) => void
+  /** The context window of every model (default: by model name, see window.ts; the scenario's `contextWindow` too). */
+  contextWindow?: number
+  /** The prompt cache's clock (tests move time to expire entries). */
+  now?: () => number
 }
 
 /** A running loopback Messages API. Point the SDK at `url` (`baseURL` / ANTHROPIC_BASE_URL). */
@@ -68,6 +79,8 @@ export async function startLoopbackServer(options: LoopbackServerOptions): Promi
   const sockets = new Set<Socket>()
   const closing = new AbortController()
   const requests: RecordedRequest[] = []
+  // The cache outlives scenario changes, like the API's: it belongs to the server.
+  const cache = new PromptCache(options.now)
 
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     const requestId = ids.next('req')
@@ -116,9 +129,16 @@ export async function startLoopbackServer(options: LoopbackServerOptions): Promi
     const problem = validateMessagesBody(body, record.path.endsWith('count_tokens'))
     if (problem) return fail(400, problem)
 
+    const blocks = promptBlocks(body)
+    record.promptTokens = blocks.reduce((sum, b) => sum + b.tokens, 0)
     if (record.path.endsWith('count_tokens')) {
       callHook(record)
-      return send(200, { input_tokens: estimateTokens(raw) })
+      return send(200, { input_tokens: record.promptTokens })
+    }
+    const refusal = breakpointProblem(blocks) ?? windowProblem(body.model!, record.promptTokens)
+    if (refusal) {
+      callHook(record)
+      return fail(400, refusal)
     }
     const selection = player.select({ headers: record.headers, body })
     record.agent = player.agentOf({ headers: record.headers, body })
@@ -130,7 +150,8 @@ export async function startLoopbackServer(options: LoopbackServerOptions): Promi
     if (spec.delayMs && !(await sleep(spec.delayMs, aborted))) return
     if (spec.error) return sendError(spec.error)
     const model = scenario.model ?? body.model ?? 'loopback'
-    const message = buildMessage(spec, { model, ids, requestText: raw })
+    const message = buildMessage(spec, { model, ids, prompt: cache.account(body.model!, blocks) })
+    record.usage = message.usage
     if (!record.stream) return send(200, message)
     record.status = 200
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
@@ -151,10 +172,18 @@ export async function startLoopbackServer(options: LoopbackServerOptions): Promi
       // Mid-stream errors arrive after a 200 and message_start, as an `error` event.
       record.status = 200
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers })
-      const start = buildMessage({ content: [] }, { model: scenario.model ?? body.model ?? 'loopback', ids, requestText: raw ?? '' })
+      const start = buildMessage(
+        { content: [] },
+        { model: scenario.model ?? body.model ?? 'loopback', ids, prompt: uncached(record.promptTokens ?? 0) },
+      )
       res.write(encodeSse(messageEvents(start)[0]!))
       res.end(encodeSse({ event: 'error', data: errorBody(error, requestId) }))
     }
+  }
+
+  const windowProblem = (model: string, tokens: number): string | undefined => {
+    const maximum = contextWindowFor(model, options.contextWindow ?? scenario.contextWindow)
+    return tokens > maximum ? promptTooLongMessage(tokens, maximum) : undefined
   }
 
   const callHook = (record: RecordedRequest) => {
@@ -202,6 +231,15 @@ export async function startLoopbackServer(options: LoopbackServerOptions): Promi
     },
   }
   return api
+}
+
+function uncached(tokens: number): PromptUsage {
+  return {
+    input_tokens: tokens,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+    cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+  }
 }
 
 function isAuthenticated(headers: Record<string, string>): boolean {

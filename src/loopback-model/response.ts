@@ -1,3 +1,5 @@
+import type { PromptUsage } from '../loopback-model/cache.js'
+import { estimateTextTokens } from '../loopback-model/tokens.js'
 import type { ErrorSpec, ResponseSpec } from './scenario.js'
 
 /** A Messages API `Message`, as the loopback server sends it. */
@@ -14,6 +16,7 @@ export interface LoopbackMessage {
     output_tokens: number
     cache_creation_input_tokens: number
     cache_read_input_tokens: number
+    cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number }
   }
 }
 
@@ -31,12 +34,8 @@ export class IdSource {
   }
 }
 
-/** Rough token count (4 characters a token) for usage the scenario does not fix. */
-export function estimateTokens(text: string): number {
-  return Math.max(1, Math.ceil(text.length / 4))
-}
-
-export function buildMessage(spec: ResponseSpec, options: { model: string; ids: IdSource; requestText: string }): LoopbackMessage {
+export function buildMessage(spec: ResponseSpec, options: { model: string; ids: IdSource; prompt: PromptUsage }): LoopbackMessage {
+  const { prompt } = options
   const content: LoopbackMessage['content'] = []
   if (spec.text !== undefined) content.push({ type: 'text', text: spec.text })
   for (const block of spec.content ?? []) {
@@ -52,11 +51,16 @@ export function buildMessage(spec: ResponseSpec, options: { model: string; ids: 
     content,
     stop_reason: spec.stop_reason ?? (content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn'),
     stop_sequence: null,
+    // The honest accounting of the prompt, unless the scenario fixes a figure.
     usage: {
-      input_tokens: spec.usage?.input_tokens ?? estimateTokens(options.requestText),
-      output_tokens: spec.usage?.output_tokens ?? estimateTokens(outputText),
-      cache_creation_input_tokens: spec.usage?.cache_creation_input_tokens ?? 0,
-      cache_read_input_tokens: spec.usage?.cache_read_input_tokens ?? 0,
+      input_tokens: spec.usage?.input_tokens ?? prompt.input_tokens,
+      output_tokens: spec.usage?.output_tokens ?? Math.max(1, estimateTextTokens(outputText)),
+      cache_creation_input_tokens: spec.usage?.cache_creation_input_tokens ?? prompt.cache_creation_input_tokens,
+      cache_read_input_tokens: spec.usage?.cache_read_input_tokens ?? prompt.cache_read_input_tokens,
+      cache_creation:
+        spec.usage?.cache_creation_input_tokens !== undefined
+          ? { ephemeral_5m_input_tokens: spec.usage.cache_creation_input_tokens, ephemeral_1h_input_tokens: 0 }
+          : prompt.cache_creation,
     },
   }
 }

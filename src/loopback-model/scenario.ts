@@ -135,6 +135,8 @@ export const Scenario = z.strictObject({
   name: z.string().optional(),
   /** The model reported in responses (default: the model of the request). */
   model: z.string().optional(),
+  /** The context window of every model, in tokens (default: 200k, 1M for `[1m]` names). */
+  contextWindow: z.number().int().positive().optional(),
   /** Header naming the agent of a request. */
   agentHeader: z.string().default(DEFAULT_AGENT_HEADER),
   /** Regular expression with one capture group, applied to the system prompt when the header is absent. */

@@ -251,8 +251,8 @@ describe('runSubagent', () => {
     expect(names).not.toContain('SendMessage')
     expect(names).not.toContain('TaskUpdate')
     expect(names).not.toContain('Write')
-    expect(requestMessages(first)).toEqual([{ role: 'user', content: 'look around' }])
-    expect(String((first.body as { system: string }).system)).toContain('one-off subagent of parent')
+    expect(requestMessages(first)).toEqual([{ role: 'user', content: [{ type: 'text', text: 'look around', cache_control: { type: 'ephemeral' } }] }])
+    expect(JSON.stringify((first.body as { system: unknown }).system)).toContain('one-off subagent of parent')
   })
 
   it('a definition with maxTurns cut short → marked partial; an unknown type → NotFoundError', async () => {

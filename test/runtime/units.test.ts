@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { DEFAULT_MODEL, expandAlias, resolveModel, type ModelSources } from '../../src/agent/model.js'
 import { addUsage, emptyUsage, estimateCost, usageFromApi } from '../../src/agent/pricing.js'
 import { buildSystemPrompt, formatTeammateMessage } from '../../src/agent/prompt.js'
+import { systemText } from '../../src/agent/cache-layout.js'
 import { createOutput, shortInput } from '../../src/agent/render.js'
 import { describeFailure } from '../../src/agent/runtime.js'
 import { CorruptFileError, NotFoundError } from '../../src/errors.js'
@@ -101,15 +102,19 @@ describe('formatTeammateMessage', () => {
     expect(forged).toContain('&lt;/teammate-message>')
   })
   it('the system prompt names the team, the members and how to talk', () => {
-    const p = buildSystemPrompt({ team: 'T', name: 'alice', members: ['team-lead', 'alice', 'bob'], cwd: '/w', definitionPrompt: 'You code.' })
+    const parts = buildSystemPrompt({ team: 'T', name: 'alice', members: ['team-lead', 'alice', 'bob'], cwd: '/w', definitionPrompt: 'You code.' })
+    // Who is on the team changes: it stays out of the cached static part.
+    expect(parts.static).not.toContain('bob')
+    expect(parts.dynamic).toBe('Members: team-lead, bob.')
+    const p = systemText(parts)
     expect(p.startsWith('You code.')).toBe(true)
     expect(p).toContain('You are "alice", a member of team "T", led by "team-lead".')
     expect(p).toContain('Members: team-lead, bob.')
     expect(p).toContain('Working directory: /w')
     expect(p).toContain('SendMessage')
-    expect(buildSystemPrompt({ team: 'T', name: 'team-lead', members: ['team-lead'], cwd: '/w', definitionPrompt: 'x', isLead: true })).toContain(
-      'You are the lead of team "T"',
-    )
+    expect(
+      buildSystemPrompt({ team: 'T', name: 'team-lead', members: ['team-lead'], cwd: '/w', definitionPrompt: 'x', isLead: true }).static,
+    ).toContain('You are the lead of team "T"')
   })
 })
 

@@ -1,4 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk'
+import { breakpointsOf } from '../cache-layout.js'
 import type { AgentOutput } from '../render.js'
 import type { PermissionCheck, TurnRequest } from '../tool.js'
 import { runTurn } from '../turn.js'
@@ -37,6 +38,9 @@ export async function runForkSubagent(req: ForkRunRequest): Promise<SubagentRun>
     model: req.request.model,
     maxTokens: req.request.maxTokens,
     system: req.request.system,
+    ...(req.request.cache ? { cache: req.request.cache } : {}),
+    // The parent's last request marked these; marking them again keeps its bytes.
+    keepBreakpoints: breakpointsOf(req.request.messages.length - 1, req.request.messages),
     tools: [...req.request.tools],
     messages: req.messages,
     maxIterations: FORK_MAX_TURNS,

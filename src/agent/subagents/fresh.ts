@@ -68,16 +68,18 @@ export async function runFreshSubagent(req: SubagentRequest): Promise<SubagentRu
     available.map((t) => t.name),
     { isTeammate: !req.agentTool },
   )
-  let system = def.systemPrompt + `\n\nWorking directory: ${req.cwd}\nYou are a one-off subagent of ${req.parent}: your final message is your report.`
+  // The type's prompt is the cached prefix every run of this type shares; what names this run follows it.
+  let dynamic = `Working directory: ${req.cwd}\nYou are a one-off subagent of ${req.parent}: your final message is your report.`
   let writableRoots: string[] | undefined
   if (def.writableTempDir) {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-subagent-'))
     writableRoots = [dir]
-    system += scratchDirNote(dir)
+    dynamic += scratchDirNote(dir)
   }
   const worktree = await findWorktreeRecord(req.team, req.cwd, req.env).catch(() => undefined)
-  if (worktree) system += `\n\n${worktreeNotice(worktree)}`
-  if (req.promptNote) system += `\n\n${req.promptNote}`
+  if (worktree) dynamic += `\n\n${worktreeNotice(worktree)}`
+  if (req.promptNote) dynamic += `\n\n${req.promptNote}`
+  const system = { static: def.systemPrompt, dynamic }
   try {
     const result = await runTurn({
       client: req.client,

@@ -85,7 +85,15 @@ describe('background subagents', () => {
       ].join('\n'),
     )
     const usage = /<total_tokens>(\d+)<\/total_tokens><tool_uses>(\d+)<\/tool_uses><duration_ms>(\d+)<\/duration_ms>/.exec(note)!
-    expect(Number(usage[1])).toBe(100 + 20 + 130 + 10)
+    // What the model server reported for the subagent's two calls (cache writes included).
+    const reported = modelRequests(loopback, 'team-lead/Explore-1').map((r) => r.usage!)
+    expect(reported.map((u) => [u.input_tokens, u.output_tokens])).toEqual([
+      [100, 20],
+      [130, 10],
+    ])
+    expect(Number(usage[1])).toBe(
+      reported.reduce((n, u) => n + u.input_tokens + u.output_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0), 0),
+    )
     expect(Number(usage[2])).toBe(1)
     expect(Number(usage[3])).toBeGreaterThanOrEqual(400)
     // The notification is a turn of its own, after the turn that started the task.

@@ -26,6 +26,10 @@ afterEach(async (ctx) => {
   await fx?.cleanup()
 })
 
+const systemOf = (body: unknown): string => {
+  const system = (body as { system: string | Array<{ text: string }> }).system
+  return typeof system === 'string' ? system : system.map((b) => b.text).join('\n')
+}
 const agent = (input: Record<string, unknown>) => ({ type: 'tool_use' as const, name: 'Agent', input })
 const write = (file: string, content: string) => ({ type: 'tool_use' as const, name: 'Write', input: { file_path: file, content } })
 
@@ -121,7 +125,7 @@ describe('coordinator mode', () => {
       'TaskStop',
       'TaskUpdate',
     ])
-    const system = typeof body.system === 'string' ? body.system : body.system.map((b) => b.text).join('\n')
+    const system = systemOf(body)
     for (const phase of ['1. Research', '2. Synthesis', '3. Implementation', '4. Verification']) expect(system).toContain(phase)
     expect(system).toContain(`Scratchpad directory: ${scratchpadDir(TEAM, fx.env)}`)
     expect(system).not.toContain('use the tools available to complete the task')
@@ -150,7 +154,7 @@ describe('coordinator mode', () => {
 
     // Every worker knows the scratchpad; results came back as task notifications with the file check and the verdict.
     for (const r of modelRequests(loopback).filter((q) => q.headers['x-swarm-agent']?.startsWith('team-lead/'))) {
-      expect(String((r.body as { system: unknown }).system)).toContain(`Shared scratchpad directory: ${scratchpadDir(TEAM, fx.env)}`)
+      expect(systemOf(r.body)).toContain(`Shared scratchpad directory: ${scratchpadDir(TEAM, fx.env)}`)
     }
     const notes = leadTurnInputs(loopback)
       .filter((t) => t.includes('<task-notification>'))
