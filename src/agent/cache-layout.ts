@@ -18,6 +18,9 @@ export interface SystemPrompt {
 /** Caching for one agent's requests: off, or on with a TTL (settings `promptCacheTtl`). */
 export type CacheSetting = { enabled: false } | { enabled: true; ttl: PromptCacheTtl }
 
+/** The API allows 4 breakpoints; the system prompt's static part takes one. */
+const MAX_MESSAGE_BREAKPOINTS = 3
+
 export const DEFAULT_CACHE: CacheSetting = { enabled: true, ttl: '5m' }
 
 type MessageParam = Anthropic.MessageParam
@@ -47,7 +50,9 @@ export function layoutPrompt(
   const blocks: TextBlockParam[] = [{ type: 'text', text: parts.static, ...marker }]
   if (parts.dynamic) blocks.push({ type: 'text', text: parts.dynamic })
   if (!cache.enabled || messages.length === 0) return { system: blocks, messages }
-  const marked = new Set<number>([...breakpointsOf(messages.length, messages), ...keep.filter((i) => i < messages.length)])
+  const marked = new Set<number>(breakpointsOf(messages.length, messages))
+  // Kept ones (latest first) only while the request stays within the API's 4 (one is the system's).
+  for (const i of [...keep].sort((a, b) => b - a)) if (i < messages.length && (marked.has(i) || marked.size < MAX_MESSAGE_BREAKPOINTS)) marked.add(i)
   return { system: blocks, messages: messages.map((m, i) => (marked.has(i) ? markLastBlock(m, marker) : m)) }
 }
 
