@@ -130,7 +130,11 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
   })
   await ensureTeamKeys(team.name)
   // Recorded in the team, so the leader started in its pane (and `team resume`) coordinates too.
-  if (opts.coordinator) await updateTeam(team.name, (t) => void (t.swarmCoordinator = true))
+  if (opts.coordinator) {
+    await updateTeam(team.name, (t) => {
+      t.swarmCoordinator = true
+    })
+  }
   if (!opts.start) {
     if (opts.json) printJson(team)
     else {

@@ -32,8 +32,7 @@ export function forkDirective(directive: string): string {
  */
 export function buildForkMessages(parent: readonly MessageParam[], directive: string): MessageParam[] {
   const last = parent[parent.length - 1]
-  if (!last || last.role !== 'assistant' || typeof last.content === 'string')
-    throw new Error('a fork starts from an assistant turn that called Agent')
+  if (last?.role !== 'assistant' || typeof last.content === 'string') throw new Error('a fork starts from an assistant turn that called Agent')
   const uses = last.content.filter((b): b is Anthropic.ToolUseBlockParam => b.type === 'tool_use')
   const placeholders: Anthropic.ContentBlockParam[] = uses.map((u) => ({ type: 'tool_result', tool_use_id: u.id, content: FORK_PLACEHOLDER }))
   return [
