@@ -1,13 +1,40 @@
 import { defineConfig } from 'vitest/config'
 
+/**
+ * Two projects. `unit`: no tmux, no child processes (a setup file refuses them), seconds. `e2e`:
+ * everything else — real processes, a real isolated tmux server, whole teams through bin/swarm.js.
+ * `npm test` runs both; `npm run test:unit` / `npm run test:e2e` one each.
+ */
+const UNIT = [
+  'test/permissions/rules/**/*.test.ts',
+  'test/agent/{definitions,tool,tool-filter,file-tools,search-tools}.test.ts',
+  'test/mailbox/{archive,bell,inbox-tail,inbox,signing}.test.ts',
+  'test/loopback-model/**/*.test.ts',
+  'test/backends/detect.test.ts',
+]
+
+const shared = {
+  testTimeout: 30_000,
+  hookTimeout: 30_000,
+  env: { NO_COLOR: '1' },
+}
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
     // Integration tests start real processes and a real tmux server; two cores cannot run many at once.
     maxWorkers: 2,
     fileParallelism: true,
-    env: { NO_COLOR: '1' },
+    globalSetup: ['test/support/global-setup.ts'],
+    projects: [
+      { test: { ...shared, name: 'unit', include: UNIT, setupFiles: ['test/support/no-child-processes.ts'] } },
+      {
+        test: {
+          ...shared,
+          name: 'e2e',
+          include: ['test/**/*.test.ts'],
+          exclude: [...UNIT, 'test/interop/**', 'test/agents/**', '**/node_modules/**'],
+        },
+      },
+    ],
   },
 })

@@ -12,7 +12,7 @@ export interface ModelSources {
 }
 
 /**
- * DESIGN §8: SWARM_SUBAGENT_MODEL_FORCE wins; else --model > the definition's model >
+ * docs/architecture.md §8: SWARM_SUBAGENT_MODEL_FORCE wins; else --model > the definition's model >
  * SWARM_SUBAGENT_MODEL > the leader's model > the default.
  */
 export function resolveModel(sources: ModelSources): { model: string; source: string } {

@@ -3,7 +3,7 @@ import type { SystemPrompt } from './cache-layout.js'
 
 const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;')
 
-/** A message as the model sees it (DESIGN §3). */
+/** A message as the model sees it (docs/architecture.md §4). */
 export function formatTeammateMessage(m: InboxMessage, extra: Record<string, string> = {}): string {
   const attrs: Array<[string, string | undefined]> = [['teammate_id', m.from], ['color', m.color], ['summary', m.summary], ...Object.entries(extra)]
   const rendered = attrs

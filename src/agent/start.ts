@@ -2,6 +2,7 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import type Anthropic from '@anthropic-ai/sdk'
+import type { ToolKind } from '../permissions/rules/tools.js'
 import { NotFoundError, UsageError } from '../errors.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { LEAD_NAME } from '../home/paths.js'
@@ -47,7 +48,7 @@ export interface StartAgentOptions {
   /** Extra tools (the lead's Agent and TaskStop). */
   extraTools?: AnyTool[]
   /** A last filter on the tool set (the lead's --coordinator keeps coordination tools only). */
-  onlyTools?: readonly string[]
+  onlyKinds?: readonly ToolKind[]
   /** Builds the permission layer once the agent's pieces exist. Default: allow everything. */
   permissions?: (ctx: AgentAssembly) => PermissionLayer | Promise<PermissionLayer>
   verifyLead?: (entry: InboxMessage) => LeadVerdict
@@ -119,12 +120,8 @@ export async function assembleAgent(
     let set = toolsByMode.get(m)
     if (!set) {
       const parsed = PermissionModeName.safeParse(m)
-      const filtered = resolveToolsForAgent(
-        def,
-        available.map((t) => t.name),
-        { isTeammate: !isLead, permissionMode: parsed.success ? parsed.data : mode.data },
-      )
-      set = available.filter((t) => filtered.tools.includes(t.name) && (!opts.onlyTools || opts.onlyTools.includes(t.name)))
+      const filtered = resolveToolsForAgent(def, available, { isTeammate: !isLead, permissionMode: parsed.success ? parsed.data : mode.data })
+      set = available.filter((t) => filtered.tools.includes(t.name) && (!opts.onlyKinds || opts.onlyKinds.includes(t.kind)))
       toolsByMode.set(m, set)
     }
     return set

@@ -1,6 +1,7 @@
 import os from 'node:os'
 import path from 'node:path'
 import { z } from 'zod'
+import type { ToolKind } from '../permissions/rules/tools.js'
 import type { MessageParam, Tool as ApiTool, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages'
 import { errorMessage } from '../errors.js'
 import type { CacheSetting, SystemPrompt } from './cache-layout.js'
@@ -15,13 +16,13 @@ export interface ToolResult {
 }
 
 /** The answer of a permission check. `updatedInput` replaces the input (it is validated again). */
-export type PermissionDecision = { behavior: 'allow'; updatedInput?: Record<string, unknown> } | { behavior: 'deny'; message: string }
+export type ToolVerdict = { behavior: 'allow'; updatedInput?: Record<string, unknown> } | { behavior: 'deny'; message: string }
 
 /**
  * Asked before EVERY tool call, after the input validated. The permissions layer supplies
  * the real one; `allowAll` is the default.
  */
-export type PermissionCheck = (tool: AnyTool, input: Record<string, unknown>, ctx: ToolContext) => PermissionDecision | Promise<PermissionDecision>
+export type PermissionCheck = (tool: AnyTool, input: Record<string, unknown>, ctx: ToolContext) => ToolVerdict | Promise<ToolVerdict>
 
 /**
  * Everything a tool may use from its caller. In-process agents share `process.cwd()` and
@@ -70,8 +71,10 @@ export interface ToolSpec<S extends z.ZodObject> {
   name: string
   description: string
   inputSchema: S
-  /** True when the tool never changes anything; permission modes and parallelism use it. */
-  readOnly: boolean
+  /** What the tool does; permission modes, read-only agent types and the coordinator read it. */
+  kind: ToolKind
+  /** Only the lead has it (Agent, TaskStop): teammates never get it, whatever their definition says. */
+  leadOnly?: boolean
   execute(input: z.output<S>, ctx: ToolContext): Promise<ToolResult | string>
   /** One short line describing a call (for the pane and permission prompts). */
   summarize?(input: z.output<S>): string
@@ -81,6 +84,8 @@ export interface ToolSpec<S extends z.ZodObject> {
 
 /** A declared tool. Create with `defineTool`; call with `runTool`. */
 export interface Tool<S extends z.ZodObject = z.ZodObject> extends ToolSpec<S> {
+  /** `kind === 'read'`: the tool never changes anything. */
+  readonly readOnly: boolean
   /** The Messages API tool definition, derived from `inputSchema`. */
   toApiTool(): ApiTool
   summarize(input: z.output<S>): string
@@ -98,6 +103,7 @@ export function defineTool<S extends z.ZodObject>(spec: ToolSpec<S>): Tool<S> {
   let apiTool: ApiTool | undefined
   return {
     ...spec,
+    readOnly: spec.kind === 'read',
     toApiTool() {
       apiTool ??= { name: spec.name, description: spec.description, input_schema: toInputSchema(spec.inputSchema) }
       return apiTool

@@ -1,6 +1,8 @@
 import fs from 'node:fs'
-import { BackendUnavailableError, UsageError } from '../errors.js'
+import { BackendUnavailableError } from '../errors.js'
 import { runCommand } from '../process/process.js'
+import type { PaneBackend } from './backend.js'
+import { findBackend, paneBackends, parseBackendChoice } from './registry.js'
 import type { BackendChoice, BackendType } from './types.js'
 
 type Env = NodeJS.ProcessEnv
@@ -20,8 +22,8 @@ export interface DetectInputs {
   platform: NodeJS.Platform
   /** Contents of /etc/os-release (Linux), for install guidance. */
   osRelease?: string
-  probeTmux(): Promise<ProbeResult>
-  probeIt2(): Promise<ProbeResult>
+  /** Runs a backend's probe command (each at most once). */
+  probe(backend: PaneBackend): Promise<ProbeResult>
 }
 
 export interface Detection {
@@ -32,65 +34,65 @@ export interface Detection {
   trace: string[]
 }
 
-const BACKENDS: readonly BackendType[] = ['tmux', 'iterm2', 'in-process']
-
-/** Parses `--backend`. UsageError (exit 2) for anything else. */
-export function parseBackendChoice(value: string | undefined): BackendChoice {
-  if (value === undefined || value === 'auto') return 'auto'
-  if ((BACKENDS as readonly string[]).includes(value)) return value as BackendType
-  throw new UsageError(`unknown backend ${JSON.stringify(value)}`, { hint: 'use auto, tmux, iterm2 or in-process' })
-}
-
-export function insideTmux(env: Env): boolean {
-  return Boolean(env.TMUX)
-}
-
-export function insideITerm2(env: Env): boolean {
-  return env.TERM_PROGRAM === 'iTerm.app' || Boolean(env.ITERM_SESSION_ID)
-}
-
 /** No terminal, or a CI runner (CI set to anything but "" / "0" / "false"). */
 export function isInteractive(env: Env, isTTY: boolean): boolean {
   const ci = env.CI !== undefined && env.CI !== '' && env.CI !== '0' && env.CI.toLowerCase() !== 'false'
   return isTTY && !ci
 }
 
+const probeLine = (b: PaneBackend) => b.probe.join(' ')
+const hintOf = (b: PaneBackend, inputs: DetectInputs) => b.installHint(inputs.platform, inputs.osRelease)
+
 /**
- * Picks a backend in the order of DESIGN §4: inside tmux → tmux; inside iTerm2 with a working
- * `it2` → iterm2; iTerm2 without it2 but with tmux → tmux; iTerm2 with neither → error; not
- * interactive → in-process; else tmux if installed; else error with install guidance.
+ * Picks a backend in the order of docs/architecture.md (Backends): inside a pane backend's own
+ * terminal → that one (inside tmux → tmux; inside iTerm2 with a working `it2` → iterm2); inside
+ * one that does not work → a standalone one that does (iTerm2 without it2 → tmux), else an error
+ * naming both fixes; not interactive → in-process; else the first standalone backend installed
+ * (tmux); else an error with install guidance. The order is the registry's.
  */
 export async function detectBackend(inputs: DetectInputs): Promise<Detection> {
   const { env } = inputs
   const trace: string[] = []
-  if (insideTmux(env)) {
-    trace.push('$TMUX is set: running inside tmux')
-    return { backend: 'tmux', reason: 'running inside tmux ($TMUX is set)', trace }
+  const failed: Array<{ backend: PaneBackend; detail: string }> = []
+  for (const b of paneBackends()) {
+    if (!b.inside(env)) {
+      trace.push(`not inside ${b.label}`)
+      continue
+    }
+    trace.push(`inside ${b.label}`)
+    if (!b.probeWhenInside) return { backend: b.type, reason: `running inside ${b.label}`, trace }
+    const r = await inputs.probe(b)
+    trace.push(`${probeLine(b)}: ${r.ok ? 'works' : r.detail}`)
+    if (r.ok) return { backend: b.type, reason: `inside ${b.label} and \`${probeLine(b)}\` works`, trace }
+    failed.push({ backend: b, detail: r.detail })
   }
-  trace.push('$TMUX is not set')
-  if (insideITerm2(env)) {
-    trace.push(`inside iTerm2 (${env.TERM_PROGRAM === 'iTerm.app' ? 'TERM_PROGRAM=iTerm.app' : 'ITERM_SESSION_ID is set'})`)
-    const it2 = await inputs.probeIt2()
-    trace.push(`it2 session list: ${it2.ok ? 'works' : it2.detail}`)
-    if (it2.ok) return { backend: 'iterm2', reason: 'inside iTerm2 and `it2 session list` works', trace }
-    const tmux = await inputs.probeTmux()
-    trace.push(`tmux -V: ${tmux.detail}`)
-    if (tmux.ok) return { backend: 'tmux', reason: 'inside iTerm2 without a working it2; tmux is installed', trace }
-    throw new BackendUnavailableError(`inside iTerm2, but it2 does not work (${it2.detail}) and tmux is not installed`, {
-      hint: `${it2InstallHint()}; or install tmux: ${tmuxInstallHint(inputs.platform, inputs.osRelease)}`,
-    })
+  const standalone = paneBackends().filter((b) => b.standalone && !failed.some((f) => f.backend === b))
+  if (failed.length > 0) {
+    const names = failed.map((f) => f.backend.label).join(', ')
+    for (const b of standalone) {
+      const r = await inputs.probe(b)
+      trace.push(`${probeLine(b)}: ${r.detail}`)
+      if (r.ok) return { backend: b.type, reason: `inside ${names} without a working ${failed[0].backend.probe[0]}; ${b.label} is installed`, trace }
+    }
+    throw new BackendUnavailableError(
+      `inside ${names}, but ${failed.map((f) => `${f.backend.probe[0]} does not work (${f.detail})`).join(', ')} and ${standalone.map((b) => b.label).join(' / ') || 'no other backend'} is not installed`,
+      { hint: [...failed.map((f) => hintOf(f.backend, inputs)), ...standalone.map((b) => `or install ${b.label}: ${hintOf(b, inputs)}`)].join('; ') },
+    )
   }
-  trace.push('not inside iTerm2')
   if (!isInteractive(env, inputs.isTTY)) {
     trace.push(inputs.isTTY ? `CI=${env.CI}: not interactive` : 'no terminal: not interactive')
     return { backend: 'in-process', reason: 'not interactive (no terminal, or CI): teammates run inside the leader', trace }
   }
   trace.push('interactive terminal')
-  const tmux = await inputs.probeTmux()
-  trace.push(`tmux -V: ${tmux.detail}`)
-  if (tmux.ok) return { backend: 'tmux', reason: `tmux is installed (${tmux.detail})`, trace }
-  throw new BackendUnavailableError(`no terminal backend: tmux is not installed (${tmux.detail})`, {
-    hint: `install tmux: ${tmuxInstallHint(inputs.platform, inputs.osRelease)}; or use --backend in-process`,
+  const misses: string[] = []
+  for (const b of standalone) {
+    const r = await inputs.probe(b)
+    trace.push(`${probeLine(b)}: ${r.detail}`)
+    if (r.ok) return { backend: b.type, reason: `${b.label} is installed (${r.detail})`, trace }
+    misses.push(`${b.label} is not installed (${r.detail})`)
+  }
+  throw new BackendUnavailableError(`no terminal backend: ${misses.join('; ')}`, {
+    hint: `${standalone.map((b) => `install ${b.label}: ${hintOf(b, inputs)}`).join('; ')}; or use --backend in-process`,
   })
 }
 
@@ -101,48 +103,20 @@ export async function detectBackend(inputs: DetectInputs): Promise<Detection> {
 export async function resolveBackend(choice: BackendChoice, inputs: DetectInputs): Promise<Detection> {
   if (choice === 'auto') return detectBackend(inputs)
   const trace = [`--backend ${choice}`]
-  if (choice === 'in-process') return { backend: choice, reason: 'chosen with --backend', trace }
-  if (choice === 'tmux') {
-    const tmux = await inputs.probeTmux()
-    trace.push(`tmux -V: ${tmux.detail}`)
-    if (tmux.ok) return { backend: choice, reason: 'chosen with --backend', trace }
-    throw new BackendUnavailableError(`--backend tmux, but tmux does not work here (${tmux.detail})`, {
-      hint: `install tmux: ${tmuxInstallHint(inputs.platform, inputs.osRelease)}`,
-    })
-  }
-  const it2 = await inputs.probeIt2()
-  trace.push(`it2 session list: ${it2.ok ? 'works' : it2.detail}`)
-  if (it2.ok) return { backend: choice, reason: 'chosen with --backend', trace }
-  throw new BackendUnavailableError(`--backend iterm2, but it2 does not work here (${it2.detail})`, { hint: it2InstallHint() })
+  const backend = findBackend(choice)
+  if (!backend) return { backend: parseBackendChoice(choice), reason: 'chosen with --backend', trace }
+  if (backend.kind === 'in-process') return { backend: choice, reason: 'chosen with --backend', trace }
+  const r = await inputs.probe(backend)
+  trace.push(`${probeLine(backend)}: ${r.ok ? 'works' : r.detail}`)
+  if (r.ok) return { backend: choice, reason: 'chosen with --backend', trace }
+  throw new BackendUnavailableError(`--backend ${choice}, but ${backend.probe[0]} does not work here (${r.detail})`, {
+    hint: hintOf(backend, inputs),
+  })
 }
 
-/** How to make the iTerm2 backend work. */
-export function it2InstallHint(): string {
-  return 'install the it2 CLI ("uv tool install it2", "pipx install it2" or "pip install --user it2") and enable iTerm2 → Settings → General → Magic → Enable Python API'
-}
-
-/** The install command for tmux on this OS. */
-export function tmuxInstallHint(platform: NodeJS.Platform, osRelease = ''): string {
-  if (platform === 'darwin') return '"brew install tmux" (or "port install tmux")'
-  if (platform === 'win32') return 'tmux needs WSL; inside WSL "sudo apt-get install tmux"'
-  const ids = osReleaseIds(osRelease)
-  const has = (...names: string[]) => names.some((n) => ids.includes(n))
-  if (has('debian', 'ubuntu')) return '"sudo apt-get install tmux"'
-  if (has('fedora', 'rhel', 'centos')) return '"sudo dnf install tmux"'
-  if (has('arch')) return '"sudo pacman -S tmux"'
-  if (has('alpine')) return '"sudo apk add tmux"'
-  if (has('suse', 'opensuse')) return '"sudo zypper install tmux"'
-  if (platform === 'freebsd') return '"sudo pkg install tmux"'
-  return 'your package manager: "sudo apt-get install tmux" (Debian/Ubuntu), "sudo dnf install tmux" (Fedora/RHEL), "sudo pacman -S tmux" (Arch), "brew install tmux" (macOS)'
-}
-
-function osReleaseIds(text: string): string[] {
-  const ids: string[] = []
-  for (const line of text.split('\n')) {
-    const m = /^(ID|ID_LIKE)=(.*)$/.exec(line.trim())
-    if (m) ids.push(...m[2].replace(/["']/g, '').toLowerCase().split(/\s+/))
-  }
-  return ids
+/** Detects (or checks an explicit `--backend`) against the real machine unless inputs are given. */
+export async function selectBackend(choice: BackendChoice, inputs: DetectInputs = systemDetectInputs()): Promise<Detection> {
+  return resolveBackend(choice, inputs)
 }
 
 /** Reads the real machine: `tmux -V` and `it2 session list` (each run at most once, with a timeout). */
@@ -152,8 +126,7 @@ export function systemDetectInputs(env: Env = process.env): DetectInputs {
     isTTY: Boolean(process.stdin.isTTY && process.stdout.isTTY),
     platform: process.platform,
     osRelease: process.platform === 'linux' ? readOsRelease() : undefined,
-    probeTmux: once(() => probe('tmux', ['-V'], env)),
-    probeIt2: once(() => probe('it2', ['session', 'list'], env)),
+    probe: cachedProbe(env),
   }
 }
 
@@ -180,7 +153,15 @@ function readOsRelease(): string {
   }
 }
 
-function once<T>(fn: () => Promise<T>): () => Promise<T> {
-  let p: Promise<T> | undefined
-  return () => (p ??= fn())
+/** Each backend's probe runs at most once per set of inputs. */
+function cachedProbe(env: Env): (b: PaneBackend) => Promise<ProbeResult> {
+  const seen = new Map<string, Promise<ProbeResult>>()
+  return (b) => {
+    let p = seen.get(b.type)
+    if (!p) {
+      p = probe(b.probe[0], b.probe.slice(1), env)
+      seen.set(b.type, p)
+    }
+    return p
+  }
 }

@@ -1,6 +1,7 @@
 import { inspect } from 'node:util'
 import pc from 'picocolors'
 import { ConflictError } from '../errors.js'
+import type { InProcessBackend } from './backend.js'
 import type { NewMessage } from '../mailbox/entry.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { paintAgent } from '../terminal/colors.js'
@@ -37,12 +38,13 @@ let alive = 0
 let handlersInstalled = false
 
 /**
- * Teammates inside the leader's process (DESIGN §4), each in its own AsyncLocalStorage context
+ * Teammates inside the leader's process (docs/architecture.md §3, §5), each in its own AsyncLocalStorage context
  * with its identity, cwd and AbortController. A throw, a rejection or an uncaught error in one
  * teammate's async tree ends that teammate only — never another one or the leader.
  */
 export class InProcessTeammates implements InProcessExecutor {
   readonly type = 'in-process' as const
+  readonly kind = 'in-process' as const
   private readonly running = new Map<string, Running>()
   private readonly colors = pc.createColors(Boolean(process.stdout.isTTY) && !process.env.NO_COLOR)
   private unregister?: () => void
@@ -202,4 +204,12 @@ function installCrashHandlers(): void {
   }
   process.on('uncaughtException', route('uncaughtException'))
   process.on('unhandledRejection', route('unhandledRejection'))
+}
+
+/** Teammates inside the leader's process, each in its own AsyncLocalStorage context. */
+export const inProcessBackend: InProcessBackend = {
+  type: 'in-process',
+  kind: 'in-process',
+  label: 'in-process',
+  create: (opts) => new InProcessTeammates(opts),
 }

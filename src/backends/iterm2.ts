@@ -9,6 +9,7 @@ import { type CommandResult, delay, isAlive, killTree, runCommand } from '../pro
 import { validateSpawnConfig } from './spawn-config.js'
 import { gracefulStop, parseAgentId, sendToInbox } from './shutdown.js'
 import { shellQuote } from './tmux-client.js'
+import type { PaneBackend } from './backend.js'
 import type {
   ExecutorOptions,
   LeaderPane,
@@ -50,7 +51,8 @@ export function parseSplitOutput(stdout: string): string | undefined {
  * argv or the shell history) and deletes itself once read.
  */
 export class ITermExecutor implements PaneExecutor {
-  readonly type = 'iterm2' as const
+  readonly type = 'iterm2'
+  readonly kind = 'pane' as const
   readonly supportsHideShow = false
   private readonly refs = new Map<string, PaneRef>()
   /** Teammate sessions per team, oldest first: the next split is made from the last one. */
@@ -270,4 +272,22 @@ async function readNumber(file: string): Promise<number | undefined> {
   } catch {
     return undefined // not written yet
   }
+}
+
+/** iTerm2 through its `it2` CLI: splits of the leader's own iTerm2 session. */
+export const iterm2Backend: PaneBackend = {
+  type: 'iterm2',
+  kind: 'pane',
+  label: 'iTerm2',
+  probe: ['it2', 'session', 'list'],
+  standalone: false,
+  inside: (env) => env.TERM_PROGRAM === 'iTerm.app' || Boolean(env.ITERM_SESSION_ID),
+  probeWhenInside: true,
+  installHint: () => it2InstallHint(),
+  create: (opts) => new ITermExecutor(opts as ITermExecutorOptions),
+}
+
+/** How to make the iTerm2 backend work. */
+export function it2InstallHint(): string {
+  return 'install the it2 CLI ("uv tool install it2", "pipx install it2" or "pip install --user it2") and enable iTerm2 → Settings → General → Magic → Enable Python API'
 }

@@ -1,5 +1,6 @@
 import { LEAD_NAME } from '../home/paths.js'
 import { TmuxNoServerError, type TmuxClient } from './tmux-client.js'
+import type { PaneRef, ProcessState } from './types.js'
 
 /** Claude Code's agent colours that tmux has no name for. */
 export const TMUX_COLORS: Record<string, string> = { purple: 'magenta', orange: 'colour208', pink: 'colour205' }
@@ -78,4 +79,25 @@ export function teamPanes(rows: PaneRow[], team: string): PaneRow[] {
 export function teamLeader(rows: PaneRow[], team: string): { paneId: string; windowId: string; socketPath: string } | undefined {
   const pane = rows.find((r) => r.agent === `${LEAD_NAME}@${team}`) ?? rows.find((r) => r.session === `swarm-${team}`)
   return pane && { paneId: pane.paneId, windowId: pane.windowId, socketPath: pane.socketPath }
+}
+
+/**
+ * The agent's pane: the recorded one if it still carries this agent's tag (pane ids restart at %0
+ * with a new server, so a stale id may now be someone else's), else the pane tagged with it.
+ */
+export function findPane(rows: PaneRow[], agentId: string, ref: PaneRef | undefined): PaneRow | undefined {
+  const byId = ref && paneById(rows, ref.paneId)
+  if (byId && (!byId.agent || byId.agent === agentId)) return byId
+  return rows.find((r) => r.agent === agentId)
+}
+
+export function paneState(row: PaneRow | undefined, recorded: boolean, exitStatus: () => number | undefined): ProcessState {
+  if (!row) return { state: 'dead', reason: recorded ? 'pane closed' : 'no pane recorded' }
+  if (!row.dead) return { state: 'alive', pid: row.pid }
+  if (row.deadStatus !== undefined) return { state: 'exited', code: row.deadStatus }
+  if (row.deadSignal !== undefined) return { state: 'dead', reason: `killed by signal ${row.deadSignal}` }
+  // tmux 3.3a sometimes never learns the status of a pane that has pipe-pane set (measured: about
+  // 1 pane in 60 on a loaded machine); the pane's own wrapper wrote it down.
+  const code = exitStatus()
+  return code === undefined ? { state: 'dead', reason: 'process ended' } : { state: 'exited', code }
 }

@@ -1,14 +1,13 @@
-import { readFileSync } from 'node:fs'
 import fs from 'node:fs/promises'
-import path from 'node:path'
-import { ExitCode, SwarmError, UsageError } from '../errors.js'
+import { ExitCode, SwarmError } from '../errors.js'
 import type { NewMessage } from '../mailbox/entry.js'
 import type { InboxMessage } from '../mailbox/types.js'
-import { LEAD_NAME, agentDir, agentId as makeAgentId } from '../home/paths.js'
+import { LEAD_NAME, agentId as makeAgentId } from '../home/paths.js'
 import { delay, killTree, processTrees } from '../process/process.js'
 import { prepareLogFile, validateSpawnConfig } from './spawn-config.js'
 import { gracefulStop, parseAgentId, sendToInbox } from './shutdown.js'
-import { type PaneRow, TMUX_COLORS, listPanes, paneById, teamLeader, teamPanes } from './tmux-panes.js'
+import { type PaneRow, TMUX_COLORS, findPane, listPanes, paneState, teamLeader, teamPanes } from './tmux-panes.js'
+import { EXIT_FILE_ENV, argvArgs, envArgs, exitStatusFile, recordExitStatus, recordedExitStatus } from './tmux-launch.js'
 import { TmuxClient, type TmuxSocket, formatEscape, isNoServer, resolveSocket, shellQuote, swarmSocket, tmuxCommand } from './tmux-client.js'
 import type {
   ExecutorOptions,
@@ -50,13 +49,14 @@ export function sessionName(team: string): string {
 }
 
 /**
- * Teammates in tmux panes (DESIGN §4): outside tmux a `swarm-<team>` session on the swarm server,
+ * Teammates in tmux panes (docs/architecture.md §3, §5): outside tmux a `swarm-<team>` session on the swarm server,
  * inside tmux a window of the team's own; each teammate's argv handed to split-window with its
  * cwd, env, log, title and colour set in the same invocation; liveness of all panes from one
  * list-panes.
  */
 export class TmuxExecutor implements PaneExecutor {
-  readonly type = 'tmux' as const
+  readonly type = 'tmux'
+  readonly kind = 'pane' as const
   readonly supportsHideShow = true
   readonly client: TmuxClient
   private readonly inside: boolean
@@ -388,73 +388,4 @@ export class TmuxExecutor implements PaneExecutor {
     }
     return client
   }
-}
-
-/**
- * The agent's pane: the recorded one if it still carries this agent's tag (pane ids restart at %0
- * with a new server, so a stale id may now be someone else's), else the pane tagged with it.
- */
-function findPane(rows: PaneRow[], agentId: string, ref: PaneRef | undefined): PaneRow | undefined {
-  const byId = ref && paneById(rows, ref.paneId)
-  if (byId && (!byId.agent || byId.agent === agentId)) return byId
-  return rows.find((r) => r.agent === agentId)
-}
-
-function paneState(row: PaneRow | undefined, recorded: boolean, exitStatus: () => number | undefined): ProcessState {
-  if (!row) return { state: 'dead', reason: recorded ? 'pane closed' : 'no pane recorded' }
-  if (!row.dead) return { state: 'alive', pid: row.pid }
-  if (row.deadStatus !== undefined) return { state: 'exited', code: row.deadStatus }
-  if (row.deadSignal !== undefined) return { state: 'dead', reason: `killed by signal ${row.deadSignal}` }
-  // tmux 3.3a sometimes never learns the status of a pane that has pipe-pane set (measured: about
-  // 1 pane in 60 on a loaded machine); the pane's own wrapper wrote it down.
-  const code = exitStatus()
-  return code === undefined ? { state: 'dead', reason: 'process ended' } : { state: 'exited', code }
-}
-
-/** Environment variable naming the file where a pane's wrapper writes its command's exit status. */
-const EXIT_FILE_ENV = 'SWARM_EXIT_FILE'
-
-/** `agents/<name>/exit-status` */
-export function exitStatusFile(team: string, name: string, env?: NodeJS.ProcessEnv): string {
-  return path.join(agentDir(team, name, env), 'exit-status')
-}
-
-/**
- * Runs argv under a tiny sh that writes its exit status to $SWARM_EXIT_FILE. The command and its
- * arguments are positional parameters ("$@"), never parsed by the shell.
- */
-export function recordExitStatus(argv: string[]): string[] {
-  if (argv.length === 0) throw new UsageError('a teammate needs a command')
-  return ['/bin/sh', '-c', `"$@"; s=$?; printf '%s' "$s" > "$${EXIT_FILE_ENV}"; exit "$s"`, 'swarm-teammate', ...argv]
-}
-
-function recordedExitStatus(agentId: string, env: NodeJS.ProcessEnv): number | undefined {
-  const at = agentId.lastIndexOf('@')
-  try {
-    const text = readFileSync(exitStatusFile(agentId.slice(at + 1), agentId.slice(0, at), env), 'utf8').trim()
-    return /^\d+$/.test(text) ? Number(text) : undefined
-  } catch {
-    return undefined // not written (yet): the process ended without its wrapper finishing
-  }
-}
-
-const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/
-
-/** `-e NAME=value` pairs; the values go to tmux on stdin, never in an argv. */
-export function envArgs(env: Record<string, string> | undefined): string[] {
-  const args: string[] = []
-  for (const [k, v] of Object.entries(env ?? {})) {
-    if (!ENV_NAME_RE.test(k)) throw new UsageError(`invalid environment variable name ${JSON.stringify(k)}`)
-    args.push('-e', `${k}=${v}`)
-  }
-  return args
-}
-
-/**
- * The command for split-window/new-window. tmux executes two or more arguments directly but runs
- * a single one through `sh -c`, so a lone argv[0] is quoted and exec'd to keep it uninterpreted.
- */
-export function argvArgs(argv: string[]): string[] {
-  if (argv.length === 0) throw new UsageError('a teammate needs a command')
-  return argv.length === 1 ? [`exec ${shellQuote(argv[0])}`] : argv
 }

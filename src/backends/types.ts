@@ -1,9 +1,11 @@
 import type { LaunchedProcess, LaunchOptions } from '../process/process.js'
 import type { NewMessage } from '../mailbox/entry.js'
 import type { InboxMessage } from '../mailbox/types.js'
-import type { BackendType } from '../teams/types.js'
-
-export type { BackendType }
+/**
+ * A registered backend's name (`tmux`, `iterm2`, `in-process`, or one added with registerBackend):
+ * checked against backends/registry.ts wherever one is read from a user or a file.
+ */
+export type BackendType = string
 
 /** `--backend`: a backend, or `auto` for detection. */
 export type BackendChoice = 'auto' | BackendType
@@ -81,7 +83,7 @@ export interface TerminateOptions {
 }
 
 /**
- * One way of running teammates (DESIGN §4). An executor only spawns, sends and stops; who is in
+ * One way of running teammates (docs/architecture.md §3, §5). An executor only spawns, sends and stops; who is in
  * the team and what state a member is in belongs to the team store and the runner.
  */
 export interface TeammateExecutor<C = TeammateSpawnConfig> {
@@ -119,7 +121,8 @@ export interface LeaderOptions {
 
 /** tmux and iTerm2: teammates in panes next to a leader pane. */
 export interface PaneExecutor extends TeammateExecutor<TeammateSpawnConfig> {
-  readonly type: 'tmux' | 'iterm2'
+  readonly type: string
+  readonly kind: 'pane'
   /** The team's leader pane, created (running `argv`) when there is none yet. */
   ensureSession(team: string, leader: LeaderOptions): Promise<LeaderPane>
   /** Kills every pane of the team, the leader's included, with their process trees. */
@@ -133,6 +136,7 @@ export interface PaneExecutor extends TeammateExecutor<TeammateSpawnConfig> {
 /** The in-process backend, plus a way to wait for a teammate's function to finish. */
 export interface InProcessExecutor extends TeammateExecutor<InProcessSpawnConfig> {
   readonly type: 'in-process'
+  readonly kind: 'in-process'
   /** Resolves with the final state once the teammate's function has settled. */
   wait(agentId: string): Promise<ProcessState>
   /** Kills every teammate of this process (the leader is leaving). */
@@ -156,7 +160,7 @@ export interface PaneDirectory {
   teamPanes(team: string, backend: BackendType): Promise<PaneRef[]>
 }
 
-/** Signs a lead message (DESIGN §2 lead signatures); undefined leaves it unsigned. */
+/** Signs a lead message (docs/architecture.md §2); undefined leaves it unsigned. */
 export type LeadSigner = (entry: InboxMessage) => string | undefined
 
 /** Options every executor accepts. */

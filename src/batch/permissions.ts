@@ -14,7 +14,7 @@ export async function batchPermissions(repoDir: string, env: NodeJS.ProcessEnv, 
     const decision = evaluatePermission({
       toolName: tool.name,
       input,
-      readOnly: tool.readOnly,
+      kind: tool.kind,
       mode,
       rules: settings.rules,
       cwd: ctx.cwd,

@@ -29,7 +29,8 @@ export function createBatchTool(o: {
       tasks: z.array(Subtask).describe('Each: name (names its branch), prompt (self-contained), agent_type?, model?'),
       parallel: z.number().int().min(1).max(MAX_SUBTASKS).optional().describe(`Subtasks at a time (default ${DEFAULT_PARALLEL})`),
     }),
-    readOnly: false,
+    kind: 'coordination',
+    leadOnly: true,
     summarize: (i) => `batch of ${i.tasks.length}`,
     async execute(i, ctx) {
       try {

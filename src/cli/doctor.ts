@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import type { PaneBackend } from '../backends/backend.js'
 import { ExitCode, SwarmError } from '../errors.js'
 import { colors, printJson, println } from '../terminal/output.js'
 
@@ -35,23 +36,30 @@ export async function runDoctor(opts: DoctorCommandOptions): Promise<void> {
 }
 
 export async function diagnose(env: NodeJS.ProcessEnv = process.env): Promise<DoctorReport> {
-  const [detect, client] = await Promise.all([import('../backends/detect.js'), import('../backends/tmux-client.js')])
+  const [detect, client, registry] = await Promise.all([
+    import('../backends/detect.js'),
+    import('../backends/tmux-client.js'),
+    import('../backends/registry.js'),
+  ])
   const inputs = detect.systemDetectInputs(env)
-  const [tmuxProbe, it2Probe] = await Promise.all([inputs.probeTmux(), inputs.probeIt2()])
+  const panes = registry.paneBackends()
+  const probes = new Map(await Promise.all(panes.map(async (b) => [b.type, { backend: b, ...(await inputs.probe(b)) }] as const)))
+  const tmuxProbe = probes.get('tmux') ?? { ok: false, detail: 'not registered' }
+  const it2Probe = probes.get('iterm2') ?? { ok: false, detail: 'not registered' }
   const report: DoctorReport = {
     backend: undefined,
     reason: undefined,
     error: undefined,
     trace: [],
     environment: {
-      insideTmux: detect.insideTmux(env),
-      insideITerm2: detect.insideITerm2(env),
+      insideTmux: registry.findBackend('tmux')?.kind === 'pane' && (registry.findBackend('tmux') as PaneBackend).inside(env),
+      insideITerm2: registry.findBackend('iterm2')?.kind === 'pane' && (registry.findBackend('iterm2') as PaneBackend).inside(env),
       interactive: detect.isInteractive(env, inputs.isTTY),
       isTTY: inputs.isTTY,
       ...(env.CI !== undefined && { ci: env.CI }),
     },
-    tmux: { ...tmuxProbe, socket: client.describeSocket(client.swarmSocket(env)), serverRunning: false, sessions: [] },
-    it2: it2Probe,
+    tmux: { ok: tmuxProbe.ok, detail: tmuxProbe.detail, socket: client.describeSocket(client.swarmSocket(env)), serverRunning: false, sessions: [] },
+    it2: { ok: it2Probe.ok, detail: it2Probe.detail },
     missing: [],
   }
   try {
@@ -66,10 +74,12 @@ export async function diagnose(env: NodeJS.ProcessEnv = process.env): Promise<Do
     const r = await tmux.exec(['list-sessions', '-F', '#{session_name}'])
     report.tmux.serverRunning = r.code === 0
     report.tmux.sessions = r.code === 0 ? r.stdout.split('\n').filter(Boolean) : []
-  } else {
-    report.missing.push(`tmux: install it with ${detect.tmuxInstallHint(process.platform, inputs.osRelease)}`)
   }
-  if (!it2Probe.ok && report.environment.insideITerm2) report.missing.push(`it2: ${detect.it2InstallHint()}`)
+  // What would make each pane backend work: the standalone ones always, the others when inside them.
+  for (const { backend, ok } of probes.values()) {
+    if (ok || !(backend.standalone || backend.inside(env))) continue
+    report.missing.push(`${backend.probe[0]}: ${backend.installHint(process.platform, inputs.osRelease)}`)
+  }
   return report
 }
 

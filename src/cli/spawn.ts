@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { Command } from 'commander'
+import { backendChoices } from '../backends/registry.js'
 import { definedOnly } from '../util/object.js'
 import { UsageError } from '../errors.js'
 import type { KillOutcome } from '../supervisor/stop.js'
@@ -34,7 +35,7 @@ export function registerSpawnCommands(program: Command): void {
     .description('start a teammate (any command, or the swarm agent) in a pane of the team and register it')
     .argument('<team>', 'team name')
     .argument('<name>', 'teammate name')
-    .option('--backend <backend>', 'auto, tmux, iterm2 or in-process (an explicit choice that cannot work is an error)', 'auto')
+    .option('--backend <backend>', `${backendChoices().join(' | ')} (an explicit choice that cannot work is an error)`, 'auto')
     .option('--cwd <dir>', "working directory of the teammate (default: the lead's)")
     .option('--command <shell-command>', 'run this shell command instead of "swarm agent" (claude, codex, a script…)')
     .option('--model <model>', 'model for the swarm agent')
@@ -64,7 +65,7 @@ export function registerSpawnCommands(program: Command): void {
 export async function runSpawn(team: string, name: string, opts: SpawnCommandOptions): Promise<void> {
   const [{ spawnTeammate }, { parseBackendChoice }, { describeSocket, resolveSocket }, { sessionName }] = await Promise.all([
     import('../supervisor/teammates.js'),
-    import('../backends/detect.js'),
+    import('../backends/registry.js'),
     import('../backends/tmux-client.js'),
     import('../backends/tmux.js'),
   ])
@@ -181,6 +182,6 @@ async function existingDir(dir: string): Promise<string> {
 
 /** A team whose leader hosts its teammates (recorded at creation, or what its members run on). */
 async function teamRunsInProcess(team: string): Promise<boolean> {
-  const [{ readTeam }, { teamBackend }] = await Promise.all([import('../teams/team-store.js'), import('../teams/team-backend.js')])
+  const [{ readTeam }, { teamBackend }] = await Promise.all([import('../teams/team-store.js'), import('../backends/team-backend.js')])
   return teamBackend(await readTeam(team)) === 'in-process'
 }

@@ -3,7 +3,7 @@ import path from 'node:path'
 import type { Command } from 'commander'
 import { SwarmError, ExitCode, UsageError, errorMessage } from '../errors.js'
 import { modelConfigured } from '../agent/client.js'
-import { parseBackendChoice } from '../backends/detect.js'
+import { backendChoices, parseBackendChoice } from '../backends/registry.js'
 import { runLeader } from '../leader/leader.js'
 import { deleteTeamFully, resumeTeam, startTeam } from '../leader/lifecycle.js'
 import { ensureTeamKeys } from '../mailbox/signing.js'
@@ -47,7 +47,7 @@ export function registerTeamCommands(program: Command): void {
     .option('--cwd <dir>', 'working directory of the team (default: the current directory)')
     .option('--model <model>', 'model recorded for every teammate')
     .option('--mode <mode>', `permission mode recorded for every teammate (${PermissionModeName.options.join(', ')})`)
-    .option('--backend <backend>', 'auto | tmux | iterm2 | in-process', 'auto')
+    .option('--backend <backend>', backendChoices().join(' | '), 'auto')
     .option('--agent-type <name:type>', 'agent type of a member, e.g. researcher:Explore (repeatable)', collect, [])
     .option('--worktree [names]', 'teammates in git worktrees of their own: all of them, or the ones named (comma-separated)')
     .option('--from <file>', 'a team file (YAML) describing members, types, models, modes and prompts')

@@ -17,12 +17,9 @@ import { createPermissionLayer } from '../permissions/requests/client.js'
 import { leadSignerFor } from '../teams/messaging.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
-import { teamBackend } from '../teams/team-backend.js'
+import { teamBackend } from '../backends/team-backend.js'
 import { LeaderConsole } from './console.js'
 import { LeaderControl } from './control.js'
-
-/** What `--coordinator` leaves the lead agent: it only assigns, never executes. */
-export const COORDINATOR_TOOLS = ['Agent', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate', 'TaskStop', 'Batch'] as const
 
 /** How long in-process teammates get to finish when their leader leaves. */
 const LEAVE_GRACE_MS = 3_000
@@ -124,7 +121,8 @@ export async function runLeader(o: LeaderOptions): Promise<void> {
       resume: fs.existsSync(transcriptPath(o.team, LEAD_NAME, env)),
       output: createOutput({ stream: output, prefix: 'lead' }),
       extraTools: tools,
-      ...(scratchpad ? { onlyTools: COORDINATOR_TOOLS, definitionPrompt: coordinatorPrompt({ scratchpad }) } : {}),
+      // `--coordinator`: the lead only assigns and talks, never executes; its prompt teaches the four phases.
+      ...(scratchpad ? { onlyKinds: ['coordination'] as const, definitionPrompt: coordinatorPrompt({ scratchpad }) } : {}),
       permissions: (a) => createPermissionLayer(a),
       runtime: { external: true, autoClaimTasks: false },
     })

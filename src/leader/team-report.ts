@@ -93,7 +93,7 @@ export async function teamReport(team: string, opts: { env?: NodeJS.ProcessEnv; 
 }
 
 /**
- * The member's lifecycle state (DESIGN §6): the process view wins when the process is gone
+ * The member's lifecycle state (docs/architecture.md §3): the process view wins when the process is gone
  * (a clean exit is `exited`, anything else `dead`); while it lives, the agent's own state.
  */
 export function memberState(m: MemberStatus, state: AgentState | undefined): string {

@@ -7,7 +7,7 @@ import path from 'node:path'
  *
  * Why the directory: fs.watch on the file itself follows the inode, so it goes deaf after the
  * first rename over the file (every atomic write), and chokidar throttles change events and
- * drops the trailing write of a burst (DESIGN §10). An inotify/FSEvents watch on the directory
+ * drops the trailing write of a burst (docs/architecture.md §9). An inotify/FSEvents watch on the directory
  * reports each rename onto the file's name.
  *
  * Until the directory exists, the nearest existing ancestor is watched for the next path

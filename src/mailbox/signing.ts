@@ -8,7 +8,7 @@ import { LEAD_KEY_FILE, LEAD_NAME, teamDir } from '../home/paths.js'
 import { FILE_MODE, atomicWriteFile, ensureDir, readFileIfExists } from '../util/fs.js'
 
 /**
- * Lead signatures (DESIGN §2): an Ed25519 key pair per team. The private key lives 0600 in the
+ * Lead signatures (docs/architecture.md §2): an Ed25519 key pair per team. The private key lives 0600 in the
  * team directory, where evaluatePermission keeps every teammate tool away from it; teammates get
  * the public key at launch through the environment (never argv) or the public file.
  */

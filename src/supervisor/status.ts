@@ -35,7 +35,7 @@ export interface StatusOptions {
   /** The leader's in-process executor, when asked from inside the leader. */
   inProcess?: InProcessExecutor
   /** Reuse executors (tests, benchmarks count their tmux calls). */
-  executors?: Partial<Record<'tmux' | 'iterm2', PaneExecutor>>
+  executors?: Partial<Record<string, PaneExecutor>>
   /** The team's config when the caller has just read it. */
   config?: TeamFile
 }

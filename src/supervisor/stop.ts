@@ -1,11 +1,11 @@
-import { BackendUnavailableError, NotFoundError, SwarmError, UsageError } from '../errors.js'
+import { BackendUnavailableError, ExitCode, NotFoundError, SwarmError, UsageError } from '../errors.js'
 import { LEAD_NAME, agentId as makeAgentId } from '../home/paths.js'
 import { leadSignerFor } from '../teams/messaging.js'
 import { getMember, readTeam, updateTeam } from '../teams/team-store.js'
 import type { TeamFile } from '../teams/types.js'
 import { delay } from '../process/process.js'
 import { backendOf } from '../backends/directory.js'
-import { createExecutor } from '../backends/registry.js'
+import { createExecutor, paneBackends } from '../backends/registry.js'
 import { GRACEFUL_STOP_MS, requestShutdown } from '../backends/shutdown.js'
 import type { InProcessExecutor, LeadSigner, PaneExecutor, TeammateExecutor } from '../backends/types.js'
 
@@ -19,7 +19,7 @@ export interface StopOptions {
   sign?: LeadSigner
   /** The leader's in-process executor, when called from inside the leader. */
   inProcess?: InProcessExecutor
-  executors?: Partial<Record<'tmux' | 'iterm2', PaneExecutor>>
+  executors?: Partial<Record<string, PaneExecutor>>
 }
 
 /** How each member ended: by itself after the request, or killed. */
@@ -45,7 +45,7 @@ export async function stopTeamMembers(team: string, opts: StopOptions = {}): Pro
   const members = (config?.members ?? []).filter((m) => m.name !== LEAD_NAME)
   const report: StopReport = { team, exited: [], killed: [], unreachable: [] }
   const cache = new Map<string, TeammateExecutor<unknown>>()
-  const executorFor = (backend: 'tmux' | 'iterm2' | 'in-process'): TeammateExecutor<unknown> | undefined => {
+  const executorFor = (backend: string): TeammateExecutor<unknown> | undefined => {
     if (backend === 'in-process') return opts.inProcess
     let e = cache.get(backend) ?? opts.executors?.[backend]
     if (!e) {
@@ -88,14 +88,15 @@ export async function stopTeamMembers(team: string, opts: StopOptions = {}): Pro
 
   for (const [executor, group] of byBackend) if (executor) await Promise.all(group.map((id) => executor.kill(id)))
   // The session (leader pane included) and any pane tagged for the team, even with no config left.
-  for (const backend of ['tmux', 'iterm2'] as const) {
-    const used = members.some((m) => backendOf(m) === backend)
-    if (!used && backend === 'iterm2') continue
+  // A standalone backend (tmux) may hold the team's session with no member recorded on it.
+  for (const backend of paneBackends()) {
+    const used = members.some((m) => backendOf(m) === backend.type)
+    if (!used && !backend.standalone) continue
     try {
-      await (executorFor(backend) as PaneExecutor).stopTeam(team)
+      await (executorFor(backend.type) as PaneExecutor).stopTeam(team)
     } catch (err) {
-      // tmux not installed: there is no session to close.
-      if (!(err instanceof SwarmError && err.code === 'SWARM_TMUX_MISSING') || used) throw err
+      // Not installed (tmux missing): there is no session to close.
+      if (!(err instanceof SwarmError && err.exitCode === ExitCode.backendUnavailable) || used) throw err
     }
   }
   if (config) {

@@ -11,7 +11,8 @@ import { type CreateWorktreeOptions, type Worktree, createWorktree, planWorktree
 import { type DetectInputs, systemDetectInputs } from '../backends/detect.js'
 import { TMUX_SOCKET_FIELD } from '../backends/directory.js'
 import { defaultLeaderArgv, defaultTeammateArgv, shellCommandArgv, teammateEnv } from '../backends/launch.js'
-import { createExecutor, selectBackend } from '../backends/registry.js'
+import { selectBackend } from '../backends/detect.js'
+import { createExecutor } from '../backends/registry.js'
 import type { BackendChoice, PaneExecutor, SpawnedTeammate } from '../backends/types.js'
 
 type Env = NodeJS.ProcessEnv

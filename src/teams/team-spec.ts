@@ -34,7 +34,8 @@ export const TeamSpec = z.strictObject({
   name: z.string().optional(),
   description: z.string().optional(),
   cwd: z.string().optional(),
-  backend: z.enum(['auto', 'tmux', 'iterm2', 'in-process']).optional(),
+  /** `auto` or a backend's name; the caller checks it against the registry. */
+  backend: z.string().optional(),
   model: z.string().optional(),
   mode: PermissionModeName.optional(),
   /** Every member in a worktree of its own (a member's own `worktree` wins). */

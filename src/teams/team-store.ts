@@ -15,7 +15,7 @@ import {
   validateAgentName,
   validateName,
 } from '../home/paths.js'
-import { type BackendType, TeamFile, TeamMember } from './types.js'
+import { TeamFile, TeamMember } from './types.js'
 
 type Env = NodeJS.ProcessEnv
 
@@ -29,7 +29,7 @@ export interface NewMember {
   cwd?: string
   mode?: string
   planModeRequired?: boolean
-  backendType?: BackendType
+  backendType?: string
   tmuxPaneId?: string
   isActive?: boolean
   /** Start it in a git worktree of its own (a string names the worktree). */

@@ -1,9 +1,5 @@
 import { z } from 'zod'
 
-/** Backends a member can run on. */
-export const BackendType = z.enum(['tmux', 'iterm2', 'in-process'])
-export type BackendType = z.infer<typeof BackendType>
-
 export const TeamAllowedPath = z.looseObject({
   path: z.string(),
   toolName: z.string(),
@@ -32,7 +28,8 @@ export const TeamMember = z.looseObject({
   worktree: z.union([z.boolean(), z.string()]).optional(),
   sessionId: z.string().optional(),
   subscriptions: z.array(z.string()).default([]),
-  backendType: BackendType.optional(),
+  /** The backend's name (backends/registry.ts checks it; Claude Code writes its own). */
+  backendType: z.string().optional(),
   isActive: z.boolean().optional(),
   mode: z.string().optional(),
 })

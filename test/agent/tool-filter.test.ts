@@ -4,7 +4,8 @@ import { resolveToolsForAgent, type ToolFilterOptions } from '../../src/agent/de
 import type { AgentDefinition } from '../../src/agent/definitions/types.js'
 import { allTools, getTool, implementedToolNames, TOOL_NAMES, toolsNamed } from '../../src/agent/tool-registry.js'
 
-const ALL = [...TOOL_NAMES]
+// Every tool by name; Agent and TaskStop declare themselves lead-only (as src/agent/tools/lead.ts does).
+const ALL = TOOL_NAMES.map((name) => ({ name, leadOnly: name === 'Agent' || name === 'TaskStop' || name === 'Batch' }))
 const custom = (fields: Partial<AgentDefinition>): AgentDefinition => ({
   name: 'custom',
   description: 'd',
@@ -72,7 +73,10 @@ describe('resolveToolsForAgent', () => {
   })
 
   it('filters only the names it is given, in their order', () => {
-    expect(resolveToolsForAgent(EXPLORE_AGENT, ['Grep', 'Write', 'Read'], { isTeammate: true }).tools).toEqual(['Grep', 'Read'])
+    expect(resolveToolsForAgent(EXPLORE_AGENT, [{ name: 'Grep' }, { name: 'Write' }, { name: 'Read' }], { isTeammate: true }).tools).toEqual([
+      'Grep',
+      'Read',
+    ])
   })
 })
 
@@ -121,5 +125,25 @@ describe('tool registry', () => {
     expect(getTool('Write')!.paths({ file_path: 'src/x.ts', content: '' }, ctx)).toEqual(['/proj/src/x.ts'])
     expect(getTool('Glob')!.paths({ pattern: '*.ts' }, ctx)).toEqual(['/proj'])
     expect(getTool('Bash')!.paths({ command: 'ls' }, ctx)).toEqual([])
+  })
+})
+
+describe('tool metadata lives on the tools', () => {
+  it('every tool declares its kind; the lead tools declare themselves lead-only and a teammate never gets them', async () => {
+    const { createLeadTools } = await import('../../src/agent/tools/lead.js')
+    const { createBatchTool } = await import('../../src/batch/tool.js')
+    const batch = createBatchTool({ client: {} as never, env: {}, parent: 'team-lead' })
+    const lead = createLeadTools({} as Parameters<typeof createLeadTools>[0], { forkEnabled: false } as Parameters<typeof createLeadTools>[1], batch)
+    expect(lead.map((t) => [t.name, t.kind, t.leadOnly])).toEqual([
+      ['Agent', 'coordination', true],
+      ['TaskStop', 'coordination', true],
+      ['Batch', 'coordination', true],
+    ])
+    for (const t of allTools()) expect(['read', 'edit', 'execute', 'coordination']).toContain(t.kind)
+    const everything = [...allTools(), ...lead]
+    const teammate = resolveToolsForAgent(GENERAL_PURPOSE_AGENT, everything, { isTeammate: true })
+    expect(teammate.tools).not.toContain('Agent')
+    expect(teammate.removed).toContainEqual({ tool: 'TaskStop', layer: 'teammate', reason: 'TaskStop is for the team lead only' })
+    expect(resolveToolsForAgent(GENERAL_PURPOSE_AGENT, everything, { isTeammate: false }).tools).toContain('Agent')
   })
 })

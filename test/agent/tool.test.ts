@@ -12,7 +12,7 @@ const echo = defineTool({
     times: z.number().int().positive().optional(),
     '-i': z.boolean().optional(),
   }),
-  readOnly: true,
+  kind: 'read',
   async execute(input) {
     return input.text.repeat(input.times ?? 1)
   },
@@ -83,7 +83,7 @@ describe('runTool', () => {
       name: 'Touch',
       description: '',
       inputSchema: z.object({}),
-      readOnly: false,
+      kind: 'execute',
       async execute() {
         ran = true
         return 'ran'
@@ -111,7 +111,7 @@ describe('runTool', () => {
       name: 'Boom',
       description: '',
       inputSchema: z.object({}),
-      readOnly: true,
+      kind: 'read',
       async execute() {
         throw new Error('kaput')
       },

@@ -41,7 +41,7 @@ for (const { type, skip } of backends) {
     beforeEach(async () => {
       h = makeHarness(type)
       team = `t${++n}`
-      if (h.executor.type !== 'in-process') await h.executor.ensureSession(team, { argv: ['sleep', '600'], cwd: process.cwd() })
+      if (h.executor.kind === 'pane') await h.executor.ensureSession(team, { argv: ['sleep', '600'], cwd: process.cwd() })
     })
     afterEach(async () => {
       await h.cleanup()

@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import {
-  type DetectInputs,
-  type ProbeResult,
-  detectBackend,
-  isInteractive,
-  parseBackendChoice,
-  resolveBackend,
-  tmuxInstallHint,
-} from '../../src/backends/detect.js'
+import { type DetectInputs, type ProbeResult, detectBackend, isInteractive, resolveBackend } from '../../src/backends/detect.js'
+import { parseBackendChoice } from '../../src/backends/registry.js'
+import { tmuxInstallHint } from '../../src/backends/tmux-backend.js'
 import { BackendUnavailableError, ExitCode, UsageError } from '../../src/errors.js'
 
 const OK: ProbeResult = { ok: true, detail: 'tmux 3.3a' }
@@ -23,13 +17,10 @@ function inputs(
     isTTY: over.isTTY ?? true,
     platform: over.platform ?? 'linux',
     osRelease: over.osRelease ?? 'ID=ubuntu\nID_LIKE=debian\n',
-    probeTmux: async () => {
-      asked.tmux++
-      return over.tmux ?? OK
-    },
-    probeIt2: async () => {
-      asked.it2++
-      return over.it2 ?? NO
+    probe: async (b) => {
+      const which = b.type === 'tmux' ? 'tmux' : 'it2'
+      asked[which]++
+      return (which === 'tmux' ? over.tmux : over.it2) ?? (which === 'tmux' ? OK : NO)
     },
   }
   return { i, asked }
@@ -45,7 +36,7 @@ async function unavailable(p: Promise<unknown>): Promise<BackendUnavailableError
   return err as BackendUnavailableError
 }
 
-describe('backend detection (DESIGN §4 order)', () => {
+describe('backend detection (docs/architecture.md §5 order)', () => {
   it('1. inside tmux → tmux, without probing anything', async () => {
     const { i, asked } = inputs({ env: { TMUX: '/tmp/tmux-1/default,1,0', TERM_PROGRAM: 'iTerm.app' }, isTTY: false })
     expect((await detectBackend(i)).backend).toBe('tmux')

@@ -85,7 +85,8 @@ export function makeHarness(type: BackendType): Harness {
     env.ITERM_SESSION_ID = 'w0t0p0:LEADER-0000'
   }
   const tracked = new Set<number>()
-  const executor = createExecutor(type, { env, leaderArgv: () => ['sleep', '600'] })
+  const options = { env, leaderArgv: () => ['sleep', '600'] }
+  const executor: PaneExecutor | InProcessExecutor = type === 'in-process' ? createExecutor('in-process', options) : createExecutor(type, options)
   const cwd = path.join(root, 'work')
   fs.mkdirSync(cwd, { recursive: true })
   return {
@@ -95,7 +96,7 @@ export function makeHarness(type: BackendType): Harness {
     async start(team, name, args, opts = {}) {
       const base = { team, name, cwd: opts.cwd ?? cwd, env: opts.env, color: 'blue' }
       const spawned =
-        executor.type === 'in-process'
+        executor.kind === 'in-process'
           ? await executor.spawn({
               ...base,
               run: async (ctx) => {
@@ -111,7 +112,7 @@ export function makeHarness(type: BackendType): Harness {
       for (const p of pids) tracked.add(p)
     },
     async cleanup() {
-      if (executor.type === 'in-process') await executor.killAll()
+      if (executor.kind === 'in-process') await executor.killAll()
       if (type === 'tmux') await reapTmuxServer(env)
       const left = [...tracked].filter(isAlive)
       await Promise.all(left.map((pid) => killTree(pid, { graceMs: 0 })))

@@ -123,7 +123,7 @@ describe('a teammate turn', () => {
     expect(readDuringTurn).toBe(false)
     expect((await inbox(fx, 'alice')).find((m) => m.text === 'copy the notes')?.read).toBe(true)
 
-    // The model saw the message in the DESIGN §3 form, with all five calls in one conversation.
+    // The model saw the message in the docs/architecture.md §4 form, with all five calls in one conversation.
     const reqs = modelRequests(loopback, 'alice')
     expect(reqs).toHaveLength(5)
     expect(messageText(requestMessages(reqs[0])[0])).toMatch(

@@ -14,7 +14,7 @@ import { PromptQueue, type ConsoleRequest } from '../../src/leader/prompt-queue.
 import type { InboxMessage } from '../../src/mailbox/types.js'
 import { loadTeamSpec } from '../../src/teams/team-spec.js'
 
-describe('resolveModel (DESIGN §8 order)', () => {
+describe('resolveModel (docs/architecture.md §8 order)', () => {
   const FORCE = 'SWARM_SUBAGENT_MODEL_FORCE'
   const SUB = 'SWARM_SUBAGENT_MODEL'
   const cases: Array<[string, ModelSources & { envVars?: Record<string, string> }, string, string]> = [

@@ -1,5 +1,4 @@
 import type { PermissionModeName } from '../../permissions/rules/modes.js'
-import { LEAD_ONLY_TOOL_NAMES } from '../tools/names.js'
 import type { AgentDefinition } from './types.js'
 
 /**
@@ -40,7 +39,13 @@ export interface ToolFilterResult {
  *  2. user-defined types: no USER_DEFINED_DISALLOWED_TOOLS;
  *  3. the type's own `tools` allow-list (`*` or absent = all), then its `disallowedTools`.
  */
-export function resolveToolsForAgent(def: AgentDefinition, allToolNames: readonly string[], options: ToolFilterOptions): ToolFilterResult {
+/** What the filter needs to know of a tool: its name and whether only the lead may have it (declared on the tool). */
+export interface ToolInfo {
+  name: string
+  leadOnly?: boolean
+}
+
+export function resolveToolsForAgent(def: AgentDefinition, allTools: readonly ToolInfo[], options: ToolFilterOptions): ToolFilterResult {
   const isUserDefined = options.isUserDefined ?? def.source !== 'built-in'
   const mode = options.permissionMode ?? def.permissionMode
   const allowList = def.tools && !def.tools.includes('*') ? new Set(def.tools) : undefined
@@ -48,18 +53,18 @@ export function resolveToolsForAgent(def: AgentDefinition, allToolNames: readonl
   const tools: string[] = []
   const removed: RemovedTool[] = []
 
-  for (const tool of allToolNames) {
-    const why = removalReason(tool)
-    if (why) removed.push({ tool, ...why })
-    else tools.push(tool)
+  for (const info of allTools) {
+    const why = removalReason(info)
+    if (why) removed.push({ tool: info.name, ...why })
+    else tools.push(info.name)
   }
   return { tools, removed }
 
-  function removalReason(tool: string): Omit<RemovedTool, 'tool'> | undefined {
+  function removalReason({ name: tool, leadOnly }: ToolInfo): Omit<RemovedTool, 'tool'> | undefined {
     if (tool === 'ExitPlanMode' && mode !== 'plan') {
       return { layer: 'all-agents', reason: 'ExitPlanMode is only available in plan mode' }
     }
-    if (options.isTeammate && LEAD_ONLY_TOOL_NAMES.includes(tool as never)) {
+    if (options.isTeammate && leadOnly) {
       return { layer: 'teammate', reason: `${tool} is for the team lead only` }
     }
     if (isUserDefined && USER_DEFINED_DISALLOWED_TOOLS.includes(tool)) {

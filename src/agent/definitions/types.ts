@@ -14,7 +14,7 @@ export interface AgentDefinition {
   tools?: string[]
   /** Tools removed after the allow-list. */
   disallowedTools: string[]
-  /** A model id or alias, or `inherit`; undefined = the default resolution (DESIGN §8). */
+  /** A model id or alias, or `inherit`; undefined = the default resolution (docs/architecture.md §8). */
   model?: string
   permissionMode?: PermissionModeName
   maxTurns?: number

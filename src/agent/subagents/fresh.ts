@@ -11,7 +11,6 @@ import { resolveModel } from '../model.js'
 import type { AgentOutput } from '../render.js'
 import { allTools } from '../tool-registry.js'
 import type { AnyTool, PermissionCheck } from '../tool.js'
-import { COORDINATION_TOOL_NAMES } from '../tools/names.js'
 import { runTurn, type TurnResult } from '../turn.js'
 import type { RunTracker } from './task-registry.js'
 
@@ -59,15 +58,9 @@ export async function runFreshSubagent(req: SubagentRequest): Promise<SubagentRu
   const def = definitions.get(typeName)
   if (!def) throw new NotFoundError(`unknown agent type "${typeName}"`, { hint: `known types: ${[...definitions.keys()].join(', ')}` })
   const { model } = resolveModel({ spawnModel: req.model, definitionModel: def.model, leaderModel: req.leaderModel, env: req.env })
-  const available = [
-    ...allTools().filter((t) => !(COORDINATION_TOOL_NAMES as readonly string[]).includes(t.name)),
-    ...(req.agentTool ? [req.agentTool] : []),
-  ]
-  const { tools: names } = resolveToolsForAgent(
-    def,
-    available.map((t) => t.name),
-    { isTeammate: !req.agentTool },
-  )
+  // A one-off subagent has no mailbox or task list: no coordination tools (but Agent, to nest, when given).
+  const available = [...allTools().filter((t) => t.kind !== 'coordination'), ...(req.agentTool ? [req.agentTool] : [])]
+  const { tools: names } = resolveToolsForAgent(def, available, { isTeammate: !req.agentTool })
   // The type's prompt is the cached prefix every run of this type shares; what names this run follows it.
   let dynamic = `Working directory: ${req.cwd}\nYou are a one-off subagent of ${req.parent}: your final message is your report.`
   let writableRoots: string[] | undefined

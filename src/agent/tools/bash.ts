@@ -29,7 +29,7 @@ export const bashTool = defineTool({
     'Prefer Read, Glob and Grep over cat, find and grep.',
   ].join('\n'),
   inputSchema,
-  readOnly: false,
+  kind: 'execute',
   summarize: (input) => truncateLine(input.description ? `${input.command}  # ${input.description}` : input.command),
   async execute(input, ctx) {
     const timeoutMs = Math.min(input.timeout ?? DEFAULT_BASH_TIMEOUT_MS, MAX_BASH_TIMEOUT_MS)

@@ -20,7 +20,7 @@ export const editTool = defineTool({
     'With an empty old_string, creates a file that does not exist yet with new_string as its content.',
   ].join('\n'),
   inputSchema,
-  readOnly: false,
+  kind: 'edit',
   summarize: (input) => input.file_path,
   paths: (input, ctx) => [resolveToolPath(ctx, input.file_path)],
   async execute(input, ctx) {

@@ -27,7 +27,7 @@ export const exitPlanModeTool = defineTool({
   name: 'ExitPlanMode',
   description: EXIT_PLAN_MODE_DESCRIPTION,
   inputSchema: exitPlanModeInputSchema,
-  readOnly: false,
+  kind: 'coordination',
   summarize: (input) => truncateLine(input.plan.split('\n').find((l) => l.trim()) ?? input.plan, 60),
   async execute(_input, ctx) {
     const state = await readAgentState(ctx.teamName, ctx.agentName, ctx.env).catch(() => undefined)

@@ -21,7 +21,7 @@ export const globTool = defineTool({
     `At most ${MAX_GLOB_RESULTS} paths are returned. node_modules and .git are not searched unless the pattern starts inside them.`,
   ].join('\n'),
   inputSchema,
-  readOnly: true,
+  kind: 'read',
   summarize: (input) => (input.path ? `${input.pattern} in ${input.path}` : input.pattern),
   paths: (input, ctx) => [resolveToolPath(ctx, input.path ?? '.')],
   async execute(input, ctx) {

@@ -37,7 +37,7 @@ export const grepTool = defineTool({
     'Binary files, files over 10 MB, node_modules and .git are skipped. Results are sorted by path.',
   ].join('\n'),
   inputSchema,
-  readOnly: true,
+  kind: 'read',
   summarize: (input) => `/${input.pattern}/${input['-i'] ? 'i' : ''}${input.path ? ` in ${input.path}` : ''}`,
   paths: (input, ctx) => [resolveToolPath(ctx, input.path ?? '.')],
   async execute(input, ctx) {

@@ -44,7 +44,8 @@ export function createAgentTool(delegation: Delegation, host?: LeadHost): AnyToo
       " one-off subagent that returns its report as this tool's result — or, with run_in_background, at once with a task id, its report arriving later as a <task-notification>." +
       (delegation.forkEnabled ? FORK_NOTE : ''),
     inputSchema: AgentInput,
-    readOnly: false,
+    kind: 'coordination',
+    leadOnly: true,
     summarize: (i) => (i.name ? `teammate ${i.name}: ${i.description}` : `subagent: ${i.description}`),
     async execute(i, ctx) {
       if (i.name) {

@@ -25,9 +25,3 @@ export type ToolName = (typeof TOOL_NAMES)[number]
 export function isToolName(name: string): name is ToolName {
   return (TOOL_NAMES as readonly string[]).includes(name)
 }
-
-/** Tools only the lead has: spawning agents and stopping them. */
-export const LEAD_ONLY_TOOL_NAMES: readonly ToolName[] = ['Agent', 'TaskStop', 'Batch']
-
-/** Coordination tools that need the mailbox and the task list. */
-export const COORDINATION_TOOL_NAMES: readonly ToolName[] = ['SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate']

@@ -33,7 +33,7 @@ export const readTool = defineTool({
     'It reads files only; use Bash with ls to list a directory. Binary files are refused.',
   ].join('\n'),
   inputSchema,
-  readOnly: true,
+  kind: 'read',
   summarize: (input) => input.file_path,
   paths: (input, ctx) => [resolveToolPath(ctx, input.file_path)],
   async execute(input, ctx) {

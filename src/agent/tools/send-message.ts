@@ -69,7 +69,7 @@ export function createSendMessageTool(host: TeamToolHost) {
       'Send a message to a teammate or the team lead (their inbox). Your plain text output is not seen by anyone; ' +
       'use this to report results, ask questions or answer. `to` is a member name or "*" for everyone else.',
     inputSchema: input,
-    readOnly: false,
+    kind: 'coordination',
     summarize: (i) => `→ ${i.to}: ${typeof i.message === 'string' ? i.message.slice(0, 60) : JSON.stringify(i.message).slice(0, 60)}`,
     async execute(i) {
       const text = typeof i.message === 'string' ? i.message : structuredText(host, i.to, i.message)

@@ -11,7 +11,8 @@ export function createTaskStopTool(delegation: Delegation, stopTeammate: (name: 
     name: 'TaskStop',
     description: 'Stop a background subagent (by its task id) or a running teammate (by name or agent id).',
     inputSchema: z.object({ task_id: z.string().describe('A task id from Agent, or a teammate name or <name>@<team>') }),
-    readOnly: false,
+    kind: 'coordination',
+    leadOnly: true,
     async execute(i) {
       return delegation.stop(i.task_id) ?? stopTeammate(i.task_id.split('@')[0]!)
     },

@@ -24,7 +24,7 @@ export function createTaskTools(host: TeamToolHost) {
       description: z.string().describe('What needs to be done, with enough context for whoever takes it'),
       activeForm: z.string().optional().describe('Present-continuous form shown while in progress'),
     }),
-    readOnly: false,
+    kind: 'coordination',
     async execute(i) {
       const t = await createTask(
         host.team,
@@ -38,7 +38,7 @@ export function createTaskTools(host: TeamToolHost) {
     name: 'TaskGet',
     description: 'Get one task with its full description.',
     inputSchema: z.object({ taskId: z.string() }),
-    readOnly: true,
+    kind: 'coordination',
     async execute(i) {
       const t = await getTask(host.team, i.taskId, host.env)
       return `${render(t)}\n\n${t.description}`
@@ -48,7 +48,7 @@ export function createTaskTools(host: TeamToolHost) {
     name: 'TaskList',
     description: 'List every task of the team with status, owner and dependencies.',
     inputSchema: z.object({}),
-    readOnly: true,
+    kind: 'coordination',
     async execute() {
       const tasks = await listTasks(host.team, host.env)
       return tasks.length ? tasks.map(render).join('\n') : 'No tasks.'
@@ -67,7 +67,7 @@ export function createTaskTools(host: TeamToolHost) {
       addBlocks: z.array(z.string()).optional(),
       addBlockedBy: z.array(z.string()).optional(),
     }),
-    readOnly: false,
+    kind: 'coordination',
     async execute(i) {
       if (i.owner === host.name && i.status !== 'completed') {
         const claim = await claimTask(host.team, i.taskId, host.name, { env: host.env })

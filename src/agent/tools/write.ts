@@ -17,7 +17,7 @@ export const writeTool = defineTool({
     'Prefer Edit for changing part of an existing file; read a file before overwriting it.',
   ].join('\n'),
   inputSchema,
-  readOnly: false,
+  kind: 'edit',
   summarize: (input) => input.file_path,
   paths: (input, ctx) => [resolveToolPath(ctx, input.file_path)],
   async execute(input, ctx) {

@@ -1,6 +1,6 @@
 import os from 'node:os'
 import type { AgentAssembly, PermissionLayer } from '../../agent/start.js'
-import type { AnyTool, PermissionDecision as ToolDecision, ToolContext } from '../../agent/tool.js'
+import type { AnyTool, ToolVerdict as ToolDecision, ToolContext } from '../../agent/tool.js'
 import { shortInput } from '../../agent/render.js'
 import { errorMessage } from '../../errors.js'
 import type { StructuredMessage } from '../../mailbox/messages.js'
@@ -78,7 +78,7 @@ class TeammatePermissions implements PermissionLayer {
     const decision = evaluatePermission({
       toolName: tool.name,
       input,
-      readOnly: tool.readOnly,
+      kind: tool.kind,
       mode,
       rules: [
         ...this.settings.rules,

@@ -1,4 +1,4 @@
-import type { PermissionDecision as ToolDecision } from '../../agent/tool.js'
+import type { ToolVerdict as ToolDecision } from '../../agent/tool.js'
 import type { StructuredMessage } from '../../mailbox/messages.js'
 import { PermissionModeName } from '../rules/modes.js'
 import { atomicWriteFile } from '../../util/fs.js'

@@ -3,8 +3,8 @@ import path from 'node:path'
 import { allDirForms, bashMentionsControlPlane, bashMentionsProtected, readExposesSecret } from './control-plane.js'
 import { bashRuleDecision, ruleMatchesCall, type CallView } from './match.js'
 import { isWithinAny, pathCandidates } from './paths.js'
-import { COORDINATION_TOOLS, SEARCH_TOOLS, bashCommand, targetPaths, toolFamily } from './tools.js'
-import type { AllowedPath, PermissionDecision, PermissionQuery, PermissionRule } from './types.js'
+import { SEARCH_TOOLS, bashCommand, targetPaths, toolFamily } from './tools.js'
+import type { AllowedPath, RuleDecision, PermissionQuery, PermissionRule } from './types.js'
 
 /**
  * Decides a tool call. Order:
@@ -18,7 +18,7 @@ import type { AllowedPath, PermissionDecision, PermissionQuery, PermissionRule }
  *  6. the mode.
  * The only I/O is symlink resolution of the paths involved.
  */
-export function evaluatePermission(q: PermissionQuery): PermissionDecision {
+export function evaluatePermission(q: PermissionQuery): RuleDecision {
   const home = q.home ?? os.homedir()
   const family = toolFamily(q.toolName)
   const targets = targetPaths(q.toolName, q.input).map((t) => pathCandidates(t, q.cwd, home))
@@ -40,7 +40,7 @@ export function evaluatePermission(q: PermissionQuery): PermissionDecision {
   const denied = bash?.behavior === 'deny' ? bash.rule : q.rules.find((r) => r.behavior === 'deny' && family !== 'bash' && ruleMatchesCall(r, call))
   if (denied) return { behavior: 'deny', reason: `denied by rule ${denied.raw}${describeSource(denied)}`, source: 'rule', rule: denied }
 
-  const passes = q.readOnly || COORDINATION_TOOLS.has(q.toolName)
+  const passes = q.kind === 'read' || q.kind === 'coordination'
   const isPlanFileWrite =
     family === 'edit' &&
     q.planFilePath !== undefined &&
@@ -55,7 +55,7 @@ export function evaluatePermission(q: PermissionQuery): PermissionDecision {
 
   const ruled = bash && bash.behavior !== 'deny' ? bash.rule : lastMatchingRule(q.rules, call, family)
   if (ruled) {
-    const decision: PermissionDecision = {
+    const decision: RuleDecision = {
       behavior: ruled.behavior,
       reason: `${ruled.behavior === 'allow' ? 'allowed' : 'asked'} by rule ${ruled.raw}${describeSource(ruled)}`,
       source: 'rule',
@@ -66,7 +66,7 @@ export function evaluatePermission(q: PermissionQuery): PermissionDecision {
   return byMode(q, family, forms, passes)
 }
 
-function forcedAsk(q: PermissionQuery, family: string, forms: string[]): PermissionDecision | undefined {
+function forcedAsk(q: PermissionQuery, family: string, forms: string[]): RuleDecision | undefined {
   if (family === 'bash') {
     const command = bashCommand(q.input) ?? ''
     const cp = bashMentionsControlPlane(command, { controlPlaneDirs: q.controlPlaneDirs, rootDir: q.rootDir, cwd: q.cwd, home: q.home })
@@ -91,7 +91,7 @@ function lastMatchingRule(rules: readonly PermissionRule[], call: CallView, fami
   return undefined
 }
 
-function byMode(q: PermissionQuery, family: string, forms: string[], passes: boolean): PermissionDecision {
+function byMode(q: PermissionQuery, family: string, forms: string[], passes: boolean): RuleDecision {
   switch (q.mode) {
     case 'bypassPermissions':
       return allow('bypassPermissions mode')
@@ -100,7 +100,7 @@ function byMode(q: PermissionQuery, family: string, forms: string[], passes: boo
     default:
       break
   }
-  if (passes) return allow(q.readOnly ? 'read-only tool' : 'coordination tool')
+  if (passes) return allow(q.kind === 'read' ? 'read-only tool' : 'coordination tool')
   if (q.mode === 'acceptEdits' && family === 'edit' && forms.length > 0) {
     const dirs = allDirForms([q.cwd, ...allowedFor(q.allowedPaths ?? [], q.toolName)])
     if (forms.every((p) => isWithinAny(p, dirs))) return allow('acceptEdits mode: an edit inside the allowed paths')
@@ -124,18 +124,18 @@ function allowedFor(paths: readonly AllowedPath[], toolName: string): string[] {
 }
 
 /** `dontAsk` turns every ask into a deny. */
-function dontAsk(q: PermissionQuery, d: PermissionDecision): PermissionDecision {
+function dontAsk(q: PermissionQuery, d: RuleDecision): RuleDecision {
   if (q.mode !== 'dontAsk' || d.behavior !== 'ask') return d
   return { ...d, behavior: 'deny', reason: `dontAsk mode denies what it would ask: ${d.reason}` }
 }
 
-function allow(reason: string): PermissionDecision {
+function allow(reason: string): RuleDecision {
   return { behavior: 'allow', reason, source: 'mode' }
 }
-function deny(reason: string, source: PermissionDecision['source']): PermissionDecision {
+function deny(reason: string, source: RuleDecision['source']): RuleDecision {
   return { behavior: 'deny', reason, source }
 }
-function ask(reason: string, source: PermissionDecision['source']): PermissionDecision {
+function ask(reason: string, source: RuleDecision['source']): RuleDecision {
   return { behavior: 'ask', reason, source }
 }
 

@@ -9,20 +9,12 @@ export const FILE_READ_TOOLS: ReadonlySet<string> = new Set(['Read', 'Glob', 'Gr
 export const SEARCH_TOOLS: ReadonlySet<string> = new Set(['Glob', 'Grep', 'LS'])
 
 /**
- * Tools that only talk to swarm itself (messages, the task list, leaving plan mode, and the lead's
- * Agent and TaskStop, which start and stop teammates whose own calls are checked). They pass in
- * every mode, plan included, unless a deny rule names them; their own code guards what they touch.
+ * What a tool does, declared on the tool itself (gemini-cli's `Kind`): `read` only reads files,
+ * `edit` changes them, `execute` runs programs, `coordination` only talks to swarm (messages, the
+ * task list, leaving plan mode, starting and stopping agents whose own calls are checked). Read and
+ * coordination tools pass in every mode, plan included, unless a rule says otherwise.
  */
-export const COORDINATION_TOOLS: ReadonlySet<string> = new Set([
-  'Agent',
-  'TaskStop',
-  'ExitPlanMode',
-  'SendMessage',
-  'TaskCreate',
-  'TaskGet',
-  'TaskList',
-  'TaskUpdate',
-])
+export type ToolKind = 'read' | 'edit' | 'execute' | 'coordination'
 
 export type ToolFamily = 'edit' | 'read' | 'bash' | 'webfetch' | 'other'
 

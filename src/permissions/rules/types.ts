@@ -1,3 +1,4 @@
+import type { ToolKind } from './tools.js'
 import type { PermissionModeName } from './modes.js'
 
 export type { PermissionModeName }
@@ -37,8 +38,8 @@ export type AllowedPath = string | { path: string; toolName?: string }
 export interface PermissionQuery {
   toolName: string
   input: Record<string, unknown>
-  /** The tool only reads (Read, Glob, Grep…). Read-only tools pass unless a rule says otherwise. */
-  readOnly: boolean
+  /** What the tool does (declared on it): read and coordination tools pass unless a rule says otherwise. */
+  kind: ToolKind
   mode: PermissionModeName
   /** Ordered: deny wins, then the last matching allow/ask rule. */
   rules: readonly PermissionRule[]
@@ -64,7 +65,7 @@ export interface PermissionQuery {
 /** Which step of the evaluation decided. */
 export type DecisionSource = 'control-plane' | 'protected-file' | 'rule' | 'mode'
 
-export interface PermissionDecision {
+export interface RuleDecision {
   behavior: RuleBehavior
   /** One line for humans: why this behaviour. */
   reason: string

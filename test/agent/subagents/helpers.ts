@@ -7,7 +7,6 @@ import { allowInScratchpad, ensureScratchpad } from '../../../src/agent/subagent
 import { createLeadDelegation } from '../../../src/agent/subagents/session.js'
 import { allowAll } from '../../../src/agent/tool.js'
 import { createBatchTool } from '../../../src/batch/tool.js'
-import { COORDINATOR_TOOLS } from '../../../src/leader/leader.js'
 import { TEAM, messageText, modelRequests, requestMessages, startAgent, type Fixture, type TestAgent } from '../../runtime/helpers.js'
 
 /** Raw request bodies as the SDK sent them, by agent header (recorded by the client's fetch). */
@@ -63,7 +62,7 @@ export async function startLead(fx: Fixture, client: Anthropic, o: { coordinator
     client,
     extraTools: tools,
     runtime: { external: true, autoClaimTasks: false },
-    ...(scratchpad ? { onlyTools: COORDINATOR_TOOLS, definitionPrompt: coordinatorPrompt({ scratchpad }) } : {}),
+    ...(scratchpad ? { onlyKinds: ['coordination'] as const, definitionPrompt: coordinatorPrompt({ scratchpad }) } : {}),
   })
   return {
     agent,

@@ -8,6 +8,7 @@ import { parseRule } from '../../../src/permissions/rules/rules.js'
 import type { PermissionModeName, PermissionQuery, PermissionRule, RuleBehavior } from '../../../src/permissions/rules/types.js'
 
 const READ_ONLY = new Set(['Read', 'Glob', 'Grep', 'LS'])
+const COORDINATION = new Set(['Agent', 'TaskStop', 'ExitPlanMode', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate'])
 // Created at import: the test tables below are built from these paths.
 const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-perm-eval-')))
 const home = path.join(tmp, 'home')
@@ -43,7 +44,7 @@ function ev(
   return evaluatePermission({
     toolName,
     input,
-    readOnly: READ_ONLY.has(toolName),
+    kind: READ_ONLY.has(toolName) ? 'read' : COORDINATION.has(toolName) ? 'coordination' : toolName === 'Bash' ? 'execute' : 'edit',
     mode,
     rules: rs,
     cwd,
@@ -253,7 +254,7 @@ describe('the control plane', () => {
       const d = evaluatePermission({
         toolName: 'Bash',
         input: { command },
-        readOnly: false,
+        kind: 'execute',
         mode: 'bypassPermissions',
         rules: [],
         cwd: inside,
@@ -265,7 +266,7 @@ describe('the control plane', () => {
     const w = evaluatePermission({
       toolName: 'Write',
       input: { file_path: '../../teams/t1/config.json' },
-      readOnly: false,
+      kind: 'edit',
       mode: 'bypassPermissions',
       rules: [],
       cwd: inside,

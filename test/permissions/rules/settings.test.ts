@@ -63,7 +63,7 @@ describe('loadPermissionSettings', () => {
       evaluatePermission({
         toolName: 'Bash',
         input: { command },
-        readOnly: false,
+        kind: 'execute',
         mode: s.defaultMode!,
         rules: s.rules,
         cwd,

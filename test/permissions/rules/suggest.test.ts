@@ -58,7 +58,16 @@ describe('suggestRule', () => {
     ]
     for (const [toolName, input] of calls) {
       const rules = suggestRules(toolName, input, opts).map((raw) => parseRule(raw, 'allow'))
-      const d = evaluatePermission({ toolName, input, readOnly: false, mode: 'default', rules, cwd, home, controlPlaneDirs: ['/nonexistent/teams'] })
+      const d = evaluatePermission({
+        toolName,
+        input,
+        kind: toolName === 'Bash' ? 'execute' : 'edit',
+        mode: 'default',
+        rules,
+        cwd,
+        home,
+        controlPlaneDirs: ['/nonexistent/teams'],
+      })
       expect(d.behavior, `${toolName} ${JSON.stringify(input)} with ${rules.map((r) => r.raw)}`).toBe('allow')
     }
   })
