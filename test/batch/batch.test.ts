@@ -55,7 +55,8 @@ describe('swarm batch', () => {
     const file = path.join(sb.root, 'tasks.yaml')
     await fs.writeFile(file, `tasks:\n${NAMES.map((n) => `  - name: ${n}\n    prompt: Create ${n}.txt holding the word ${n}.\n`).join('')}`)
     const r = await sb.swarm(['batch', 'bt', '--from', file, '--parallel', '3', '--json'], { timeout: 60_000 })
-    expect(r.stderr).toContain('swarm: 1 of 6 subtasks failed')
+    // On failure, show what the batch printed (its subtasks' tool lines are on stderr).
+    expect(r.stderr, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`).toContain('swarm: 1 of 6 subtasks failed')
     expect(r.code).toBe(8)
     const report = JSON.parse(r.stdout) as BatchReport
     expect(report).toMatchObject({ team: 'bt', parallel: 3, succeeded: 5, failed: 1 })
