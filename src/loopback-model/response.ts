@@ -1,5 +1,5 @@
-import type { PromptUsage } from '../loopback-model/cache.js'
-import { estimateTextTokens } from '../loopback-model/tokens.js'
+import type { PromptUsage } from './cache.js'
+import { estimateTextTokens } from './tokens.js'
 import type { ErrorSpec, ResponseSpec } from './scenario.js'
 
 /** A Messages API `Message`, as the loopback server sends it. */

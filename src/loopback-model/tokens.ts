@@ -46,15 +46,15 @@ export function promptBlocks(body: RequestLike): PromptBlock[] {
     }
     blocks.push({ path, key, tokens: estimateTextTokens(key), ...(breakpoint ? { breakpoint } : {}) })
   }
-  if (Array.isArray(body.tools)) body.tools.forEach((tool, i) => add(`tools.${i}`, tool))
+  if (Array.isArray(body.tools)) for (const [i, tool] of body.tools.entries()) add(`tools.${i}`, tool)
   if (typeof body.system === 'string') add('system', { type: 'text', text: body.system })
-  else if (Array.isArray(body.system)) body.system.forEach((b, i) => add(`system.${i}`, b))
+  else if (Array.isArray(body.system)) for (const [i, b] of body.system.entries()) add(`system.${i}`, b)
   if (Array.isArray(body.messages)) {
     body.messages.forEach((m: unknown, i) => {
       const role = isRecord(m) && typeof m.role === 'string' ? m.role : '?'
       const content = isRecord(m) ? m.content : undefined
       const list = typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? content : []
-      list.forEach((b: unknown, j) => add(`messages.${i}.content.${j}`, b, j === 0 ? `${role}:` : ''))
+      for (const [j, b] of (list as unknown[]).entries()) add(`messages.${i}.content.${j}`, b, j === 0 ? `${role}:` : '')
     })
   }
   return blocks
