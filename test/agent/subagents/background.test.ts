@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { LEAD_NAME } from '../../../src/home/paths.js'
+import { encodeStructured } from '../../../src/mailbox/messages.js'
 import { startLoopbackServer, type LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
 import { makeFixture, modelRequests, toolResults, waitFor, type Fixture } from '../../runtime/helpers.js'
 import { leadTurnInputs, recordingClient, startLead, taskIdIn, type Lead } from './helpers.js'
@@ -183,6 +184,41 @@ describe('background subagents', () => {
     await waitFor(() => modelRequests(loopback, 'team-lead/general-purpose-1')[0]!.clientClosed, 'the subagent request cut')
     await waitFor(() => lead!.agent.out().includes('It was stopped.'), "the lead's answer")
     expect(leadTurnInputs(loopback).filter((t) => t.includes('<task-notification>'))).toHaveLength(1)
+  }, 30_000)
+})
+
+describe('a named agent in the background', () => {
+  it('is a teammate; its first idle notification ends its task and reaches the lead as a task notification', async () => {
+    loopback.setScenario({
+      agents: {
+        [LEAD_NAME]: [
+          {
+            when: { lastUserIncludes: 'review' },
+            content: [agentCall({ description: 'bob reviews', prompt: 'Review the change.', name: 'bob', run_in_background: true })],
+          },
+          { text: 'Bob is on it.' },
+          notificationTurn('<task-notification>', 'Bob is done.'),
+        ],
+      },
+    })
+    await setup()
+    lead!.agent.runtime.say('get a review')
+    await waitFor(() => lead!.agent.out().includes('Bob is on it.'), 'the spawn')
+    const result = [...toolResults(loopback, LEAD_NAME).values()][0]!
+    expect(result.content).toMatch(/^spawned bob\nStarted teammate "bob reviews" in the background: task id a[0-9a-f]{16}/)
+    // Another teammate's idle notification is not bob's.
+    const idle = (from: string, summary: string) => ({
+      from,
+      timestamp: new Date().toISOString(),
+      text: encodeStructured({ type: 'idle_notification', from, timestamp: new Date().toISOString(), idleReason: 'available', summary }),
+    })
+    lead!.delegation.observe(idle('carol', 'Not bob.'))
+    lead!.delegation.observe(idle('bob', 'Reviewed: 2 issues in src/a.ts.'))
+    const note = await notification('the teammate notification')
+    expect(note).toContain(`<task-id>${taskIdIn(result.content)}</task-id>`)
+    expect(note).toContain('<status>completed</status>')
+    expect(note).toContain('<result>Reviewed: 2 issues in src/a.ts.</result>')
+    expect(note).not.toContain('Not bob.')
   }, 30_000)
 })
 
