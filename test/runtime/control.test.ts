@@ -251,7 +251,7 @@ describe('maxTurns', () => {
     expect(note.idleReason).toBe('available')
     expect(modelRequests(loopback, 'alice')).toHaveLength(2)
     expect(requestMessages(modelRequests(loopback, 'alice')[0])).toHaveLength(1)
-    expect(String((modelRequests(loopback, 'alice')[0].body as { system: string }).system)).toContain('You loop forever.')
+    expect(JSON.stringify((modelRequests(loopback, 'alice')[0].body as { system: unknown }).system)).toContain('You loop forever.')
     // The next message continues the conversation after the dangling tool_result.
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'again', env: fx.env })
     await waitIdleNotes(2, alice)

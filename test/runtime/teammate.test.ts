@@ -317,7 +317,10 @@ describe('external mode (the lead console hands messages in)', () => {
     )
     await sleep(150)
     expect(modelRequests(loopback, LEAD_NAME)).toHaveLength(1)
-    expect(requestMessages(modelRequests(loopback, LEAD_NAME)[0])).toEqual([{ role: 'user', content: 'hi there' }])
+    // (the last message is sent as a block carrying the prompt-cache breakpoint)
+    expect(requestMessages(modelRequests(loopback, LEAD_NAME)[0])).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'hi there', cache_control: { type: 'ephemeral' } }] },
+    ])
 
     const entry = (await inbox(fx, LEAD_NAME)).find((m) => m.text === 'status: green')!
     expect(entry.read).toBe(false)

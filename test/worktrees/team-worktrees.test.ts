@@ -3,6 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, expect, it } from 'vitest'
 import { buildSystemPrompt } from '../../src/agent/prompt.js'
+import { systemText } from '../../src/agent/cache-layout.js'
 import { formatReport } from '../../src/leader/report-format.js'
 import { teamReport } from '../../src/leader/team-report.js'
 import { createTeam, updateMember } from '../../src/teams/team-store.js'
@@ -104,9 +105,9 @@ it("the agent's system prompt says where its worktree is and that main-checkout 
   expect(notice).toContain(`same relative path under ${a.path}/`)
   expect(await findWorktreeRecord('crew', repo, env)).toBeUndefined()
   expect((await findWorktreeRecord('crew', path.join(a.path, 'src'), env))?.path).toBe(a.path)
-  expect(buildSystemPrompt({ team: 'crew', name: 'alice', members: ['alice'], cwd: a.path, definitionPrompt: `Be good.\n\n${notice}` })).toContain(
-    '# Worktree',
-  )
+  expect(
+    systemText(buildSystemPrompt({ team: 'crew', name: 'alice', members: ['alice'], cwd: a.path, definitionPrompt: `Be good.\n\n${notice}` })),
+  ).toContain('# Worktree')
 })
 
 it('swarm status reports each worktree of the team, also a kept one whose member is gone', async () => {
