@@ -147,6 +147,28 @@ describe('background subagents', () => {
     expect(leadTurnInputs(loopback).some((t) => t.includes('<task-notification>'))).toBe(false)
   }, 30_000)
 
+  it('a background subagent whose model call fails is notified as failed, with the error in the summary', async () => {
+    loopback.setScenario({
+      agents: {
+        [LEAD_NAME]: [
+          {
+            when: { lastUserIncludes: 'try' },
+            content: [agentCall({ description: 'doomed job', prompt: 'Try.', subagent_type: 'Explore', run_in_background: true })],
+          },
+          { text: 'Started.' },
+          notificationTurn('<task-notification>', 'It failed.'),
+        ],
+        'team-lead/Explore-1': [{ error: { status: 400, message: 'the model refused this request' } }],
+      },
+    })
+    await setup()
+    lead!.agent.runtime.say('try the job')
+    const note = await notification('the failure notification')
+    expect(note).toContain('<status>failed</status>')
+    expect(note).toMatch(/<summary>Agent "doomed job" failed: 400 .*the model refused this request.*<\/summary>/)
+    expect(note).not.toContain('<result>')
+  }, 30_000)
+
   it('TaskStop stops a background subagent (its request is cut) and the parent is notified once, as stopped', async () => {
     loopback.setScenario({
       agents: {
