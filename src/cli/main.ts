@@ -27,6 +27,7 @@ const GROUPS: Record<string, () => Promise<Register>> = {
   worktrees: () => import('./worktrees.js').then((m) => m.registerWorktreeCommands),
   compact: () => import('./long-run.js').then((m) => m.registerLongRunCommands),
   budget: () => import('./long-run.js').then((m) => m.registerLongRunCommands),
+  batch: () => import('./batch.js').then((m) => m.registerBatchCommand),
 }
 
 /** The program with every command group, or only `only`'s (same commands, cheaper to load). */
