@@ -3,7 +3,7 @@ import { breakpointsOf } from '../cache-layout.js'
 import type { AgentOutput } from '../render.js'
 import type { PermissionCheck, TurnRequest } from '../tool.js'
 import { runTurn } from '../turn.js'
-import { changedFiles, reportOf, type SubagentRun } from './fresh.js'
+import { changedFiles, reportOf, type SubagentRun, subagentContext } from './fresh.js'
 import type { RunTracker } from './task-registry.js'
 
 /** A fork runs long (Claude Code's fork agent: 200 model calls). */
@@ -46,16 +46,7 @@ export async function runForkSubagent(req: ForkRunRequest): Promise<SubagentRun>
     maxIterations: FORK_MAX_TURNS,
     signal: req.signal,
     agentHeader: req.label,
-    toolContext: {
-      cwd: req.cwd,
-      signal: req.signal,
-      agentName: req.parent,
-      teamName: req.team,
-      env: req.env,
-      checkPermission: req.checkPermission,
-      depth: req.depth,
-      forkChild: true,
-    },
+    toolContext: { ...subagentContext(req, req.depth), forkChild: true },
     onToolEnd: (name, input, r, ms) => {
       req.tracker.toolUses++
       req.output?.tool(name, input, r, ms)

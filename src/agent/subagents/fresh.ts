@@ -10,7 +10,7 @@ import { resolveToolsForAgent } from '../definitions/tool-filter.js'
 import { resolveModel } from '../model.js'
 import type { AgentOutput } from '../render.js'
 import { allTools } from '../tool-registry.js'
-import type { AnyTool, PermissionCheck } from '../tool.js'
+import type { AnyTool, PermissionCheck, ToolContext } from '../tool.js'
 import { runTurn, type TurnResult } from '../turn.js'
 import type { RunTracker } from './task-registry.js'
 
@@ -83,16 +83,7 @@ export async function runFreshSubagent(req: SubagentRequest): Promise<SubagentRu
       maxIterations: def.maxTurns ?? 50,
       signal: req.signal,
       agentHeader: req.label ?? req.parent,
-      toolContext: {
-        cwd: req.cwd,
-        signal: req.signal,
-        agentName: req.parent,
-        teamName: req.team,
-        env: req.env,
-        checkPermission: req.checkPermission,
-        depth: req.depth ?? 1,
-        ...(writableRoots ? { writableRoots } : {}),
-      },
+      toolContext: { ...subagentContext(req, req.depth ?? 1), ...(writableRoots ? { writableRoots } : {}) },
       onToolEnd: (name, input, r, ms) => {
         if (req.tracker) req.tracker.toolUses++
         req.output?.tool(name, input, r, ms)
@@ -108,6 +99,14 @@ export async function runFreshSubagent(req: SubagentRequest): Promise<SubagentRu
 /** The subagent's report as one string (what the lead's Agent tool returns in the foreground). */
 export async function runSubagent(req: SubagentRequest): Promise<string> {
   return (await runFreshSubagent(req)).report
+}
+
+/** The tool context of a subagent's calls: its permission requests are asked as its parent. */
+export function subagentContext(
+  req: Pick<SubagentRequest, 'cwd' | 'signal' | 'parent' | 'team' | 'env' | 'checkPermission'>,
+  depth: number,
+): ToolContext {
+  return { cwd: req.cwd, signal: req.signal, agentName: req.parent, teamName: req.team, env: req.env, checkPermission: req.checkPermission, depth }
 }
 
 /** The final text, marked when the run was cut short. */
