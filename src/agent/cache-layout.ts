@@ -18,6 +18,9 @@ export interface SystemPrompt {
 /** Caching for one agent's requests: off, or on with a TTL (settings `promptCacheTtl`). */
 export type CacheSetting = { enabled: false } | { enabled: true; ttl: PromptCacheTtl }
 
+/** The API allows 4 breakpoints; the system prompt's static part takes one. */
+const MAX_MESSAGE_BREAKPOINTS = 3
+
 export const DEFAULT_CACHE: CacheSetting = { enabled: true, ttl: '5m' }
 
 type MessageParam = Anthropic.MessageParam
@@ -36,22 +39,38 @@ export function systemText(system: SystemPrompt | string): string {
 }
 
 /** The request's system blocks and messages with their breakpoints (none when caching is off). */
-export function layoutPrompt(system: SystemPrompt | string, messages: MessageParam[], cache: CacheSetting): LaidOutPrompt {
+export function layoutPrompt(
+  system: SystemPrompt | string,
+  messages: MessageParam[],
+  cache: CacheSetting,
+  keep: readonly number[] = [],
+): LaidOutPrompt {
   const parts = typeof system === 'string' ? { static: system } : system
   const marker = cache.enabled ? { cache_control: { type: 'ephemeral' as const, ...(cache.ttl === '1h' ? { ttl: '1h' as const } : {}) } } : {}
   const blocks: TextBlockParam[] = [{ type: 'text', text: parts.static, ...marker }]
   if (parts.dynamic) blocks.push({ type: 'text', text: parts.dynamic })
   if (!cache.enabled || messages.length === 0) return { system: blocks, messages }
-  const marked = new Set<number>([messages.length - 1])
-  // The previous user message holds the entry the last request wrote: it is read even when the
-  // newest turn added more than the API's 20-block lookback (many parallel tool results).
-  for (let i = messages.length - 2; i >= 0; i--) {
+  const marked = new Set<number>(breakpointsOf(messages.length, messages))
+  // Kept ones (latest first) only while the request stays within the API's 4 (one is the system's).
+  for (const i of [...keep].sort((a, b) => b - a)) if (i < messages.length && (marked.has(i) || marked.size < MAX_MESSAGE_BREAKPOINTS)) marked.add(i)
+  return { system: blocks, messages: messages.map((m, i) => (marked.has(i) ? markLastBlock(m, marker) : m)) }
+}
+
+/**
+ * The messages a request of `length` messages marks: the last, and the user message before it —
+ * the previous user message holds the entry the last request wrote, so it is read even when the
+ * newest turn added more than the API's 20-block lookback (many parallel tool results).
+ */
+export function breakpointsOf(length: number, messages: readonly MessageParam[]): number[] {
+  if (length === 0) return []
+  const marks = [length - 1]
+  for (let i = length - 2; i >= 0; i--) {
     if (messages[i]!.role === 'user') {
-      marked.add(i)
+      marks.push(i)
       break
     }
   }
-  return { system: blocks, messages: messages.map((m, i) => (marked.has(i) ? markLastBlock(m, marker) : m)) }
+  return marks
 }
 
 function markLastBlock(message: MessageParam, marker: object): MessageParam {

@@ -128,6 +128,11 @@ export class TeammateRuntime {
     this.enqueue([{ from: 'user', text, timestamp: new Date().toISOString(), msg_id: `user-${randomUUID()}`, local: true }])
   }
 
+  /** A `<task-notification>` (or other event for the model): a user turn of its own, taken at the start of the next turn. */
+  notify(text: string): void {
+    this.enqueue([{ from: 'task-notification', text, timestamp: new Date().toISOString(), msg_id: `note-${randomUUID()}`, local: true }])
+  }
+
   get currentStatus(): AgentStatus {
     return this.status
   }

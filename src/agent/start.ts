@@ -66,6 +66,8 @@ export interface StartAgentOptions {
   /** Overrides of the member's budget (`swarm agent --max-cost/--max-tokens`). */
   maxCostUsd?: number
   maxTokens?: number
+  /** Replaces the agent type's own prompt (the coordinator's). */
+  definitionPrompt?: string
   leaderModel?: string
 }
 
@@ -137,7 +139,7 @@ export async function assembleAgent(
   }
   const tools = toolsForMode(mode.data)
 
-  let definitionPrompt = def.systemPrompt
+  let definitionPrompt = opts.definitionPrompt ?? def.systemPrompt
   let writableRoots: string[] | undefined
   if (def.writableTempDir) {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), `swarm-${opts.name}-`))

@@ -2,9 +2,10 @@ import os from 'node:os'
 import path from 'node:path'
 import { z } from 'zod'
 import type { ToolKind } from '../permissions/rules/tools.js'
-import type { Tool as ApiTool, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages'
+import type { MessageParam, Tool as ApiTool, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages'
 import { errorMessage } from '../errors.js'
 import type { BashSandbox } from '../sandbox/types.js'
+import type { CacheSetting, SystemPrompt } from './cache-layout.js'
 
 /**
  * What a tool hands back to the model: text, and whether it is a failure. A failure is a
@@ -49,6 +50,22 @@ export interface ToolContext {
   writableRoots?: readonly string[]
   /** Runs Bash commands in the OS sandbox (set for teammates by the permission layer). */
   sandbox?: BashSandbox
+  /** The request this call answers (set by the turn loop): what a fork copies byte for byte. */
+  request?: TurnRequest
+  /** How deep in delegation the caller is: 0 for the lead or a teammate, n for a subagent n levels down. */
+  depth?: number
+  /** Set inside a fork child: a fork may not fork again. */
+  forkChild?: boolean
+}
+
+/** The parts of a model request a fork must repeat byte for byte (the live conversation, not a copy). */
+export interface TurnRequest {
+  model: string
+  maxTokens: number
+  system: string | SystemPrompt
+  cache?: CacheSetting
+  tools: readonly AnyTool[]
+  messages: readonly MessageParam[]
 }
 
 /** Input of `defineTool`. `execute` may return a string (success) or a ToolResult, or throw. */

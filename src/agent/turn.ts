@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk'
 import { APIError, APIUserAbortError } from '@anthropic-ai/sdk'
-import { runTool, type AnyTool as Tool, type ToolContext, type ToolResult } from './tool.js'
+import { runTool, type AnyTool as Tool, type ToolContext, type ToolResult, type TurnRequest } from './tool.js'
 import { usageFromApi, type Usage } from './pricing.js'
 import { type CacheSetting, DEFAULT_CACHE, layoutPrompt, type SystemPrompt } from './cache-layout.js'
 import type { NewTranscriptEvent } from './transcript.js'
@@ -38,6 +38,10 @@ export interface TurnOptions extends TurnEvents {
   signal: AbortSignal
   toolContext: ToolContext
   maxTokens?: number
+  /** Messages that keep a breakpoint besides the usual ones (a fork repeats its parent's, byte for byte). */
+  keepBreakpoints?: readonly number[]
+  /** The `x-swarm-agent` header (who is asking, for the model server's logs); default the tool context's agent. */
+  agentHeader?: string
 }
 
 export interface TurnResult {
@@ -59,6 +63,15 @@ export async function runTurn(opts: TurnOptions): Promise<TurnResult> {
   const apiTools = opts.tools.map((t) => t.toApiTool())
   const byName = new Map(opts.tools.map((t) => [t.name, t]))
   const toolCalls: TurnResult['toolCalls'] = []
+  // What a fork repeats byte for byte: the live conversation, not a copy.
+  const snapshot: TurnRequest = {
+    model: opts.model,
+    maxTokens: opts.maxTokens ?? DEFAULT_MAX_TOKENS,
+    system: opts.system,
+    ...(opts.cache ? { cache: opts.cache } : {}),
+    tools: opts.tools,
+    messages: opts.messages,
+  }
   let text = ''
   for (let iteration = 1; iteration <= opts.maxIterations; iteration++) {
     if (opts.signal.aborted) return { status: 'aborted', text, iterations: iteration - 1, toolCalls }
@@ -98,7 +111,7 @@ export async function runTurn(opts: TurnOptions): Promise<TurnResult> {
       const result: ToolResult = opts.signal.aborted
         ? { content: 'Interrupted: the agent was stopped.', isError: true }
         : tool
-          ? await runTool(tool, use.input, { ...opts.toolContext, toolUseId: use.id })
+          ? await runTool(tool, use.input, { ...opts.toolContext, toolUseId: use.id, request: snapshot })
           : { content: `No such tool: ${use.name}. Available: ${[...byName.keys()].join(', ')}`, isError: true }
       const ms = Date.now() - started
       opts.onToolEnd?.(use.name, use.input, result, ms)
@@ -123,7 +136,7 @@ export async function runTurn(opts: TurnOptions): Promise<TurnResult> {
 
 /** One streamed model request with the cache layout. */
 async function request(opts: TurnOptions, apiTools: Anthropic.Tool[]): Promise<Anthropic.Message> {
-  const prompt = layoutPrompt(opts.system, opts.messages, opts.cache ?? DEFAULT_CACHE)
+  const prompt = layoutPrompt(opts.system, opts.messages, opts.cache ?? DEFAULT_CACHE, opts.keepBreakpoints)
   const stream = opts.client.messages.stream(
     {
       model: opts.model,
@@ -132,7 +145,7 @@ async function request(opts: TurnOptions, apiTools: Anthropic.Tool[]): Promise<A
       messages: prompt.messages,
       ...(apiTools.length ? { tools: apiTools } : {}),
     },
-    { signal: opts.signal, headers: { 'x-swarm-agent': opts.toolContext.agentName } },
+    { signal: opts.signal, headers: { 'x-swarm-agent': opts.agentHeader ?? opts.toolContext.agentName } },
   )
   stream.on('text', (delta) => opts.onText?.(delta))
   return stream.finalMessage()

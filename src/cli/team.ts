@@ -15,7 +15,7 @@ import { firstLimit } from '../agent/budget.js'
 import { shutdownSignal } from './signals.js'
 import { LEAD_NAME, tasksDir, teamConfigPath, teamDir } from '../home/paths.js'
 import { listTasks } from '../tasks/task-store.js'
-import { createTeam, listTeams, readTeam, teamExists } from '../teams/team-store.js'
+import { createTeam, listTeams, readTeam, teamExists, updateTeam } from '../teams/team-store.js'
 import { PermissionModeName } from '../permissions/rules/modes.js'
 import type { TeamFile } from '../teams/types.js'
 import { terminalSafe } from '../terminal/neutralize.js'
@@ -42,6 +42,7 @@ export interface TeamCreateOptions {
   attach: boolean
   start: boolean
   json?: boolean
+  coordinator?: boolean
 }
 
 /** `swarm team …` */
@@ -70,6 +71,10 @@ export function registerTeamCommands(program: Command): void {
     .option('--from <file>', 'a team file (YAML) describing members, types, models, modes and prompts')
     .option('--no-attach', 'do not attach to the tmux session; print the attach command')
     .option('--no-start', 'write the team and its roster, start nothing')
+    .option(
+      '--coordinator',
+      'the lead only delegates: Agent, SendMessage, TaskStop and the task tools, and the four phases (research, synthesis, implementation, verification)',
+    )
     .option('--json', 'print the team as JSON')
     .action((name: string, opts: TeamCreateOptions) => teamCreate(name, opts))
   team
@@ -167,6 +172,12 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
     return t
   })
   const team = await created.catch((err: unknown) => (existed ? Promise.reject(err) : undoFullDisk(name, err)))
+  // Recorded in the team, so the leader started in its pane (and `team resume`) coordinates too.
+  if (opts.coordinator) {
+    await updateTeam(team.name, (t) => {
+      t.swarmCoordinator = true
+    })
+  }
   if (!opts.start) {
     if (opts.json) printJson(team)
     else {

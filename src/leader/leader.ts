@@ -4,8 +4,11 @@ import { createModelClient, modelConfigured } from '../agent/client.js'
 import { createOutput } from '../agent/render.js'
 import { assembleAgent } from '../agent/start.js'
 import { AgentStateFile, statePath } from '../agent/state.js'
-import { runSubagent } from '../agent/subagent.js'
-import { createLeadTools } from '../agent/tools/lead.js'
+import { coordinatorPrompt, workerScratchpadNote } from '../agent/subagents/coordinator-prompt.js'
+import type { Delegation } from '../agent/subagents/delegation.js'
+import { allowInScratchpad, ensureScratchpad } from '../agent/subagents/scratchpad.js'
+import { createLeadDelegation } from '../agent/subagents/session.js'
+import { createBatchTool } from '../batch/tool.js'
 import type { PermissionCheck } from '../agent/tool.js'
 import { transcriptPath } from '../agent/transcript.js'
 import { createExecutor } from '../backends/registry.js'
@@ -116,25 +119,30 @@ export async function runLeader(o: LeaderOptions): Promise<void> {
   o.signal?.addEventListener('abort', () => abort.abort(), { once: true })
   let lead: Awaited<ReturnType<typeof assembleAgent>>['runtime'] | undefined
   let leadDone: Promise<number> | undefined
+  let delegation: Delegation | undefined
   if (client) {
     // A one-off subagent's tool calls pass the lead's own permission layer (asked at this console).
     let leadCheck: PermissionCheck = () => ({ behavior: 'deny', message: 'the lead agent is not ready yet' })
-    const tools = createLeadTools({
-      spawnTeammate: (i) => control.spawn(i.name, i),
-      stopTeammate: (name) => control.kill(name, {}),
-      runSubagent: (i, signal) =>
-        runSubagent({
-          team: o.team,
-          parent: LEAD_NAME,
-          cwd: config.members[0]?.cwd ?? process.cwd(),
-          env,
-          client,
-          ...i,
-          checkPermission: (tool, input, ctx) => leadCheck(tool, input, ctx),
-          signal,
-          output: createOutput({ stream: output, prefix: 'subagent' }),
-        }),
-    })
+    const coordinator = o.coordinator === true || config.swarmCoordinator === true
+    const cwd = config.members[0]?.cwd ?? process.cwd()
+    const scratchpad = coordinator ? await ensureScratchpad(o.team, env) : undefined
+    const check: PermissionCheck = (tool, input, ctx) => leadCheck(tool, input, ctx)
+    const { delegation: d, tools } = await createLeadDelegation(
+      {
+        team: o.team,
+        parent: LEAD_NAME,
+        cwd,
+        env,
+        client,
+        checkPermission: scratchpad ? allowInScratchpad(check, scratchpad) : check,
+        ...(scratchpad ? { coordinator: true, workerNote: workerScratchpadNote(scratchpad) } : {}),
+        output: createOutput({ stream: output, prefix: 'subagent' }),
+        deliver: (text) => lead?.notify(text),
+        batchTool: createBatchTool({ client, env, parent: LEAD_NAME, output: createOutput({ stream: output, prefix: 'batch' }) }),
+      },
+      { spawnTeammate: (i) => control.spawn(i.name, i), stopTeammate: (name) => control.kill(name, {}) },
+    )
+    delegation = d
     const assembled = await assembleAgent({
       team: o.team,
       name: LEAD_NAME,
@@ -144,8 +152,8 @@ export async function runLeader(o: LeaderOptions): Promise<void> {
       resume: fs.existsSync(transcriptPath(o.team, LEAD_NAME, env)),
       output: createOutput({ stream: output, prefix: 'lead' }),
       extraTools: tools,
-      // `--coordinator`: the lead only assigns and talks, never executes.
-      ...(o.coordinator ? { onlyKinds: ['coordination'] as const } : {}),
+      // `--coordinator`: the lead only assigns and talks, never executes; its prompt teaches the four phases.
+      ...(scratchpad ? { onlyKinds: ['coordination'] as const, definitionPrompt: coordinatorPrompt({ scratchpad }) } : {}),
       permissions: (a) => createPermissionLayer(a),
       runtime: { external: true, autoClaimTasks: false },
     })
@@ -160,7 +168,18 @@ export async function runLeader(o: LeaderOptions): Promise<void> {
     input: o.input ?? process.stdin,
     output,
     control,
-    ...(lead ? { lead: { deliver: (m) => lead!.deliver(m), say: (t) => lead!.say(t), compact: (f) => lead!.compact(f) } } : {}),
+    ...(lead
+      ? {
+          lead: {
+            deliver: (m) => {
+              for (const e of m) delegation?.observe(e)
+              lead!.deliver(m)
+            },
+            say: (t) => lead!.say(t),
+            compact: (f) => lead!.compact(f),
+          },
+        }
+      : {}),
     noLeadReason:
       'no model is configured for the lead agent: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a compatible server); slash commands work without one (/help)',
     signal: abort.signal,
@@ -171,6 +190,7 @@ export async function runLeader(o: LeaderOptions): Promise<void> {
   } finally {
     abort.abort()
     await leadDone
+    await delegation?.close()
     if (inProcess) {
       // The team lives in this process: ask each teammate to finish (idle ones approve at once), then stop the rest.
       const ids = (await readTeam(o.team, env).catch(() => config)).members.filter((m) => m.name !== LEAD_NAME).map((m) => m.agentId)

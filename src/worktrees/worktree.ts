@@ -216,6 +216,8 @@ export interface RemoveWorktreeOptions {
   discard?: boolean
   /** Called with what is about to be destroyed, before anything is (only with `discard`). */
   onDiscard?: (target: RemoveTarget, contents: WorktreeContents) => void
+  /** Keep the branch (a batch subtask's deliverable): only uncommitted changes then count as something to lose. */
+  keepBranch?: boolean
   env?: Env
 }
 
@@ -246,8 +248,10 @@ export async function removeWorktree(target: RemoveTarget, opts: RemoveWorktreeO
       exitCode: ExitCode.usage,
     })
   }
-  const contents = await inspectWorktree(target, env)
-  if (contents.tampered) throw tamperedError(target.path, contents.tampered)
+  const inspected = await inspectWorktree(target, env)
+  if (inspected.tampered) throw tamperedError(target.path, inspected.tampered)
+  // With the branch kept, its commits are not lost: only what is uncommitted is.
+  const contents = opts.keepBranch && !inspected.repoMissing ? { ...inspected, clean: inspected.uncommitted.length === 0 } : inspected
   if (!contents.clean && !opts.discard) {
     return {
       removed: false,
@@ -280,6 +284,7 @@ export async function removeWorktree(target: RemoveTarget, opts: RemoveWorktreeO
   let reason: string | undefined
   const checkedOut = (await listWorktrees(target.repo, env)).find((w) => w.branch === target.branch)
   if (checkedOut) reason = `kept branch ${target.branch}: it is checked out in ${checkedOut.path}`
+  else if (opts.keepBranch) reason = undefined
   else if (contents.branchTip && target.branch.startsWith('swarm/')) {
     // Only if it still points where it was judged: a commit made since keeps it.
     const r = await gitRaw(target.repo, ['update-ref', '-d', `refs/heads/${target.branch}`, contents.branchTip], env)

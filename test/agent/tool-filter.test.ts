@@ -5,7 +5,7 @@ import type { AgentDefinition } from '../../src/agent/definitions/types.js'
 import { allTools, getTool, implementedToolNames, TOOL_NAMES, toolsNamed } from '../../src/agent/tool-registry.js'
 
 // Every tool by name; Agent and TaskStop declare themselves lead-only (as src/agent/tools/lead.ts does).
-const ALL = TOOL_NAMES.map((name) => ({ name, leadOnly: name === 'Agent' || name === 'TaskStop' }))
+const ALL = TOOL_NAMES.map((name) => ({ name, leadOnly: name === 'Agent' || name === 'TaskStop' || name === 'Batch' }))
 const custom = (fields: Partial<AgentDefinition>): AgentDefinition => ({
   name: 'custom',
   description: 'd',
@@ -20,7 +20,7 @@ const FILES = ['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep']
 
 describe('resolveToolsForAgent', () => {
   it.each<[string, AgentDefinition, ToolFilterOptions, string[]]>([
-    ['general-purpose lead', GENERAL_PURPOSE_AGENT, { isTeammate: false }, [...FILES, ...COORDINATION, 'Agent', 'TaskStop']],
+    ['general-purpose lead', GENERAL_PURPOSE_AGENT, { isTeammate: false }, [...FILES, ...COORDINATION, 'Agent', 'TaskStop', 'Batch']],
     ['general-purpose teammate', GENERAL_PURPOSE_AGENT, { isTeammate: true }, [...FILES, ...COORDINATION]],
     [
       'general-purpose teammate in plan mode',
@@ -61,12 +61,14 @@ describe('resolveToolsForAgent', () => {
       { tool: 'ExitPlanMode', layer: 'all-agents', reason: 'ExitPlanMode is only available in plan mode' },
       { tool: 'Agent', layer: 'teammate', reason: 'Agent is for the team lead only' },
       { tool: 'TaskStop', layer: 'teammate', reason: 'TaskStop is for the team lead only' },
+      { tool: 'Batch', layer: 'teammate', reason: 'Batch is for the team lead only' },
     ])
     const lead = resolveToolsForAgent(custom({ tools: ['*'] }), ALL, { isTeammate: false })
     expect(lead.removed.map((r) => [r.tool, r.layer])).toEqual([
       ['ExitPlanMode', 'all-agents'],
       ['Agent', 'user-defined'],
       ['TaskStop', 'user-defined'],
+      ['Batch', 'user-defined'],
     ])
   })
 
@@ -129,10 +131,13 @@ describe('tool registry', () => {
 describe('tool metadata lives on the tools', () => {
   it('every tool declares its kind; the lead tools declare themselves lead-only and a teammate never gets them', async () => {
     const { createLeadTools } = await import('../../src/agent/tools/lead.js')
-    const lead = createLeadTools({} as Parameters<typeof createLeadTools>[0])
+    const { createBatchTool } = await import('../../src/batch/tool.js')
+    const batch = createBatchTool({ client: {} as never, env: {}, parent: 'team-lead' })
+    const lead = createLeadTools({} as Parameters<typeof createLeadTools>[0], { forkEnabled: false } as Parameters<typeof createLeadTools>[1], batch)
     expect(lead.map((t) => [t.name, t.kind, t.leadOnly])).toEqual([
       ['Agent', 'coordination', true],
       ['TaskStop', 'coordination', true],
+      ['Batch', 'coordination', true],
     ])
     for (const t of allTools()) expect(['read', 'edit', 'execute', 'coordination']).toContain(t.kind)
     const everything = [...allTools(), ...lead]

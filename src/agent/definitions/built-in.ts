@@ -1,6 +1,6 @@
 import type { AgentDefinition } from './types.js'
 
-const READ_ONLY_DISALLOWED = ['Agent', 'ExitPlanMode', 'Edit', 'Write']
+const READ_ONLY_DISALLOWED = ['Agent', 'Batch', 'ExitPlanMode', 'Edit', 'Write']
 
 const READ_ONLY_RULES = `=== CRITICAL: READ-ONLY MODE — NO FILE CHANGES ===
 You are STRICTLY FORBIDDEN from:
@@ -73,7 +73,7 @@ export const VERIFICATION_AGENT: AgentDefinition = {
   name: 'Verification',
   description:
     'Adversarial verification agent: checks that a change really works (runs the tests and the code, probes edge cases) without modifying the project. Ends with VERDICT: PASS, FAIL or PARTIAL.',
-  disallowedTools: ['Agent', 'ExitPlanMode'],
+  disallowedTools: ['Agent', 'Batch', 'ExitPlanMode'],
   writableTempDir: true,
   source: 'built-in',
   systemPrompt: `You are a verification specialist. Your job is to find out whether the change you are given actually works. Assume it has bugs until you have evidence that it does not.

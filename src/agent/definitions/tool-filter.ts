@@ -6,7 +6,7 @@ import type { AgentDefinition } from './types.js'
  * come with the project (a cloned repository), so they may not make agents that spawn or stop
  * other agents.
  */
-export const USER_DEFINED_DISALLOWED_TOOLS: readonly string[] = ['Agent', 'TaskStop']
+export const USER_DEFINED_DISALLOWED_TOOLS: readonly string[] = ['Agent', 'TaskStop', 'Batch']
 
 export interface ToolFilterOptions {
   /** A teammate (not the lead): loses the lead-only tools (Agent, TaskStop). */

@@ -18,6 +18,7 @@ export const TOOL_NAMES = [
   'ExitPlanMode',
   'Agent',
   'TaskStop',
+  'Batch',
 ] as const
 export type ToolName = (typeof TOOL_NAMES)[number]
 
