@@ -38,6 +38,24 @@ export function onStopSignal(fn: StopListener): () => void {
   return add(stopListeners, fn)
 }
 
+/**
+ * Resolves on the next stop signal (claimed while waiting), or with undefined when `until` aborts;
+ * the claim is released either way.
+ */
+export function nextStopSignal(until?: AbortSignal): Promise<StopSignal | undefined> {
+  return new Promise((resolve) => {
+    const finish = (sig: StopSignal | undefined) => {
+      release()
+      until?.removeEventListener('abort', onAbort)
+      resolve(sig)
+    }
+    const onAbort = () => finish(undefined)
+    const release = onStopSignal(finish)
+    if (until?.aborted) onAbort()
+    else until?.addEventListener('abort', onAbort, { once: true })
+  })
+}
+
 /** Routes uncaught exceptions and unhandled rejections; an error no route takes is printed and exits 1. */
 export function onCrash(fn: CrashRoute): () => void {
   return add(crashRoutes, fn)
