@@ -151,7 +151,13 @@ export class CommandTimeoutError extends SwarmError {
 export async function runCommand(file: string, args: string[], opts: RunOptions = {}): Promise<CommandResult> {
   const timeoutMs = opts.timeoutMs ?? COMMAND_TIMEOUT_MS
   if (opts.signal?.aborted) throw opts.signal.reason ?? new Error('aborted')
-  const { handle, result } = start(file, args, { cwd: opts.cwd, env: opts.env, stdio: ['pipe', 'pipe', 'pipe'], input: opts.input ?? '', buffer: true })
+  const { handle, result } = start(file, args, {
+    cwd: opts.cwd,
+    env: opts.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    input: opts.input ?? '',
+    buffer: true,
+  })
   const stop = new AbortController()
   const outcome = await Promise.race([
     result.then((r) => ({ kind: 'exit' as const, r })),

@@ -44,7 +44,9 @@ function signalReaches(target: number): boolean {
 export function readProcDir(): number[] {
   if (!HAS_PROC) return []
   return fs
-    .readdirSync('/proc').filter((e) => /^\d+$/.test(e)).map(Number)
+    .readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .map(Number)
 }
 
 /** Polls until none of `pids` is alive; false on timeout (or abort). */

@@ -103,7 +103,12 @@ function ancestorRows() {
 
 /** macOS: `ps -E` appends the environment (as it was at exec) to the command. Untested. */
 async function scanPs(teamDir: string): Promise<MarkedProcess[]> {
-  const r = await execa('ps', ['-A', '-E', '-ww', '-o', 'pid=,pgid=,stat=,command='], { reject: false, timeout: 5_000, stdin: 'ignore', stderr: 'ignore' })
+  const r = await execa('ps', ['-A', '-E', '-ww', '-o', 'pid=,pgid=,stat=,command='], {
+    reject: false,
+    timeout: 5_000,
+    stdin: 'ignore',
+    stderr: 'ignore',
+  })
   const out: MarkedProcess[] = []
   const dirMark = ` ${TEAM_DIR_VAR}=${teamDir}`
   for (const line of String(r.stdout ?? '').split('\n')) {

@@ -38,7 +38,13 @@ export function isZombieState(state: string): boolean {
 
 /** Every process (zombies included), from one `ps` run; empty when ps cannot run. */
 export async function processTable(): Promise<ProcRow[]> {
-  const { stdout } = await execa('ps', ['-A', '-o', 'pid=,ppid=,pgid=,stat='], { reject: false, timeout: PS_TIMEOUT_MS, killSignal: 'SIGKILL', stdin: 'ignore', stderr: 'ignore' })
+  const { stdout } = await execa('ps', ['-A', '-o', 'pid=,ppid=,pgid=,stat='], {
+    reject: false,
+    timeout: PS_TIMEOUT_MS,
+    killSignal: 'SIGKILL',
+    stdin: 'ignore',
+    stderr: 'ignore',
+  })
   const out = typeof stdout === 'string' ? stdout : ''
   const rows: ProcRow[] = []
   for (const line of out.split('\n')) {
