@@ -10,12 +10,14 @@ import type { PermissionCheck } from '../agent/tool.js'
 import { transcriptPath } from '../agent/transcript.js'
 import { createExecutor } from '../backends/registry.js'
 import type { InProcessExecutor, TeammateMain } from '../backends/types.js'
+import type { TeamFile } from '../teams/types.js'
 import { createPermissionLayer } from '../permissions/requests/client.js'
 import { leadSignerFor } from '../teams/messaging.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
 import { teamBackend } from '../backends/team-backend.js'
 import { LeaderConsole } from './console.js'
+import { acquireLeaderLock } from '../supervisor/leader-lock.js'
 import { LeaderControl } from './control.js'
 
 /** How long in-process teammates get to finish when their leader leaves. */
@@ -39,9 +41,19 @@ export interface LeaderOptions {
  * Started again after a crash it re-adopts the team.
  */
 export async function runLeader(o: LeaderOptions): Promise<void> {
+  const config = await readTeam(o.team, o.env)
+  // One leader per team: a second one is refused (exit 4) with the running one's pid.
+  const lock = acquireLeaderLock(o.team, o.env)
+  try {
+    await leadTeam(o, config)
+  } finally {
+    lock.release()
+  }
+}
+
+async function leadTeam(o: LeaderOptions, config: TeamFile): Promise<void> {
   const env = o.env
   const output = o.output ?? process.stdout
-  const config = await readTeam(o.team, env)
   const backend = teamBackend(config) ?? 'in-process'
   const sign = await leadSignerFor(o.team, env)
   const client: Anthropic | undefined = modelConfigured(env) ? createModelClient(env) : undefined

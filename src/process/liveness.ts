@@ -30,6 +30,11 @@ export function isGroupAlive(pgid: number): boolean {
   return false
 }
 
+/** True when a process `pid` exists, zombies included (EPERM: it exists but belongs to someone else). */
+export function pidExists(pid: number): boolean {
+  return Number.isInteger(pid) && pid > 0 && signalReaches(pid)
+}
+
 /** kill(target, 0): EPERM means it exists (another user's process), ESRCH that it does not. */
 function signalReaches(target: number): boolean {
   try {

@@ -32,6 +32,19 @@ export function procStat(pid: number | 'self'): ProcRow | undefined {
   return { pid: pid === 'self' ? process.pid : pid, state: f[0] ?? '', ppid: Number(f[1]), pgid: Number(f[2]) }
 }
 
+/**
+ * When `pid` started (clock ticks since boot, Linux): with the pid it names one process for good,
+ * since pids are reused. Undefined when it is gone or without /proc.
+ */
+export function procStartTime(pid: number): string | undefined {
+  try {
+    const text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return text.slice(text.lastIndexOf(')') + 2).split(' ')[19]
+  } catch {
+    return undefined
+  }
+}
+
 export function isZombieState(state: string): boolean {
   return state.startsWith('Z') || state.startsWith('X')
 }
