@@ -66,10 +66,10 @@ describe.skipIf(!hasTmux || process.platform !== 'linux')('reaping a tmux team',
 
     const resumed = await sb.swarm(['team', 'resume', 'crew', '--no-attach'])
     expect(resumed.code, resumed.stderr).toBe(0)
-    expect(resumed.stdout).toContain('respawned: bob')
-    expect(resumed.stdout).toMatch(/stopped what dead members left running: 2 processes/)
     expect(sleepers(job.fg)).toEqual([])
     expect(sleepers(job.escaped)).toEqual([])
+    expect(resumed.stdout).toContain('respawned: bob')
+    expect(resumed.stdout).toMatch(/stopped what dead members left running: 2 processes/)
   }, 90_000)
 
   it('team delete --force stops them, reports them, and leaves no process of the team', async () => {
@@ -80,12 +80,12 @@ describe.skipIf(!hasTmux || process.platform !== 'linux')('reaping a tmux team',
 
     const deleted = await sb.swarm(['team', 'delete', 'crew', '--force', '--json'])
     expect(deleted.code, deleted.stderr).toBe(0)
+    expect(sleepers(job.fg)).toEqual([])
+    expect(sleepers(job.escaped)).toEqual([])
     const report = JSON.parse(deleted.stdout) as { deleted: string; processes: Array<{ pid: number; agent: string }> }
     expect(report.deleted).toBe('crew')
     expect(report.processes.map((p) => p.pid)).toEqual(expect.arrayContaining([pids.fg, pids.escaped]))
     expect(report.processes.find((p) => p.pid === pids.escaped)?.agent).toBe('bob')
-    expect(sleepers(job.fg)).toEqual([])
-    expect(sleepers(job.escaped)).toEqual([])
     expect(isAlive(leader)).toBe(false)
     expect(tmuxSessions(sb.env)).not.toContain('swarm-crew')
   }, 90_000)
@@ -110,12 +110,12 @@ describe.skipIf(!hasTmux || process.platform !== 'linux')('reaping a tmux team',
     expect((await sb.swarm(['team', 'delete', 'crew'])).code, 'without --force a corrupt config is exit 5').toBe(5)
     const deleted = await sb.swarm(['team', 'delete', 'crew', '--force'])
     expect(deleted.code, deleted.stderr).toBe(0)
-    expect(deleted.stdout).toContain('deleted team crew')
-    expect(deleted.stdout).toMatch(/its corrupt config\.json was kept as .*crew\.config\.json\.corrupt-/)
     expect(isAlive(leader)).toBe(false)
     expect(isAlive(bob)).toBe(false)
     expect(sleepers(job.escaped)).toEqual([])
     expect(tmuxSessions(sb.env)).not.toContain('swarm-crew')
+    expect(deleted.stdout).toContain('deleted team crew')
+    expect(deleted.stdout).toMatch(/its corrupt config\.json was kept as .*crew\.config\.json\.corrupt-/)
     const kept = fs.readdirSync(teamsDir(sb.env)).filter((f) => f.startsWith('crew.config.json.corrupt-'))
     expect(kept).toHaveLength(1)
     expect(fs.readFileSync(path.join(teamsDir(sb.env), kept[0]!), 'utf8')).toBe('{"name": "crew", "members": [')
