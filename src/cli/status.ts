@@ -38,7 +38,9 @@ export async function runStatus(team: string, opts: StatusCommandOptions): Promi
   await render()
   if (!opts.watch) return
   let chain = Promise.resolve()
-  const redraw = () => void (chain = chain.then(render).catch((err) => println(colors.red(String(err)))))
+  const redraw = () => {
+    chain = chain.then(render).catch((err) => println(colors.red(String(err))))
+  }
   const deleted = new AbortController()
   const watcher = watchTree(teamDir(team), redraw, { debounceMs: WATCH_DEBOUNCE_MS, sweepMs: WATCH_SWEEP_MS, onGone: () => deleted.abort() })
   await nextStopSignal(deleted.signal) // Ctrl-C, or the team was deleted

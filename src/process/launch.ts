@@ -71,7 +71,11 @@ function start(file: string, args: string[], opts: LaunchOptions & { buffer: boo
   // pipes a moment after the exit, then stop reading them. The setImmediate lets one more poll
   // phase read what the child wrote before exiting (on a loaded machine the timer can fire first).
   subprocess.once('exit', () => {
-    setTimeout(() => setImmediate(() => (subprocess.stdout?.destroy(), subprocess.stderr?.destroy())), PIPE_DRAIN_MS)
+    const stopReading = () => {
+      subprocess.stdout?.destroy()
+      subprocess.stderr?.destroy()
+    }
+    setTimeout(() => setImmediate(stopReading), PIPE_DRAIN_MS)
   })
   const result = (subprocess as unknown as Promise<Result>).then((r) => r)
   const exited = result.then(exitStatus)
@@ -112,12 +116,9 @@ function track(p: LaunchedProcess): void {
 }
 
 function combine(...fns: Array<() => void>): () => void {
-  return () => fns.forEach((f) => f())
-}
-
-/** Children launched by this process that are still running. */
-export function liveChildren(): number[] {
-  return [...live.keys()]
+  return () => {
+    for (const f of fns) f()
+  }
 }
 
 export interface CommandResult {
