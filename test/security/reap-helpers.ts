@@ -1,8 +1,10 @@
+import type { ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
-import { expect } from 'vitest'
+import { afterEach, expect } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
+import { type LoopbackServer, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { isAlive } from '../../src/process/liveness.js'
-import { type Sandbox, waitFor } from '../e2e/helpers.js'
+import { type Sandbox, sandbox, waitFor } from '../e2e/helpers.js'
 
 /*
  * Finding 6's fixture: a teammate's Bash command that runs `sleep <a>` in the foreground and a
@@ -80,4 +82,39 @@ export async function sigkillMember(sb: Sandbox, team: string, name: string): Pr
 /** Kills leftovers of a failed run (so a failing test does not leak sleeps). */
 export function killSleepers(job: Job): void {
   for (const pid of [...sleepers(job.fg), ...sleepers(job.escaped)]) process.kill(pid, 'SIGKILL')
+}
+
+/**
+ * Per test: a new job, a loopback model playing it for `bob`, and a sandbox using that model;
+ * everything (the sleeps included, should a test fail) is reaped after each test.
+ */
+export function jobFixture(): () => Promise<{ sb: Sandbox; job: Job }> {
+  let sb: Sandbox | undefined
+  let server: LoopbackServer | undefined
+  let job: Job | undefined
+  afterEach(async () => {
+    if (job) killSleepers(job)
+    await sb?.cleanup()
+    await server?.close()
+    sb = server = job = undefined
+  })
+  return async () => {
+    job = newJob()
+    server = await startLoopbackServer({ scenario: jobScenario('bob', job) })
+    sb = sandbox({ ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: server.url })
+    return { sb, job }
+  }
+}
+
+/** Everything a child prints (stdout and stderr), so far. */
+export function output(child: ChildProcess): () => string {
+  let text = ''
+  child.stdout?.on('data', (d) => (text += String(d)))
+  child.stderr?.on('data', (d) => (text += String(d)))
+  return () => text
+}
+
+/** `team create crew --agents bob` on `backend`, Bash allowed without asking, in the project. */
+export function createArgs(sb: Sandbox, backend: 'tmux' | 'in-process'): string[] {
+  return ['team', 'create', 'crew', '--agents', 'bob', '--backend', backend, '--mode', 'bypassPermissions', '--cwd', sb.project]
 }

@@ -1,9 +1,7 @@
-import type { ChildProcess } from 'node:child_process'
-import { afterEach, describe, expect, it } from 'vitest'
-import { type LoopbackServer, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import { describe, expect, it } from 'vitest'
 import { isAlive } from '../../src/process/liveness.js'
-import { BIN, type Sandbox, sandbox, waitFor } from '../e2e/helpers.js'
-import { type Job, jobScenario, killSleepers, newJob, sleepers, waitForJob } from './reap-helpers.js'
+import { BIN, type Sandbox, waitFor } from '../e2e/helpers.js'
+import { createArgs, type Job, jobFixture, output, sleepers, waitForJob } from './reap-helpers.js'
 
 /*
  * Finding 6 on an in-process team: the leader hosts the teammates, and is SIGKILLed while a
@@ -11,43 +9,12 @@ import { type Job, jobScenario, killSleepers, newJob, sleepers, waitForJob } fro
  * and `team delete --force` stop both.
  */
 
-let sb: Sandbox | undefined
-let server: LoopbackServer | undefined
-let job: Job | undefined
-
-afterEach(async () => {
-  if (job) killSleepers(job)
-  await sb?.cleanup()
-  await server?.close()
-  sb = server = job = undefined
-})
-
-function output(child: ChildProcess): () => string {
-  let text = ''
-  child.stdout!.on('data', (d) => (text += String(d)))
-  child.stderr!.on('data', (d) => (text += String(d)))
-  return () => text
-}
+const newTeamJob = jobFixture()
 
 /** An in-process team whose teammate bob runs the job; then its leader is SIGKILLed. */
 async function jobOrphanedByLeader(): Promise<{ sb: Sandbox; job: Job; pids: { fg: number; escaped: number } }> {
-  job = newJob()
-  server = await startLoopbackServer({ scenario: jobScenario('bob', job) })
-  sb = sandbox({ ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: server.url })
-  const leader = sb.start(process.execPath, [
-    BIN,
-    'team',
-    'create',
-    'crew',
-    '--agents',
-    'bob',
-    '--backend',
-    'in-process',
-    '--mode',
-    'bypassPermissions',
-    '--cwd',
-    sb.project,
-  ])
+  const { sb, job } = await newTeamJob()
+  const leader = sb.start(process.execPath, [BIN, ...createArgs(sb, 'in-process')])
   const seen = output(leader)
   await waitFor('the console', () => seen().includes('swarm leader — team crew'))
   expect((await sb.swarm(['send', 'crew', 'bob', 'please start the job'])).code).toBe(0)

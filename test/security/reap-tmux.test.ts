@@ -1,12 +1,11 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { teamDir, teamsDir } from '../../src/home/paths.js'
-import { type LoopbackServer, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { isAlive } from '../../src/process/liveness.js'
-import { hasTmux, type Sandbox, sandbox, tmuxSessions, waitFor } from '../e2e/helpers.js'
-import { type Job, jobScenario, killSleepers, newJob, sigkillMember, sleepers, waitForJob } from './reap-helpers.js'
+import { hasTmux, type Sandbox, tmuxSessions, waitFor } from '../e2e/helpers.js'
+import { createArgs, type Job, jobFixture, sigkillMember, sleepers, waitForJob } from './reap-helpers.js'
 
 /*
  * Finding 6 on a tmux team: what a teammate's Bash command leaves running when the teammate is
@@ -15,38 +14,14 @@ import { type Job, jobScenario, killSleepers, newJob, sigkillMember, sleepers, w
  * second leader is refused.
  */
 
-let sb: Sandbox | undefined
-let server: LoopbackServer | undefined
-let job: Job | undefined
-
-afterEach(async () => {
-  if (job) killSleepers(job)
-  await sb?.cleanup()
-  await server?.close()
-  sb = server = job = undefined
-})
+const newTeamJob = jobFixture()
 
 async function startTeam(): Promise<{ sb: Sandbox; job: Job }> {
-  job = newJob()
-  server = await startLoopbackServer({ scenario: jobScenario('bob', job) })
-  sb = sandbox({ ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: server.url })
-  const created = await sb.swarm([
-    'team',
-    'create',
-    'crew',
-    '--agents',
-    'bob',
-    '--backend',
-    'tmux',
-    '--mode',
-    'bypassPermissions',
-    '--cwd',
-    sb.project,
-    '--no-attach',
-  ])
+  const { sb, job } = await newTeamJob()
+  const created = await sb.swarm([...createArgs(sb, 'tmux'), '--no-attach'])
   expect(created.code, created.stderr).toBe(0)
   await waitFor('bob running', async () => {
-    const s = JSON.parse((await sb!.swarm(['status', 'crew', '--json'])).stdout) as { members: Array<{ name: string; state: string }> }
+    const s = JSON.parse((await sb.swarm(['status', 'crew', '--json'])).stdout) as { members: Array<{ name: string; state: string }> }
     return s.members.find((m) => m.name === 'bob')?.state === 'alive'
   })
   return { sb, job }
