@@ -119,7 +119,8 @@ async function scanPs(teamDir: string): Promise<MarkedProcess[]> {
     const end = at + dirMark.length
     if (at < 0 || (end < rest.length && rest[end] !== ' ')) continue
     const agent = new RegExp(` ${AGENT_VAR}=(\\S+)`).exec(rest)?.[1] ?? ''
-    out.push({ pid: Number(m[1]), pgid: Number(m[2]), agentId: agent, command: rest.slice(0, rest.indexOf(` ${TEAM_VAR}=`) >>> 0) })
+    const envStart = rest.indexOf(` ${TEAM_VAR}=`)
+    out.push({ pid: Number(m[1]), pgid: Number(m[2]), agentId: agent, command: envStart < 0 ? rest : rest.slice(0, envStart) })
   }
   return out
 }
