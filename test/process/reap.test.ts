@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { isAlive, waitForExit } from '../../src/process/liveness.js'
 import { findMarked, markerEnv, withoutMarker } from '../../src/process/marker.js'
 import { reapMarked } from '../../src/process/reap.js'
+import { type IsolatedHome, isolatedHome } from '../support/home.js'
 
 /*
  * The team marker survives setsid and double forks, tells teams of one name apart by their
@@ -14,6 +14,7 @@ import { reapMarked } from '../../src/process/reap.js'
  */
 
 const started: number[] = []
+const homes: IsolatedHome[] = []
 afterEach(async () => {
   for (const pid of started.splice(0)) {
     try {
@@ -22,10 +23,16 @@ afterEach(async () => {
       // gone
     }
   }
+  for (const h of homes.splice(0)) {
+    await reapMarked(path.join(h.base, 'teams/crew'), { graceMs: 0 }) // a failed test's escaped sleeps
+    await h.cleanup()
+  }
 })
 
 function tmpDir(): string {
-  return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-reap-')))
+  const h = isolatedHome('swarm-reap-')
+  homes.push(h)
+  return h.base
 }
 
 /** `sh` writing the pids of a setsid'd double fork and of an env -i child, then sleeping. */

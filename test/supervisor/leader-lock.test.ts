@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ExitCode, type SwarmError } from '../../src/errors.js'
 import { teamDir } from '../../src/home/paths.js'
 import { procStartTime } from '../../src/process/table.js'
 import { acquireLeaderLock, leaderLockPath, runningLeader } from '../../src/supervisor/leader-lock.js'
+import { type IsolatedHome, isolatedHome } from '../support/home.js'
 
 /* One leader per team: a live holder is named and refused; a dead one's file (or a reused pid's) is taken over. */
 
@@ -15,11 +15,16 @@ afterEach(() => {
   for (const pid of children.splice(0)) process.kill(pid, 'SIGKILL')
 })
 
+const homes: IsolatedHome[] = []
+afterEach(async () => {
+  for (const h of homes.splice(0)) await h.cleanup()
+})
+
 function home(): NodeJS.ProcessEnv {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-lock-'))
-  const env = { SWARM_HOME: root }
-  fs.mkdirSync(teamDir('crew', env), { recursive: true })
-  return env
+  const h = isolatedHome('swarm-lock-')
+  homes.push(h)
+  fs.mkdirSync(teamDir('crew', h.env), { recursive: true })
+  return h.env
 }
 
 function otherProcess(): number {
