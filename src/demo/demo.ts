@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -19,7 +18,7 @@ import { sendTeamMessage } from '../teams/messaging.js'
 import { inboxPath, LEAD_NAME } from '../home/paths.js'
 import { listTasks } from '../tasks/task-store.js'
 import { createTeam, readTeam } from '../teams/team-store.js'
-import { runCommand } from '../process/launch.js'
+import { runCommand, runInTerminal } from '../process/launch.js'
 import { delay } from '../process/delay.js'
 import { deleteTeamFully, startTeam } from '../leader/lifecycle.js'
 import { runLeader } from '../leader/leader.js'
@@ -271,6 +270,6 @@ function printSummary(s: DemoSummary, out: NodeJS.WritableStream, c: ReturnType<
 /** `--watch`: attach this terminal to the demo's session while the driver carries on. */
 function attachInBackground(env: NodeJS.ProcessEnv): void {
   if (!process.stdin.isTTY || !process.stdout.isTTY) return
-  const child = spawn('tmux', [...socketArgs(swarmSocket(env)), 'attach', '-t', `swarm-${TEAM}`], { stdio: 'inherit', env })
-  child.on('error', () => undefined) // no tmux client: the demo still runs and prints its summary
+  // No tmux client (127): the demo still runs and prints its summary.
+  void runInTerminal('tmux', [...socketArgs(swarmSocket(env)), 'attach', '-t', `swarm-${TEAM}`], { env })
 }

@@ -178,3 +178,14 @@ export async function runCommand(file: string, args: string[], opts: RunOptions 
 function text(out: unknown): string {
   return typeof out === 'string' ? out : ''
 }
+
+/**
+ * Runs `file args` in this terminal (stdio inherited, in this process's group so that it owns the
+ * terminal: `tmux attach`) and resolves with its exit code; a missing program is 127. Not tracked:
+ * it ends with the terminal session, like its parent.
+ */
+export async function runInTerminal(file: string, args: string[], opts: { env?: Env } = {}): Promise<number> {
+  const r = await execa(file, args, { env: opts.env ?? process.env, extendEnv: false, stdio: 'inherit', reject: false, cleanup: false })
+  const { code, signal } = exitStatus(r)
+  return code ?? (signal ? signalExitCode(signal) : 1)
+}
