@@ -250,13 +250,8 @@ export async function teamResume(name: string, opts: { attach: boolean; json?: b
 
 /** `3 processes: pid 12 (bob: sleep 600), …` — commands are teammate-controlled text: one plain line each. */
 function describeProcesses(list: ReapedProcess[]): string {
-  const shown = list.slice(0, 10).map((p) => `pid ${p.pid} (${p.agent || '?'}: ${plainLine(p.command).slice(0, 60)})`)
+  const shown = list.slice(0, 10).map((p) => `pid ${p.pid} (${p.agent || '?'}: ${terminalSafe(p.command.slice(0, 60), { singleLine: true })})`)
   return `${list.length} process${list.length === 1 ? '' : 'es'}: ${shown.join(', ')}${list.length > shown.length ? ', …' : ''}`
-}
-
-function plainLine(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: what is replaced are the control characters
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ')
 }
 
 function attachCommand(team: string): string {
