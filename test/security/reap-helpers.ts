@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
+import path from 'node:path'
 import { afterEach, expect } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { type LoopbackServer, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
@@ -102,6 +103,10 @@ export function jobFixture(): () => Promise<{ sb: Sandbox; job: Job }> {
     job = newJob()
     server = await startLoopbackServer({ scenario: jobScenario('bob', job) })
     sb = sandbox({ ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: server.url })
+    // Without the Bash sandbox (off, or bwrap missing): bwrap's --die-with-parent and pid
+    // namespace would take the orphans down with their agent; the reaper is what is tested here.
+    fs.mkdirSync(sb.env.SWARM_HOME!, { recursive: true })
+    fs.writeFileSync(path.join(sb.env.SWARM_HOME!, 'settings.json'), JSON.stringify({ sandbox: { enabled: false } }))
     return { sb, job }
   }
 }
