@@ -14,7 +14,8 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startLoopbackServer } from '../dist/loopback-model/loopback-server.js'
 import { answerRequest, listRequests } from '../dist/permissions/requests/broker.js'
-import { isAlive, killTree, processTrees } from '../dist/process/process.js'
+import { isAlive } from '../dist/process/liveness.js'
+import { killTree, processTrees } from '../dist/process/tree.js'
 
 const ROUNDS = 5
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')

@@ -8,7 +8,11 @@ import { spawn } from 'node:child_process'
 import { errorMessage } from '../errors.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { encodeStructured } from '../mailbox/messages.js'
-import { delay, isAlive, killTree } from '../process/process.js'
+import { delay } from '../process/delay.js'
+import { isAlive } from '../process/liveness.js'
+import { killTree } from '../process/tree.js'
+import { ignoreSignal, onStopSignal } from '../process/handlers.js'
+import { signalExitCode } from '../process/signals.js'
 import { ownSession, sessionProcesses } from '../process/session.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { Courier } from './courier.js'
@@ -33,22 +37,21 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
   const env = o.env[AGENT_PATH_ENV] ? { ...o.env, PATH: o.env[AGENT_PATH_ENV] } : o.env
   const child = spawn(o.argv[0], o.argv.slice(1), { stdio: 'inherit', env })
   const exited = new Promise<number>((resolve) => {
-    child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 + signalNumber(signal) : 1)))
+    child.once('exit', (code, signal) => resolve(code ?? (signal ? signalExitCode(signal) : 1)))
     child.once('error', (err) => {
       process.stderr.write(`swarm: could not start ${o.argv[0]}: ${err.message} — is ${o.adapter.binary} installed and on PATH?\n`)
       resolve(127)
     })
   })
   // Ctrl-C in the pane is for the CLI; a hang-up or TERM (pane killed, team deleted) ends both.
-  process.on('SIGINT', () => undefined)
+  ignoreSignal('SIGINT')
   let stopping = false
   const stop = () => {
     if (stopping) return
     stopping = true
     if (child.pid) void killTree(child.pid, { graceMs: 1_000 })
   }
-  process.on('SIGHUP', stop)
-  process.on('SIGTERM', stop)
+  onStopSignal(stop)
 
   const target = ownPane(o.env)
   const pane = target ? new PaneIo(target, o.env) : undefined
@@ -127,8 +130,4 @@ function killQuietly(pid: number, signal: NodeJS.Signals): void {
   } catch {
     // gone already
   }
-}
-
-function signalNumber(signal: NodeJS.Signals): number {
-  return ({ SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 } as Record<string, number>)[signal] ?? 1
 }

@@ -6,7 +6,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { swarmArgv } from '../backends/launch.js'
-import { runCommand } from '../process/process.js'
+import { runCommand } from '../process/launch.js'
 import { loadAdapters } from './registry.js'
 
 export interface AgentCliStatus {

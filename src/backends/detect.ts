@@ -1,6 +1,6 @@
 import fs from 'node:fs'
 import { BackendUnavailableError } from '../errors.js'
-import { runCommand } from '../process/process.js'
+import { runCommand } from '../process/launch.js'
 import type { PaneBackend } from './backend.js'
 import { findBackend, paneBackends, parseBackendChoice } from './registry.js'
 import type { BackendChoice, BackendType } from './types.js'

@@ -1,4 +1,4 @@
-import { NotFoundError } from '../errors.js'
+import { CorruptFileError, NotFoundError } from '../errors.js'
 import { claudeLeadOf, claudePaneSocket } from '../teams/claude-lead.js'
 import { readTeam } from '../teams/team-store.js'
 import type { TeamFile, TeamMember } from '../teams/types.js'
@@ -63,7 +63,11 @@ export function teamStoreDirectory(env?: Env): PaneDirectory {
       return refs
     },
     async teamPanes(team, backend) {
-      const config = await readTeamOrUndefined(team, env)
+      // A corrupt config records no panes; the team's session is still found by its tags.
+      const config = await readTeamOrUndefined(team, env).catch((err: unknown) => {
+        if (err instanceof CorruptFileError) return undefined
+        throw err
+      })
       return (config?.members ?? [])
         .filter((m) => backendOf(m) === backend)
         .sort((a, b) => a.joinedAt - b.joinedAt)

@@ -5,7 +5,11 @@ import type { InProcessBackend } from './backend.js'
 import type { NewMessage } from '../mailbox/entry.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { paintAgent } from '../terminal/colors.js'
-import { type LaunchedProcess, delay, launchProcess, registerCleanup } from '../process/process.js'
+import { delay } from '../process/delay.js'
+import { onCleanup, onCrash } from '../process/handlers.js'
+import { type LaunchedProcess, launchProcess } from '../process/launch.js'
+import { reapMarked } from '../process/reap.js'
+import { teamDir } from '../home/paths.js'
 import { validateSpawnConfig } from './spawn-config.js'
 import { gracefulStop, sendToInbox } from './shutdown.js'
 import { teammateStorage } from './teammate-context.js'
@@ -140,6 +144,8 @@ export class InProcessTeammates implements InProcessExecutor {
     if (r?.state.state !== 'alive') return
     r.controller.abort(new Error('killed'))
     await Promise.all([...r.children].map((c) => c.stop()))
+    // Its Bash commands carry its marker: one that escaped its group (setsid) is found by it.
+    await reapMarked(teamDir(r.ctx.team, this.opts.env), { agentIds: [agentId] })
     await Promise.race([r.done, delay(ABORT_WAIT_MS)])
     r.settle({ state: 'dead', reason: 'killed' })
   }
@@ -162,7 +168,7 @@ export class InProcessTeammates implements InProcessExecutor {
 
   private install(): void {
     // The leader going away takes its in-process teammates (and what they launched) with it.
-    this.unregister ??= registerCleanup(() => this.killAll())
+    this.unregister ??= onCleanup(() => this.killAll())
     installCrashHandlers()
   }
 
@@ -182,28 +188,22 @@ function crashState(ctx: TeammateContext, err: unknown, executor: InProcessTeamm
 /**
  * An error thrown from a timer or a floating promise of a teammate reaches the process handlers
  * still inside its AsyncLocalStorage context: it ends that teammate only. Errors of the leader
- * itself keep Node's behaviour (print and exit 1) unless the leader has handlers of its own.
+ * itself keep Node's behaviour (print and exit 1; process/handlers.ts).
  */
 function installCrashHandlers(): void {
   if (handlersInstalled) return
   handlersInstalled = true
-  const route = (event: 'uncaughtException' | 'unhandledRejection') => (err: unknown) => {
+  // Kept for the process's lifetime: a dead teammate's timers may still throw in its context.
+  onCrash((event, err) => {
     const ctx = teammateStorage.getStore()
     const record = ctx && byContext.get(ctx)
-    if (ctx && record) {
-      if (record.state.state === 'alive') {
-        ctx.print(`crashed (${event}): ${err instanceof Error ? (err.stack ?? err.message) : inspect(err)}`)
-        record.settle({ state: 'dead', reason: `crashed: ${err instanceof Error ? err.message : String(err)}` })
-      }
-      return
+    if (!ctx || !record) return false
+    if (record.state.state === 'alive') {
+      ctx.print(`crashed (${event}): ${err instanceof Error ? (err.stack ?? err.message) : inspect(err)}`)
+      record.settle({ state: 'dead', reason: `crashed: ${err instanceof Error ? err.message : String(err)}` })
     }
-    if (process.listenerCount(event) === 1) {
-      process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : inspect(err)}\n`)
-      process.exit(1)
-    }
-  }
-  process.on('uncaughtException', route('uncaughtException'))
-  process.on('unhandledRejection', route('unhandledRejection'))
+    return true
+  })
 }
 
 /** Teammates inside the leader's process, each in its own AsyncLocalStorage context. */

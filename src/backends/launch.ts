@@ -1,6 +1,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { memberMarker } from '../home/marker.js'
+import { markerEnv } from '../process/marker.js'
 
 type Env = NodeJS.ProcessEnv
 
@@ -35,10 +37,9 @@ export function teammateEnv(parent: Env, identity: { team: string; name: string 
     if (v === undefined || NOT_FORWARDED.has(k)) continue
     if (FORWARDED.has(k) || FORWARDED_PREFIXES.some((p) => k.startsWith(p))) env[k] = v
   }
-  env.SWARM_TEAM = identity.team
   env.SWARM_AGENT_NAME = identity.name
-  env.SWARM_AGENT_ID = `${identity.name}@${identity.team}`
-  return { ...env, ...extra }
+  // SWARM_TEAM, SWARM_AGENT_ID, SWARM_TEAM_DIR: how `team delete`, `kill` and `resume` find its processes.
+  return { ...env, ...markerEnv(memberMarker(identity.team, identity.name, parent)), ...extra }
 }
 
 /** `node <repo>/bin/swarm.js`, absolute, so a pane finds it whatever its cwd and PATH. */

@@ -4,7 +4,7 @@ import { createEntry, type NewMessage } from '../mailbox/entry.js'
 import { type MessageOf, encodeStructured, parseStructured } from '../mailbox/messages.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { LEAD_NAME, inboxPath, validateAgentName, validateName } from '../home/paths.js'
-import { delay } from '../process/process.js'
+import { delay } from '../process/delay.js'
 import type { LeadSigner, TeammateExecutor, TerminateOptions, TerminateOutcome } from './types.js'
 import { withLeadSignature } from '../mailbox/lead-signature.js'
 

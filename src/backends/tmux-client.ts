@@ -1,5 +1,7 @@
 import { ExitCode, SwarmError } from '../errors.js'
-import { type CommandResult, CommandTimeoutError, runCommand } from '../process/process.js'
+import { type CommandResult, CommandTimeoutError, runCommand } from '../process/launch.js'
+// The server this may start serves every team: it must not carry one team's marker.
+import { withoutMarker } from '../process/marker.js'
 
 type Env = NodeJS.ProcessEnv
 
@@ -95,7 +97,11 @@ export class TmuxClient {
   async exec(args: string[], input?: string): Promise<CommandResult> {
     this.calls++
     try {
-      const result = await runCommand(this.bin, [...socketArgs(this.socket), ...args], { env: this.env, input, timeoutMs: this.timeoutMs })
+      const result = await runCommand(this.bin, [...socketArgs(this.socket), ...args], {
+        env: withoutMarker(this.env),
+        input,
+        timeoutMs: this.timeoutMs,
+      })
       if (result.code === 127 && !result.stderr) {
         throw new SwarmError('SWARM_TMUX_MISSING', 'tmux is not installed (or not on PATH)', { exitCode: ExitCode.backendUnavailable })
       }

@@ -1,4 +1,4 @@
-import type { LaunchedProcess, LaunchOptions } from '../process/process.js'
+import type { LaunchedProcess, LaunchOptions } from '../process/launch.js'
 import type { LeadSignFn } from '../mailbox/lead-signature.js'
 import type { NewMessage } from '../mailbox/entry.js'
 import type { InboxMessage } from '../mailbox/types.js'

@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process'
 import type { Command } from 'commander'
 import { NotFoundError, UsageError } from '../errors.js'
 import { println } from '../terminal/output.js'
+import { runInTerminal } from '../process/launch.js'
 
 /** `swarm attach <team>` */
 export function registerAttachCommand(program: Command): void {
@@ -52,10 +52,5 @@ export async function runAttach(team: string): Promise<void> {
   const childEnv = { ...env }
   delete childEnv.TMUX
   if (env.TMUX) println(`attaching inside your tmux (nested); detach with the prefix key twice then d`)
-  const code = await new Promise<number>((resolve) => {
-    const child = spawn('tmux', [...client.socketArgs(socket), 'attach-session', '-t', leader.paneId], { stdio: 'inherit', env: childEnv })
-    child.once('error', () => resolve(127))
-    child.once('exit', (c) => resolve(c ?? 1))
-  })
-  process.exitCode = code
+  process.exitCode = await runInTerminal('tmux', [...client.socketArgs(socket), 'attach-session', '-t', leader.paneId], { env: childEnv })
 }

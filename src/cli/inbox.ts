@@ -6,6 +6,7 @@ import { messageKey, messageState } from '../mailbox/entry.js'
 import { markRead, readInbox } from '../mailbox/inbox.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { watchInbox } from '../mailbox/watch.js'
+import { onStopSignal } from '../process/handlers.js'
 import { readTeam } from '../teams/team-store.js'
 import { inboxPath, validateAgentName, validateName } from '../home/paths.js'
 import type { TeamFile } from '../teams/types.js'
@@ -74,9 +75,7 @@ async function follow(roster: TeamFile, name: string, file: string, listing: Row
   print(listing)
   if (opts.markRead) await markShownRead(file, listing)
   const stop = new AbortController()
-  const onSignal = () => stop.abort()
-  process.once('SIGINT', onSignal)
-  process.once('SIGTERM', onSignal)
+  const release = onStopSignal(() => stop.abort())
   try {
     const watcher = watchInbox(
       roster.name,
@@ -97,8 +96,7 @@ async function follow(roster: TeamFile, name: string, file: string, listing: Row
     if (!stop.signal.aborted) await new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }))
     await watcher.close()
   } finally {
-    process.off('SIGINT', onSignal)
-    process.off('SIGTERM', onSignal)
+    release()
   }
 }
 

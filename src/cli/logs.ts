@@ -5,6 +5,7 @@ import type Anthropic from '@anthropic-ai/sdk'
 import { type CompactionEvent, readTranscript, transcriptPath, type TranscriptEvent } from '../agent/transcript.js'
 import { cachedShare, percent } from '../agent/pricing.js'
 import { NotFoundError } from '../errors.js'
+import { nextStopSignal } from '../process/handlers.js'
 import { agentDir, validateAgentName, validateName } from '../home/paths.js'
 import { getMember } from '../teams/team-store.js'
 import { useColor } from '../terminal/output.js'
@@ -49,7 +50,7 @@ export async function logsCommand(team: string, name: string, opts: { follow?: b
   }
   const watcher = fs.watch(agentDir(team, name), kick)
   const timer = setInterval(kick, FOLLOW_POLL_MS)
-  await new Promise<void>((resolve) => process.once('SIGINT', resolve))
+  await nextStopSignal()
   watcher.close()
   clearInterval(timer)
 }

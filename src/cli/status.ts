@@ -1,7 +1,8 @@
-import fs from 'node:fs'
 import type { Command } from 'commander'
 import { formatReport } from '../leader/report-format.js'
 import { colors, println } from '../terminal/output.js'
+import { nextStopSignal } from '../process/handlers.js'
+import { watchTree } from '../util/tree-watch.js'
 
 export interface StatusCommandOptions {
   json?: boolean
@@ -36,21 +37,12 @@ export async function runStatus(team: string, opts: StatusCommandOptions): Promi
   }
   await render()
   if (!opts.watch) return
-  let timer: NodeJS.Timeout | undefined
   let chain = Promise.resolve()
-  const schedule = () => {
-    clearTimeout(timer)
-    timer = setTimeout(() => {
-      chain = chain.then(render).catch((err) => println(colors.red(String(err))))
-    }, WATCH_DEBOUNCE_MS)
+  const redraw = () => {
+    chain = chain.then(render).catch((err) => println(colors.red(String(err))))
   }
-  const watcher = fs.watch(teamDir(team), { recursive: true }, schedule)
-  const sweep = setInterval(schedule, WATCH_SWEEP_MS)
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve)
-    watcher.on('error', () => resolve()) // the team was deleted
-  })
-  watcher.close()
-  clearInterval(sweep)
-  clearTimeout(timer)
+  const deleted = new AbortController()
+  const watcher = watchTree(teamDir(team), redraw, { debounceMs: WATCH_DEBOUNCE_MS, sweepMs: WATCH_SWEEP_MS, onGone: () => deleted.abort() })
+  await nextStopSignal(deleted.signal) // Ctrl-C, or the team was deleted
+  await watcher.close()
 }

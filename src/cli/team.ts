@@ -6,6 +6,7 @@ import { modelConfigured } from '../agent/client.js'
 import { backendChoices, parseBackendChoice } from '../backends/registry.js'
 import { runLeader } from '../leader/leader.js'
 import { deleteTeamFully, resumeTeam, startTeam } from '../leader/lifecycle.js'
+import type { ReapedProcess } from '../supervisor/reap-team.js'
 import { ensureTeamKeys } from '../mailbox/signing.js'
 import { loadTeamSpec } from '../teams/team-spec.js'
 import { runAttach } from './attach.js'
@@ -257,16 +258,26 @@ async function checkWorktrees(
 export async function teamResume(name: string, opts: { attach: boolean; json?: boolean }): Promise<void> {
   const report = await resumeTeam(name, { env: process.env })
   if (report.backend === 'in-process') {
-    if (!opts.json) println(`resuming in-process team ${name}: the leader runs here, its teammates continue from their transcripts`)
+    if (!opts.json) {
+      println(`resuming in-process team ${name}: the leader runs here, its teammates continue from their transcripts`)
+      if (report.reaped.length) println(`stopped what the old leader's teammates left running: ${describeProcesses(report.reaped)}`)
+    }
     await runLeader({ team: name, env: process.env, signal: shutdownSignal().signal })
     process.exit(0)
   }
   if (opts.json) printJson({ team: name, ...report, attach: attachCommand(name) })
   else {
     println(`team ${name}: leader ${report.leader}; alive: ${report.alive.join(', ') || 'none'}; respawned: ${report.respawned.join(', ') || 'none'}`)
+    if (report.reaped.length) println(`stopped what dead members left running: ${describeProcesses(report.reaped)}`)
     println(`attach with: swarm attach ${name}   (or: ${attachCommand(name)})`)
   }
   if (opts.attach && !opts.json && process.stdin.isTTY && process.stdout.isTTY && report.backend === 'tmux') await runAttach(name)
+}
+
+/** `3 processes: pid 12 (bob: sleep 600), …` — commands are teammate-controlled text: one plain line each. */
+function describeProcesses(list: ReapedProcess[]): string {
+  const shown = list.slice(0, 10).map((p) => `pid ${p.pid} (${p.agent || '?'}: ${terminalSafe(p.command.slice(0, 60), { singleLine: true })})`)
+  return `${list.length} process${list.length === 1 ? '' : 'es'}: ${shown.join(', ')}${list.length > shown.length ? ', …' : ''}`
 }
 
 function attachCommand(team: string): string {
@@ -355,11 +366,21 @@ export async function teamDelete(name: string, opts: { force?: boolean; timeout?
     ...(opts.discard ? { discard: true, onDiscard: announceDiscard } : {}),
   })
   if (tty) process.stderr.write('\r\x1b[K')
-  if (opts.json) printJson({ deleted: result.team, exited: result.exited, killed: result.killed, worktrees: teardownJson(result.worktrees) })
+  if (opts.json)
+    printJson({
+      deleted: result.team,
+      exited: result.exited,
+      killed: result.killed,
+      processes: result.processes,
+      ...(result.keptConfig ? { keptConfig: result.keptConfig } : {}),
+      worktrees: teardownJson(result.worktrees),
+    })
   else {
     println(
       `deleted team ${result.team}${result.exited.length ? `; shut down: ${result.exited.join(', ')}` : ''}${result.killed.length ? `; killed: ${result.killed.join(', ')}` : ''}`,
     )
+    if (result.processes.length) println(`stopped ${describeProcesses(result.processes)}`)
+    if (result.keptConfig) println(`its corrupt config.json was kept as ${result.keptConfig}`)
     printTeardown(result.worktrees)
   }
   for (const p of result.worktrees.problems) process.stderr.write(`swarm: ${p}\n`)

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -19,7 +18,8 @@ import { sendTeamMessage } from '../teams/messaging.js'
 import { inboxPath, LEAD_NAME } from '../home/paths.js'
 import { listTasks } from '../tasks/task-store.js'
 import { createTeam, readTeam } from '../teams/team-store.js'
-import { runCommand } from '../process/process.js'
+import { runCommand, runInTerminal } from '../process/launch.js'
+import { delay } from '../process/delay.js'
 import { deleteTeamFully, startTeam } from '../leader/lifecycle.js'
 import { runLeader } from '../leader/leader.js'
 import { DEMO_FILES, DEMO_SCENARIO } from './scenario.js'
@@ -147,7 +147,7 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoSummary> {
       verdict = await reviewVerdict(env)
       const tasks = await listTasks(TEAM, env)
       if (verdict && tasks.length >= 2 && tasks.every((t) => t.status === 'completed')) break
-      await new Promise((r) => setTimeout(r, 100))
+      await delay(100)
     }
     if (!verdict) {
       throw new SwarmError('SWARM_DEMO_TIMEOUT', `the demo team did not finish within ${DEMO_TIMEOUT_MS / 1000} s`, {
@@ -205,7 +205,7 @@ async function waitAllIdle(env: NodeJS.ProcessEnv, ms: number): Promise<void> {
   while (Date.now() < deadline) {
     const states = await Promise.all(names.map((n) => readAgentState(TEAM, n, env).catch(() => undefined)))
     if (states.every((s) => s && (s.status === 'idle' || s.status === 'exited'))) return
-    await new Promise((r) => setTimeout(r, 50))
+    await delay(50)
   }
 }
 
@@ -270,6 +270,6 @@ function printSummary(s: DemoSummary, out: NodeJS.WritableStream, c: ReturnType<
 /** `--watch`: attach this terminal to the demo's session while the driver carries on. */
 function attachInBackground(env: NodeJS.ProcessEnv): void {
   if (!process.stdin.isTTY || !process.stdout.isTTY) return
-  const child = spawn('tmux', [...socketArgs(swarmSocket(env)), 'attach', '-t', `swarm-${TEAM}`], { stdio: 'inherit', env })
-  child.on('error', () => undefined) // no tmux client: the demo still runs and prints its summary
+  // No tmux client (127): the demo still runs and prints its summary.
+  void runInTerminal('tmux', [...socketArgs(swarmSocket(env)), 'attach', '-t', `swarm-${TEAM}`], { env })
 }

@@ -20,7 +20,9 @@ import { readTeam } from '../teams/team-store.js'
 import { claudeLeadOf } from '../teams/claude-lead.js'
 import type { TeamFile, TeamMember } from '../teams/types.js'
 import { teamBackend } from '../backends/team-backend.js'
+import { nextStopSignal } from '../process/handlers.js'
 import { LeaderConsole } from './console.js'
+import { acquireLeaderLock } from '../supervisor/leader-lock.js'
 import { LeaderControl } from './control.js'
 
 /**
@@ -43,11 +45,7 @@ async function standAside(o: LeaderOptions, pid: number): Promise<void> {
   output.write(
     `team ${o.team} is led by Claude Code (pid ${pid}); swarm runs no leader console on it. Watch it with: swarm inbox ${o.team} team-lead --follow\n`,
   )
-  await new Promise<void>((resolve) => {
-    if (o.signal?.aborted) return resolve()
-    o.signal?.addEventListener('abort', () => resolve(), { once: true })
-    if (!o.signal) process.once('SIGTERM', () => resolve())
-  })
+  await nextStopSignal(o.signal)
 }
 
 /** How long in-process teammates get to finish when their leader leaves. */
@@ -71,11 +69,22 @@ export interface LeaderOptions {
  * Started again after a crash it re-adopts the team.
  */
 export async function runLeader(o: LeaderOptions): Promise<void> {
-  const env = o.env
-  const output = o.output ?? process.stdout
-  const config = await readTeam(o.team, env)
+  const config = await readTeam(o.team, o.env)
+  // A team led by Claude Code: its lead reads team-lead's inbox, never a swarm leader console.
   const claudeLead = claudeLeadOf(config)
   if (claudeLead) return standAside(o, claudeLead.pid)
+  // One leader per team: a second one is refused (exit 4) with the running one's pid.
+  const lock = acquireLeaderLock(o.team, o.env)
+  try {
+    await leadTeam(o, config)
+  } finally {
+    lock.release()
+  }
+}
+
+async function leadTeam(o: LeaderOptions, config: TeamFile): Promise<void> {
+  const env = o.env
+  const output = o.output ?? process.stdout
   const backend = teamBackend(config) ?? 'in-process'
   const sign = await leadSignerFor(o.team, env)
   const client: Anthropic | undefined = modelConfigured(env) ? createModelClient(env) : undefined

@@ -18,7 +18,10 @@ import type { BackendType } from '../backends/types.js'
 import type { TeamFile } from '../teams/types.js'
 import { pathExists } from '../util/fs.js'
 import { definedOnly } from '../util/object.js'
-import { delay, isAlive, killTree } from '../process/process.js'
+import { delay } from '../process/delay.js'
+import { isAlive } from '../process/liveness.js'
+import { type ReapedProcess, assertNoneSurvive, keepCorruptConfig, reapTeam, stopLeaderProcess } from '../supervisor/reap-team.js'
+import { runningLeader } from '../supervisor/leader-lock.js'
 import { type TeardownReport, listTeamWorktrees, teamWorktreesOf, teardownWorktrees } from '../worktrees/team-worktrees.js'
 import type { RemoveWorktreeOptions } from '../worktrees/worktree.js'
 import { teamBackend } from '../backends/team-backend.js'
@@ -79,6 +82,8 @@ export interface ResumeReport {
   leader: 'alive' | 'started'
   alive: string[]
   respawned: string[]
+  /** Leftover processes of dead members (and of a dead leader) that were stopped first. */
+  reaped: ReapedProcess[]
 }
 
 /**
@@ -91,13 +96,26 @@ export async function resumeTeam(team: string, opts: { env: Env }): Promise<Resu
   const env = opts.env
   const config = await readTeam(team, env)
   const backend = teamBackend(config) ?? 'in-process'
-  if (backend === 'in-process') return { backend, leader: 'started', alive: [], respawned: [] }
+  if (backend === 'in-process') {
+    // The team lived inside its leader: unless that one still runs (the new leader is then
+    // refused), whatever the old one's teammates left running goes before they restart.
+    const reaped = runningLeader(team, env) === undefined ? await reapTeam(team, env) : { killed: [], survivors: [] }
+    assertNoneSurvive(team, reaped.survivors, 'nothing was restarted')
+    return { backend, leader: 'started', alive: [], respawned: [], reaped: reaped.killed }
+  }
   const sign = await leadSignerFor(team, env)
   const executor: PaneExecutor = createExecutor(backend, { env, sign })
   const status = await teamStatus(team, { env, executors: { [backend]: executor } })
   const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
   const leaderRow = status.members.find((m) => m.name === LEAD_NAME)
   const leaderAlive = leaderRow?.state === 'alive'
+  // What dead members (and a dead leader) left running — a Bash command, a setsid'd child — goes
+  // before anything is started again.
+  const deadNames = config.members
+    .filter((m) => (m.name === LEAD_NAME ? !leaderAlive : status.members.find((r) => r.name === m.name)?.state !== 'alive'))
+    .map((m) => m.name)
+  const reaped = deadNames.length ? await reapTeam(team, env, deadNames) : { killed: [], survivors: [] }
+  assertNoneSurvive(team, reaped.survivors, 'nothing was restarted')
   if (!leaderAlive) {
     // A dead leader pane (remain-on-exit) is closed first, so the new one takes the left side.
     await executor.stopTeam(team).catch(() => undefined)
@@ -141,7 +159,7 @@ export async function resumeTeam(team: string, opts: { env: Env }): Promise<Resu
     })
   }
   if (dead.length) await spawnTeammates(team, dead, { env, executor })
-  return { backend, leader: leader.created ? 'started' : 'alive', alive, respawned: dead.map((d) => d.name) }
+  return { backend, leader: leader.created ? 'started' : 'alive', alive, respawned: dead.map((d) => d.name), reaped: reaped.killed }
 }
 
 /** How long `team delete` waits for teammates to accept the shutdown, by default. */
@@ -151,6 +169,10 @@ export interface DeleteReport {
   team: string
   exited: string[]
   killed: string[]
+  /** Every process of the team that was still running and was stopped (found by its marker). */
+  processes: ReapedProcess[]
+  /** Where a corrupt config.json was kept (deleted with --force). */
+  keptConfig?: string
   /** The team's worktrees: removed (nothing to lose), kept (uncommitted or unmerged work), discarded. */
   worktrees: TeardownReport
 }
@@ -197,10 +219,12 @@ export async function deleteTeamFully(
     throw new NotFoundError(`no team named ${JSON.stringify(team)}`, { hint: 'see "swarm team list"' })
   }
   let config: TeamFile | undefined
+  let corrupt = false
   try {
     config = await readTeam(team, env)
   } catch (err) {
     if (!(err instanceof NotFoundError || (err instanceof CorruptFileError && opts.force))) throw err
+    corrupt = err instanceof CorruptFileError
   }
   const claudeLead = config ? claudeLeadOf(config) : undefined
   if (claudeLead && claudeLeadAlive(claudeLead)) {
@@ -241,15 +265,17 @@ export async function deleteTeamFully(
         .catch(() => undefined)
     }
     // An in-process team lives inside its leader process: stop that process (and its children).
+    // Found by its lock file, so a corrupt config does not hide it.
     const lead = config ? await readAgentState(team, LEAD_NAME, env).catch(() => undefined) : undefined
-    if (lead?.pid && lead.pid !== process.pid && isAlive(lead.pid) && lead.status !== 'exited') {
-      process.kill(lead.pid, 'SIGTERM')
-      for (let i = 0; i < 50 && isAlive(lead.pid); i++) await delay(100)
-      if (isAlive(lead.pid)) await killTree(lead.pid)
-    }
+    await stopLeaderProcess(team, env, lead?.status !== 'exited' ? lead?.pid : undefined)
   } finally {
     clearInterval(ticker)
   }
+  // Whatever still carries the team's marker (an orphaned Bash command, a double fork, the agents
+  // and leader of an unreadable config) is stopped; the team is not deleted while any survives.
+  const reaped = await reapTeam(team, env)
+  assertNoneSurvive(team, reaped.survivors, 'the team was not deleted')
+  const keptConfig = corrupt ? await keepCorruptConfig(team, env) : undefined
   // Every worktree of the team, also ones swarm has no record of (found by branch in the members' repositories).
   const listing = await listTeamWorktrees(team, { env, repoDirs: (config?.members ?? []).flatMap((m) => (m.cwd ? [m.cwd] : [])) })
   const worktrees = await teardownWorktrees(listing.worktrees, {
@@ -259,7 +285,7 @@ export async function deleteTeamFully(
   })
   worktrees.problems.unshift(...listing.problems)
   await deleteTeamFiles(team, env)
-  return { team, exited: report.exited, killed: report.killed, worktrees }
+  return { team, exited: report.exited, killed: report.killed, processes: reaped.killed, ...(keptConfig ? { keptConfig } : {}), worktrees }
 }
 
 /**

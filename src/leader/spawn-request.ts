@@ -6,7 +6,8 @@ import { sendTeamMessage } from '../teams/messaging.js'
 import { LEAD_NAME, validateAgentName } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
 import type { TeamMember } from '../teams/types.js'
-import { delay, isAlive } from '../process/process.js'
+import { delay } from '../process/delay.js'
+import { isAlive } from '../process/liveness.js'
 
 /** How long `swarm spawn` waits for the leader to start an in-process teammate. */
 export const IN_PROCESS_SPAWN_TIMEOUT_MS = 15_000

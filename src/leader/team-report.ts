@@ -12,7 +12,7 @@ import { readTeam } from '../teams/team-store.js'
 import type { TeamMember } from '../teams/types.js'
 import type { WorktreeSummary } from '../worktrees/team-worktrees.js'
 import { listTasks } from '../tasks/task-store.js'
-import { isAlive } from '../process/process.js'
+import { isAlive } from '../process/liveness.js'
 
 /** What `swarm status` shows for one member. */
 export interface MemberReport extends MemberStatus {

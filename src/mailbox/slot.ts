@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { onExit } from '../process/handlers.js'
 import { DIR_MODE, FILE_MODE, NOFOLLOW, openError } from '../util/fs.js'
 import { bellPath, handRaised } from './bell.js'
 import { SLOT_SUFFIX, spoolDir } from './spool.js'
@@ -24,9 +25,11 @@ let sequence = 0
 const IDLE_CLOSE_MS = 2_000
 
 const open = new Set<Slot>()
-process.on('exit', () => {
+/** While a slot is open, the process's exit closes (and so removes) it. */
+let disposeExitHook: (() => void) | undefined
+function closeAllSlots(): void {
   for (const slot of open) slot.close()
-})
+}
 
 /**
  * A slot: `<spool>/<pid>-<token>-<generation>.slot`, kept open (with a watch on the spool's bell)
@@ -67,6 +70,7 @@ export class Slot {
       this.watcher = undefined // e.g. out of inotify watches: waiters poll instead
     }
     open.add(this)
+    disposeExitHook ??= onExit(closeAllSlots)
   }
 
   /** A new, empty slot for `inboxFile` (creating the spool directory when needed). */
@@ -172,6 +176,10 @@ export class Slot {
     if (this.closed) return
     this.closed = true
     open.delete(this)
+    if (open.size === 0) {
+      disposeExitHook?.()
+      disposeExitHook = undefined
+    }
     clearTimeout(this.idleTimer)
     this.unwatch()
     try {

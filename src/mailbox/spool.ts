@@ -3,6 +3,7 @@ import path from 'node:path'
 import { z } from 'zod'
 import { CorruptFileError } from '../errors.js'
 import { moveAside, NOFOLLOW } from '../util/fs.js'
+import { pidExists } from '../process/liveness.js'
 import { InboxMessage } from './types.js'
 
 /*
@@ -213,14 +214,7 @@ function removeIfStaleTemp(file: string): void {
  * when it runs, or cannot be told (a process of another user).
  */
 export function ownerAlive(slotName: string): boolean {
-  const pid = Number(slotName.split('-')[0])
-  if (!Number.isInteger(pid) || pid <= 0) return false
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
+  return pidExists(Number(slotName.split('-')[0]))
 }
 
 function readIfExists(file: string): string | undefined {

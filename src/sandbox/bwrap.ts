@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { errorMessage } from '../errors.js'
-import { runCommand } from '../process/process.js'
+import { runCommand } from '../process/launch.js'
 import type { SandboxPlan } from './types.js'
 
 /**

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { runCommand } from '../process/process.js'
+import { runCommand } from '../process/launch.js'
 import { createBashSandbox, sandboxAvailability } from './sandbox.js'
 import { defaultSandboxConfig, type SandboxConfig } from './settings.js'
 

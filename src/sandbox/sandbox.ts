@@ -2,6 +2,7 @@ import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { pidExists } from '../process/liveness.js'
 import { BWRAP_INSTALL, bwrapArgs, findBwrap, probeBwrap } from './bwrap.js'
 import { existingProtectedPaths, protectedPart } from './protected.js'
 import { seatbeltArgs } from './seatbelt.js'
@@ -77,20 +78,11 @@ async function makePrivateTmp(label: string): Promise<string> {
   const tmp = os.tmpdir()
   for (const name of await fsp.readdir(tmp).catch(() => [] as string[])) {
     const pid = Number(PRIVATE_TMP.exec(name)?.[1])
-    if (!pid || pid === process.pid || isAlive(pid)) continue
+    if (!pid || pid === process.pid || pidExists(pid)) continue
     // Another user's, or removed meanwhile by another agent's sweep: not ours to insist on.
     await fsp.rm(path.join(tmp, name), { recursive: true, force: true }).catch(() => undefined)
   }
   return fsp.mkdtemp(path.join(tmp, `swarm-sandbox-${label}-${process.pid}-`))
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }
 
 /** Whether the sandbox can run here, with the reason when it cannot (and how to fix it). */

@@ -3,9 +3,10 @@ import { LEAD_NAME, agentId as makeAgentId } from '../home/paths.js'
 import { leadSignerIfAny } from '../teams/messaging.js'
 import { getMember, readTeam, updateTeam } from '../teams/team-store.js'
 import type { TeamFile } from '../teams/types.js'
-import { delay } from '../process/process.js'
+import { delay } from '../process/delay.js'
 import { STOPPED_FIELD, backendOf } from '../backends/directory.js'
 import { createExecutor, paneBackends } from '../backends/registry.js'
+import { assertNoneSurvive, reapTeam } from './reap-team.js'
 import { GRACEFUL_STOP_MS, requestShutdown } from '../backends/shutdown.js'
 import type { InProcessExecutor, LeadSigner, PaneExecutor, TeammateExecutor } from '../backends/types.js'
 
@@ -166,6 +167,8 @@ export async function killTeammate(team: string, name: string, opts: KillOptions
       } else outcome = r
     }
   }
+  // What it left running (a Bash command it started with setsid, say) goes too.
+  const reaped = await reapTeam(team, env, [name])
   await updateTeam(
     team,
     (t) => {
@@ -177,6 +180,7 @@ export async function killTeammate(team: string, name: string, opts: KillOptions
     },
     env,
   )
+  assertNoneSurvive(team, reaped.survivors, `${name} is not fully stopped`)
   return outcome
 }
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { ExitCode, SwarmError, UsageError } from '../errors.js'
-import { type CommandResult, runCommand } from '../process/process.js'
+import { type CommandResult, runCommand } from '../process/launch.js'
 import { LIST_FILTERS_ARGS, filterOverrides, needsFilterList, safeGitArgv } from './git-safety.js'
 
 type Env = NodeJS.ProcessEnv

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { runTool } from '../../src/agent/tool.js'
 import { bashTool, MAX_BASH_OUTPUT_CHARS } from '../../src/agent/tools/bash.js'
-import { isProcessGone } from '../../src/process/process-group.js'
+import { isAlive } from '../../src/process/liveness.js'
 import { HeadTailBuffer } from '../../src/agent/tools/shell.js'
 import { makeContext, tempDir } from './helpers.js'
 
@@ -58,7 +58,7 @@ describe('Bash', () => {
     const result = await runTool(bashTool, { command: `sleep 100 & echo $! > ${pidFile}; echo started; sleep 100`, timeout: 300 }, makeContext(dir))
     expect(result.isError).toBe(true)
     expect(result.content).toBe('started\nCommand timed out after 300 ms; it and its child processes were killed.')
-    expect(isProcessGone(await readPid(pidFile))).toBe(true)
+    expect(isAlive(await readPid(pidFile))).toBe(false)
   })
 
   it('escalates to SIGKILL for a group that ignores SIGTERM', async () => {
@@ -67,7 +67,7 @@ describe('Bash', () => {
     const ctx = makeContext(dir)
     const result = await runTool(bashTool, { command, timeout: 200 }, ctx)
     expect(result.content).toMatch(/timed out/)
-    expect(isProcessGone(await readPid(pidFile))).toBe(true)
+    expect(isAlive(await readPid(pidFile))).toBe(false)
   })
 
   it('kills the group when the call is aborted', async () => {
@@ -78,21 +78,21 @@ describe('Bash', () => {
     controller.abort()
     const result = await running
     expect(result).toEqual({ content: '(no output)\nCommand was aborted; it and its child processes were killed.', isError: true })
-    expect(isProcessGone(pid)).toBe(true)
+    expect(isAlive(pid)).toBe(false)
   })
 
   it('does not let background jobs outlive the call', async () => {
     const pidFile = path.join(dir, 'pid')
     const result = await runTool(bashTool, { command: `sleep 100 >/dev/null 2>&1 & echo $! > ${pidFile}; echo done` }, makeContext(dir))
     expect(result).toEqual({ content: 'done', isError: false })
-    expect(isProcessGone(await readPid(pidFile))).toBe(true)
+    expect(isAlive(await readPid(pidFile))).toBe(false)
   })
 
   it('returns even when a background job holds the output pipe', async () => {
     const pidFile = path.join(dir, 'pid')
     const result = await runTool(bashTool, { command: `sleep 100 & echo $! > ${pidFile}; echo quick` }, makeContext(dir))
     expect(result.content).toBe('quick')
-    expect(isProcessGone(await readPid(pidFile))).toBe(true)
+    expect(isAlive(await readPid(pidFile))).toBe(false)
   })
 
   it('caps long output, keeping the start and the end', async () => {

@@ -7,7 +7,7 @@ import { stopTeamMembers } from '../../src/supervisor/stop.js'
 import { readInbox } from '../../src/mailbox/inbox.js'
 import { inboxPath } from '../../src/home/paths.js'
 import { createTeam, readTeam } from '../../src/teams/team-store.js'
-import { isAlive, waitForExit } from '../../src/process/process.js'
+import { isAlive, waitForExit } from '../../src/process/liveness.js'
 import { TEAMMATE, eventually, hasTmux, isolatedEnv, readJson, reapTmuxServer, tempDir } from './harness.js'
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/swarm.js')

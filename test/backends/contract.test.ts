@@ -6,7 +6,7 @@ import type { BackendType } from '../../src/backends/types.js'
 import { readInbox } from '../../src/mailbox/inbox.js'
 import { parseStructured } from '../../src/mailbox/messages.js'
 import { inboxPath } from '../../src/home/paths.js'
-import { isAlive, waitForExit } from '../../src/process/process.js'
+import { isAlive, waitForExit } from '../../src/process/liveness.js'
 import { type Harness, TEAMMATE, eventually, hasTmux, makeHarness, readJson } from './harness.js'
 
 /** Arguments and paths a shell would interpret; every backend must pass them through untouched. */

@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url'
 import { createExecutor } from '../../src/backends/registry.js'
 import { isolatedEnv as isolatedBase } from '../support/home.js'
 import type { BackendType, InProcessExecutor, PaneExecutor, SpawnedTeammate } from '../../src/backends/types.js'
-import { isAlive, killTree, processTrees, waitForExit } from '../../src/process/process.js'
+import { isAlive, waitForExit } from '../../src/process/liveness.js'
+import { killTree, processTrees } from '../../src/process/tree.js'
 
 export const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures')
 export const TEAMMATE = path.join(FIXTURES, 'teammate.mjs')

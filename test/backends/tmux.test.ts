@@ -10,7 +10,7 @@ import { spawnTeammates } from '../../src/supervisor/teammates.js'
 import type { PaneExecutor } from '../../src/backends/types.js'
 import { createTeam, readTeam } from '../../src/teams/team-store.js'
 import { agentDir } from '../../src/home/paths.js'
-import { CommandTimeoutError } from '../../src/process/process.js'
+import { CommandTimeoutError } from '../../src/process/launch.js'
 import { TEAMMATE, eventually, hasTmux, isolatedEnv, readJson, reapTmuxServer, tempDir } from './harness.js'
 
 describe('tmux quoting', () => {

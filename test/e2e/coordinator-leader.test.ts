@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { readTeam } from '../../src/teams/team-store.js'
-import { isAlive } from '../../src/process/process.js'
+import { isAlive } from '../../src/process/liveness.js'
 import { BIN, sandbox, waitFor, type Sandbox } from './helpers.js'
 
 describe('team create --coordinator', () => {

@@ -4,7 +4,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
-import { isAlive, killTree, processTrees, waitForExit } from '../../src/process/process.js'
+import { isAlive, waitForExit } from '../../src/process/liveness.js'
+import { killTree, processTrees } from '../../src/process/tree.js'
 import { isolatedEnv } from '../support/home.js'
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')

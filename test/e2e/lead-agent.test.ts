@@ -4,7 +4,7 @@ import { readInbox } from '../../src/mailbox/inbox.js'
 import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { inboxPath } from '../../src/home/paths.js'
 import { readTeam } from '../../src/teams/team-store.js'
-import { isAlive } from '../../src/process/process.js'
+import { isAlive } from '../../src/process/liveness.js'
 import { BIN, sandbox, waitFor, type Sandbox } from './helpers.js'
 
 const SCENARIO = {

@@ -8,7 +8,7 @@ import { encodeStructured } from '../../src/mailbox/messages.js'
 import { inboxPath } from '../../src/home/paths.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { listPending } from '../../src/permissions/requests/store.js'
-import { isAlive } from '../../src/process/process.js'
+import { isAlive } from '../../src/process/liveness.js'
 import {
   BIN,
   REPO,

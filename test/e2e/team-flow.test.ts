@@ -7,7 +7,7 @@ import { readArchive } from '../../src/mailbox/archive.js'
 import { readInbox } from '../../src/mailbox/inbox.js'
 import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { inboxPath, teamDir } from '../../src/home/paths.js'
-import { isAlive } from '../../src/process/process.js'
+import { isAlive } from '../../src/process/liveness.js'
 import { hasTmux, sandbox, tmuxSessions, waitFor, type Sandbox, ALICE_SCENARIO as SCENARIO } from './helpers.js'
 
 async function leadTexts(sb: Sandbox): Promise<string[]> {

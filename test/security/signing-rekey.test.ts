@@ -3,7 +3,7 @@ import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { leadKeyPath, leadPublicKeyPath } from '../../src/mailbox/signing.js'
 import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
-import { isAlive } from '../../src/process/process.js'
+import { isAlive } from '../../src/process/liveness.js'
 import { hasTmux, sandbox, waitFor, type Sandbox } from '../e2e/helpers.js'
 
 /**

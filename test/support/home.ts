@@ -29,6 +29,10 @@ const SCRUBBED = [
   'ANTHROPIC_AUTH_TOKEN',
   'SWARM_SUBAGENT_MODEL',
   'SWARM_SUBAGENT_MODEL_FORCE',
+  // The team marker of a swarm team the suite may be run from (src/process/marker.ts).
+  'SWARM_TEAM',
+  'SWARM_AGENT_ID',
+  'SWARM_TEAM_DIR',
 ]
 
 /**

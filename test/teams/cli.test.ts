@@ -47,6 +47,7 @@ describe('swarm team', () => {
       deleted: 'alpha',
       exited: [],
       killed: [],
+      processes: [],
       worktrees: { removed: [], kept: [], discarded: [], inUse: [], problems: [] },
     })
     expect((await run('team', 'delete', 'alpha')).exitCode).toBe(3)

@@ -170,6 +170,7 @@ describe('team store', () => {
       team: 'alpha',
       exited: [],
       killed: [],
+      processes: [],
       worktrees: { removed: [], kept: [], discarded: [], inUse: [], problems: [] },
     })
     expect(await teamExists('alpha', home.env)).toBe(false)

@@ -1,5 +1,7 @@
 import { z } from 'zod'
 import { defineTool, truncateLine } from '../tool.js'
+import { memberMarker } from '../../home/marker.js'
+import { markerEnv } from '../../process/marker.js'
 import { runShellCommand } from './shell.js'
 
 export const DEFAULT_BASH_TIMEOUT_MS = 120_000
@@ -37,7 +39,7 @@ export const bashTool = defineTool({
     const r = await runShellCommand(input.command, {
       ...(launch ? { launch } : {}),
       cwd: ctx.cwd,
-      env: ctx.env,
+      env: { ...(ctx.env ?? process.env), ...markerEnv(memberMarker(ctx.teamName, ctx.agentName, ctx.env)) },
       signal: ctx.signal,
       timeoutMs,
       maxOutputChars: MAX_BASH_OUTPUT_CHARS,

@@ -1,8 +1,10 @@
-import { spawn } from 'node:child_process'
 import fs from 'node:fs/promises'
 import { StringDecoder } from 'node:string_decoder'
 import type { Readable } from 'node:stream'
-import { KILL_GRACE_MS, killProcessGroup, trackProcessGroup, untrackProcessGroup } from '../../process/process-group.js'
+import { delay } from '../../process/delay.js'
+import { type LaunchedProcess, launchProcess } from '../../process/launch.js'
+import { KILL_GRACE_MS } from '../../process/signals.js'
+import { killProcessGroup } from '../../process/tree.js'
 
 /** How long to wait for the output pipes to close after the command's process group died. */
 const STREAM_DRAIN_MS = 250
@@ -47,25 +49,17 @@ export async function runShellCommand(command: string, options: ShellOptions): P
   if (!cwdStat?.isDirectory()) throw new Error(`working directory does not exist: ${options.cwd}`)
   const graceMs = options.graceMs ?? KILL_GRACE_MS
   const output = new HeadTailBuffer(options.maxOutputChars)
-  const launch = options.launch ?? { file: 'bash', args: ['-c', command] }
-  const child = spawn(launch.file, launch.args, {
-    cwd: options.cwd,
-    env: { ...(options.env ?? process.env), ...launch.env },
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  const { child, pid: pgid } = startShell(command, options)
   const spawned = new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve)
     // Kept for the child's lifetime: an 'error' without a listener would crash the process.
     child.on('error', reject)
   })
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
+    child.once('exit', (code: number | null, signal: NodeJS.Signals | null) => resolve({ code, signal })),
   )
-  const closed = Promise.all([collect(child.stdout, output, options.onOutput), collect(child.stderr, output, options.onOutput)])
+  const closed = Promise.all([collect(child.stdout!, output, options.onOutput), collect(child.stderr!, output, options.onOutput)])
   await spawned
-  const pgid = child.pid!
-  trackProcessGroup(pgid)
 
   let timedOut = false
   let aborted = false
@@ -87,11 +81,11 @@ export async function runShellCommand(command: string, options: ShellOptions): P
     // Background jobs the command left behind. In a sandbox's pid namespace the kernel killed them
     // already; only its init lingers as a zombie, which would cost a wait for nothing.
     if (!options.launch?.reapsItself) await kill()
-    const drained = await Promise.race([closed.then(() => true), delay(STREAM_DRAIN_MS).then(() => false)])
+    const drained = await Promise.race([closed.then(() => true), delay(STREAM_DRAIN_MS, undefined, { unref: true }).then(() => false)])
     // A process that escaped the group (setsid) may still hold the pipes; stop reading them.
     if (!drained) {
-      child.stdout.destroy()
-      child.stderr.destroy()
+      child.stdout?.destroy()
+      child.stderr?.destroy()
     }
     return {
       output: output.text(),
@@ -104,8 +98,20 @@ export async function runShellCommand(command: string, options: ShellOptions): P
   } finally {
     clearTimeout(timer)
     options.signal.removeEventListener('abort', onAbort)
-    untrackProcessGroup(pgid)
   }
+}
+
+/**
+ * The one place a Bash call's process starts: `bash -c command` as the leader of its own process
+ * group, tracked by the process module until it exits (a wrapper such as a sandbox goes here).
+ */
+export function startShell(command: string, options: Pick<ShellOptions, 'cwd' | 'env' | 'launch'>): LaunchedProcess {
+  const launch = options.launch ?? { file: 'bash', args: ['-c', command] }
+  return launchProcess(launch.file, launch.args, {
+    cwd: options.cwd,
+    env: { ...(options.env ?? process.env), ...launch.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
 }
 
 function collect(stream: Readable, into: HeadTailBuffer, onOutput?: (text: string) => void): Promise<void> {
@@ -121,10 +127,6 @@ function collect(stream: Readable, into: HeadTailBuffer, onOutput?: (text: strin
       resolve()
     })
   })
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref())
 }
 
 /** Keeps the first and the last `max / 2` characters of a stream of text, counting the rest. */

@@ -4,7 +4,7 @@ import { encodeStructured, type StructuredMessage } from '../../mailbox/messages
 import { sendTeamMessage } from '../../teams/messaging.js'
 import { LEAD_NAME } from '../../home/paths.js'
 import { readTeam, updateTeam } from '../../teams/team-store.js'
-import { isAlive } from '../../process/process.js'
+import { isAlive } from '../../process/liveness.js'
 import { shortInput } from '../../agent/render.js'
 import { sanitize } from './notify.js'
 import {

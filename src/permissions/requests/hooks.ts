@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
+import { launchProcess } from '../../process/launch.js'
+import { KILL_GRACE_MS, killGroup as signalGroup } from '../../process/signals.js'
 import type { PermissionHook } from '../rules/types.js'
 
 /** A hook that has not answered after this long is killed (its whole process group). */
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000
-/** Between SIGTERM and SIGKILL to a hook's process group. */
-export const HOOK_KILL_GRACE_MS = 1_000
 const MAX_OUTPUT_BYTES = 1024 * 1024
 
 /**
@@ -104,10 +104,10 @@ export function runPermissionHook(hook: PermissionHook, input: PermissionHookInp
     let settled = false
     let killTimer: NodeJS.Timeout | undefined
 
-    const child = spawn('sh', ['-c', hook.command], {
+    // Its own process group, tracked (and reaped on exit) by the process module.
+    const { child } = launchProcess('sh', ['-c', hook.command], {
       cwd: options.cwd,
       env: { ...(options.env ?? process.env), CLAUDE_PROJECT_DIR: options.cwd },
-      detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
     })
     running.add(child)
@@ -134,22 +134,22 @@ export function runPermissionHook(hook: PermissionHook, input: PermissionHookInp
       killTimer = setTimeout(() => {
         killGroup(child, 'SIGKILL')
         finish()
-      }, HOOK_KILL_GRACE_MS)
+      }, KILL_GRACE_MS)
     }
     const onAbort = () => stop('aborted')
     const timer = setTimeout(() => stop(`no answer within ${timeoutMs} ms, killed`), timeoutMs)
     options.signal?.addEventListener('abort', onAbort, { once: true })
     if (options.signal?.aborted) onAbort()
 
-    child.stdout.on('data', (d: Buffer) => {
+    child.stdout?.on('data', (d: Buffer) => {
       if (stdout.length < MAX_OUTPUT_BYTES) stdout += d.toString('utf8')
     })
-    child.stderr.on('data', (d: Buffer) => {
+    child.stderr?.on('data', (d: Buffer) => {
       if (stderr.length < MAX_OUTPUT_BYTES) stderr += d.toString('utf8')
     })
     // EPIPE when the hook exits without reading its input; its answer still counts.
-    child.stdin.on('error', () => {})
-    child.stdin.end(JSON.stringify(input))
+    child.stdin?.on('error', () => {})
+    child.stdin?.end(JSON.stringify(input))
     child.on('error', (err) => {
       failure ??= `could not start: ${err.message}`
       finish()
@@ -165,12 +165,7 @@ export function runPermissionHook(hook: PermissionHook, input: PermissionHookInp
 }
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return
-  try {
-    process.kill(-child.pid, signal)
-  } catch {
-    // ESRCH: the group is already gone.
-  }
+  if (child.pid !== undefined) signalGroup(child.pid, signal)
 }
 
 function interpret(code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string, label: string): HookDecision {

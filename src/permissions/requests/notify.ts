@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process'
+import { runCommand } from '../../process/launch.js'
 import { terminalSafe } from '../../terminal/neutralize.js'
 
 /** How long a tmux `display-message` stays on the attached clients. */
@@ -62,15 +62,14 @@ export async function notifyTmuxClients(request: NotifiableRequest & { team: str
   }
 }
 
-/**
- * stdout of one tmux command; undefined when it fails, is missing or hangs (killed after the timeout).
- * Plain execFile rather than util/process's runCommand: that one installs signal handlers which
- * exit the process on SIGTERM, and a teammate must shut down gracefully (withdrawing its requests).
- */
-function tmux(args: string[], env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    execFile('tmux', args, { env, timeout: TMUX_TIMEOUT_MS, killSignal: 'SIGKILL' }, (err, stdout) => resolve(err ? undefined : String(stdout)))
-  })
+/** stdout of one tmux command; undefined when it fails, is missing or hangs (killed after the timeout). */
+async function tmux(args: string[], env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  try {
+    const r = await runCommand('tmux', args, { env, timeoutMs: TMUX_TIMEOUT_MS })
+    return r.code === 0 ? r.stdout : undefined
+  } catch {
+    return undefined // timed out: its group was killed
+  }
 }
 
 /** One line, every control shown visibly (terminalSafe): what a model wrote may not drive the human's terminal. */

@@ -5,6 +5,7 @@ import { z } from 'zod'
 import { ConflictError, CorruptFileError, NotFoundError, UsageError } from '../../errors.js'
 import { pendingPermissionsDir, resolvedPermissionsDir } from '../../home/paths.js'
 import { FILE_MODE, ensureDir, moveAside, parseJsonFile, readFileIfExists } from '../../util/fs.js'
+import { pidExists } from '../../process/liveness.js'
 
 /**
  * Durable permission and plan requests: `permissions/pending/<id>.json` while a teammate waits,
@@ -230,11 +231,5 @@ export async function cancelDeadRequests(
 
 /** True when process `pid` exists (EPERM: it exists but belongs to someone else). */
 export function isPidAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false // 0 and negatives address process groups
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
+  return pidExists(pid) // 0 and negatives (process groups) are never alive
 }

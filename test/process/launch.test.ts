@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CommandTimeoutError, isAlive, killTree, launchProcess, processTree, runCommand, waitForExit } from '../../src/process/process.js'
+import { CommandTimeoutError, launchProcess, runCommand } from '../../src/process/launch.js'
+import { isAlive, waitForExit } from '../../src/process/liveness.js'
+import { killTree, processTree } from '../../src/process/tree.js'
 import { FIXTURES } from '../backends/harness.js'
 
 describe('util/process', () => {

@@ -1,0 +1,191 @@
+import type { ChildProcess, StdioOptions } from 'node:child_process'
+import { execa, type Options, type Result } from 'execa'
+import { ExitCode, SwarmError } from '../errors.js'
+import { delay } from './delay.js'
+import { onCleanup, onExit } from './handlers.js'
+import { KILL_GRACE_MS, killGroup, signalExitCode } from './signals.js'
+import { killTree } from './tree.js'
+
+/*
+ * Starting processes (on execa): every child is the leader of its own process group, tracked
+ * until it exits, and taken down with its whole tree when swarm exits or is stopped. Short helper
+ * commands (tmux, git, ps, it2) run to completion with a timeout and AbortSignal cancellation.
+ */
+
+/** How long output is still read after a child exits (a grandchild may hold its pipes). */
+const PIPE_DRAIN_MS = 100
+/** Default limit for a short helper command (tmux, it2, git). */
+export const COMMAND_TIMEOUT_MS = 5_000
+
+type Env = NodeJS.ProcessEnv
+
+export interface ExitStatus {
+  code: number | null
+  signal: NodeJS.Signals | null
+}
+
+export interface LaunchOptions {
+  cwd?: string
+  /** The child's whole environment (not merged with this process's); default process.env. */
+  env?: Env
+  /** Default 'ignore' for all three. */
+  stdio?: StdioOptions
+}
+
+/** A child started as the leader of its own process group, tracked until it exits. */
+export interface LaunchedProcess {
+  readonly pid: number
+  readonly child: ChildProcess
+  /** Resolves when the child exited and its pipes were read (never rejects); a missing program is code 127. */
+  readonly exited: Promise<ExitStatus>
+  /** SIGTERM to the group and its descendants, SIGKILL after `graceMs`; resolves once gone. */
+  stop(graceMs?: number): Promise<void>
+}
+
+/** Live children: stopped (within the cleanup limit) on a stop signal, SIGKILLed on 'exit'. */
+const live = new Map<number, LaunchedProcess>()
+let disposeHooks: (() => void) | undefined
+
+/**
+ * Spawns `file args` detached (a new process group whose id is its pid) and tracks it. Spawn
+ * failures (ENOENT…) surface through `exited` (code 127), never as an unhandled 'error'.
+ */
+export function launchProcess(file: string, args: string[], opts: LaunchOptions = {}): LaunchedProcess {
+  return start(file, args, { ...opts, buffer: false }).handle
+}
+
+function start(file: string, args: string[], opts: LaunchOptions & { buffer: boolean; input?: string }) {
+  const subprocess = execa(file, args, {
+    cwd: opts.cwd,
+    env: opts.env ?? process.env,
+    extendEnv: false,
+    stdio: (opts.stdio ?? 'ignore') as Options['stdio'],
+    ...(opts.input !== undefined && { input: opts.input }),
+    detached: true,
+    cleanup: false, // this module is the only one that reaps
+    reject: false,
+    buffer: opts.buffer,
+    stripFinalNewline: false,
+  })
+  // execa waits for the end of stdout/stderr, which a grandchild may hold open forever: give the
+  // pipes a moment after the exit, then stop reading them. The setImmediate lets one more poll
+  // phase read what the child wrote before exiting (on a loaded machine the timer can fire first).
+  subprocess.once('exit', () => {
+    const stopReading = () => {
+      subprocess.stdout?.destroy()
+      subprocess.stderr?.destroy()
+    }
+    setTimeout(() => setImmediate(stopReading), PIPE_DRAIN_MS)
+  })
+  const result = (subprocess as unknown as Promise<Result>).then((r) => r)
+  const exited = result.then(exitStatus)
+  const pid = subprocess.pid ?? -1
+  const handle: LaunchedProcess = {
+    pid,
+    child: subprocess,
+    exited,
+    async stop(graceMs = KILL_GRACE_MS) {
+      if (pid > 0) await killTree(pid, { graceMs })
+      await Promise.race([exited, delay(graceMs)])
+    },
+  }
+  if (pid > 0) track(handle)
+  return { handle, result }
+}
+
+function exitStatus(r: Result): ExitStatus {
+  if (r.exitCode === undefined && !r.signal) return { code: 127, signal: null } // never started
+  return { code: r.exitCode ?? null, signal: (r.signal as NodeJS.Signals | undefined) ?? null }
+}
+
+function track(p: LaunchedProcess): void {
+  live.set(p.pid, p)
+  disposeHooks ??= combine(
+    onExit(() => {
+      for (const pid of live.keys()) killGroup(pid, 'SIGKILL')
+    }),
+    onCleanup(() => Promise.all([...live.values()].map((c) => c.stop(KILL_GRACE_MS))).then(() => undefined)),
+  )
+  void p.exited.then(() => {
+    live.delete(p.pid)
+    if (live.size === 0) {
+      disposeHooks?.()
+      disposeHooks = undefined
+    }
+  })
+}
+
+function combine(...fns: Array<() => void>): () => void {
+  return () => {
+    for (const f of fns) f()
+  }
+}
+
+export interface CommandResult {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+export interface RunOptions {
+  env?: Env
+  cwd?: string
+  /** Written to stdin, then stdin is closed. */
+  input?: string
+  timeoutMs?: number
+  signal?: AbortSignal
+}
+
+/** A helper command did not finish in time; its process group was killed. */
+export class CommandTimeoutError extends SwarmError {
+  constructor(command: string, timeoutMs: number, hint?: string) {
+    super('SWARM_COMMAND_TIMEOUT', `${command} did not answer within ${timeoutMs} ms`, { exitCode: ExitCode.timeout, hint })
+  }
+}
+
+/**
+ * Runs a short helper command to completion and returns its exit code and output (it does not
+ * throw on a non-zero exit). Its process group is killed when `timeoutMs` passes
+ * (CommandTimeoutError) or `signal` aborts (throws the abort reason). A missing program is 127;
+ * death by signal N is 128 + N.
+ */
+export async function runCommand(file: string, args: string[], opts: RunOptions = {}): Promise<CommandResult> {
+  const timeoutMs = opts.timeoutMs ?? COMMAND_TIMEOUT_MS
+  if (opts.signal?.aborted) throw opts.signal.reason ?? new Error('aborted')
+  const { handle, result } = start(file, args, {
+    cwd: opts.cwd,
+    env: opts.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    input: opts.input ?? '',
+    buffer: true,
+  })
+  const stop = new AbortController()
+  const outcome = await Promise.race([
+    result.then((r) => ({ kind: 'exit' as const, r })),
+    delay(timeoutMs, stop.signal).then(() => ({ kind: 'timeout' as const })),
+    ...(opts.signal ? [delay(2 ** 31 - 1, AbortSignal.any([opts.signal, stop.signal])).then(() => ({ kind: 'abort' as const }))] : []),
+  ])
+  stop.abort()
+  if (outcome.kind !== 'exit') {
+    killGroup(handle.pid, 'SIGKILL')
+    if (outcome.kind === 'abort') throw opts.signal?.reason ?? new Error('aborted')
+    throw new CommandTimeoutError(`${file} ${args[0] ?? ''}`.trim(), timeoutMs)
+  }
+  const { code, signal } = exitStatus(outcome.r)
+  return { code: code ?? (signal ? signalExitCode(signal) : 1), stdout: text(outcome.r.stdout), stderr: text(outcome.r.stderr) }
+}
+
+function text(out: unknown): string {
+  return typeof out === 'string' ? out : ''
+}
+
+/**
+ * Runs `file args` in this terminal (stdio inherited, in this process's group so that it owns the
+ * terminal: `tmux attach`) and resolves with its exit code; a missing program is 127. Not tracked:
+ * it ends with the terminal session, like its parent.
+ */
+export async function runInTerminal(file: string, args: string[], opts: { env?: Env } = {}): Promise<number> {
+  const r = await execa(file, args, { env: opts.env ?? process.env, extendEnv: false, stdio: 'inherit', reject: false, cleanup: false })
+  const { code, signal } = exitStatus(r)
+  return code ?? (signal ? signalExitCode(signal) : 1)
+}

@@ -1,0 +1,46 @@
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { watchTree } from '../../src/util/tree-watch.js'
+
+/*
+ * DESIGN §10: chokidar drops the trailing `change` of a burst. A burst of atomic renames into a
+ * nested file must still end in a read that sees the last write, without the safety sweep.
+ */
+
+describe('watchTree', () => {
+  it('after a burst of atomic renames, the last call reads the last write', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-watch-'))
+    const dir = path.join(root, 'agents', 'bob')
+    fs.mkdirSync(dir, { recursive: true })
+    const file = path.join(dir, 'state.json')
+    fs.writeFileSync(file, '0')
+    const reads: string[] = []
+    const watch = watchTree(root, () => reads.push(fs.readFileSync(file, 'utf8')), { debounceMs: 100 })
+    await watch.ready
+    for (let trial = 1; trial <= 5; trial++) {
+      for (let i = 1; i <= 40; i++) {
+        fs.writeFileSync(`${file}.tmp`, `${trial}-${i}`)
+        fs.renameSync(`${file}.tmp`, file)
+        if (i % 8 === 0) await new Promise((r) => setTimeout(r, 10))
+      }
+      for (let i = 0; i < 100 && reads.at(-1) !== `${trial}-40`; i++) await new Promise((r) => setTimeout(r, 20))
+      expect(reads.at(-1)).toBe(`${trial}-40`)
+    }
+    expect(reads.length, 'one call per burst, not one per event').toBeLessThan(5 * 10)
+    await watch.close()
+  })
+
+  it('reports the root going away', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-watch-'))
+    fs.mkdirSync(path.join(root, 'inboxes'))
+    let gone = false
+    const watch = watchTree(root, () => {}, { onGone: () => (gone = true) })
+    await watch.ready
+    fs.rmSync(root, { recursive: true })
+    for (let i = 0; i < 100 && !gone; i++) await new Promise((r) => setTimeout(r, 20))
+    expect(gone).toBe(true)
+    await watch.close()
+  })
+})
