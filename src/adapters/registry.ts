@@ -5,8 +5,7 @@
  */
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import YAML from 'yaml'
-import { CorruptFileError, NotFoundError, UsageError } from '../errors.js'
+import { CorruptFileError, UsageError } from '../errors.js'
 import { rootDir } from '../home/paths.js'
 import { claudeAdapter } from './claude.js'
 import { codexAdapter } from './codex.js'
@@ -15,6 +14,7 @@ import { piAdapter } from './pi.js'
 import { AdapterSpec } from './spec.js'
 import { adapterFromSpec } from './spec-adapter.js'
 import type { AdapterSource, AgentAdapter } from './types.js'
+import { readSpecFile } from '../util/spec-file.js'
 
 /** `--agent swarm` (and no --agent at all): swarm's own agent runtime, which needs no adapter. */
 export const SWARM_AGENT_KIND = 'swarm'
@@ -84,29 +84,12 @@ export async function resolveAdapter(kind: string | undefined, lookup: AdapterLo
 
 /** Reads one adapter file (YAML or JSON); its kind is its `kind:` or its file name. */
 export async function loadAdapterFile(file: string, source: AdapterSource): Promise<AgentAdapter> {
-  let text: string
-  try {
-    text = await fs.readFile(file, 'utf8')
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError(`no adapter file ${file}`)
-    throw err
-  }
-  let raw: unknown
-  try {
-    raw = YAML.parse(text)
-  } catch (err) {
-    throw new CorruptFileError(file, `not valid YAML: ${(err as Error).message.split('\n')[0]}`)
-  }
-  const parsed = AdapterSpec.safeParse(raw ?? {})
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]
-    throw new CorruptFileError(file, `${issue.path.join('.') || '(root)'}: ${issue.message}`)
-  }
-  const kind = parsed.data.kind ?? path.basename(file).replace(/\.(ya?ml|json)$/, '')
+  const spec = await readSpecFile(file, AdapterSpec, 'adapter file')
+  const kind = spec.kind ?? path.basename(file).replace(/\.(ya?ml|json)$/, '')
   if (!/^[a-z][a-z0-9-]{0,31}$/.test(kind))
     throw new CorruptFileError(file, `the file name makes the kind ${JSON.stringify(kind)}; set kind: to lowercase letters, digits and -`)
   if (kind === SWARM_AGENT_KIND) throw new CorruptFileError(file, `kind "${SWARM_AGENT_KIND}" is swarm's own agent and cannot be redefined`)
-  return adapterFromSpec(parsed.data, { kind, source, file })
+  return adapterFromSpec(spec, { kind, source, file })
 }
 
 async function adapterFiles(dir: string): Promise<string[]> {

@@ -1,9 +1,8 @@
-import fs from 'node:fs/promises'
 import path from 'node:path'
-import YAML from 'yaml'
 import { z } from 'zod'
-import { CorruptFileError, NotFoundError } from '../errors.js'
+import { CorruptFileError } from '../errors.js'
 import { PermissionModeName } from '../permissions/rules/modes.js'
+import { readSpecFile } from '../util/spec-file.js'
 
 /** One member of a `--from team.yaml` file. */
 export const TeamSpecMember = z.strictObject({
@@ -61,25 +60,7 @@ export type TeamSpec = z.infer<typeof TeamSpec>
  * `backendChoices` (the registry's, from the caller) checks `backend:` with the file named.
  */
 export async function loadTeamSpec(file: string, opts: { backendChoices?: readonly string[] } = {}): Promise<TeamSpec> {
-  let text: string
-  try {
-    text = await fs.readFile(file, 'utf8')
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError(`no team file ${file}`)
-    throw err
-  }
-  let raw: unknown
-  try {
-    raw = YAML.parse(text)
-  } catch (err) {
-    throw new CorruptFileError(file, `not valid YAML: ${(err as Error).message.split('\n')[0]}`)
-  }
-  const parsed = TeamSpec.safeParse(raw ?? {})
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]
-    throw new CorruptFileError(file, `${issue.path.join('.') || '(root)'}: ${issue.message}`)
-  }
-  const spec = parsed.data
+  const spec = await readSpecFile(file, TeamSpec, 'team file')
   if (spec.backend !== undefined && opts.backendChoices && !opts.backendChoices.includes(spec.backend)) {
     throw new CorruptFileError(file, `backend: ${JSON.stringify(spec.backend)} is not one of ${opts.backendChoices.join(', ')}`)
   }
