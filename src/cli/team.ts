@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { Command } from 'commander'
-import { SwarmError, ExitCode, UsageError, errorMessage } from '../errors.js'
+import { UsageError } from '../errors.js'
 import { modelConfigured } from '../agent/client.js'
 import { backendChoices, parseBackendChoice } from '../backends/registry.js'
 import { runLeader } from '../leader/leader.js'
@@ -15,13 +15,13 @@ import { budgetFlags, collect } from './options.js'
 import { firstLimit } from '../agent/budget.js'
 import { shutdownSignal } from './signals.js'
 import { LEAD_NAME, tasksDir, teamConfigPath, teamDir } from '../home/paths.js'
-import { listTasks } from '../tasks/task-store.js'
-import { createTeam, listTeams, readTeam, teamExists, updateTeam } from '../teams/team-store.js'
+import { createTeam, readTeam, teamExists, updateTeam } from '../teams/team-store.js'
 import { PermissionModeName } from '../permissions/rules/modes.js'
 import type { TeamFile } from '../teams/types.js'
 import { terminalSafe } from '../terminal/neutralize.js'
-import { colorize, colors, printJson, println, table } from '../terminal/output.js'
+import { colorize, colors, printJson, println } from '../terminal/output.js'
 import { warnIfNoSandbox } from './sandbox-warning.js'
+import { teamList, teamShow } from './team-view.js'
 import { announceDiscard, printTeardown, teardownJson } from './worktrees.js'
 
 export interface TeamCreateOptions {
@@ -313,46 +313,6 @@ async function checkAdapters(kinds: Array<string | undefined>, cwd: string): Pro
   for (const k of kinds) await resolveAdapter(k, { cwd })
 }
 
-export async function teamList(opts: { json?: boolean }): Promise<void> {
-  const teams = await listTeams()
-  if (opts.json) {
-    printJson(teams.map((t) => (t.team ? { name: t.name, team: t.team } : { name: t.name, error: t.error })))
-  } else if (teams.length === 0) {
-    println('no teams')
-  } else {
-    const rows = [['TEAM', 'MEMBERS', 'DESCRIPTION']]
-    for (const t of teams) {
-      rows.push(t.team ? [t.name, String(t.team.members.length), t.team.description ?? ''] : [t.name, '?', `(${t.error})`])
-    }
-    println(table(rows))
-  }
-  const corrupt = teams.find((t) => t.error?.startsWith('corrupt file'))
-  if (corrupt)
-    throw new SwarmError('SWARM_CORRUPT_FILE', corrupt.error!, {
-      exitCode: ExitCode.corrupt,
-      hint: 'inspect it, or remove the team with "swarm team delete <team> --force"',
-    })
-}
-
-export async function teamShow(name: string, opts: { json?: boolean }): Promise<void> {
-  const team = await readTeam(name)
-  if (opts.json) return printJson(team)
-  println(`${colors.bold(team.name)}${team.description ? ` — ${terminalSafe(team.description, { singleLine: true })}` : ''}`)
-  println(`created ${new Date(team.createdAt).toISOString()}, lead ${team.leadAgentId}`)
-  println(`config: ${teamConfigPath(team.name)}`)
-  println()
-  const rows = [['NAME', 'TYPE', 'MODEL', 'BACKEND', 'PANE', 'ACTIVE', 'CWD']]
-  for (const m of team.members) {
-    rows.push([m.name, m.agentType ?? '', m.model ?? '', m.backendType ?? '', m.tmuxPaneId || '-', activeLabel(m.isActive), m.cwd])
-  }
-  // Colour is applied after alignment so escape codes do not skew the columns.
-  const lines = table(rows).split('\n')
-  println(lines[0])
-  for (const [i, m] of team.members.entries()) println(colorize(m.color, lines[i + 1]))
-  println()
-  println(await taskSummary(team.name))
-}
-
 export async function teamDelete(name: string, opts: { force?: boolean; timeout?: string; discard?: boolean; json?: boolean }): Promise<void> {
   const seconds = Number(opts.timeout ?? '15')
   if (!Number.isFinite(seconds) || seconds < 0)
@@ -386,24 +346,8 @@ export async function teamDelete(name: string, opts: { force?: boolean; timeout?
   for (const p of result.worktrees.problems) process.stderr.write(`swarm: ${p}\n`)
 }
 
-async function taskSummary(team: string): Promise<string> {
-  try {
-    const tasks = await listTasks(team)
-    if (!tasks.length) return 'tasks: none'
-    const count = (s: string) => tasks.filter((t) => t.status === s).length
-    return `tasks: ${tasks.length} (${count('pending')} pending, ${count('in_progress')} in progress, ${count('completed')} completed)`
-  } catch (err) {
-    // The team itself is readable; a bad task file is named here and by "swarm tasks <team> list".
-    return `tasks: unreadable — ${errorMessage(err)}`
-  }
-}
-
 function memberNames(team: TeamFile): string {
   return team.members.map((m) => (m.name === LEAD_NAME ? m.name : colorize(m.color, m.name))).join(', ')
-}
-
-function activeLabel(active: boolean | undefined): string {
-  return active === undefined ? '-' : active ? 'yes' : 'no'
 }
 
 /** "a, b,,c" → ['a', 'b', 'c'] */
