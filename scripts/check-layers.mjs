@@ -6,7 +6,9 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+// `--root DIR` checks another tree (the layer check's own test); default: this checkout.
+const rootArg = process.argv.indexOf('--root')
+const root = rootArg > 0 ? path.resolve(process.argv[rootArg + 1]) : path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const src = path.join(root, 'src')
 const spec = JSON.parse(fs.readFileSync(path.join(root, 'docs/layers.json'), 'utf8'))
 const layers = spec.layers
@@ -28,7 +30,7 @@ function layerOf(file) {
   return best
 }
 
-const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'"`;]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'"`;]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|(?:^|\n)\s*import\s+['"]([^'"]+)['"]/g
 const files = walk(src)
 const graph = new Map()
 const problems = []
@@ -39,7 +41,7 @@ for (const file of files) {
   const text = fs.readFileSync(file, 'utf8')
   const deps = []
   for (const m of text.matchAll(IMPORT)) {
-    const spec = m[1] ?? m[2]
+    const spec = m[1] ?? m[2] ?? m[3]
     if (!spec.startsWith('.')) continue
     const target = path.resolve(path.dirname(file), spec).replace(/\.js$/, '.ts')
     deps.push(target)
