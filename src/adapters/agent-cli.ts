@@ -33,7 +33,9 @@ export interface AgentCliOptions {
 }
 
 export async function runAgentCli(o: AgentCliOptions): Promise<number> {
-  await setStatus(o, 'starting', o.adapter.kind)
+  // A CLI on its own inbox (Claude Code) keeps its state in the team file itself; swarm writes none.
+  const ownState = o.adapter.delivery.method === 'inbox'
+  if (!ownState) await setStatus(o, 'starting', o.adapter.kind)
   const env = o.env[AGENT_PATH_ENV] ? { ...o.env, PATH: o.env[AGENT_PATH_ENV] } : o.env
   const child = spawn(o.argv[0], o.argv.slice(1), { stdio: 'inherit', env })
   const exited = new Promise<number>((resolve) => {
@@ -78,9 +80,10 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
   courier?.start()
   const code = await exited
   await courier?.close().catch(() => undefined) // the CLI is gone; nothing is left to deliver to
-  await setStatus(o, code === 0 || stopping ? 'exited' : 'dead', `exit ${code}`).catch((err: unknown) =>
-    process.stderr.write(`swarm: ${errorMessage(err)}\n`),
-  )
+  if (!ownState)
+    await setStatus(o, code === 0 || stopping ? 'exited' : 'dead', `exit ${code}`).catch((err: unknown) =>
+      process.stderr.write(`swarm: ${errorMessage(err)}\n`),
+    )
   await reapSession()
   return code
 }

@@ -126,10 +126,12 @@ export function memberState(m: MemberStatus, state: AgentState | undefined, sign
     if (state.status === 'exited') return 'exited'
     return state.pid !== undefined && isAlive(state.pid) ? state.status : 'dead'
   }
+  // A CLI that keeps its own state in the team file (Claude Code's isActive) is judged by it, not
+  // by the state file its pane wrapper (swarm agent-cli) wrote at start.
+  if (signals.isActive !== undefined) return signals.asks ? 'waiting' : signals.isActive ? 'working' : 'idle'
   if (state && state.status !== 'exited') return state.status
   if (state) return 'alive'
   if (signals.asks) return 'waiting'
-  if (signals.isActive !== undefined) return signals.isActive ? 'working' : 'idle'
   return 'alive'
 }
 
