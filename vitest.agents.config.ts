@@ -10,8 +10,6 @@ export default defineConfig({
     include: ['test/agents/**/*.test.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
-    // Third-party CLIs on a loaded 2-core machine: a test is run once more before it fails.
-    retry: 1,
     maxWorkers: 1,
     fileParallelism: false,
     globalSetup: ['test/support/global-setup.ts'],

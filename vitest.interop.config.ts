@@ -7,8 +7,6 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 60_000,
     // Each test runs several Claude Code processes; one file at a time on two cores.
-    // Third-party CLIs on a loaded 2-core machine: a test is run once more before it fails.
-    retry: 1,
     maxWorkers: 1,
     fileParallelism: false,
     env: { NO_COLOR: '1' },

@@ -23,6 +23,8 @@ export interface HookPermissionRequest {
   description: string
   env?: NodeJS.ProcessEnv
   signal?: AbortSignal
+  /** Called once the request is durable in pending/, before team-lead is told. */
+  onPending?: () => Promise<void>
 }
 
 export async function askLead(req: HookPermissionRequest): Promise<PermissionAnswer & { id: string }> {
@@ -45,6 +47,7 @@ export async function askLead(req: HookPermissionRequest): Promise<PermissionAns
     },
     req.env,
   )
+  await req.onPending?.()
   const message = encodeStructured({
     type: 'permission_request',
     request_id: id,

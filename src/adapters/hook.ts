@@ -53,6 +53,9 @@ export async function runHook(inv: HookInvocation): Promise<HookReply> {
     case 'pre-tool':
     case 'post-tool':
       await appendHookLog(inv.team, inv.name, { event: inv.event, at, ...(facts.toolName !== undefined && { tool: facts.toolName }) }, inv.env)
+      // A CLI may run its hooks of one event side by side (Gemini CLI's BeforeTool): a permission
+      // hook of the same call asking the lead keeps the state `waiting` until it is answered.
+      if (inv.event === 'pre-tool' && (await askingFor(inv, facts.toolName))) return { exitCode: 0 }
       await setStatus(inv, 'working', facts.toolName)
       return { exitCode: 0 }
     case 'permission-request':
@@ -88,12 +91,20 @@ async function permission(inv: HookInvocation, adapter: AgentAdapter, facts: Hoo
       input,
       description,
       env: inv.env,
+      // Said again once the request is on file: a side-by-side hook may have written `working` meanwhile.
+      onPending: () => setStatus(inv, 'waiting', `${toolName} ${description}`.slice(0, 120)),
       ...(inv.signal && { signal: inv.signal }),
     })
     return adapter.answerPermission(inv.event, answer, facts)
   } finally {
     await setStatus(inv, 'working', toolName)
   }
+}
+
+/** Whether the state says a permission for `toolName` is being asked right now. */
+async function askingFor(inv: HookInvocation, toolName: string | undefined): Promise<boolean> {
+  const state = await readAgentState(inv.team, inv.name, inv.env).catch(() => undefined)
+  return state?.status === 'waiting' && toolName !== undefined && (state.detail ?? '').startsWith(`${toolName} `)
 }
 
 /** One notification per transition: a stop while already idle sends nothing. */
