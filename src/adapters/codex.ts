@@ -9,7 +9,7 @@
 import path from 'node:path'
 import { rootDir } from '../home/paths.js'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
-import { readHookFields } from './spec-adapter.js'
+import { CLAUDE_STYLE_HOOK_FIELDS, CTRL_C_TWICE, readHookFields } from './spec-adapter.js'
 import { tomlDocument } from './toml.js'
 import type { AdapterContext, AgentAdapter, HookReply, LaunchPlan, PermissionAnswer, SwarmHookEvent } from './types.js'
 
@@ -97,17 +97,8 @@ export const codexAdapter: AgentAdapter = {
   delivery: { method: 'paste', settleMs: 400, submitKeys: ['Enter'], confirm: 'hook' },
   states: { hooks: true },
   hookEvents: HOOK_EVENTS,
-  // Ctrl-C twice quits the TUI (the first only interrupts a running turn).
-  quit: { keys: ['C-c', 'C-c'], signal: 'SIGTERM', graceMs: 3_000 },
+  quit: CTRL_C_TWICE,
   prepare,
-  readHook: (_event, payload) =>
-    readHookFields(payload, {
-      sessionId: 'session_id',
-      toolName: 'tool_name',
-      toolInput: 'tool_input',
-      prompt: 'prompt',
-      lastAssistantText: 'last_assistant_message',
-      message: 'message',
-    }),
+  readHook: (_event, payload) => readHookFields(payload, CLAUDE_STYLE_HOOK_FIELDS),
   answerPermission,
 }

@@ -9,7 +9,7 @@
 import path from 'node:path'
 import { rootDir } from '../home/paths.js'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
-import { readHookFields } from './spec-adapter.js'
+import { CTRL_C_TWICE, readHookFields } from './spec-adapter.js'
 import type { AdapterContext, AgentAdapter, HookFacts, LaunchPlan, SwarmHookEvent } from './types.js'
 
 /** Tools that change something: asked for, unless the mode says otherwise. */
@@ -77,7 +77,7 @@ export const geminiAdapter: AgentAdapter = {
   states: { hooks: true },
   hookEvents: { ...HOOK_EVENTS, BeforeTool: 'pre-tool' },
   // Ctrl-C twice quits; it was seen to outlive its pane, so the session is reaped after.
-  quit: { keys: ['C-c', 'C-c'], signal: 'SIGTERM', graceMs: 3_000 },
+  quit: CTRL_C_TWICE,
   prepare,
   readHook,
   answerPermission: (_event, answer) => ({

@@ -8,7 +8,7 @@
 import path from 'node:path'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
 import { piExtensionSource } from './pi-extension.js'
-import { readHookFields } from './spec-adapter.js'
+import { CLAUDE_STYLE_HOOK_FIELDS, CTRL_C_TWICE, readHookFields } from './spec-adapter.js'
 import type { AdapterContext, AgentAdapter, LaunchPlan, SwarmHookEvent } from './types.js'
 
 const EVENTS: SwarmHookEvent[] = ['session-start', 'prompt-submit', 'pre-tool', 'permission-request', 'stop', 'session-end']
@@ -58,17 +58,9 @@ export const piAdapter: AgentAdapter = {
   delivery: { method: 'paste', settleMs: 300, submitKeys: ['Enter'], confirm: 'hook' },
   states: { hooks: true },
   hookEvents: {},
-  quit: { keys: ['C-c', 'C-c'], signal: 'SIGTERM', graceMs: 3_000 },
+  quit: CTRL_C_TWICE,
   prepare,
-  readHook: (_event, payload) =>
-    readHookFields(payload, {
-      sessionId: 'session_id',
-      toolName: 'tool_name',
-      toolInput: 'tool_input',
-      prompt: 'prompt',
-      lastAssistantText: 'last_assistant_message',
-      message: 'message',
-    }),
+  readHook: (_event, payload) => readHookFields(payload, CLAUDE_STYLE_HOOK_FIELDS),
   answerPermission: (_event, answer) => ({
     stdout: `${JSON.stringify({ decision: answer.behavior, ...(answer.message !== undefined && { message: answer.message }) })}\n`,
     exitCode: 0,

@@ -8,7 +8,7 @@ import { UsageError } from '../errors.js'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
 import type { AdapterSpec } from './spec.js'
 import { contextVars, expandArgv, expandText, expandValue } from './template.js'
-import type { AdapterContext, AdapterSource, AgentAdapter, HookFacts, HookReply, LaunchPlan, PermissionAnswer } from './types.js'
+import type { AdapterContext, AdapterSource, AgentAdapter, HookFacts, HookReply, LaunchPlan, PermissionAnswer, QuitMethod } from './types.js'
 
 export interface SpecOrigin {
   kind: string
@@ -71,6 +71,19 @@ export function readHookFields(payload: unknown, fields: AdapterSpec['payload'])
     ...(text(fields.message) !== undefined && { message: text(fields.message) }),
   }
 }
+
+/** The payload field names of Claude-Code-style command hooks (Codex and pi's extension use them). */
+export const CLAUDE_STYLE_HOOK_FIELDS: AdapterSpec['payload'] = {
+  sessionId: 'session_id',
+  toolName: 'tool_name',
+  toolInput: 'tool_input',
+  prompt: 'prompt',
+  lastAssistantText: 'last_assistant_message',
+  message: 'message',
+}
+
+/** Ctrl-C twice quits a TUI (the first only interrupts a running turn); then SIGTERM. */
+export const CTRL_C_TWICE: QuitMethod = { keys: ['C-c', 'C-c'], signal: 'SIGTERM', graceMs: 3_000 }
 
 function replyFromSpec(reply: { json?: unknown; stdout?: string; stderr?: string; exitCode: number }, answer: PermissionAnswer): HookReply {
   const message = answer.message ?? (answer.behavior === 'allow' ? 'approved by the team lead' : 'denied by the team lead')

@@ -45,6 +45,11 @@ export interface TmuxExecutorOptions extends ExecutorOptions {
   tmuxTimeoutMs?: number
 }
 
+/** What new-session and new-window print and run for the leader pane: its ids, cwd, env and argv. */
+function leaderPaneArgs(leader: LeaderOptions): string[] {
+  return ['-P', '-F', `${SPAWN_FORMAT}\t#{window_id}`, '-c', formatEscape(leader.cwd), ...envArgs(leader.env), ...argvArgs(leader.argv)]
+}
+
 /** `swarm-<team>`: the session of a team on the swarm server. */
 export function sessionName(team: string): string {
   return `swarm-${team}`
@@ -89,22 +94,7 @@ export class TmuxExecutor implements PaneExecutor {
 
   private async createSession(team: string, leader: LeaderOptions): Promise<LeaderPane> {
     const session = sessionName(team)
-    const create = tmuxCommand(
-      'new-session',
-      '-d',
-      '-s',
-      session,
-      '-n',
-      team,
-      ...DETACHED_SIZE,
-      '-P',
-      '-F',
-      `${SPAWN_FORMAT}\t#{window_id}`,
-      '-c',
-      formatEscape(leader.cwd),
-      ...envArgs(leader.env),
-      ...argvArgs(leader.argv),
-    )
+    const create = tmuxCommand('new-session', '-d', '-s', session, '-n', team, ...DETACHED_SIZE, ...leaderPaneArgs(leader))
     let out: string
     try {
       out = await this.client.source([create, ...this.windowSetup(`=${session}:`, team)], { startServer: true, what: 'new-session' })
@@ -124,20 +114,7 @@ export class TmuxExecutor implements PaneExecutor {
       ? (await this.client.run(['display-message', '-p', '-t', this.env.TMUX_PANE, '#{window_id}'], 'display-message')).trim()
       : ''
     const target = here ? ['-a', '-t', here] : []
-    const create = tmuxCommand(
-      'new-window',
-      '-d',
-      '-n',
-      team,
-      ...target,
-      '-P',
-      '-F',
-      `${SPAWN_FORMAT}\t#{window_id}`,
-      '-c',
-      formatEscape(leader.cwd),
-      ...envArgs(leader.env),
-      ...argvArgs(leader.argv),
-    )
+    const create = tmuxCommand('new-window', '-d', '-n', team, ...target, ...leaderPaneArgs(leader))
     // new-window -d does not make the window current, so it is configured by id in a second call.
     const out = await this.client.source([create], { what: 'new-window' })
     const [paneId, , socketPath, windowId] = out.trim().split('\t')

@@ -1,8 +1,7 @@
-import type Anthropic from '@anthropic-ai/sdk'
 import type { AgentOutput } from '../render.js'
 import type { AnyTool, PermissionCheck } from '../tool.js'
 import { createAgentTool, createLeadTools, type LeadHost } from '../tools/lead.js'
-import { Delegation } from './delegation.js'
+import { Delegation, type DelegationOptions } from './delegation.js'
 import { delegationLimits, forkSetting } from './limits.js'
 
 /**
@@ -10,16 +9,9 @@ import { delegationLimits, forkSetting } from './limits.js'
  * the task registry, and the lead's Agent and TaskStop tools. Notifications go to `deliver`,
  * which hands them to the lead's next turn.
  */
-export interface LeadDelegationOptions {
-  team: string
-  parent: string
-  cwd: string
-  env: NodeJS.ProcessEnv
-  client: Anthropic
-  leaderModel?: string
+export interface LeadDelegationOptions extends Pick<DelegationOptions, 'team' | 'parent' | 'cwd' | 'env' | 'client' | 'leaderModel' | 'coordinator'> {
   /** Resolved when called: the lead's permission layer exists only once the lead is assembled. */
   checkPermission: PermissionCheck
-  coordinator?: boolean
   workerNote?: string
   output?: AgentOutput
   deliver(text: string): void
