@@ -4,11 +4,12 @@ import { readArchive } from '../mailbox/archive.js'
 import { describeMessage } from '../mailbox/describe.js'
 import { messageKey, messageState } from '../mailbox/entry.js'
 import { markRead, readInbox } from '../mailbox/inbox.js'
+import { readSent } from '../mailbox/sent-log.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { watchInbox } from '../mailbox/watch.js'
 import { onStopSignal } from '../process/handlers.js'
 import { readTeam } from '../teams/team-store.js'
-import { inboxPath, validateAgentName, validateName } from '../home/paths.js'
+import { inboxPath, sentLogPath, validateAgentName, validateName } from '../home/paths.js'
 import type { TeamFile } from '../teams/types.js'
 import { paintAgent } from '../terminal/colors.js'
 import { colors, printJson, println } from '../terminal/output.js'
@@ -36,7 +37,8 @@ export function registerInboxCommands(program: Command): void {
 }
 
 /** A message as `--json` prints it. */
-type Row = InboxMessage & { state: ReturnType<typeof messageState>; archived: boolean }
+/** `consumed`: sent by swarm, then removed by a reader that deletes what it reads (Claude Code). */
+type Row = InboxMessage & { state: ReturnType<typeof messageState> | 'consumed'; archived: boolean }
 
 export async function runInbox(team: string, name: string, opts: InboxCommandOptions): Promise<void> {
   validateName(team, 'team')
@@ -64,8 +66,15 @@ async function loadListing(roster: TeamFile, name: string, file: string, unread:
   const current = inbox.map((m) => toRow(m, false))
   if (unread) return current.filter((row) => row.state !== 'read')
   const inFile = new Set(inbox.map(messageKey))
-  const archived = (await readArchive(file)).filter((m) => !inFile.has(messageKey(m))).map((m) => toRow(m, true))
-  return [...archived, ...current]
+  const archive = await readArchive(file)
+  const archived = archive.filter((m) => !inFile.has(messageKey(m))).map((m) => toRow(m, true))
+  const seen = new Set([...inbox, ...archive].map((m) => m.msg_id).filter(Boolean))
+  const consumed = (await readSent(sentLogPath(roster.name, name)))
+    .filter((r) => !seen.has(r.msg_id))
+    .map((r): Row => ({ ...r, read: true, state: 'consumed', archived: false }))
+  if (consumed.length === 0) return [...archived, ...current]
+  // The consumed ones were in the inbox once: put everything back in time order.
+  return [...archived, ...consumed, ...current].sort((a, b) => a.timestamp.localeCompare(b.timestamp))
 }
 
 async function follow(roster: TeamFile, name: string, file: string, listing: Row[], opts: InboxCommandOptions): Promise<void> {

@@ -91,3 +91,12 @@ export function userAgentsDir(env?: NodeJS.ProcessEnv): string {
 export function planFilePath(team: string, name: string, env?: NodeJS.ProcessEnv): string {
   return path.join(rootDir(env), 'plans', team, `${name}.md`)
 }
+
+/**
+ * swarm's record of what it sent to a reader that consumes its inbox (Claude Code removes the
+ * entries it has read): `<root>/swarm-sent/<team>/<agent>.jsonl`, outside the team directory, so a
+ * Claude-Code-led team's directory gets no swarm files.
+ */
+export function sentLogPath(team: string, agent: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(rootDir(env), 'swarm-sent', validateName(team), `${validateAgentName(agent)}.jsonl`)
+}

@@ -1,8 +1,9 @@
 import type { InboxMessage } from '../mailbox/types.js'
-import { deliver } from '../mailbox/send.js'
+import { deliver, resolveRecipients } from '../mailbox/send.js'
+import { prepareSentLog, recordSent } from '../mailbox/sent-log.js'
 import { currentLeadKey, currentLeadSigner, ensureTeamKeys } from '../mailbox/signing.js'
 import { NotFoundError } from '../errors.js'
-import { LEAD_NAME } from '../home/paths.js'
+import { LEAD_NAME, sentLogPath } from '../home/paths.js'
 import { dualLeadSigner, type LeadSignFn } from '../mailbox/lead-signature.js'
 import { claudeLeadOf } from './claude-lead.js'
 import { findMember, readTeam } from './team-store.js'
@@ -28,7 +29,21 @@ export async function sendTeamMessage(msg: TeamMessage): Promise<InboxMessage[]>
   const sender = findMember(config, msg.from ?? LEAD_NAME)
   // A Claude Code lead signs with keys only it holds: swarm neither signs for it nor writes key files into its team.
   const sign = sender.name === LEAD_NAME && !claudeLeadOf(config) ? await leadSignerFor(msg.team, msg.env) : undefined
-  return deliver({
+  // Readers that delete what they consume (Claude Code, and a Claude Code lead's team-lead inbox):
+  // swarm keeps its own record, so `swarm inbox` shows those messages as consumed, not missing.
+  const claudeLed = claudeLeadOf(config) !== undefined
+  const consumes = (to: string) => {
+    const member = config.members.find((m) => m.name === to)
+    return member?.agent === 'claude' || (claudeLed && (to === LEAD_NAME || member?.agent === undefined))
+  }
+  const recipients = resolveRecipients(
+    config.members.map((m) => m.name),
+    msg.to,
+    sender.name,
+  )
+  const logs = recipients.map((to) => (consumes(to) ? sentLogPath(msg.team, to, msg.env) : undefined))
+  await Promise.all(logs.map((log) => (log ? prepareSentLog(log) : undefined)))
+  const sent = await deliver({
     team: msg.team,
     members: config.members.map((m) => m.name),
     from: sender.name,
@@ -39,6 +54,8 @@ export async function sendTeamMessage(msg: TeamMessage): Promise<InboxMessage[]>
     ...(sign ? { sign } : {}),
     env: msg.env,
   })
+  await Promise.all(logs.map((log, i) => (log ? recordSent(log, [sent[i]]) : undefined)))
+  return sent
 }
 
 /**
