@@ -98,5 +98,10 @@ export function planFilePath(team: string, name: string, env?: NodeJS.ProcessEnv
  * Claude-Code-led team's directory gets no swarm files.
  */
 export function sentLogPath(team: string, agent: string, env?: NodeJS.ProcessEnv): string {
-  return path.join(rootDir(env), 'swarm-sent', validateName(team), `${validateAgentName(agent)}.jsonl`)
+  return path.join(sentDir(team, env), `${validateAgentName(agent)}.jsonl`)
+}
+
+/** `<root>/swarm-sent/<team>` (removed with the team). */
+export function sentDir(team: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(rootDir(env), 'swarm-sent', validateName(team))
 }

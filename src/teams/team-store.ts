@@ -4,10 +4,11 @@ import { atomicWriteJson, ensureDir, parseJsonFile, pathExists, readFileIfExists
 import { withFileLock } from '../util/lock.js'
 import { pickColor } from '../home/colors.js'
 import {
-  LEAD_NAME,
   agentId,
   inboxesDir,
+  LEAD_NAME,
   scratchpadDir,
+  sentDir,
   tasksDir,
   teamConfigPath,
   teamDir,
@@ -291,9 +292,9 @@ export async function removeMember(team: string, name: string, env?: Env): Promi
   )
 }
 
-/** Removes `teams/<team>`, `tasks/<team>` and `scratchpad/<team>`. Stops nothing. */
+/** Removes `teams/<team>`, `tasks/<team>`, `scratchpad/<team>` and `swarm-sent/<team>`. Stops nothing. */
 export async function deleteTeamFiles(team: string, env?: Env): Promise<void> {
-  const dirs = [teamDir(team, env), tasksDir(team, env), scratchpadDir(team, env)]
+  const dirs = [teamDir(team, env), tasksDir(team, env), scratchpadDir(team, env), sentDir(team, env)]
   for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
 }
 

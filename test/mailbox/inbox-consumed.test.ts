@@ -53,6 +53,9 @@ describe('swarm inbox and a reader that consumes its inbox', () => {
     expect((await swarm('inbox', 'crew', 'cc')).stdout).toMatch(/first\s+\[consumed\]/)
     expect(fs.existsSync(sentLogPath('crew', 'bob', h.env))).toBe(false)
     expect((await readSent(sentLogPath('crew', 'cc', h.env))).map((s) => s.text)).toEqual(['first', 'second'])
+    // Removed with the team.
+    expect((await swarm('team', 'delete', 'crew', '--force')).code).toBe(0)
+    expect(fs.existsSync(path.dirname(sentLogPath('crew', 'cc', h.env)))).toBe(false)
   })
 
   it('the record lives outside the team directory, skips a torn line and is never followed through a link', async () => {
