@@ -42,7 +42,7 @@ export async function sendTeamMessage(msg: TeamMessage): Promise<InboxMessage[]>
     sender.name,
   )
   const logs = recipients.map((to) => (consumes(to) ? sentLogPath(msg.team, to, msg.env) : undefined))
-  await Promise.all(logs.map((log) => (log ? prepareSentLog(log) : undefined)))
+  for (const log of logs) if (log) await prepareSentLog(log)
   const sent = await deliver({
     team: msg.team,
     members: config.members.map((m) => m.name),
@@ -54,7 +54,7 @@ export async function sendTeamMessage(msg: TeamMessage): Promise<InboxMessage[]>
     ...(sign ? { sign } : {}),
     env: msg.env,
   })
-  await Promise.all(logs.map((log, i) => (log ? recordSent(log, [sent[i]]) : undefined)))
+  for (const [i, log] of logs.entries()) if (log) await recordSent(log, [sent[i]])
   return sent
 }
 
