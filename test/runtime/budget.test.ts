@@ -1,35 +1,28 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { execa } from 'execa'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { readTranscript, transcriptPath } from '../../src/agent/transcript.js'
 import { LEAD_NAME } from '../../src/home/paths.js'
-import { type LoopbackServer, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
 import { readTeam, updateMember, updateTeam } from '../../src/teams/team-store.js'
-import { BIN, TEAM, inbox, leadStructured, makeFixture, modelRequests, startAgent, waitFor, type Fixture, type TestAgent } from './helpers.js'
+import { BIN, TEAM, inbox, leadStructured, modelRequests, startAgent, waitFor, type Fixture, type TestAgent } from './helpers.js'
+import { useAgentTeam } from '../support/agent-team.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
-let agents: TestAgent[] = []
-
-beforeAll(async () => {
-  loopback = await startLoopbackServer({ scenario: {} })
-})
-afterAll(async () => {
-  await loopback.close()
-})
-beforeEach(async () => {
-  loopback.requests.length = 0
-  fx = await makeFixture(loopback, [{ name: 'alice', maxTokens: 20_000 }])
-  await fs.writeFile(path.join(fx.cwd, 'big.txt'), 'lorem ipsum dolor sit amet, consectetur\n'.repeat(250))
-})
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') for (const a of agents) console.error(`--- pane ---\n${a.out()}`)
-  await Promise.all(agents.map((a) => a.stop()))
-  agents = []
-  await fx.cleanup()
+const agents: TestAgent[] = []
+useAgentTeam([{ name: 'alice', maxTokens: 20_000 }], {
+  agents,
+  onReady: (l, f) => {
+    loopback = l
+    fx = f
+  },
+  beforeEach: async () => {
+    await fs.writeFile(path.join(fx.cwd, 'big.txt'), 'lorem ipsum dolor sit amet, consectetur\n'.repeat(250))
+  },
 })
 
 const swarm = (args: string[]) => execa(process.execPath, [BIN, ...args], { env: fx.env, reject: false, timeout: 15_000 })

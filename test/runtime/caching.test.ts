@@ -1,33 +1,26 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { cachedShare } from '../../src/agent/pricing.js'
 import { readAgentState } from '../../src/agent/state.js'
-import { type LoopbackServer, type RecordedRequest, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import type { LoopbackServer, RecordedRequest } from '../../src/loopback-model/loopback-server.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
-import { TEAM, makeFixture, modelRequests, startAgent, waitFor, type Fixture, type TestAgent } from './helpers.js'
+import { TEAM, modelRequests, startAgent, waitFor, type Fixture, type TestAgent } from './helpers.js'
+import { useAgentTeam } from '../support/agent-team.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
-let agents: TestAgent[] = []
-
-beforeAll(async () => {
-  loopback = await startLoopbackServer({ scenario: {} })
-})
-afterAll(async () => {
-  await loopback.close()
-})
-beforeEach(async () => {
-  loopback.requests.length = 0
-  fx = await makeFixture(loopback, [{ name: 'alice' }])
-  // A big file: every tool result pushes the conversation well past the 1,024-token minimum.
-  await fs.writeFile(path.join(fx.cwd, 'big.txt'), 'lorem ipsum dolor sit amet\n'.repeat(800))
-})
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') for (const a of agents) console.error(`--- pane ---\n${a.out()}`)
-  await Promise.all(agents.map((a) => a.stop()))
-  agents = []
-  await fx.cleanup()
+const agents: TestAgent[] = []
+useAgentTeam([{ name: 'alice' }], {
+  agents,
+  onReady: (l, f) => {
+    loopback = l
+    fx = f
+  },
+  beforeEach: async () => {
+    // A big file: every tool result pushes the conversation well past the 1,024-token minimum.
+    await fs.writeFile(path.join(fx.cwd, 'big.txt'), 'lorem ipsum dolor sit amet\n'.repeat(800))
+  },
 })
 
 const read = (id: string) => ({ content: [{ type: 'tool_use' as const, id, name: 'Read', input: { file_path: 'big.txt' } }] })

@@ -1,47 +1,27 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { compactionPolicy } from '../../src/agent/compaction/thresholds.js'
 import { readAgentState } from '../../src/agent/state.js'
 import { type CompactionEvent, readTranscript, rebuildConversation, transcriptPath } from '../../src/agent/transcript.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
-import { type LoopbackServer, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import type { ScenarioInput } from '../../src/loopback-model/scenario.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
 import { LEAD_NAME } from '../../src/home/paths.js'
 import { createTask, getTask } from '../../src/tasks/task-store.js'
-import {
-  TEAM,
-  leadStructured,
-  makeFixture,
-  messageText,
-  modelRequests,
-  requestMessages,
-  startAgent,
-  waitFor,
-  type Fixture,
-  type TestAgent,
-} from './helpers.js'
+import { TEAM, leadStructured, messageText, modelRequests, requestMessages, startAgent, waitFor, type Fixture, type TestAgent } from './helpers.js'
+import { useAgentTeam } from '../support/agent-team.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
-let agents: TestAgent[] = []
-
-beforeAll(async () => {
-  loopback = await startLoopbackServer({ scenario: {} })
-})
-afterAll(async () => {
-  await loopback.close()
-})
-beforeEach(async () => {
-  loopback.requests.length = 0
-  fx = await makeFixture(loopback, [{ name: 'alice' }])
-})
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') for (const a of agents) console.error(`--- pane ---\n${a.out()}`)
-  await Promise.all(agents.map((a) => a.stop()))
-  agents = []
-  await fx.cleanup()
+const agents: TestAgent[] = []
+useAgentTeam([{ name: 'alice' }], {
+  agents,
+  onReady: (l, f) => {
+    loopback = l
+    fx = f
+  },
 })
 
 const SUMMARY_CUE = 'Your conversation is about to be compacted'

@@ -9,7 +9,7 @@ export interface AgentTeamOptions {
   /** Receives the loopback server and each test's fresh fixture. */
   onReady(loopback: LoopbackServer, fx: Fixture): void
   /** Runs after the fixture is made (e.g. to reset scenario hooks). */
-  beforeEach?(loopback: LoopbackServer, fx: Fixture): void
+  beforeEach?(loopback: LoopbackServer, fx: Fixture): void | Promise<void>
 }
 
 /**
@@ -31,7 +31,7 @@ export function useAgentTeam(members: NewMember[], o: AgentTeamOptions): void {
     loopback.onRequest = undefined
     fx = await makeFixture(loopback, members)
     o.onReady(loopback, fx)
-    o.beforeEach?.(loopback, fx)
+    await o.beforeEach?.(loopback, fx)
   })
   afterEach(async (ctx) => {
     if (ctx.task.result?.state === 'fail') for (const a of o.agents) console.error(`--- pane ---\n${a.out()}`)
