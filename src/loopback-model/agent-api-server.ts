@@ -10,6 +10,7 @@ import { type AgentReply, AgentScriptPlayer, type AgentScriptInput, type AgentTu
 import { chatChunks, chatCompletion, chatView } from './chat-api.js'
 import { geminiResponse, geminiView } from './gemini-api.js'
 import { responsesEvents, responsesView } from './responses-api.js'
+import { flattenHeaders, readBody } from './http-request.js'
 
 type Json = Record<string, unknown>
 export type AgentApi = 'responses' | 'chat' | 'gemini'
@@ -41,8 +42,6 @@ export interface AgentApiServer {
   close(): Promise<void>
 }
 
-const MAX_BODY_BYTES = 32 * 1024 * 1024
-
 export async function startAgentApiServer(options: { script?: AgentScriptInput; port?: number } = {}): Promise<AgentApiServer> {
   let player = new AgentScriptPlayer(options.script)
   const requests: AgentApiRequest[] = []
@@ -52,7 +51,7 @@ export async function startAgentApiServer(options: { script?: AgentScriptInput; 
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1')
     const raw = await readBody(req)
-    const headers = flatten(req.headers)
+    const headers = flattenHeaders(req.headers)
     const record: AgentApiRequest = {
       api: apiOf(url.pathname),
       path: url.pathname,
@@ -185,21 +184,4 @@ function apiOf(pathname: string): AgentApi | 'other' {
 function authenticated(headers: Record<string, string>, url: URL): boolean {
   if (/^Bearer\s+\S/i.test(headers.authorization ?? '')) return true
   return Boolean(headers['x-goog-api-key']?.trim() || headers['x-api-key']?.trim() || url.searchParams.get('key'))
-}
-
-function flatten(h: http.IncomingHttpHeaders): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v
-  return out
-}
-
-async function readBody(req: http.IncomingMessage): Promise<string | undefined> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const c of req as AsyncIterable<Buffer>) {
-    size += c.length
-    if (size > MAX_BODY_BYTES) return undefined
-    chunks.push(c)
-  }
-  return Buffer.concat(chunks).toString('utf8')
 }

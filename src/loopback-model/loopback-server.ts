@@ -7,9 +7,9 @@ import { promptBlocks } from './tokens.js'
 import { contextWindowFor, promptTooLongMessage } from './window.js'
 import { type LoopbackMessage, buildMessage, encodeSse, errorBody, IdSource, messageEvents } from './response.js'
 import type { ErrorSpec } from './scenario.js'
+import { MAX_BODY_BYTES, flattenHeaders, readBody } from './http-request.js'
 
 /** Bodies above this are refused with 413, like the API's own limit. */
-const MAX_BODY_BYTES = 32 * 1024 * 1024
 
 /** One request as the server received it, for tests to inspect. */
 export interface RecordedRequest {
@@ -252,26 +252,6 @@ function validateMessagesBody(body: MessagesRequestBody, countOnly: boolean): st
   if (!countOnly && typeof body.max_tokens !== 'number') return 'max_tokens: Field required'
   if (!Array.isArray(body.messages)) return 'messages: Field required'
   return undefined
-}
-
-function flattenHeaders(headers: http.IncomingHttpHeaders): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value
-  }
-  return out
-}
-
-/** The body as text; undefined when it exceeds MAX_BODY_BYTES. */
-async function readBody(req: http.IncomingMessage): Promise<string | undefined> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > MAX_BODY_BYTES) return undefined
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks).toString('utf8')
 }
 
 function closeSignal(res: http.ServerResponse): AbortSignal {

@@ -1,20 +1,19 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { leadKeyPath } from '../../src/mailbox/signing.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { tasksDir, teamDir } from '../../src/home/paths.js'
 import {
   TEAM,
-  makeFixture,
   nudge,
   startInProcess,
-  startLoopback,
   toolResult,
   waitFor,
   type Fixture,
   type InProcessAgent,
+  useBubblingTeam,
 } from '../permissions/requests/bubbling-helpers.js'
 
 /**
@@ -31,28 +30,23 @@ let fx: Fixture
 let agent: InProcessAgent | undefined
 let base: string
 
-beforeAll(async () => {
-  loopback = await startLoopback()
-})
-afterAll(async () => {
-  await loopback.close()
-})
-beforeEach(async () => {
-  loopback.requests.length = 0
-  fx = await makeFixture(loopback)
-  // $HOME is the directory above the state root (SWARM_HOME = <base>/home), as ~ is above ~/.claude.
-  base = path.dirname(fx.home)
-  fx.env.HOME = base
-  await fs.symlink(leadKeyPath(TEAM, fx.env), path.join(fx.cwd, 'link-to-key'))
-  await fs.symlink(path.join(fx.home, 'teams'), path.join(fx.cwd, 'link-to-teams'))
-  await fs.writeFile(path.join(fx.cwd, 'notes.txt'), 'nothing secret here\n')
-  await fs.mkdir(tasksDir(TEAM, fx.env), { recursive: true })
-  await fs.writeFile(path.join(tasksDir(TEAM, fx.env), '1.json'), '{"id":"1","subject":"PRIVATE task"}')
-})
-afterEach(async () => {
-  await agent?.stop()
-  agent = undefined
-  await fx.cleanup()
+useBubblingTeam({
+  onReady: async (l, f) => {
+    loopback = l
+    fx = f
+    // $HOME is the directory above the state root (SWARM_HOME = <base>/home), as ~ is above ~/.claude.
+    base = path.dirname(fx.home)
+    fx.env.HOME = base
+    await fs.symlink(leadKeyPath(TEAM, fx.env), path.join(fx.cwd, 'link-to-key'))
+    await fs.symlink(path.join(fx.home, 'teams'), path.join(fx.cwd, 'link-to-teams'))
+    await fs.writeFile(path.join(fx.cwd, 'notes.txt'), 'nothing secret here\n')
+    await fs.mkdir(tasksDir(TEAM, fx.env), { recursive: true })
+    await fs.writeFile(path.join(tasksDir(TEAM, fx.env), '1.json'), '{"id":"1","subject":"PRIVATE task"}')
+  },
+  afterEach: async () => {
+    await agent?.stop()
+    agent = undefined
+  },
 })
 
 /** The attacks: [id, tool, input, kind] — `search` must run and leave the control plane out; `refused` must fail. */

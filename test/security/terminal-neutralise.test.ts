@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { PassThrough } from 'node:stream'
 import { execa } from 'execa'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { LeaderConsole, type TeamControl } from '../../src/leader/console.js'
 import { shortRequestId } from '../../src/leader/prompt-queue.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
@@ -13,14 +13,13 @@ import { terminalSafe } from '../../src/terminal/neutralize.js'
 import {
   BIN,
   TEAM,
-  makeFixture,
   nudge,
   startInProcess,
-  startLoopback,
   toolResult,
   waitFor,
   type Fixture,
   type InProcessAgent,
+  useBubblingTeam,
 } from '../permissions/requests/bubbling-helpers.js'
 
 /**
@@ -69,24 +68,19 @@ let agent: InProcessAgent | undefined
 let consoleText = ''
 let closeConsole: (() => Promise<void>) | undefined
 
-beforeAll(async () => {
-  loopback = await startLoopback()
-})
-afterAll(async () => {
-  await loopback.close()
-})
-beforeEach(async () => {
-  loopback.requests.length = 0
-  fx = await makeFixture(loopback)
-  consoleText = ''
-})
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') console.error(`--- console ---\n${consoleText}\n--- pane ---\n${agent?.pane() ?? ''}`)
-  await closeConsole?.()
-  closeConsole = undefined
-  await agent?.stop()
-  agent = undefined
-  await fx.cleanup()
+useBubblingTeam({
+  onReady: async (l, f) => {
+    loopback = l
+    fx = f
+    consoleText = ''
+  },
+  afterEach: async (ctx) => {
+    if (ctx.task.result?.state === 'fail') console.error(`--- console ---\n${consoleText}\n--- pane ---\n${agent?.pane() ?? ''}`)
+    await closeConsole?.()
+    closeConsole = undefined
+    await agent?.stop()
+    agent = undefined
+  },
 })
 
 /** The leader console on streams, as in its pane; `type` is the human at the keyboard. */

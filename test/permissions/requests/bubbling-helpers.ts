@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { type TestContext, afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import type { AgentOutput } from '../../../src/agent/render.js'
 import { createOutput } from '../../../src/agent/render.js'
 import { assembleAgent } from '../../../src/agent/start.js'
@@ -31,6 +32,34 @@ export async function makeFixture(loopback: LoopbackServer): Promise<Fixture> {
   await createTeam({ name: TEAM, cwd, members: [{ name: 'alice', cwd }] }, env)
   await ensureTeamKeys(TEAM, env)
   return { home, cwd, env, cleanup }
+}
+
+/**
+ * The bubbling tests' per-file setup: one loopback Messages API for the file, a fresh team (alice)
+ * per test handed to `onReady`; after each test the file's own `afterEach` (stop what it started),
+ * then the team's home is removed.
+ */
+export function useBubblingTeam(o: {
+  onReady(loopback: LoopbackServer, fx: Fixture): void | Promise<void>
+  afterEach?(ctx: TestContext): void | Promise<void>
+}): void {
+  let loopback: LoopbackServer
+  let fx: Fixture
+  beforeAll(async () => {
+    loopback = await startLoopback()
+  })
+  afterAll(async () => {
+    await loopback.close()
+  })
+  beforeEach(async () => {
+    loopback.requests.length = 0
+    fx = await makeFixture(loopback)
+    await o.onReady(loopback, fx)
+  })
+  afterEach(async (ctx) => {
+    await o.afterEach?.(ctx)
+    await fx.cleanup()
+  })
 }
 
 export async function startLoopback(): Promise<LoopbackServer> {

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readAgentState } from '../../../src/agent/state.js'
 import { readInbox } from '../../../src/mailbox/inbox.js'
 import { encodeStructured, parseStructured } from '../../../src/mailbox/messages.js'
@@ -13,35 +13,29 @@ import { sendTeamMessage } from '../../../src/teams/messaging.js'
 import { inboxPath } from '../../../src/home/paths.js'
 import {
   TEAM,
-  makeFixture,
   nudge,
   startInProcess,
-  startLoopback,
   toolResult,
   waitFor,
   waitForPending,
   type Fixture,
   type InProcessAgent,
+  useBubblingTeam,
 } from './bubbling-helpers.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
 let agent: InProcessAgent | undefined
 
-beforeAll(async () => {
-  loopback = await startLoopback()
-})
-afterAll(async () => {
-  await loopback.close()
-})
-beforeEach(async () => {
-  loopback.requests.length = 0
-  fx = await makeFixture(loopback)
-})
-afterEach(async () => {
-  await agent?.stop()
-  agent = undefined
-  await fx.cleanup()
+useBubblingTeam({
+  onReady: (l, f) => {
+    loopback = l
+    fx = f
+  },
+  afterEach: async () => {
+    await agent?.stop()
+    agent = undefined
+  },
 })
 
 const PLAN = '# Plan\n\n1. Add src/feature.ts\n2. Run the tests\n'

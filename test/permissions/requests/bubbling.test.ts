@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readAgentState } from '../../../src/agent/state.js'
 import { appendMessage, readInbox } from '../../../src/mailbox/inbox.js'
 import { encodeStructured, parseStructured } from '../../../src/mailbox/messages.js'
@@ -13,37 +13,31 @@ import { readTeam } from '../../../src/teams/team-store.js'
 import {
   TEAM,
   countLines,
-  makeFixture,
   nudge,
   oneCall,
   startInProcess,
-  startLoopback,
   toolResult,
   toolResultRequests,
   waitFor,
   waitForPending,
   type Fixture,
   type InProcessAgent,
+  useBubblingTeam,
 } from './bubbling-helpers.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
 let agent: InProcessAgent | undefined
 
-beforeAll(async () => {
-  loopback = await startLoopback()
-})
-afterAll(async () => {
-  await loopback.close()
-})
-beforeEach(async () => {
-  loopback.requests.length = 0
-  fx = await makeFixture(loopback)
-})
-afterEach(async () => {
-  await agent?.stop()
-  agent = undefined
-  await fx.cleanup()
+useBubblingTeam({
+  onReady: (l, f) => {
+    loopback = l
+    fx = f
+  },
+  afterEach: async () => {
+    await agent?.stop()
+    agent = undefined
+  },
 })
 
 const appendCount = { command: 'echo ran >> count.txt', description: 'count a run' }
