@@ -47,7 +47,8 @@ export async function agentCliReport(env: NodeJS.ProcessEnv, cwd: string): Promi
   return { agents, problems: diagnostics.map((d) => `${d.file}: ${d.message}`) }
 }
 
-function which(binary: string, env: NodeJS.ProcessEnv): string | undefined {
+/** The CLI's executable on PATH, then SWARM_AGENT_BIN_DIR. */
+export function which(binary: string, env: NodeJS.ProcessEnv): string | undefined {
   const dirs = [...(env.PATH ?? '').split(path.delimiter), env.SWARM_AGENT_BIN_DIR].filter((d): d is string => Boolean(d))
   for (const d of dirs) {
     const file = path.join(d, binary)
