@@ -29,7 +29,8 @@ interface DemoFlags {
 
 export async function demoCommand(opts: DemoFlags): Promise<void> {
   if (opts.mixed) {
-    if (opts.watch || opts.backend !== 'auto') throw new UsageError('--mixed runs in tmux panes: --backend and --watch do not apply', { hint: 'drop them; the demo prints how to attach' })
+    if (opts.watch || opts.backend !== 'auto')
+      throw new UsageError('--mixed runs in tmux panes: --backend and --watch do not apply', { hint: 'drop them; the demo prints how to attach' })
     const summary = await runMixedDemo({
       ...(opts.keep ? { keep: true } : {}),
       ...(opts.yes || opts.json ? { interactive: false } : {}),

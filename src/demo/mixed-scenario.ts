@@ -61,7 +61,10 @@ export function mixedLeadScenario(o: { project: string; present: ReadonlySet<Mix
     // A report in: the lead checks the task list; both completed → its last word.
     ...(owned.length ? [{ when: { toolResultIncludes: taskLines }, text: MIXED_DONE, label: MIXED_DONE_LABEL }] : []),
     ...(!owned.length ? [{ when: { lastUserIncludes: MIXED_REPORTS.claude }, text: MIXED_DONE, label: MIXED_DONE_LABEL }] : []),
-    { when: { lastUserMatches: `${MIXED_REPORTS.codex}|${MIXED_REPORTS.gemini}|${MIXED_REPORTS.claude}` }, ...tool('TaskList', {}, 'Checking the tasks.') },
+    {
+      when: { lastUserMatches: `${MIXED_REPORTS.codex}|${MIXED_REPORTS.gemini}|${MIXED_REPORTS.claude}` },
+      ...tool('TaskList', {}, 'Checking the tasks.'),
+    },
   ]
   const greeting = path.join(o.project, MIXED_FILES.codex)
   return {
@@ -82,7 +85,11 @@ export function mixedLeadScenario(o: { project: string; present: ReadonlySet<Mix
 }
 
 function taskInput(cli: 'codex' | 'gemini') {
-  return { subject: MIXED_TASKS[cli], description: `${MIXED_FILES[cli]} containing "${MIXED_CONTENT[cli]}"`, activeForm: `Writing ${MIXED_FILES[cli]}` }
+  return {
+    subject: MIXED_TASKS[cli],
+    description: `${MIXED_FILES[cli]} containing "${MIXED_CONTENT[cli]}"`,
+    activeForm: `Writing ${MIXED_FILES[cli]}`,
+  }
 }
 
 function reviewOrder(project: string) {
@@ -105,7 +112,10 @@ export function mixedCodexScript(team: string): AgentScriptInput {
       {
         userMatches: 'JOB-STEP-codex',
         times: 1,
-        reply: { tool: 'exec_command', args: { cmd, sandbox_permissions: 'require_escalated', justification: 'write the file and report to the team' } },
+        reply: {
+          tool: 'exec_command',
+          args: { cmd, sandbox_permissions: 'require_escalated', justification: 'write the file and report to the team' },
+        },
       },
       { afterTool: true, reply: { text: 'Task #1 is done.' } },
     ],

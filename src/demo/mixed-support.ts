@@ -37,7 +37,8 @@ export async function typeAtLeader(env: NodeJS.ProcessEnv, pane: string, line: s
   const tmux = (...args: string[]) => runCommand('tmux', [...socketArgs(swarmSocket(env)), ...args], { env, timeoutMs: 5_000 })
   const deadline = Date.now() + timeoutMs
   while (!(await tmux('capture-pane', '-p', '-t', pane)).stdout.includes('swarm leader')) {
-    if (Date.now() > deadline) throw new SwarmError('SWARM_DEMO_TIMEOUT', `the leader console did not start within ${timeoutMs / 1000} s`, { exitCode: ExitCode.timeout })
+    if (Date.now() > deadline)
+      throw new SwarmError('SWARM_DEMO_TIMEOUT', `the leader console did not start within ${timeoutMs / 1000} s`, { exitCode: ExitCode.timeout })
     await delay(100)
   }
   await tmux('send-keys', '-t', pane, '-l', line)
@@ -52,7 +53,12 @@ export function leadSaw(server: LoopbackServer, needles: readonly string[]): str
     const text = texts.find((t) => t.includes(n))
     if (text === undefined) return []
     const at = text.indexOf(n)
-    return [text.slice(at, text.indexOf('\n', at) === -1 ? undefined : text.indexOf('\n', at)).replace(/<\/?[a-z-]+[^>]*>/g, '').trim()]
+    return [
+      text
+        .slice(at, text.indexOf('\n', at) === -1 ? undefined : text.indexOf('\n', at))
+        .replace(/<\/?[a-z-]+[^>]*>/g, '')
+        .trim(),
+    ]
   })
 }
 

@@ -107,7 +107,9 @@ export async function runMixedDemo(opts: MixedDemoOptions = {}): Promise<MixedDe
     })
   }
   if ((await runCommand('tmux', ['-V'], { env: base, timeoutMs: 3_000 }).catch(() => undefined))?.code !== 0)
-    throw new BackendUnavailableError('the mixed demo needs tmux (the agent CLIs run in panes)', { hint: 'install tmux ≥ 3.2 (apt-get install tmux)' })
+    throw new BackendUnavailableError('the mixed demo needs tmux (the agent CLIs run in panes)', {
+      hint: 'install tmux ≥ 3.2 (apt-get install tmux)',
+    })
   for (const cli of missing) say(`skipping ${cli} (${MIXED_MEMBERS[cli]}): not installed — ${INSTALL[cli]}`)
   const present = new Set(found.keys())
   const started = Date.now()
@@ -172,7 +174,12 @@ export async function runMixedDemo(opts: MixedDemoOptions = {}): Promise<MixedDe
         if (answered.has(r.id)) continue
         answered.add(r.id)
         const decision = await decide(r, interactive, say, c)
-        await answerRequest(TEAM, r.id, { decision, by: 'swarm demo --mixed', ...(decision === 'deny' && { feedback: 'denied at the demo prompt' }) }, { env })
+        await answerRequest(
+          TEAM,
+          r.id,
+          { decision, by: 'swarm demo --mixed', ...(decision === 'deny' && { feedback: 'denied at the demo prompt' }) },
+          { env },
+        )
         permissions.push({ agent: r.agent, tool: r.toolName, decision })
       }
       const seen = leadSaw(lead, expected)
@@ -180,10 +187,14 @@ export async function runMixedDemo(opts: MixedDemoOptions = {}): Promise<MixedDe
       const done = seen.length === expected.length && tasks.every((t) => t.status === 'completed') && leadPlayed(lead, MIXED_DONE_LABEL)
       if (done && !(await busyMembers(await readTeam(TEAM, env), env)).length) break
       if (Date.now() > deadline) {
-        throw new SwarmError('SWARM_DEMO_TIMEOUT', `the mixed team did not finish within ${MIXED_TIMEOUT_MS / 1000} s (the lead saw: ${seen.join(', ') || 'no report'})`, {
-          exitCode: ExitCode.timeout,
-          hint: `rerun with --keep and look at ${path.join(root, 'home/teams', TEAM)}`,
-        })
+        throw new SwarmError(
+          'SWARM_DEMO_TIMEOUT',
+          `the mixed team did not finish within ${MIXED_TIMEOUT_MS / 1000} s (the lead saw: ${seen.join(', ') || 'no report'})`,
+          {
+            exitCode: ExitCode.timeout,
+            hint: `rerun with --keep and look at ${path.join(root, 'home/teams', TEAM)}`,
+          },
+        )
       }
       await delay(200)
     }
@@ -227,8 +238,16 @@ function printMixedSummary(s: MixedDemoSummary, out: NodeJS.WritableStream, c: C
   for (const t of s.tasks) w(`  task #${t.id}      ${t.status.padEnd(11)} ${t.subject}${t.owner ? ` (${t.owner})` : ''}`)
   for (const [name, text] of Object.entries(s.reports)) w(`  report       ${name}: ${text}`)
   for (const p of s.permissions) w(`  permission   ${p.agent}: ${p.tool} → ${p.decision}`)
-  w(`  files        ${Object.entries(s.files).map(([f, t]) => `${f} ("${t}")`).join(', ')}`)
-  w(`  requests     ${Object.entries(s.requests).map(([k, n]) => `${k} ${n}`).join(', ')}`)
+  w(
+    `  files        ${Object.entries(s.files)
+      .map(([f, t]) => `${f} ("${t}")`)
+      .join(', ')}`,
+  )
+  w(
+    `  requests     ${Object.entries(s.requests)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')}`,
+  )
   w(`  left over    ${s.leftovers.length ? c.red(s.leftovers.join(', ')) : 'no process'}`)
   w(`  time         ${(s.ms / 1000).toFixed(1)} s`)
 }
