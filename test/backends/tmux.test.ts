@@ -178,4 +178,14 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
     const seen = await eventually(() => readJson(path.join(root, 'a.json')), 5_000, 'a to start')
     expect(seen.env).toMatchObject({ SWARM_TEAM: 'crew', SWARM_AGENT_NAME: 'a', SWARM_AGENT_ID: 'a@crew', SWARM_HOME: env.SWARM_HOME })
   })
+
+  it('reads pane ids in a C locale too (no LANG: tmux would print the format tabs as _)', async () => {
+    const plain = { ...env }
+    for (const k of Object.keys(plain)) if (k === 'LANG' || k.startsWith('LC_')) delete plain[k]
+    const c = createExecutor('tmux', { env: plain })
+    const leader = await c.ensureSession('crew', { argv: ['sleep', '600'], cwd: root })
+    expect(leader.paneId).toMatch(/^%\d+$/)
+    const mate = await c.spawn({ team: 'crew', name: 'c', argv: [process.execPath, TEAMMATE, 'record', path.join(root, 'c.json')], cwd: root })
+    expect(mate.paneId).toMatch(/^%\d+$/)
+  })
 })
