@@ -36,12 +36,9 @@ const send = (to: string, message: string, summary: string) => tool('SendMessage
 export function mixedLeadScenario(o: { project: string; present: ReadonlySet<MixedCli> }): ScenarioInput {
   const has = (cli: MixedCli) => o.present.has(cli)
   const owned = (['codex', 'gemini'] as const).filter(has)
+  const reviewed = reviewedText(o.present)
   const steps: NonNullable<ScenarioInput['steps']> = [
-    ...owned.map((cli, k) =>
-      k === 0
-        ? { ...tool('TaskCreate', taskInput(cli), 'Planning the job as tasks.'), when: { lastUserIncludes: 'MIXED-JOB' } }
-        : tool('TaskCreate', taskInput(cli)),
-    ),
+    ...owned.map((cli) => tool('TaskCreate', taskInput(cli))),
     ...owned.map((cli, k) => tool('TaskUpdate', { taskId: String(k + 1), owner: MIXED_MEMBERS[cli] })),
     ...owned.map((cli, k) =>
       send(
@@ -50,14 +47,15 @@ export function mixedLeadScenario(o: { project: string; present: ReadonlySet<Mix
         `task #${k + 1}: ${MIXED_TASKS[cli]}`,
       ),
     ),
-    { text: owned.length ? `Handed out ${owned.length} task(s).` : 'Nothing to hand out.' },
+    // Without Codex the file to review is the demo's own: Claude Code is asked at once.
+    ...(has('claude') && !has('codex') ? [reviewOrder(o.project, reviewed)] : []),
+    { text: owned.length ? `Handed out ${owned.length} task(s).` : 'Asked for the review.' },
   ]
-  // Only Claude Code's review when Codex wrote nothing: the lead asks for it at once.
-  if (!owned.length && has('claude')) steps.splice(0, steps.length, { ...reviewOrder(o.project), when: { lastUserIncludes: 'MIXED-JOB' } })
+  steps[0] = { ...steps[0], when: { lastUserIncludes: 'MIXED-JOB' } } as (typeof steps)[number]
   const taskLines = owned.map((cli, k) => `#${k + 1} [completed] ${MIXED_TASKS[cli]} (owner: ${MIXED_MEMBERS[cli]})`).join('\n')
   const leadRules = [
     // Codex's file is written: Claude Code reviews it (once).
-    ...(has('claude') && has('codex') ? [{ when: { lastUserIncludes: MIXED_REPORTS.codex }, times: 1, ...reviewOrder(o.project) }] : []),
+    ...(has('claude') && has('codex') ? [{ when: { lastUserIncludes: MIXED_REPORTS.codex }, times: 1, ...reviewOrder(o.project, reviewed) }] : []),
     // A report in: the lead checks the task list; both completed → its last word.
     ...(owned.length ? [{ when: { toolResultIncludes: taskLines }, text: MIXED_DONE, label: MIXED_DONE_LABEL }] : []),
     ...(!owned.length ? [{ when: { lastUserIncludes: MIXED_REPORTS.claude }, text: MIXED_DONE, label: MIXED_DONE_LABEL }] : []),
@@ -75,13 +73,18 @@ export function mixedLeadScenario(o: { project: string; present: ReadonlySet<Mix
     rules: [
       { when: { lastUserIncludes: 'REVIEW-STEP' }, times: 1, ...tool('Read', { file_path: greeting }, 'Reading the file to review.') },
       {
-        when: { toolResultIncludes: MIXED_CONTENT.codex },
+        when: { toolResultIncludes: reviewed },
         times: 1,
-        ...send('team-lead', `${MIXED_REPORTS.claude}: ${MIXED_FILES.codex} says "${MIXED_CONTENT.codex}"`, 'review: PASS'),
+        ...send('team-lead', `${MIXED_REPORTS.claude}: ${MIXED_FILES.codex} says "${reviewed}"`, 'review: PASS'),
       },
     ],
     fallback: { text: 'Noted.' },
   }
+}
+
+/** What Claude Code reviews: Codex's greeting.txt, or (Codex not installed) the one the demo writes itself. */
+export function reviewedText(present: ReadonlySet<MixedCli>): string {
+  return present.has('codex') ? MIXED_CONTENT.codex : 'hello from the demo (Codex is not installed)'
 }
 
 function taskInput(cli: 'codex' | 'gemini') {
@@ -92,10 +95,10 @@ function taskInput(cli: 'codex' | 'gemini') {
   }
 }
 
-function reviewOrder(project: string) {
+function reviewOrder(project: string, reviewed: string) {
   return send(
     MIXED_MEMBERS.claude,
-    `REVIEW-STEP: please read ${path.join(project, MIXED_FILES.codex)} and tell me "${MIXED_REPORTS.claude}" if it says "${MIXED_CONTENT.codex}".`,
+    `REVIEW-STEP: please read ${path.join(project, MIXED_FILES.codex)} and tell me "${MIXED_REPORTS.claude}" if it says "${reviewed}".`,
     `review ${MIXED_FILES.codex}`,
   )
 }

@@ -24,6 +24,7 @@ import { createTeam, readTeam } from '../teams/team-store.js'
 import { decide } from './demo.js'
 import {
   MIXED_DONE_LABEL,
+  MIXED_FILES,
   MIXED_KICKOFF,
   MIXED_MEMBERS,
   MIXED_REPORTS,
@@ -31,6 +32,7 @@ import {
   mixedCodexScript,
   mixedGeminiScript,
   mixedLeadScenario,
+  reviewedText,
 } from './mixed-scenario.js'
 import {
   type Colors,
@@ -147,6 +149,7 @@ export async function runMixedDemo(opts: MixedDemoOptions = {}): Promise<MixedDe
   try {
     say(`project ${project}; models: scripted, on ${lead.url} (Messages), ${codexServer.url} (Responses), ${geminiServer.url} (Gemini)`)
     await writeClaudeOnboarding(env.SWARM_HOME!, project, API_KEY)
+    if (present.has('claude') && !present.has('codex')) await fs.writeFile(path.join(project, MIXED_FILES.codex), `${reviewedText(present)}\n`)
     await createTeam(
       {
         name: TEAM,

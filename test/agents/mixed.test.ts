@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -179,5 +180,47 @@ describe.skipIf(missing.length > 0)(
       expect(fs.existsSync(summary.root)).toBe(false)
       expect(await processesUnder(summary.root)).toEqual([])
     }, 300_000)
+
+    const subsets: MixedCli[][] = [['codex'], ['claude'], ['gemini', 'claude']]
+    for (const only of subsets) {
+      it(`\`swarm demo --mixed\` with only ${only.join(' and ')} installed: the others are skipped with a note, their part of the job is done`, async () => {
+        const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-mixed-bin-'))
+        try {
+          for (const cli of only) if (cli !== 'claude') fs.symlinkSync(path.join(agentBinDir(), cli), path.join(bin, cli))
+          const env = {
+            PATH: process.env.PATH,
+            LANG: 'C.UTF-8',
+            NO_COLOR: '1',
+            SWARM_AGENT_BIN_DIR: bin,
+            ...(only.includes('claude') && { SWARM_CLAUDE_BIN: CLAUDE }),
+          }
+          const r = await run(process.execPath, [path.join(REPO, 'bin/swarm.js'), 'demo', '--mixed', '--json'], {
+            env,
+            maxBuffer: 16 * 1024 * 1024,
+            timeout: 200_000,
+          })
+          const summary = JSON.parse(r.stdout) as {
+            teammates: Array<{ cli: string }>
+            skipped: Array<{ cli: string }>
+            tasks: Array<{ owner?: string; status: string }>
+            reports: Record<string, string>
+            files: Record<string, string>
+            leftovers: number[]
+          }
+          expect(summary.teammates.map((m) => m.cli)).toEqual(only)
+          expect(summary.skipped.map((k) => k.cli).sort()).toEqual(ALL.filter((c) => !only.includes(c)).sort())
+          for (const k of summary.skipped) expect(r.stderr).toMatch(new RegExp(`skipping ${k.cli} \\(\\w+\\): not installed — `))
+          const owners = only.filter((c) => c !== 'claude')
+          expect(summary.tasks.map((x) => [x.owner, x.status])).toEqual(owners.map((c) => [MIXED_MEMBERS[c], 'completed']))
+          expect(Object.keys(summary.reports).sort()).toEqual(only.map((c) => MIXED_MEMBERS[c]).sort())
+          for (const c of only) expect(summary.reports[MIXED_MEMBERS[c]]).toContain(MIXED_REPORTS[c])
+          // Without Codex, Claude Code reviews the greeting the demo wrote itself.
+          if (only.includes('claude')) expect(summary.reports[MIXED_MEMBERS.claude]).toContain(summary.files[MIXED_FILES.codex])
+          expect(summary.leftovers).toEqual([])
+        } finally {
+          fs.rmSync(bin, { recursive: true, force: true })
+        }
+      }, 240_000)
+    }
   },
 )
