@@ -3,6 +3,7 @@ import { runDemo } from '../demo/demo.js'
 import { runMixedDemo } from '../demo/mixed.js'
 import { UsageError } from '../errors.js'
 import { printJson } from '../terminal/output.js'
+import { shutdownSignal } from './signals.js'
 
 /** `swarm demo` */
 export function registerDemoCommand(program: Command): void {
@@ -32,6 +33,7 @@ export async function demoCommand(opts: DemoFlags): Promise<void> {
     if (opts.watch || opts.backend !== 'auto')
       throw new UsageError('--mixed runs in tmux panes: --backend and --watch do not apply', { hint: 'drop them; the demo prints how to attach' })
     const summary = await runMixedDemo({
+      signal: shutdownSignal().signal,
       ...(opts.keep ? { keep: true } : {}),
       ...(opts.yes || opts.json ? { interactive: false } : {}),
       ...(opts.json ? { out: process.stderr } : {}),

@@ -63,6 +63,8 @@ export interface MixedDemoOptions {
   out?: NodeJS.WritableStream
   /** The environment the CLIs are looked up in (default: process.env). */
   env?: NodeJS.ProcessEnv
+  /** Ctrl-C / SIGTERM: the job stops and the team is deleted as at the end. */
+  signal?: AbortSignal
 }
 
 export interface MixedDemoSummary {
@@ -189,6 +191,8 @@ export async function runMixedDemo(opts: MixedDemoOptions = {}): Promise<MixedDe
       const tasks = await listTasks(TEAM, env)
       const done = seen.length === expected.length && tasks.every((t) => t.status === 'completed') && leadPlayed(lead, MIXED_DONE_LABEL)
       if (done && !(await busyMembers(await readTeam(TEAM, env), env)).length) break
+      if (opts.signal?.aborted)
+        throw new SwarmError('SWARM_INTERRUPTED', 'the mixed demo was interrupted', { hint: 'nothing is left running: the team was deleted' })
       if (Date.now() > deadline) {
         throw new SwarmError(
           'SWARM_DEMO_TIMEOUT',
