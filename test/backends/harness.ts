@@ -119,17 +119,6 @@ export function makeHarness(type: BackendType): Harness {
   }
 }
 
-/** Waits until `check` returns something truthy (polling), or fails after `ms`. */
-export async function eventually<T>(check: () => Promise<T> | T, ms = 5_000, what = 'condition'): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await check()
-    if (v) return v as NonNullable<T>
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
-
 export function readJson<T = any>(file: string): T | undefined {
   try {
     return JSON.parse(fs.readFileSync(file, 'utf8')) as T

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { readTeam } from '../../src/teams/team-store.js'
 import { isAlive } from '../../src/process/liveness.js'
-import { BIN, sandbox, waitFor, type Sandbox } from './helpers.js'
+import { BIN, sandbox, type Sandbox } from './helpers.js'
+import { waitFor } from '../support/wait.js'
 
 describe('team create --coordinator', () => {
   let sb: Sandbox

@@ -8,6 +8,9 @@ import { isAlive, waitForExit } from '../../src/process/liveness.js'
 import { killTree, processTrees } from '../../src/process/tree.js'
 import { isolatedEnv } from '../support/home.js'
 
+// test/interop imports the wait helper from here; it is test/support/wait.ts's.
+export { waitFor } from '../support/wait.js'
+
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 export const BIN = path.join(REPO, 'bin/swarm.js')
 
@@ -94,22 +97,6 @@ export async function reapTmux(env: NodeJS.ProcessEnv, socket = 'swarm'): Promis
     // already gone
   }
   if (!(await waitForExit(trees, 2_000))) await Promise.all(trees.filter(isAlive).map((p) => killTree(p, { graceMs: 0 })))
-}
-
-/** Polls `check` until it returns a truthy value or `ms` pass; returns the value or throws with `what`. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms
-  let last: unknown
-  for (;;) {
-    try {
-      const v = await check()
-      if (v) return v as T
-    } catch (err) {
-      last = err
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
 }
 
 /** tmux sessions on the sandbox's server ([] when it is not running). */

@@ -5,7 +5,8 @@ import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-mod
 import { inboxPath } from '../../src/home/paths.js'
 import { readTeam } from '../../src/teams/team-store.js'
 import { isAlive } from '../../src/process/liveness.js'
-import { BIN, sandbox, waitFor, type Sandbox } from './helpers.js'
+import { BIN, sandbox, type Sandbox } from './helpers.js'
+import { waitFor } from '../support/wait.js'
 
 const SCENARIO = {
   agents: {

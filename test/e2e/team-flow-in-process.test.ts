@@ -10,7 +10,8 @@ import { readTeam } from '../../src/teams/team-store.js'
 import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { inboxPath, teamDir } from '../../src/home/paths.js'
 import { isAlive } from '../../src/process/liveness.js'
-import { BIN, sandbox, waitFor, type Sandbox, ALICE_SCENARIO as SCENARIO } from './helpers.js'
+import { BIN, sandbox, type Sandbox, ALICE_SCENARIO as SCENARIO } from './helpers.js'
+import { waitFor } from '../support/wait.js'
 
 /** Collects a child's stdout so a test can wait for a line. */
 function output(child: ChildProcess): () => string {

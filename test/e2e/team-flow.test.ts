@@ -8,7 +8,8 @@ import { readInbox } from '../../src/mailbox/inbox.js'
 import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { inboxPath, teamDir } from '../../src/home/paths.js'
 import { isAlive } from '../../src/process/liveness.js'
-import { hasTmux, sandbox, tmuxSessions, waitFor, type Sandbox, ALICE_SCENARIO as SCENARIO } from './helpers.js'
+import { hasTmux, sandbox, tmuxSessions, type Sandbox, ALICE_SCENARIO as SCENARIO } from './helpers.js'
+import { waitFor } from '../support/wait.js'
 
 async function leadTexts(sb: Sandbox): Promise<string[]> {
   const file = inboxPath('crew', 'team-lead', sb.env)

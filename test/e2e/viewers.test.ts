@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BIN, hasTmux, sandbox, waitFor, type Sandbox } from './helpers.js'
+import { BIN, hasTmux, sandbox, type Sandbox } from './helpers.js'
+import { waitFor } from '../support/wait.js'
 
 describe('viewers that run until stopped', () => {
   let sb: Sandbox

@@ -14,6 +14,7 @@ import { readResolved, writePending } from '../../src/permissions/requests/store
 import { inboxPath } from '../../src/home/paths.js'
 import { createTask } from '../../src/tasks/task-store.js'
 import { createTeam } from '../../src/teams/team-store.js'
+import { waitFor } from '../support/wait.js'
 
 const TEAM = 'crew'
 let base: string
@@ -61,14 +62,10 @@ function open(opts: { lead?: LeadAgent } = {}) {
   })
   const done = console_.run()
   const type = (line: string) => input.write(line + '\n')
-  const waitFor = async (what: string | RegExp, ms = 5_000) => {
-    const deadline = Date.now() + ms
-    while (!(typeof what === 'string' ? text.includes(what) : what.test(text))) {
-      if (Date.now() > deadline) throw new Error(`console never printed ${what}; it printed:\n${text}`)
-      await new Promise((r) => setTimeout(r, 20))
-    }
-  }
-  return { type, waitFor, text: () => text, calls, done, close: () => input.end() }
+  /** Waits until the console has printed `what`. */
+  const printed = (what: string | RegExp, ms = 5_000) =>
+    waitFor(`the console to print ${what}`, () => (typeof what === 'string' ? text.includes(what) : what.test(text)), ms, { output: () => text })
+  return { type, waitFor: printed, text: () => text, calls, done, close: () => input.end() }
 }
 
 const pending = (id: string, agent: string, command: string, suggestions: unknown[] = []) =>

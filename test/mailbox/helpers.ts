@@ -92,12 +92,3 @@ export async function pendingSpool(spool: string): Promise<string[]> {
   }
   return pending
 }
-
-/** Polls `cond` every 10 ms until it holds or `ms` pass (not an assertion of speed: a hang guard). */
-export async function eventually(cond: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time')
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}

@@ -8,7 +8,8 @@ import { clearSpooled, spoolDir } from '../../src/mailbox/spool.js'
 import type { InboxMessage } from '../../src/mailbox/types.js'
 import { watchInbox } from '../../src/mailbox/watch.js'
 import { inboxPath } from '../../src/home/paths.js'
-import { eventually, pendingSpool, requireBuild, runNode, tempHome, WRITER } from './helpers.js'
+import { pendingSpool, requireBuild, runNode, tempHome, WRITER } from './helpers.js'
+import { waitFor } from '../support/wait.js'
 
 let home: Awaited<ReturnType<typeof tempHome>>
 let file: string
@@ -159,7 +160,7 @@ describe('append spool', () => {
       await watcher.ready
       await orphan(JSON.stringify([createEntry({ from: 'bob', text: 'orphan' })]), 5_000)
       await orphanSlot(slotContent('000000000000002-0000000001-000000000000', createEntry({ from: 'bob', text: 'in a slot' })), 5_000)
-      await eventually(() => got.length === 2)
+      await waitFor('both orphans delivered', () => got.length === 2)
       expect(got.map((m) => m.text).sort()).toEqual(['in a slot', 'orphan'])
       expect(await waiting()).toEqual([])
     } finally {

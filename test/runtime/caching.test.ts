@@ -5,8 +5,9 @@ import { cachedShare } from '../../src/agent/pricing.js'
 import { readAgentState } from '../../src/agent/state.js'
 import type { LoopbackServer, RecordedRequest } from '../../src/loopback-model/loopback-server.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
-import { TEAM, modelRequests, startAgent, waitFor, type Fixture, type TestAgent } from './helpers.js'
+import { TEAM, modelRequests, startAgent, type Fixture, type TestAgent } from './helpers.js'
 import { useAgentTeam } from '../support/agent-team.js'
+import { waitFor } from '../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
@@ -45,13 +46,13 @@ async function runTwoTurns(): Promise<RecordedRequest[]> {
   agents.push(await startAgent(fx, 'alice'))
   await sendTeamMessage({ team: TEAM, to: 'alice', text: 'first job', env: fx.env })
   await waitFor(
-    () => modelRequests(loopback, 'alice').length === 3 && readAgentState(TEAM, 'alice', fx.env).then((s) => s?.status === 'idle'),
     'the first turn',
+    () => modelRequests(loopback, 'alice').length === 3 && readAgentState(TEAM, 'alice', fx.env).then((s) => s?.status === 'idle'),
   )
   await sendTeamMessage({ team: TEAM, to: 'alice', text: 'second job', env: fx.env })
   await waitFor(
-    () => modelRequests(loopback, 'alice').length === 6 && readAgentState(TEAM, 'alice', fx.env).then((s) => s?.status === 'idle'),
     'the second turn',
+    () => modelRequests(loopback, 'alice').length === 6 && readAgentState(TEAM, 'alice', fx.env).then((s) => s?.status === 'idle'),
   )
   return modelRequests(loopback, 'alice')
 }

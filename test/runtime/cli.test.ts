@@ -21,10 +21,10 @@ import {
   sleep,
   startChildAgent,
   toolResults,
-  waitFor,
   type ChildAgent,
   type Fixture,
 } from './helpers.js'
+import { waitFor } from '../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
@@ -68,9 +68,11 @@ describe('swarm agent (child process)', () => {
       },
     })
     child = startChildAgent(fx, 'alice', ['--mode', 'bypassPermissions'])
-    await waitFor(async () => (await readAgentState(TEAM, 'alice', fx.env))?.status === 'idle', 'alice to start', 15_000, child.output)
+    await waitFor('alice to start', async () => (await readAgentState(TEAM, 'alice', fx.env))?.status === 'idle', 15_000, { output: child.output })
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'count the lines', env: fx.env })
-    await waitFor(async () => (await leadStructured(fx, 'idle_notification', 'alice')).length > 0, 'the idle notification', 15_000, child.output)
+    await waitFor('the idle notification', async () => (await leadStructured(fx, 'idle_notification', 'alice')).length > 0, 15_000, {
+      output: child.output,
+    })
     await sleep(400)
     expect(await leadStructured(fx, 'idle_notification', 'alice')).toHaveLength(1)
     expect((await inbox(fx, LEAD_NAME)).some((m) => m.from === 'alice' && m.text === 'two lines')).toBe(true)
@@ -179,19 +181,9 @@ describe('swarm logs', () => {
     follower.stdout.on('data', (d) => (out += d))
     const exited = new Promise((r) => follower.on('exit', r))
     try {
-      await waitFor(
-        () => out.includes('● working — task #3'),
-        'the existing events',
-        10_000,
-        () => out,
-      )
+      await waitFor('the existing events', () => out.includes('● working — task #3'), 10_000, { output: () => out })
       await tr.append({ kind: 'state', state: 'idle', detail: 'after follow' })
-      await waitFor(
-        () => out.includes('● idle — after follow'),
-        'the appended event',
-        10_000,
-        () => out,
-      )
+      await waitFor('the appended event', () => out.includes('● idle — after follow'), 10_000, { output: () => out })
     } finally {
       follower.kill('SIGINT')
       await exited

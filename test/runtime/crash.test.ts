@@ -12,7 +12,8 @@ import { createExecutor } from '../../src/backends/registry.js'
 import type { InProcessExecutor, TeammateContext } from '../../src/backends/types.js'
 import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
-import { REPO, TEAM, leadStructured, makeFixture, modelRequests, waitFor, type Fixture } from './helpers.js'
+import { REPO, TEAM, leadStructured, makeFixture, modelRequests, type Fixture } from './helpers.js'
+import { waitFor } from '../support/wait.js'
 
 const run = promisify(execFile)
 
@@ -63,7 +64,7 @@ describe('a crash of one in-process teammate leaves the others working', () => {
       name: 'bob',
       cwd: fx.cwd,
       run: teammate(async () => {
-        await waitFor(() => modelRequests(loopback, 'bob').length === 1, 'bob’s request')
+        await waitFor('bob’s request', () => modelRequests(loopback, 'bob').length === 1)
         throw new Error('bob tripped')
       }),
     })
@@ -71,16 +72,11 @@ describe('a crash of one in-process teammate leaves the others working', () => {
     expect(await executor.wait(`bob@${TEAM}`)).toEqual({ state: 'dead', reason: 'crashed: bob tripped' })
     expect(pane).toMatch(/bob │ crashed: Error: bob tripped/)
     // Dead means stopped: the abort reached his runtime, which cut its stream and exited.
-    await waitFor(() => modelRequests(loopback, 'bob')[0].clientClosed, 'bob’s stream to be cut')
-    await waitFor(async () => (await readAgentState(TEAM, 'bob', fx.env))?.status === 'exited', 'bob’s state to say exited')
+    await waitFor('bob’s stream to be cut', () => modelRequests(loopback, 'bob')[0].clientClosed)
+    await waitFor('bob’s state to say exited', async () => (await readAgentState(TEAM, 'bob', fx.env))?.status === 'exited')
 
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'you ok?', env: fx.env })
-    await waitFor(
-      async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 1,
-      'alice’s answer',
-      10_000,
-      () => pane,
-    )
+    await waitFor('alice’s answer', async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 1, 10_000, { output: () => pane })
     expect((await leadStructured(fx, 'idle_notification', 'alice'))[0].summary).toBe('Alice here.')
     expect(await executor.isActive(`alice@${TEAM}`)).toBe(true)
     expect(await leadStructured(fx, 'idle_notification', 'bob')).toHaveLength(0)

@@ -76,22 +76,6 @@ export async function startAgent(fx: Fixture, name: string, options: Partial<Sta
   }
 }
 
-/** Polls `fn` until it returns something truthy (test-side waiting only). */
-export async function waitFor<T>(
-  fn: () => Promise<T | undefined | false> | T | undefined | false,
-  what: string,
-  timeoutMs = 10_000,
-  context?: () => string,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await fn()
-    if (v !== undefined && v !== false && v !== null) return v as T
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${context ? `\n--- output ---\n${context()}` : ''}`)
-    await sleep(10)
-  }
-}
-
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 export function inbox(fx: Fixture, name: string): Promise<InboxMessage[]> {

@@ -25,11 +25,11 @@ import {
   requestMessages,
   startAgent,
   toolResults,
-  waitFor,
   type Fixture,
   type TestAgent,
 } from './helpers.js'
 import { useAgentTeam } from '../support/agent-team.js'
+import { waitFor } from '../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
@@ -331,7 +331,7 @@ describe('assembleAgent', () => {
     expect(alice.model).toBe('claude-sonnet-4-6')
 
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'go', env: fx.env })
-    await waitFor(async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 1, 'the turn', 10_000, alice.out)
+    await waitFor('the turn', async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 1, 10_000, { output: alice.out })
     expect(checked).toEqual(['Glob', 'Bash'])
     expect(toolResults(loopback, 'alice').get('toolu_b')).toEqual({ content: 'Permission to use Bash was denied: no shell today', isError: true })
     await expect(fs.stat(path.join(fx.cwd, 'should-not-exist'))).rejects.toThrow()
@@ -351,7 +351,9 @@ describe('assembleAgent', () => {
       text: encodeStructured({ type: 'mode_set_request', mode: 'bypassPermissions', from: 'bob' }),
       env: fx.env,
     })
-    await waitFor(() => controls.length === 1 && alice.out().includes('ignored mode_set_request from bob'), 'the control messages', 5_000, alice.out)
+    await waitFor('the control messages', () => controls.length === 1 && alice.out().includes('ignored mode_set_request from bob'), 5_000, {
+      output: alice.out,
+    })
     expect(controls).toEqual(['mode_set_request'])
     expect((await readAgentState(TEAM, 'alice', fx.env))?.mode).toBe('plan')
     expect(alice.out()).toContain('mode set to plan by team-lead')

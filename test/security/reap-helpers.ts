@@ -5,7 +5,8 @@ import { afterEach, expect } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { type LoopbackServer, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { isAlive } from '../../src/process/liveness.js'
-import { type Sandbox, sandbox, waitFor } from '../e2e/helpers.js'
+import { type Sandbox, sandbox } from '../e2e/helpers.js'
+import { waitFor } from '../support/wait.js'
 
 /*
  * Finding 6's fixture: a teammate's Bash command that runs `sleep <a>` in the foreground and a

@@ -8,9 +8,10 @@ import { answerRequest } from '../../src/permissions/requests/broker.js'
 import { listPending } from '../../src/permissions/requests/store.js'
 import { createTeam } from '../../src/teams/team-store.js'
 import { createWorktree } from '../../src/worktrees/worktree.js'
-import { BIN, type Fixture, TEAM, nudge, startInProcess, toolResult, waitFor } from '../permissions/requests/bubbling-helpers.js'
+import { BIN, type Fixture, TEAM, nudge, startInProcess, toolResult } from '../permissions/requests/bubbling-helpers.js'
 import { isolatedHome } from '../support/home.js'
 import { GIT_ENV, initRepo } from '../worktrees/git-repo.js'
+import { waitFor } from '../support/wait.js'
 
 /**
  * A hostile teammate: alice works in a git worktree swarm made for her, with the real tools and
@@ -97,6 +98,7 @@ export async function runAttacks(
   try {
     await nudge(fx, 'attack')
     await waitFor(
+      `alice to finish ${attacks.length} attacks in ${mode}`,
       async () => {
         for (const r of (await listPending(TEAM, { env: fx.env })).requests) {
           if (r.toolUseId) asked.add(r.toolUseId)
@@ -104,9 +106,8 @@ export async function runAttacks(
         }
         return attacks.every((a) => toolResult(loopback, a.id) !== undefined)
       },
-      `alice to finish ${attacks.length} attacks in ${mode}`,
       60_000,
-      agent.pane,
+      { output: agent.pane },
     )
   } finally {
     await agent.stop()

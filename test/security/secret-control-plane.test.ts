@@ -10,11 +10,11 @@ import {
   nudge,
   startInProcess,
   toolResult,
-  waitFor,
   type Fixture,
   type InProcessAgent,
   useBubblingTeam,
 } from '../permissions/requests/bubbling-helpers.js'
+import { waitFor } from '../support/wait.js'
 
 /**
  * Finding 2 and its variants: a scripted teammate, in every permission mode, tries to read or list
@@ -83,8 +83,8 @@ describe('the control plane is secret from every teammate file tool', () => {
       const configBefore = await fs.readFile(path.join(teamDir(TEAM, fx.env), 'config.json'), 'utf8')
       agent = await startInProcess(fx, { mode })
       await nudge(fx)
-      await waitFor(() => list.every(([id]) => toolResult(loopback, id) !== undefined), 'every tool result', 15_000, agent.pane)
-      await waitFor(async () => (await readAgentState(TEAM, 'alice', fx.env))?.status === 'idle', 'alice idle', 10_000, agent.pane)
+      await waitFor('every tool result', () => list.every(([id]) => toolResult(loopback, id) !== undefined), 15_000, { output: agent.pane })
+      await waitFor('alice idle', async () => (await readAgentState(TEAM, 'alice', fx.env))?.status === 'idle', 10_000, { output: agent.pane })
 
       for (const [id, , , kind] of list) {
         const r = toolResult(loopback, id)!
@@ -117,7 +117,7 @@ describe('the control plane is secret from every teammate file tool', () => {
     })
     agent = await startInProcess(fx, { mode: 'default' })
     await nudge(fx)
-    await waitFor(() => toolResult(loopback, 'plain'), 'the grep result', 10_000, agent.pane)
+    await waitFor('the grep result', () => toolResult(loopback, 'plain'), 10_000, { output: agent.pane })
     expect(toolResult(loopback, 'plain')!.content).not.toContain('skipped')
     expect(toolResult(loopback, 'plain')!.content).toContain('notes.txt')
   })

@@ -16,11 +16,11 @@ import {
   nudge,
   startInProcess,
   toolResult,
-  waitFor,
   type Fixture,
   type InProcessAgent,
   useBubblingTeam,
 } from '../permissions/requests/bubbling-helpers.js'
+import { waitFor } from '../support/wait.js'
 
 /**
  * Finding 3: a teammate's text clears the leader's screen and draws a fake "bob wants Bash: npm
@@ -103,12 +103,9 @@ function openConsole(opts: { promptSettleMs?: number } = {}) {
   return {
     type: (line: string) => input.write(line + '\n'),
     waitFor: (what: string | RegExp) =>
-      waitFor(
-        () => (typeof what === 'string' ? consoleText.includes(what) : what.test(consoleText)),
-        `console: ${what}`,
-        10_000,
-        () => consoleText,
-      ),
+      waitFor(`console: ${what}`, () => (typeof what === 'string' ? consoleText.includes(what) : what.test(consoleText)), 10_000, {
+        output: () => consoleText,
+      }),
   }
 }
 
@@ -155,11 +152,11 @@ describe('teammate text reaches every sink neutralised (finding 3)', () => {
       agent = await startInProcess(fx, { mode })
       await nudge(fx)
       await c.waitFor(`? [${FAKE_ID}]`) // the fake, as text inside alice's message line
-      const pending = await waitFor<ListedRequest | 'no-request'>(
-        async () => (await listPending(TEAM, { env: fx.env })).requests[0] ?? (toolResult(loopback, 'bash') ? 'no-request' : undefined),
+      const pending = await waitFor<ListedRequest | 'no-request' | undefined>(
         'a request or the Bash result',
+        async () => (await listPending(TEAM, { env: fx.env })).requests[0] ?? (toolResult(loopback, 'bash') ? 'no-request' : undefined),
         10_000,
-        agent.pane,
+        { output: agent.pane },
       )
       if (pending !== 'no-request') {
         const short = shortRequestId(pending.id)
@@ -190,8 +187,8 @@ describe('teammate text reaches every sink neutralised (finding 3)', () => {
         expect(await readPending(TEAM, 'perm-late-bbbbbb', fx.env)).toBeDefined()
         expect(await readResolved(TEAM, 'perm-late-bbbbbb', fx.env)).toBeUndefined()
       }
-      await waitFor(() => toolResult(loopback, 'bash'), 'the Bash result', 10_000, agent.pane)
-      await waitFor(() => agent!.pane().includes('done ␛[2J'), 'alice to finish', 10_000, agent.pane)
+      await waitFor('the Bash result', () => toolResult(loopback, 'bash'), 10_000, { output: agent.pane })
+      await waitFor('alice to finish', () => agent!.pane().includes('done ␛[2J'), 10_000, { output: agent.pane })
 
       const console_ = consoleText.replace(OWN_NOTIFICATION, '')
       expectNeutral('console', console_)

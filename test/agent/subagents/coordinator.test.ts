@@ -6,8 +6,9 @@ import { startLoopbackServer, type LoopbackServer } from '../../../src/loopback-
 import { allowInScratchpad } from '../../../src/agent/subagents/scratchpad.js'
 import { allTools } from '../../../src/agent/tool-registry.js'
 import type { PermissionCheck, ToolContext } from '../../../src/agent/tool.js'
-import { TEAM, makeFixture, modelRequests, waitFor, type Fixture } from '../../runtime/helpers.js'
+import { TEAM, makeFixture, modelRequests, type Fixture } from '../../runtime/helpers.js'
 import { leadTurnInputs, recordingClient, startLead, type Lead } from './helpers.js'
+import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
@@ -105,12 +106,9 @@ describe('coordinator mode', () => {
     await fs.mkdir(path.join(fx.cwd, 'src'))
     lead = await startLead(fx, recordingClient(loopback).client, { coordinator: true })
     lead.agent.runtime.say('refactor a, b and c')
-    await waitFor(
-      () => lead!.agent.out().includes('the verifier says PASS'),
-      'the coordinator’s final report',
-      30_000,
-      () => lead!.agent.out(),
-    )
+    await waitFor('the coordinator’s final report', () => lead!.agent.out().includes('the verifier says PASS'), 30_000, {
+      output: () => lead!.agent.out(),
+    })
 
     // The coordinator only delegates, and its prompt teaches the phases.
     const [first] = modelRequests(loopback, LEAD_NAME)

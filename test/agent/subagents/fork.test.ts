@@ -4,8 +4,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { FORK_PLACEHOLDER } from '../../../src/agent/subagents/fork.js'
 import { LEAD_NAME } from '../../../src/home/paths.js'
 import { startLoopbackServer, type LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
-import { makeFixture, modelRequests, requestMessages, toolResults, waitFor, type Fixture } from '../../runtime/helpers.js'
+import { makeFixture, modelRequests, requestMessages, toolResults, type Fixture } from '../../runtime/helpers.js'
 import { leadTurnInputs, recordingClient, startLead, type Lead } from './helpers.js'
+import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
@@ -66,12 +67,12 @@ describe('fork subagents', () => {
     lead = await startLead(fx, client)
     lead.agent.runtime.say('survey the notes')
     await waitFor(
+      'both fork notifications',
       () =>
         leadTurnInputs(loopback).filter((t) => t.includes('<task-notification>')).length === 2 ||
         leadTurnInputs(loopback).some((t) => (t.match(/<task-notification>/g) ?? []).length === 2),
-      'both fork notifications',
       20_000,
-      () => lead!.agent.out(),
+      { output: () => lead!.agent.out() },
     )
 
     // The parent's last request before the forks: the one answered with the two Agent calls.
@@ -133,7 +134,7 @@ describe('fork subagents', () => {
     fx = await makeFixture(loopback, [])
     lead = await startLead(fx, recordingClient(loopback).client)
     lead.agent.runtime.say('go')
-    await waitFor(() => lead!.agent.out().includes('Done.'), 'the end of the turn')
+    await waitFor('the end of the turn', () => lead!.agent.out().includes('Done.'))
     expect([...toolResults(loopback, LEAD_NAME).values()][0]!.content).toBe('Did it.')
     expect(requestMessages(modelRequests(loopback, 'team-lead/general-purpose-1')[0]!)).toHaveLength(1)
   }, 20_000)

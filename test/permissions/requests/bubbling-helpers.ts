@@ -14,6 +14,7 @@ import { listPending, type ListedRequest } from '../../../src/permissions/reques
 import { sendTeamMessage } from '../../../src/teams/messaging.js'
 import { createTeam } from '../../../src/teams/team-store.js'
 import { isolatedHome } from '../../support/home.js'
+import { waitFor } from '../../support/wait.js'
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
 export const BIN = path.join(REPO, 'bin/swarm.js')
@@ -159,24 +160,8 @@ export async function nudge(fx: Fixture, text = 'please do it'): Promise<void> {
   await sendTeamMessage({ team: TEAM, to: 'alice', text, env: fx.env })
 }
 
-/** Polls `fn` until it returns a value (test-side waiting; the code under test does not poll). */
-export async function waitFor<T>(
-  fn: () => Promise<T | undefined> | T | undefined,
-  what: string,
-  timeoutMs = 10_000,
-  context?: () => string,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await fn()
-    if (v !== undefined && v !== false) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${context ? `\n--- output ---\n${context()}` : ''}`)
-    await new Promise((r) => setTimeout(r, 5))
-  }
-}
-
-export async function waitForPending(fx: Fixture, context?: () => string): Promise<ListedRequest> {
-  return waitFor(async () => (await listPending(TEAM, { env: fx.env })).requests[0], 'a pending request', 10_000, context)
+export async function waitForPending(fx: Fixture, output?: () => string): Promise<ListedRequest> {
+  return waitFor('a pending request', async () => (await listPending(TEAM, { env: fx.env })).requests[0], 10_000, { output })
 }
 
 /** The model requests that carried a tool_result, as JSON text. */
