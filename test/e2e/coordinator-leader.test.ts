@@ -1,23 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import { describe, expect, it } from 'vitest'
+import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { readTeam } from '../../src/teams/team-store.js'
 import { isAlive } from '../../src/process/liveness.js'
-import { BIN, sandbox, type Sandbox } from './helpers.js'
+import { BIN, type Sandbox, useModelSandbox } from './helpers.js'
 import { waitFor } from '../support/wait.js'
 
 describe('team create --coordinator', () => {
   let sb: Sandbox
   let server: LoopbackServer
-  beforeAll(async () => {
-    server = await startLoopbackServer({
-      scenario: { agents: { 'team-lead': [{ when: { lastUserIncludes: 'hello' }, text: 'I only delegate.' }] }, fallback: { text: 'Noted.' } },
-    })
-    sb = sandbox({ ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: server.url })
-  })
-  afterAll(async () => {
-    await sb?.cleanup()
-    await server?.close()
-  })
+  useModelSandbox(
+    { agents: { 'team-lead': [{ when: { lastUserIncludes: 'hello' }, text: 'I only delegate.' }] }, fallback: { text: 'Noted.' } },
+    (t) => ({ sb, server } = t),
+  )
 
   it('is recorded in the team, and the leader started for it gives its lead only the delegation tools and the four phases', async () => {
     expect((await sb.swarm(['team', 'create', 'coord', '--no-start', '--coordinator', '--cwd', sb.project])).code).toBe(0)

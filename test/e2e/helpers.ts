@@ -4,6 +4,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
+import { afterAll, beforeAll } from 'vitest'
+import { type LoopbackServer, type LoopbackServerOptions, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { isAlive, waitForExit } from '../../src/process/liveness.js'
 import { killTree, processTrees } from '../../src/process/tree.js'
 import { isolatedEnv } from '../support/home.js'
@@ -72,6 +74,38 @@ export function sandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
       fs.rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
     },
   }
+}
+
+/** A sandbox whose model is a loopback Messages API playing a scenario; `close` reaps both. */
+export interface ModelSandbox {
+  sb: Sandbox
+  server: LoopbackServer
+  close(): Promise<void>
+}
+
+export async function modelSandbox(scenario: LoopbackServerOptions['scenario']): Promise<ModelSandbox> {
+  const server = await startLoopbackServer({ scenario })
+  const sb = sandbox({ ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: server.url })
+  return {
+    sb,
+    server,
+    close: async () => {
+      await sb.cleanup()
+      await server.close()
+    },
+  }
+}
+
+/** For a describe block: one `modelSandbox(scenario)`, handed to `onReady` before its first test and reaped after its last. */
+export function useModelSandbox(scenario: LoopbackServerOptions['scenario'], onReady: (t: ModelSandbox) => unknown): void {
+  let t: ModelSandbox | undefined
+  beforeAll(async () => {
+    t = await modelSandbox(scenario)
+    onReady(t)
+  })
+  afterAll(async () => {
+    await t?.close()
+  })
 }
 
 /** Kills the sandbox's tmux server by its socket and waits for its panes' processes. */

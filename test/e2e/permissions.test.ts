@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { execa } from 'execa'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { appendMessage } from '../../src/mailbox/inbox.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
@@ -18,11 +18,11 @@ import {
   nudge,
   oneCall,
   startChild,
-  startLoopback,
   toolResult,
   type ChildAgent,
   type Fixture,
 } from '../permissions/requests/bubbling-helpers.js'
+import { useAgentTeam } from '../support/agent-team.js'
 import { waitFor } from '../support/wait.js'
 
 /**
@@ -33,24 +33,10 @@ import { waitFor } from '../support/wait.js'
 let loopback: LoopbackServer
 let fx: Fixture
 let agent: ChildAgent | undefined
-
-beforeAll(async () => {
+beforeAll(() => {
   if (!fs.existsSync(path.join(REPO, 'dist/permissions/requests/client.js'))) throw new Error('dist/ is missing or stale: run "npm run build" first')
-  loopback = await startLoopback()
 })
-afterAll(async () => {
-  await loopback.close()
-})
-beforeEach(async () => {
-  loopback.requests.length = 0
-  fx = await makeFixture(loopback)
-})
-afterEach(async (ctx) => {
-  if (agent && ctx.task.result?.state === 'fail') console.error(`--- swarm agent output ---\n${agent.output()}`)
-  await agent?.kill('SIGKILL')
-  agent = undefined
-  await fx.cleanup()
-})
+useAgentTeam({ team: makeFixture, onReady: (t) => ({ loopback, fx } = t) })
 
 async function perms(args: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
   const r = await execa('node', [BIN, 'perms', ...args], { env: fx.env, reject: false, timeout: 20_000 })

@@ -1,30 +1,21 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { execa } from 'execa'
-import { describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { readTranscript, transcriptPath } from '../../src/agent/transcript.js'
 import { LEAD_NAME } from '../../src/home/paths.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
 import { readTeam, updateMember, updateTeam } from '../../src/teams/team-store.js'
-import { BIN, TEAM, inbox, leadStructured, modelRequests, startAgent, type Fixture, type TestAgent } from './helpers.js'
+import { BIN, TEAM, inbox, makeFixture, leadStructured, modelRequests, startAgent, type Fixture } from './helpers.js'
 import { useAgentTeam } from '../support/agent-team.js'
 import { waitFor } from '../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
-const agents: TestAgent[] = []
-useAgentTeam([{ name: 'alice', maxTokens: 20_000 }], {
-  agents,
-  onReady: (l, f) => {
-    loopback = l
-    fx = f
-  },
-  beforeEach: async () => {
-    await fs.writeFile(path.join(fx.cwd, 'big.txt'), 'lorem ipsum dolor sit amet, consectetur\n'.repeat(250))
-  },
-})
+useAgentTeam({ team: (l) => makeFixture(l, [{ name: 'alice', maxTokens: 20_000 }]), onReady: (t) => ({ loopback, fx } = t) })
+beforeEach(() => fs.writeFile(path.join(fx.cwd, 'big.txt'), 'lorem ipsum dolor sit amet, consectetur\n'.repeat(250)))
 
 const swarm = (args: string[]) => execa(process.execPath, [BIN, ...args], { env: fx.env, reject: false, timeout: 15_000 })
 const read = (n: number) => ({ content: [{ type: 'tool_use' as const, id: `toolu_${n}`, name: 'Read', input: { file_path: 'big.txt' } }] })
@@ -39,7 +30,7 @@ describe('budgets', () => {
         },
       },
     })
-    agents.push(await startAgent(fx, 'alice'))
+    await startAgent(fx, 'alice')
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'read it twelve times', env: fx.env })
     const [idle] = await waitFor(
       'the budget stop',
@@ -98,7 +89,7 @@ describe('budgets', () => {
         },
       },
     })
-    agents.push(await startAgent(fx, 'alice'))
+    await startAgent(fx, 'alice')
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'read it all', env: fx.env })
     const [idle] = await waitFor(
       'the team budget stop',
@@ -135,7 +126,7 @@ describe('budgets', () => {
         },
       },
     })
-    agents.push(await startAgent(fx, 'alice'))
+    await startAgent(fx, 'alice')
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'hi', env: fx.env })
     await waitFor('alice idle', () => leadStructured(fx, 'idle_notification', 'alice').then((l) => l.length > 0 || undefined))
     const out = await swarm(['compact', TEAM, 'alice', '--focus', 'greetings'])

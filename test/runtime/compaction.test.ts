@@ -10,20 +10,23 @@ import type { ScenarioInput } from '../../src/loopback-model/scenario.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
 import { LEAD_NAME } from '../../src/home/paths.js'
 import { createTask, getTask } from '../../src/tasks/task-store.js'
-import { TEAM, leadStructured, messageText, modelRequests, requestMessages, startAgent, type Fixture, type TestAgent } from './helpers.js'
+import {
+  TEAM,
+  makeFixture,
+  leadStructured,
+  messageText,
+  modelRequests,
+  requestMessages,
+  startAgent,
+  type Fixture,
+  type TestAgent,
+} from './helpers.js'
 import { useAgentTeam } from '../support/agent-team.js'
 import { waitFor } from '../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
-const agents: TestAgent[] = []
-useAgentTeam([{ name: 'alice' }], {
-  agents,
-  onReady: (l, f) => {
-    loopback = l
-    fx = f
-  },
-})
+useAgentTeam({ team: (l) => makeFixture(l, [{ name: 'alice' }]), onReady: (t) => ({ loopback, fx } = t) })
 
 const SUMMARY_CUE = 'Your conversation is about to be compacted'
 const summaryRule = {
@@ -65,7 +68,6 @@ async function startWork(maxIterations = 100): Promise<TestAgent> {
   await createTask(TEAM, { subject: 'read everything', description: 'read big.txt' }, { env: fx.env })
   const agent = await startAgent(fx, 'alice', { runtime: { autoClaimTasks: false } })
   ;(agent.runtime as unknown as { o: { maxIterations: number } }).o.maxIterations = maxIterations
-  agents.push(agent)
   await sendTeamMessage({ team: TEAM, to: 'alice', text: 'read it all, then complete task #1', env: fx.env })
   return agent
 }
@@ -170,8 +172,7 @@ describe('compaction and the transcript', () => {
 
     loopback.setScenario({ agents: { alice: [{ text: 'Resumed and ready.', when: { lastUserIncludes: 'are you there' } }] } })
     loopback.requests.length = 0
-    const resumed = await startAgent(fx, 'alice', { resume: true })
-    agents.push(resumed)
+    await startAgent(fx, 'alice', { resume: true })
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'are you there?', env: fx.env })
     await waitFor('the resumed request', () => modelRequests(loopback, 'alice').length === 1)
     const body = requestMessages(modelRequests(loopback, 'alice')[0]!)

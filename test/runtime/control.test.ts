@@ -11,6 +11,7 @@ import { leadSignerFor, sendTeamMessage } from '../../src/teams/messaging.js'
 import { inboxPath, LEAD_NAME } from '../../src/home/paths.js'
 import {
   TEAM,
+  makeFixture,
   inbox,
   leadStructured,
   messageText,
@@ -27,18 +28,10 @@ import { waitFor } from '../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
-const agents: TestAgent[] = []
-useAgentTeam([{ name: 'alice' }, { name: 'bob' }], {
-  agents,
-  onReady: (l, f) => {
-    loopback = l
-    fx = f
-  },
-})
+useAgentTeam({ team: (l) => makeFixture(l, [{ name: 'alice' }, { name: 'bob' }]), onReady: (t) => ({ loopback, fx } = t) })
 
 const start = async (name = 'alice', opts: Parameters<typeof startAgent>[2] = {}) => {
   const a = await startAgent(fx, name, opts)
-  agents.push(a)
   await waitFor(`${name} to start idle`, async () => (await readAgentState(TEAM, name, fx.env))?.status === 'idle', 10_000, { output: a.out })
   return a
 }

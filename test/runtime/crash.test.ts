@@ -4,15 +4,16 @@ import os from 'node:os'
 import path from 'node:path'
 import { PassThrough } from 'node:stream'
 import { promisify } from 'node:util'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createOutput } from '../../src/agent/render.js'
 import { assembleAgent } from '../../src/agent/start.js'
 import { readAgentState } from '../../src/agent/state.js'
 import { createExecutor } from '../../src/backends/registry.js'
 import type { InProcessExecutor, TeammateContext } from '../../src/backends/types.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
 import { REPO, TEAM, leadStructured, makeFixture, modelRequests, type Fixture } from './helpers.js'
+import { useAgentTeam, track } from '../support/agent-team.js'
 import { waitFor } from '../support/wait.js'
 
 const run = promisify(execFile)
@@ -23,22 +24,18 @@ describe('a crash of one in-process teammate leaves the others working', () => {
   let executor: InProcessExecutor
   let pane = ''
 
-  beforeAll(async () => {
-    loopback = await startLoopbackServer({ scenario: {} })
-  })
-  afterAll(async () => {
-    await loopback.close()
-  })
-  beforeEach(async () => {
-    loopback.requests.length = 0
-    pane = ''
-    fx = await makeFixture(loopback, [{ name: 'alice' }, { name: 'bob' }])
-    executor = createExecutor('in-process', { env: fx.env, output: (t) => (pane += t) })
-  })
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail') console.error(`--- leader terminal ---\n${pane}`)
-    await executor.killAll()
-    await fx.cleanup()
+  useAgentTeam({
+    team: (l) => makeFixture(l, [{ name: 'alice' }, { name: 'bob' }]),
+    onReady: (t) => {
+      ;({ loopback, fx } = t)
+      pane = ''
+      executor = createExecutor('in-process', { env: fx.env, output: (text) => (pane += text) })
+      track(
+        'leader terminal',
+        () => executor.killAll(),
+        () => pane,
+      )
+    },
   })
 
   const teammate = (afterStart?: () => Promise<void>) => async (ctx: TeammateContext) => {

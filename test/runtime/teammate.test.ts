@@ -12,6 +12,7 @@ import { inboxPath, LEAD_NAME } from '../../src/home/paths.js'
 import { claimTask, createTask, getTask } from '../../src/tasks/task-store.js'
 import {
   TEAM,
+  makeFixture,
   inbox,
   inboxSync,
   leadStructured,
@@ -22,25 +23,16 @@ import {
   startAgent,
   toolResults,
   type Fixture,
-  type TestAgent,
 } from './helpers.js'
 import { useAgentTeam } from '../support/agent-team.js'
 import { waitFor } from '../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
-const agents: TestAgent[] = []
-useAgentTeam([{ name: 'alice' }, { name: 'bob' }, { name: 'carol' }], {
-  agents,
-  onReady: (l, f) => {
-    loopback = l
-    fx = f
-  },
-})
+useAgentTeam({ team: (l) => makeFixture(l, [{ name: 'alice' }, { name: 'bob' }, { name: 'carol' }]), onReady: (t) => ({ loopback, fx } = t) })
 
 const start = async (name: string, opts: Parameters<typeof startAgent>[2] = {}) => {
   const a = await startAgent(fx, name, opts)
-  agents.push(a)
   return a
 }
 const status = async (name: string) => (await readAgentState(TEAM, name, fx.env))?.status

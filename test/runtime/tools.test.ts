@@ -18,6 +18,7 @@ import { LEAD_NAME } from '../../src/home/paths.js'
 import { claimTask, getTask } from '../../src/tasks/task-store.js'
 import {
   TEAM,
+  makeFixture,
   inbox,
   leadStructured,
   messageText,
@@ -26,21 +27,13 @@ import {
   startAgent,
   toolResults,
   type Fixture,
-  type TestAgent,
 } from './helpers.js'
 import { useAgentTeam } from '../support/agent-team.js'
 import { waitFor } from '../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
-const agents: TestAgent[] = []
-useAgentTeam([{ name: 'alice' }, { name: 'bob' }], {
-  agents,
-  onReady: (l, f) => {
-    loopback = l
-    fx = f
-  },
-})
+useAgentTeam({ team: (l) => makeFixture(l, [{ name: 'alice' }, { name: 'bob' }]), onReady: (t) => ({ loopback, fx } = t) })
 
 const host = (name = 'alice', extra: Partial<TeamToolHost> = {}): TeamToolHost => ({
   team: TEAM,
@@ -321,7 +314,6 @@ describe('assembleAgent', () => {
         }
       },
     })
-    agents.push(alice)
     expect(assembly).toEqual({ name: 'alice', mode: 'acceptEdits', cwd: fx.cwd })
     expect(alice.tools).toEqual(
       expect.arrayContaining(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate']),

@@ -9,6 +9,7 @@ import { listPending } from '../../src/permissions/requests/store.js'
 import { createTeam } from '../../src/teams/team-store.js'
 import { createWorktree } from '../../src/worktrees/worktree.js'
 import { BIN, type Fixture, TEAM, nudge, startInProcess, toolResult } from '../permissions/requests/bubbling-helpers.js'
+import { afterTest } from '../support/agent-team.js'
 import { isolatedHome } from '../support/home.js'
 import { GIT_ENV, initRepo } from '../worktrees/git-repo.js'
 import { waitFor } from '../support/wait.js'
@@ -28,7 +29,8 @@ export interface HostileFixture extends Fixture {
 
 /**
  * `aliceIn: 'main'` puts alice in the main checkout and the recorded worktree is bob's (not
- * running): her writes to the repository's own `.git` then reach every worktree of it.
+ * running): her writes to the repository's own `.git` then reach every worktree of it. Removed
+ * after the test (test/support/agent-team.ts `useLoopback`).
  */
 export async function makeHostileFixture(
   loopback: LoopbackServer,
@@ -54,6 +56,7 @@ export async function makeHostileFixture(
     : [{ name: 'alice', cwd: wt.path, worktreePath: wt.path }]
   await createTeam({ name: TEAM, cwd: repo, members }, env)
   await ensureTeamKeys(TEAM, env)
+  afterTest(iso.cleanup)
   return {
     base,
     home,

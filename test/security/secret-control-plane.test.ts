@@ -5,15 +5,8 @@ import { readAgentState } from '../../src/agent/state.js'
 import { leadKeyPath } from '../../src/mailbox/signing.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { tasksDir, teamDir } from '../../src/home/paths.js'
-import {
-  TEAM,
-  nudge,
-  startInProcess,
-  toolResult,
-  type Fixture,
-  type InProcessAgent,
-  useBubblingTeam,
-} from '../permissions/requests/bubbling-helpers.js'
+import { TEAM, nudge, startInProcess, toolResult, type Fixture, type InProcessAgent, makeFixture } from '../permissions/requests/bubbling-helpers.js'
+import { useAgentTeam } from '../support/agent-team.js'
 import { waitFor } from '../support/wait.js'
 
 /**
@@ -30,10 +23,10 @@ let fx: Fixture
 let agent: InProcessAgent | undefined
 let base: string
 
-useBubblingTeam({
-  onReady: async (l, f) => {
-    loopback = l
-    fx = f
+useAgentTeam({
+  team: makeFixture,
+  onReady: async (t) => {
+    ;({ loopback, fx } = t)
     // $HOME is the directory above the state root (SWARM_HOME = <base>/home), as ~ is above ~/.claude.
     base = path.dirname(fx.home)
     fx.env.HOME = base
@@ -42,10 +35,6 @@ useBubblingTeam({
     await fs.writeFile(path.join(fx.cwd, 'notes.txt'), 'nothing secret here\n')
     await fs.mkdir(tasksDir(TEAM, fx.env), { recursive: true })
     await fs.writeFile(path.join(tasksDir(TEAM, fx.env), '1.json'), '{"id":"1","subject":"PRIVATE task"}')
-  },
-  afterEach: async () => {
-    await agent?.stop()
-    agent = undefined
   },
 })
 

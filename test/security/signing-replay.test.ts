@@ -1,16 +1,17 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { inboxPath, LEAD_NAME } from '../../src/home/paths.js'
 import { appendMessage } from '../../src/mailbox/inbox.js'
 import { encodeStructured, parseStructured } from '../../src/mailbox/messages.js'
 import { orderLedgerPath } from '../../src/mailbox/order-ledger.js'
 import type { InboxMessage } from '../../src/mailbox/types.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
 import { makeFixture, startAgent, TEAM, inbox, type Fixture, type TestAgent } from '../runtime/helpers.js'
 import fs from 'node:fs/promises'
 import { PassThrough } from 'node:stream'
 import { LeaderConsole, type TeamControl } from '../../src/leader/console.js'
+import { useAgentTeam } from '../support/agent-team.js'
 import { waitFor } from '../support/wait.js'
 
 /**
@@ -23,27 +24,10 @@ const MODES = ['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk',
 
 let loopback: LoopbackServer
 let fx: Fixture
-let agents: TestAgent[] = []
-
-beforeAll(async () => {
-  loopback = await startLoopbackServer({ scenario: {} })
-})
-afterAll(async () => {
-  await loopback.close()
-})
-beforeEach(async () => {
-  fx = await makeFixture(loopback, [{ name: 'alice' }, { name: 'bob' }])
-})
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') for (const a of agents) console.error(`--- pane ---\n${a.out()}`)
-  await Promise.all(agents.map((a) => a.stop()))
-  agents = []
-  await fx.cleanup()
-})
+useAgentTeam({ team: (l) => makeFixture(l, [{ name: 'alice' }, { name: 'bob' }]), onReady: (t) => ({ loopback, fx } = t) })
 
 async function start(name: string, mode: string): Promise<TestAgent> {
   const a = await startAgent(fx, name, { mode, runtime: { autoClaimTasks: false } })
-  agents.push(a)
   await waitFor(`${name} idle`, async () => (await readAgentState(TEAM, name, fx.env))?.status === 'idle', 10_000, { output: a.out })
   return a
 }
@@ -104,7 +88,6 @@ describe('a signed lead order cannot be replayed', () => {
 
       // After a restart: the copy planted while alice is down meets the ledger on disk (in the control plane).
       await alice.stop()
-      agents = agents.filter((a) => a !== alice)
       expect(await fs.readFile(orderLedgerPath(TEAM, 'alice', fx.env), 'utf8')).toContain(order.msg_id!)
       await plant('alice', order)
       alice = await start('alice', later)

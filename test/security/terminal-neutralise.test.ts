@@ -18,8 +18,9 @@ import {
   toolResult,
   type Fixture,
   type InProcessAgent,
-  useBubblingTeam,
+  makeFixture,
 } from '../permissions/requests/bubbling-helpers.js'
+import { useAgentTeam, track } from '../support/agent-team.js'
 import { waitFor } from '../support/wait.js'
 
 /**
@@ -66,20 +67,11 @@ let loopback: LoopbackServer
 let fx: Fixture
 let agent: InProcessAgent | undefined
 let consoleText = ''
-let closeConsole: (() => Promise<void>) | undefined
-
-useBubblingTeam({
-  onReady: async (l, f) => {
-    loopback = l
-    fx = f
+useAgentTeam({
+  team: makeFixture,
+  onReady: (t) => {
+    ;({ loopback, fx } = t)
     consoleText = ''
-  },
-  afterEach: async (ctx) => {
-    if (ctx.task.result?.state === 'fail') console.error(`--- console ---\n${consoleText}\n--- pane ---\n${agent?.pane() ?? ''}`)
-    await closeConsole?.()
-    closeConsole = undefined
-    await agent?.stop()
-    agent = undefined
   },
 })
 
@@ -96,10 +88,14 @@ function openConsole(opts: { promptSettleMs?: number } = {}) {
   }
   const c = new LeaderConsole({ team: TEAM, env: fx.env, input, output, control, color: false, pendingPollMs: 100, ...opts })
   const done = c.run()
-  closeConsole = async () => {
-    input.end()
-    await done
-  }
+  track(
+    'console',
+    () => {
+      input.end()
+      return done
+    },
+    () => consoleText,
+  )
   return {
     type: (line: string) => input.write(line + '\n'),
     waitFor: (what: string | RegExp) =>

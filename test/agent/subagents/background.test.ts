@@ -1,36 +1,21 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { LEAD_NAME } from '../../../src/home/paths.js'
 import { encodeStructured } from '../../../src/mailbox/messages.js'
-import { startLoopbackServer, type LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
+import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
 import { makeFixture, modelRequests, toolResults, type Fixture } from '../../runtime/helpers.js'
 import { leadTurnInputs, recordingClient, startLead, taskIdIn, type Lead } from './helpers.js'
+import { useAgentTeam } from '../../support/agent-team.js'
 import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
 let lead: Lead | undefined
-
-beforeAll(async () => {
-  loopback = await startLoopbackServer({ scenario: {} })
-})
-afterAll(async () => {
-  await loopback.close()
-})
-beforeEach(() => {
-  loopback.requests.length = 0
-})
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail' && lead) console.error(`--- lead ---\n${lead.agent.out()}`)
-  await lead?.stop()
-  lead = undefined
-  await fx.cleanup()
-})
+useAgentTeam({ team: (l) => makeFixture(l, []), onReady: (t) => ({ loopback, fx } = t) })
 
 const agentCall = (input: Record<string, unknown>) => ({ type: 'tool_use' as const, name: 'Agent', input })
 const notificationTurn = (lastUserIncludes: string, text = 'Noted.') => ({ when: { lastUserIncludes }, text })
 
 async function setup(env: Record<string, string> = {}): Promise<void> {
-  fx = await makeFixture(loopback, [])
   Object.assign(fx.env, env)
   lead = await startLead(fx, recordingClient(loopback).client)
 }

@@ -1,31 +1,20 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { scratchpadDir, LEAD_NAME } from '../../../src/home/paths.js'
-import { startLoopbackServer, type LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
+import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
 import { allowInScratchpad } from '../../../src/agent/subagents/scratchpad.js'
 import { allTools } from '../../../src/agent/tool-registry.js'
 import type { PermissionCheck, ToolContext } from '../../../src/agent/tool.js'
 import { TEAM, makeFixture, modelRequests, type Fixture } from '../../runtime/helpers.js'
 import { leadTurnInputs, recordingClient, startLead, type Lead } from './helpers.js'
+import { useAgentTeam } from '../../support/agent-team.js'
 import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
 let lead: Lead | undefined
-
-beforeAll(async () => {
-  loopback = await startLoopbackServer({ scenario: {} })
-})
-afterAll(async () => {
-  await loopback.close()
-})
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail' && lead) console.error(`--- lead ---\n${lead.agent.out()}`)
-  await lead?.stop()
-  lead = undefined
-  await fx?.cleanup()
-})
+useAgentTeam({ team: (l) => makeFixture(l, []), onReady: (t) => ({ loopback, fx } = t) })
 
 const systemOf = (body: unknown): string => {
   const system = (body as { system: string | Array<{ text: string }> }).system
@@ -102,7 +91,6 @@ describe('coordinator mode', () => {
       },
       fallback: { text: 'Noted.' },
     })
-    fx = await makeFixture(loopback, [])
     await fs.mkdir(path.join(fx.cwd, 'src'))
     lead = await startLead(fx, recordingClient(loopback).client, { coordinator: true })
     lead.agent.runtime.say('refactor a, b and c')
@@ -165,7 +153,6 @@ describe('coordinator mode', () => {
   }, 60_000)
 
   it('the scratchpad is writable without asking; everything else still goes to the permission check', async () => {
-    fx = await makeFixture(loopback, [])
     const dir = scratchpadDir(TEAM, fx.env)
     const denyAll: PermissionCheck = () => ({ behavior: 'deny', message: 'nobody to ask' })
     const check = allowInScratchpad(denyAll, dir)

@@ -1,32 +1,18 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { FORK_PLACEHOLDER } from '../../../src/agent/subagents/fork.js'
 import { LEAD_NAME } from '../../../src/home/paths.js'
-import { startLoopbackServer, type LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
+import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
 import { makeFixture, modelRequests, requestMessages, toolResults, type Fixture } from '../../runtime/helpers.js'
 import { leadTurnInputs, recordingClient, startLead, type Lead } from './helpers.js'
+import { useAgentTeam } from '../../support/agent-team.js'
 import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
 let lead: Lead | undefined
-
-beforeAll(async () => {
-  loopback = await startLoopbackServer({ scenario: {} })
-})
-afterAll(async () => {
-  await loopback.close()
-})
-beforeEach(() => {
-  loopback.requests.length = 0
-})
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail' && lead) console.error(`--- lead ---\n${lead.agent.out()}`)
-  await lead?.stop()
-  lead = undefined
-  await fx?.cleanup()
-})
+useAgentTeam({ team: (l) => makeFixture(l, []), onReady: (t) => ({ loopback, fx } = t) })
 
 const fork = (description: string, prompt: string) => ({ type: 'tool_use' as const, name: 'Agent', input: { description, prompt } })
 
@@ -57,7 +43,6 @@ describe('fork subagents', () => {
       },
       fallback: { text: 'Noted.' },
     })
-    fx = await makeFixture(loopback, [])
     fx.env.SWARM_FORK_SUBAGENT = '1'
     await fs.writeFile(
       path.join(fx.cwd, 'notes.md'),
@@ -131,7 +116,6 @@ describe('fork subagents', () => {
         'team-lead/general-purpose-1': [{ text: 'Did it.' }],
       },
     })
-    fx = await makeFixture(loopback, [])
     lead = await startLead(fx, recordingClient(loopback).client)
     lead.agent.runtime.say('go')
     await waitFor('the end of the turn', () => lead!.agent.out().includes('Done.'))

@@ -11,23 +11,14 @@ import { planFilePath } from '../../../src/home/paths.js'
 import { readPending } from '../../../src/permissions/requests/store.js'
 import { sendTeamMessage } from '../../../src/teams/messaging.js'
 import { inboxPath } from '../../../src/home/paths.js'
-import { TEAM, nudge, startInProcess, toolResult, waitForPending, type Fixture, type InProcessAgent, useBubblingTeam } from './bubbling-helpers.js'
+import { TEAM, nudge, startInProcess, toolResult, waitForPending, type Fixture, type InProcessAgent, makeFixture } from './bubbling-helpers.js'
+import { useAgentTeam } from '../../support/agent-team.js'
 import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
 let agent: InProcessAgent | undefined
-
-useBubblingTeam({
-  onReady: (l, f) => {
-    loopback = l
-    fx = f
-  },
-  afterEach: async () => {
-    await agent?.stop()
-    agent = undefined
-  },
-})
+useAgentTeam({ team: makeFixture, onReady: (t) => ({ loopback, fx } = t) })
 
 const PLAN = '# Plan\n\n1. Add src/feature.ts\n2. Run the tests\n'
 

@@ -21,24 +21,15 @@ import {
   waitForPending,
   type Fixture,
   type InProcessAgent,
-  useBubblingTeam,
+  makeFixture,
 } from './bubbling-helpers.js'
+import { useAgentTeam } from '../../support/agent-team.js'
 import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
 let agent: InProcessAgent | undefined
-
-useBubblingTeam({
-  onReady: (l, f) => {
-    loopback = l
-    fx = f
-  },
-  afterEach: async () => {
-    await agent?.stop()
-    agent = undefined
-  },
-})
+useAgentTeam({ team: makeFixture, onReady: (t) => ({ loopback, fx } = t) })
 
 const appendCount = { command: 'echo ran >> count.txt', description: 'count a run' }
 const finished = (text: string) => () => waitFor(text, () => toolResultRequests(loopback).length > 0 && loopback.requests.length >= 2 && agentIdle())
