@@ -8,8 +8,9 @@ import { readInbox } from '../../src/mailbox/inbox.js'
 import { inboxPath } from '../../src/home/paths.js'
 import { createTeam, readTeam } from '../../src/teams/team-store.js'
 import { isAlive, waitForExit } from '../../src/process/liveness.js'
-import { TEAMMATE, hasTmux, isolatedEnv, readJson, reapTmuxServer, tempDir } from './harness.js'
+import { TEAMMATE, isolatedEnv, readJson, tempDir } from './harness.js'
 import { waitFor } from '../support/wait.js'
+import { hasTmux, reapTmux } from '../support/tmux.js'
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/swarm.js')
 
@@ -41,7 +42,7 @@ describe.skipIf(!hasTmux)('swarm spawn / status / kill / attach / doctor', () =>
     await createTeam({ name: 'crew', cwd: root }, env)
   })
   afterAll(async () => {
-    await reapTmuxServer(env)
+    await reapTmux(env)
     fs.rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
   })
 

@@ -7,8 +7,9 @@ import { readInbox } from '../../src/mailbox/inbox.js'
 import { parseStructured } from '../../src/mailbox/messages.js'
 import { inboxPath } from '../../src/home/paths.js'
 import { isAlive, waitForExit } from '../../src/process/liveness.js'
-import { type Harness, TEAMMATE, hasTmux, makeHarness, readJson } from './harness.js'
+import { type Harness, TEAMMATE, makeHarness, readJson } from './harness.js'
 import { waitFor } from '../support/wait.js'
+import { hasTmux } from '../support/tmux.js'
 
 /** Arguments and paths a shell would interpret; every backend must pass them through untouched. */
 const NASTY = [

@@ -11,8 +11,9 @@ import type { PaneExecutor } from '../../src/backends/types.js'
 import { createTeam, readTeam } from '../../src/teams/team-store.js'
 import { agentDir } from '../../src/home/paths.js'
 import { CommandTimeoutError } from '../../src/process/launch.js'
-import { TEAMMATE, hasTmux, isolatedEnv, readJson, reapTmuxServer, tempDir } from './harness.js'
+import { TEAMMATE, isolatedEnv, readJson, tempDir } from './harness.js'
 import { waitFor } from '../support/wait.js'
+import { hasTmux, reapTmux } from '../support/tmux.js'
 
 describe('tmux quoting', () => {
   it('single-quotes plain strings and double-quotes strings with a quote, escaping what tmux expands', () => {
@@ -40,7 +41,7 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
     await createTeam({ name: 'crew', cwd: root }, env)
   })
   afterEach(async () => {
-    await reapTmuxServer(env)
+    await reapTmux(env)
     fs.rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
   })
 
@@ -94,7 +95,7 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
     expect([...status.values()].every((s) => s.state === 'alive')).toBe(true)
     // A fresh executor (another process) finds nothing recorded here, but the leader by its tag.
     expect((await createExecutor('tmux', { env }).status(['team-lead@crew'])).get('team-lead@crew')?.state).toBe('alive')
-    await reapTmuxServer(env)
+    await reapTmux(env)
     const after = await tmux.status(ids)
     expect([...after.values()]).toEqual(ids.map(() => ({ state: 'dead', reason: 'tmux server not running' })))
   })
@@ -102,7 +103,7 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
   it('a spawn after the tmux server died starts a new session for the team', async () => {
     const exec = createExecutor('tmux', { env, leaderArgv: () => ['sleep', '600'] })
     const first = await exec.spawn({ team: 'crew', name: 'a', argv: ['sleep', '600'], cwd: root })
-    await reapTmuxServer(env)
+    await reapTmux(env)
     expect(first.socketPath).toBeTruthy()
     await exec.spawn({ team: 'crew', name: 'b', argv: ['sleep', '600'], cwd: root })
     const status = await exec.status(['a@crew', 'b@crew', 'team-lead@crew'])

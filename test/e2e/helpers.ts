@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -6,24 +6,17 @@ import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
 import { afterAll, beforeAll } from 'vitest'
 import { type LoopbackServer, type LoopbackServerOptions, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
-import { isAlive, waitForExit } from '../../src/process/liveness.js'
+import { isAlive } from '../../src/process/liveness.js'
 import { killTree, processTrees } from '../../src/process/tree.js'
 import { isolatedEnv } from '../support/home.js'
+import { reapTmux } from '../support/tmux.js'
 
-// test/interop imports the wait helper from here; it is test/support/wait.ts's.
+// test/interop imports these from here: they are test/support's.
+export { reapTmux } from '../support/tmux.js'
 export { waitFor } from '../support/wait.js'
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 export const BIN = path.join(REPO, 'bin/swarm.js')
-
-export const hasTmux = (() => {
-  try {
-    execFileSync('tmux', ['-V'], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-})()
 
 export interface Sandbox {
   root: string
@@ -106,46 +99,6 @@ export function useModelSandbox(scenario: LoopbackServerOptions['scenario'], onR
   afterAll(async () => {
     await t?.close()
   })
-}
-
-/** Kills the sandbox's tmux server by its socket and waits for its panes' processes. */
-export async function reapTmux(env: NodeJS.ProcessEnv, socket = 'swarm'): Promise<void> {
-  let pids: number[] = []
-  try {
-    const out = execFileSync('tmux', ['-L', socket, 'list-panes', '-a', '-F', '#{pane_pid}'], {
-      env,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    })
-    pids = out
-      .split('\n')
-      .map(Number)
-      .filter((p) => p > 0)
-  } catch {
-    return // no server
-  }
-  const trees = [...(await processTrees(pids)).values()].flat()
-  try {
-    execFileSync('tmux', ['-L', socket, 'kill-server'], { env, stdio: 'ignore' })
-  } catch {
-    // already gone
-  }
-  if (!(await waitForExit(trees, 2_000))) await Promise.all(trees.filter(isAlive).map((p) => killTree(p, { graceMs: 0 })))
-}
-
-/** tmux sessions on the sandbox's server ([] when it is not running). */
-export function tmuxSessions(env: NodeJS.ProcessEnv, socket = 'swarm'): string[] {
-  try {
-    return execFileSync('tmux', ['-L', socket, 'list-sessions', '-F', '#{session_name}'], {
-      env,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    })
-      .split('\n')
-      .filter(Boolean)
-  } catch {
-    return []
-  }
 }
 
 const tool = (name: string, input: Record<string, unknown>) => ({ content: [{ type: 'tool_use' as const, name, input }] })

@@ -8,8 +8,9 @@ import { readInbox } from '../../src/mailbox/inbox.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { inboxPath, teamDir } from '../../src/home/paths.js'
 import { isAlive } from '../../src/process/liveness.js'
-import { hasTmux, useModelSandbox, tmuxSessions, type Sandbox, ALICE_SCENARIO as SCENARIO } from './helpers.js'
+import { useModelSandbox, type Sandbox, ALICE_SCENARIO as SCENARIO } from './helpers.js'
 import { waitFor } from '../support/wait.js'
+import { hasTmux, tmuxSessions } from '../support/tmux.js'
 
 async function leadTexts(sb: Sandbox): Promise<string[]> {
   const file = inboxPath('crew', 'team-lead', sb.env)

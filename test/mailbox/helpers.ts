@@ -3,6 +3,8 @@ import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { afterEach, beforeEach } from 'vitest'
+import { inboxPath } from '../../src/home/paths.js'
 import { isolatedHome } from '../support/home.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -17,9 +19,33 @@ export function requireBuild(): void {
   }
 }
 
-export async function tempHome(): Promise<{ home: string; env: NodeJS.ProcessEnv; cleanup: () => Promise<void> }> {
+/** An isolated SWARM_HOME (test/support/home.ts) for the mailbox tests. */
+export interface TempHome {
+  home: string
+  env: NodeJS.ProcessEnv
+  cleanup(): Promise<void>
+}
+
+export async function tempHome(): Promise<TempHome> {
   const { home, env, cleanup } = isolatedHome('swarm-mailbox-')
   return { home, env, cleanup }
+}
+
+/**
+ * The mailbox tests' per-test setup: a fresh home and the path of `agent`'s inbox in team `alpha`,
+ * handed to `onReady` (which may also prepare files); after the test every process it started
+ * (startNode) is killed and the home removed.
+ */
+export function useInbox(agent: string, onReady: (t: { home: TempHome; file: string }) => unknown): void {
+  let home: TempHome
+  beforeEach(async () => {
+    home = await tempHome()
+    await onReady({ home, file: inboxPath('alpha', agent, home.env) })
+  })
+  afterEach(async () => {
+    await reapAll()
+    await home.cleanup()
+  })
 }
 
 export interface Proc {

@@ -1,24 +1,19 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { CorruptFileError } from '../../src/errors.js'
 import { createEntry } from '../../src/mailbox/entry.js'
 import { appendMessage, appendMessages, readInbox } from '../../src/mailbox/inbox.js'
 import { clearSpooled, spoolDir } from '../../src/mailbox/spool.js'
 import type { InboxMessage } from '../../src/mailbox/types.js'
 import { watchInbox } from '../../src/mailbox/watch.js'
-import { inboxPath } from '../../src/home/paths.js'
-import { pendingSpool, requireBuild, runNode, tempHome, WRITER } from './helpers.js'
+import { pendingSpool, requireBuild, runNode, type TempHome, useInbox, WRITER } from './helpers.js'
 import { waitFor } from '../support/wait.js'
 
-let home: Awaited<ReturnType<typeof tempHome>>
+let home: TempHome
 let file: string
 beforeAll(requireBuild)
-beforeEach(async () => {
-  home = await tempHome()
-  file = inboxPath('alpha', 'lead', home.env)
-})
-afterEach(() => home.cleanup())
+useInbox('lead', (t) => ({ home, file } = t))
 
 /** A pid no process has here (the kernel's pid_max is at most 2^22). */
 const DEAD_PID = 2 ** 22 + 7

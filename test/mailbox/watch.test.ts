@@ -1,31 +1,25 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { CorruptFileError } from '../../src/errors.js'
 import { messageKey, messageState } from '../../src/mailbox/entry.js'
 import { appendMessage, markRead, readInbox } from '../../src/mailbox/inbox.js'
 import type { InboxMessage } from '../../src/mailbox/types.js'
 import { watchInbox, type InboxWatcher } from '../../src/mailbox/watch.js'
-import { inboxPath, teamsDir } from '../../src/home/paths.js'
-import { reapAll, requireBuild, runNode, tempHome, WRITER } from './helpers.js'
+import { teamsDir } from '../../src/home/paths.js'
+import { requireBuild, runNode, type TempHome, useInbox, WRITER } from './helpers.js'
 import { waitFor } from '../support/wait.js'
 
 /** Long enough that only events (not the safety poll) can explain a delivery within a test. */
 const NO_POLL = 600_000
 
-let home: Awaited<ReturnType<typeof tempHome>>
+let home: TempHome
 let file: string
 const watchers: InboxWatcher[] = []
 beforeAll(requireBuild)
-beforeEach(async () => {
-  home = await tempHome()
-  file = inboxPath('alpha', 'lead', home.env)
-})
-afterEach(async () => {
-  await Promise.all(watchers.splice(0).map((w) => w.close()))
-  await reapAll()
-  await home.cleanup()
-})
+useInbox('lead', (t) => ({ home, file } = t))
+// Registered after useInbox, so it runs before it: the watchers close before the home goes.
+afterEach(() => Promise.all(watchers.splice(0).map((w) => w.close())))
 
 function collect(opts: Parameters<typeof watchInbox>[3] = {}) {
   const got: InboxMessage[] = []
