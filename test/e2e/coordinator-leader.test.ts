@@ -3,6 +3,7 @@ import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js
 import { readTeam } from '../../src/teams/team-store.js'
 import { isAlive } from '../../src/process/liveness.js'
 import { BIN, type Sandbox, useModelSandbox } from './helpers.js'
+import { COORDINATOR_TOOLS } from '../agent/subagents/helpers.js'
 import { waitFor } from '../support/wait.js'
 
 describe('team create --coordinator', () => {
@@ -23,16 +24,7 @@ describe('team create --coordinator', () => {
     leader.stdin!.write('hello lead\n')
     await waitFor('the lead’s answer', () => seen.includes('I only delegate.'))
     const body = server.requests.find((r) => r.agent === 'team-lead')!.body as { tools: Array<{ name: string }>; system: Array<{ text: string }> }
-    expect(body.tools.map((t) => t.name).sort()).toEqual([
-      'Agent',
-      'Batch',
-      'SendMessage',
-      'TaskCreate',
-      'TaskGet',
-      'TaskList',
-      'TaskStop',
-      'TaskUpdate',
-    ])
+    expect(body.tools.map((t) => t.name).sort()).toEqual(COORDINATOR_TOOLS)
     expect(body.system.map((b) => b.text).join('\n')).toContain('You are a COORDINATOR')
     leader.stdin!.write('/quit\n')
     await waitFor('the leader gone', () => !isAlive(leader.pid!), 10_000)

@@ -1,8 +1,6 @@
-import fs from 'node:fs/promises'
-import os from 'node:os'
 import path from 'node:path'
 import { PassThrough } from 'node:stream'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { LeaderConsole, type LeadAgent, type TeamControl } from '../../src/leader/console.js'
 import { appendMessage, readInbox } from '../../src/mailbox/inbox.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
@@ -15,19 +13,17 @@ import { inboxPath } from '../../src/home/paths.js'
 import { createTask } from '../../src/tasks/task-store.js'
 import { createTeam } from '../../src/teams/team-store.js'
 import { waitFor } from '../support/wait.js'
+import { useTempDir } from '../support/home.js'
 
 const TEAM = 'crew'
 let base: string
 let env: NodeJS.ProcessEnv
 
-beforeEach(async () => {
-  base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-console-')))
+useTempDir('swarm-console-', async (d) => {
+  base = d
   env = { ...process.env, SWARM_HOME: path.join(base, 'home'), CLAUDE_CONFIG_DIR: '', NO_COLOR: '1' }
   await createTeam({ name: TEAM, cwd: base, members: [{ name: 'alice' }, { name: 'bob' }] }, env)
   await ensureTeamKeys(TEAM, env)
-})
-afterEach(async () => {
-  await fs.rm(base, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
 })
 
 /** A console on streams, with a control that records what it was asked to do. */

@@ -7,7 +7,7 @@ import { allowInScratchpad } from '../../../src/agent/subagents/scratchpad.js'
 import { allTools } from '../../../src/agent/tool-registry.js'
 import type { PermissionCheck, ToolContext } from '../../../src/agent/tool.js'
 import { TEAM, makeFixture, modelRequests, type Fixture } from '../../runtime/helpers.js'
-import { leadTurnInputs, recordingClient, startLead, type Lead } from './helpers.js'
+import { COORDINATOR_TOOLS, leadTurnInputs, recordingClient, startLead, type Lead } from './helpers.js'
 import { useAgentTeam } from '../../support/agent-team.js'
 import { waitFor } from '../../support/wait.js'
 
@@ -101,16 +101,7 @@ describe('coordinator mode', () => {
     // The coordinator only delegates, and its prompt teaches the phases.
     const [first] = modelRequests(loopback, LEAD_NAME)
     const body = first!.body as { tools: Array<{ name: string }>; system: string | Array<{ text: string }> }
-    expect(body.tools.map((t) => t.name).sort()).toEqual([
-      'Agent',
-      'Batch',
-      'SendMessage',
-      'TaskCreate',
-      'TaskGet',
-      'TaskList',
-      'TaskStop',
-      'TaskUpdate',
-    ])
+    expect(body.tools.map((t) => t.name).sort()).toEqual(COORDINATOR_TOOLS)
     const system = systemOf(body)
     for (const phase of ['1. Research', '2. Synthesis', '3. Implementation', '4. Verification']) expect(system).toContain(phase)
     expect(system).toContain(`Scratchpad directory: ${scratchpadDir(TEAM, fx.env)}`)

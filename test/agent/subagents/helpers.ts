@@ -10,6 +10,9 @@ import { createBatchTool } from '../../../src/batch/tool.js'
 import { TEAM, messageText, modelRequests, requestMessages, startAgent, type Fixture, type TestAgent } from '../../runtime/helpers.js'
 import { track } from '../../support/agent-team.js'
 
+/** The tools a coordinator lead is given (sorted): delegation and coordination only. */
+export const COORDINATOR_TOOLS = ['Agent', 'Batch', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskStop', 'TaskUpdate']
+
 /** Raw request bodies as the SDK sent them, by agent header (recorded by the client's fetch). */
 export interface RawBodies {
   all: Array<{ agent: string; body: string }>
