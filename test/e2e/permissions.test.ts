@@ -11,7 +11,6 @@ import { listPending } from '../../src/permissions/requests/store.js'
 import { isAlive } from '../../src/process/liveness.js'
 import {
   BIN,
-  REPO,
   TEAM,
   countLines,
   makeFixture,
@@ -23,6 +22,7 @@ import {
   type Fixture,
 } from '../permissions/requests/bubbling-helpers.js'
 import { useAgentTeam } from '../support/agent-team.js'
+import { requireBuilt } from '../support/repo.js'
 import { waitFor } from '../support/wait.js'
 
 /**
@@ -33,9 +33,7 @@ import { waitFor } from '../support/wait.js'
 let loopback: LoopbackServer
 let fx: Fixture
 let agent: ChildAgent | undefined
-beforeAll(() => {
-  if (!fs.existsSync(path.join(REPO, 'dist/permissions/requests/client.js'))) throw new Error('dist/ is missing or stale: run "npm run build" first')
-})
+beforeAll(() => requireBuilt('dist/permissions/requests/client.js'))
 useAgentTeam({ team: makeFixture, onReady: (t) => ({ loopback, fx } = t) })
 
 async function perms(args: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {

@@ -1,35 +1,23 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach } from 'vitest'
 import { inboxPath } from '../../src/home/paths.js'
-import { isolatedHome } from '../support/home.js'
+import { type IsolatedHome, isolatedHome } from '../support/home.js'
+import { requireBuilt } from '../support/repo.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 export const repoRoot = path.resolve(here, '../..')
 export const WRITER = path.join(here, 'fixtures', 'writer.mjs')
 export const SWARM_BIN = path.join(repoRoot, 'bin', 'swarm.js')
 
-/** Fails fast with a clear message when the build the helper processes import is missing. */
-export function requireBuild(): void {
-  if (!fs.existsSync(path.join(repoRoot, 'dist', 'mailbox', 'inbox.js'))) {
-    throw new Error('dist/ is missing: run `npm run build` before these tests')
-  }
-}
+/** Fails fast when the build the helper processes import is missing. */
+export const requireBuild = () => requireBuilt('dist/mailbox/inbox.js')
 
 /** An isolated SWARM_HOME (test/support/home.ts) for the mailbox tests. */
-export interface TempHome {
-  home: string
-  env: NodeJS.ProcessEnv
-  cleanup(): Promise<void>
-}
-
-export async function tempHome(): Promise<TempHome> {
-  const { home, env, cleanup } = isolatedHome('swarm-mailbox-')
-  return { home, env, cleanup }
-}
+export type TempHome = Pick<IsolatedHome, 'home' | 'env' | 'cleanup'>
+export const tempHome = async (): Promise<TempHome> => isolatedHome('swarm-mailbox-')
 
 /**
  * The mailbox tests' per-test setup: a fresh home and the path of `agent`'s inbox in team `alpha`,

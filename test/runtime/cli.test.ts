@@ -10,15 +10,14 @@ import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js
 import { sendTeamMessage } from '../../src/teams/messaging.js'
 import { LEAD_NAME } from '../../src/home/paths.js'
 import { getMember } from '../../src/teams/team-store.js'
-import { BIN, REPO, TEAM, inbox, leadStructured, makeFixture, modelRequests, sleep, startChildAgent, toolResults, type Fixture } from './helpers.js'
+import { BIN, TEAM, inbox, leadStructured, makeFixture, modelRequests, sleep, startChildAgent, toolResults, type Fixture } from './helpers.js'
 import { useAgentTeam } from '../support/agent-team.js'
+import { requireBuilt } from '../support/repo.js'
 import { waitFor } from '../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
-beforeAll(async () => {
-  if (!(await fs.stat(path.join(REPO, 'dist/cli/logs.js')).catch(() => undefined))) throw new Error('dist/ is missing: run "npm run build" first')
-})
+beforeAll(() => requireBuilt('dist/cli/logs.js'))
 useAgentTeam({ team: (l) => makeFixture(l, [{ name: 'alice' }, { name: 'bob' }]), onReady: (t) => ({ loopback, fx } = t) })
 
 const swarm = (args: string[], env = fx.env) => execa(process.execPath, [BIN, ...args], { env, reject: false, timeout: 15_000 })

@@ -10,7 +10,7 @@ import { sendTeamMessage } from '../../../src/teams/messaging.js'
 import { makeTeam, startSwarmAgent, track, type ChildAgent, type Fixture } from '../../support/agent-team.js'
 import { waitFor } from '../../support/wait.js'
 
-export { BIN, REPO } from '../../support/repo.js'
+export { BIN } from '../../support/repo.js'
 export type { ChildAgent, Fixture } from '../../support/agent-team.js'
 export const TEAM = 'crew'
 
