@@ -6,7 +6,7 @@ import type { LoopbackServer } from '../../../src/loopback-model/loopback-server
 import { allowInScratchpad } from '../../../src/agent/subagents/scratchpad.js'
 import { allTools } from '../../../src/agent/tool-registry.js'
 import type { PermissionCheck, ToolContext } from '../../../src/agent/tool.js'
-import { TEAM, makeFixture, modelRequests, type Fixture } from '../../runtime/helpers.js'
+import { TEAM, makeFixture, modelRequests, type Fixture } from '../runtime/helpers.js'
 import { COORDINATOR_TOOLS, leadTurnInputs, recordingClient, startLead, type Lead } from './helpers.js'
 import { useAgentTeam } from '../../support/agent-team.js'
 import { waitFor } from '../../support/wait.js'

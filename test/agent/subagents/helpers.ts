@@ -7,7 +7,7 @@ import { allowInScratchpad, ensureScratchpad } from '../../../src/agent/subagent
 import { createLeadDelegation } from '../../../src/agent/subagents/session.js'
 import { allowAll } from '../../../src/agent/tool.js'
 import { createBatchTool } from '../../../src/batch/tool.js'
-import { TEAM, messageText, modelRequests, requestMessages, startAgent, type Fixture, type TestAgent } from '../../runtime/helpers.js'
+import { TEAM, messageText, modelRequests, requestMessages, startAgent, type Fixture, type TestAgent } from '../runtime/helpers.js'
 import { track } from '../../support/agent-team.js'
 
 /** The tools a coordinator lead is given (sorted): delegation and coordination only. */

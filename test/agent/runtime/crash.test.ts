@@ -5,16 +5,16 @@ import path from 'node:path'
 import { PassThrough } from 'node:stream'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { createOutput } from '../../src/agent/render.js'
-import { assembleAgent } from '../../src/agent/start.js'
-import { readAgentState } from '../../src/agent/state.js'
-import { createExecutor } from '../../src/backends/registry.js'
-import type { InProcessExecutor, TeammateContext } from '../../src/backends/types.js'
-import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
-import { sendTeamMessage } from '../../src/teams/messaging.js'
+import { createOutput } from '../../../src/agent/render.js'
+import { assembleAgent } from '../../../src/agent/start.js'
+import { readAgentState } from '../../../src/agent/state.js'
+import { createExecutor } from '../../../src/backends/registry.js'
+import type { InProcessExecutor, TeammateContext } from '../../../src/backends/types.js'
+import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
+import { sendTeamMessage } from '../../../src/teams/messaging.js'
 import { REPO, TEAM, leadStructured, makeFixture, modelRequests, type Fixture } from './helpers.js'
-import { useAgentTeam, track } from '../support/agent-team.js'
-import { waitFor } from '../support/wait.js'
+import { useAgentTeam, track } from '../../support/agent-team.js'
+import { waitFor } from '../../support/wait.js'
 
 const run = promisify(execFile)
 
@@ -83,7 +83,7 @@ describe('a crash of one in-process teammate leaves the others working', () => {
   it('in a leader process: an uncaught throw (mid-turn) and a floating rejection end only their teammates', async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-rt-crash-'))
     try {
-      const { stdout, stderr } = await run(process.execPath, [path.join(REPO, 'test/runtime/fixtures/crash-leader.mjs'), dir], {
+      const { stdout, stderr } = await run(process.execPath, [path.join(REPO, 'test/agent/runtime/fixtures/crash-leader.mjs'), dir], {
         timeout: 25_000,
         killSignal: 'SIGKILL',
         env: { ...process.env, NO_COLOR: '1' },

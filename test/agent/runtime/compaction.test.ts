@@ -1,15 +1,15 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { compactionPolicy } from '../../src/agent/compaction/thresholds.js'
-import { readAgentState } from '../../src/agent/state.js'
-import { type CompactionEvent, readTranscript, rebuildConversation, transcriptPath } from '../../src/agent/transcript.js'
-import { encodeStructured } from '../../src/mailbox/messages.js'
-import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
-import type { ScenarioInput } from '../../src/loopback-model/scenario.js'
-import { sendTeamMessage } from '../../src/teams/messaging.js'
-import { LEAD_NAME } from '../../src/home/paths.js'
-import { createTask, getTask } from '../../src/tasks/task-store.js'
+import { compactionPolicy } from '../../../src/agent/compaction/thresholds.js'
+import { readAgentState } from '../../../src/agent/state.js'
+import { type CompactionEvent, readTranscript, rebuildConversation, transcriptPath } from '../../../src/agent/transcript.js'
+import { encodeStructured } from '../../../src/mailbox/messages.js'
+import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
+import type { ScenarioInput } from '../../../src/loopback-model/scenario.js'
+import { sendTeamMessage } from '../../../src/teams/messaging.js'
+import { LEAD_NAME } from '../../../src/home/paths.js'
+import { createTask, getTask } from '../../../src/tasks/task-store.js'
 import {
   TEAM,
   makeFixture,
@@ -21,8 +21,8 @@ import {
   type Fixture,
   type TestAgent,
 } from './helpers.js'
-import { useAgentTeam } from '../support/agent-team.js'
-import { waitFor } from '../support/wait.js'
+import { useAgentTeam } from '../../support/agent-team.js'
+import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture

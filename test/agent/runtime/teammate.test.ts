@@ -2,14 +2,14 @@ import { readFileSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { readAgentState } from '../../src/agent/state.js'
-import { readTranscript, transcriptPath } from '../../src/agent/transcript.js'
-import { appendMessages } from '../../src/mailbox/inbox.js'
-import { encodeStructured } from '../../src/mailbox/messages.js'
-import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
-import { sendTeamMessage } from '../../src/teams/messaging.js'
-import { inboxPath, LEAD_NAME } from '../../src/home/paths.js'
-import { claimTask, createTask, getTask } from '../../src/tasks/task-store.js'
+import { readAgentState } from '../../../src/agent/state.js'
+import { readTranscript, transcriptPath } from '../../../src/agent/transcript.js'
+import { appendMessages } from '../../../src/mailbox/inbox.js'
+import { encodeStructured } from '../../../src/mailbox/messages.js'
+import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
+import { sendTeamMessage } from '../../../src/teams/messaging.js'
+import { inboxPath, LEAD_NAME } from '../../../src/home/paths.js'
+import { claimTask, createTask, getTask } from '../../../src/tasks/task-store.js'
 import {
   TEAM,
   makeFixture,
@@ -24,8 +24,8 @@ import {
   toolResults,
   type Fixture,
 } from './helpers.js'
-import { useAgentTeam } from '../support/agent-team.js'
-import { waitFor } from '../support/wait.js'
+import { useAgentTeam } from '../../support/agent-team.js'
+import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture

@@ -1,13 +1,13 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { beforeEach, describe, expect, it } from 'vitest'
-import { cachedShare } from '../../src/agent/pricing.js'
-import { readAgentState } from '../../src/agent/state.js'
-import type { LoopbackServer, RecordedRequest } from '../../src/loopback-model/loopback-server.js'
-import { sendTeamMessage } from '../../src/teams/messaging.js'
+import { cachedShare } from '../../../src/agent/pricing.js'
+import { readAgentState } from '../../../src/agent/state.js'
+import type { LoopbackServer, RecordedRequest } from '../../../src/loopback-model/loopback-server.js'
+import { sendTeamMessage } from '../../../src/teams/messaging.js'
 import { TEAM, makeFixture, modelRequests, startAgent, type Fixture } from './helpers.js'
-import { useAgentTeam } from '../support/agent-team.js'
-import { waitFor } from '../support/wait.js'
+import { useAgentTeam } from '../../support/agent-team.js'
+import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture

@@ -2,10 +2,10 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { readAgentState } from '../../src/agent/state.js'
-import { readTranscript, rebuildConversation, Transcript, transcriptPath, type TranscriptEvent } from '../../src/agent/transcript.js'
-import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
-import { sendTeamMessage } from '../../src/teams/messaging.js'
+import { readAgentState } from '../../../src/agent/state.js'
+import { readTranscript, rebuildConversation, Transcript, transcriptPath, type TranscriptEvent } from '../../../src/agent/transcript.js'
+import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
+import { sendTeamMessage } from '../../../src/teams/messaging.js'
 import {
   REPO,
   TEAM,
@@ -20,8 +20,8 @@ import {
   type Fixture,
   type TestAgent,
 } from './helpers.js'
-import { useAgentTeam } from '../support/agent-team.js'
-import { waitFor } from '../support/wait.js'
+import { useAgentTeam } from '../../support/agent-team.js'
+import { waitFor } from '../../support/wait.js'
 
 const t = '2025-01-01T00:00:00.000Z'
 const msg = (role: 'user' | 'assistant', content: unknown): TranscriptEvent => ({ t, kind: 'message', message: { role, content } as never })

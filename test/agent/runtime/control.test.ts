@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { readAgentState } from '../../src/agent/state.js'
-import { appendMessage, appendMessages } from '../../src/mailbox/inbox.js'
-import { withLeadSignature } from '../../src/mailbox/lead-signature.js'
-import { encodeStructured } from '../../src/mailbox/messages.js'
-import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
-import { leadSignerFor, sendTeamMessage } from '../../src/teams/messaging.js'
-import { inboxPath, LEAD_NAME } from '../../src/home/paths.js'
+import { readAgentState } from '../../../src/agent/state.js'
+import { appendMessage, appendMessages } from '../../../src/mailbox/inbox.js'
+import { withLeadSignature } from '../../../src/mailbox/lead-signature.js'
+import { encodeStructured } from '../../../src/mailbox/messages.js'
+import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
+import { leadSignerFor, sendTeamMessage } from '../../../src/teams/messaging.js'
+import { inboxPath, LEAD_NAME } from '../../../src/home/paths.js'
 import {
   TEAM,
   makeFixture,
@@ -23,8 +23,8 @@ import {
   type Fixture,
   type TestAgent,
 } from './helpers.js'
-import { useAgentTeam } from '../support/agent-team.js'
-import { waitFor } from '../support/wait.js'
+import { useAgentTeam } from '../../support/agent-team.js'
+import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture

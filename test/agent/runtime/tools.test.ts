@@ -2,20 +2,20 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import Anthropic from '@anthropic-ai/sdk'
 import { describe, expect, it } from 'vitest'
-import { readAgentState } from '../../src/agent/state.js'
-import { runSubagent } from '../../src/agent/subagents/fresh.js'
-import { allowAll, runTool, type AnyTool, type ToolContext } from '../../src/agent/tool.js'
-import { allTools } from '../../src/agent/tool-registry.js'
-import { createSendMessageTool, type TeamToolHost } from '../../src/agent/tools/send-message.js'
-import { createTaskTools } from '../../src/agent/tools/tasks.js'
-import { runTurn } from '../../src/agent/turn.js'
-import { assembleAgent } from '../../src/agent/start.js'
-import { encodeStructured, parseStructured, type StructuredMessage } from '../../src/mailbox/messages.js'
-import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
-import { classifyLeadMessage, loadLeadPublicKey } from '../../src/mailbox/signing.js'
-import { leadSignerFor, sendTeamMessage } from '../../src/teams/messaging.js'
-import { LEAD_NAME } from '../../src/home/paths.js'
-import { claimTask, getTask } from '../../src/tasks/task-store.js'
+import { readAgentState } from '../../../src/agent/state.js'
+import { runSubagent } from '../../../src/agent/subagents/fresh.js'
+import { allowAll, runTool, type AnyTool, type ToolContext } from '../../../src/agent/tool.js'
+import { allTools } from '../../../src/agent/tool-registry.js'
+import { createSendMessageTool, type TeamToolHost } from '../../../src/agent/tools/send-message.js'
+import { createTaskTools } from '../../../src/agent/tools/tasks.js'
+import { runTurn } from '../../../src/agent/turn.js'
+import { assembleAgent } from '../../../src/agent/start.js'
+import { encodeStructured, parseStructured, type StructuredMessage } from '../../../src/mailbox/messages.js'
+import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
+import { classifyLeadMessage, loadLeadPublicKey } from '../../../src/mailbox/signing.js'
+import { leadSignerFor, sendTeamMessage } from '../../../src/teams/messaging.js'
+import { LEAD_NAME } from '../../../src/home/paths.js'
+import { claimTask, getTask } from '../../../src/tasks/task-store.js'
 import {
   TEAM,
   makeFixture,
@@ -28,8 +28,8 @@ import {
   toolResults,
   type Fixture,
 } from './helpers.js'
-import { useAgentTeam } from '../support/agent-team.js'
-import { waitFor } from '../support/wait.js'
+import { useAgentTeam } from '../../support/agent-team.js'
+import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
