@@ -18,12 +18,7 @@ import { createBatchTool } from '../../src/batch/tool.js'
 function everyTool(): AnyTool[] {
   const host = { team: 't', name: 'n', env: {}, turnLog: { completedTaskIds: [], shutdownResponses: new Map() } } as unknown as TeamToolHost
   const batch = createBatchTool({ client: new Anthropic({ apiKey: 'unused' }), env: {}, parent: 'team-lead' })
-  return [
-    ...allTools(),
-    createSendMessageTool(host),
-    ...createTaskTools(host),
-    ...createLeadTools({} as LeadHost, {} as Delegation, batch),
-  ]
+  return [...allTools(), createSendMessageTool(host), ...createTaskTools(host), ...createLeadTools({} as LeadHost, {} as Delegation, batch)]
 }
 
 // Every tool by name in TOOL_NAMES order, lead-only as the tool itself declares it.
