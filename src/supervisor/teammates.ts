@@ -116,10 +116,19 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
   // Sent as the lead sends (signed, recorded for a reader that deletes it): a Claude Code teammate
   // holding the team's key shows an unsigned prompt to its model as an unverified lead message.
   await Promise.all(
-    inputs.map((i, k) =>
+    inputs.flatMap((i, k) =>
       i.prompt && !launches[k]?.launch.promptInArgv
-        ? sendTeamMessage({ team, to: i.name, text: i.prompt, summary: 'initial prompt', env, ...definedOnly({ recipientAgent: launches[k]?.kind }) })
-        : undefined,
+        ? [
+            sendTeamMessage({
+              team,
+              to: i.name,
+              text: i.prompt,
+              summary: 'initial prompt',
+              env,
+              ...definedOnly({ recipientAgent: launches[k]?.kind }),
+            }),
+          ]
+        : [],
     ),
   )
   const spawned = await Promise.allSettled(
