@@ -2,21 +2,19 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
 import { afterAll, beforeAll } from 'vitest'
 import { type LoopbackServer, type LoopbackServerOptions, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { isAlive } from '../../src/process/liveness.js'
 import { killTree, processTrees } from '../../src/process/tree.js'
 import { isolatedEnv } from '../support/home.js'
+import { BIN } from '../support/repo.js'
 import { reapTmux } from '../support/tmux.js'
 
+export { BIN, REPO } from '../support/repo.js'
 // test/interop imports these from here: they are test/support's.
 export { reapTmux } from '../support/tmux.js'
 export { waitFor } from '../support/wait.js'
-
-export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-export const BIN = path.join(REPO, 'bin/swarm.js')
 
 export interface Sandbox {
   root: string

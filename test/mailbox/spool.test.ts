@@ -116,9 +116,11 @@ describe('append spool', () => {
     await fs.mkdir(`${file}.lock`) // a foreign holder (Claude Code)
     try {
       const pending = appendMessage(file, { from: 'alice', text: 'lost cause' })
+      // Expected before the spool goes: the append may reject while fs.rm is still at work.
+      const refused = expect(pending).rejects.toMatchObject({ code: 'SWARM_NOT_FOUND', message: expect.stringContaining('was not sent') })
       await new Promise((r) => setTimeout(r, 50))
       await fs.rm(spoolDir(file), { recursive: true, force: true })
-      await expect(pending).rejects.toMatchObject({ code: 'SWARM_NOT_FOUND', message: expect.stringContaining('was not sent') })
+      await refused
     } finally {
       await fs.rmdir(`${file}.lock`)
     }
