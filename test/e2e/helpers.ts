@@ -12,9 +12,6 @@ import { BIN } from '../support/repo.js'
 import { reapTmux } from '../support/tmux.js'
 
 export { BIN, REPO } from '../support/repo.js'
-// test/interop imports these from here: they are test/support's.
-export { reapTmux } from '../support/tmux.js'
-export { waitFor } from '../support/wait.js'
 
 export interface Sandbox {
   root: string
