@@ -38,9 +38,18 @@ export interface CourierOptions {
   env: Env
   /** The first prompt is in the CLI's argv: wait for its first turn to end before pasting. */
   promptInArgv: boolean
+  /** The CLI's prompt box over its HTTP API (delivery `http`: opencode's /tui/append-prompt…). */
+  promptBox?: PromptBox
   /** A verified shutdown_request arrived: quit the CLI its own way. */
   onShutdown(requestId: string): Promise<void>
   confirmMs?: number
+}
+
+/** A prompt box a courier types into over a CLI's own API, not its terminal. */
+export interface PromptBox {
+  appendPrompt(text: string): Promise<void>
+  submitPrompt(): Promise<void>
+  clearPrompt(): Promise<void>
 }
 
 export class Courier {
@@ -125,8 +134,9 @@ export class Courier {
   async deliver(text: string): Promise<boolean> {
     const digest = promptDigest(text)
     const delivery = this.o.adapter.delivery
-    if (delivery.method !== 'paste') return false
     const from = (await readHookLog(this.o.team, this.o.name, this.o.env)).length
+    if (delivery.method === 'http' && this.o.promptBox) return this.deliverHttp(this.o.promptBox, text, digest, from)
+    if (delivery.method !== 'paste') return false
     const probe = probeOf(text)
     for (let attempt = 1; attempt <= MAX_ATTEMPTS && !this.closed; attempt++) {
       // 1: paste + Enter. 2: Enter alone (the first became a newline). Later: Enter while the text
@@ -143,6 +153,29 @@ export class Courier {
           await this.log(
             `prompt ${digest}: ${seen === 'exact' ? 'confirmed' : 'a different prompt was submitted (counted as this one, never sent again)'} after ${attempt} submission(s)`,
           )
+        return true
+      }
+      await this.log(`prompt ${digest} (${text.length} chars) not confirmed after attempt ${attempt}`)
+    }
+    return false
+  }
+
+  /**
+   * Over the CLI's API: the box is cleared first on a retry (a lost submit left the text in it),
+   * so a prompt is typed whole each time and submitted again only while none was confirmed.
+   */
+  private async deliverHttp(box: PromptBox, text: string, digest: string, from: number): Promise<boolean> {
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS && !this.closed; attempt++) {
+      try {
+        if (attempt > 1) await box.clearPrompt()
+        await box.appendPrompt(text)
+        await box.submitPrompt()
+      } catch (err) {
+        await this.log(`prompt ${digest}: attempt ${attempt} failed: ${errorMessage(err)}`)
+      }
+      const seen = await this.submitted(digest, from, this.o.confirmMs ?? CONFIRM_MS)
+      if (seen) {
+        if (attempt > 1 || seen === 'other') await this.log(`prompt ${digest}: ${seen} submission confirmed after ${attempt} attempt(s)`)
         return true
       }
       await this.log(`prompt ${digest} (${text.length} chars) not confirmed after attempt ${attempt}`)

@@ -1,0 +1,107 @@
+/**
+ * The HTTP API opencode's TUI serves when started with `--port` (verified on opencode 1.18.33):
+ * `/tui/append-prompt` + `/tui/submit-prompt` (and `/tui/clear-prompt`) type into its prompt box,
+ * `/permission/{id}/reply` answers a permission request, and `/event` is its SSE event stream
+ * (`data: {"type": …, "properties": …}` frames). Requests carry the server's basic-auth password.
+ */
+import net from 'node:net'
+import { z } from 'zod'
+
+/** Where the teammate's opencode server listens (set by the adapter, read by its pane wrapper). */
+export const OPENCODE_URL_ENV = 'SWARM_OPENCODE_URL'
+/** opencode's own variable: its server then requires basic auth (user `opencode`). */
+export const OPENCODE_PASSWORD_ENV = 'OPENCODE_SERVER_PASSWORD'
+
+const REQUEST_MS = 5_000
+
+export const OpencodeEvent = z.looseObject({ type: z.string(), properties: z.record(z.string(), z.unknown()).default({}) })
+export type OpencodeEvent = z.infer<typeof OpencodeEvent>
+
+export type PermissionReply = 'once' | 'always' | 'reject'
+
+export class OpencodeApi {
+  constructor(
+    readonly url: string,
+    private readonly password?: string,
+  ) {}
+
+  /** The client of the teammate whose pane environment names the server; undefined elsewhere. */
+  static fromEnv(env: NodeJS.ProcessEnv): OpencodeApi | undefined {
+    const url = env[OPENCODE_URL_ENV]
+    return url ? new OpencodeApi(url, env[OPENCODE_PASSWORD_ENV] || undefined) : undefined
+  }
+
+  appendPrompt(text: string): Promise<void> {
+    return this.post('/tui/append-prompt', { text })
+  }
+
+  submitPrompt(): Promise<void> {
+    return this.post('/tui/submit-prompt')
+  }
+
+  clearPrompt(): Promise<void> {
+    return this.post('/tui/clear-prompt')
+  }
+
+  replyPermission(id: string, reply: PermissionReply, message?: string): Promise<void> {
+    return this.post(`/permission/${encodeURIComponent(id)}/reply`, { reply, ...(message !== undefined && { message }) })
+  }
+
+  /**
+   * Reads `/event` until `signal` aborts or the stream ends, handing each event to `onEvent`
+   * (awaited in order). Resolves when the stream ends; rejects when it cannot connect.
+   */
+  async events(onEvent: (e: OpencodeEvent) => Promise<void> | void, signal: AbortSignal): Promise<void> {
+    const res = await fetch(`${this.url}/event`, { headers: this.headers(), signal })
+    if (!res.ok || !res.body) throw new Error(`opencode /event answered ${res.status}`)
+    const decoder = new TextDecoder()
+    let buffer = ''
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true })
+      for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+        const frame = buffer.slice(0, end)
+        buffer = buffer.slice(end + 2)
+        const data = frame
+          .split('\n')
+          .filter((l) => l.startsWith('data:'))
+          .map((l) => l.slice(5).trimStart())
+          .join('\n')
+        if (!data) continue
+        let parsed: ReturnType<typeof OpencodeEvent.safeParse>
+        try {
+          parsed = OpencodeEvent.safeParse(JSON.parse(data))
+        } catch {
+          continue // a frame that is not JSON is not an event of ours
+        }
+        if (parsed.success) await onEvent(parsed.data)
+      }
+    }
+  }
+
+  private headers(): Record<string, string> {
+    return this.password ? { authorization: `Basic ${Buffer.from(`opencode:${this.password}`).toString('base64')}` } : {}
+  }
+
+  private async post(route: string, body?: unknown): Promise<void> {
+    const res = await fetch(`${this.url}${route}`, {
+      method: 'POST',
+      headers: { ...this.headers(), ...(body !== undefined && { 'content-type': 'application/json' }) },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(REQUEST_MS),
+    })
+    const text = await res.text()
+    if (!res.ok || text.trim() === 'false') throw new Error(`opencode ${route} answered ${res.status} ${text.slice(0, 200)}`)
+  }
+}
+
+/** A TCP port free on 127.0.0.1 right now (the OS picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer()
+    s.once('error', reject)
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port
+      s.close(() => resolve(port))
+    })
+  })
+}

@@ -1,0 +1,171 @@
+/**
+ * What hooks are to other CLIs, opencode's SSE event stream is here: the pane wrapper reads it and
+ * runs the same `swarm hook` code in-process (runHook) — a user text part → prompt-submit (the
+ * courier's confirmation), a running tool → pre-tool, `permission.asked` → permission-request
+ * (bubbled to the lead, answered over `/permission/{id}/reply`), `session.status` idle → stop.
+ * Sub-agent sessions (with a parent) are not the teammate's turns; their permissions still are.
+ */
+import { appendFile } from 'node:fs/promises'
+import path from 'node:path'
+import { errorMessage } from '../errors.js'
+import { agentDir } from '../home/paths.js'
+import { delay } from '../process/delay.js'
+import { runHook } from './hook.js'
+import type { OpencodeApi, OpencodeEvent, PermissionReply } from './opencode-api.js'
+import type { SwarmHookEvent } from './types.js'
+
+type Json = Record<string, unknown>
+
+export interface BridgeOptions {
+  team: string
+  name: string
+  /** The adapter kind the hooks resolve (`opencode`, or a user's kind reusing it). */
+  agent: string
+  api: OpencodeApi
+  env: NodeJS.ProcessEnv
+}
+
+const RECONNECT_MS = 100
+
+export class OpencodeBridge {
+  private readonly abort = new AbortController()
+  private running: Promise<void> | undefined
+  private chain: Promise<void> = Promise.resolve()
+  private started = false
+  private readonly roles = new Map<string, string>()
+  private readonly children = new Set<string>()
+  private readonly seenParts = new Set<string>()
+  private readonly asked = new Set<string>()
+  private busy = false
+  private lastText: string | undefined
+  private readonly logFile: string
+
+  constructor(private readonly o: BridgeOptions) {
+    this.logFile = path.join(agentDir(o.team, o.name, o.env), 'courier.log')
+  }
+
+  start(): void {
+    this.running = this.loop()
+  }
+
+  async close(): Promise<void> {
+    this.abort.abort()
+    await this.running
+    await this.chain
+  }
+
+  /** Connects (again) until closed: the server comes up a moment after the TUI starts. */
+  private async loop(): Promise<void> {
+    while (!this.abort.signal.aborted) {
+      try {
+        await this.o.api.events((e) => this.enqueue(e), this.abort.signal)
+      } catch (err) {
+        if (this.abort.signal.aborted) break
+        if (this.started) await this.log(`event stream: ${errorMessage(err)}`)
+      }
+      await delay(RECONNECT_MS)
+    }
+  }
+
+  /** Events are handled one after the other, in order; a permission wait runs beside them. */
+  private enqueue(e: OpencodeEvent): Promise<void> {
+    this.chain = this.chain.then(() => this.handle(e)).catch((err: unknown) => this.log(`${e.type}: ${errorMessage(err)}`))
+    return Promise.resolve()
+  }
+
+  private async handle(e: OpencodeEvent): Promise<void> {
+    const p = e.properties as Json
+    switch (e.type) {
+      case 'server.connected':
+        if (!this.started) {
+          this.started = true
+          await this.hook('session-start', {})
+        }
+        return
+      case 'session.created':
+      case 'session.updated': {
+        const info = (p.info ?? {}) as Json
+        if (typeof info.id === 'string' && typeof info.parentID === 'string') this.children.add(info.id)
+        return
+      }
+      case 'message.updated': {
+        const info = (p.info ?? {}) as Json
+        if (typeof info.id === 'string' && typeof info.role === 'string') this.roles.set(info.id, info.role)
+        return
+      }
+      case 'message.part.updated':
+        return this.part((p.part ?? {}) as Json)
+      case 'permission.asked':
+        if (typeof p.id === 'string' && !this.asked.has(p.id)) {
+          this.asked.add(p.id)
+          void this.permission(p.id, p).catch((err: unknown) => this.log(`permission ${String(p.id)}: ${errorMessage(err)}`))
+        }
+        return
+      case 'session.status': {
+        if (this.isChild(p.sessionID)) return
+        const type = ((p.status ?? {}) as Json).type
+        if (type === 'busy') this.busy = true
+        else if (type === 'idle' && this.busy) {
+          this.busy = false
+          await this.hook('stop', { ...(this.lastText !== undefined && { last_assistant_message: this.lastText }) })
+        }
+        return
+      }
+    }
+  }
+
+  private async part(part: Json): Promise<void> {
+    if (this.isChild(part.sessionID) || typeof part.id !== 'string') return
+    const role = typeof part.messageID === 'string' ? this.roles.get(part.messageID) : undefined
+    if (part.type === 'text' && typeof part.text === 'string') {
+      if (role === 'assistant') this.lastText = part.text
+      else if (role === 'user' && part.synthetic !== true && !this.seenParts.has(part.id)) {
+        this.seenParts.add(part.id)
+        this.lastText = undefined
+        await this.hook('prompt-submit', { prompt: part.text })
+      }
+      return
+    }
+    if (part.type !== 'tool' || typeof part.tool !== 'string') return
+    const state = (part.state ?? {}) as Json
+    const key = `${part.id}:${String(state.status)}`
+    if (this.seenParts.has(key)) return
+    if (state.status === 'running') {
+      this.seenParts.add(key)
+      await this.hook('pre-tool', { tool_name: part.tool, tool_input: state.input })
+    } else if (state.status === 'completed' || state.status === 'error') {
+      this.seenParts.add(key)
+      await this.hook('post-tool', { tool_name: part.tool, tool_input: state.input })
+    }
+  }
+
+  /** Asks the lead through the same broker as every hook, then answers opencode. */
+  private async permission(id: string, p: Json): Promise<void> {
+    const metadata = (p.metadata ?? {}) as Json
+    const patterns = Array.isArray(p.patterns) ? p.patterns.filter((x): x is string => typeof x === 'string') : []
+    const input = Object.keys(metadata).length ? metadata : { patterns }
+    const reply = await runHook({
+      event: 'permission-request',
+      team: this.o.team,
+      name: this.o.name,
+      agent: this.o.agent,
+      payload: { tool_name: typeof p.permission === 'string' ? p.permission : 'tool', tool_input: input },
+      env: this.o.env,
+      signal: this.abort.signal,
+    })
+    const answer = JSON.parse(reply.stdout ?? '{}') as { reply?: PermissionReply; message?: string }
+    if (answer.reply) await this.o.api.replyPermission(id, answer.reply, answer.message)
+  }
+
+  private isChild(sessionID: unknown): boolean {
+    return typeof sessionID === 'string' && this.children.has(sessionID)
+  }
+
+  private async hook(event: SwarmHookEvent, payload: Json): Promise<void> {
+    await runHook({ event, team: this.o.team, name: this.o.name, agent: this.o.agent, payload, env: this.o.env })
+  }
+
+  private async log(line: string): Promise<void> {
+    await appendFile(this.logFile, `${new Date().toISOString()} ${line}\n`, { mode: 0o600 }).catch(() => undefined) // diagnostics only
+  }
+}
