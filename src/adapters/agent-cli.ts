@@ -60,7 +60,9 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
   // A CLI with an HTTP API and event stream (opencode): its events run the hooks, its API takes the prompts.
   const api = o.adapter.delivery.method === 'http' ? OpencodeApi.fromEnv(o.env) : undefined
   const bridge =
-    api && o.adapter.states.events === 'opencode-sse' ? new OpencodeBridge({ team: o.team, name: o.name, agent: o.adapter.kind, api, env: o.env }) : undefined
+    api && o.adapter.states.events === 'opencode-sse'
+      ? new OpencodeBridge({ team: o.team, name: o.name, agent: o.adapter.kind, api, env: o.env })
+      : undefined
   bridge?.start()
   const target = ownPane(o.env)
   const pane = target ? new PaneIo(target, o.env) : undefined

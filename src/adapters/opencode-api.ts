@@ -13,6 +13,7 @@ export const OPENCODE_URL_ENV = 'SWARM_OPENCODE_URL'
 export const OPENCODE_PASSWORD_ENV = 'OPENCODE_SERVER_PASSWORD'
 
 const REQUEST_MS = 5_000
+const FIRST_EVENT_MS = 2_000
 
 export const OpencodeEvent = z.looseObject({ type: z.string(), properties: z.record(z.string(), z.unknown()).default({}) })
 export type OpencodeEvent = z.infer<typeof OpencodeEvent>
@@ -49,33 +50,56 @@ export class OpencodeApi {
 
   /**
    * Reads `/event` until `signal` aborts or the stream ends, handing each event to `onEvent`
-   * (awaited in order). Resolves when the stream ends; rejects when it cannot connect.
+   * (awaited in order). Resolves when the stream ends; rejects when it cannot connect, or when
+   * no event came within `firstEventMs` — opencode 1.18.33 was seen holding a connection made
+   * while it was still starting open without ever answering it.
    */
-  async events(onEvent: (e: OpencodeEvent) => Promise<void> | void, signal: AbortSignal): Promise<void> {
-    const res = await fetch(`${this.url}/event`, { headers: this.headers(), signal })
-    if (!res.ok || !res.body) throw new Error(`opencode /event answered ${res.status}`)
-    const decoder = new TextDecoder()
-    let buffer = ''
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true })
-      for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-        const frame = buffer.slice(0, end)
-        buffer = buffer.slice(end + 2)
-        const data = frame
-          .split('\n')
-          .filter((l) => l.startsWith('data:'))
-          .map((l) => l.slice(5).trimStart())
-          .join('\n')
-        if (!data) continue
-        let parsed: ReturnType<typeof OpencodeEvent.safeParse>
-        try {
-          parsed = OpencodeEvent.safeParse(JSON.parse(data))
-        } catch {
-          continue // a frame that is not JSON is not an event of ours
+  async events(onEvent: (e: OpencodeEvent) => Promise<void> | void, signal: AbortSignal, firstEventMs = FIRST_EVENT_MS): Promise<void> {
+    const own = new AbortController()
+    const onAbort = () => own.abort(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+    let heard = false
+    const watchdog = setTimeout(() => {
+      if (!heard) own.abort(new Error(`no event within ${firstEventMs} ms`))
+    }, firstEventMs)
+    try {
+      const res = await fetch(`${this.url}/event`, { headers: this.headers(), signal: own.signal })
+      if (!res.ok || !res.body) throw new Error(`opencode /event answered ${res.status}`)
+      const decoder = new TextDecoder()
+      let buffer = ''
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true })
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+          const event = parseFrame(buffer.slice(0, end))
+          buffer = buffer.slice(end + 2)
+          if (!event) continue
+          heard = true
+          await onEvent(event)
         }
-        if (parsed.success) await onEvent(parsed.data)
       }
+    } finally {
+      clearTimeout(watchdog)
+      signal.removeEventListener('abort', onAbort)
     }
+  }
+
+  /** Sessions busy right now (`/session/status` lists only those that are not idle). */
+  async busySessions(): Promise<string[]> {
+    const status = z.record(z.string(), z.looseObject({ type: z.string() })).parse(await this.get('/session/status'))
+    return Object.entries(status)
+      .filter(([, s]) => s.type !== 'idle')
+      .map(([id]) => id)
+  }
+
+  /** How many sessions this instance has (one once its first prompt was submitted). */
+  async sessionCount(): Promise<number> {
+    return z.array(z.unknown()).parse(await this.get('/session')).length
+  }
+
+  private async get(route: string): Promise<unknown> {
+    const res = await fetch(`${this.url}${route}`, { headers: this.headers(), signal: AbortSignal.timeout(REQUEST_MS) })
+    if (!res.ok) throw new Error(`opencode ${route} answered ${res.status}`)
+    return res.json()
   }
 
   private headers(): Record<string, string> {
@@ -91,6 +115,22 @@ export class OpencodeApi {
     })
     const text = await res.text()
     if (!res.ok || text.trim() === 'false') throw new Error(`opencode ${route} answered ${res.status} ${text.slice(0, 200)}`)
+  }
+}
+
+/** One SSE frame's `data:` lines as an event; undefined for a comment, a keep-alive or foreign data. */
+function parseFrame(frame: string): OpencodeEvent | undefined {
+  const data = frame
+    .split('\n')
+    .filter((l) => l.startsWith('data:'))
+    .map((l) => l.slice(5).trimStart())
+    .join('\n')
+  if (!data) return undefined
+  try {
+    const parsed = OpencodeEvent.safeParse(JSON.parse(data))
+    return parsed.success ? parsed.data : undefined
+  } catch {
+    return undefined
   }
 }
 

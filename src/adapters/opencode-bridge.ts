@@ -37,6 +37,8 @@ export class OpencodeBridge {
   private readonly seenParts = new Set<string>()
   private readonly asked = new Set<string>()
   private busy = false
+  /** A turn was seen end (or found ended). */
+  private seenTurn = false
   private lastText: string | undefined
   private readonly logFile: string
 
@@ -61,7 +63,9 @@ export class OpencodeBridge {
         await this.o.api.events((e) => this.enqueue(e), this.abort.signal)
       } catch (err) {
         if (this.abort.signal.aborted) break
-        if (this.started) await this.log(`event stream: ${errorMessage(err)}`)
+        // Refused connections are expected until its server is up; anything else is worth a line.
+        const refused = /ECONNREFUSED|fetch failed|no event within/.test(`${errorMessage(err)} ${String((err as { cause?: unknown }).cause)}`)
+        if (this.started || !refused) await this.log(`event stream: ${errorMessage(err)} ${String((err as { cause?: unknown }).cause ?? '')}`)
       }
       await delay(RECONNECT_MS)
     }
@@ -81,7 +85,7 @@ export class OpencodeBridge {
           this.started = true
           await this.hook('session-start', {})
         }
-        return
+        return this.reconcile()
       case 'session.created':
       case 'session.updated': {
         const info = (p.info ?? {}) as Json
@@ -107,10 +111,27 @@ export class OpencodeBridge {
         if (type === 'busy') this.busy = true
         else if (type === 'idle' && this.busy) {
           this.busy = false
+          this.seenTurn = true
           await this.hook('stop', { ...(this.lastText !== undefined && { last_assistant_message: this.lastText }) })
         }
         return
       }
+    }
+  }
+
+  /**
+   * On each (re)connect: what happened while no stream was read. A turn running → working; no
+   * turn running though one was (or a session exists, the first prompt's, and none was seen) → idle.
+   */
+  private async reconcile(): Promise<void> {
+    const busy = (await this.o.api.busySessions()).filter((id) => !this.children.has(id))
+    if (busy.length && !this.busy) {
+      this.busy = true
+      await this.hook('prompt-submit', {})
+    } else if (!busy.length && (this.busy || (!this.seenTurn && (await this.o.api.sessionCount()) > 0))) {
+      this.busy = false
+      this.seenTurn = true
+      await this.hook('stop', { ...(this.lastText !== undefined && { last_assistant_message: this.lastText }) })
     }
   }
 

@@ -32,6 +32,9 @@ export function opencodeDirs(dir: string): Record<string, string> {
 export async function writeOpencodeConfigDir(configHome: string, config: unknown): Promise<void> {
   const dir = path.join(configHome, 'opencode')
   await ensureDir(path.join(dir, 'node_modules'))
-  await atomicWriteFile(path.join(dir, 'package-lock.json'), `${JSON.stringify({ packages: { '': { dependencies: { '@opencode-ai/plugin': '*' } } } })}\n`)
+  await atomicWriteFile(
+    path.join(dir, 'package-lock.json'),
+    `${JSON.stringify({ packages: { '': { dependencies: { '@opencode-ai/plugin': '*' } } } })}\n`,
+  )
   await atomicWriteFile(path.join(dir, 'opencode.json'), `${JSON.stringify(config, null, 2)}\n`)
 }
