@@ -33,6 +33,7 @@ export class OpencodeBridge {
   private chain: Promise<void> = Promise.resolve()
   private started = false
   private readonly roles = new Map<string, string>()
+  private readonly early = new Map<string, Json[]>()
   private readonly children = new Set<string>()
   private readonly seenParts = new Set<string>()
   private readonly asked = new Set<string>()
@@ -94,7 +95,11 @@ export class OpencodeBridge {
       }
       case 'message.updated': {
         const info = (p.info ?? {}) as Json
-        if (typeof info.id === 'string' && typeof info.role === 'string') this.roles.set(info.id, info.role)
+        if (typeof info.id !== 'string' || typeof info.role !== 'string') return
+        this.roles.set(info.id, info.role)
+        const early = this.early.get(info.id) ?? []
+        this.early.delete(info.id)
+        for (const part of early) await this.part(part)
         return
       }
       case 'message.part.updated':
@@ -137,7 +142,13 @@ export class OpencodeBridge {
 
   private async part(part: Json): Promise<void> {
     if (this.isChild(part.sessionID) || typeof part.id !== 'string') return
-    const role = typeof part.messageID === 'string' ? this.roles.get(part.messageID) : undefined
+    const messageID = typeof part.messageID === 'string' ? part.messageID : undefined
+    const role = messageID ? this.roles.get(messageID) : undefined
+    if (part.type === 'text' && messageID && role === undefined) {
+      // A part seen before its message: read once the message says whose it is.
+      this.early.set(messageID, [...(this.early.get(messageID) ?? []), part])
+      return
+    }
     if (part.type === 'text' && typeof part.text === 'string') {
       if (role === 'assistant') this.lastText = part.text
       else if (role === 'user' && part.synthetic !== true && !this.seenParts.has(part.id)) {
