@@ -45,7 +45,12 @@ export async function agentCliReport(env: NodeJS.ProcessEnv, cwd: string): Promi
         ...(version && { version }),
         hooks: a.states.hooks ? hookEntry : 'none',
         ...(control && { control }),
-        delivery: a.delivery.method === 'paste' ? `paste, confirmed by ${a.delivery.confirm}` : a.delivery.method,
+        delivery:
+          a.delivery.method === 'paste'
+            ? `paste, confirmed by ${a.delivery.confirm}`
+            : a.delivery.method === 'http'
+              ? 'its HTTP API, confirmed by its event stream'
+              : a.delivery.method,
       }
     }),
   )
