@@ -9,6 +9,7 @@ import { appendFile } from 'node:fs/promises'
 import path from 'node:path'
 import { errorMessage } from '../errors.js'
 import { agentDir } from '../home/paths.js'
+import { cancelRequest } from '../permissions/requests/store.js'
 import { delay } from '../process/delay.js'
 import { runHook } from './hook.js'
 import type { OpencodeApi, OpencodeEvent, PermissionReply } from './opencode-api.js'
@@ -37,6 +38,10 @@ export class OpencodeBridge {
   private readonly children = new Set<string>()
   private readonly seenParts = new Set<string>()
   private readonly asked = new Set<string>()
+  /** opencode's permission id → swarm's request id, once on file; and those swarm answered. */
+  private readonly filed = new Map<string, string>()
+  private readonly answered = new Set<string>()
+  private readonly replied = new Set<string>()
   private busy = false
   /** A turn was seen end (or found ended). */
   private seenTurn = false
@@ -109,6 +114,14 @@ export class OpencodeBridge {
           this.asked.add(p.id)
           void this.permission(p.id, p).catch((err: unknown) => this.log(`permission ${String(p.id)}: ${errorMessage(err)}`))
         }
+        return
+      case 'permission.replied':
+        if (typeof p.requestID === 'string') this.replied.add(p.requestID)
+        // Answered in its pane, not through swarm: the request on file is withdrawn.
+        if (typeof p.requestID === 'string' && this.filed.has(p.requestID) && !this.answered.has(p.requestID))
+          await cancelRequest(this.o.team, this.filed.get(p.requestID) as string, 'answered in the opencode pane', this.o.name, this.o.env).catch(
+            () => undefined, // resolved by the lead meanwhile: nothing to withdraw
+          )
         return
       case 'session.status': {
         if (this.isChild(p.sessionID)) return
@@ -184,9 +197,11 @@ export class OpencodeBridge {
       payload: { tool_name: typeof p.permission === 'string' ? p.permission : 'tool', tool_input: input },
       env: this.o.env,
       signal: this.abort.signal,
+      onAsked: (requestId) => this.filed.set(id, requestId),
     })
     const answer = JSON.parse(reply.stdout ?? '{}') as { reply?: PermissionReply; message?: string }
-    if (answer.reply) await this.o.api.replyPermission(id, answer.reply, answer.message)
+    this.answered.add(id)
+    if (answer.reply && !this.replied.has(id)) await this.o.api.replyPermission(id, answer.reply, answer.message)
   }
 
   private isChild(sessionID: unknown): boolean {
