@@ -50,6 +50,8 @@ export interface PromptBox {
   appendPrompt(text: string): Promise<void>
   submitPrompt(): Promise<void>
   clearPrompt(): Promise<void>
+  /** The user prompts the CLI holds, newest last: asked before a retry, so a late confirmation is no resend. */
+  lastUserTexts(): Promise<string[]>
 }
 
 export class Courier {
@@ -165,8 +167,16 @@ export class Courier {
    * so a prompt is typed whole each time and submitted again only while none was confirmed.
    */
   private async deliverHttp(box: PromptBox, text: string, digest: string, from: number): Promise<boolean> {
+    // Its events may lag behind (a loaded machine): what the CLI itself holds decides a resend —
+    // one more prompt of this digest than before the first attempt (the same text may come twice).
+    const held = async () => (await box.lastUserTexts()).filter((t) => promptDigest(t) === digest).length
+    const before = await held().catch(() => 0)
     for (let attempt = 1; attempt <= MAX_ATTEMPTS && !this.closed; attempt++) {
       try {
+        if (attempt > 1 && (await held()) > before) {
+          await this.log(`prompt ${digest}: submitted (found in its session, its event came late) after ${attempt - 1} attempt(s)`)
+          return true
+        }
         if (attempt > 1) await box.clearPrompt()
         await box.appendPrompt(text)
         await box.submitPrompt()

@@ -91,6 +91,35 @@ export class OpencodeApi {
       .map(([id]) => id)
   }
 
+  /**
+   * The user texts of the most recently updated top-level session, newest last (each message's
+   * text parts joined): what opencode really holds as submitted, whatever its events said.
+   */
+  async lastUserTexts(): Promise<string[]> {
+    const sessions = z
+      .array(z.looseObject({ id: z.string(), parentID: z.string().optional(), time: z.looseObject({ updated: z.number() }).optional() }))
+      .parse(await this.get('/session'))
+      .filter((s) => s.parentID === undefined)
+      .sort((a, b) => (b.time?.updated ?? 0) - (a.time?.updated ?? 0))
+    if (!sessions.length) return []
+    const messages = z
+      .array(
+        z.looseObject({
+          info: z.looseObject({ role: z.string() }),
+          parts: z.array(z.looseObject({ type: z.string(), text: z.string().optional(), synthetic: z.boolean().optional() })).default([]),
+        }),
+      )
+      .parse(await this.get(`/session/${encodeURIComponent(sessions[0].id)}/message`))
+    return messages
+      .filter((m) => m.info.role === 'user')
+      .map((m) =>
+        m.parts
+          .filter((p) => p.type === 'text' && p.synthetic !== true)
+          .map((p) => p.text ?? '')
+          .join('\n'),
+      )
+  }
+
   /** How many sessions this instance has (one once its first prompt was submitted). */
   async sessionCount(): Promise<number> {
     return z.array(z.unknown()).parse(await this.get('/session')).length

@@ -11,10 +11,11 @@ import { type AgentTeam, agentState, agentTeam, hookLog, inboxOf, waitFor } from
 
 /**
  * opencode's TUI server as the bridge and the courier use it, over real HTTP and SSE: a prompt box
- * (append / clear / submit), the session's events, permission requests and replies. `dropFirstSubmit`
- * loses the first submit (the text stays in the box), as a TUI busy redrawing might.
+ * (append / clear / submit), the session's events and messages, permission requests and replies.
+ * `dropFirstSubmit` loses the first submit (the text stays in the box), as a TUI busy redrawing
+ * might; `lateEventsMs` holds a turn's events back that long (a loaded machine).
  */
-async function fakeOpencode(opts: { dropFirstSubmit?: boolean } = {}) {
+async function fakeOpencode(opts: { dropFirstSubmit?: boolean; lateEventsMs?: number } = {}) {
   const clients = new Set<http.ServerResponse>()
   const submitted: string[] = []
   const replies: Array<{ id: string; body: unknown }> = []
@@ -57,7 +58,9 @@ async function fakeOpencode(opts: { dropFirstSubmit?: boolean } = {}) {
         return
       }
       if (req.url === '/session/status') return ok({})
-      if (req.url === '/session') return ok([])
+      if (req.url === '/session') return ok(submitted.length ? [{ id: 'ses_1', time: { updated: Date.now() } }] : [])
+      if (req.url === '/session/ses_1/message')
+        return ok(submitted.map((text, k) => ({ info: { id: `m${k}`, role: 'user' }, parts: [{ type: 'text', text }] })))
       if (req.url === '/tui/append-prompt') {
         box += String(body.text)
         return ok(true)
@@ -68,8 +71,9 @@ async function fakeOpencode(opts: { dropFirstSubmit?: boolean } = {}) {
       }
       if (req.url === '/tui/submit-prompt') {
         if (!(opts.dropFirstSubmit && submits++ === 0)) {
-          submitted.push(box)
-          turn(box)
+          const text = box
+          submitted.push(text)
+          setTimeout(() => turn(text), opts.lateEventsMs ?? 0)
           box = ''
         }
         return ok(true)
@@ -107,7 +111,7 @@ describe('opencode: the courier types over its HTTP API, its event stream runs t
     await t?.cleanup()
   }, 30_000)
 
-  async function start(opts: { dropFirstSubmit?: boolean }) {
+  async function start(opts: { dropFirstSubmit?: boolean; lateEventsMs?: number }) {
     t = await agentTeam()
     expect((await t.swarm(['team', 'create', 't', '--agents', 'oc', '--agent', 'oc:opencode', '--no-start'])).code).toBe(0)
     fake = await fakeOpencode(opts)
@@ -135,14 +139,19 @@ describe('opencode: the courier types over its HTTP API, its event stream runs t
     return fake
   }
 
-  for (const dropFirstSubmit of [false, true]) {
-    it(`submits each message exactly once${dropFirstSubmit ? ' when the first submit is lost' : ''}; states from its events`, async () => {
-      const f = await start({ dropFirstSubmit })
+  for (const [how, opts] of [
+    ['', {}],
+    [' when the first submit is lost', { dropFirstSubmit: true }],
+    [' when its events come later than the confirmation wait', { lateEventsMs: 2_500 }],
+  ] as const) {
+    it(`submits each message exactly once${how}; states from its events`, async () => {
+      const f = await start(opts)
       const texts = ['/slash first\nsecond line', '@at ünï 😀', `long ${'x'.repeat(9000)} end`]
-      for (const text of texts) {
+      for (const [k, text] of texts.entries()) {
         expect((await t.swarm(['send', 't', 'oc', text])).code).toBe(0)
         await waitFor('submitted', () => f.submitted.some((s) => s.includes(text)), 15_000)
-        await waitFor('idle', async () => (await agentState(t, 'oc'))?.status === 'idle', 15_000)
+        const turnOver = async () => (await hookLog(t, 'oc')).filter((e) => e.event === 'stop').length === k + 1
+        await waitFor('its turn over', async () => (await turnOver()) && (await agentState(t, 'oc'))?.status === 'idle', 15_000)
       }
       for (const text of texts) expect(f.submitted.filter((s) => s === `[message from team-lead] ${text}`)).toHaveLength(1)
       expect(f.submitted).toHaveLength(texts.length)
