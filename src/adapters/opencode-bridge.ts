@@ -111,8 +111,15 @@ export class OpencodeBridge {
         return this.part((p.part ?? {}) as Json)
       case 'permission.asked':
         if (typeof p.id === 'string' && !this.asked.has(p.id)) {
-          this.asked.add(p.id)
-          void this.permission(p.id, p).catch((err: unknown) => this.log(`permission ${String(p.id)}: ${errorMessage(err)}`))
+          const id = p.id
+          this.asked.add(id)
+          // The next events wait until the request is on file and the state says `waiting` (a
+          // tool event handled meanwhile would say `working` over it); the answer is awaited beside them.
+          await new Promise<void>((filed) => {
+            this.permission(id, p, filed)
+              .catch((err: unknown) => this.log(`permission ${id}: ${errorMessage(err)}`))
+              .finally(filed)
+          })
         }
         return
       case 'permission.replied':
@@ -185,7 +192,7 @@ export class OpencodeBridge {
   }
 
   /** Asks the lead through the same broker as every hook, then answers opencode. */
-  private async permission(id: string, p: Json): Promise<void> {
+  private async permission(id: string, p: Json, filed: () => void): Promise<void> {
     const metadata = (p.metadata ?? {}) as Json
     const patterns = Array.isArray(p.patterns) ? p.patterns.filter((x): x is string => typeof x === 'string') : []
     const input = Object.keys(metadata).length ? metadata : { patterns }
@@ -197,7 +204,10 @@ export class OpencodeBridge {
       payload: { tool_name: typeof p.permission === 'string' ? p.permission : 'tool', tool_input: input },
       env: this.o.env,
       signal: this.abort.signal,
-      onAsked: (requestId) => this.filed.set(id, requestId),
+      onAsked: (requestId) => {
+        this.filed.set(id, requestId)
+        filed()
+      },
     })
     const answer = JSON.parse(reply.stdout ?? '{}') as { reply?: PermissionReply; message?: string }
     this.answered.add(id)

@@ -175,7 +175,21 @@ describe('opencode: the courier types over its HTTP API, its event stream runs t
     await waitFor('connected', async () => (await hookLog(t, 'oc')).some((e) => e.event === 'session-start'), 10_000)
 
     ask('per_1', 'touch yes')
+    // Its tool's own update right behind the request must not say `working` over `waiting`.
+    f.emit('message.updated', { sessionID: 'ses_1', info: { id: 'msg_t', role: 'assistant', sessionID: 'ses_1' } })
+    f.emit('message.part.updated', {
+      sessionID: 'ses_1',
+      part: {
+        id: 'prt_t',
+        messageID: 'msg_t',
+        sessionID: 'ses_1',
+        type: 'tool',
+        tool: 'bash',
+        state: { status: 'running', input: { command: 'touch yes' } },
+      },
+    })
     const first = await waitFor('request 1', async () => (await pending())[0], 10_000)
+    await new Promise((r) => setTimeout(r, 300))
     expect(first.input).toEqual({ command: 'touch yes' })
     expect((await agentState(t, 'oc'))?.status).toBe('waiting')
     expect((await t.swarm(['perms', 'approve', 't', first.id])).code).toBe(0)
