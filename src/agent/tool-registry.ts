@@ -12,8 +12,8 @@ export { TOOL_NAMES, type ToolName } from './tools/names.js'
 
 /**
  * The one list of implemented tools. Adding a tool: its own file in tools/, its name in
- * tools/names.ts, and one line here (SendMessage, Task*, ExitPlanMode, Agent, TaskStop are
- * added by the agent loop, which owns the mailbox).
+ * tools/names.ts, and one line here. SendMessage and Task* are made by the agent loop (it owns the
+ * mailbox), Agent and TaskStop by the lead's delegation, Batch by the leader (a layer above).
  */
 const TOOLS: readonly AnyTool[] = [readTool, writeTool, editTool, bashTool, globTool, grepTool, exitPlanModeTool]
 

@@ -157,6 +157,18 @@ export function toToolResultBlock(toolUseId: string, result: ToolResult): ToolRe
   }
 }
 
+/**
+ * The kind, summary and paths of a tool whose input names one file (`file_path`): Read, Write,
+ * Edit. Spread into the tool's spec, so a permission rule on a path sees what the tool touches.
+ */
+export function oneFileTool<K extends ToolKind>(kind: K) {
+  return {
+    kind,
+    summarize: (input: { file_path: string }) => input.file_path,
+    paths: (input: { file_path: string }, ctx: Pick<ToolContext, 'cwd' | 'env'>) => [resolveToolPath(ctx, input.file_path)],
+  }
+}
+
 /** Resolves a path argument against the agent's cwd (never process.cwd()); expands `~/`. */
 export function resolveToolPath(ctx: Pick<ToolContext, 'cwd' | 'env'>, p: string): string {
   if (p === '~' || p.startsWith('~/')) {

@@ -1,8 +1,6 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { ExitCode, SwarmError } from '../errors.js'
-import type { NewMessage } from '../mailbox/entry.js'
-import type { InboxMessage } from '../mailbox/types.js'
 import { agentDir } from '../home/paths.js'
 import { ensureDir } from '../util/fs.js'
 import { delay } from '../process/delay.js'
@@ -10,20 +8,11 @@ import { type CommandResult, runCommand } from '../process/launch.js'
 import { isAlive } from '../process/liveness.js'
 import { killTree } from '../process/tree.js'
 import { validateSpawnConfig } from './spawn-config.js'
-import { gracefulStop, parseAgentId, sendToInbox } from './shutdown.js'
+import { PaneExecutorBase } from './pane-executor-base.js'
+import { parseAgentId } from './shutdown.js'
 import { shellQuote } from './tmux-client.js'
 import type { PaneBackend } from './backend.js'
-import type {
-  ExecutorOptions,
-  LeaderPane,
-  PaneExecutor,
-  PaneRef,
-  ProcessState,
-  SpawnedTeammate,
-  TeammateSpawnConfig,
-  TerminateOptions,
-  TerminateOutcome,
-} from './types.js'
+import type { ExecutorOptions, LeaderPane, PaneExecutor, ProcessState, SpawnedTeammate, TeammateSpawnConfig } from './types.js'
 
 /** Each it2 call starts a Python process that talks to iTerm2: allow it time. */
 const IT2_TIMEOUT_MS = 10_000
@@ -53,11 +42,9 @@ export function parseSplitOutput(stdout: string): string | undefined {
  * its pid and exit code there (iTerm2 reports neither), carries the environment (no secret in an
  * argv or the shell history) and deletes itself once read.
  */
-export class ITermExecutor implements PaneExecutor {
+export class ITermExecutor extends PaneExecutorBase<ITermExecutorOptions> implements PaneExecutor {
   readonly type = 'iterm2'
-  readonly kind = 'pane' as const
   readonly supportsHideShow = false
-  private readonly refs = new Map<string, PaneRef>()
   /** Teammate sessions per team, oldest first: the next split is made from the last one. */
   private readonly sessions = new Map<string, string[]>()
   /** Sessions found gone while splitting (reported by `pruned`). */
@@ -65,10 +52,8 @@ export class ITermExecutor implements PaneExecutor {
   private splitting: Promise<unknown> = Promise.resolve()
   calls = 0
 
-  constructor(private readonly opts: ITermExecutorOptions = {}) {}
-
-  private get env(): NodeJS.ProcessEnv {
-    return this.opts.env ?? process.env
+  constructor(opts: ITermExecutorOptions = {}) {
+    super(opts)
   }
 
   private async it2(args: string[]): Promise<CommandResult> {
@@ -163,14 +148,6 @@ export class ITermExecutor implements PaneExecutor {
     })
   }
 
-  sendMessage(agentId: string, message: NewMessage | InboxMessage): Promise<void> {
-    return sendToInbox(agentId, message, this.env)
-  }
-
-  terminate(agentId: string, reason?: string, opts: TerminateOptions = {}): Promise<TerminateOutcome> {
-    return gracefulStop(this, agentId, reason, opts, this.opts)
-  }
-
   async kill(agentId: string): Promise<void> {
     const { name, team } = parseAgentId(agentId)
     const ref = (await this.lookup([agentId])).get(agentId)
@@ -183,10 +160,6 @@ export class ITermExecutor implements PaneExecutor {
       // A session closed by the user already is not an error here.
       ref ? this.it2(['session', 'close', '-f', '-s', ref.paneId]) : undefined,
     ])
-  }
-
-  async isActive(agentId: string): Promise<boolean> {
-    return (await this.status([agentId])).get(agentId)?.state === 'alive'
   }
 
   /** One `it2 session list` for all teammates, plus the launcher's pid and exit files. */
@@ -231,17 +204,6 @@ export class ITermExecutor implements PaneExecutor {
   private files(team: string, name: string) {
     const dir = agentDir(team, name, this.env)
     return { launcher: path.join(dir, 'launch.sh'), pid: path.join(dir, 'pane.pid'), exit: path.join(dir, 'pane.exit') }
-  }
-
-  private async lookup(agentIds: string[]): Promise<Map<string, PaneRef>> {
-    const found = new Map<string, PaneRef>()
-    const missing = agentIds.filter((id) => {
-      const ref = this.refs.get(id)
-      if (ref) found.set(id, ref)
-      return !ref
-    })
-    if (missing.length && this.opts.directory) for (const [id, ref] of await this.opts.directory.lookup(missing)) found.set(id, ref)
-    return found
   }
 }
 

@@ -89,7 +89,7 @@ export async function findShutdownAnswer(
  * reaps what is left of its tree; a rejection or the timeout leaves it running.
  */
 export async function gracefulStop(
-  executor: TeammateExecutor<unknown>,
+  executor: Pick<TeammateExecutor<unknown>, 'status' | 'kill'>,
   agentId: string,
   reason: string | undefined,
   opts: TerminateOptions,

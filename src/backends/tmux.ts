@@ -1,28 +1,16 @@
 import fs from 'node:fs/promises'
 import { ExitCode, SwarmError } from '../errors.js'
-import type { NewMessage } from '../mailbox/entry.js'
-import type { InboxMessage } from '../mailbox/types.js'
 import { LEAD_NAME, agentId as makeAgentId } from '../home/paths.js'
 import { delay } from '../process/delay.js'
 import { killTree, processTrees } from '../process/tree.js'
 import { terminalSafe } from '../terminal/neutralize.js'
 import { prepareLogFile, validateSpawnConfig } from './spawn-config.js'
-import { gracefulStop, parseAgentId, sendToInbox } from './shutdown.js'
+import { PaneExecutorBase } from './pane-executor-base.js'
+import { parseAgentId } from './shutdown.js'
 import { type PaneRow, TMUX_COLORS, findPane, listPanes, paneState, teamLeader, teamPanes } from './tmux-panes.js'
 import { EXIT_FILE_ENV, argvArgs, envArgs, exitStatusFile, recordExitStatus, recordedExitStatus } from './tmux-launch.js'
 import { TmuxClient, type TmuxSocket, formatEscape, isNoServer, resolveSocket, shellQuote, swarmSocket, tmuxCommand } from './tmux-client.js'
-import type {
-  ExecutorOptions,
-  LeaderOptions,
-  LeaderPane,
-  PaneExecutor,
-  PaneRef,
-  ProcessState,
-  SpawnedTeammate,
-  TeammateSpawnConfig,
-  TerminateOptions,
-  TerminateOutcome,
-} from './types.js'
+import type { ExecutorOptions, LeaderOptions, LeaderPane, PaneExecutor, ProcessState, SpawnedTeammate, TeammateSpawnConfig } from './types.js'
 
 /** A detached session's size until a client attaches (80×24 leaves no room for 16 panes). */
 const DETACHED_SIZE = ['-x', '220', '-y', '60']
@@ -61,24 +49,19 @@ export function sessionName(team: string): string {
  * cwd, env, log, title and colour set in the same invocation; liveness of all panes from one
  * list-panes.
  */
-export class TmuxExecutor implements PaneExecutor {
+export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implements PaneExecutor {
   readonly type = 'tmux'
-  readonly kind = 'pane' as const
   readonly supportsHideShow = true
   readonly client: TmuxClient
   private readonly inside: boolean
-  private readonly refs = new Map<string, PaneRef>()
   private readonly leaders = new Map<string, LeaderPane & { windowId: string }>()
   private readonly others = new Map<string, TmuxClient>()
 
-  constructor(private readonly opts: TmuxExecutorOptions = {}) {
+  constructor(opts: TmuxExecutorOptions = {}) {
+    super(opts)
     const env = opts.env ?? process.env
     this.inside = !opts.socket && Boolean(env.TMUX)
     this.client = new TmuxClient({ socket: opts.socket ?? resolveSocket(env), env, timeoutMs: opts.tmuxTimeoutMs })
-  }
-
-  private get env(): NodeJS.ProcessEnv {
-    return this.opts.env ?? process.env
   }
 
   /** tmux processes started so far, by this executor (all servers). */
@@ -215,14 +198,6 @@ export class TmuxExecutor implements PaneExecutor {
     return `${split}\n${layout}\n`
   }
 
-  sendMessage(agentId: string, message: NewMessage | InboxMessage): Promise<void> {
-    return sendToInbox(agentId, message, this.env)
-  }
-
-  terminate(agentId: string, reason?: string, opts: TerminateOptions = {}): Promise<TerminateOutcome> {
-    return gracefulStop(this, agentId, reason, opts, this.opts)
-  }
-
   async kill(agentId: string): Promise<void> {
     const ref = (await this.lookup([agentId])).get(agentId)
     this.refs.delete(agentId)
@@ -252,10 +227,6 @@ export class TmuxExecutor implements PaneExecutor {
       client.exec(['source-file', '-'], lines.join('\n') + '\n'),
       ...live.map((p) => killTree(p.pid, { pids: trees.get(p.pid) })),
     ])
-  }
-
-  async isActive(agentId: string): Promise<boolean> {
-    return (await this.status([agentId])).get(agentId)?.state === 'alive'
   }
 
   /**
@@ -343,20 +314,6 @@ export class TmuxExecutor implements PaneExecutor {
     const pane = findPane(rows, agentId, ref)
     if (!pane) throw new SwarmError('SWARM_NOT_FOUND', `${agentId} has no tmux pane`, { exitCode: ExitCode.notFound })
     return { client, pane, rows }
-  }
-
-  private async lookup(agentIds: string[]): Promise<Map<string, PaneRef>> {
-    const found = new Map<string, PaneRef>()
-    const missing: string[] = []
-    for (const id of agentIds) {
-      const ref = this.refs.get(id)
-      if (ref) found.set(id, ref)
-      else missing.push(id)
-    }
-    if (missing.length && this.opts.directory) {
-      for (const [id, ref] of await this.opts.directory.lookup(missing)) found.set(id, ref)
-    }
-    return found
   }
 
   private clientFor(socketPath: string | undefined, socket?: TmuxSocket): TmuxClient {

@@ -1,6 +1,7 @@
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { hasTmux, sandbox, type Sandbox } from '../e2e/helpers.js'
+import { sandbox, type Sandbox } from '../e2e/helpers.js'
+import { hasTmux } from '../support/tmux.js'
 
 /** An agent CLI that is not installed is refused before its pane opens, not left to die with 127. */
 describe.skipIf(!hasTmux)('spawn --agent of a CLI that is not installed', () => {

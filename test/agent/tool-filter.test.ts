@@ -2,10 +2,27 @@ import { describe, expect, it } from 'vitest'
 import { EXPLORE_AGENT, GENERAL_PURPOSE_AGENT, PLAN_AGENT, VERIFICATION_AGENT } from '../../src/agent/definitions/built-in.js'
 import { resolveToolsForAgent, type ToolFilterOptions } from '../../src/agent/definitions/tool-filter.js'
 import type { AgentDefinition } from '../../src/agent/definitions/types.js'
+import Anthropic from '@anthropic-ai/sdk'
+import type { Delegation } from '../../src/agent/subagents/delegation.js'
+import type { AnyTool } from '../../src/agent/tool.js'
 import { allTools, getTool, implementedToolNames, TOOL_NAMES, toolsNamed } from '../../src/agent/tool-registry.js'
+import { createLeadTools, type LeadHost } from '../../src/agent/tools/lead.js'
+import { createSendMessageTool, type TeamToolHost } from '../../src/agent/tools/send-message.js'
+import { createTaskTools } from '../../src/agent/tools/tasks.js'
+import { createBatchTool } from '../../src/batch/tool.js'
 
-// Every tool by name; Agent and TaskStop declare themselves lead-only (as src/agent/tools/lead.ts does).
-const ALL = TOOL_NAMES.map((name) => ({ name, leadOnly: name === 'Agent' || name === 'TaskStop' || name === 'Batch' }))
+/**
+ * Every tool any agent can be given, made by the same factories the agent loop, the leader and
+ * the MCP server use (defining a tool runs none of its host's code, so the hosts stay empty).
+ */
+function everyTool(): AnyTool[] {
+  const host = { team: 't', name: 'n', env: {}, turnLog: { completedTaskIds: [], shutdownResponses: new Map() } } as unknown as TeamToolHost
+  const batch = createBatchTool({ client: new Anthropic({ apiKey: 'unused' }), env: {}, parent: 'team-lead' })
+  return [...allTools(), createSendMessageTool(host), ...createTaskTools(host), ...createLeadTools({} as LeadHost, {} as Delegation, batch)]
+}
+
+// Every tool by name in TOOL_NAMES order, lead-only as the tool itself declares it.
+const ALL = TOOL_NAMES.flatMap((n) => everyTool().filter((t) => t.name === n)).map(({ name, leadOnly }) => ({ name, leadOnly }))
 const custom = (fields: Partial<AgentDefinition>): AgentDefinition => ({
   name: 'custom',
   description: 'd',
@@ -81,6 +98,12 @@ describe('resolveToolsForAgent', () => {
 })
 
 describe('tool registry', () => {
+  it('names in TOOL_NAMES exactly the tools the factories make, each once', () => {
+    const names = everyTool().map((t) => t.name)
+    expect(new Set(names).size).toBe(names.length)
+    expect([...names].sort()).toEqual([...TOOL_NAMES].sort())
+  })
+
   it('registers the file and shell tools under their canonical names', () => {
     // The agent loop registers the mailbox tools too; these six are this module's own.
     expect(implementedToolNames()).toEqual(expect.arrayContaining(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep']))

@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
-import { defineTool, resolveToolPath } from '../tool.js'
-import { assertWritable } from './writable.js'
+import { defineTool, oneFileTool } from '../tool.js'
+import { writableTarget } from './writable.js'
 
 const inputSchema = z.object({
   file_path: z.string().min(1).describe('The path of the file to change (absolute, or relative to the working directory)'),
@@ -20,12 +20,9 @@ export const editTool = defineTool({
     'With an empty old_string, creates a file that does not exist yet with new_string as its content.',
   ].join('\n'),
   inputSchema,
-  kind: 'edit',
-  summarize: (input) => input.file_path,
-  paths: (input, ctx) => [resolveToolPath(ctx, input.file_path)],
+  ...oneFileTool('edit'),
   async execute(input, ctx) {
-    const file = resolveToolPath(ctx, input.file_path)
-    await assertWritable(ctx, file)
+    const file = await writableTarget(ctx, input.file_path)
     if (input.old_string === input.new_string) {
       throw new Error('old_string and new_string are the same; there is nothing to change')
     }

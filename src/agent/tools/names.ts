@@ -1,7 +1,8 @@
 /**
  * The canonical names of every tool an agent of swarm can be given (Claude Code's names, so
  * models already know them). Agent definitions and tool filtering work on these names alone,
- * without importing the tools; `tool-registry.ts` checks that every registered tool is listed.
+ * without importing the tools (Batch lives in a layer above them). It cannot drift: a unit test
+ * (test/agent/tool-filter.test.ts) builds every tool from its factory and compares the names.
  */
 export const TOOL_NAMES = [
   'Read',

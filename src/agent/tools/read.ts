@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs'
 import fs from 'node:fs/promises'
 import readline from 'node:readline'
 import { z } from 'zod'
-import { defineTool, resolveToolPath } from '../tool.js'
+import { defineTool, oneFileTool, resolveToolPath } from '../tool.js'
 import { assertOutsideControlPlane } from './control-plane-guard.js'
 import { formatBytes, looksBinary, readHead } from './text-file.js'
 
@@ -34,9 +34,7 @@ export const readTool = defineTool({
     'It reads files only; use Bash with ls to list a directory. Binary files are refused.',
   ].join('\n'),
   inputSchema,
-  kind: 'read',
-  summarize: (input) => input.file_path,
-  paths: (input, ctx) => [resolveToolPath(ctx, input.file_path)],
+  ...oneFileTool('read'),
   async execute(input, ctx) {
     const file = resolveToolPath(ctx, input.file_path)
     await assertOutsideControlPlane(ctx, file)

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import type { ToolContext } from '../tool.js'
+import { type ToolContext, resolveToolPath } from '../tool.js'
 import { assertOutsideControlPlane, isInside } from './control-plane-guard.js'
 
 /**
@@ -18,6 +18,13 @@ export async function assertWritable(ctx: Pick<ToolContext, 'writableRoots' | 'e
     if (isInside(realRoot, real)) return
   }
   throw new Error(`${file} is outside the directories this agent may write to (${roots.join(', ')})`)
+}
+
+/** The absolute path a Write or Edit of `filePath` targets, refused as assertWritable refuses it. */
+export async function writableTarget(ctx: Pick<ToolContext, 'writableRoots' | 'env' | 'cwd'>, filePath: string): Promise<string> {
+  const file = resolveToolPath(ctx, filePath)
+  await assertWritable(ctx, file)
+  return file
 }
 
 /** realpath of the deepest existing ancestor, with the missing tail appended. */

@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
-import { defineTool, resolveToolPath } from '../tool.js'
-import { assertWritable } from './writable.js'
+import { defineTool, oneFileTool } from '../tool.js'
+import { writableTarget } from './writable.js'
 
 const inputSchema = z.object({
   file_path: z.string().min(1).describe('The path of the file to write (absolute, or relative to the working directory)'),
@@ -17,12 +17,9 @@ export const writeTool = defineTool({
     'Prefer Edit for changing part of an existing file; read a file before overwriting it.',
   ].join('\n'),
   inputSchema,
-  kind: 'edit',
-  summarize: (input) => input.file_path,
-  paths: (input, ctx) => [resolveToolPath(ctx, input.file_path)],
+  ...oneFileTool('edit'),
   async execute(input, ctx) {
-    const file = resolveToolPath(ctx, input.file_path)
-    await assertWritable(ctx, file)
+    const file = await writableTarget(ctx, input.file_path)
     const existed = await fs.stat(file).then(
       (s) => {
         if (s.isDirectory()) throw new Error(`${file} is a directory`)
