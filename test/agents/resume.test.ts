@@ -11,9 +11,10 @@ const CLIS = [
   { name: 'cx', agent: 'codex' },
   { name: 'gm', agent: 'gemini' },
   { name: 'pm', agent: 'pi' },
+  { name: 'oc', agent: 'opencode' },
 ].filter((c) => hasCli(c.agent))
 
-/** `swarm team resume` after the tmux server is killed: each CLI teammate continues its session; unread messages arrive once. */
+/** `swarm team resume` after the tmux server is killed or a pane: each CLI teammate (Codex, Gemini CLI, pi, opencode) continues its session; unread messages arrive once. */
 describe.skipIf(CLIS.length === 0)(`team resume of agent-CLI teammates (${CLIS.map((c) => c.agent).join(', ')})`, () => {
   let t: AgentTeam
   const idle = (name: string) => waitFor(`${name} idle`, async () => (await agentState(t, name))?.status === 'idle', 90_000)
