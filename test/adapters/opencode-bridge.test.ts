@@ -7,7 +7,8 @@ import { OpencodeApi } from '../../src/adapters/opencode-api.js'
 import { OpencodeBridge } from '../../src/adapters/opencode-bridge.js'
 import { opencodeAdapter } from '../../src/adapters/opencode.js'
 import { PaneIo } from '../../src/adapters/pane-io.js'
-import { type AgentTeam, agentState, agentTeam, hookLog, inboxOf, waitFor } from '../agents/helpers.js'
+import { type AgentTeam, agentState, agentTeam, hookLog, inboxOf } from '../agents/helpers.js'
+import { waitFor } from '../support/wait.js'
 
 /**
  * opencode's TUI server as the bridge and the courier use it, over real HTTP and SSE: a prompt box

@@ -127,21 +127,6 @@ function killQuietly(pid: number): void {
   }
 }
 
-export async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs = 30_000,
-  everyMs = 50,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await fn()
-    if (v !== undefined && v !== false) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, everyMs))
-  }
-}
-
 export async function agentState(t: AgentTeam, name: string): Promise<{ status?: string; since?: number } | undefined> {
   try {
     return JSON.parse(await fsp.readFile(path.join(t.home, 'teams', 't', 'agents', name, 'state.json'), 'utf8'))

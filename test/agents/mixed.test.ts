@@ -20,7 +20,8 @@ import {
 import { leadPlayed, leadSaw, processesUnder, typeAtLeader, writeClaudeOnboarding } from '../../src/demo/mixed-support.js'
 import { startAgentApiServer } from '../../src/loopback-model/agent-api-server.js'
 import { startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
-import { type AgentTeam, REPO, agentBinDir, agentTeam, claudeBinForTests, hasCli, inboxOf, leftovers, panePids, waitFor } from './helpers.js'
+import { type AgentTeam, REPO, agentBinDir, agentTeam, claudeBinForTests, hasCli, inboxOf, leftovers, panePids } from './helpers.js'
+import { waitFor } from '../support/wait.js'
 
 const run = promisify(execFile)
 const CLAUDE = claudeBinForTests()
@@ -95,7 +96,7 @@ describe.skipIf(missing.length > 0)(
             )
           },
           180_000,
-          250,
+          { intervalMs: 250 },
         )
         // Each CLI made its tool calls against its own loopback server: the shell outside Codex's sandbox
         // and Gemini's write were bubbled to the lead and approved.
@@ -132,7 +133,7 @@ describe.skipIf(missing.length > 0)(
             return s.members.filter((m) => m.name !== 'team-lead').every((m) => m.status === 'idle')
           },
           60_000,
-          250,
+          { intervalMs: 250 },
         )
         const sids = await panePids(t.env, t.socket)
         const deleted = await t.swarm(['team', 'delete', 't'])

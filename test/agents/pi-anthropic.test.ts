@@ -3,7 +3,8 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type LoopbackServer, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { lastUserMessage } from '../../src/loopback-model/script-player.js'
-import { type AgentTeam, agentState, agentTeam, hasCli, leftovers, panePids, waitFor } from './helpers.js'
+import { type AgentTeam, agentState, agentTeam, hasCli, leftovers, panePids } from './helpers.js'
+import { waitFor } from '../support/wait.js'
 
 const NAME = 'pi-claude'
 

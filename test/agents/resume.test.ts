@@ -3,7 +3,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type AgentTeam, agentState, agentTeam, hasCli, leftovers, panePids, waitFor } from './helpers.js'
+import { type AgentTeam, agentState, agentTeam, hasCli, leftovers, panePids } from './helpers.js'
+import { waitFor } from '../support/wait.js'
 
 const run = promisify(execFile)
 /** The CLIs whose teammates are crashed and resumed, and the session each must continue. */
@@ -38,7 +39,7 @@ describe.skipIf(CLIS.length === 0)(`team resume of agent-CLI teammates (${CLIS.m
       'every teammate dead',
       async () => (await status()).filter((m) => m.name !== 'team-lead').every((m) => m.state === 'dead'),
       30_000,
-      200,
+      { intervalMs: 200 },
     )
     for (const c of CLIS) expect((await t.swarm(['send', 't', c.name, `AFTER-CRASH-${c.name} what was the word?\nsecond line`])).code).toBe(0)
 
@@ -79,7 +80,9 @@ describe.skipIf(CLIS.length === 0)(`team resume of agent-CLI teammates (${CLIS.m
     // The pane's whole session, as a crash would take it: the wrapper, the CLI and its children.
     const sids = await panePids(t.env, t.socket, pane)
     for (const p of await leftovers(sids)) process.kill(p, 'SIGKILL')
-    await waitFor(`${victim.name} dead`, async () => (await status()).find((m) => m.name === victim.name)?.state !== 'alive', 30_000, 200)
+    await waitFor(`${victim.name} dead`, async () => (await status()).find((m) => m.name === victim.name)?.state !== 'alive', 30_000, {
+      intervalMs: 200,
+    })
     expect((await t.swarm(['send', 't', victim.name, `PANE-KILLED-${victim.name} still there?`])).code).toBe(0)
     const resumed = await t.swarm(['team', 'resume', 't', '--json'])
     expect(resumed.code, resumed.stderr).toBe(0)

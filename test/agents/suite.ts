@@ -2,19 +2,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { AgentReply, AgentRule } from '../../src/loopback-model/agent-script.js'
-import {
-  type AgentTeam,
-  agentState,
-  hookLog,
-  agentTeam,
-  deliveryMessages,
-  hasCli,
-  inboxOf,
-  leftovers,
-  panePids,
-  waitFor,
-  watchStates,
-} from './helpers.js'
+import { type AgentTeam, agentState, hookLog, agentTeam, deliveryMessages, hasCli, inboxOf, leftovers, panePids, watchStates } from './helpers.js'
+import { waitFor } from '../support/wait.js'
 
 /** What differs between CLIs: how the scripted model calls their shell and their MCP tools. */
 export interface AgentCliCase {
@@ -144,7 +133,7 @@ export function describeAgentCli(c: AgentCliCase): void {
           return (await inboxOf(t, 'team-lead')).some((m) => m.from === name && m.text === 'pong from the shell')
         },
         60_000,
-        200,
+        { intervalMs: 200 },
       )
       await idle(t, name)
       if (c.mcpSend) {
