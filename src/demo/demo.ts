@@ -15,7 +15,7 @@ import { parseStructured } from '../mailbox/messages.js'
 import { startLoopbackServer, type LoopbackServer } from '../loopback-model/loopback-server.js'
 import { answerRequest, listRequests, type BrokerRequest } from '../permissions/requests/broker.js'
 import { sendTeamMessage } from '../teams/messaging.js'
-import { inboxPath, LEAD_NAME } from '../home/paths.js'
+import { inboxPath, LEAD_NAME, teamDir } from '../home/paths.js'
 import { listTasks } from '../tasks/task-store.js'
 import { createTeam, readTeam } from '../teams/team-store.js'
 import { runCommand, runInTerminal } from '../process/launch.js'
@@ -81,7 +81,11 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoSummary> {
   const choice = opts.backend ?? 'auto'
   let backend: string = 'in-process'
   let leader: Promise<void> | undefined
+  let attached: Promise<unknown> | undefined
+  let summary: DemoSummary | undefined
   const leaderAbort = new AbortController()
+  // --keep: the team's files (transcripts, inboxes, tasks) are copied here before the team is deleted.
+  const kept = path.join(root, 'team')
   try {
     if (choice !== 'in-process') {
       const tmuxOk = (await runCommand('tmux', ['-V'], { env, timeoutMs: 3_000 }).catch(() => undefined))?.code === 0
@@ -116,7 +120,7 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoSummary> {
       })
     } else {
       say(`teammates are running in tmux panes: ${c.dim(`tmux -L ${env.SWARM_TMUX_SOCKET} attach -t swarm-${TEAM}`)}`)
-      if (opts.watch) attachInBackground(env)
+      if (opts.watch) attached = attachInBackground(env)
     }
     await sendTeamMessage({
       team: TEAM,
@@ -152,16 +156,18 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoSummary> {
     if (!verdict) {
       throw new SwarmError('SWARM_DEMO_TIMEOUT', `the demo team did not finish within ${DEMO_TIMEOUT_MS / 1000} s`, {
         exitCode: ExitCode.timeout,
-        hint: `rerun with --keep and look at the transcripts under ${path.join(root, 'home/teams/demo/agents')}`,
+        hint: "rerun with --keep: the team's transcripts are then kept in <the kept directory>/team/agents",
       })
     }
     say(`reviewer → team-lead: ${verdict}`)
     // The reviewer reports before its turn ends: let every teammate go idle before the team is deleted.
     await waitAllIdle(env, Math.max(0, deadline - Date.now()))
-    const summary = await summarize(env, project, backend, started, permissions, verdict, server)
-    printSummary(summary, out, c)
+    summary = await summarize(env, project, backend, started, permissions, verdict, server)
+    // Watching, the tmux client owns the screen until the session ends: the summary comes after.
+    if (!attached) printSummary(summary, out, c)
     return summary
   } finally {
+    if (opts.keep) await fs.cp(teamDir(TEAM, env), kept, { recursive: true }).catch((err) => say(`keep: ${errorMessage(err)}`))
     say('deleting the team…')
     // An in-process team lives in this process's leader: stop it first (it shuts its teammates down).
     leaderAbort.abort()
@@ -173,8 +179,10 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoSummary> {
       await fs.rm(path.join(env.TMUX_TMPDIR || '/tmp', `tmux-${process.getuid?.() ?? 0}`, env.SWARM_TMUX_SOCKET!), { force: true })
     }
     await server.close()
+    await attached
+    if (attached && summary) printSummary(summary, out, c)
     if (!opts.keep) await fs.rm(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
-    else say(`kept ${root}`)
+    else say(`kept ${root} (the project; the team's transcripts in ${path.join(kept, 'agents')})`)
   }
 }
 
@@ -269,8 +277,8 @@ function printSummary(s: DemoSummary, out: NodeJS.WritableStream, c: ReturnType<
 }
 
 /** `--watch`: attach this terminal to the demo's session while the driver carries on. */
-function attachInBackground(env: NodeJS.ProcessEnv): void {
-  if (!process.stdin.isTTY || !process.stdout.isTTY) return
-  // No tmux client (127): the demo still runs and prints its summary.
-  void runInTerminal('tmux', [...socketArgs(swarmSocket(env)), 'attach', '-t', `swarm-${TEAM}`], { env })
+function attachInBackground(env: NodeJS.ProcessEnv): Promise<unknown> | undefined {
+  if (!process.stdin.isTTY || !process.stdout.isTTY) return undefined
+  // No tmux client (127): the demo still runs and prints its summary. The client ends with the session.
+  return runInTerminal('tmux', [...socketArgs(swarmSocket(env)), 'attach', '-t', `swarm-${TEAM}`], { env }).catch(() => undefined)
 }
