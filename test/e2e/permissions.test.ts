@@ -7,6 +7,7 @@ import { appendMessage } from '../../src/mailbox/inbox.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
 import { inboxPath } from '../../src/home/paths.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import { listRequests } from '../../src/permissions/requests/broker.js'
 import { listPending } from '../../src/permissions/requests/store.js'
 import { isAlive } from '../../src/process/liveness.js'
 import {
@@ -118,7 +119,7 @@ describe('swarm agent asks, swarm perms answers', () => {
     expect(result?.content).toContain('count with the counter script')
   })
 
-  it('a teammate killed while waiting: its request is shown as cancelled once, then cleared', async () => {
+  it('a teammate killed while waiting: its request is shown as cancelled, never as pending again', async () => {
     loopback.setScenario(oneCall('Bash', appendCount))
     agent = startChild(fx)
     await nudge(fx)
@@ -132,11 +133,27 @@ describe('swarm agent asks, swarm perms answers', () => {
     expect(first.cancelled).toEqual([
       expect.objectContaining({ id: request.id, agent: 'alice', toolName: 'Bash', reason: 'alice is no longer running' }),
     ])
-    expect((await listed()).cancelled).toEqual([])
+    expect(await listed()).toMatchObject({ requests: [], cancelled: [expect.objectContaining({ id: request.id })] })
     const late = await perms(['approve', TEAM, String(request.id)])
     expect(late.exitCode).toBe(4)
     expect(late.stderr).toContain('cancelled')
     expect(await counted()).toBe(0)
+  })
+
+  it('a request the leader console swept when its teammate died is still named as cancelled by swarm perms', async () => {
+    loopback.setScenario(oneCall('Bash', appendCount))
+    agent = startChild(fx)
+    await nudge(fx)
+    const request = await waitFor(async () => (await listed()).requests[0], 'the request', 15_000, agent.output)
+    const pid = agent.child.pid!
+    await agent.kill('SIGKILL')
+    await waitFor(() => !isAlive(pid), 'the teammate to be gone')
+    // What the running leader console's sweep does, in its own process, before anyone runs swarm perms.
+    expect((await listRequests(TEAM, { env: fx.env })).cancelled).toMatchObject([{ id: request.id }])
+    const text = await perms([TEAM])
+    expect(text.exitCode, text.stderr).toBe(0)
+    expect(text.stdout).toMatch(new RegExp(`^cancelled ${request.id} \\(alice Bash\\), \\d+ s ago: alice is no longer running$`, 'm'))
+    expect((await listed()).cancelled).toEqual([expect.objectContaining({ id: request.id, agent: 'alice', reason: 'alice is no longer running' })])
   })
 
   it('a SIGTERM while waiting withdraws the request itself', async () => {
