@@ -110,6 +110,16 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
   let members: TeamMember[]
   try {
     members = await registerMembers(team, inputs, config.members, executor, env)
+    // A team that ran nowhere yet runs on this backend from now on (its leader pane must not take it for in-process).
+    if (!teamBackend(config)) {
+      await updateTeam(
+        team,
+        (t) => {
+          t.swarmBackend ??= executor.type
+        },
+        env,
+      )
+    }
   } catch (err) {
     await undoWorktrees(worktrees, env)
     throw err
