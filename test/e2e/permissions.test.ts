@@ -65,6 +65,18 @@ async function listed(): Promise<{ requests: Array<Record<string, unknown>>; can
 }
 
 const appendCount = { command: 'echo ran >> count.txt' }
+
+/** alice asks to run a command and is killed (SIGKILL) while she waits: her request, as listed before. */
+async function killedWhileWaiting(): Promise<Record<string, unknown>> {
+  loopback.setScenario(oneCall('Bash', appendCount))
+  agent = startChild(fx)
+  await nudge(fx)
+  const request = await waitFor(async () => (await listed()).requests[0], 'the request', 15_000, agent.output)
+  const pid = agent.child.pid!
+  await agent.kill('SIGKILL')
+  await waitFor(() => !isAlive(pid), 'the teammate to be gone')
+  return request
+}
 const counted = () => countLines(path.join(fx.cwd, 'count.txt'))
 const idle = async () => (await readAgentState(TEAM, 'alice', fx.env))?.status === 'idle'
 
@@ -120,13 +132,7 @@ describe('swarm agent asks, swarm perms answers', () => {
   })
 
   it('a teammate killed while waiting: its request is shown as cancelled, never as pending again', async () => {
-    loopback.setScenario(oneCall('Bash', appendCount))
-    agent = startChild(fx)
-    await nudge(fx)
-    const request = await waitFor(async () => (await listed()).requests[0], 'the request', 15_000, agent.output)
-    const pid = agent.child.pid!
-    await agent.kill('SIGKILL')
-    await waitFor(() => !isAlive(pid), 'the teammate to be gone')
+    const request = await killedWhileWaiting()
 
     const first = await listed()
     expect(first.requests).toEqual([])
@@ -141,13 +147,7 @@ describe('swarm agent asks, swarm perms answers', () => {
   })
 
   it('a request the leader console swept when its teammate died is still named as cancelled by swarm perms', async () => {
-    loopback.setScenario(oneCall('Bash', appendCount))
-    agent = startChild(fx)
-    await nudge(fx)
-    const request = await waitFor(async () => (await listed()).requests[0], 'the request', 15_000, agent.output)
-    const pid = agent.child.pid!
-    await agent.kill('SIGKILL')
-    await waitFor(() => !isAlive(pid), 'the teammate to be gone')
+    const request = await killedWhileWaiting()
     // What the running leader console's sweep does, in its own process, before anyone runs swarm perms.
     expect((await listRequests(TEAM, { env: fx.env })).cancelled).toMatchObject([{ id: request.id }])
     const text = await perms([TEAM])
