@@ -206,5 +206,11 @@ describe('swarm agent asks, swarm perms answers', () => {
     expect(edited.exitCode, edited.stderr).toBe(0)
     await waitFor(idle, 'alice to finish the turn', 10_000, agent.output)
     expect(fs.readFileSync(path.join(fx.cwd, 'count.txt'), 'utf8')).toBe('edited\n')
+    // The log says what ran, and what was asked.
+    const logs = await execa('node', [BIN, 'logs', TEAM, 'alice'], { env: fx.env, reject: false, timeout: 20_000 })
+    expect(logs.exitCode, String(logs.stderr)).toBe(0)
+    expect(String(logs.stdout)).toMatch(
+      /✓ Bash \{"command":"echo edited >> count.txt"\}.*\n.*edited at approval; asked for: \{"command":"echo ran >> count.txt"\}/,
+    )
   })
 })
