@@ -140,6 +140,7 @@ export class LeaderConsole {
     this.rl = readline.createInterface({ input: this.o.input, terminal: false })
     this.rl.on('line', (line) => void this.onLine(line.trim()).catch((err) => this.line(this.c.red(`error: ${one(errorMessage(err))}`))))
     this.rl.on('close', () => this.stop())
+    if (this.o.signal?.aborted) this.stop() // a stop signal that came while the team was still starting
     await this.finished
   }
 

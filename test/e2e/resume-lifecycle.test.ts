@@ -25,8 +25,11 @@ describe.skipIf(!hasTmux)('team resume on an isolated tmux server', () => {
   })
 
   const tmux = (...args: string[]) => execFileSync('tmux', ['-L', 'swarm', ...args], { env: sb.env, encoding: 'utf8' })
-  /** The tags of the session's panes in the team window, left to right. */
-  const panes = (team: string) => tmux('list-panes', '-t', `=swarm-${team}:`, '-F', '#{pane_dead} #{@swarm_agent}').trim().split('\n')
+  /** The team window's panes (dead flag and tag): the leader's first (on the left), then the teammates' in name order. */
+  const panes = (team: string) => {
+    const [first, ...rest] = tmux('list-panes', '-t', `=swarm-${team}:`, '-F', '#{pane_dead} #{@swarm_agent}').trim().split('\n')
+    return [first, ...rest.sort()]
+  }
   const state = async (team: string, name: string) => {
     const s = JSON.parse((await sb.swarm(['status', team, '--json'])).stdout) as { members: Array<{ name: string; state: string }> }
     return s.members.find((m) => m.name === name)?.state

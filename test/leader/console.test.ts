@@ -184,6 +184,14 @@ describe('the leader console', () => {
     await c.done
   })
 
+  it('a stop signal that fired before the console ran still ends it (the leader was still starting its team)', async () => {
+    const signal = AbortSignal.abort()
+    const control: TeamControl = { spawn: async () => '', kill: async () => '', closed: async () => undefined, status: async () => '' }
+    const c = new LeaderConsole({ team: TEAM, env, input: new PassThrough(), output: new PassThrough(), control, color: false, signal })
+    const ended = await Promise.race([c.run().then(() => 'ended'), new Promise((r) => setTimeout(() => r('still running'), 3_000))])
+    expect(ended).toBe('ended')
+  })
+
   it('slash commands: /msg (signed), /spawn, /kill, /status, /tasks, /requests, /help, unknown; text without a lead agent says why', async () => {
     await createTask(TEAM, { subject: 'write docs', description: '' }, { env })
     const c = open()
