@@ -108,6 +108,7 @@ export class LeaderConsole {
   /** Requests this console answered: their leaving the queue is not news from elsewhere. */
   private readonly answeredHere = new Set<string>()
   private syncing: Promise<void> = Promise.resolve()
+  private stopped = false
   private done!: () => void
   private readonly finished = new Promise<void>((r) => (this.done = r))
 
@@ -140,11 +141,13 @@ export class LeaderConsole {
     this.rl = readline.createInterface({ input: this.o.input, terminal: false })
     this.rl.on('line', (line) => void this.onLine(line.trim()).catch((err) => this.line(this.c.red(`error: ${one(errorMessage(err))}`))))
     this.rl.on('close', () => this.stop())
-    if (this.o.signal?.aborted) this.stop() // a stop signal that came while the team was still starting
+    // Stopped while starting (a signal before or during the setup above): close what was opened since.
+    if (this.stopped || this.o.signal?.aborted) this.stop()
     await this.finished
   }
 
   stop(): void {
+    this.stopped = true
     clearInterval(this.poll)
     this.dirWatch?.close()
     this.rl?.close()
