@@ -1,7 +1,8 @@
-// Agent CLI delivery benchmark: for each installed CLI (codex, gemini, pi; installed by
+// Agent CLI delivery benchmark: for each installed CLI (codex, gemini, opencode, pi; installed by
 // scripts/install-agent-clis.mjs), a real teammate in a real tmux pane against the loopback model.
 // swarm's way: MESSAGES messages through the inbox, delivered by the courier (idle-gated bracketed
-// paste, Enter after the settle delay, confirmed by the prompt-submit hook, retried, never twice).
+// paste, Enter after the settle delay — opencode: its /tui/append-prompt + /tui/submit-prompt —
+// confirmed by the prompt-submit hook or event, retried, never twice).
 // Baseline, same run, same pane: the naive way peers use — `tmux send-keys -l <text>` then Enter
 // at once, one message every NAIVE_GAP_MS, no confirmation. Counted on the model server's log:
 //   submittedMs: message sent → the model server receives the prompt holding it (p50/p95)
@@ -24,7 +25,7 @@ const MESSAGES = 10
 const NAIVE_GAP_MS = 1_500
 const CACHE = process.env.SWARM_AGENT_CLI_CACHE || path.join(os.homedir(), '.cache', 'swarm', 'agent-clis')
 const BIN_DIR = path.join(CACHE, 'node_modules', '.bin')
-const CLIS = ['codex', 'gemini', 'pi']
+const CLIS = ['codex', 'gemini', 'opencode', 'pi']
 
 const log = (s) => process.stderr.write(`${s}\n`)
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))

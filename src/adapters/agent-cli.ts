@@ -18,6 +18,8 @@ import { sendTeamMessage } from '../teams/messaging.js'
 import { Courier } from './courier.js'
 import { setStatus } from './hook.js'
 import { AGENT_PATH_ENV } from './launch.js'
+import { OpencodeApi } from './opencode-api.js'
+import { OpencodeBridge } from './opencode-bridge.js'
 import { PaneIo, ownPane } from './pane-io.js'
 import type { AgentAdapter } from './types.js'
 
@@ -55,6 +57,13 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
   }
   onStopSignal(stop)
 
+  // A CLI with an HTTP API and event stream (opencode): its events run the hooks, its API takes the prompts.
+  const api = o.adapter.delivery.method === 'http' ? OpencodeApi.fromEnv(o.env) : undefined
+  const bridge =
+    api && o.adapter.states.events === 'opencode-sse'
+      ? new OpencodeBridge({ team: o.team, name: o.name, agent: o.adapter.kind, api, env: o.env })
+      : undefined
+  bridge?.start()
   const target = ownPane(o.env)
   const pane = target ? new PaneIo(target, o.env) : undefined
   const courier = pane
@@ -65,6 +74,7 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
         pane,
         env: o.env,
         promptInArgv: o.promptInArgv,
+        ...(api && { promptBox: api }),
         onShutdown: async (requestId) => {
           await sendTeamMessage({
             team: o.team,
@@ -80,6 +90,7 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
   courier?.start()
   const code = await exited
   await courier?.close().catch(() => undefined) // the CLI is gone; nothing is left to deliver to
+  await bridge?.close().catch(() => undefined) // nor any event to read
   if (!ownState)
     await setStatus(o, code === 0 || stopping ? 'exited' : 'dead', `exit ${code}`).catch((err: unknown) =>
       process.stderr.write(`swarm: ${errorMessage(err)}\n`),

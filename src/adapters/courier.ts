@@ -38,9 +38,20 @@ export interface CourierOptions {
   env: Env
   /** The first prompt is in the CLI's argv: wait for its first turn to end before pasting. */
   promptInArgv: boolean
+  /** The CLI's prompt box over its HTTP API (delivery `http`: opencode's /tui/append-prompt…). */
+  promptBox?: PromptBox
   /** A verified shutdown_request arrived: quit the CLI its own way. */
   onShutdown(requestId: string): Promise<void>
   confirmMs?: number
+}
+
+/** A prompt box a courier types into over a CLI's own API, not its terminal. */
+export interface PromptBox {
+  appendPrompt(text: string): Promise<void>
+  submitPrompt(): Promise<void>
+  clearPrompt(): Promise<void>
+  /** The user prompts the CLI holds, newest last: asked before a retry, so a late confirmation is no resend. */
+  lastUserTexts(): Promise<string[]>
 }
 
 export class Courier {
@@ -125,8 +136,9 @@ export class Courier {
   async deliver(text: string): Promise<boolean> {
     const digest = promptDigest(text)
     const delivery = this.o.adapter.delivery
-    if (delivery.method !== 'paste') return false
     const from = (await readHookLog(this.o.team, this.o.name, this.o.env)).length
+    if (delivery.method === 'http' && this.o.promptBox) return this.deliverHttp(this.o.promptBox, text, digest, from)
+    if (delivery.method !== 'paste') return false
     const probe = probeOf(text)
     for (let attempt = 1; attempt <= MAX_ATTEMPTS && !this.closed; attempt++) {
       // 1: paste + Enter. 2: Enter alone (the first became a newline). Later: Enter while the text
@@ -143,6 +155,37 @@ export class Courier {
           await this.log(
             `prompt ${digest}: ${seen === 'exact' ? 'confirmed' : 'a different prompt was submitted (counted as this one, never sent again)'} after ${attempt} submission(s)`,
           )
+        return true
+      }
+      await this.log(`prompt ${digest} (${text.length} chars) not confirmed after attempt ${attempt}`)
+    }
+    return false
+  }
+
+  /**
+   * Over the CLI's API: the box is cleared first on a retry (a lost submit left the text in it),
+   * so a prompt is typed whole each time and submitted again only while none was confirmed.
+   */
+  private async deliverHttp(box: PromptBox, text: string, digest: string, from: number): Promise<boolean> {
+    // Its events may lag behind (a loaded machine): what the CLI itself holds decides a resend —
+    // one more prompt of this digest than before the first attempt (the same text may come twice).
+    const held = async () => (await box.lastUserTexts()).filter((t) => promptDigest(t) === digest).length
+    const before = await held().catch(() => 0)
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS && !this.closed; attempt++) {
+      try {
+        if (attempt > 1 && (await held()) > before) {
+          await this.log(`prompt ${digest}: submitted (found in its session, its event came late) after ${attempt - 1} attempt(s)`)
+          return true
+        }
+        if (attempt > 1) await box.clearPrompt()
+        await box.appendPrompt(text)
+        await box.submitPrompt()
+      } catch (err) {
+        await this.log(`prompt ${digest}: attempt ${attempt} failed: ${errorMessage(err)}`)
+      }
+      const seen = await this.submitted(digest, from, this.o.confirmMs ?? CONFIRM_MS)
+      if (seen) {
+        if (attempt > 1 || seen === 'other') await this.log(`prompt ${digest}: ${seen} submission confirmed after ${attempt} attempt(s)`)
         return true
       }
       await this.log(`prompt ${digest} (${text.length} chars) not confirmed after attempt ${attempt}`)

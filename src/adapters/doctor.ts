@@ -1,7 +1,8 @@
 /**
  * What `swarm doctor` says about agent CLIs: per adapter, whether its binary is installed (PATH,
  * then SWARM_AGENT_BIN_DIR), its version, and whether its hooks can work — the hook entry point
- * runs and answers a dry call — plus adapter files that could not be read.
+ * runs and answers a dry call — or its control channel works (the adapter's probe), plus adapter
+ * files that could not be read.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -18,6 +19,8 @@ export interface AgentCliStatus {
   version?: string
   /** `ok`, `none` (the CLI has no hooks: it is observed otherwise), or what failed. */
   hooks: string
+  /** A CLI driven over its own API (opencode): `ok` when a throwaway instance answered on it. */
+  control?: string
   delivery: string
 }
 
@@ -33,6 +36,7 @@ export async function agentCliReport(env: NodeJS.ProcessEnv, cwd: string): Promi
     [...adapters.values()].map(async (a): Promise<AgentCliStatus> => {
       const found = which(a.binary, env)
       const version = found ? await versionOf(found, a.versionArgs, env) : undefined
+      const control = found && a.probe ? await a.probe(found, env) : undefined
       return {
         kind: a.kind,
         source: a.source,
@@ -40,14 +44,21 @@ export async function agentCliReport(env: NodeJS.ProcessEnv, cwd: string): Promi
         ...(found && { path: found }),
         ...(version && { version }),
         hooks: a.states.hooks ? hookEntry : 'none',
-        delivery: a.delivery.method === 'paste' ? `paste, confirmed by ${a.delivery.confirm}` : a.delivery.method,
+        ...(control && { control }),
+        delivery:
+          a.delivery.method === 'paste'
+            ? `paste, confirmed by ${a.delivery.confirm}`
+            : a.delivery.method === 'http'
+              ? 'its HTTP API, confirmed by its event stream'
+              : a.delivery.method,
       }
     }),
   )
   return { agents, problems: diagnostics.map((d) => `${d.file}: ${d.message}`) }
 }
 
-function which(binary: string, env: NodeJS.ProcessEnv): string | undefined {
+/** The CLI's executable on PATH, then SWARM_AGENT_BIN_DIR. */
+export function which(binary: string, env: NodeJS.ProcessEnv): string | undefined {
   const dirs = [...(env.PATH ?? '').split(path.delimiter), env.SWARM_AGENT_BIN_DIR].filter((d): d is string => Boolean(d))
   for (const d of dirs) {
     const file = path.join(d, binary)

@@ -23,8 +23,8 @@ export interface HookPermissionRequest {
   description: string
   env?: NodeJS.ProcessEnv
   signal?: AbortSignal
-  /** Called once the request is durable in pending/, before team-lead is told. */
-  onPending?: () => Promise<void>
+  /** Called once the request is durable in pending/ (with its id), before team-lead is told. */
+  onPending?: (id: string) => Promise<void>
 }
 
 export async function askLead(req: HookPermissionRequest): Promise<PermissionAnswer & { id: string }> {
@@ -47,7 +47,7 @@ export async function askLead(req: HookPermissionRequest): Promise<PermissionAns
     },
     req.env,
   )
-  await req.onPending?.()
+  await req.onPending?.(id)
   const message = encodeStructured({
     type: 'permission_request',
     request_id: id,

@@ -27,6 +27,8 @@ export interface HookInvocation {
   payload: unknown
   env: Env
   signal?: AbortSignal
+  /** permission-request: the id of the request on file, once it is (to withdraw it if answered elsewhere). */
+  onAsked?: (requestId: string) => void
 }
 
 /** Summaries in idle notifications are previews, not transcripts. */
@@ -92,7 +94,10 @@ async function permission(inv: HookInvocation, adapter: AgentAdapter, facts: Hoo
       description,
       env: inv.env,
       // Said again once the request is on file: a side-by-side hook may have written `working` meanwhile.
-      onPending: () => setStatus(inv, 'waiting', `${toolName} ${description}`.slice(0, 120)),
+      onPending: async (id) => {
+        await setStatus(inv, 'waiting', `${toolName} ${description}`.slice(0, 120))
+        inv.onAsked?.(id)
+      },
       ...(inv.signal && { signal: inv.signal }),
     })
     return adapter.answerPermission(inv.event, answer, facts)

@@ -1,18 +1,55 @@
 /**
  * pi (`@mariozechner/pi-coding-agent`): PI_CODING_AGENT_DIR = the teammate's config dir, with a
- * models.json naming an OpenAI-compatible (Chat Completions) provider at OPENAI_BASE_URL, and
- * swarm's extension (pi-extension.ts), which reports its states and asks the lead before bash,
- * edit and write run (bash only under acceptEdits, nothing under bypassPermissions). PI_OFFLINE=1:
- * no update or network check at start.
+ * models.json naming the provider the spawner's variables point at — Anthropic Messages
+ * (`api: anthropic-messages`, ANTHROPIC_BASE_URL) or OpenAI Chat Completions (OPENAI_BASE_URL);
+ * SWARM_PI_API chooses when both are set — and swarm's extension (pi-extension.ts), which reports
+ * its states and asks the lead before bash, edit and write run (bash only under acceptEdits,
+ * nothing under bypassPermissions). PI_OFFLINE=1: no update or network check at start.
  */
 import path from 'node:path'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
+import { UsageError } from '../errors.js'
 import { piExtensionSource } from './pi-extension.js'
 import { CLAUDE_STYLE_HOOK_FIELDS, CTRL_C_TWICE, readHookFields } from './spec-adapter.js'
 import type { AdapterContext, AgentAdapter, LaunchPlan, SwarmHookEvent } from './types.js'
 
 const EVENTS: SwarmHookEvent[] = ['session-start', 'prompt-submit', 'pre-tool', 'permission-request', 'stop', 'session-end']
 export const PI_PROVIDER = 'swarm-openai'
+export const PI_ANTHROPIC_PROVIDER = 'swarm-anthropic'
+/** Set to `anthropic-messages` or `openai-completions` to choose pi's API when both providers are configured. */
+export const PI_API_ENV = 'SWARM_PI_API'
+type PiApi = 'anthropic-messages' | 'openai-completions'
+
+/**
+ * The API pi speaks: SWARM_PI_API when set; else Anthropic Messages when ANTHROPIC_BASE_URL is set
+ * and OPENAI_BASE_URL is not, Chat Completions when OPENAI_BASE_URL is, Anthropic when only
+ * ANTHROPIC_API_KEY is; undefined (pi's own default) otherwise.
+ */
+export function piApi(env: NodeJS.ProcessEnv): PiApi | undefined {
+  const chosen = env[PI_API_ENV]
+  if (chosen) {
+    if (chosen === 'anthropic-messages' || chosen === 'openai-completions') return chosen
+    throw new UsageError(`${PI_API_ENV}=${chosen} is not an API pi speaks`, { hint: 'use anthropic-messages or openai-completions' })
+  }
+  if (env.ANTHROPIC_BASE_URL && !env.OPENAI_BASE_URL) return 'anthropic-messages'
+  if (env.OPENAI_BASE_URL) return 'openai-completions'
+  if (env.ANTHROPIC_API_KEY) return 'anthropic-messages'
+  return undefined
+}
+
+/** The models.json provider entry for `api` at the spawner's base URL (none without a base URL). */
+function providerEntry(api: PiApi | undefined, env: NodeJS.ProcessEnv, model: string): { id: string; entry?: Record<string, unknown> } | undefined {
+  if (api === 'anthropic-messages') {
+    // pi's Anthropic client appends /v1/messages to the base URL itself.
+    if (!env.ANTHROPIC_BASE_URL) return { id: 'anthropic' }
+    return { id: PI_ANTHROPIC_PROVIDER, entry: { baseUrl: env.ANTHROPIC_BASE_URL, api, apiKey: 'ANTHROPIC_API_KEY', models: [{ id: model }] } }
+  }
+  if (api === 'openai-completions' && env.OPENAI_BASE_URL) {
+    const compat = { supportsDeveloperRole: false, supportsReasoningEffort: false }
+    return { id: PI_PROVIDER, entry: { baseUrl: env.OPENAI_BASE_URL, api, apiKey: 'OPENAI_API_KEY', compat, models: [{ id: model }] } }
+  }
+  return undefined
+}
 
 function gatedTools(mode: string | undefined): string[] {
   if (mode === 'bypassPermissions') return []
@@ -23,26 +60,17 @@ function gatedTools(mode: string | undefined): string[] {
 async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
   await ensureDir(path.join(ctx.configDir, 'extensions'))
   const model = ctx.model ?? 'default'
-  const baseUrl = ctx.env.OPENAI_BASE_URL
-  if (baseUrl) {
-    const models = {
-      providers: {
-        [PI_PROVIDER]: {
-          baseUrl,
-          api: 'openai-completions',
-          apiKey: 'OPENAI_API_KEY',
-          compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
-          models: [{ id: model }],
-        },
-      },
-    }
+  const provider = providerEntry(piApi(ctx.env), ctx.env, model)
+  if (provider?.entry) {
+    const models = { providers: { [provider.id]: provider.entry } }
     await atomicWriteFile(path.join(ctx.configDir, 'models.json'), `${JSON.stringify(models, null, 2)}\n`)
   }
   const hooks = Object.fromEntries(EVENTS.map((e) => [e, ctx.hookArgv(e)]))
   await atomicWriteFile(path.join(ctx.configDir, 'extensions', 'swarm-team.ts'), piExtensionSource(hooks, gatedTools(ctx.mode)))
   const argv = [
     'pi',
-    ...(baseUrl ? ['--provider', PI_PROVIDER, '--model', model] : ctx.model ? ['--model', ctx.model] : []),
+    ...(provider ? ['--provider', provider.id] : []),
+    ...(provider?.entry ? ['--model', model] : ctx.model ? ['--model', ctx.model] : []),
     ...(ctx.resume ? ['--continue'] : [ctx.firstPrompt]),
   ]
   return { argv, env: { PI_CODING_AGENT_DIR: ctx.configDir, PI_OFFLINE: '1', PI_SKIP_VERSION_CHECK: '1' } }
@@ -50,7 +78,7 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
 
 export const piAdapter: AgentAdapter = {
   kind: 'pi',
-  description: 'pi coding agent (Chat Completions); a swarm extension reports states and asks before bash/edit/write',
+  description: 'pi coding agent (Anthropic Messages or Chat Completions); a swarm extension reports states and asks before bash/edit/write',
   source: 'built-in',
   binary: 'pi',
   versionArgs: ['--version'],

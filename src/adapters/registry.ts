@@ -10,6 +10,7 @@ import { rootDir } from '../home/paths.js'
 import { claudeAdapter } from './claude.js'
 import { codexAdapter } from './codex.js'
 import { geminiAdapter } from './gemini.js'
+import { opencodeAdapter } from './opencode.js'
 import { piAdapter } from './pi.js'
 import { AdapterSpec } from './spec.js'
 import { adapterFromSpec } from './spec-adapter.js'
@@ -19,7 +20,7 @@ import { readSpecFile } from '../util/spec-file.js'
 /** `--agent swarm` (and no --agent at all): swarm's own agent runtime, which needs no adapter. */
 export const SWARM_AGENT_KIND = 'swarm'
 
-const BUILT_INS: readonly AgentAdapter[] = [claudeAdapter, codexAdapter, geminiAdapter, piAdapter]
+const BUILT_INS: readonly AgentAdapter[] = [claudeAdapter, codexAdapter, geminiAdapter, opencodeAdapter, piAdapter]
 
 export interface AdapterDiagnostic {
   file: string

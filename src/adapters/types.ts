@@ -157,4 +157,9 @@ export interface AgentAdapter {
   readHook(event: SwarmHookEvent, payload: unknown): HookFacts
   /** The hook's reply for a permission answer (pre-tool / permission-request) in the CLI's form. */
   answerPermission(event: SwarmHookEvent, answer: PermissionAnswer, facts: HookFacts): HookReply
+  /**
+   * For a CLI driven over its own control channel (opencode's HTTP API): starts the installed
+   * `binary` briefly in a throwaway home and says `ok` or what failed (`swarm doctor`).
+   */
+  probe?(binary: string, env: Env): Promise<string>
 }

@@ -97,7 +97,8 @@ export class TmuxClient {
   async exec(args: string[], input?: string): Promise<CommandResult> {
     this.calls++
     try {
-      const result = await runCommand(this.bin, [...socketArgs(this.socket), ...args], {
+      // -u: without a UTF-8 locale (LANG unset, C) tmux prints a format's tabs (and non-ASCII) as `_`, and ids could not be read.
+      const result = await runCommand(this.bin, ['-u', ...socketArgs(this.socket), ...args], {
         env: withoutMarker(this.env),
         input,
         timeoutMs: this.timeoutMs,

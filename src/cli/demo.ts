@@ -1,7 +1,9 @@
 import type { Command } from 'commander'
 import { runDemo } from '../demo/demo.js'
+import { runMixedDemo } from '../demo/mixed.js'
 import { UsageError } from '../errors.js'
 import { printJson } from '../terminal/output.js'
+import { shutdownSignal } from './signals.js'
 
 /** `swarm demo` */
 export function registerDemoCommand(program: Command): void {
@@ -13,10 +15,32 @@ export function registerDemoCommand(program: Command): void {
     .option('--keep', 'keep the temp project and transcripts')
     .option('--yes', 'answer the permission prompt automatically')
     .option('--json', 'print the summary as JSON')
-    .action((opts: { backend: string; watch?: boolean; keep?: boolean; yes?: boolean; json?: boolean }) => demoCommand(opts))
+    .option('--mixed', 'a swarm lead with Codex, Gemini CLI and Claude Code teammates (the CLIs installed here), offline')
+    .action((opts: DemoFlags) => demoCommand(opts))
 }
 
-export async function demoCommand(opts: { backend: string; watch?: boolean; keep?: boolean; yes?: boolean; json?: boolean }): Promise<void> {
+interface DemoFlags {
+  backend: string
+  watch?: boolean
+  keep?: boolean
+  yes?: boolean
+  json?: boolean
+  mixed?: boolean
+}
+
+export async function demoCommand(opts: DemoFlags): Promise<void> {
+  if (opts.mixed) {
+    if (opts.watch || opts.backend !== 'auto')
+      throw new UsageError('--mixed runs in tmux panes: --backend and --watch do not apply', { hint: 'drop them; the demo prints how to attach' })
+    const summary = await runMixedDemo({
+      signal: shutdownSignal().signal,
+      ...(opts.keep ? { keep: true } : {}),
+      ...(opts.yes || opts.json ? { interactive: false } : {}),
+      ...(opts.json ? { out: process.stderr } : {}),
+    })
+    if (opts.json) printJson(summary)
+    process.exit(0)
+  }
   if (!['auto', 'tmux', 'in-process'].includes(opts.backend))
     throw new UsageError(`invalid --backend ${opts.backend}`, { hint: 'use auto, tmux or in-process' })
   const summary = await runDemo({

@@ -127,7 +127,7 @@ function printReport(r: DoctorReport): void {
     for (const a of r.agents.agents) {
       const where = a.path ? `${a.version ?? 'version unknown'} (${a.path})` : colors.yellow(`not installed (${a.binary} not on PATH)`)
       println(
-        `  ${a.kind.padEnd(12)} ${where}; hooks ${a.hooks === 'ok' ? colors.green('ok') : a.hooks}; ${a.delivery}${a.source === 'built-in' ? '' : ` [${a.source}]`}`,
+        `  ${a.kind.padEnd(12)} ${where}; hooks ${a.hooks === 'ok' ? colors.green('ok') : a.hooks}; ${a.control ? `control channel ${a.control === 'ok' ? colors.green('ok') : a.control}; ` : ''}${a.delivery}${a.source === 'built-in' ? '' : ` [${a.source}]`}`,
       )
     }
     for (const p of r.agents.problems) println(colors.red(`  ${p}`))

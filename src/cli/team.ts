@@ -120,11 +120,6 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
   const stat = await fs.stat(cwd).catch(() => undefined)
   if (!stat?.isDirectory()) throw new UsageError(`--cwd ${cwd} is not a directory`)
   await warnIfNoSandbox(cwd)
-  if (opts.start && !modelConfigured(process.env)) {
-    throw new UsageError('no model is configured, so the teammates could not think', {
-      hint: 'set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a compatible server), or write the team only with --no-start; `swarm demo` runs offline',
-    })
-  }
   const types = parseAgentTypes(opts.agentType ?? [])
   const kinds = parseNamePairs(opts.agent ?? [], '--agent', 'reviewer:codex')
   const model = opts.model ?? spec?.model
@@ -136,10 +131,15 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
   const names = [...(spec?.members.map((m) => m.name) ?? []), ...splitList(opts.agents)]
   for (const t of types.keys()) if (!names.includes(t)) throw new UsageError(`--agent-type names ${t}, which is not in --agents`)
   for (const t of kinds.keys()) if (!names.includes(t)) throw new UsageError(`--agent names ${t}, which is not in --agents`)
-  await checkAdapters(
-    names.map((a) => kinds.get(a) ?? spec?.members.find((x) => x.name === a)?.agent),
-    cwd,
-  )
+  const agentKinds = names.map((a) => kinds.get(a) ?? spec?.members.find((x) => x.name === a)?.agent)
+  await checkAdapters(agentKinds, cwd)
+  // Only swarm's own agents think with the configured model; agent CLIs bring their own provider.
+  const swarmAgents = !names.length || agentKinds.some((k) => k === undefined || k === 'swarm') // 'swarm': registry.ts SWARM_AGENT_KIND (loaded lazily)
+  if (opts.start && swarmAgents && !modelConfigured(process.env)) {
+    throw new UsageError('no model is configured, so the teammates could not think', {
+      hint: 'set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a compatible server), or write the team only with --no-start; `swarm demo` runs offline',
+    })
+  }
   const isolated = worktreeChoice(opts.worktree, names)
   const members = names.map((a) => {
     const m = spec?.members.find((x) => x.name === a)

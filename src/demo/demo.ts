@@ -178,7 +178,8 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoSummary> {
   }
 }
 
-async function decide(
+/** Asks at this terminal (or approves, saying so) for one permission request. */
+export async function decide(
   r: BrokerRequest,
   interactive: boolean,
   say: (s: string) => void,

@@ -1,5 +1,5 @@
 import path from 'node:path'
-import { planAgentLaunch, type AgentLaunch } from '../adapters/launch.js'
+import { assertCliInstalled, planAgentLaunch, type AgentLaunch } from '../adapters/launch.js'
 import { resolveAdapter } from '../adapters/registry.js'
 import type { AgentAdapter } from '../adapters/types.js'
 import { checkAgentType, loadAgentDefinitions } from '../agent/definitions/load.js'
@@ -271,6 +271,7 @@ async function agentLaunchFor(
     env,
     ...definedOnly({ prompt: input.prompt, model: input.model, mode: input.mode, resume: input.resume }),
   })
+  assertCliInstalled(adapter, launch)
   return { kind: adapter.kind, launch }
 }
 

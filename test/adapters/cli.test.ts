@@ -35,7 +35,7 @@ describe('--agent on team create, team files and spawn', () => {
 
     const unknown = await swarm(['team', 'create', 'bad', '--agents', 'a', '--agent', 'a:nope', '--no-start'])
     expect(unknown.code).toBe(2)
-    expect(unknown.stderr).toMatch(/^swarm: unknown agent "nope" — use one of swarm, claude, codex, gemini, pi/)
+    expect(unknown.stderr).toMatch(/^swarm: unknown agent "nope" — use one of swarm, claude, codex, gemini, opencode, pi/)
     const stray = await swarm(['team', 'create', 'bad', '--agents', 'a', '--agent', 'z:codex', '--no-start'])
     expect(stray.code).toBe(2)
     expect(stray.stderr).toContain('--agent names z, which is not in --agents')

@@ -211,3 +211,14 @@ export async function hookLog(t: AgentTeam, name: string): Promise<Array<{ event
     .filter(Boolean)
     .map((l) => JSON.parse(l) as { event: string; at: number; digest?: string })
 }
+
+/**
+ * The Claude Code binary for agent tests: SWARM_CLAUDE_BIN (scripts/interop.mjs sets it), else the
+ * one scripts/interop.mjs cached ($SWARM_TEST_CACHE or node_modules/.cache/swarm-interop); undefined when absent.
+ */
+export function claudeBinForTests(): string | undefined {
+  if (process.env.SWARM_CLAUDE_BIN) return fs.existsSync(process.env.SWARM_CLAUDE_BIN) ? process.env.SWARM_CLAUDE_BIN : undefined
+  const cache = path.resolve(process.env.SWARM_TEST_CACHE || path.join(REPO, 'node_modules', '.cache', 'swarm-interop'))
+  const dirs = fs.existsSync(cache) ? fs.readdirSync(cache).filter((d) => d.startsWith('claude-code-')) : []
+  return dirs.map((d) => path.join(cache, d, 'package', 'claude')).find((f) => fs.existsSync(f))
+}

@@ -27,6 +27,12 @@ export interface AgentCliCase {
   shell(cmd: string, escalate: boolean): AgentReply
   /** The swarm MCP SendMessage call; undefined for a CLI without MCP. */
   mcpSend?: (message: string) => AgentReply
+  /**
+   * How long before its turn's model request a CLI may already say `working` (default: within 1 s
+   * either side). opencode turns busy when the prompt is submitted and sends its model request
+   * later — seconds later on a loaded machine — so its state is early, never late.
+   */
+  workingLeadMs?: number
   /** Writes files the case needs before the team starts (a user-defined adapter). */
   setup?: (t: AgentTeam) => Promise<void>
 }
@@ -98,7 +104,11 @@ export function describeAgentCli(c: AgentCliCase): void {
       const turns = t.server.requests.filter((r) => !r.aux && r.view?.lastUser?.includes(`-${c.kind}`))
       expect(turns.length).toBeGreaterThan(0)
       for (const r of turns) {
-        const submit = log.find((e) => e.event === 'prompt-submit' && Math.abs(e.at - r.receivedAt) < 1_000)
+        const lead = c.workingLeadMs
+        const submit =
+          lead === undefined
+            ? log.find((e) => e.event === 'prompt-submit' && Math.abs(e.at - r.receivedAt) < 1_000)
+            : [...log].reverse().find((e) => e.event === 'prompt-submit' && e.at - r.receivedAt < 1_000 && r.receivedAt - e.at < lead)
         expect(submit, 'working within 1 s of the turn').toBeDefined()
         const stop = log.find((e) => e.event === 'stop' && e.at >= r.receivedAt)
         expect(stop && stop.at - r.receivedAt, 'idle within 1 s of the reply').toBeLessThan(1_000)

@@ -4,7 +4,10 @@ import { readAgentState } from '../../src/agent/state.js'
 import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { isAlive } from '../../src/process/liveness.js'
 import { readTeam } from '../../src/teams/team-store.js'
-import { BIN, hasTmux, sandbox, waitFor, type Sandbox } from './helpers.js'
+import { BIN } from '../support/repo.js'
+import { hasTmux } from '../support/tmux.js'
+import { waitFor } from '../support/wait.js'
+import { sandbox, type Sandbox } from './helpers.js'
 
 /**
  * `team resume` keeps what lives: a leader that left (/quit) or lost its pane comes back in a

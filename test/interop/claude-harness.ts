@@ -3,7 +3,9 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { type LoopbackServer, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import type { ScenarioInput } from '../../src/loopback-model/scenario.js'
-import { reapTmux, type Sandbox, sandbox, waitFor } from '../e2e/helpers.js'
+import { type Sandbox, sandbox } from '../e2e/helpers.js'
+import { reapTmux } from '../support/tmux.js'
+import { waitFor } from '../support/wait.js'
 
 /**
  * What every interop test needs: the real Claude Code binary (SWARM_CLAUDE_BIN, set by

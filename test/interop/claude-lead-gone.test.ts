@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { claudeLeadAlive, claudeLeadOf } from '../../src/teams/claude-lead.js'
 import type { TeamFile } from '../../src/teams/types.js'
-import { waitFor } from '../e2e/helpers.js'
+import { waitFor } from '../support/wait.js'
 import {
   type ClaudeLead,
   type ClaudeSandbox,

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { isAlive } from '../../src/process/liveness.js'
 import { endKeyHolders, leadKeyHolders } from '../../src/supervisor/lead-key-holders.js'
 import type { TeamFile } from '../../src/teams/types.js'
-import { waitFor } from '../e2e/helpers.js'
+import { waitFor } from '../support/wait.js'
 
 /* The teammates of a gone Claude Code lead: found by their teammate argv, ended with SIGTERM, killed when they ignore it. */
 

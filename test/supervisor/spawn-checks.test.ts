@@ -4,7 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { agentHomeDir } from '../../src/adapters/launch.js'
 import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { readTeam } from '../../src/teams/team-store.js'
-import { hasTmux, sandbox, waitFor, type Sandbox } from '../e2e/helpers.js'
+import { hasTmux } from '../support/tmux.js'
+import { waitFor } from '../support/wait.js'
+import { sandbox, type Sandbox } from '../e2e/helpers.js'
 
 /**
  * `swarm spawn` from a shell without a terminal (the sandbox's stdin is not a TTY): on a tmux
