@@ -145,6 +145,11 @@ export const claudeAdapter: AgentAdapter = {
   hookEvents: {},
   quit: { signal: 'SIGTERM', graceMs: 2_000 },
   prepare: prepareClaude,
+  preflight: ({ team, name, env }) => {
+    checkClaudeAddressable('team', team)
+    checkClaudeAddressable('agent', name)
+    findClaudeBinary(env)
+  },
   readHook: () => ({}),
   answerPermission,
 }

@@ -151,6 +151,8 @@ export interface AgentAdapter {
    * config) and returns the pane's argv and env. Idempotent: resume calls it again.
    */
   prepare(ctx: AdapterContext): Promise<LaunchPlan>
+  /** Refuses a teammate before anything is written for it (a name the CLI cannot address, the CLI missing). */
+  preflight?(o: { team: string; name: string; env: NodeJS.ProcessEnv }): void
   /** Reads a hook payload (stdin JSON of the CLI's hook) into HookFacts. */
   readHook(event: SwarmHookEvent, payload: unknown): HookFacts
   /** The hook's reply for a permission answer (pre-tool / permission-request) in the CLI's form. */

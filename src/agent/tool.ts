@@ -14,6 +14,8 @@ import type { CacheSetting, SystemPrompt } from './cache-layout.js'
 export interface ToolResult {
   content: string
   isError?: boolean
+  /** The input the tool ran with, when the permission answer replaced the model's (approved with edited input). */
+  ranInput?: Record<string, unknown>
 }
 
 /** The answer of a permission check. `updatedInput` replaces the input (it is validated again). */
@@ -138,12 +140,13 @@ export async function runTool(tool: AnyTool, rawInput: unknown, ctx: ToolContext
   } catch (err) {
     return { content: `${tool.name} was not run: the permission check failed: ${errorMessage(err)}`, isError: true }
   }
+  const edited = input !== parsed.data ? { ranInput: input } : {}
   try {
     const result = await tool.execute(input, ctx)
-    return typeof result === 'string' ? { content: result } : result
+    return { ...(typeof result === 'string' ? { content: result } : result), ...edited }
   } catch (err) {
-    if (ctx.signal.aborted) return { content: `${tool.name} was aborted`, isError: true }
-    return { content: errorMessage(err), isError: true }
+    if (ctx.signal.aborted) return { content: `${tool.name} was aborted`, isError: true, ...edited }
+    return { content: errorMessage(err), isError: true, ...edited }
   }
 }
 

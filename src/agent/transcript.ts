@@ -13,7 +13,17 @@ type MessageParam = Anthropic.MessageParam
  */
 export type TranscriptEvent =
   | { t: string; kind: 'message'; message: MessageParam }
-  | { t: string; kind: 'tool'; tool: string; input: unknown; isError: boolean; output: string; ms: number }
+  | {
+      t: string
+      kind: 'tool'
+      tool: string
+      /** The input the tool ran with; `requestedInput` is the model's when the approval edited it. */
+      input: unknown
+      requestedInput?: unknown
+      isError: boolean
+      output: string
+      ms: number
+    }
   | { t: string; kind: 'state'; state: string; detail?: string }
   | { t: string; kind: 'error'; errorType: string; status?: number; requestId?: string; message: string }
   | { t: string; kind: 'start'; model: string; mode?: string; resume: boolean; pid: number }

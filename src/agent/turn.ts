@@ -114,12 +114,15 @@ export async function runTurn(opts: TurnOptions): Promise<TurnResult> {
           ? await runTool(tool, use.input, { ...opts.toolContext, toolUseId: use.id, request: snapshot })
           : { content: `No such tool: ${use.name}. Available: ${[...byName.keys()].join(', ')}`, isError: true }
       const ms = Date.now() - started
-      opts.onToolEnd?.(use.name, use.input, result, ms)
-      toolCalls.push({ name: use.name, input: use.input, isError: result.isError === true })
+      // Approved with edited input: the log shows what ran, and what the model had asked for.
+      const ran = result.ranInput ?? use.input
+      opts.onToolEnd?.(use.name, ran, result, ms)
+      toolCalls.push({ name: use.name, input: ran, isError: result.isError === true })
       await opts.record?.({
         kind: 'tool',
         tool: use.name,
-        input: use.input,
+        input: ran,
+        ...(result.ranInput ? { requestedInput: use.input } : {}),
         isError: result.isError === true,
         output: result.content.slice(0, 4000),
         ms,

@@ -69,6 +69,11 @@ export class ITermExecutor extends PaneExecutorBase<ITermExecutorOptions> implem
     return { paneId: leaderSessionId(this.env) ?? '', created: false }
   }
 
+  /** Likewise: the leader is the session swarm runs in. */
+  async ensureLeader(): Promise<LeaderPane> {
+    return this.ensureSession()
+  }
+
   async spawn(config: TeammateSpawnConfig): Promise<SpawnedTeammate> {
     const agentId = validateSpawnConfig(config)
     const files = this.files(config.team, config.name)

@@ -81,6 +81,14 @@ export function teamLeader(rows: PaneRow[], team: string): { paneId: string; win
   return pane && { paneId: pane.paneId, windowId: pane.windowId, socketPath: pane.socketPath }
 }
 
+/** The first pane of the window that holds most of `panes` (the team's window; a hidden pane is alone in its own). */
+export function teamWindowPane(panes: PaneRow[]): PaneRow | undefined {
+  const count = new Map<string, number>()
+  for (const p of panes) count.set(p.windowId, (count.get(p.windowId) ?? 0) + 1)
+  const window = [...count].sort((a, b) => b[1] - a[1])[0]?.[0]
+  return panes.find((p) => p.windowId === window)
+}
+
 /**
  * The agent's pane: the recorded one if it still carries this agent's tag (pane ids restart at %0
  * with a new server, so a stale id may now be someone else's), else the pane tagged with it.

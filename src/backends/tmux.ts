@@ -7,7 +7,7 @@ import { terminalSafe } from '../terminal/neutralize.js'
 import { prepareLogFile, validateSpawnConfig } from './spawn-config.js'
 import { PaneExecutorBase } from './pane-executor-base.js'
 import { parseAgentId } from './shutdown.js'
-import { type PaneRow, TMUX_COLORS, findPane, listPanes, paneState, teamLeader, teamPanes } from './tmux-panes.js'
+import { type PaneRow, TMUX_COLORS, findPane, listPanes, paneState, teamLeader, teamPanes, teamWindowPane } from './tmux-panes.js'
 import { EXIT_FILE_ENV, argvArgs, envArgs, exitStatusFile, recordExitStatus, recordedExitStatus } from './tmux-launch.js'
 import { TmuxClient, type TmuxSocket, formatEscape, isNoServer, resolveSocket, shellQuote, swarmSocket, tmuxCommand } from './tmux-client.js'
 import type { ExecutorOptions, LeaderOptions, LeaderPane, PaneExecutor, ProcessState, SpawnedTeammate, TeammateSpawnConfig } from './types.js'
@@ -36,6 +36,15 @@ export interface TmuxExecutorOptions extends ExecutorOptions {
 /** What new-session and new-window print and run for the leader pane: its ids, cwd, env and argv. */
 function leaderPaneArgs(leader: LeaderOptions): string[] {
   return ['-P', '-F', `${SPAWN_FORMAT}\t#{window_id}`, '-c', formatEscape(leader.cwd), ...envArgs(leader.env), ...argvArgs(leader.argv)]
+}
+
+/** The leader pane's identity: its tag, name and title. */
+function leaderPaneSetup(pane: string, team: string): string[] {
+  return [
+    tmuxCommand('set', '-p', '-t', pane, '@swarm_agent', makeAgentId(LEAD_NAME, team)),
+    tmuxCommand('set', '-p', '-t', pane, '@agent_name', LEAD_NAME),
+    tmuxCommand('select-pane', '-t', pane, '-T', LEAD_NAME),
+  ]
 }
 
 /** `swarm-<team>`: the session of a team on the swarm server. */
@@ -73,6 +82,40 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     const found = teamLeader(await listPanes(this.client), team)
     if (found) return this.remember(team, { ...found, created: false })
     return this.inside ? this.createWindow(team, leader) : this.createSession(team, leader)
+  }
+
+  /**
+   * A running leader pane, the teammates' panes left as they are (team resume): a dead leader pane
+   * (remain-on-exit) is respawned in place; a closed one is split back in on the left of the
+   * team's window; with no pane of the team at all, a new session or window (ensureSession).
+   */
+  async ensureLeader(team: string, leader: LeaderOptions): Promise<LeaderPane> {
+    const rows = await listPanes(this.client)
+    const lead = rows.find((r) => r.agent === makeAgentId(LEAD_NAME, team))
+    if (lead && !lead.dead) return this.remember(team, { ...lead, created: false })
+    if (lead) {
+      const respawn = tmuxCommand(
+        'respawn-pane',
+        '-k',
+        '-t',
+        lead.paneId,
+        '-c',
+        formatEscape(leader.cwd),
+        ...envArgs(leader.env),
+        ...argvArgs(leader.argv),
+      )
+      await this.client.source([respawn], { what: 'respawn-pane' })
+      return this.remember(team, { paneId: lead.paneId, windowId: lead.windowId, socketPath: lead.socketPath, created: true })
+    }
+    const first = teamWindowPane(teamPanes(rows, team))
+    if (!first) return this.ensureSession(team, leader)
+    // -b: before the window's first pane, so main-vertical gives the leader the left side again.
+    const split = tmuxCommand('split-window', '-h', '-b', '-t', first.paneId, ...leaderPaneArgs(leader))
+    const [paneId, , socketPath, windowId] = (await this.client.source([split], { what: 'split-window' })).trim().split('\t')
+    await this.client.source([...leaderPaneSetup(paneId, team), tmuxCommand('select-layout', '-t', windowId, 'main-vertical')], {
+      what: 'set-option',
+    })
+    return this.remember(team, { paneId, socketPath, windowId, created: true })
   }
 
   private async createSession(team: string, leader: LeaderOptions): Promise<LeaderPane> {
@@ -113,9 +156,7 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
       tmuxCommand('set', '-w', '-t', window, 'pane-border-format', BORDER_FORMAT),
       tmuxCommand('set', '-w', '-t', window, 'main-pane-width', MAIN_PANE_WIDTH),
       tmuxCommand('set', '-w', '-t', window, '@swarm_team', team),
-      tmuxCommand('set', '-p', '-t', leaderPane, '@swarm_agent', makeAgentId(LEAD_NAME, team)),
-      tmuxCommand('set', '-p', '-t', leaderPane, '@agent_name', LEAD_NAME),
-      tmuxCommand('select-pane', '-t', leaderPane, '-T', LEAD_NAME),
+      ...leaderPaneSetup(leaderPane, team),
     ]
   }
 

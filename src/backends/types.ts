@@ -126,6 +126,8 @@ export interface PaneExecutor extends TeammateExecutor<TeammateSpawnConfig> {
   readonly kind: 'pane'
   /** The team's leader pane, created (running `argv`) when there is none yet. */
   ensureSession(team: string, leader: LeaderOptions): Promise<LeaderPane>
+  /** A running leader pane (started again when it is dead or gone), the teammates' panes untouched. */
+  ensureLeader(team: string, leader: LeaderOptions): Promise<LeaderPane>
   /** Kills every pane of the team, the leader's included, with their process trees. */
   stopTeam(team: string): Promise<void>
   /** Moves a pane out of sight and back (tmux only). */

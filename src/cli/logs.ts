@@ -57,6 +57,12 @@ export async function logsCommand(team: string, name: string, opts: { follow?: b
 
 type Colors = ReturnType<typeof pc.createColors>
 
+/** A call approved with edited input: what the model had asked for. */
+function edited(e: Extract<TranscriptEvent, { kind: 'tool' }>, c: Colors): string {
+  if (e.requestedInput === undefined) return ''
+  return `\n         ${c.yellow('edited at approval; asked for:')} ${one(short(JSON.stringify(e.requestedInput), 100))}`
+}
+
 /** One readable line (or a few) per transcript event; everything the agent or model wrote is shown terminal-safe. */
 export function formatEvent(e: TranscriptEvent, c: Colors): string {
   const time = c.dim(e.t.slice(11, 19))
@@ -66,7 +72,7 @@ export function formatEvent(e: TranscriptEvent, c: Colors): string {
     case 'state':
       return `${time} ${c.yellow('●')} ${one(`${e.state}${e.detail ? ` — ${e.detail}` : ''}`)}`
     case 'tool':
-      return `${time} ${e.isError ? c.red('✗') : c.green('✓')} ${c.cyan(one(e.tool))} ${one(short(JSON.stringify(e.input), 100))} ${c.dim(`${e.ms} ms`)}\n         ${c.dim(one(short(e.output, 160)))}`
+      return `${time} ${e.isError ? c.red('✗') : c.green('✓')} ${c.cyan(one(e.tool))} ${one(short(JSON.stringify(e.input), 100))} ${c.dim(`${e.ms} ms`)}${edited(e, c)}\n         ${c.dim(one(short(e.output, 160)))}`
     case 'error':
       return `${time} ${c.red('error')} ${one(`${e.errorType}${e.status ? ` ${e.status}` : ''}${e.requestId ? ` ${e.requestId}` : ''}: ${e.message}`)}`
     case 'usage':

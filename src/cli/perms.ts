@@ -8,6 +8,9 @@ import { terminalSafe } from '../terminal/neutralize.js'
 
 const one = (s: string) => terminalSafe(s, { singleLine: true })
 
+/** How long `swarm perms` keeps naming a request swarm cancelled because its teammate died (whoever cleared it). */
+const CANCELLED_SHOWN_MS = 15 * 60_000
+
 interface ListOpts {
   json?: boolean
 }
@@ -50,9 +53,13 @@ export function registerPermsCommands(program: Command): void {
 export async function listCommand(team: string | undefined, opts: ListOpts): Promise<void> {
   if (team === undefined) throw new UsageError('which team?', { hint: 'swarm perms <team> [--json], or swarm perms approve|deny <team> <id>' })
   validateName(team)
-  const listing = await listRequests(team)
+  const now = Date.now()
+  const listing = await listRequests(team, { now, recentCancelledMs: CANCELLED_SHOWN_MS })
   if (opts.json) return printJson({ team, ...listing })
-  for (const c of listing.cancelled) println(one(`cancelled ${c.id} (${c.agent} ${c.kind === 'plan' ? 'plan approval' : c.toolName}): ${c.reason}`))
+  for (const c of listing.cancelled)
+    println(
+      one(`cancelled ${c.id} (${c.agent} ${c.kind === 'plan' ? 'plan approval' : c.toolName}), ${formatAge(now - c.cancelledAt)} ago: ${c.reason}`),
+    )
   for (const p of listing.problems) println(`warning: ${one(p)}`)
   if (listing.requests.length === 0) return println(`no pending requests in team ${team}`)
   const rows = [['ID', 'KIND', 'WHO', 'TOOL', 'INPUT', 'AGE', 'ALWAYS WOULD ALLOW']]

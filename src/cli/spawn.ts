@@ -74,12 +74,17 @@ export function registerSpawnCommands(program: Command): void {
 }
 
 export async function runSpawn(team: string, name: string, opts: SpawnCommandOptions): Promise<void> {
-  const [{ spawnTeammate }, { parseBackendChoice }, { describeSocket, resolveSocket }, { sessionName }] = await Promise.all([
-    import('../supervisor/teammates.js'),
-    import('../backends/registry.js'),
-    import('../backends/tmux-client.js'),
-    import('../backends/tmux.js'),
-  ])
+  const [{ spawnTeammate }, { parseBackendChoice }, { describeSocket, resolveSocket }, { sessionName }, { validateAgentName, validateName }] =
+    await Promise.all([
+      import('../supervisor/teammates.js'),
+      import('../backends/registry.js'),
+      import('../backends/tmux-client.js'),
+      import('../backends/tmux.js'),
+      import('../home/paths.js'),
+    ])
+  // The names first: a bad one is exit 2 whatever the backend would have said.
+  validateName(team)
+  validateAgentName(name)
   const backend = parseBackendChoice(opts.backend)
   if (opts.command !== undefined && opts.agent !== undefined)
     throw new UsageError('--command and --agent both say what to run', { hint: 'give one of them' })

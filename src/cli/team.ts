@@ -180,7 +180,14 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
     })
   }
   if (!opts.start) {
-    if (opts.json) printJson(team)
+    // The backend chosen now is the one `team resume` (or `swarm leader`) starts it on later; with
+    // auto, resume detects it where it runs.
+    if (backend !== 'auto') {
+      await updateTeam(team.name, (t) => {
+        t.swarmBackend = backend
+      })
+    }
+    if (opts.json) printJson(await readTeam(team.name))
     else {
       println(`created team ${colors.bold(team.name)} with ${team.members.length} member(s): ${memberNames(team)}`)
       println(`config: ${teamConfigPath(team.name)}`)
@@ -268,6 +275,7 @@ export async function teamResume(name: string, opts: { attach: boolean; json?: b
   if (opts.json) printJson({ team: name, ...report, attach: attachCommand(name) })
   else {
     println(`team ${name}: leader ${report.leader}; alive: ${report.alive.join(', ') || 'none'}; respawned: ${report.respawned.join(', ') || 'none'}`)
+    for (const s of report.stopped) println(`stopped: ${s} (swarm kill); start it again with: swarm spawn ${name} ${s}`)
     if (report.reaped.length) println(`stopped what dead members left running: ${describeProcesses(report.reaped)}`)
     println(`attach with: swarm attach ${name}   (or: ${attachCommand(name)})`)
   }

@@ -105,7 +105,10 @@ export class LeaderConsole {
   private shownAt = 0
   private shownReplaced = false
   private shownGone = false
+  /** Requests this console answered: their leaving the queue is not news from elsewhere. */
+  private readonly answeredHere = new Set<string>()
   private syncing: Promise<void> = Promise.resolve()
+  private stopped = false
   private done!: () => void
   private readonly finished = new Promise<void>((r) => (this.done = r))
 
@@ -127,7 +130,8 @@ export class LeaderConsole {
       const s = this.shown
       if (s && !this.shownGone && this.queue.get(s.id)?.id !== s.id) {
         this.shownGone = true
-        this.line(this.c.yellow(`request ${shortRequestId(s.id)} of ${one(s.agent)} was answered elsewhere`))
+        if (this.answeredHere.has(s.id)) this.shown = undefined
+        else this.line(this.c.yellow(`request ${shortRequestId(s.id)} of ${one(s.agent)} was answered elsewhere`))
       }
       this.showCurrent()
     })
@@ -137,10 +141,13 @@ export class LeaderConsole {
     this.rl = readline.createInterface({ input: this.o.input, terminal: false })
     this.rl.on('line', (line) => void this.onLine(line.trim()).catch((err) => this.line(this.c.red(`error: ${one(errorMessage(err))}`))))
     this.rl.on('close', () => this.stop())
+    // Stopped while starting (a signal before or during the setup above): close what was opened since.
+    if (this.stopped || this.o.signal?.aborted) this.stop()
     await this.finished
   }
 
   stop(): void {
+    this.stopped = true
     clearInterval(this.poll)
     this.dirWatch?.close()
     this.rl?.close()
@@ -247,7 +254,10 @@ export class LeaderConsole {
     const id = this.shown?.id
     const r = id === undefined ? undefined : this.queue.get(id)
     if (!r || r.id !== id) {
-      this.line(this.c.yellow(`no request is on screen${id ? ` (request ${shortRequestId(id)} was answered elsewhere)` : ''}; nothing answered`))
+      // Named only while its "answered elsewhere" notice is the last word on screen about it.
+      const gone = id !== undefined && !this.answeredHere.has(id) ? ` (request ${shortRequestId(id)} was answered elsewhere)` : ''
+      this.line(this.c.yellow(`no request is on screen${gone}; nothing answered`))
+      this.shown = undefined
       return undefined
     }
     if (this.shownReplaced && Date.now() - this.shownAt < (this.o.promptSettleMs ?? PROMPT_SETTLE_MS)) {
@@ -283,6 +293,7 @@ export class LeaderConsole {
       this.line(this.c.yellow(`no pending request ${id}`))
       return
     }
+    this.answeredHere.add(r.id)
     try {
       await answerRequest(
         this.o.team,
@@ -302,11 +313,14 @@ export class LeaderConsole {
         ),
       )
     } catch (err) {
+      // Not answered here after all (answered or cancelled elsewhere first): the error says by whom.
+      this.answeredHere.delete(r.id)
       this.line(this.c.yellow(one(errorMessage(err))))
     }
     if (this.shown?.id === r.id) this.shown = undefined
     this.queue.remove(r.id)
     await this.syncPending()
+    this.answeredHere.delete(r.id)
   }
 
   private async command(line: string): Promise<void> {

@@ -16,7 +16,7 @@ import type { InProcessExecutor, TeammateMain } from '../backends/types.js'
 import { createPermissionLayer } from '../permissions/requests/client.js'
 import { leadSignerFor } from '../teams/messaging.js'
 import { LEAD_NAME } from '../home/paths.js'
-import { readTeam } from '../teams/team-store.js'
+import { readTeam, updateTeam } from '../teams/team-store.js'
 import { claudeLeadOf } from '../teams/claude-lead.js'
 import type { TeamFile, TeamMember } from '../teams/types.js'
 import { teamBackend } from '../backends/team-backend.js'
@@ -82,9 +82,20 @@ export async function runLeader(o: LeaderOptions): Promise<void> {
   }
 }
 
-async function leadTeam(o: LeaderOptions, config: TeamFile): Promise<void> {
+async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
   const env = o.env
   const output = o.output ?? process.stdout
+  // A team that never ran anywhere (`--no-start`, backend auto) runs in-process from now on: this
+  // leader hosts its roster, and spawns from other shells ask it.
+  const config = teamBackend(written)
+    ? written
+    : await updateTeam(
+        o.team,
+        (t) => {
+          t.swarmBackend ??= 'in-process'
+        },
+        env,
+      )
   const backend = teamBackend(config) ?? 'in-process'
   const sign = await leadSignerFor(o.team, env)
   const client: Anthropic | undefined = modelConfigured(env) ? createModelClient(env) : undefined

@@ -15,7 +15,7 @@ import { LEAD_NAME, tasksDir, teamDir } from '../home/paths.js'
 import { removeFromRoster } from '../tasks/roster.js'
 import { deleteTeamFiles, findMember, readTeam, updateTeam } from '../teams/team-store.js'
 import type { BackendType } from '../backends/types.js'
-import type { TeamFile } from '../teams/types.js'
+import type { TeamFile, TeamMember } from '../teams/types.js'
 import { pathExists } from '../util/fs.js'
 import { definedOnly } from '../util/object.js'
 import { delay } from '../process/delay.js'
@@ -83,65 +83,94 @@ export interface ResumeReport {
   leader: 'alive' | 'started'
   alive: string[]
   respawned: string[]
+  /** Members stopped on purpose (`swarm kill` without --remove): left stopped, named. */
+  stopped: string[]
   /** Leftover processes of dead members (and of a dead leader) that were stopped first. */
   reaped: ReapedProcess[]
 }
 
+/** Stopped on purpose: swarm's own mark (Claude Code sets isActive false whenever it is idle). */
+function stoppedOnPurpose(m: TeamMember): boolean {
+  if (m[STOPPED_FIELD] === true) return true
+  // isActive false alone counts once the member had a pane (not a never-started --no-start member).
+  return m.agent !== 'claude' && m.isActive === false && (m.tmuxPaneId ?? '') !== '' && m.tmuxPaneId !== 'in-process'
+}
+
+/**
+ * The backend to resume on: the recorded one, else (a team written with `--no-start --backend
+ * auto`, never started) what detection picks here, recorded now.
+ */
+async function resumeBackend(team: string, config: TeamFile, env: Env): Promise<BackendType> {
+  const known = teamBackend(config)
+  if (known) return known
+  const { backend } = await selectBackend('auto', systemDetectInputs(env))
+  await updateTeam(
+    team,
+    (t) => {
+      t.swarmBackend = backend
+    },
+    env,
+  )
+  return backend
+}
+
 /**
  * `swarm team resume`: after a leader crash, a killed tmux server or a reboot — re-adopts what
- * lives and respawns what is dead (members still meant to run: isActive), in a new session with
- * the same layout, each teammate continuing from its transcript; unread messages and tasks wait
- * on disk. An in-process team is resumed by running its leader (the caller does that).
+ * lives and respawns what is dead (members still meant to run: not stopped with `swarm kill`,
+ * which are named instead) and what never started (a `--no-start` roster), each teammate
+ * continuing from its transcript; unread messages and tasks wait on disk. A dead leader gets a
+ * new pane (teammates that live keep theirs); with the session gone, a new one with the same
+ * layout. An in-process team is resumed by running its leader (the caller does that).
  */
 export async function resumeTeam(team: string, opts: { env: Env }): Promise<ResumeReport> {
   const env = opts.env
   const config = await readTeam(team, env)
-  const backend = teamBackend(config) ?? 'in-process'
+  const backend = await resumeBackend(team, config, env)
   if (backend === 'in-process') {
     // The team lived inside its leader: unless that one still runs (the new leader is then
     // refused), whatever the old one's teammates left running goes before they restart.
     const reaped = runningLeader(team, env) === undefined ? await reapTeam(team, env) : { killed: [], survivors: [] }
     assertNoneSurvive(team, reaped.survivors, 'nothing was restarted')
-    return { backend, leader: 'started', alive: [], respawned: [], reaped: reaped.killed }
+    return { backend, leader: 'started', alive: [], respawned: [], stopped: [], reaped: reaped.killed }
   }
   const sign = await leadSignerFor(team, env)
   const executor: PaneExecutor = createExecutor(backend, { env, sign })
   const status = await teamStatus(team, { env, executors: { [backend]: executor } })
+  const stateOf = (name: string) => status.members.find((r) => r.name === name)?.state
   const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
-  const leaderRow = status.members.find((m) => m.name === LEAD_NAME)
-  const leaderAlive = leaderRow?.state === 'alive'
   // What dead members (and a dead leader) left running — a Bash command, a setsid'd child — goes
-  // before anything is started again.
-  const deadNames = config.members
-    .filter((m) => (m.name === LEAD_NAME ? !leaderAlive : status.members.find((r) => r.name === m.name)?.state !== 'alive'))
-    .map((m) => m.name)
+  // before anything is started again; what lives is left alone.
+  const deadNames = config.members.filter((m) => stateOf(m.name) !== 'alive').map((m) => m.name)
   const reaped = deadNames.length ? await reapTeam(team, env, deadNames) : { killed: [], survivors: [] }
   assertNoneSurvive(team, reaped.survivors, 'nothing was restarted')
-  if (!leaderAlive) {
-    // A dead leader pane (remain-on-exit) is closed first, so the new one takes the left side.
-    await executor.stopTeam(team).catch(() => undefined)
-  }
-  const leader = await executor.ensureSession(team, { argv: defaultLeaderArgv(team), cwd: leadCwd, env: teammateEnv(env, { team, name: LEAD_NAME }) })
+  const leader = await executor.ensureLeader(team, { argv: defaultLeaderArgv(team), cwd: leadCwd, env: teammateEnv(env, { team, name: LEAD_NAME }) })
   const alive: string[] = []
+  const stopped: string[] = []
   const dead: SpawnTeammateInput[] = []
   for (const m of config.members) {
     if (m.name === LEAD_NAME) continue
-    const row = status.members.find((r) => r.name === m.name)
-    if (leaderAlive && row?.state === 'alive') {
+    const state = stateOf(m.name)
+    if (state === 'alive') {
       alive.push(m.name)
       continue
     }
-    // Stopped on purpose (Claude Code sets isActive false whenever it is idle: swarm's own mark tells).
-    const stopped = m.agent === 'claude' ? m[STOPPED_FIELD] === true : m.isActive === false
-    if (stopped && row?.state !== 'alive') continue
-    if (row?.state === 'alive') {
-      alive.push(m.name)
+    if (stoppedOnPurpose(m)) {
+      stopped.push(m.name)
       continue
     }
-    if (row?.state === 'exited') await executor.kill(m.agentId).catch(() => undefined) // clear the dead pane
+    // Never started (a --no-start roster): its prompt goes to its inbox as on team create.
+    const firstPrompt = m.backendType === undefined && m.prompt !== undefined ? { prompt: m.prompt } : {}
+    if (state === 'exited' || state === 'dead') await executor.kill(m.agentId).catch(() => undefined) // clear a dead pane
     const resume = await pathExists(transcriptPath(team, m.name, env))
     if (m.agent !== undefined) {
-      dead.push({ name: m.name, agent: m.agent, resume: true, cwd: m.cwd, ...definedOnly({ model: m.model, mode: m.mode, agentType: m.agentType }) })
+      dead.push({
+        name: m.name,
+        agent: m.agent,
+        resume: true,
+        cwd: m.cwd,
+        ...firstPrompt,
+        ...definedOnly({ model: m.model, mode: m.mode, agentType: m.agentType }),
+      })
       continue
     }
     dead.push({
@@ -155,12 +184,13 @@ export async function resumeTeam(team: string, opts: { env: Env }): Promise<Resu
         ...(resume ? ['--resume'] : []),
       ],
       cwd: m.cwd,
-      // Never started (a --no-start roster): its worktree is made now.
+      // Never started: its worktree is made now.
       ...(!m.worktreePath && m.worktree !== undefined ? { worktree: m.worktree } : {}),
+      ...(resume ? {} : firstPrompt),
     })
   }
   if (dead.length) await spawnTeammates(team, dead, { env, executor })
-  return { backend, leader: leader.created ? 'started' : 'alive', alive, respawned: dead.map((d) => d.name), reaped: reaped.killed }
+  return { backend, leader: leader.created ? 'started' : 'alive', alive, respawned: dead.map((d) => d.name), stopped, reaped: reaped.killed }
 }
 
 /** How long `team delete` waits for teammates to accept the shutdown, by default. */

@@ -2,15 +2,17 @@ import { parseStructured, type StructuredMessage } from './messages.js'
 import type { InboxMessage } from './types.js'
 
 /**
- * One readable line (or block, for multi-line plain text) for an inbox entry: its summary or text,
- * or for a structured message "[type] what it says".
+ * One readable line (or block, for multi-line plain text) for an inbox entry: its text, labelled
+ * with its summary when it has one (`summary — text`), or for a structured message "[type] what it
+ * says". Callers make it terminal-safe; the summary label is kept on one line.
  */
 export function describeMessage(m: InboxMessage): string {
   const structured = parseStructured(m.text)
   if (structured) return `[${structured.type}] ${describeStructured(structured)}`
   const unknownType = jsonType(m.text)
   if (unknownType) return `[${unknownType}] ${truncate(m.text, 160)}`
-  return m.summary ?? m.text
+  const label = m.summary?.replace(/\s+/g, ' ').trim()
+  return label && label !== m.text.trim() ? `${label} — ${m.text}` : m.text
 }
 
 function describeStructured(s: StructuredMessage): string {

@@ -1,6 +1,7 @@
 import path from 'node:path'
 import { assertCliInstalled, planAgentLaunch, type AgentLaunch } from '../adapters/launch.js'
 import { resolveAdapter } from '../adapters/registry.js'
+import type { AgentAdapter } from '../adapters/types.js'
 import { checkAgentType, loadAgentDefinitions } from '../agent/definitions/load.js'
 import type { AgentDefinition } from '../agent/definitions/types.js'
 import { definedOnly } from '../util/object.js'
@@ -9,7 +10,7 @@ import { LEAD_VERIFY_KEY_ENV, loadLeadPublicKey } from '../mailbox/signing.js'
 import { LEAD_NAME, validateAgentName, validateName } from '../home/paths.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { addMember, readTeam, updateTeam } from '../teams/team-store.js'
-import type { TeamMember } from '../teams/types.js'
+import type { TeamFile, TeamMember } from '../teams/types.js'
 import { wantsWorktree } from '../agent/definitions/isolation.js'
 import { type CreateWorktreeOptions, type Worktree, createWorktree, planWorktree, removeWorktree, worktreeCwd } from '../worktrees/worktree.js'
 import { type DetectInputs, systemDetectInputs } from '../backends/detect.js'
@@ -17,6 +18,7 @@ import { STOPPED_FIELD, TMUX_SOCKET_FIELD } from '../backends/directory.js'
 import { defaultLeaderArgv, defaultTeammateArgv, shellCommandArgv, teammateEnv } from '../backends/launch.js'
 import { selectBackend } from '../backends/detect.js'
 import { createExecutor } from '../backends/registry.js'
+import { teamBackend } from '../backends/team-backend.js'
 import type { BackendChoice, PaneExecutor, SpawnedTeammate } from '../backends/types.js'
 
 type Env = NodeJS.ProcessEnv
@@ -94,16 +96,30 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
   }
   const config = await readTeam(team, env)
   const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
-  // Before anything starts: an unknown agent type is exit 3 naming the known ones, not a dead teammate.
+  // Before anything is written or started: an unknown agent type is exit 3 naming the known ones,
+  // an unknown or broken adapter 2 / 5, a CLI that is missing or cannot address the name 7 / 2 —
+  // never a dead teammate left on the roster.
   for (const i of inputs)
     if (i.agentType !== undefined && i.command === undefined) await checkAgentType(i.agentType, { cwd: path.resolve(i.cwd ?? leadCwd), env })
-  const executor = opts.executor ?? (await paneExecutor(opts, env))
+  const adapters = await Promise.all(inputs.map((i) => adapterFor(i, leadCwd, env)))
+  for (const [k, adapter] of adapters.entries()) adapter?.preflight?.({ team, name: inputs[k].name, env })
+  const executor = opts.executor ?? (await paneExecutor(config, opts, env))
   const verifyKey = await leadVerifyKey(team, env)
   // Before registering: a cwd that is not a repository refuses the spawn without leaving a member.
   const worktrees = await makeWorktrees(team, inputs, leadCwd, env)
   let members: TeamMember[]
   try {
     members = await registerMembers(team, inputs, config.members, executor, env)
+    // A team that ran nowhere yet runs on this backend from now on (its leader pane must not take it for in-process).
+    if (!teamBackend(config)) {
+      await updateTeam(
+        team,
+        (t) => {
+          t.swarmBackend ??= executor.type
+        },
+        env,
+      )
+    }
   } catch (err) {
     await undoWorktrees(worktrees, env)
     throw err
@@ -111,7 +127,7 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
   const cwds = await Promise.all(
     inputs.map(async (input, k) => (worktrees[k] ? worktreeCwd(worktrees[k]) : path.resolve(input.cwd ?? members[k].cwd ?? leadCwd))),
   )
-  const launches = await Promise.all(inputs.map((input, k) => agentLaunchFor(team, input, cwds[k], leadCwd, env)))
+  const launches = await Promise.all(inputs.map((input, k) => agentLaunchFor(team, input, adapters[k], cwds[k], env)))
   // A CLI that takes its first prompt in its argv has it there; everyone else finds it in the inbox.
   // Sent as the lead sends (signed, recorded for a reader that deletes it): a Claude Code teammate
   // holding the team's key shows an unsigned prompt to its model as an unverified lead message.
@@ -230,19 +246,23 @@ async function undoWorktrees(worktrees: Array<Worktree | undefined>, env: Env): 
 }
 
 /**
- * The adapter launch of an input that runs an agent CLI (`agent`, or its definition's `agent:`);
+ * The adapter of an input that runs an agent CLI (`agent`, or its definition's `agent:`);
  * undefined for swarm's own agent and for explicit commands. Adapters are looked up from the lead's cwd.
  */
+async function adapterFor(input: SpawnTeammateInput, leadCwd: string, env: Env): Promise<AgentAdapter | undefined> {
+  if (input.command !== undefined || input.argv !== undefined) return undefined
+  const kind = input.agent ?? (input.agentType ? (await findAgentDefinition(input.agentType, leadCwd, env))?.agent : undefined)
+  return resolveAdapter(kind, { cwd: leadCwd, env })
+}
+
+/** The launch of a teammate that runs an agent CLI through `adapter`. */
 async function agentLaunchFor(
   team: string,
   input: SpawnTeammateInput,
+  adapter: AgentAdapter | undefined,
   cwd: string,
-  leadCwd: string,
   env: Env,
 ): Promise<{ kind: string; launch: AgentLaunch } | undefined> {
-  if (input.command !== undefined || input.argv !== undefined) return undefined
-  const kind = input.agent ?? (input.agentType ? (await findAgentDefinition(input.agentType, leadCwd, env))?.agent : undefined)
-  const adapter = await resolveAdapter(kind, { cwd: leadCwd, env })
   if (!adapter) return undefined
   const launch = await planAgentLaunch(adapter, {
     team,
@@ -270,8 +290,11 @@ async function leadVerifyKey(team: string, env: Env): Promise<Record<string, str
   }
 }
 
-async function paneExecutor(opts: SpawnOptions, env: Env): Promise<PaneExecutor> {
-  const { backend } = await selectBackend(opts.backend ?? 'auto', opts.detectInputs ?? systemDetectInputs(env))
+/** The executor of `--backend`; with auto, the backend the team runs on (recorded at creation), else detection's. */
+async function paneExecutor(config: TeamFile, opts: SpawnOptions, env: Env): Promise<PaneExecutor> {
+  const choice = opts.backend ?? 'auto'
+  const recorded = choice === 'auto' ? teamBackend(config) : undefined
+  const { backend } = recorded ? { backend: recorded } : await selectBackend(choice, opts.detectInputs ?? systemDetectInputs(env))
   if (backend === 'in-process') {
     throw new BackendUnavailableError('an in-process teammate runs inside its leader, and this command is not the leader', {
       hint: 'start the team with "swarm team create --backend in-process", or spawn with --backend tmux',

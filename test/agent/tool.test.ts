@@ -91,7 +91,10 @@ describe('runTool', () => {
 
   it('runs with updatedInput from the hook, validated again', async () => {
     const rewrite: PermissionCheck = () => ({ behavior: 'allow', updatedInput: { text: 'changed' } })
-    expect(await runTool(echo, { text: 'x' }, makeContext(dir, { checkPermission: rewrite }))).toEqual({ content: 'changed' })
+    expect(await runTool(echo, { text: 'x' }, makeContext(dir, { checkPermission: rewrite }))).toEqual({
+      content: 'changed',
+      ranInput: { text: 'changed' },
+    })
     const broken: PermissionCheck = () => ({ behavior: 'allow', updatedInput: { text: 3 } })
     expect((await runTool(echo, { text: 'x' }, makeContext(dir, { checkPermission: broken }))).isError).toBe(true)
   })

@@ -97,7 +97,9 @@ describe.skipIf(!hasTmux)('swarm spawn / status / kill / attach / doctor', () =>
   })
 
   it('fails with the documented exit codes and a one-line message', async () => {
-    const auto = await swarm('spawn', 'crew', 'x', '--command', 'true') // no TTY here: detection says in-process
+    // A team that runs nowhere yet, and no TTY here: detection says in-process (a tmux team would spawn on tmux).
+    await createTeam({ name: 'bare', cwd: root }, env)
+    const auto = await swarm('spawn', 'bare', 'x', '--command', 'true')
     expect(auto.code).toBe(7)
     expect(auto.stderr).toMatch(/^swarm: an in-process teammate runs inside its leader.* — /)
     expect((await swarm('spawn', 'crew', 'x', '--backend', 'iterm2', '--command', 'true')).code).toBe(7)

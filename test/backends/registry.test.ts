@@ -56,6 +56,9 @@ class FakeExecutor implements PaneExecutor {
   async ensureSession() {
     return { paneId: 'fake-lead', created: false }
   }
+  async ensureLeader() {
+    return this.ensureSession()
+  }
   async stopTeam(team: string): Promise<void> {
     const s = this.read()
     s.stopped.push(team)

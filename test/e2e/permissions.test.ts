@@ -7,6 +7,7 @@ import { appendMessage } from '../../src/mailbox/inbox.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
 import { inboxPath } from '../../src/home/paths.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import { listRequests } from '../../src/permissions/requests/broker.js'
 import { listPending } from '../../src/permissions/requests/store.js'
 import { isAlive } from '../../src/process/liveness.js'
 import {
@@ -48,6 +49,18 @@ async function listed(): Promise<{ requests: Array<Record<string, unknown>>; can
 }
 
 const appendCount = { command: 'echo ran >> count.txt' }
+
+/** alice asks to run a command and is killed (SIGKILL) while she waits: her request, as listed before. */
+async function killedWhileWaiting(): Promise<Record<string, unknown>> {
+  loopback.setScenario(oneCall('Bash', appendCount))
+  agent = startChild(fx)
+  await nudge(fx)
+  const request = await waitFor('the request', async () => (await listed()).requests[0], 15_000, { output: agent.output })
+  const pid = agent.child.pid!
+  await agent.kill('SIGKILL')
+  await waitFor('the teammate to be gone', () => !isAlive(pid))
+  return request
+}
 const counted = () => countLines(path.join(fx.cwd, 'count.txt'))
 const idle = async () => (await readAgentState(TEAM, 'alice', fx.env))?.status === 'idle'
 
@@ -108,25 +121,29 @@ describe('swarm agent asks, swarm perms answers', () => {
     expect(result?.content).toContain('count with the counter script')
   })
 
-  it('a teammate killed while waiting: its request is shown as cancelled once, then cleared', async () => {
-    loopback.setScenario(oneCall('Bash', appendCount))
-    agent = startChild(fx)
-    await nudge(fx)
-    const request = await waitFor('the request', async () => (await listed()).requests[0], 15_000, { output: agent.output })
-    const pid = agent.child.pid!
-    await agent.kill('SIGKILL')
-    await waitFor('the teammate to be gone', () => !isAlive(pid))
+  it('a teammate killed while waiting: its request is shown as cancelled, never as pending again', async () => {
+    const request = await killedWhileWaiting()
 
     const first = await listed()
     expect(first.requests).toEqual([])
     expect(first.cancelled).toEqual([
       expect.objectContaining({ id: request.id, agent: 'alice', toolName: 'Bash', reason: 'alice is no longer running' }),
     ])
-    expect((await listed()).cancelled).toEqual([])
+    expect(await listed()).toMatchObject({ requests: [], cancelled: [expect.objectContaining({ id: request.id })] })
     const late = await perms(['approve', TEAM, String(request.id)])
     expect(late.exitCode).toBe(4)
     expect(late.stderr).toContain('cancelled')
     expect(await counted()).toBe(0)
+  })
+
+  it('a request the leader console swept when its teammate died is still named as cancelled by swarm perms', async () => {
+    const request = await killedWhileWaiting()
+    // What the running leader console's sweep does, in its own process, before anyone runs swarm perms.
+    expect((await listRequests(TEAM, { env: fx.env })).cancelled).toMatchObject([{ id: request.id }])
+    const text = await perms([TEAM])
+    expect(text.exitCode, text.stderr).toBe(0)
+    expect(text.stdout).toMatch(new RegExp(`^cancelled ${request.id} \\(alice Bash\\), \\d+ s ago: alice is no longer running$`, 'm'))
+    expect((await listed()).cancelled).toEqual([expect.objectContaining({ id: request.id, agent: 'alice', reason: 'alice is no longer running' })])
   })
 
   it('a SIGTERM while waiting withdraws the request itself', async () => {
@@ -179,5 +196,11 @@ describe('swarm agent asks, swarm perms answers', () => {
     expect(edited.exitCode, edited.stderr).toBe(0)
     await waitFor('alice to finish the turn', idle, 10_000, { output: agent.output })
     expect(fs.readFileSync(path.join(fx.cwd, 'count.txt'), 'utf8')).toBe('edited\n')
+    // The log says what ran, and what was asked.
+    const logs = await execa('node', [BIN, 'logs', TEAM, 'alice'], { env: fx.env, reject: false, timeout: 20_000 })
+    expect(logs.exitCode, String(logs.stderr)).toBe(0)
+    expect(String(logs.stdout)).toMatch(
+      /✓ Bash \{"command":"echo edited >> count.txt"\}.*\n.*edited at approval; asked for: \{"command":"echo ran >> count.txt"\}/,
+    )
   })
 })

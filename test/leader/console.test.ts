@@ -157,6 +157,34 @@ describe('the leader console', () => {
     await c.done
   })
 
+  it('an answer given here is never reported as "answered elsewhere", then or later', async () => {
+    await pending('perm-1-da8be0', 'alice', 'npm test')
+    const c = open()
+    await c.waitFor('? [da8be0] alice wants to use Bash: npm test')
+    c.type('y')
+    await c.waitFor('approved da8be0: alice Bash npm test')
+    // The pending directory's watch and the safety poll (200 ms) both see it go.
+    await new Promise((r) => setTimeout(r, 600))
+    await pending('perm-2-29afe5', 'bob', 'make build')
+    await c.waitFor('? [29afe5] bob wants to use Bash: make build')
+    c.type('/approve')
+    await c.waitFor('approved 29afe5: bob Bash make build')
+    await new Promise((r) => setTimeout(r, 600))
+    c.type('/approve')
+    await c.waitFor('no request is on screen; nothing answered')
+    expect(c.text()).not.toContain('answered elsewhere')
+    c.close()
+    await c.done
+  })
+
+  it('a stop signal that fired before the console ran still ends it (the leader was still starting its team)', async () => {
+    const signal = AbortSignal.abort()
+    const control: TeamControl = { spawn: async () => '', kill: async () => '', closed: async () => undefined, status: async () => '' }
+    const c = new LeaderConsole({ team: TEAM, env, input: new PassThrough(), output: new PassThrough(), control, color: false, signal })
+    const ended = await Promise.race([c.run().then(() => 'ended'), new Promise((r) => setTimeout(() => r('still running'), 3_000))])
+    expect(ended).toBe('ended')
+  })
+
   it('slash commands: /msg (signed), /spawn, /kill, /status, /tasks, /requests, /help, unknown; text without a lead agent says why', async () => {
     await createTask(TEAM, { subject: 'write docs', description: '' }, { env })
     const c = open()

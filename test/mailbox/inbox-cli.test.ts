@@ -60,8 +60,20 @@ describe('swarm inbox', () => {
     expect(lines).toHaveLength(ARCHIVE_THRESHOLD + 4)
     expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d {2}alice {2}old 0$/)
     expect(lines.at(-3)).toMatch(/alice {2}plain text {2}\[sent\]$/)
-    expect(lines.at(-2)).toMatch(/team-lead {2}the summary {2}\[sent\]$/)
+    expect(lines.at(-2)).toMatch(/team-lead {2}the summary — long text {2}\[sent\]$/)
     expect(lines.at(-1)).toMatch(/alice {2}\[idle_notification\] alice is idle \(available\) {2}\[sent\]$/)
+  })
+
+  it('shows the body of a message with a summary, the summary as its label, both terminal-safe', async () => {
+    await appendMessage(file, { from: 'alice', text: 'first line\n\x1b[2Jsecond line', summary: 'two\nlines \x1b]0;title\x07' })
+    const { code, out } = await swarm('inbox', 'alpha', 'bob')
+    expect(code).toBe(0)
+    expect(out).not.toContain('\x1b')
+    expect(out).not.toContain('\x07')
+    const lines = out.trimEnd().split('\n')
+    expect(lines).toHaveLength(2)
+    expect(lines[0]).toMatch(/alice {2}two lines ␛\]0;title␇ — first line$/)
+    expect(lines[1]).toBe('    │ ␛[2Jsecond line  [sent]')
   })
 
   it('--json shows each message with its state; --unread --mark-read marks what it showed', async () => {

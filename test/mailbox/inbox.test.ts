@@ -71,7 +71,7 @@ describe('Claude Code compatibility', () => {
     expect(entries.map(messageState)).toEqual(['read', 'sent', 'sent', 'sent'])
     expect(parseStructured(entries[1].text)).toMatchObject({ type: 'idle_notification', idleReason: 'available' })
     expect(describeMessage(entries[1])).toBe('[idle_notification] researcher is idle (available)')
-    expect(describeMessage(entries[0])).toBe('Review auth.ts')
+    expect(describeMessage(entries[0])).toBe('Review auth.ts — Please review src/auth.ts and report what you find.')
     expect(messageKey(entries[3])).toBe('6f1c2a9e-3b7d-4e0a-9f51-2c8d4b7e1a03')
     expect(messageKey(entries[2])).toMatch(/^sha1:/)
   })

@@ -10,6 +10,7 @@ import { sanitize } from './notify.js'
 import {
   cancelDeadRequests,
   cancelRequest,
+  cancelledSince,
   listPending,
   readPending,
   readResolved,
@@ -49,8 +50,11 @@ export interface BrokerRequest {
 
 export interface RequestListing {
   requests: BrokerRequest[]
-  /** Requests of dead teammates, cancelled and cleared by this listing. */
-  cancelled: Array<{ id: string; agent: string; toolName: string; kind: string; reason: string }>
+  /**
+   * Requests of dead teammates, cancelled and cleared by this listing — and, with
+   * `recentCancelledMs`, those swarm cancelled that recently (the leader's sweep, another shell).
+   */
+  cancelled: Array<{ id: string; agent: string; toolName: string; kind: string; reason: string; cancelledAt: number }>
   /** Files that did not parse (moved aside). */
   problems: string[]
 }
@@ -64,10 +68,16 @@ export function requesterAlive(r: PendingRequest): boolean {
  * Every pending request of the team, oldest first. Requests whose teammate is dead are
  * cancelled (recorded in `resolved/`, removed from `pending/`) and reported in `cancelled`.
  */
-export async function listRequests(team: string, options: { env?: NodeJS.ProcessEnv; now?: number } = {}): Promise<RequestListing> {
+export async function listRequests(
+  team: string,
+  options: { env?: NodeJS.ProcessEnv; now?: number; recentCancelledMs?: number } = {},
+): Promise<RequestListing> {
   const config = await readTeam(team, options.env) // an unknown team is a NotFoundError, not an empty list
   await importInboxRequests(config, options.env) // Claude Code teammates' requests live only in team-lead's inbox
-  const dead = await cancelDeadRequests(team, requesterAlive, { env: options.env, resolvedBy: 'swarm' })
+  const swept = await cancelDeadRequests(team, requesterAlive, { env: options.env, resolvedBy: 'swarm' })
+  const since = options.recentCancelledMs === undefined ? undefined : (options.now ?? Date.now()) - options.recentCancelledMs
+  const earlier = since === undefined ? [] : await cancelledSince(team, since, { env: options.env, resolvedBy: 'swarm' })
+  const dead = [...earlier.filter((e) => !swept.some((d) => d.id === e.id)), ...swept]
   const { requests, problems } = await listPending(team, { env: options.env, ...(options.now !== undefined ? { now: options.now } : {}) })
   return {
     requests: requests.map((r) => ({
@@ -86,7 +96,14 @@ export async function listRequests(team: string, options: { env?: NodeJS.Process
       ...(r.pid !== undefined ? { pid: r.pid } : {}),
       ...(typeof r.planFilePath === 'string' ? { planFilePath: r.planFilePath } : {}),
     })),
-    cancelled: dead.map((d) => ({ id: d.id, agent: d.agent, toolName: d.toolName, kind: d.kind, reason: d.feedback ?? 'cancelled' })),
+    cancelled: dead.map((d) => ({
+      id: d.id,
+      agent: d.agent,
+      toolName: d.toolName,
+      kind: d.kind,
+      reason: d.feedback ?? 'cancelled',
+      cancelledAt: d.resolvedAt,
+    })),
     problems: problems.map((p) => p.message),
   }
 }

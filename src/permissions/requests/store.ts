@@ -229,6 +229,40 @@ export async function cancelDeadRequests(
   return cancelled
 }
 
+/**
+ * Requests cancelled by `resolvedBy` (swarm cancels those of dead teammates) at or after `since`,
+ * oldest first: whoever cleared them (the leader console's sweep, another shell), a listing can
+ * still say so. Only recently written resolved files are read; unreadable ones are skipped.
+ */
+export async function cancelledSince(
+  team: string,
+  since: number,
+  options: { env?: NodeJS.ProcessEnv; resolvedBy?: string } = {},
+): Promise<ResolvedRequest[]> {
+  const dir = resolvedPermissionsDir(team, options.env)
+  const found: ResolvedRequest[] = []
+  for (const name of await listJsonFiles(dir)) {
+    const file = path.join(dir, name)
+    const stat = await fs.stat(file).catch(() => undefined)
+    if (!stat || stat.mtimeMs < since) continue
+    const r = parseResolved(await readFileIfExists(file))
+    if (r?.decision === 'cancelled' && r.resolvedAt >= since && (options.resolvedBy === undefined || r.resolvedBy === options.resolvedBy))
+      found.push(r)
+  }
+  return found.sort((a, b) => a.resolvedAt - b.resolvedAt || a.id.localeCompare(b.id))
+}
+
+/** A resolved record, or undefined for a torn or foreign file (no cancellation to report). */
+function parseResolved(text: string | undefined): ResolvedRequest | undefined {
+  if (text === undefined) return undefined
+  try {
+    const r = ResolvedRequest.safeParse(JSON.parse(text))
+    return r.success ? r.data : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** True when process `pid` exists (EPERM: it exists but belongs to someone else). */
 export function isPidAlive(pid: number): boolean {
   return pidExists(pid) // 0 and negatives (process groups) are never alive

@@ -1,7 +1,10 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import pc from 'picocolors'
 import { readAgentState } from '../../../src/agent/state.js'
+import { readTranscript, transcriptPath } from '../../../src/agent/transcript.js'
+import { formatEvent } from '../../../src/cli/logs.js'
 import { appendMessage, readInbox } from '../../../src/mailbox/inbox.js'
 import { encodeStructured, parseStructured } from '../../../src/mailbox/messages.js'
 import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
@@ -87,6 +90,12 @@ describe('bubbling a permission request (in-process teammate)', () => {
     await finished('the turn to end')()
     expect(await countLines(path.join(fx.cwd, 'count.txt'))).toBe(0)
     expect(await fs.readFile(path.join(fx.cwd, 'edited.txt'), 'utf8')).toBe('edited\n')
+    // The log says what ran, and what the model had asked for.
+    const calls = (await readTranscript(transcriptPath(TEAM, 'alice', fx.env))).filter((e) => e.kind === 'tool')
+    expect(calls).toMatchObject([{ tool: 'Bash', input: { command: 'echo edited >> edited.txt' }, requestedInput: appendCount }])
+    const logs = formatEvent(calls[0], pc.createColors(false))
+    expect(logs).toContain('echo edited >> edited.txt')
+    expect(logs).toContain('edited at approval; asked for: {"command":"echo ran >> count.txt"')
   })
 
   it('approve always: the next call like it passes without asking', async () => {
