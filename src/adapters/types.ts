@@ -135,8 +135,10 @@ export interface AgentAdapter {
   readonly source: AdapterSource
   /** Where it was defined (a YAML file), for diagnostics. */
   readonly file?: string
-  /** The executable looked up on PATH (or SWARM_AGENT_BIN_DIR); `swarm doctor` reports it. */
+  /** The executable looked up on PATH, then SWARM_AGENT_BIN_DIR (binary.ts); `swarm doctor` reports it. */
   readonly binary: string
+  /** A variable naming the executable, which then beats PATH (`SWARM_CLAUDE_BIN`); binary.ts looks it up. */
+  readonly binaryEnv?: string
   /** Arguments that print its version (`--version`). */
   readonly versionArgs: readonly string[]
   /** Provider variables forwarded from the spawner (a trailing `*` is a prefix). */
