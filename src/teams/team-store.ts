@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises'
 import { ConflictError, CorruptFileError, NotFoundError, SwarmError, UsageError } from '../errors.js'
-import { atomicWriteJson, ensureDir, parseJsonFile, pathExists, readFileIfExists, readJsonForWrite } from '../util/fs.js'
+import { atomicWriteJson, ensureDir, OWN_FILE, parseJsonFile, pathExists, readFileIfExists, readJsonForWrite } from '../util/fs.js'
+import { isSymlinkRefusal } from '../util/fs-errors.js'
 import { withFileLock } from '../util/lock.js'
 import { pickColor } from '../home/colors.js'
 import {
@@ -127,7 +128,7 @@ export async function readTeam(team: string, env?: Env): Promise<TeamFile> {
  * value — is ignored; anything else is corrupt as before.
  */
 async function readConfig(file: string): Promise<TeamFile | undefined> {
-  const text = await readFileIfExists(file)
+  const text = await readFileIfExists(file, OWN_FILE)
   if (text === undefined) return undefined
   const remnant = /^([\s\S]*?\n\})[\s\]}]+$/.exec(text)
   if (remnant) {
@@ -164,7 +165,7 @@ async function settled<T>(read: () => Promise<T>): Promise<T> {
     try {
       return await read()
     } catch (err) {
-      if (!(err instanceof CorruptFileError) || attempt >= TORN_READ_RETRIES) throw err
+      if (!(err instanceof CorruptFileError) || isSymlinkRefusal(err) || attempt >= TORN_READ_RETRIES) throw err
       await new Promise((r) => setTimeout(r, TORN_READ_DELAY_MS))
     }
   }
@@ -210,7 +211,7 @@ export async function updateTeam(team: string, mutate: (t: TeamFile) => TeamFile
   return withFileLock(file, async () => {
     // A torn read (Claude Code writing in place) is retried; only a file that stays corrupt is moved aside.
     const current = await settled(() => readConfig(file)).catch((err: unknown) => {
-      if (err instanceof CorruptFileError) return readJsonForWrite(file, TeamFile)
+      if (err instanceof CorruptFileError) return readJsonForWrite(file, TeamFile, OWN_FILE)
       throw err
     })
     if (!current) throw teamNotFound(team)
