@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { rootDir, validateAgentName, validateName } from '../home/paths.js'
+import { agentHomeDir } from '../home/paths.js'
 import { ensureDir } from '../util/fs.js'
 import { swarmArgv } from '../backends/launch.js'
 import { firstPrompt } from './first-prompt.js'
@@ -35,11 +35,6 @@ export interface AgentLaunch extends LaunchPlan {
 
 /** The PATH the agent CLI runs with (its `swarm` shim first), handed through tmux under this name. */
 export const AGENT_PATH_ENV = 'SWARM_AGENT_PATH'
-
-/** The teammate's own config dir: `<root>/agent-homes/<team>/<name>`. */
-export function agentHomeDir(team: string, name: string, env?: Env): string {
-  return path.join(rootDir(env), 'agent-homes', validateName(team), validateAgentName(name))
-}
 
 export async function planAgentLaunch(adapter: AgentAdapter, input: AgentLaunchInput): Promise<AgentLaunch> {
   const configDir = agentHomeDir(input.team, input.name, input.env)

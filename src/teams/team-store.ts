@@ -4,12 +4,19 @@ import { atomicWriteJson, ensureDir, OWN_FILE, parseJsonFile, pathExists, readFi
 import { isSymlinkRefusal } from '../util/fs-errors.js'
 import { withFileLock } from '../util/lock.js'
 import { pickColor } from '../home/colors.js'
+import { archivePath } from '../mailbox/archive.js'
+import { spoolDir } from '../mailbox/spool.js'
 import {
+  agentDir,
+  agentHomeDir,
+  agentHomesDir,
   agentId,
   inboxesDir,
+  inboxPath,
   LEAD_NAME,
   scratchpadDir,
   sentDir,
+  sentLogPath,
   tasksDir,
   teamConfigPath,
   teamDir,
@@ -293,10 +300,32 @@ export async function removeMember(team: string, name: string, env?: Env): Promi
   )
 }
 
-/** Removes `teams/<team>`, `tasks/<team>`, `scratchpad/<team>` and `swarm-sent/<team>`. Stops nothing. */
+/** Removes `teams/<team>`, `tasks/<team>`, `scratchpad/<team>`, `swarm-sent/<team>` and `agent-homes/<team>`. Stops nothing. */
 export async function deleteTeamFiles(team: string, env?: Env): Promise<void> {
-  const dirs = [teamDir(team, env), tasksDir(team, env), scratchpadDir(team, env), sentDir(team, env)]
-  for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
+  const dirs = [teamDir(team, env), tasksDir(team, env), scratchpadDir(team, env), sentDir(team, env), agentHomesDir(team, env)]
+  for (const dir of dirs) await removeAll(dir)
+}
+
+/**
+ * Removes what a teammate taken off the roster leaves (`kill --remove`): `agents/<name>/`, its
+ * inbox (with its lock, spool and archive), its sent log and its agent home. Stops nothing.
+ */
+export async function deleteMemberFiles(team: string, name: string, env?: Env): Promise<void> {
+  const inbox = inboxPath(team, validateAgentName(name), env)
+  const paths = [
+    agentDir(team, name, env),
+    inbox,
+    `${inbox}.lock`,
+    spoolDir(inbox),
+    archivePath(inbox),
+    sentLogPath(team, name, env),
+    agentHomeDir(team, name, env),
+  ]
+  for (const p of paths) await removeAll(p)
+}
+
+function removeAll(p: string): Promise<void> {
+  return fs.rm(p, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
 }
 
 function buildMember(team: string, m: NewMember, defaultCwd: string, joinedAt: number, usedColors: Array<string | undefined>): TeamMember {
