@@ -9,6 +9,7 @@ import { agentHomeDir } from '../home/paths.js'
 import { ensureDir } from '../util/fs.js'
 import { swarmArgv } from '../backends/launch.js'
 import { firstPrompt } from './first-prompt.js'
+import { enforceProviderEnv } from './provider-check.js'
 import { shellQuote } from './template.js'
 import type { AdapterContext, AgentAdapter, LaunchPlan, SwarmHookEvent } from './types.js'
 
@@ -37,6 +38,8 @@ export interface AgentLaunch extends LaunchPlan {
 export const AGENT_PATH_ENV = 'SWARM_AGENT_PATH'
 
 export async function planAgentLaunch(adapter: AgentAdapter, input: AgentLaunchInput): Promise<AgentLaunch> {
+  // Before anything is written: a CLI that cannot reach a model is refused, or at least named.
+  if (!input.resume) enforceProviderEnv(adapter, input.env, input.name)
   const configDir = agentHomeDir(input.team, input.name, input.env)
   await ensureDir(configDir)
   const shimDir = await writeSwarmShim(configDir)

@@ -137,7 +137,7 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
   for (const t of types.keys()) if (!names.includes(t)) throw new UsageError(`--agent-type names ${t}, which is not in --agents`)
   for (const t of kinds.keys()) if (!names.includes(t)) throw new UsageError(`--agent names ${t}, which is not in --agents`)
   await checkAdapters(
-    names.map((a) => kinds.get(a) ?? spec?.members.find((x) => x.name === a)?.agent),
+    names.map((a) => [a, kinds.get(a) ?? spec?.members.find((x) => x.name === a)?.agent] as const),
     cwd,
   )
   const isolated = worktreeChoice(opts.worktree, names)
@@ -306,11 +306,11 @@ function parseNamePairs(values: string[], option: string, example: string): Map<
   return out
 }
 
-/** Before the team is written: every --agent / team-file `agent:` names a known adapter. */
-async function checkAdapters(kinds: Array<string | undefined>, cwd: string): Promise<void> {
-  if (!kinds.some((k) => k !== undefined)) return
-  const { resolveAdapter } = await import('../adapters/registry.js')
-  for (const k of kinds) await resolveAdapter(k, { cwd })
+/** Before the team is written: every --agent / team-file `agent:` names a known adapter, one that can start here. */
+async function checkAdapters(members: ReadonlyArray<readonly [string, string | undefined]>, cwd: string): Promise<void> {
+  if (!members.some(([, k]) => k !== undefined)) return
+  const { refuseEarly } = await import('../adapters/provider-check.js')
+  for (const [name, kind] of members) await refuseEarly(kind, cwd, process.env, name)
 }
 
 export async function teamDelete(name: string, opts: { force?: boolean; timeout?: string; discard?: boolean; json?: boolean }): Promise<void> {
