@@ -26,9 +26,13 @@ async function fakeCli(file: string, version: string): Promise<void> {
   const script = [
     '#!/bin/sh',
     `echo "$HOME $GEMINI_CLI_HOME $CODEX_HOME $XDG_CONFIG_HOME" >> ${JSON.stringify(path.join(dir, 'seen.log'))}`,
-    'mkdir -p "$HOME/.gemini" "${GEMINI_CLI_HOME:-$HOME}/.gemini" "${CODEX_HOME:-$HOME/.codex}" "${XDG_CONFIG_HOME:-$HOME/.config}/cli"',
+    'G="$GEMINI_CLI_HOME"; [ -n "$G" ] || G="$HOME"',
+    'C="$CODEX_HOME"; [ -n "$C" ] || C="$HOME/.codex"',
+    'X="$XDG_CONFIG_HOME"; [ -n "$X" ] || X="$HOME/.config"',
+    'mkdir -p "$HOME/.gemini" "$G/.gemini" "$C" "$X/cli"',
     'echo x > "$HOME/.gemini/projects.json.$$.tmp"',
-    'echo x > "${CODEX_HOME:-$HOME/.codex}/state.sqlite"',
+    'echo x > "$G/.gemini/projects.json.$$.tmp"',
+    'echo x > "$C/state.sqlite"',
     `echo ${JSON.stringify(version)}`,
   ].join('\n')
   await fs.writeFile(file, `${script}\n`, { mode: 0o755 })

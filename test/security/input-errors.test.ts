@@ -230,9 +230,15 @@ describe('inbox, task and config.json links are refused, read or written, and le
     expect(status.exitCode, status.stderr).toBe(5)
     expect(oneLine(status.stderr)).toBe(refused(config))
     const { updateTeam } = await import('../../src/teams/team-store.js')
-    await expect(updateTeam('crew', (t) => void (t.description = 'changed'), home.env)).rejects.toThrow(
-      refused(config).slice('swarm: '.length, -' — remove the link'.length),
-    )
+    await expect(
+      updateTeam(
+        'crew',
+        (t) => {
+          t.description = 'changed'
+        },
+        home.env,
+      ),
+    ).rejects.toThrow(refused(config).slice('swarm: '.length, -' — remove the link'.length))
     intact(config, outside, content)
   })
 })
