@@ -330,6 +330,7 @@ export async function teamDelete(name: string, opts: { force?: boolean; timeout?
     printJson({
       deleted: result.team,
       exited: result.exited,
+      signalled: result.signalled ?? [],
       killed: result.killed,
       processes: result.processes,
       ...(result.keptConfig ? { keptConfig: result.keptConfig } : {}),
@@ -337,7 +338,7 @@ export async function teamDelete(name: string, opts: { force?: boolean; timeout?
     })
   else {
     println(
-      `deleted team ${result.team}${result.exited.length ? `; shut down: ${result.exited.join(', ')}` : ''}${result.killed.length ? `; killed: ${result.killed.join(', ')}` : ''}`,
+      `deleted team ${result.team}${result.exited.length ? `; shut down: ${result.exited.join(', ')}` : ''}${result.signalled?.length ? `; ended with SIGTERM (they obey only their gone Claude Code lead's signature): ${result.signalled.join(', ')}` : ''}${result.killed.length ? `; killed: ${result.killed.join(', ')}` : ''}`,
     )
     if (result.processes.length) println(`stopped ${describeProcesses(result.processes)}`)
     if (result.keptConfig) println(`its corrupt config.json was kept as ${result.keptConfig}`)

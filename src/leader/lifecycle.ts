@@ -27,6 +27,7 @@ import type { RemoveWorktreeOptions } from '../worktrees/worktree.js'
 import { teamBackend } from '../backends/team-backend.js'
 import { STOPPED_FIELD } from '../backends/directory.js'
 import { claudeLeadAlive, claudeLeadOf } from '../teams/claude-lead.js'
+import { endKeyHolders, leadKeyHolders } from '../supervisor/lead-key-holders.js'
 
 type Env = NodeJS.ProcessEnv
 
@@ -167,7 +168,10 @@ export const DELETE_TIMEOUT_MS = 15_000
 
 export interface DeleteReport {
   team: string
+  /** Accepted the shutdown request and exited. */
   exited: string[]
+  /** Teammates of a gone Claude Code lead, ended with SIGTERM (they obey only that lead's signature); absent when none. */
+  signalled?: string[]
   killed: string[]
   /** Every process of the team that was still running and was stopped (found by its marker). */
   processes: ReapedProcess[]
@@ -197,8 +201,9 @@ export async function busyMembers(team: TeamFile, env: Env): Promise<Array<{ nam
 }
 
 /**
- * `swarm team delete`: refuses (without force) while a teammate is mid-turn; sends every teammate
- * a shutdown_request, waits up to `timeoutMs`, kills what is left, closes panes and the session,
+ * `swarm team delete`: refuses (without force) while a teammate is mid-turn, and while a Claude
+ * Code lead of the team lives; ends the teammates of a gone Claude Code lead that hold its key
+ * with SIGTERM (lead-key-holders.ts); sends every other teammate a shutdown_request, waits up to `timeoutMs`, kills what is left, closes panes and the session,
  * stops an in-process team's leader, removes the team's worktrees that hold nothing to lose (the
  * others are kept and reported, or destroyed with `discard`), and removes the team's files. Leaves no process, pane, lock
  * or temp file behind.
@@ -253,11 +258,22 @@ export async function deleteTeamFully(
     ? setInterval(() => opts.progress!(`waiting for teammates to shut down… ${Math.round((Date.now() - started) / 1000)}s`), 1_000)
     : undefined
   let report = { exited: [] as string[], killed: [] as string[] }
+  // The lead is gone (checked above) and its teammates trust only its signature: ended at once, not asked.
+  const keyHolders =
+    config && claudeLead
+      ? await endKeyHolders(leadKeyHolders(config), opts.force ? 0 : undefined)
+      : { signalled: [] as string[], killed: [] as string[] }
   try {
     // Claude Code's lead holds its own keys: swarm cannot sign for it (and writes no key of its own there).
     const sign = config && !claudeLead ? await leadSignerFor(team, env).catch(() => undefined) : undefined
     if (config)
-      report = await stopTeamMembers(team, { env, graceful: !opts.force, timeoutMs: opts.timeoutMs ?? DELETE_TIMEOUT_MS, ...(sign ? { sign } : {}) })
+      report = await stopTeamMembers(team, {
+        env,
+        graceful: !opts.force,
+        timeoutMs: opts.timeoutMs ?? DELETE_TIMEOUT_MS,
+        skip: [...keyHolders.signalled, ...keyHolders.killed],
+        ...(sign ? { sign } : {}),
+      })
     else {
       // No readable config (corrupt, with --force): nothing to ask, but its tmux session still goes.
       await createExecutor('tmux', { env })
@@ -285,7 +301,15 @@ export async function deleteTeamFully(
   })
   worktrees.problems.unshift(...listing.problems)
   await deleteTeamFiles(team, env)
-  return { team, exited: report.exited, killed: report.killed, processes: reaped.killed, ...(keptConfig ? { keptConfig } : {}), worktrees }
+  return {
+    team,
+    exited: report.exited,
+    ...(keyHolders.signalled.length ? { signalled: keyHolders.signalled } : {}),
+    killed: [...keyHolders.killed, ...report.killed],
+    processes: reaped.killed,
+    ...(keptConfig ? { keptConfig } : {}),
+    worktrees,
+  }
 }
 
 /**

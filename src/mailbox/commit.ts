@@ -5,7 +5,7 @@ import { CorruptFileError } from '../errors.js'
 import { decodeUtf8, FILE_MODE, moveAside, NOFOLLOW, openError, parseJsonFile, withPath } from '../util/fs.js'
 import { appendToArchive, splitForArchive } from './archive.js'
 import { ringBell } from './bell.js'
-import { holdsLock, LockLostError } from './lock-fence.js'
+import { holdsLock, LockLostError } from '../util/lock-fence.js'
 import { clearSpooled, readSpool, spoolDir } from './spool.js'
 import { InboxFile, type InboxMessage } from './types.js'
 

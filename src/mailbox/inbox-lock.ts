@@ -3,7 +3,7 @@ import lockfile from 'proper-lockfile'
 import { LockTimeoutError } from '../errors.js'
 import { LOCK_STALE_MS } from '../util/lock.js'
 import { raiseHand, ringBell } from './bell.js'
-import { fencedFs, forgetLock, LockLostError } from './lock-fence.js'
+import { fencedFs, forgetLock, LockLostError } from '../util/lock-fence.js'
 import type { Slot } from './slot.js'
 
 /*

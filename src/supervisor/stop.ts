@@ -21,6 +21,8 @@ export interface StopOptions {
   /** The leader's in-process executor, when called from inside the leader. */
   inProcess?: InProcessExecutor
   executors?: Partial<Record<string, PaneExecutor>>
+  /** Members the caller has already ended (a gone Claude Code lead's teammates): neither asked nor counted, their panes still closed. */
+  skip?: readonly string[]
 }
 
 /** How each member ended: by itself after the request, or killed. */
@@ -63,18 +65,19 @@ export async function stopTeamMembers(team: string, opts: StopOptions = {}): Pro
     if (!executor) report.unreachable.push(m.name)
     byBackend.set(executor, [...(byBackend.get(executor) ?? []), m.agentId])
   }
+  const skipped = new Set((opts.skip ?? []).map((name) => makeAgentId(name, team)))
   const alive = async (): Promise<Set<string>> => {
     const ids = new Set<string>()
     for (const [executor, group] of byBackend) {
       if (!executor) continue
-      for (const [id, s] of await executor.status(group)) if (s.state === 'alive') ids.add(id)
+      for (const [id, s] of await executor.status(group)) if (s.state === 'alive' && !skipped.has(id)) ids.add(id)
     }
     return ids
   }
 
   const running = await alive()
   if (opts.graceful !== false && running.size) {
-    const everyone = [...running, ...(byBackend.get(undefined) ?? [])]
+    const everyone = [...running, ...(byBackend.get(undefined) ?? []).filter((id) => !skipped.has(id))]
     await Promise.all(everyone.map((id) => requestShutdown(id, 'the team is being stopped', { env, sign })))
     const deadline = Date.now() + (opts.timeoutMs ?? GRACEFUL_STOP_MS)
     let left = running

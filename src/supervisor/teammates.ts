@@ -6,8 +6,8 @@ import type { AgentDefinition } from '../agent/definitions/types.js'
 import { definedOnly } from '../util/object.js'
 import { BackendUnavailableError, ConflictError, NotFoundError, UsageError } from '../errors.js'
 import { LEAD_VERIFY_KEY_ENV, loadLeadPublicKey } from '../mailbox/signing.js'
-import { appendMessage } from '../mailbox/inbox.js'
-import { LEAD_NAME, inboxPath, validateAgentName, validateName } from '../home/paths.js'
+import { LEAD_NAME, validateAgentName, validateName } from '../home/paths.js'
+import { sendTeamMessage } from '../teams/messaging.js'
 import { addMember, readTeam, updateTeam } from '../teams/team-store.js'
 import type { TeamMember } from '../teams/types.js'
 import { wantsWorktree } from '../agent/definitions/isolation.js'
@@ -113,10 +113,23 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
   )
   const launches = await Promise.all(inputs.map((input, k) => agentLaunchFor(team, input, cwds[k], leadCwd, env)))
   // A CLI that takes its first prompt in its argv has it there; everyone else finds it in the inbox.
+  // Sent as the lead sends (signed, recorded for a reader that deletes it): a Claude Code teammate
+  // holding the team's key shows an unsigned prompt to its model as an unverified lead message.
   await Promise.all(
-    inputs
-      .filter((i, k) => i.prompt && !launches[k]?.launch.promptInArgv)
-      .map((i) => appendMessage(inboxPath(team, i.name, env), { from: LEAD_NAME, text: i.prompt as string, summary: 'initial prompt' })),
+    inputs.flatMap((i, k) =>
+      i.prompt && !launches[k]?.launch.promptInArgv
+        ? [
+            sendTeamMessage({
+              team,
+              to: i.name,
+              text: i.prompt,
+              summary: 'initial prompt',
+              env,
+              ...definedOnly({ recipientAgent: launches[k]?.kind }),
+            }),
+          ]
+        : [],
+    ),
   )
   const spawned = await Promise.allSettled(
     inputs.map((input, k) => {

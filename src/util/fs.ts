@@ -5,6 +5,7 @@ import path from 'node:path'
 import type { z } from 'zod'
 import { CorruptFileError } from '../errors.js'
 import { explainErrno, isSymlinkRefusal, symlinkRefused } from './fs-errors.js'
+import { LockLostError, assertFencesHeld } from './lock-fence.js'
 
 export const DIR_MODE = 0o700
 export const FILE_MODE = 0o600
@@ -79,9 +80,11 @@ export async function atomicWriteFile(file: string, data: string | Uint8Array): 
       await handle.close()
     }
     await refuseSymlink(file)
+    assertFencesHeld() // under withFileLock: a holder that lost its lock while stopped commits nothing
     await fs.rename(tmp, file)
   } catch (err) {
     await fs.rm(tmp, { force: true })
+    if (err instanceof LockLostError) throw err
     throw withPath(err, file, tmp) // a failed write(2) (ENOSPC) names no path
   }
 }

@@ -3,12 +3,12 @@ import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import { LockTimeoutError } from '../errors.js'
 import { FILE_MODE, ensureDir } from './fs.js'
+import { LOCK_STALE_MS, LockLostError, fencedFs, forgetLock, withFence } from './lock-fence.js'
 
-/**
- * A lock is considered abandoned after this long without its mtime being refreshed; a SIGKILLed
- * holder is recovered after it. proper-lockfile refreshes the lock every stale/2.
- */
-export const LOCK_STALE_MS = 4_000
+export { LOCK_STALE_MS } from './lock-fence.js'
+
+/** How many times a holder that lost its lock while stopped starts again under a fresh one. */
+const LOST_LOCK_RETRIES = 3
 
 /**
  * Short randomized retries: proper-lockfile's defaults (1 s minimum) starve waiters. The total
@@ -27,6 +27,9 @@ export interface LockOptions {
 /**
  * Runs `fn` while holding the proper-lockfile lock on `file` (lock dir `<file>.lock`).
  * Locks are not re-entrant: never call withLock on the same file from inside `fn`.
+ * Fenced (lock-fence.ts): a holder stopped past the stale time, whose lock another writer took
+ * over meanwhile, renames nothing into place (atomicWriteFile refuses) and runs `fn` again, from
+ * its read, under a fresh lock; so `fn` must write only through atomicWriteFile, last.
  */
 export async function withFileLock<T>(file: string, fn: () => Promise<T>, options: LockOptions = {}): Promise<T> {
   await ensureDir(path.dirname(file))
@@ -36,28 +39,38 @@ export async function withFileLock<T>(file: string, fn: () => Promise<T>, option
       if (err.code !== 'EEXIST') throw err
     })
   }
-  let release: () => Promise<void>
+  const lockDir = options.lockfilePath ?? `${file}.lock`
+  for (let attempt = 0; ; attempt++) {
+    const release = await acquire(file, lockDir)
+    try {
+      return await withFence(lockDir, fn)
+    } catch (err) {
+      if (!(err instanceof LockLostError && err.lockDir === lockDir) || attempt >= LOST_LOCK_RETRIES) throw err
+    } finally {
+      await release().catch(() => {
+        // Already released or compromised (reported by onCompromised); nothing left to undo.
+      })
+    }
+  }
+}
+
+async function acquire(file: string, lockDir: string): Promise<() => Promise<void>> {
   try {
-    release = await lockfile.lock(file, {
-      lockfilePath: options.lockfilePath ?? `${file}.lock`,
+    return await lockfile.lock(file, {
+      lockfilePath: lockDir,
       realpath: false,
       stale: LOCK_STALE_MS,
       retries: RETRIES,
+      fs: fencedFs,
       onCompromised: (err) => {
-        // The default throws from a timer and crashes the process; a compromised lock (e.g. the
-        // machine stalled past `stale`) is reported and the write still completes atomically.
+        // The default throws from a timer and crashes the process. From now on the fence refuses
+        // this holder's commit (it is run again under a fresh lock).
+        forgetLock(lockDir)
         process.stderr.write(`swarm: warning: lock on ${file} was compromised: ${err.message}\n`)
       },
     })
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ELOCKED') throw new LockTimeoutError(file, { cause: err })
     throw err
-  }
-  try {
-    return await fn()
-  } finally {
-    await release().catch(() => {
-      // Already released or compromised (reported by onCompromised); nothing left to undo.
-    })
   }
 }

@@ -2,7 +2,8 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type AgentTeam, agentState, agentTeam, inboxOf, leftovers, panePids, waitFor } from '../agents/helpers.js'
+import { type AgentTeam, agentState, agentTeam, inboxOf, leftovers, panePids } from '../agents/helpers.js'
+import { waitFor } from '../support/wait.js'
 
 const FAKE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'fake-cli.mjs')
 

@@ -4,11 +4,11 @@ import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { BIN } from '../support/repo.js'
 
 /** `swarm doctor`'s agent-CLI probes: run in a throwaway home, and find each binary where spawn would. */
 
 const run = promisify(execFile)
-const BIN = path.resolve(import.meta.dirname, '../../bin/swarm.js')
 let dir: string
 let userHome: string
 let binDir: string

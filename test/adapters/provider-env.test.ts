@@ -6,13 +6,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { checkProviderEnv } from '../../src/adapters/provider-check.js'
 import { loadAdapters } from '../../src/adapters/registry.js'
 import { readTeam } from '../../src/teams/team-store.js'
-import { hasTmux, reapTmuxServer } from '../backends/harness.js'
+import { BIN } from '../support/repo.js'
+import { hasTmux, reapTmux } from '../support/tmux.js'
 import { type IsolatedHome, isolatedHome } from '../support/home.js'
 
 /** An agent CLI whose provider variables are all missing: named at spawn (warn), or refused before anything is written (refuse). */
 
 const run = promisify(execFile)
-const BIN = path.resolve(import.meta.dirname, '../../bin/swarm.js')
 let h: IsolatedHome
 
 beforeEach(async () => {
@@ -25,7 +25,7 @@ beforeEach(async () => {
   )
 })
 afterEach(async () => {
-  await reapTmuxServer(h.env)
+  await reapTmux(h.env)
   await h.cleanup()
 })
 

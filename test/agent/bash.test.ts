@@ -1,19 +1,18 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { runTool } from '../../src/agent/tool.js'
 import { bashTool, MAX_BASH_OUTPUT_CHARS } from '../../src/agent/tools/bash.js'
 import { isAlive } from '../../src/process/liveness.js'
 import { HeadTailBuffer } from '../../src/agent/tools/shell.js'
-import { makeContext, tempDir } from './helpers.js'
+import { makeContext } from './helpers.js'
+import { useTempDir } from '../support/home.js'
 
 let dir: string
 const started: number[] = []
-beforeEach(async () => {
-  dir = await tempDir()
-})
-afterEach(async () => {
-  // Reap anything a failing test left behind.
+useTempDir('swarm-agent-', (d) => (dir = d))
+afterEach(() => {
+  // Reap anything a failing test left behind (before the directory goes).
   for (const pid of started.splice(0)) {
     try {
       process.kill(pid, 'SIGKILL')
@@ -21,7 +20,6 @@ afterEach(async () => {
       // already gone: the expected case
     }
   }
-  await fs.rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
 })
 
 async function readPid(file: string): Promise<number> {

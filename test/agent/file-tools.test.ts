@@ -1,19 +1,15 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { runTool } from '../../src/agent/tool.js'
 import { editTool } from '../../src/agent/tools/edit.js'
 import { DEFAULT_READ_LINES, MAX_LINE_CHARS, readTool } from '../../src/agent/tools/read.js'
 import { writeTool } from '../../src/agent/tools/write.js'
-import { makeContext, tempDir } from './helpers.js'
+import { makeContext } from './helpers.js'
+import { useTempDir } from '../support/home.js'
 
 let dir: string
-beforeEach(async () => {
-  dir = await tempDir()
-})
-afterEach(async () => {
-  await fs.rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
-})
+useTempDir('swarm-agent-', (d) => (dir = d))
 
 describe('Read', () => {
   it('numbers lines like cat -n, resolving relative paths against ctx.cwd', async () => {

@@ -1,8 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import fs from 'node:fs/promises'
+import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { defineTool, resolveToolPath, runTool, toInputSchema, toToolResultBlock, type AnyTool, type PermissionCheck } from '../../src/agent/tool.js'
-import { makeContext, tempDir } from './helpers.js'
+import { makeContext } from './helpers.js'
+import { useTempDir } from '../support/home.js'
 
 const echo = defineTool({
   name: 'Echo',
@@ -19,12 +19,7 @@ const echo = defineTool({
 })
 
 let dir: string
-beforeEach(async () => {
-  dir = await tempDir()
-})
-afterEach(async () => {
-  await fs.rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
-})
+useTempDir('swarm-agent-', (d) => (dir = d))
 
 describe('defineTool', () => {
   it('derives the Messages API input_schema from the zod schema', () => {

@@ -8,7 +8,9 @@ import { readInbox } from '../../src/mailbox/inbox.js'
 import { inboxPath } from '../../src/home/paths.js'
 import { createTeam, readTeam } from '../../src/teams/team-store.js'
 import { isAlive, waitForExit } from '../../src/process/liveness.js'
-import { TEAMMATE, eventually, hasTmux, isolatedEnv, readJson, reapTmuxServer, tempDir } from './harness.js'
+import { TEAMMATE, isolatedEnv, readJson, tempDir } from './harness.js'
+import { waitFor } from '../support/wait.js'
+import { hasTmux, reapTmux } from '../support/tmux.js'
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/swarm.js')
 
@@ -40,7 +42,7 @@ describe.skipIf(!hasTmux)('swarm spawn / status / kill / attach / doctor', () =>
     await createTeam({ name: 'crew', cwd: root }, env)
   })
   afterAll(async () => {
-    await reapTmuxServer(env)
+    await reapTmux(env)
     fs.rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
   })
 
@@ -55,7 +57,7 @@ describe.skipIf(!hasTmux)('swarm spawn / status / kill / attach / doctor', () =>
     expect(spawned).toMatchObject({ team: 'crew', name: 'alice', agentId: 'alice@crew', backend: 'tmux', cwd })
     expect(spawned.pane).toMatch(/^%\d+$/)
     expect(spawned.attach).toBe('tmux -L swarm attach -t swarm-crew')
-    const seen = await eventually(() => readJson(out), 5_000, 'alice to start')
+    const seen = await waitFor('alice to start', () => readJson(out), 5_000)
     expect(seen.cwd).toBe(cwd)
     const member = (await readTeam('crew', env)).members.find((m) => m.name === 'alice')!
     expect(member).toMatchObject({ backendType: 'tmux', tmuxPaneId: spawned.pane, isActive: true, cwd, prompt })
@@ -71,7 +73,7 @@ describe.skipIf(!hasTmux)('swarm spawn / status / kill / attach / doctor', () =>
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toMatch(/^spawned brief in tmux pane %\d+/)
     // (The 2-second bound is checked without CLI start-up noise in the contract suite.)
-    await eventually(async () => (await statusOf('crew', 'brief')).state === 'exited', 5_000, 'the exit')
+    await waitFor('the exit', async () => (await statusOf('crew', 'brief')).state === 'exited', 5_000)
     expect(await statusOf('crew', 'brief')).toMatchObject({ state: 'exited', exitCode: 6 })
   })
 
@@ -80,8 +82,8 @@ describe.skipIf(!hasTmux)('swarm spawn / status / kill / attach / doctor', () =>
     const outB = path.join(root, 'tree-b.json')
     expect((await swarm('spawn', 'crew', 'tree-a', '--backend', 'tmux', '--command', node('tree', outA))).code).toBe(0)
     expect((await swarm('spawn', 'crew', 'tree-b', '--backend', 'tmux', '--command', node('tree', outB))).code).toBe(0)
-    const a = await eventually(() => readJson(outA), 5_000, 'tree-a')
-    const b = await eventually(() => readJson(outB), 5_000, 'tree-b')
+    const a = await waitFor('tree-a', () => readJson(outA), 5_000)
+    const b = await waitFor('tree-b', () => readJson(outB), 5_000)
     const graceful = await swarm('kill', 'crew', 'tree-a', '--timeout', '300')
     expect(graceful.code, graceful.stderr).toBe(0)
     expect(graceful.stdout).toMatch(/did not stop within 300 ms; killed it/)
@@ -161,7 +163,7 @@ describe.skipIf(!hasTmux)('swarm spawn / status / kill / attach / doctor', () =>
     const out = path.join(root, 'gone-tree.json')
     expect((await swarm('spawn', 'gone', 'a', '--backend', 'tmux', '--command', node('tree', out))).code).toBe(0)
     expect((await swarm('spawn', 'gone', 'b', '--backend', 'tmux', '--command', 'sleep 600')).code).toBe(0)
-    const tree = await eventually(() => readJson(out), 5_000, 'the tree')
+    const tree = await waitFor('the tree', () => readJson(out), 5_000)
     const report = await stopTeamMembers('gone', { graceful: true, timeoutMs: 300, env })
     expect(report.killed.sort()).toEqual(['a', 'b'])
     expect(await waitForExit([tree.pid, tree.grandchild], 2_000)).toBe(true)

@@ -7,7 +7,9 @@ import { readInbox } from '../../src/mailbox/inbox.js'
 import { parseStructured } from '../../src/mailbox/messages.js'
 import { inboxPath } from '../../src/home/paths.js'
 import { isAlive, waitForExit } from '../../src/process/liveness.js'
-import { type Harness, TEAMMATE, eventually, hasTmux, makeHarness, readJson } from './harness.js'
+import { type Harness, TEAMMATE, makeHarness, readJson } from './harness.js'
+import { waitFor } from '../support/wait.js'
+import { hasTmux } from '../support/tmux.js'
 
 /** Arguments and paths a shell would interpret; every backend must pass them through untouched. */
 const NASTY = [
@@ -58,7 +60,7 @@ for (const { type, skip } of backends) {
       const out = file('record')
       const spawned = await h.start(team, 'rec.or-der_1', ['record', out, ...NASTY], { cwd, env: { SWARM_TEST_SECRET: secret } })
       expect(spawned.agentId).toBe(`rec.or-der_1@${team}`)
-      const seen = await eventually(() => readJson(out), 5_000, 'the teammate to record its argv')
+      const seen = await waitFor('the teammate to record its argv', () => readJson(out), 5_000)
       expect(seen.argv).toEqual(NASTY)
       expect(fs.realpathSync(seen.cwd)).toBe(fs.realpathSync(cwd))
       expect(seen.env.SWARM_TEST_SECRET).toBe(secret)
@@ -75,7 +77,7 @@ for (const { type, skip } of backends) {
       const exitedAtFile = file('exited-at')
       await h.start(team, 'quitter', ['exit', '3', exitedAtFile])
       const ids = [`alive@${team}`, `quitter@${team}`, `ghost@${team}`]
-      await eventually(async () => (await h.executor.status(ids)).get(`quitter@${team}`)?.state === 'exited', 10_000, 'exit to be reported')
+      await waitFor('exit to be reported', async () => (await h.executor.status(ids)).get(`quitter@${team}`)?.state === 'exited', 10_000)
       expect(Date.now() - Number(fs.readFileSync(exitedAtFile, 'utf8'))).toBeLessThan(2_000)
       const status = await h.executor.status(ids)
       expect(status.get(`alive@${team}`)?.state).toBe('alive')
@@ -88,7 +90,7 @@ for (const { type, skip } of backends) {
     it('kill ends the whole process tree, grandchild included, and status says so', async () => {
       const out = file('tree')
       await h.start(team, 'tree', ['tree', out])
-      const { pid, grandchild } = await eventually(() => readJson(out), 5_000, 'the tree fixture')
+      const { pid, grandchild } = await waitFor('the tree fixture', () => readJson(out), 5_000)
       h.track(pid, grandchild)
       expect(isAlive(pid) && isAlive(grandchild)).toBe(true)
       await h.executor.kill(`tree@${team}`)
@@ -99,7 +101,7 @@ for (const { type, skip } of backends) {
     it('kill escalates to SIGKILL for a teammate that ignores SIGTERM', async () => {
       const out = file('stubborn')
       await h.start(team, 'stubborn', ['ignore-term', out])
-      const pid = Number(await eventually(() => fs.existsSync(out) && fs.readFileSync(out, 'utf8'), 5_000, 'the pid'))
+      const pid = Number(await waitFor('the pid', () => fs.existsSync(out) && fs.readFileSync(out, 'utf8'), 5_000))
       h.track(pid)
       await h.executor.kill(`stubborn@${team}`)
       expect(await waitForExit([pid], 2_000)).toBe(true)
@@ -112,7 +114,7 @@ for (const { type, skip } of backends) {
       const spawned = await Promise.all(burst.map((name) => h.start(team, name, ['record', file(name)])))
       const ids = [...names, ...burst].map((x) => `${x}@${team}`)
       if (type !== 'in-process') expect(new Set(spawned.map((s) => s.paneId)).size).toBe(16)
-      for (const name of [...names, ...burst]) await eventually(() => readJson(file(name)), 10_000, `${name} to start`)
+      for (const name of [...names, ...burst]) await waitFor(`${name} to start`, () => readJson(file(name)), 10_000)
       const status = await h.executor.status(ids)
       expect([...status.values()].every((s) => s.state === 'alive')).toBe(true)
       await Promise.all(ids.map((id) => h.executor.kill(id)))
@@ -136,7 +138,7 @@ for (const { type, skip } of backends) {
     it('terminate times out on a teammate that ignores the request, and leaves it running', async () => {
       const out = file('deaf')
       await h.start(team, 'deaf', ['record', out])
-      await eventually(() => readJson(out), 5_000, 'the teammate')
+      await waitFor('the teammate', () => readJson(out), 5_000)
       expect(await h.executor.terminate(`deaf@${team}`, undefined, { timeoutMs: 300 })).toEqual({ outcome: 'timeout' })
       expect(await h.executor.isActive(`deaf@${team}`)).toBe(true)
       await h.executor.kill(`deaf@${team}`)

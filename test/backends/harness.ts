@@ -1,13 +1,13 @@
-import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createExecutor } from '../../src/backends/registry.js'
 import { isolatedEnv as isolatedBase } from '../support/home.js'
+import { reapTmux } from '../support/tmux.js'
 import type { BackendType, InProcessExecutor, PaneExecutor, SpawnedTeammate } from '../../src/backends/types.js'
 import { isAlive, waitForExit } from '../../src/process/liveness.js'
-import { killTree, processTrees } from '../../src/process/tree.js'
+import { killTree } from '../../src/process/tree.js'
 
 export const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures')
 export const TEAMMATE = path.join(FIXTURES, 'teammate.mjs')
@@ -23,43 +23,6 @@ export function isolatedEnv(root: string): NodeJS.ProcessEnv {
   delete env.CI
   return env
 }
-
-/**
- * Kills the isolated tmux server (by its socket, never by name) and waits for the processes of
- * its panes, which tmux only hangs up on its way out.
- */
-export async function reapTmuxServer(env: NodeJS.ProcessEnv, socket = 'swarm'): Promise<void> {
-  let pids: number[] = []
-  try {
-    const out = execFileSync('tmux', ['-L', socket, 'list-panes', '-a', '-F', '#{pane_pid}'], {
-      env,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    })
-    pids = out
-      .split('\n')
-      .map(Number)
-      .filter((p) => p > 0)
-  } catch {
-    return // no server: nothing to reap
-  }
-  const trees = [...(await processTrees(pids)).values()].flat()
-  try {
-    execFileSync('tmux', ['-L', socket, 'kill-server'], { env, stdio: 'ignore' })
-  } catch {
-    // it went away by itself meanwhile
-  }
-  if (!(await waitForExit(trees, 2_000))) await Promise.all(trees.filter(isAlive).map((p) => killTree(p, { graceMs: 0 })))
-}
-
-export const hasTmux = (() => {
-  try {
-    execFileSync('tmux', ['-V'], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-})()
 
 /** One backend under test, driven the same way whatever it is. */
 export interface Harness {
@@ -110,23 +73,12 @@ export function makeHarness(type: BackendType): Harness {
     },
     async cleanup() {
       if (executor.kind === 'in-process') await executor.killAll()
-      if (type === 'tmux') await reapTmuxServer(env)
+      if (type === 'tmux') await reapTmux(env)
       const left = [...tracked].filter(isAlive)
       await Promise.all(left.map((pid) => killTree(pid, { graceMs: 0 })))
       await waitForExit(left, 2_000)
       fs.rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
     },
-  }
-}
-
-/** Waits until `check` returns something truthy (polling), or fails after `ms`. */
-export async function eventually<T>(check: () => Promise<T> | T, ms = 5_000, what = 'condition'): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await check()
-    if (v) return v as NonNullable<T>
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
   }
 }
 

@@ -4,7 +4,8 @@ import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { launcherScript, leaderSessionId, parseSplitOutput } from '../../src/backends/iterm2.js'
 import { agentDir } from '../../src/home/paths.js'
-import { type Harness, eventually, makeHarness, readJson } from './harness.js'
+import { type Harness, makeHarness, readJson } from './harness.js'
+import { waitFor } from '../support/wait.js'
 
 describe('iTerm2 helpers', () => {
   it('takes the leader session from ITERM_SESSION_ID and the new id from split output', () => {
@@ -48,7 +49,7 @@ describe('iTerm2 backend (fake it2)', () => {
     expect(splits[0]).toEqual(['session', 'split', '-v', '-s', 'LEADER-0000'])
     expect(splits[1]).toEqual(['session', 'split', '-s', a.paneId])
     expect(b.paneId).not.toBe(a.paneId)
-    await eventually(() => readJson(path.join(h.env.SWARM_HOME!, 'a.json')), 5_000, 'a to start')
+    await waitFor('a to start', () => readJson(path.join(h.env.SWARM_HOME!, 'a.json')), 5_000)
     expect(fs.existsSync(path.join(agentDir('ti', 'a', h.env), 'launch.sh'))).toBe(false)
     expect(calls().some((c) => c.join(' ').includes('sk-zzz'))).toBe(false)
   })
@@ -62,7 +63,7 @@ describe('iTerm2 backend (fake it2)', () => {
     expect(splits.at(-2)).toEqual(['session', 'split', '-s', b.paneId])
     expect(splits.at(-1)).toEqual(['session', 'split', '-s', a.paneId])
     expect((h.executor as unknown as { pruned: string[] }).pruned).toEqual([b.paneId])
-    await eventually(async () => (await h.executor.status(['b@ti'])).get('b@ti')?.state === 'dead', 2_000, 'b to be dead')
+    await waitFor('b to be dead', async () => (await h.executor.status(['b@ti'])).get('b@ti')?.state === 'dead', 2_000)
     const status = await h.executor.status(['a@ti', 'b@ti', 'c@ti'])
     expect(status.get('a@ti')?.state).toBe('alive')
     expect(status.get('c@ti')?.state).toBe('alive')

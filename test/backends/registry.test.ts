@@ -1,7 +1,6 @@
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import type { PaneBackend } from '../../src/backends/backend.js'
 import { detectBackend, resolveBackend, systemDetectInputs } from '../../src/backends/detect.js'
 import { backendChoices, createExecutor, paneBackends, parseBackendChoice, registerBackend } from '../../src/backends/registry.js'
@@ -11,6 +10,7 @@ import { UsageError } from '../../src/errors.js'
 import { teamStatus } from '../../src/supervisor/status.js'
 import { stopTeamMembers } from '../../src/supervisor/stop.js'
 import { createTeam, readTeam, updateMember } from '../../src/teams/team-store.js'
+import { useTempDir } from '../support/home.js'
 
 /**
  * A new backend is one file and one registry line: a fake pane backend, registered at run time,
@@ -84,15 +84,14 @@ function fakeBackend(): PaneBackend {
   }
 }
 
-beforeEach(() => {
-  home = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-registry-')))
+useTempDir('swarm-registry-', (d) => {
+  home = d
   env = { ...process.env, SWARM_HOME: home }
   delete env.TMUX
 })
 afterEach(() => {
   unregister?.()
   unregister = undefined
-  fs.rmSync(home, { recursive: true, force: true })
 })
 
 describe('backend registry', () => {

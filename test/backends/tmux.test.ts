@@ -11,7 +11,9 @@ import type { PaneExecutor } from '../../src/backends/types.js'
 import { createTeam, readTeam } from '../../src/teams/team-store.js'
 import { agentDir } from '../../src/home/paths.js'
 import { CommandTimeoutError } from '../../src/process/launch.js'
-import { TEAMMATE, eventually, hasTmux, isolatedEnv, readJson, reapTmuxServer, tempDir } from './harness.js'
+import { TEAMMATE, isolatedEnv, readJson, tempDir } from './harness.js'
+import { waitFor } from '../support/wait.js'
+import { hasTmux, reapTmux } from '../support/tmux.js'
 
 describe('tmux quoting', () => {
   it('single-quotes plain strings and double-quotes strings with a quote, escaping what tmux expands', () => {
@@ -39,7 +41,7 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
     await createTeam({ name: 'crew', cwd: root }, env)
   })
   afterEach(async () => {
-    await reapTmuxServer(env)
+    await reapTmux(env)
     fs.rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
   })
 
@@ -73,12 +75,12 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
     expect(t('show', '-w', '-v', '-t', 'swarm-crew:', 'pane-border-format').trim()).toContain('#{@agent_color}')
     expect(t('show', '-w', '-v', '-t', 'swarm-crew:', 'pane-border-status').trim()).toBe('top')
     const log = path.join(agentDir('crew', 'quick', env), 'pane.log')
-    await eventually(() => fs.readFileSync(log, 'utf8').includes('gone-in-a-flash'), 3_000, 'the fast output in pane.log')
+    await waitFor('the fast output in pane.log', () => fs.readFileSync(log, 'utf8').includes('gone-in-a-flash'), 3_000)
     expect(fs.statSync(log).mode & 0o777).toBe(0o600)
-    await eventually(() => fs.readFileSync(path.join(agentDir('crew', 'poet', env), 'pane.log'), 'utf8').includes('first words'), 3_000, 'pane.log')
+    await waitFor('pane.log', () => fs.readFileSync(path.join(agentDir('crew', 'poet', env), 'pane.log'), 'utf8').includes('first words'), 3_000)
     // remain-on-exit: the finished pane stays, and its exit status is reported. (Asked of swarm, not
     // of tmux: tmux 3.3a loses the status of ~1 pane in 60 with pipe-pane; the wrapper records it.)
-    await eventually(() => panes('#{pane_id} #{pane_dead}').includes(`${quick.paneId} 1`), 3_000, 'the dead pane kept')
+    await waitFor('the dead pane kept', () => panes('#{pane_id} #{pane_dead}').includes(`${quick.paneId} 1`), 3_000)
     expect((await tmux.status(['quick@crew'])).get('quick@crew')).toEqual({ state: 'exited', code: 5 })
   })
 
@@ -93,7 +95,7 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
     expect([...status.values()].every((s) => s.state === 'alive')).toBe(true)
     // A fresh executor (another process) finds nothing recorded here, but the leader by its tag.
     expect((await createExecutor('tmux', { env }).status(['team-lead@crew'])).get('team-lead@crew')?.state).toBe('alive')
-    await reapTmuxServer(env)
+    await reapTmux(env)
     const after = await tmux.status(ids)
     expect([...after.values()]).toEqual(ids.map(() => ({ state: 'dead', reason: 'tmux server not running' })))
   })
@@ -101,7 +103,7 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
   it('a spawn after the tmux server died starts a new session for the team', async () => {
     const exec = createExecutor('tmux', { env, leaderArgv: () => ['sleep', '600'] })
     const first = await exec.spawn({ team: 'crew', name: 'a', argv: ['sleep', '600'], cwd: root })
-    await reapTmuxServer(env)
+    await reapTmux(env)
     expect(first.socketPath).toBeTruthy()
     await exec.spawn({ team: 'crew', name: 'b', argv: ['sleep', '600'], cwd: root })
     const status = await exec.status(['a@crew', 'b@crew', 'team-lead@crew'])
@@ -175,7 +177,7 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
     ])
     expect(new Set(members.map((m) => m.color)).size).toBe(3)
     expect(members.every((m) => typeof m.tmuxSocket === 'string' && fs.existsSync(m.tmuxSocket as string))).toBe(true)
-    const seen = await eventually(() => readJson(path.join(root, 'a.json')), 5_000, 'a to start')
+    const seen = await waitFor('a to start', () => readJson(path.join(root, 'a.json')), 5_000)
     expect(seen.env).toMatchObject({ SWARM_TEAM: 'crew', SWARM_AGENT_NAME: 'a', SWARM_AGENT_ID: 'a@crew', SWARM_HOME: env.SWARM_HOME })
   })
 })

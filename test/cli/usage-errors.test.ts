@@ -3,10 +3,10 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { BIN } from '../support/repo.js'
 
 /** Commander's usage errors, in the README's form: one line `swarm: … — run swarm <cmd> --help`, exit 2. */
 
-const BIN = path.resolve(import.meta.dirname, '../../bin/swarm.js')
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-usage-'))
 afterAll(() => fs.rmSync(home, { recursive: true, force: true }))
 

@@ -1,22 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import { describe, expect, it } from 'vitest'
+import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { readTeam } from '../../src/teams/team-store.js'
 import { isAlive } from '../../src/process/liveness.js'
-import { BIN, sandbox, waitFor, type Sandbox } from './helpers.js'
+import { BIN, type Sandbox, useModelSandbox } from './helpers.js'
+import { COORDINATOR_TOOLS } from '../agent/subagents/helpers.js'
+import { waitFor } from '../support/wait.js'
 
 describe('team create --coordinator', () => {
   let sb: Sandbox
   let server: LoopbackServer
-  beforeAll(async () => {
-    server = await startLoopbackServer({
-      scenario: { agents: { 'team-lead': [{ when: { lastUserIncludes: 'hello' }, text: 'I only delegate.' }] }, fallback: { text: 'Noted.' } },
-    })
-    sb = sandbox({ ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: server.url })
-  })
-  afterAll(async () => {
-    await sb?.cleanup()
-    await server?.close()
-  })
+  useModelSandbox(
+    { agents: { 'team-lead': [{ when: { lastUserIncludes: 'hello' }, text: 'I only delegate.' }] }, fallback: { text: 'Noted.' } },
+    (t) => ({ sb, server } = t),
+  )
 
   it('is recorded in the team, and the leader started for it gives its lead only the delegation tools and the four phases', async () => {
     expect((await sb.swarm(['team', 'create', 'coord', '--no-start', '--coordinator', '--cwd', sb.project])).code).toBe(0)
@@ -28,16 +24,7 @@ describe('team create --coordinator', () => {
     leader.stdin!.write('hello lead\n')
     await waitFor('the lead’s answer', () => seen.includes('I only delegate.'))
     const body = server.requests.find((r) => r.agent === 'team-lead')!.body as { tools: Array<{ name: string }>; system: Array<{ text: string }> }
-    expect(body.tools.map((t) => t.name).sort()).toEqual([
-      'Agent',
-      'Batch',
-      'SendMessage',
-      'TaskCreate',
-      'TaskGet',
-      'TaskList',
-      'TaskStop',
-      'TaskUpdate',
-    ])
+    expect(body.tools.map((t) => t.name).sort()).toEqual(COORDINATOR_TOOLS)
     expect(body.system.map((b) => b.text).join('\n')).toContain('You are a COORDINATOR')
     leader.stdin!.write('/quit\n')
     await waitFor('the leader gone', () => !isAlive(leader.pid!), 10_000)

@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { hasTmux, sandbox, type Sandbox } from './helpers.js'
+import { sandbox, type Sandbox } from './helpers.js'
+import { hasTmux } from '../support/tmux.js'
 
 /** Processes of a demo team still running (there must be none once the demo exits). */
 function demoProcesses(): string[] {

@@ -1,24 +1,17 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
-import { isAlive, waitForExit } from '../../src/process/liveness.js'
+import { afterAll, beforeAll } from 'vitest'
+import { type LoopbackServer, type LoopbackServerOptions, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import { isAlive } from '../../src/process/liveness.js'
 import { killTree, processTrees } from '../../src/process/tree.js'
 import { isolatedEnv } from '../support/home.js'
+import { BIN } from '../support/repo.js'
+import { reapTmux } from '../support/tmux.js'
 
-export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-export const BIN = path.join(REPO, 'bin/swarm.js')
-
-export const hasTmux = (() => {
-  try {
-    execFileSync('tmux', ['-V'], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-})()
+export { BIN } from '../support/repo.js'
 
 export interface Sandbox {
   root: string
@@ -71,60 +64,36 @@ export function sandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
   }
 }
 
-/** Kills the sandbox's tmux server by its socket and waits for its panes' processes. */
-export async function reapTmux(env: NodeJS.ProcessEnv, socket = 'swarm'): Promise<void> {
-  let pids: number[] = []
-  try {
-    const out = execFileSync('tmux', ['-L', socket, 'list-panes', '-a', '-F', '#{pane_pid}'], {
-      env,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    })
-    pids = out
-      .split('\n')
-      .map(Number)
-      .filter((p) => p > 0)
-  } catch {
-    return // no server
-  }
-  const trees = [...(await processTrees(pids)).values()].flat()
-  try {
-    execFileSync('tmux', ['-L', socket, 'kill-server'], { env, stdio: 'ignore' })
-  } catch {
-    // already gone
-  }
-  if (!(await waitForExit(trees, 2_000))) await Promise.all(trees.filter(isAlive).map((p) => killTree(p, { graceMs: 0 })))
+/** A sandbox whose model is a loopback Messages API playing a scenario; `close` reaps both. */
+export interface ModelSandbox {
+  sb: Sandbox
+  server: LoopbackServer
+  close(): Promise<void>
 }
 
-/** Polls `check` until it returns a truthy value or `ms` pass; returns the value or throws with `what`. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms
-  let last: unknown
-  for (;;) {
-    try {
-      const v = await check()
-      if (v) return v as T
-    } catch (err) {
-      last = err
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`)
-    await new Promise((r) => setTimeout(r, 50))
+export async function modelSandbox(scenario: LoopbackServerOptions['scenario']): Promise<ModelSandbox> {
+  const server = await startLoopbackServer({ scenario })
+  const sb = sandbox({ ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: server.url })
+  return {
+    sb,
+    server,
+    close: async () => {
+      await sb.cleanup()
+      await server.close()
+    },
   }
 }
 
-/** tmux sessions on the sandbox's server ([] when it is not running). */
-export function tmuxSessions(env: NodeJS.ProcessEnv, socket = 'swarm'): string[] {
-  try {
-    return execFileSync('tmux', ['-L', socket, 'list-sessions', '-F', '#{session_name}'], {
-      env,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    })
-      .split('\n')
-      .filter(Boolean)
-  } catch {
-    return []
-  }
+/** For a describe block: one `modelSandbox(scenario)`, handed to `onReady` before its first test and reaped after its last. */
+export function useModelSandbox(scenario: LoopbackServerOptions['scenario'], onReady: (t: ModelSandbox) => unknown): void {
+  let t: ModelSandbox | undefined
+  beforeAll(async () => {
+    t = await modelSandbox(scenario)
+    onReady(t)
+  })
+  afterAll(async () => {
+    await t?.close()
+  })
 }
 
 const tool = (name: string, input: Record<string, unknown>) => ({ content: [{ type: 'tool_use' as const, name, input }] })

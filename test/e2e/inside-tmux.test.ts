@@ -1,6 +1,8 @@
 import { execFileSync } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { hasTmux, reapTmux, sandbox, waitFor, type Sandbox } from './helpers.js'
+import { sandbox, type Sandbox } from './helpers.js'
+import { waitFor } from '../support/wait.js'
+import { hasTmux, reapTmux } from '../support/tmux.js'
 
 /** The user's own tmux (a private server standing in for it), and swarm started from one of its panes. */
 describe.skipIf(!hasTmux)('team create from inside tmux', () => {

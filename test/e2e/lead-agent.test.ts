@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readArchive } from '../../src/mailbox/archive.js'
 import { readInbox } from '../../src/mailbox/inbox.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { inboxPath } from '../../src/home/paths.js'
 import { readTeam } from '../../src/teams/team-store.js'
 import { isAlive } from '../../src/process/liveness.js'
-import { BIN, sandbox, waitFor, type Sandbox } from './helpers.js'
+import { BIN, useModelSandbox, type Sandbox } from './helpers.js'
+import { waitFor } from '../support/wait.js'
 
 const SCENARIO = {
   agents: {
@@ -32,14 +33,7 @@ const SCENARIO = {
 describe('the lead agent at the leader console', () => {
   let sb: Sandbox
   let server: LoopbackServer
-  beforeAll(async () => {
-    server = await startLoopbackServer({ scenario: SCENARIO })
-    sb = sandbox({ ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: server.url })
-  })
-  afterAll(async () => {
-    await sb?.cleanup()
-    await server?.close()
-  })
+  useModelSandbox(SCENARIO, (t) => ({ sb, server } = t))
 
   it('spawns a teammate with the Agent tool from text typed at the console; the teammate reports back', async () => {
     expect((await sb.swarm(['team', 'create', 'boss', '--no-start', '--cwd', sb.project])).code).toBe(0)

@@ -1,16 +1,17 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import type { ChildProcess } from 'node:child_process'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readArchive } from '../../src/mailbox/archive.js'
 import { appendMessage, readInbox } from '../../src/mailbox/inbox.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
 import { readAgentState } from '../../src/agent/state.js'
 import { readTeam } from '../../src/teams/team-store.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { inboxPath, teamDir } from '../../src/home/paths.js'
 import { isAlive } from '../../src/process/liveness.js'
-import { BIN, sandbox, waitFor, type Sandbox, ALICE_SCENARIO as SCENARIO } from './helpers.js'
+import { BIN, useModelSandbox, type Sandbox, ALICE_SCENARIO as SCENARIO } from './helpers.js'
+import { waitFor } from '../support/wait.js'
 
 /** Collects a child's stdout so a test can wait for a line. */
 function output(child: ChildProcess): () => string {
@@ -23,14 +24,7 @@ function output(child: ChildProcess): () => string {
 describe('in-process team end to end (the leader runs in the foreground)', () => {
   let sb: Sandbox
   let server: LoopbackServer
-  beforeAll(async () => {
-    server = await startLoopbackServer({ scenario: SCENARIO })
-    sb = sandbox({ ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: server.url })
-  })
-  afterAll(async () => {
-    await sb?.cleanup()
-    await server?.close()
-  })
+  useModelSandbox(SCENARIO, (t) => ({ sb, server } = t))
   const leadSays = async (s: string) => {
     const file = inboxPath('duo', 'team-lead', sb.env)
     return [...(await readArchive(file).catch(() => [])), ...(await readInbox(file))].some((m) => m.text.includes(s))

@@ -1,14 +1,16 @@
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { readArchive } from '../../src/mailbox/archive.js'
 import { readInbox } from '../../src/mailbox/inbox.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { inboxPath, teamDir } from '../../src/home/paths.js'
 import { isAlive } from '../../src/process/liveness.js'
-import { hasTmux, sandbox, tmuxSessions, waitFor, type Sandbox, ALICE_SCENARIO as SCENARIO } from './helpers.js'
+import { useModelSandbox, type Sandbox, ALICE_SCENARIO as SCENARIO } from './helpers.js'
+import { waitFor } from '../support/wait.js'
+import { hasTmux, tmuxSessions } from '../support/tmux.js'
 
 async function leadTexts(sb: Sandbox): Promise<string[]> {
   const file = inboxPath('crew', 'team-lead', sb.env)
@@ -18,14 +20,7 @@ async function leadTexts(sb: Sandbox): Promise<string[]> {
 describe.skipIf(!hasTmux)('team lifecycle end to end on an isolated tmux server', () => {
   let sb: Sandbox
   let server: LoopbackServer
-  beforeAll(async () => {
-    server = await startLoopbackServer({ scenario: SCENARIO })
-    sb = sandbox({ ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: server.url })
-  })
-  afterAll(async () => {
-    await sb?.cleanup()
-    await server?.close()
-  })
+  useModelSandbox(SCENARIO, (t) => ({ sb, server } = t))
 
   it('create → status → message → permission → detach → server killed → dead → message while dead → resume → processed → delete leaves nothing', async () => {
     const created = await sb.swarm([

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BIN, hasTmux, sandbox, waitFor, type Sandbox } from './helpers.js'
+import { BIN, sandbox, type Sandbox } from './helpers.js'
+import { waitFor } from '../support/wait.js'
+import { hasTmux } from '../support/tmux.js'
 
 describe('viewers that run until stopped', () => {
   let sb: Sandbox

@@ -3,7 +3,9 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { type LoopbackServer, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import type { ScenarioInput } from '../../src/loopback-model/scenario.js'
-import { reapTmux, type Sandbox, sandbox, waitFor } from '../e2e/helpers.js'
+import { type Sandbox, sandbox } from '../e2e/helpers.js'
+import { reapTmux } from '../support/tmux.js'
+import { waitFor } from '../support/wait.js'
 
 /**
  * What every interop test needs: the real Claude Code binary (SWARM_CLAUDE_BIN, set by
@@ -254,4 +256,44 @@ export function sessionOf(sb: Sandbox, team: string, name: string): string | und
   } catch {
     return undefined
   }
+}
+
+/** The pane (on swarm's tmux server) running `swarm leader <team>`: the leader console. */
+export function leaderPane(sb: Sandbox, team: string): { id: string; pid: number } | undefined {
+  return panes(sb.env).find((p) => {
+    if (p.dead) return false
+    try {
+      const argv = fs.readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').split('\0')
+      return argv.includes('leader') && argv.at(argv.indexOf('leader') + 1) === team
+    } catch {
+      return false
+    }
+  })
+}
+
+/** Types `text` into a pane of swarm's tmux server and presses Enter. */
+export function typeInto(sb: Sandbox, pane: string, text: string): void {
+  execFileSync('tmux', ['-L', 'swarm', 'send-keys', '-t', pane, '-l', text], { env: sb.env })
+  execFileSync('tmux', ['-L', 'swarm', 'send-keys', '-t', pane, 'Enter'], { env: sb.env })
+}
+
+/** What a pane of swarm's tmux server shows, with its scrollback. */
+export function paneText(sb: Sandbox, pane: string): string {
+  return execFileSync('tmux', ['-L', 'swarm', 'capture-pane', '-p', '-J', '-S', '-500', '-t', pane], { env: sb.env, encoding: 'utf8' })
+}
+
+/** The live Claude Code teammate `name` of `team` (by its argv), on any tmux server. */
+export function claudeProcessOf(team: string, name: string): { pid: number; argv: string[] } | undefined {
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    let argv: string[]
+    try {
+      argv = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0')
+    } catch {
+      continue
+    }
+    if (argv.includes('--agent-id') && argv[argv.indexOf('--agent-id') + 1] === `${name}@${team}` && path.basename(argv[0] ?? '') === 'claude')
+      return { pid: Number(entry), argv }
+  }
+  return undefined
 }

@@ -2,7 +2,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isAlive } from '../../src/process/liveness.js'
-import { REPO, waitFor } from '../e2e/helpers.js'
+import { REPO } from '../support/repo.js'
+import { waitFor } from '../support/wait.js'
 import {
   bash,
   type ClaudeLead,

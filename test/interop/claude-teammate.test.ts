@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { waitFor } from '../e2e/helpers.js'
+import { waitFor } from '../support/wait.js'
 import {
   approveShutdownRule,
   bash,

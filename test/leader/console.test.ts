@@ -1,8 +1,6 @@
-import fs from 'node:fs/promises'
-import os from 'node:os'
 import path from 'node:path'
 import { PassThrough } from 'node:stream'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { LeaderConsole, type LeadAgent, type TeamControl } from '../../src/leader/console.js'
 import { appendMessage, readInbox } from '../../src/mailbox/inbox.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
@@ -14,19 +12,18 @@ import { readResolved, writePending } from '../../src/permissions/requests/store
 import { inboxPath } from '../../src/home/paths.js'
 import { createTask } from '../../src/tasks/task-store.js'
 import { createTeam } from '../../src/teams/team-store.js'
+import { waitFor } from '../support/wait.js'
+import { useTempDir } from '../support/home.js'
 
 const TEAM = 'crew'
 let base: string
 let env: NodeJS.ProcessEnv
 
-beforeEach(async () => {
-  base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-console-')))
+useTempDir('swarm-console-', async (d) => {
+  base = d
   env = { ...process.env, SWARM_HOME: path.join(base, 'home'), CLAUDE_CONFIG_DIR: '', NO_COLOR: '1' }
   await createTeam({ name: TEAM, cwd: base, members: [{ name: 'alice' }, { name: 'bob' }] }, env)
   await ensureTeamKeys(TEAM, env)
-})
-afterEach(async () => {
-  await fs.rm(base, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
 })
 
 /** A console on streams, with a control that records what it was asked to do. */
@@ -61,14 +58,10 @@ function open(opts: { lead?: LeadAgent } = {}) {
   })
   const done = console_.run()
   const type = (line: string) => input.write(line + '\n')
-  const waitFor = async (what: string | RegExp, ms = 5_000) => {
-    const deadline = Date.now() + ms
-    while (!(typeof what === 'string' ? text.includes(what) : what.test(text))) {
-      if (Date.now() > deadline) throw new Error(`console never printed ${what}; it printed:\n${text}`)
-      await new Promise((r) => setTimeout(r, 20))
-    }
-  }
-  return { type, waitFor, text: () => text, calls, done, close: () => input.end() }
+  /** Waits until the console has printed `what`. */
+  const printed = (what: string | RegExp, ms = 5_000) =>
+    waitFor(`the console to print ${what}`, () => (typeof what === 'string' ? text.includes(what) : what.test(text)), ms, { output: () => text })
+  return { type, waitFor: printed, text: () => text, calls, done, close: () => input.end() }
 }
 
 const pending = (id: string, agent: string, command: string, suggestions: unknown[] = []) =>

@@ -1,18 +1,13 @@
 import fs from 'node:fs/promises'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { CorruptFileError } from '../../src/errors.js'
 import { ARCHIVE_THRESHOLD, archivePath, readArchive } from '../../src/mailbox/archive.js'
 import { appendMessage, appendMessages, markRead, readInbox } from '../../src/mailbox/inbox.js'
-import { inboxPath } from '../../src/home/paths.js'
-import { tempHome } from './helpers.js'
+import { type TempHome, useInbox } from './helpers.js'
 
-let home: Awaited<ReturnType<typeof tempHome>>
+let home: TempHome
 let file: string
-beforeEach(async () => {
-  home = await tempHome()
-  file = inboxPath('alpha', 'bob', home.env)
-})
-afterEach(() => home.cleanup())
+useInbox('bob', (t) => ({ home, file } = t))
 
 const batch = (n: number, tag: string) => Array.from({ length: n }, (_, i) => ({ from: 'alice', text: `${tag}${i}` }))
 

@@ -1,17 +1,12 @@
 import fs from 'node:fs/promises'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { bellPath, handRaised, raiseHand, ringBell } from '../../src/mailbox/bell.js'
 import { appendMessage, readInbox } from '../../src/mailbox/inbox.js'
-import { inboxPath } from '../../src/home/paths.js'
-import { tempHome } from './helpers.js'
+import { type TempHome, useInbox } from './helpers.js'
 
-let home: Awaited<ReturnType<typeof tempHome>>
+let home: TempHome
 let file: string
-beforeEach(async () => {
-  home = await tempHome()
-  file = inboxPath('alpha', 'lead', home.env)
-})
-afterEach(() => home.cleanup())
+useInbox('lead', (t) => ({ home, file } = t))
 
 describe("the spool's bell", () => {
   it('does nothing before any writer made a spool (no bell to ring or raise a hand on)', () => {

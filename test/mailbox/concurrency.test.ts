@@ -1,22 +1,14 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { appendMessage, readInbox } from '../../src/mailbox/inbox.js'
 import { spoolDir } from '../../src/mailbox/spool.js'
-import { inboxPath } from '../../src/home/paths.js'
-import { pendingSpool, reapAll, requireBuild, runNode, startNode, tempHome, WRITER } from './helpers.js'
+import { pendingSpool, requireBuild, runNode, startNode, type TempHome, useInbox, WRITER } from './helpers.js'
 
-let home: Awaited<ReturnType<typeof tempHome>>
+let home: TempHome
 let file: string
 beforeAll(requireBuild)
-beforeEach(async () => {
-  home = await tempHome()
-  file = inboxPath('alpha', 'lead', home.env)
-})
-afterEach(async () => {
-  await reapAll()
-  await home.cleanup()
-})
+useInbox('lead', (t) => ({ home, file } = t))
 
 describe('concurrent writers (real processes)', () => {
   it('8 writer processes appending at once: every message present exactly once', async () => {

@@ -4,7 +4,7 @@ import { inboxPath } from '../../src/home/paths.js'
 import { commit } from '../../src/mailbox/commit.js'
 import { appendMessage, markRead, readInbox } from '../../src/mailbox/inbox.js'
 import { releaseLock, tryLock } from '../../src/mailbox/inbox-lock.js'
-import { holdsLock, LockLostError } from '../../src/mailbox/lock-fence.js'
+import { holdsLock, LockLostError } from '../../src/util/lock-fence.js'
 import { tempHome } from './helpers.js'
 
 /*

@@ -1,25 +1,39 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { isolatedHome } from '../support/home.js'
+import { afterEach, beforeEach } from 'vitest'
+import { inboxPath } from '../../src/home/paths.js'
+import { type IsolatedHome, isolatedHome } from '../support/home.js'
+import { requireBuilt } from '../support/repo.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 export const repoRoot = path.resolve(here, '../..')
 export const WRITER = path.join(here, 'fixtures', 'writer.mjs')
 export const SWARM_BIN = path.join(repoRoot, 'bin', 'swarm.js')
 
-/** Fails fast with a clear message when the build the helper processes import is missing. */
-export function requireBuild(): void {
-  if (!fs.existsSync(path.join(repoRoot, 'dist', 'mailbox', 'inbox.js'))) {
-    throw new Error('dist/ is missing: run `npm run build` before these tests')
-  }
-}
+/** Fails fast when the build the helper processes import is missing. */
+export const requireBuild = () => requireBuilt('dist/mailbox/inbox.js')
 
-export async function tempHome(): Promise<{ home: string; env: NodeJS.ProcessEnv; cleanup: () => Promise<void> }> {
-  const { home, env, cleanup } = isolatedHome('swarm-mailbox-')
-  return { home, env, cleanup }
+/** An isolated SWARM_HOME (test/support/home.ts) for the mailbox tests. */
+export type TempHome = Pick<IsolatedHome, 'home' | 'env' | 'cleanup'>
+export const tempHome = async (): Promise<TempHome> => isolatedHome('swarm-mailbox-')
+
+/**
+ * The mailbox tests' per-test setup: a fresh home and the path of `agent`'s inbox in team `alpha`,
+ * handed to `onReady` (which may also prepare files); after the test every process it started
+ * (startNode) is killed and the home removed.
+ */
+export function useInbox(agent: string, onReady: (t: { home: TempHome; file: string }) => unknown): void {
+  let home: TempHome
+  beforeEach(async () => {
+    home = await tempHome()
+    await onReady({ home, file: inboxPath('alpha', agent, home.env) })
+  })
+  afterEach(async () => {
+    await reapAll()
+    await home.cleanup()
+  })
 }
 
 export interface Proc {
@@ -91,13 +105,4 @@ export async function pendingSpool(spool: string): Promise<string[]> {
     if (stat && stat.size > 0) pending.push(name)
   }
   return pending
-}
-
-/** Polls `cond` every 10 ms until it holds or `ms` pass (not an assertion of speed: a hang guard). */
-export async function eventually(cond: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time')
-    await new Promise((r) => setTimeout(r, 10))
-  }
 }

@@ -1,23 +1,18 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { ARCHIVE_THRESHOLD } from '../../src/mailbox/archive.js'
 import { appendMessage, appendMessages, markDelivered, markRead, readInbox } from '../../src/mailbox/inbox.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
 import { inboxPath, teamConfigPath } from '../../src/home/paths.js'
-import { reapAll, requireBuild, startNode, SWARM_BIN, tempHome } from './helpers.js'
+import { requireBuild, startNode, SWARM_BIN, type TempHome, useInbox } from './helpers.js'
 
-let home: Awaited<ReturnType<typeof tempHome>>
+let home: TempHome
 let file: string
 beforeAll(requireBuild)
-beforeEach(async () => {
-  home = await tempHome()
-  file = inboxPath('alpha', 'bob', home.env)
+useInbox('bob', async (t) => {
+  ;({ home, file } = t)
   await writeTeam()
-})
-afterEach(async () => {
-  await reapAll()
-  await home.cleanup()
 })
 
 /** A config.json as Claude Code writes it (the team store is not needed to read one). */

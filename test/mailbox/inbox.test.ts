@@ -1,24 +1,19 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { CorruptFileError, ExitCode, SwarmError, UsageError } from '../../src/errors.js'
 import { describeMessage } from '../../src/mailbox/describe.js'
 import { messageKey, messageState } from '../../src/mailbox/entry.js'
 import { appendMessage, appendMessages, markDelivered, markRead, readInbox } from '../../src/mailbox/inbox.js'
 import { parseStructured } from '../../src/mailbox/messages.js'
 import { MAX_MESSAGE_BYTES } from '../../src/mailbox/types.js'
-import { inboxPath } from '../../src/home/paths.js'
-import { tempHome } from './helpers.js'
+import { type TempHome, useInbox } from './helpers.js'
 
 const FIXTURE = new URL('./fixtures/claude-code-inbox.json', import.meta.url)
 
-let home: Awaited<ReturnType<typeof tempHome>>
+let home: TempHome
 let file: string
-beforeEach(async () => {
-  home = await tempHome()
-  file = inboxPath('alpha', 'bob', home.env)
-})
-afterEach(() => home.cleanup())
+useInbox('bob', (t) => ({ home, file } = t))
 
 describe('append and read', () => {
   it('reads a missing inbox as empty and creates nothing', async () => {

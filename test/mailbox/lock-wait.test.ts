@@ -1,22 +1,14 @@
 import lockfile from 'proper-lockfile'
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { readArchive } from '../../src/mailbox/archive.js'
 import { appendMessage, appendMessages, markRead, readInbox } from '../../src/mailbox/inbox.js'
 import { spoolDir } from '../../src/mailbox/spool.js'
-import { inboxPath } from '../../src/home/paths.js'
-import { pendingSpool, reapAll, requireBuild, startNode, tempHome, WRITER } from './helpers.js'
+import { pendingSpool, requireBuild, startNode, type TempHome, useInbox, WRITER } from './helpers.js'
 
-let home: Awaited<ReturnType<typeof tempHome>>
+let home: TempHome
 let file: string
 beforeAll(requireBuild)
-beforeEach(async () => {
-  home = await tempHome()
-  file = inboxPath('alpha', 'lead', home.env)
-})
-afterEach(async () => {
-  await reapAll()
-  await home.cleanup()
-})
+useInbox('lead', (t) => ({ home, file } = t))
 
 const waiting = () => pendingSpool(spoolDir(file))
 

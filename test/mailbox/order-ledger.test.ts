@@ -1,18 +1,15 @@
 import fs from 'node:fs/promises'
-import os from 'node:os'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { MAX_LEDGER_IDS, OrderLedger } from '../../src/mailbox/order-ledger.js'
+import { useTempDir } from '../support/home.js'
 
 let dir: string
 let file: string
 
-beforeEach(async () => {
-  dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-ledger-')))
+useTempDir('swarm-ledger-', (d) => {
+  dir = d
   file = path.join(dir, 'agents', 'alice', 'acted-orders.jsonl')
-})
-afterEach(async () => {
-  await fs.rm(dir, { recursive: true, force: true })
 })
 
 const at = (n: number) => new Date(Date.UTC(2026, 0, 1) + n * 1000).toISOString()

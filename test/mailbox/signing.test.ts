@@ -1,8 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { CorruptFileError, NotFoundError } from '../../src/errors.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
 import { parseStructured } from '../../src/mailbox/messages.js'
@@ -23,15 +22,10 @@ import {
   signLeadMessage,
   verifyLeadMessage,
 } from '../../src/mailbox/signing.js'
+import { useTempDir } from '../support/home.js'
 
-let tmp: string
 let env: NodeJS.ProcessEnv
-
-beforeEach(() => {
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-perm-sign-'))
-  env = { SWARM_HOME: tmp }
-})
-afterEach(() => fs.rmSync(tmp, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }))
+useTempDir('swarm-perm-sign-', (d) => (env = { SWARM_HOME: d }))
 
 const msg = (over: Record<string, unknown> = {}) => ({
   from: 'team-lead',

@@ -1,23 +1,19 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { CorruptFileError } from '../../src/errors.js'
 import { createEntry } from '../../src/mailbox/entry.js'
 import { appendMessage, appendMessages, readInbox } from '../../src/mailbox/inbox.js'
 import { clearSpooled, spoolDir } from '../../src/mailbox/spool.js'
 import type { InboxMessage } from '../../src/mailbox/types.js'
 import { watchInbox } from '../../src/mailbox/watch.js'
-import { inboxPath } from '../../src/home/paths.js'
-import { eventually, pendingSpool, requireBuild, runNode, tempHome, WRITER } from './helpers.js'
+import { pendingSpool, requireBuild, runNode, type TempHome, useInbox, WRITER } from './helpers.js'
+import { waitFor } from '../support/wait.js'
 
-let home: Awaited<ReturnType<typeof tempHome>>
+let home: TempHome
 let file: string
 beforeAll(requireBuild)
-beforeEach(async () => {
-  home = await tempHome()
-  file = inboxPath('alpha', 'lead', home.env)
-})
-afterEach(() => home.cleanup())
+useInbox('lead', (t) => ({ home, file } = t))
 
 /** A pid no process has here (the kernel's pid_max is at most 2^22). */
 const DEAD_PID = 2 ** 22 + 7
@@ -120,9 +116,11 @@ describe('append spool', () => {
     await fs.mkdir(`${file}.lock`) // a foreign holder (Claude Code)
     try {
       const pending = appendMessage(file, { from: 'alice', text: 'lost cause' })
+      // Expected before the spool goes: the append may reject while fs.rm is still at work.
+      const refused = expect(pending).rejects.toMatchObject({ code: 'SWARM_NOT_FOUND', message: expect.stringContaining('was not sent') })
       await new Promise((r) => setTimeout(r, 50))
       await fs.rm(spoolDir(file), { recursive: true, force: true })
-      await expect(pending).rejects.toMatchObject({ code: 'SWARM_NOT_FOUND', message: expect.stringContaining('was not sent') })
+      await refused
     } finally {
       await fs.rmdir(`${file}.lock`)
     }
@@ -159,7 +157,7 @@ describe('append spool', () => {
       await watcher.ready
       await orphan(JSON.stringify([createEntry({ from: 'bob', text: 'orphan' })]), 5_000)
       await orphanSlot(slotContent('000000000000002-0000000001-000000000000', createEntry({ from: 'bob', text: 'in a slot' })), 5_000)
-      await eventually(() => got.length === 2)
+      await waitFor('both orphans delivered', () => got.length === 2)
       expect(got.map((m) => m.text).sort()).toEqual(['in a slot', 'orphan'])
       expect(await waiting()).toEqual([])
     } finally {

@@ -1,30 +1,25 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { CorruptFileError } from '../../src/errors.js'
 import { messageKey, messageState } from '../../src/mailbox/entry.js'
 import { appendMessage, markRead, readInbox } from '../../src/mailbox/inbox.js'
 import type { InboxMessage } from '../../src/mailbox/types.js'
 import { watchInbox, type InboxWatcher } from '../../src/mailbox/watch.js'
-import { inboxPath, teamsDir } from '../../src/home/paths.js'
-import { eventually, reapAll, requireBuild, runNode, tempHome, WRITER } from './helpers.js'
+import { teamsDir } from '../../src/home/paths.js'
+import { requireBuild, runNode, type TempHome, useInbox, WRITER } from './helpers.js'
+import { waitFor } from '../support/wait.js'
 
 /** Long enough that only events (not the safety poll) can explain a delivery within a test. */
 const NO_POLL = 600_000
 
-let home: Awaited<ReturnType<typeof tempHome>>
+let home: TempHome
 let file: string
 const watchers: InboxWatcher[] = []
 beforeAll(requireBuild)
-beforeEach(async () => {
-  home = await tempHome()
-  file = inboxPath('alpha', 'lead', home.env)
-})
-afterEach(async () => {
-  await Promise.all(watchers.splice(0).map((w) => w.close()))
-  await reapAll()
-  await home.cleanup()
-})
+useInbox('lead', (t) => ({ home, file } = t))
+// Registered after useInbox, so it runs before it: the watchers close before the home goes.
+afterEach(() => Promise.all(watchers.splice(0).map((w) => w.close())))
 
 function collect(opts: Parameters<typeof watchInbox>[3] = {}) {
   const got: InboxMessage[] = []
@@ -45,7 +40,7 @@ describe('watchInbox', () => {
     const { got, errors, watcher } = collect()
     await watcher.ready
     await runNode([WRITER, 'bursts', file, '20', '50', '15'])
-    await eventually(() => got.length >= 1000)
+    await waitFor('1000 messages', () => got.length >= 1000, 15_000, { output: () => `got ${got.length}` })
     await watcher.rescan()
     const seq = got.map((m) => (JSON.parse(m.text) as { i: number }).i)
     expect(seq).toHaveLength(1000)
@@ -69,7 +64,7 @@ describe('watchInbox', () => {
     watchers.push(w2)
     await w2.ready
     await runNode([WRITER, 'bursts', file, '10', '50', '5'])
-    await eventually(() => got2.length >= 500)
+    await waitFor('500 messages in the second watcher', () => got2.length >= 500, 15_000, { output: () => `got ${got2.length}` })
     await Promise.all(consumed)
     await w2.rescan()
     const seq = got2.map((m) => (JSON.parse(m.text) as { i: number }).i)
@@ -82,9 +77,9 @@ describe('watchInbox', () => {
     const { texts, watcher } = collect()
     await watcher.ready
     await appendMessage(file, { from: 'alice', text: 'first ever' })
-    await eventually(() => texts().length === 1)
+    await waitFor('the first message', () => texts().length === 1)
     await appendMessage(file, { from: 'alice', text: 'second' })
-    await eventually(() => texts().length === 2)
+    await waitFor('the second message', () => texts().length === 2)
     expect(texts()).toEqual(['first ever', 'second'])
   })
 
@@ -92,10 +87,10 @@ describe('watchInbox', () => {
     const { texts, watcher } = collect({ pollMs: 100 })
     await appendMessage(file, { from: 'alice', text: 'one' })
     await watcher.ready
-    await eventually(() => texts().length === 1)
+    await waitFor('the message sent before the watch', () => texts().length === 1)
     await fs.rm(teamsDir(home.env), { recursive: true })
     await appendMessage(file, { from: 'alice', text: 'two' })
-    await eventually(() => texts().length === 2)
+    await waitFor('the message after the directory came back', () => texts().length === 2)
     expect(texts()).toEqual(['one', 'two'])
   })
 
@@ -119,7 +114,7 @@ describe('watchInbox', () => {
     const recipient = collect({ markDelivered: true })
     await recipient.watcher.ready
     await appendMessage(file, { from: 'alice', text: 'y' })
-    await eventually(async () => (await readInbox(file)).map(messageState).join() === 'read,delivered')
+    await waitFor('the recipient to mark it delivered', async () => (await readInbox(file)).map(messageState).join() === 'read,delivered')
     expect(recipient.texts()).toEqual(['y'])
   })
 
@@ -128,11 +123,11 @@ describe('watchInbox', () => {
     await fs.writeFile(file, '[{"from": ')
     const { texts, errors, watcher } = collect()
     await watcher.ready
-    await eventually(() => errors.length === 1)
+    await waitFor('the corrupt-file error', () => errors.length === 1)
     expect(errors[0]).toBeInstanceOf(CorruptFileError)
     expect((errors[0] as Error).message).toContain(file)
     await appendMessage(file, { from: 'alice', text: 'fresh' }, { onCorrupt: () => {} })
-    await eventually(() => texts().length === 1)
+    await waitFor('the message after the repair', () => texts().length === 1)
     expect(texts()).toEqual(['fresh'])
   })
 
@@ -161,9 +156,9 @@ describe('watchInbox', () => {
     watchers.push(watcher)
     await watcher.ready
     await appendMessage(file, { from: 'alice', text: 'one' })
-    await eventually(() => got.length === 1)
+    await waitFor('the first message', () => got.length === 1)
     await appendMessage(file, { from: 'alice', text: 'two' })
-    await eventually(() => got.length === 2)
+    await waitFor('the second message', () => got.length === 2)
     expect(got).toEqual(['one', 'two'])
     expect(errors.map((e) => (e as Error).message)).toEqual(['boom'])
   })

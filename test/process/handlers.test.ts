@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { installedHandlers, nextStopSignal, onCleanup, onCrash, onExit, onStopSignal } from '../../src/process/handlers.js'
 import { CLEANUP_TIME_LIMIT_MS } from '../../src/process/signals.js'
+import { waitFor } from '../support/wait.js'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const FIXTURE = path.join(HERE, '../fixtures/process-handlers.mjs')
@@ -17,10 +18,7 @@ function start(mode: string) {
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   )
-  const saw = async (text: string) => {
-    for (let i = 0; i < 200 && !out.includes(text); i++) await new Promise((r) => setTimeout(r, 25))
-    return out.includes(text)
-  }
+  const saw = (text: string) => waitFor(`the fixture to print "${text}"`, () => out.includes(text), 5_000, { output: () => out })
   return { child, exited, saw }
 }
 

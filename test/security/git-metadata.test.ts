@@ -1,9 +1,9 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { createWorktree } from '../../src/worktrees/worktree.js'
-import { startLoopback } from '../permissions/requests/bubbling-helpers.js'
+import { afterTest, useLoopback } from '../support/agent-team.js'
 import { commitFiles, git } from '../worktrees/git-repo.js'
 import { ALL_MODES, type Attack, type HostileFixture, makeHostileFixture, pathWithoutBwrap, runAttacks, swarm } from './sandbox-helpers.js'
 
@@ -15,17 +15,7 @@ import { ALL_MODES, type Attack, type HostileFixture, makeHostileFixture, pathWi
 
 let loopback: LoopbackServer
 let fx: HostileFixture | undefined
-
-beforeAll(async () => {
-  loopback = await startLoopback()
-})
-afterAll(async () => {
-  await loopback.close()
-})
-afterEach(async () => {
-  await fx?.cleanup()
-  fx = undefined
-})
+useLoopback((l) => (loopback = l))
 
 const trap = (marker: string) => `touch ${marker}; false #`
 
@@ -80,13 +70,8 @@ for (const variant of ['sandbox on', 'bwrap absent'] as const) {
   describe(`a teammate writing git metadata (${variant})`, () => {
     const make = async (aliceIn: 'main' | 'worktree') => {
       const base = path.join(await fs.mkdtemp(path.join((await import('node:os')).tmpdir(), 'swarm-nobwrap-')), 'bin')
-      const f = await makeHostileFixture(loopback, { aliceIn, ...(variant === 'bwrap absent' ? { path: pathWithoutBwrap(base) } : {}) })
-      const cleanup = f.cleanup
-      f.cleanup = async () => {
-        await cleanup()
-        await fs.rm(path.dirname(base), { recursive: true, force: true })
-      }
-      return f
+      afterTest(() => fs.rm(path.dirname(base), { recursive: true, force: true }))
+      return makeHostileFixture(loopback, { aliceIn, ...(variant === 'bwrap absent' ? { path: pathWithoutBwrap(base) } : {}) })
     }
 
     for (const mode of ALL_MODES) {

@@ -3,9 +3,9 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, expect } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
-import { type LoopbackServer, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { isAlive } from '../../src/process/liveness.js'
-import { type Sandbox, sandbox, waitFor } from '../e2e/helpers.js'
+import { type ModelSandbox, modelSandbox, type Sandbox } from '../e2e/helpers.js'
+import { waitFor } from '../support/wait.js'
 
 /*
  * Finding 6's fixture: a teammate's Bash command that runs `sleep <a>` in the foreground and a
@@ -90,19 +90,17 @@ export function killSleepers(job: Job): void {
  * everything (the sleeps included, should a test fail) is reaped after each test.
  */
 export function jobFixture(): () => Promise<{ sb: Sandbox; job: Job }> {
-  let sb: Sandbox | undefined
-  let server: LoopbackServer | undefined
+  let t: ModelSandbox | undefined
   let job: Job | undefined
   afterEach(async () => {
     if (job) killSleepers(job)
-    await sb?.cleanup()
-    await server?.close()
-    sb = server = job = undefined
+    await t?.close()
+    t = job = undefined
   })
   return async () => {
     job = newJob()
-    server = await startLoopbackServer({ scenario: jobScenario('bob', job) })
-    sb = sandbox({ ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: server.url })
+    t = await modelSandbox(jobScenario('bob', job))
+    const { sb } = t
     // Without the Bash sandbox (off, or bwrap missing): bwrap's --die-with-parent and pid
     // namespace would take the orphans down with their agent; the reaper is what is tested here.
     fs.mkdirSync(sb.env.SWARM_HOME!, { recursive: true })

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { isAlive } from '../../src/process/liveness.js'
-import { BIN, type Sandbox, waitFor } from '../e2e/helpers.js'
+import { BIN, type Sandbox } from '../e2e/helpers.js'
 import { createArgs, type Job, jobFixture, output, sleepers, waitForJob } from './reap-helpers.js'
+import { waitFor } from '../support/wait.js'
 
 /*
  * Finding 6 on an in-process team: the leader hosts the teammates, and is SIGKILLed while a

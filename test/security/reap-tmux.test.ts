@@ -4,8 +4,10 @@ import { describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { teamDir, teamsDir } from '../../src/home/paths.js'
 import { isAlive } from '../../src/process/liveness.js'
-import { hasTmux, type Sandbox, tmuxSessions, waitFor } from '../e2e/helpers.js'
+import type { Sandbox } from '../e2e/helpers.js'
 import { createArgs, type Job, jobFixture, sigkillMember, sleepers, waitForJob } from './reap-helpers.js'
+import { waitFor } from '../support/wait.js'
+import { hasTmux, tmuxSessions } from '../support/tmux.js'
 
 /*
  * Finding 6 on a tmux team: what a teammate's Bash command leaves running when the teammate is

@@ -1,9 +1,9 @@
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
-import { startLoopback } from '../permissions/requests/bubbling-helpers.js'
+import { afterTest, useLoopback } from '../support/agent-team.js'
 import { ALL_MODES, type Attack, type HostileFixture, makeHostileFixture, pathWithoutBwrap, runAttacks } from './sandbox-helpers.js'
 
 /**
@@ -14,16 +14,7 @@ import { ALL_MODES, type Attack, type HostileFixture, makeHostileFixture, pathWi
 
 let loopback: LoopbackServer
 let fx: HostileFixture
-
-beforeAll(async () => {
-  loopback = await startLoopback()
-})
-afterAll(async () => {
-  await loopback.close()
-})
-afterEach(async () => {
-  await fx.cleanup()
-})
+useLoopback((l) => (loopback = l))
 
 /** Rules that make every attack below auto-allowed by rule (on the old main, in default mode too). */
 const ALLOW = [
@@ -130,12 +121,8 @@ describe('hostile Bash against the control plane, sandbox on', () => {
 describe('hostile Bash, bwrap absent (PATH without it)', () => {
   beforeEach(async () => {
     const base = await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-nobwrap-'))
+    afterTest(() => fs.rm(base, { recursive: true, force: true }))
     fx = await makeHostileFixture(loopback, { path: pathWithoutBwrap(path.join(base, 'bin')) })
-    const cleanup = fx.cleanup
-    fx.cleanup = async () => {
-      await cleanup()
-      await fs.rm(base, { recursive: true, force: true })
-    }
   })
 
   for (const mode of ALL_MODES) {

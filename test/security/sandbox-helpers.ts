@@ -8,9 +8,11 @@ import { answerRequest } from '../../src/permissions/requests/broker.js'
 import { listPending } from '../../src/permissions/requests/store.js'
 import { createTeam } from '../../src/teams/team-store.js'
 import { createWorktree } from '../../src/worktrees/worktree.js'
-import { BIN, type Fixture, TEAM, nudge, startInProcess, toolResult, waitFor } from '../permissions/requests/bubbling-helpers.js'
+import { BIN, type Fixture, TEAM, nudge, startInProcess, toolResult } from '../permissions/requests/bubbling-helpers.js'
+import { afterTest } from '../support/agent-team.js'
 import { isolatedHome } from '../support/home.js'
 import { GIT_ENV, initRepo } from '../worktrees/git-repo.js'
+import { waitFor } from '../support/wait.js'
 
 /**
  * A hostile teammate: alice works in a git worktree swarm made for her, with the real tools and
@@ -27,7 +29,8 @@ export interface HostileFixture extends Fixture {
 
 /**
  * `aliceIn: 'main'` puts alice in the main checkout and the recorded worktree is bob's (not
- * running): her writes to the repository's own `.git` then reach every worktree of it.
+ * running): her writes to the repository's own `.git` then reach every worktree of it. Removed
+ * after the test (test/support/agent-team.ts `useLoopback`).
  */
 export async function makeHostileFixture(
   loopback: LoopbackServer,
@@ -53,6 +56,7 @@ export async function makeHostileFixture(
     : [{ name: 'alice', cwd: wt.path, worktreePath: wt.path }]
   await createTeam({ name: TEAM, cwd: repo, members }, env)
   await ensureTeamKeys(TEAM, env)
+  afterTest(iso.cleanup)
   return {
     base,
     home,
@@ -97,6 +101,7 @@ export async function runAttacks(
   try {
     await nudge(fx, 'attack')
     await waitFor(
+      `alice to finish ${attacks.length} attacks in ${mode}`,
       async () => {
         for (const r of (await listPending(TEAM, { env: fx.env })).requests) {
           if (r.toolUseId) asked.add(r.toolUseId)
@@ -104,9 +109,8 @@ export async function runAttacks(
         }
         return attacks.every((a) => toolResult(loopback, a.id) !== undefined)
       },
-      `alice to finish ${attacks.length} attacks in ${mode}`,
       60_000,
-      agent.pane,
+      { output: agent.pane },
     )
   } finally {
     await agent.stop()

@@ -5,16 +5,9 @@ import { readAgentState } from '../../src/agent/state.js'
 import { leadKeyPath } from '../../src/mailbox/signing.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { tasksDir, teamDir } from '../../src/home/paths.js'
-import {
-  TEAM,
-  nudge,
-  startInProcess,
-  toolResult,
-  waitFor,
-  type Fixture,
-  type InProcessAgent,
-  useBubblingTeam,
-} from '../permissions/requests/bubbling-helpers.js'
+import { TEAM, nudge, startInProcess, toolResult, type Fixture, type InProcessAgent, makeFixture } from '../permissions/requests/bubbling-helpers.js'
+import { useAgentTeam } from '../support/agent-team.js'
+import { waitFor } from '../support/wait.js'
 
 /**
  * Finding 2 and its variants: a scripted teammate, in every permission mode, tries to read or list
@@ -30,10 +23,10 @@ let fx: Fixture
 let agent: InProcessAgent | undefined
 let base: string
 
-useBubblingTeam({
-  onReady: async (l, f) => {
-    loopback = l
-    fx = f
+useAgentTeam({
+  team: makeFixture,
+  onReady: async (t) => {
+    ;({ loopback, fx } = t)
     // $HOME is the directory above the state root (SWARM_HOME = <base>/home), as ~ is above ~/.claude.
     base = path.dirname(fx.home)
     fx.env.HOME = base
@@ -42,10 +35,6 @@ useBubblingTeam({
     await fs.writeFile(path.join(fx.cwd, 'notes.txt'), 'nothing secret here\n')
     await fs.mkdir(tasksDir(TEAM, fx.env), { recursive: true })
     await fs.writeFile(path.join(tasksDir(TEAM, fx.env), '1.json'), '{"id":"1","subject":"PRIVATE task"}')
-  },
-  afterEach: async () => {
-    await agent?.stop()
-    agent = undefined
   },
 })
 
@@ -83,8 +72,8 @@ describe('the control plane is secret from every teammate file tool', () => {
       const configBefore = await fs.readFile(path.join(teamDir(TEAM, fx.env), 'config.json'), 'utf8')
       agent = await startInProcess(fx, { mode })
       await nudge(fx)
-      await waitFor(() => list.every(([id]) => toolResult(loopback, id) !== undefined), 'every tool result', 15_000, agent.pane)
-      await waitFor(async () => (await readAgentState(TEAM, 'alice', fx.env))?.status === 'idle', 'alice idle', 10_000, agent.pane)
+      await waitFor('every tool result', () => list.every(([id]) => toolResult(loopback, id) !== undefined), 15_000, { output: agent.pane })
+      await waitFor('alice idle', async () => (await readAgentState(TEAM, 'alice', fx.env))?.status === 'idle', 10_000, { output: agent.pane })
 
       for (const [id, , , kind] of list) {
         const r = toolResult(loopback, id)!
@@ -117,7 +106,7 @@ describe('the control plane is secret from every teammate file tool', () => {
     })
     agent = await startInProcess(fx, { mode: 'default' })
     await nudge(fx)
-    await waitFor(() => toolResult(loopback, 'plain'), 'the grep result', 10_000, agent.pane)
+    await waitFor('the grep result', () => toolResult(loopback, 'plain'), 10_000, { output: agent.pane })
     expect(toolResult(loopback, 'plain')!.content).not.toContain('skipped')
     expect(toolResult(loopback, 'plain')!.content).toContain('notes.txt')
   })

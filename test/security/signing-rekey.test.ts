@@ -4,7 +4,9 @@ import { readAgentState } from '../../src/agent/state.js'
 import { leadKeyPath, leadPublicKeyPath } from '../../src/mailbox/signing.js'
 import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { isAlive } from '../../src/process/liveness.js'
-import { hasTmux, sandbox, waitFor, type Sandbox } from '../e2e/helpers.js'
+import { sandbox, type Sandbox } from '../e2e/helpers.js'
+import { waitFor } from '../support/wait.js'
+import { hasTmux } from '../support/tmux.js'
 
 /**
  * A lost `lead.key` is an error that names the file and `swarm team rekey`, never a silent new

@@ -1,16 +1,18 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { inboxPath, LEAD_NAME } from '../../src/home/paths.js'
 import { appendMessage } from '../../src/mailbox/inbox.js'
 import { encodeStructured, parseStructured } from '../../src/mailbox/messages.js'
 import { orderLedgerPath } from '../../src/mailbox/order-ledger.js'
 import type { InboxMessage } from '../../src/mailbox/types.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
-import { makeFixture, startAgent, TEAM, waitFor, inbox, type Fixture, type TestAgent } from '../runtime/helpers.js'
+import { makeFixture, startAgent, TEAM, inbox, type Fixture, type TestAgent } from '../agent/runtime/helpers.js'
 import fs from 'node:fs/promises'
 import { PassThrough } from 'node:stream'
 import { LeaderConsole, type TeamControl } from '../../src/leader/console.js'
+import { useAgentTeam } from '../support/agent-team.js'
+import { waitFor } from '../support/wait.js'
 
 /**
  * A signed lead order, copied out of one teammate's inbox (as a process that can read it would),
@@ -22,28 +24,11 @@ const MODES = ['default', 'acceptEdits', 'plan', 'bypassPermissions', 'dontAsk',
 
 let loopback: LoopbackServer
 let fx: Fixture
-let agents: TestAgent[] = []
-
-beforeAll(async () => {
-  loopback = await startLoopbackServer({ scenario: {} })
-})
-afterAll(async () => {
-  await loopback.close()
-})
-beforeEach(async () => {
-  fx = await makeFixture(loopback, [{ name: 'alice' }, { name: 'bob' }])
-})
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') for (const a of agents) console.error(`--- pane ---\n${a.out()}`)
-  await Promise.all(agents.map((a) => a.stop()))
-  agents = []
-  await fx.cleanup()
-})
+useAgentTeam({ team: (l) => makeFixture(l, [{ name: 'alice' }, { name: 'bob' }]), onReady: (t) => ({ loopback, fx } = t) })
 
 async function start(name: string, mode: string): Promise<TestAgent> {
   const a = await startAgent(fx, name, { mode, runtime: { autoClaimTasks: false } })
-  agents.push(a)
-  await waitFor(async () => (await readAgentState(TEAM, name, fx.env))?.status === 'idle', `${name} idle`, 10_000, a.out)
+  await waitFor(`${name} idle`, async () => (await readAgentState(TEAM, name, fx.env))?.status === 'idle', 10_000, { output: a.out })
   return a
 }
 
@@ -85,32 +70,30 @@ describe('a signed lead order cannot be replayed', () => {
       const bob = await start('bob', mode)
 
       await sendTeamMessage({ team: TEAM, to: 'alice', text: setMode(target), env: fx.env })
-      await waitFor(async () => (await modeOf('alice')) === target, `alice in ${target}`, 10_000, alice.out)
+      await waitFor(`alice in ${target}`, async () => (await modeOf('alice')) === target, 10_000, { output: alice.out })
       const order = await signedOrder(target)
 
       // To another teammate: the signature was made for alice.
       await appendMessage(inboxPath(TEAM, 'bob', fx.env), replayOf(order))
-      await waitFor(() => /ignored mode_set_request from team-lead: UNVERIFIED/.test(bob.out()), 'bob to refuse the copy', 10_000, bob.out)
+      await waitFor('bob to refuse the copy', () => /ignored mode_set_request from team-lead: UNVERIFIED/.test(bob.out()), 10_000, {
+        output: bob.out,
+      })
       expect(await modeOf('bob')).toBe(mode)
 
       // To alice again, in the same run: the copy comes before a newer order, and only the newer one counts.
       await plant('alice', order)
       await sendTeamMessage({ team: TEAM, to: 'alice', text: setMode(later), env: fx.env })
-      await waitFor(async () => (await modeOf('alice')) === later, `alice in ${later}`, 10_000, alice.out)
+      await waitFor(`alice in ${later}`, async () => (await modeOf('alice')) === later, 10_000, { output: alice.out })
       expect(alice.out().split(`mode set to ${target} by team-lead`).length - 1).toBe(1)
 
       // After a restart: the copy planted while alice is down meets the ledger on disk (in the control plane).
       await alice.stop()
-      agents = agents.filter((a) => a !== alice)
       expect(await fs.readFile(orderLedgerPath(TEAM, 'alice', fx.env), 'utf8')).toContain(order.msg_id!)
       await plant('alice', order)
       alice = await start('alice', later)
-      await waitFor(
-        () => /ignored mode_set_request from team-lead: REPLAYED/.test(alice.out()),
-        'the restarted alice to refuse the replay',
-        10_000,
-        alice.out,
-      )
+      await waitFor('the restarted alice to refuse the replay', () => /ignored mode_set_request from team-lead: REPLAYED/.test(alice.out()), 10_000, {
+        output: alice.out,
+      })
       expect(await modeOf('alice')).toBe(later)
       expect(alice.out()).not.toContain(`mode set to ${target}`)
     })
@@ -146,15 +129,15 @@ describe('a signed spawn request cannot be replayed to the leader', () => {
   it('the console honours it once; a copy planted for the restarted leader is REPLAYED and starts nothing', async () => {
     const spawned: string[] = []
     const first = openLeader(spawned)
-    await waitFor(() => first.text().includes('swarm leader'), 'the console')
+    await waitFor('the console', () => first.text().includes('swarm leader'))
     const request = { type: 'spawn_request' as const, requestId: 'sp-1', from: LEAD_NAME, name: 'carol', timestamp: new Date().toISOString() }
     const [sent] = await sendTeamMessage({ team: TEAM, to: LEAD_NAME, text: encodeStructured(request), env: fx.env })
-    await waitFor(() => first.text().includes('started carol'), 'carol started', 10_000, first.text)
+    await waitFor('carol started', () => first.text().includes('started carol'), 10_000, { output: first.text })
     await first.close()
     await plant(LEAD_NAME, sent!)
     const second = openLeader(spawned)
     try {
-      await waitFor(() => second.text().includes('ignored a REPLAYED spawn request for carol'), 'the replay refused', 10_000, second.text)
+      await waitFor('the replay refused', () => second.text().includes('ignored a REPLAYED spawn request for carol'), 10_000, { output: second.text })
       expect(spawned).toEqual(['carol'])
     } finally {
       await second.close()

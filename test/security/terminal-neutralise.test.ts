@@ -16,11 +16,12 @@ import {
   nudge,
   startInProcess,
   toolResult,
-  waitFor,
   type Fixture,
   type InProcessAgent,
-  useBubblingTeam,
+  makeFixture,
 } from '../permissions/requests/bubbling-helpers.js'
+import { useAgentTeam, track } from '../support/agent-team.js'
+import { waitFor } from '../support/wait.js'
 
 /**
  * Finding 3: a teammate's text clears the leader's screen and draws a fake "bob wants Bash: npm
@@ -66,20 +67,11 @@ let loopback: LoopbackServer
 let fx: Fixture
 let agent: InProcessAgent | undefined
 let consoleText = ''
-let closeConsole: (() => Promise<void>) | undefined
-
-useBubblingTeam({
-  onReady: async (l, f) => {
-    loopback = l
-    fx = f
+useAgentTeam({
+  team: makeFixture,
+  onReady: (t) => {
+    ;({ loopback, fx } = t)
     consoleText = ''
-  },
-  afterEach: async (ctx) => {
-    if (ctx.task.result?.state === 'fail') console.error(`--- console ---\n${consoleText}\n--- pane ---\n${agent?.pane() ?? ''}`)
-    await closeConsole?.()
-    closeConsole = undefined
-    await agent?.stop()
-    agent = undefined
   },
 })
 
@@ -96,19 +88,20 @@ function openConsole(opts: { promptSettleMs?: number } = {}) {
   }
   const c = new LeaderConsole({ team: TEAM, env: fx.env, input, output, control, color: false, pendingPollMs: 100, ...opts })
   const done = c.run()
-  closeConsole = async () => {
-    input.end()
-    await done
-  }
+  track(
+    'console',
+    () => {
+      input.end()
+      return done
+    },
+    () => consoleText,
+  )
   return {
     type: (line: string) => input.write(line + '\n'),
     waitFor: (what: string | RegExp) =>
-      waitFor(
-        () => (typeof what === 'string' ? consoleText.includes(what) : what.test(consoleText)),
-        `console: ${what}`,
-        10_000,
-        () => consoleText,
-      ),
+      waitFor(`console: ${what}`, () => (typeof what === 'string' ? consoleText.includes(what) : what.test(consoleText)), 10_000, {
+        output: () => consoleText,
+      }),
   }
 }
 
@@ -155,11 +148,11 @@ describe('teammate text reaches every sink neutralised (finding 3)', () => {
       agent = await startInProcess(fx, { mode })
       await nudge(fx)
       await c.waitFor(`? [${FAKE_ID}]`) // the fake, as text inside alice's message line
-      const pending = await waitFor<ListedRequest | 'no-request'>(
-        async () => (await listPending(TEAM, { env: fx.env })).requests[0] ?? (toolResult(loopback, 'bash') ? 'no-request' : undefined),
+      const pending = await waitFor<ListedRequest | 'no-request' | undefined>(
         'a request or the Bash result',
+        async () => (await listPending(TEAM, { env: fx.env })).requests[0] ?? (toolResult(loopback, 'bash') ? 'no-request' : undefined),
         10_000,
-        agent.pane,
+        { output: agent.pane },
       )
       if (pending !== 'no-request') {
         const short = shortRequestId(pending.id)
@@ -190,8 +183,8 @@ describe('teammate text reaches every sink neutralised (finding 3)', () => {
         expect(await readPending(TEAM, 'perm-late-bbbbbb', fx.env)).toBeDefined()
         expect(await readResolved(TEAM, 'perm-late-bbbbbb', fx.env)).toBeUndefined()
       }
-      await waitFor(() => toolResult(loopback, 'bash'), 'the Bash result', 10_000, agent.pane)
-      await waitFor(() => agent!.pane().includes('done ␛[2J'), 'alice to finish', 10_000, agent.pane)
+      await waitFor('the Bash result', () => toolResult(loopback, 'bash'), 10_000, { output: agent.pane })
+      await waitFor('alice to finish', () => agent!.pane().includes('done ␛[2J'), 10_000, { output: agent.pane })
 
       const console_ = consoleText.replace(OWN_NOTIFICATION, '')
       expectNeutral('console', console_)

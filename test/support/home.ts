@@ -1,6 +1,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { afterEach, beforeEach } from 'vitest'
 
 /** What a test gets: a temp directory with the state root, a project and a private tmux dir. */
 export interface IsolatedHome {
@@ -74,4 +75,17 @@ export function isolatedEnv(root: string, extra: NodeJS.ProcessEnv = {}): NodeJS
   fs.mkdirSync(env.SWARM_HOME as string, { recursive: true })
   fs.mkdirSync(env.TMUX_TMPDIR as string, { recursive: true })
   return env
+}
+
+/**
+ * Per test: a fresh temp directory (its realpath) handed to `onReady`, which may fill it or build
+ * an environment on it; removed after the test.
+ */
+export function useTempDir(prefix: string, onReady: (dir: string) => unknown): void {
+  let dir: string
+  beforeEach(async () => {
+    dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)))
+    await onReady(dir)
+  })
+  afterEach(() => fs.promises.rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }))
 }

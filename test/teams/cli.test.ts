@@ -46,6 +46,7 @@ describe('swarm team', () => {
     expect(await json('team', 'delete', 'alpha')).toEqual({
       deleted: 'alpha',
       exited: [],
+      signalled: [],
       killed: [],
       processes: [],
       worktrees: { removed: [], kept: [], discarded: [], inUse: [], problems: [] },

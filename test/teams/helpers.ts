@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
-import { isolatedHome } from '../support/home.js'
+import { type IsolatedHome, isolatedHome } from '../support/home.js'
+import { requireBuilt } from '../support/repo.js'
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const BIN = path.join(REPO, 'bin/swarm.js')
@@ -12,24 +12,14 @@ const WORKER = path.join(REPO, 'test/teams/fixtures/worker.mjs')
 export const FIXTURES = path.join(REPO, 'test/teams/fixtures')
 
 /** Tests that start processes run the built dist; fail loudly instead of testing stale code silently. */
-export function assertBuilt(): void {
-  if (!fs.existsSync(path.join(REPO, 'dist/tasks/task-store.js'))) {
-    throw new Error('dist/ is missing: run "npm run build" before these tests')
-  }
-}
+export const assertBuilt = () => requireBuilt('dist/tasks/task-store.js')
 
-export interface TempHome {
-  home: string
-  env: NodeJS.ProcessEnv
-  cleanup(): Promise<void>
-}
-
-/** A fresh SWARM_HOME; `env` is a full environment with it set (never the real ~/.claude). */
-export async function tempHome(): Promise<TempHome> {
-  // No model service: these tests never reach one (and a developer's own key must not change them).
-  const { home, env, cleanup } = isolatedHome('swarm-teams-')
-  return { home, env, cleanup }
-}
+/**
+ * A fresh SWARM_HOME; `env` is a full environment with it set (never the real ~/.claude), and no
+ * model service: these tests never reach one (and a developer's own key must not change them).
+ */
+export type TempHome = Pick<IsolatedHome, 'home' | 'env' | 'cleanup'>
+export const tempHome = async (): Promise<TempHome> => isolatedHome('swarm-teams-')
 
 /** Every path under `dir`, relative, sorted. */
 export async function listTree(dir: string): Promise<string[]> {

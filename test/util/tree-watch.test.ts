@@ -3,6 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { watchTree } from '../../src/util/tree-watch.js'
+import { waitFor } from '../support/wait.js'
 
 /*
  * DESIGN §10: chokidar drops the trailing `change` of a burst. A burst of atomic renames into a
@@ -25,7 +26,7 @@ describe('watchTree', () => {
         fs.renameSync(`${file}.tmp`, file)
         if (i % 8 === 0) await new Promise((r) => setTimeout(r, 10))
       }
-      for (let i = 0; i < 100 && reads.at(-1) !== `${trial}-40`; i++) await new Promise((r) => setTimeout(r, 20))
+      await waitFor(`the read after burst ${trial}`, () => reads.at(-1) === `${trial}-40`, 2_000, { output: () => `last read: ${reads.at(-1)}` })
       expect(reads.at(-1)).toBe(`${trial}-40`)
     }
     expect(reads.length, 'one call per burst, not one per event').toBeLessThan(5 * 10)
@@ -39,7 +40,7 @@ describe('watchTree', () => {
     const watch = watchTree(root, () => {}, { onGone: () => (gone = true) })
     await watch.ready
     fs.rmSync(root, { recursive: true })
-    for (let i = 0; i < 100 && !gone; i++) await new Promise((r) => setTimeout(r, 20))
+    await waitFor('onGone', () => gone, 2_000)
     expect(gone).toBe(true)
     await watch.close()
   })

@@ -1,7 +1,6 @@
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
-import { afterEach, beforeEach, expect, it } from 'vitest'
+import { afterEach, expect, it } from 'vitest'
 import { createExecutor } from '../../src/backends/registry.js'
 import type { InProcessExecutor } from '../../src/backends/types.js'
 import { LeaderControl } from '../../src/leader/control.js'
@@ -9,23 +8,22 @@ import { leadSignerFor } from '../../src/teams/messaging.js'
 import { addMember, createTeam, readTeam } from '../../src/teams/team-store.js'
 import { listTeamWorktrees, teardownWorktrees } from '../../src/worktrees/team-worktrees.js'
 import { GIT_ENV, initRepo } from './git-repo.js'
+import { useTempDir } from '../support/home.js'
 
 let base: string
 let repo: string
 let env: NodeJS.ProcessEnv
 let inProcess: InProcessExecutor | undefined
 
-beforeEach(async () => {
-  base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-wt-ip-')))
+useTempDir('swarm-wt-ip-', async (d) => {
+  base = d
   repo = path.join(base, 'repo')
   env = { ...process.env, ...GIT_ENV, SWARM_HOME: path.join(base, 'home'), CLAUDE_CONFIG_DIR: '', NO_COLOR: '1' }
   initRepo(repo, env)
   await createTeam({ name: 'crew', cwd: repo }, env)
 })
-afterEach(async () => {
-  await inProcess?.killAll()
-  fs.rmSync(base, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
-})
+// Registered after useTempDir, so it runs before the directory goes.
+afterEach(() => inProcess?.killAll())
 
 it('an in-process teammate spawned with a worktree (explicitly, or by its definition) runs in it; clean ones are removed on delete', async () => {
   fs.mkdirSync(path.join(repo, '.claude/agents'), { recursive: true })

@@ -1,8 +1,10 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { hasTmux, sandbox, waitFor, type Sandbox } from '../e2e/helpers.js'
+import { sandbox, type Sandbox } from '../e2e/helpers.js'
 import { GIT_ENV, branchExists, git, initRepo } from './git-repo.js'
+import { waitFor } from '../support/wait.js'
+import { hasTmux } from '../support/tmux.js'
 
 describe.skipIf(!hasTmux)('swarm spawn --worktree / team delete (real tmux, real git)', () => {
   let sb: Sandbox

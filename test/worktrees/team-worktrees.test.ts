@@ -1,7 +1,6 @@
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
-import { afterEach, beforeEach, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { buildSystemPrompt } from '../../src/agent/prompt.js'
 import { formatReport } from '../../src/leader/report-format.js'
 import { teamReport } from '../../src/leader/team-report.js'
@@ -10,19 +9,17 @@ import { findWorktreeRecord, worktreeNotice } from '../../src/worktrees/notice.j
 import { listTeamWorktrees, pruneWorktrees, teamWorktreesOf, teardownWorktrees } from '../../src/worktrees/team-worktrees.js'
 import { createWorktree } from '../../src/worktrees/worktree.js'
 import { GIT_ENV, branchExists, commitFile, git, initRepo } from './git-repo.js'
+import { useTempDir } from '../support/home.js'
 
 let base: string
 let repo: string
 let env: NodeJS.ProcessEnv
 
-beforeEach(() => {
-  base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-wt-team-')))
+useTempDir('swarm-wt-team-', (d) => {
+  base = d
   repo = path.join(base, 'repo')
   env = { ...process.env, ...GIT_ENV, SWARM_HOME: path.join(base, 'home'), CLAUDE_CONFIG_DIR: '' }
   initRepo(repo, env)
-})
-afterEach(() => {
-  fs.rmSync(base, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
 })
 
 it("lists every worktree of a team with what is in it — also a swarm/<team>/ branch it has no record of — and no other team's", async () => {

@@ -1,26 +1,23 @@
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { InvalidNameError } from '../../src/errors.js'
 import { readWorktreeRecords } from '../../src/worktrees/record.js'
 import { validateSlug } from '../../src/worktrees/slug.js'
 import { createWorktree, planWorktree, removeWorktree, worktreeCwd } from '../../src/worktrees/worktree.js'
 import { GIT_ENV, branchExists, commitFile, commitFiles, git, initRepo } from './git-repo.js'
+import { useTempDir } from '../support/home.js'
 
 let base: string
 let repo: string
 let env: NodeJS.ProcessEnv
 let head: string
 
-beforeEach(() => {
-  base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-wt-')))
+useTempDir('swarm-wt-', (d) => {
+  base = d
   repo = path.join(base, 'repo')
   env = { ...process.env, ...GIT_ENV, SWARM_HOME: path.join(base, 'home'), CLAUDE_CONFIG_DIR: '' }
   head = initRepo(repo, env)
-})
-afterEach(() => {
-  fs.rmSync(base, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
 })
 
 describe('validateSlug', () => {

@@ -1,47 +1,28 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { LEAD_NAME } from '../../../src/home/paths.js'
 import { encodeStructured } from '../../../src/mailbox/messages.js'
-import { startLoopbackServer, type LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
-import { makeFixture, modelRequests, toolResults, waitFor, type Fixture } from '../../runtime/helpers.js'
+import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
+import { makeFixture, modelRequests, toolResults, type Fixture } from '../runtime/helpers.js'
 import { leadTurnInputs, recordingClient, startLead, taskIdIn, type Lead } from './helpers.js'
+import { useAgentTeam } from '../../support/agent-team.js'
+import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
 let lead: Lead | undefined
-
-beforeAll(async () => {
-  loopback = await startLoopbackServer({ scenario: {} })
-})
-afterAll(async () => {
-  await loopback.close()
-})
-beforeEach(() => {
-  loopback.requests.length = 0
-})
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail' && lead) console.error(`--- lead ---\n${lead.agent.out()}`)
-  await lead?.stop()
-  lead = undefined
-  await fx.cleanup()
-})
+useAgentTeam({ team: (l) => makeFixture(l, []), onReady: (t) => ({ loopback, fx } = t) })
 
 const agentCall = (input: Record<string, unknown>) => ({ type: 'tool_use' as const, name: 'Agent', input })
 const notificationTurn = (lastUserIncludes: string, text = 'Noted.') => ({ when: { lastUserIncludes }, text })
 
 async function setup(env: Record<string, string> = {}): Promise<void> {
-  fx = await makeFixture(loopback, [])
   Object.assign(fx.env, env)
   lead = await startLead(fx, recordingClient(loopback).client)
 }
 
 /** The notification the lead's turns received, whole (one user turn of its own). */
 async function notification(what: string): Promise<string> {
-  return waitFor(
-    () => leadTurnInputs(loopback).find((t) => t.startsWith('<task-notification>')),
-    what,
-    15_000,
-    () => lead!.agent.out(),
-  )
+  return waitFor(what, () => leadTurnInputs(loopback).find((t) => t.startsWith('<task-notification>')), 15_000, { output: () => lead!.agent.out() })
 }
 
 describe('background subagents', () => {
@@ -64,7 +45,7 @@ describe('background subagents', () => {
     })
     await setup()
     lead!.agent.runtime.say('count the files')
-    await waitFor(() => leadTurnInputs(loopback).length >= 2, 'the tool result')
+    await waitFor('the tool result', () => leadTurnInputs(loopback).length >= 2)
     // The lead had its tool result before the subagent's first answer (delayed 400 ms) could exist.
     const [sub] = modelRequests(loopback, 'team-lead/Explore-1')
     expect(modelRequests(loopback, LEAD_NAME)[1]!.receivedAt).toBeLessThan(sub!.receivedAt + 400)
@@ -100,7 +81,7 @@ describe('background subagents', () => {
     // The notification is a turn of its own, after the turn that started the task.
     const inputs = leadTurnInputs(loopback)
     expect(inputs.indexOf(note)).toBe(2)
-    await waitFor(() => lead!.agent.out().includes('It found 3 files.'), "the lead's answer")
+    await waitFor("the lead's answer", () => lead!.agent.out().includes('It found 3 files.'))
   }, 30_000)
 
   it('a foreground subagent past the auto-background limit is moved to the background and the parent told; its end is notified', async () => {
@@ -116,7 +97,7 @@ describe('background subagents', () => {
     })
     await setup({ SWARM_AUTO_BACKGROUND_MS: '300' })
     lead!.agent.runtime.say('do the slow survey')
-    await waitFor(() => toolResults(loopback, LEAD_NAME).size === 1, 'the tool result')
+    await waitFor('the tool result', () => toolResults(loopback, LEAD_NAME).size === 1)
     const result = [...toolResults(loopback, LEAD_NAME).values()][0]!
     expect(result.isError).toBe(false)
     expect(result.content).toMatch(/still running after 300 ms, so it was moved to the background: task id a[0-9a-f]{16}/)
@@ -141,7 +122,7 @@ describe('background subagents', () => {
     })
     await setup({ SWARM_AUTO_BACKGROUND_MS: '5000' })
     lead!.agent.runtime.say('quick look please')
-    await waitFor(() => lead!.agent.out().includes('Done.'), 'the end of the turn')
+    await waitFor('the end of the turn', () => lead!.agent.out().includes('Done.'))
     expect([...toolResults(loopback, LEAD_NAME).values()][0]!.content).toBe('Nothing there.')
     await new Promise((r) => setTimeout(r, 200))
     expect(leadTurnInputs(loopback).some((t) => t.includes('<task-notification>'))).toBe(false)
@@ -182,8 +163,8 @@ describe('background subagents', () => {
     await setup()
     lead!.agent.runtime.say('start the long job')
     await waitFor(
-      () => modelRequests(loopback, 'team-lead/general-purpose-1').length === 1 && lead!.agent.out().includes('Started.'),
       'the job running',
+      () => modelRequests(loopback, 'team-lead/general-purpose-1').length === 1 && lead!.agent.out().includes('Started.'),
     )
     const id = taskIdIn([...toolResults(loopback, LEAD_NAME).values()][0]!.content)!
     // Now that the id is known, the lead's script can name it.
@@ -203,8 +184,8 @@ describe('background subagents', () => {
     expect(note).toContain('<summary>Agent "long job" was stopped</summary>')
     const stopResult = [...toolResults(loopback, LEAD_NAME).values()].find((r) => r.content.includes('Stopped task'))!
     expect(stopResult.content).toBe(`Stopped task ${id} ("long job"). Its notification follows.`)
-    await waitFor(() => modelRequests(loopback, 'team-lead/general-purpose-1')[0]!.clientClosed, 'the subagent request cut')
-    await waitFor(() => lead!.agent.out().includes('It was stopped.'), "the lead's answer")
+    await waitFor('the subagent request cut', () => modelRequests(loopback, 'team-lead/general-purpose-1')[0]!.clientClosed)
+    await waitFor("the lead's answer", () => lead!.agent.out().includes('It was stopped.'))
     expect(leadTurnInputs(loopback).filter((t) => t.includes('<task-notification>'))).toHaveLength(1)
   }, 30_000)
 })
@@ -225,7 +206,7 @@ describe('a named agent in the background', () => {
     })
     await setup()
     lead!.agent.runtime.say('get a review')
-    await waitFor(() => lead!.agent.out().includes('Bob is on it.'), 'the spawn')
+    await waitFor('the spawn', () => lead!.agent.out().includes('Bob is on it.'))
     const result = [...toolResults(loopback, LEAD_NAME).values()][0]!
     expect(result.content).toMatch(/^spawned bob\nStarted teammate "bob reviews" in the background: task id a[0-9a-f]{16}/)
     // Another teammate's idle notification is not bob's.
@@ -264,7 +245,7 @@ describe('limits', () => {
     })
     await setup({ SWARM_MAX_SUBAGENT_SPAWN_DEPTH: '2' })
     lead!.agent.runtime.say('nest please')
-    await waitFor(() => lead!.agent.out().includes('Nested.'), 'the end of the turn')
+    await waitFor('the end of the turn', () => lead!.agent.out().includes('Nested.'))
     const refused = [...toolResults(loopback, 'team-lead/general-purpose-2').values()][0]!
     expect(refused.isError).toBe(true)
     expect(refused.content).toBe(
@@ -288,7 +269,7 @@ describe('limits', () => {
     })
     await setup({ SWARM_MAX_SUBAGENTS_PER_SESSION: '2' })
     lead!.agent.runtime.say('start three jobs')
-    await waitFor(() => toolResults(loopback, LEAD_NAME).size === 3, 'three tool results')
+    await waitFor('three tool results', () => toolResults(loopback, LEAD_NAME).size === 3)
     const results = [...toolResults(loopback, LEAD_NAME).values()]
     expect(results.slice(0, 2).every((r) => !r.isError && taskIdIn(r.content))).toBe(true)
     expect(results[2]).toEqual({

@@ -1,30 +1,20 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { scratchpadDir, LEAD_NAME } from '../../../src/home/paths.js'
-import { startLoopbackServer, type LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
+import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
 import { allowInScratchpad } from '../../../src/agent/subagents/scratchpad.js'
 import { allTools } from '../../../src/agent/tool-registry.js'
 import type { PermissionCheck, ToolContext } from '../../../src/agent/tool.js'
-import { TEAM, makeFixture, modelRequests, waitFor, type Fixture } from '../../runtime/helpers.js'
-import { leadTurnInputs, recordingClient, startLead, type Lead } from './helpers.js'
+import { TEAM, makeFixture, modelRequests, type Fixture } from '../runtime/helpers.js'
+import { COORDINATOR_TOOLS, leadTurnInputs, recordingClient, startLead, type Lead } from './helpers.js'
+import { useAgentTeam } from '../../support/agent-team.js'
+import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
 let lead: Lead | undefined
-
-beforeAll(async () => {
-  loopback = await startLoopbackServer({ scenario: {} })
-})
-afterAll(async () => {
-  await loopback.close()
-})
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail' && lead) console.error(`--- lead ---\n${lead.agent.out()}`)
-  await lead?.stop()
-  lead = undefined
-  await fx?.cleanup()
-})
+useAgentTeam({ team: (l) => makeFixture(l, []), onReady: (t) => ({ loopback, fx } = t) })
 
 const systemOf = (body: unknown): string => {
   const system = (body as { system: string | Array<{ text: string }> }).system
@@ -101,30 +91,17 @@ describe('coordinator mode', () => {
       },
       fallback: { text: 'Noted.' },
     })
-    fx = await makeFixture(loopback, [])
     await fs.mkdir(path.join(fx.cwd, 'src'))
     lead = await startLead(fx, recordingClient(loopback).client, { coordinator: true })
     lead.agent.runtime.say('refactor a, b and c')
-    await waitFor(
-      () => lead!.agent.out().includes('the verifier says PASS'),
-      'the coordinator’s final report',
-      30_000,
-      () => lead!.agent.out(),
-    )
+    await waitFor('the coordinator’s final report', () => lead!.agent.out().includes('the verifier says PASS'), 30_000, {
+      output: () => lead!.agent.out(),
+    })
 
     // The coordinator only delegates, and its prompt teaches the phases.
     const [first] = modelRequests(loopback, LEAD_NAME)
     const body = first!.body as { tools: Array<{ name: string }>; system: string | Array<{ text: string }> }
-    expect(body.tools.map((t) => t.name).sort()).toEqual([
-      'Agent',
-      'Batch',
-      'SendMessage',
-      'TaskCreate',
-      'TaskGet',
-      'TaskList',
-      'TaskStop',
-      'TaskUpdate',
-    ])
+    expect(body.tools.map((t) => t.name).sort()).toEqual(COORDINATOR_TOOLS)
     const system = systemOf(body)
     for (const phase of ['1. Research', '2. Synthesis', '3. Implementation', '4. Verification']) expect(system).toContain(phase)
     expect(system).toContain(`Scratchpad directory: ${scratchpadDir(TEAM, fx.env)}`)
@@ -167,7 +144,6 @@ describe('coordinator mode', () => {
   }, 60_000)
 
   it('the scratchpad is writable without asking; everything else still goes to the permission check', async () => {
-    fx = await makeFixture(loopback, [])
     const dir = scratchpadDir(TEAM, fx.env)
     const denyAll: PermissionCheck = () => ({ behavior: 'deny', message: 'nobody to ask' })
     const check = allowInScratchpad(denyAll, dir)

@@ -1,31 +1,18 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { FORK_PLACEHOLDER } from '../../../src/agent/subagents/fork.js'
 import { LEAD_NAME } from '../../../src/home/paths.js'
-import { startLoopbackServer, type LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
-import { makeFixture, modelRequests, requestMessages, toolResults, waitFor, type Fixture } from '../../runtime/helpers.js'
+import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
+import { makeFixture, modelRequests, requestMessages, toolResults, type Fixture } from '../runtime/helpers.js'
 import { leadTurnInputs, recordingClient, startLead, type Lead } from './helpers.js'
+import { useAgentTeam } from '../../support/agent-team.js'
+import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
 let lead: Lead | undefined
-
-beforeAll(async () => {
-  loopback = await startLoopbackServer({ scenario: {} })
-})
-afterAll(async () => {
-  await loopback.close()
-})
-beforeEach(() => {
-  loopback.requests.length = 0
-})
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail' && lead) console.error(`--- lead ---\n${lead.agent.out()}`)
-  await lead?.stop()
-  lead = undefined
-  await fx?.cleanup()
-})
+useAgentTeam({ team: (l) => makeFixture(l, []), onReady: (t) => ({ loopback, fx } = t) })
 
 const fork = (description: string, prompt: string) => ({ type: 'tool_use' as const, name: 'Agent', input: { description, prompt } })
 
@@ -56,7 +43,6 @@ describe('fork subagents', () => {
       },
       fallback: { text: 'Noted.' },
     })
-    fx = await makeFixture(loopback, [])
     fx.env.SWARM_FORK_SUBAGENT = '1'
     await fs.writeFile(
       path.join(fx.cwd, 'notes.md'),
@@ -66,12 +52,12 @@ describe('fork subagents', () => {
     lead = await startLead(fx, client)
     lead.agent.runtime.say('survey the notes')
     await waitFor(
+      'both fork notifications',
       () =>
         leadTurnInputs(loopback).filter((t) => t.includes('<task-notification>')).length === 2 ||
         leadTurnInputs(loopback).some((t) => (t.match(/<task-notification>/g) ?? []).length === 2),
-      'both fork notifications',
       20_000,
-      () => lead!.agent.out(),
+      { output: () => lead!.agent.out() },
     )
 
     // The parent's last request before the forks: the one answered with the two Agent calls.
@@ -130,10 +116,9 @@ describe('fork subagents', () => {
         'team-lead/general-purpose-1': [{ text: 'Did it.' }],
       },
     })
-    fx = await makeFixture(loopback, [])
     lead = await startLead(fx, recordingClient(loopback).client)
     lead.agent.runtime.say('go')
-    await waitFor(() => lead!.agent.out().includes('Done.'), 'the end of the turn')
+    await waitFor('the end of the turn', () => lead!.agent.out().includes('Done.'))
     expect([...toolResults(loopback, LEAD_NAME).values()][0]!.content).toBe('Did it.')
     expect(requestMessages(modelRequests(loopback, 'team-lead/general-purpose-1')[0]!)).toHaveLength(1)
   }, 20_000)

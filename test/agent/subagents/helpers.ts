@@ -7,7 +7,11 @@ import { allowInScratchpad, ensureScratchpad } from '../../../src/agent/subagent
 import { createLeadDelegation } from '../../../src/agent/subagents/session.js'
 import { allowAll } from '../../../src/agent/tool.js'
 import { createBatchTool } from '../../../src/batch/tool.js'
-import { TEAM, messageText, modelRequests, requestMessages, startAgent, type Fixture, type TestAgent } from '../../runtime/helpers.js'
+import { TEAM, messageText, modelRequests, requestMessages, startAgent, type Fixture, type TestAgent } from '../runtime/helpers.js'
+import { track } from '../../support/agent-team.js'
+
+/** The tools a coordinator lead is given (sorted): delegation and coordination only. */
+export const COORDINATOR_TOOLS = ['Agent', 'Batch', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskStop', 'TaskUpdate']
 
 /** Raw request bodies as the SDK sent them, by agent header (recorded by the client's fetch). */
 export interface RawBodies {
@@ -39,7 +43,8 @@ export interface Lead {
 
 /**
  * The lead as the leader runs it: assembled from the team, with the session's delegation (the
- * lead's Agent and TaskStop) and its notifications handed to the lead's next turn.
+ * lead's Agent and TaskStop) and its notifications handed to the lead's next turn; stopped after
+ * the test (test/support/agent-team.ts).
  */
 export async function startLead(fx: Fixture, client: Anthropic, o: { coordinator?: boolean } = {}): Promise<Lead> {
   let agent: TestAgent | undefined
@@ -64,14 +69,12 @@ export async function startLead(fx: Fixture, client: Anthropic, o: { coordinator
     runtime: { external: true, autoClaimTasks: false },
     ...(scratchpad ? { onlyKinds: ['coordination'] as const, definitionPrompt: coordinatorPrompt({ scratchpad }) } : {}),
   })
-  return {
-    agent,
-    delegation,
-    stop: async () => {
-      await agent!.stop()
-      await delegation.close()
-    },
+  const stop = async () => {
+    await agent!.stop()
+    await delegation.close()
   }
+  track('lead', stop, agent.out)
+  return { agent, delegation, stop }
 }
 
 /** The text of the last user message of each of the lead's requests. */

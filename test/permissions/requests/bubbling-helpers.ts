@@ -1,69 +1,22 @@
-import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs/promises'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { type TestContext, afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import type { AgentOutput } from '../../../src/agent/render.js'
 import { createOutput } from '../../../src/agent/render.js'
 import { assembleAgent } from '../../../src/agent/start.js'
-import { startLoopbackServer, type LoopbackServer, type RecordedRequest } from '../../../src/loopback-model/loopback-server.js'
+import type { LoopbackServer, RecordedRequest } from '../../../src/loopback-model/loopback-server.js'
 import type { ScenarioInput } from '../../../src/loopback-model/scenario.js'
 import { createPermissionLayer, type PermissionLayerOptions } from '../../../src/permissions/requests/client.js'
-import { ensureTeamKeys } from '../../../src/mailbox/signing.js'
 import { listPending, type ListedRequest } from '../../../src/permissions/requests/store.js'
 import { sendTeamMessage } from '../../../src/teams/messaging.js'
-import { createTeam } from '../../../src/teams/team-store.js'
-import { isolatedHome } from '../../support/home.js'
+import { makeTeam, startSwarmAgent, track, type ChildAgent, type Fixture } from '../../support/agent-team.js'
+import { waitFor } from '../../support/wait.js'
 
-export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
-export const BIN = path.join(REPO, 'bin/swarm.js')
+export { BIN } from '../../support/repo.js'
+export type { ChildAgent, Fixture } from '../../support/agent-team.js'
 export const TEAM = 'crew'
 
-/** A temp SWARM_HOME with team `crew` (team-lead + alice, cwd a temp project dir) and its lead key. */
-export interface Fixture {
-  home: string
-  cwd: string
-  env: NodeJS.ProcessEnv
-  cleanup(): Promise<void>
-}
-
-export async function makeFixture(loopback: LoopbackServer): Promise<Fixture> {
-  const { home, project: cwd, env, cleanup } = isolatedHome('swarm-bubbling-', { ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: loopback.url })
-  await createTeam({ name: TEAM, cwd, members: [{ name: 'alice', cwd }] }, env)
-  await ensureTeamKeys(TEAM, env)
-  return { home, cwd, env, cleanup }
-}
-
-/**
- * The bubbling tests' per-file setup: one loopback Messages API for the file, a fresh team (alice)
- * per test handed to `onReady`; after each test the file's own `afterEach` (stop what it started),
- * then the team's home is removed.
- */
-export function useBubblingTeam(o: {
-  onReady(loopback: LoopbackServer, fx: Fixture): void | Promise<void>
-  afterEach?(ctx: TestContext): void | Promise<void>
-}): void {
-  let loopback: LoopbackServer
-  let fx: Fixture
-  beforeAll(async () => {
-    loopback = await startLoopback()
-  })
-  afterAll(async () => {
-    await loopback.close()
-  })
-  beforeEach(async () => {
-    loopback.requests.length = 0
-    fx = await makeFixture(loopback)
-    await o.onReady(loopback, fx)
-  })
-  afterEach(async (ctx) => {
-    await o.afterEach?.(ctx)
-    await fx.cleanup()
-  })
-}
-
-export async function startLoopback(): Promise<LoopbackServer> {
-  return startLoopbackServer({ scenario: {} })
+/** Team `crew` (team-lead + alice, cwd a temp project dir) in a fresh isolated home, on `loopback`. */
+export function makeFixture(loopback: LoopbackServer): Promise<Fixture> {
+  return makeTeam(TEAM, loopback, [{ name: 'alice' }], 'swarm-bubbling-')
 }
 
 /** alice: one tool call, then a sentence that says whether the tool result was an error. */
@@ -114,44 +67,17 @@ export async function startInProcess(fx: Fixture, options: { mode?: string; laye
     permissions: (a) => createPermissionLayer(a, { notifyTmux: false, ...options.layer }),
   })
   const done = runtime.run()
-  return {
-    done,
-    pane: pane.text,
-    stop: () => {
-      abort.abort()
-      return done
-    },
+  const stop = () => {
+    abort.abort()
+    return done
   }
+  track("alice's pane", stop, pane.text)
+  return { done, pane: pane.text, stop }
 }
 
-/** A `swarm agent` child process (the real teammate binary), output kept for failure reports. */
-export interface ChildAgent {
-  child: ChildProcess
-  output(): string
-  /** The exit code, or the signal that killed it. */
-  exited: Promise<number | NodeJS.Signals | null>
-  kill(signal?: NodeJS.Signals): Promise<void>
-}
-
+/** `swarm agent` for alice in the default mode, as a child process (the real teammate binary), killed after the test. */
 export function startChild(fx: Fixture, args: string[] = []): ChildAgent {
-  const child = spawn(process.execPath, [BIN, 'agent', '--team', TEAM, '--name', 'alice', '--mode', 'default', ...args], {
-    env: fx.env,
-    cwd: fx.cwd,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let out = ''
-  child.stdout!.on('data', (d) => (out += d))
-  child.stderr!.on('data', (d) => (out += d))
-  const exited = new Promise<number | NodeJS.Signals | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)))
-  return {
-    child,
-    output: () => out,
-    exited,
-    kill: async (signal = 'SIGKILL') => {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
-      await exited
-    },
-  }
+  return startSwarmAgent(fx, TEAM, 'alice', ['--mode', 'default', ...args])
 }
 
 /** team-lead asks alice to start a turn. */
@@ -159,24 +85,8 @@ export async function nudge(fx: Fixture, text = 'please do it'): Promise<void> {
   await sendTeamMessage({ team: TEAM, to: 'alice', text, env: fx.env })
 }
 
-/** Polls `fn` until it returns a value (test-side waiting; the code under test does not poll). */
-export async function waitFor<T>(
-  fn: () => Promise<T | undefined> | T | undefined,
-  what: string,
-  timeoutMs = 10_000,
-  context?: () => string,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await fn()
-    if (v !== undefined && v !== false) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${context ? `\n--- output ---\n${context()}` : ''}`)
-    await new Promise((r) => setTimeout(r, 5))
-  }
-}
-
-export async function waitForPending(fx: Fixture, context?: () => string): Promise<ListedRequest> {
-  return waitFor(async () => (await listPending(TEAM, { env: fx.env })).requests[0], 'a pending request', 10_000, context)
+export async function waitForPending(fx: Fixture, output?: () => string): Promise<ListedRequest> {
+  return waitFor('a pending request', async () => (await listPending(TEAM, { env: fx.env })).requests[0], 10_000, { output })
 }
 
 /** The model requests that carried a tool_result, as JSON text. */

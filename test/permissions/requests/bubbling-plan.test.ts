@@ -11,32 +11,14 @@ import { planFilePath } from '../../../src/home/paths.js'
 import { readPending } from '../../../src/permissions/requests/store.js'
 import { sendTeamMessage } from '../../../src/teams/messaging.js'
 import { inboxPath } from '../../../src/home/paths.js'
-import {
-  TEAM,
-  nudge,
-  startInProcess,
-  toolResult,
-  waitFor,
-  waitForPending,
-  type Fixture,
-  type InProcessAgent,
-  useBubblingTeam,
-} from './bubbling-helpers.js'
+import { TEAM, nudge, startInProcess, toolResult, waitForPending, type Fixture, type InProcessAgent, makeFixture } from './bubbling-helpers.js'
+import { useAgentTeam } from '../../support/agent-team.js'
+import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
 let agent: InProcessAgent | undefined
-
-useBubblingTeam({
-  onReady: (l, f) => {
-    loopback = l
-    fx = f
-  },
-  afterEach: async () => {
-    await agent?.stop()
-    agent = undefined
-  },
-})
+useAgentTeam({ team: makeFixture, onReady: (t) => ({ loopback, fx } = t) })
 
 const PLAN = '# Plan\n\n1. Add src/feature.ts\n2. Run the tests\n'
 
@@ -83,7 +65,7 @@ describe('plan mode', () => {
     expect(await readAgentState(TEAM, 'alice', fx.env)).toMatchObject({ status: 'waiting', mode: 'plan' })
 
     await answerRequest(TEAM, pending.id, { decision: 'approve' }, { env: fx.env })
-    const result = await waitFor(exitResult, 'the ExitPlanMode result', 10_000, agent.pane)
+    const result = await waitFor('the ExitPlanMode result', exitResult, 10_000, { output: agent.pane })
     expect(result).toMatchObject({ isError: false, content: expect.stringContaining('approved your plan') })
     expect(await mode()).toBe('default')
   })
@@ -94,8 +76,8 @@ describe('plan mode', () => {
     await nudge(fx, 'plan the feature')
     const pending = await waitForPending(fx, agent.pane)
     await answerRequest(TEAM, pending.id, { decision: 'approve', permissionMode: 'acceptEdits' }, { env: fx.env })
-    await waitFor(async () => (await mode()) === 'acceptEdits', 'the mode to change', 10_000, agent.pane)
-    expect((await waitFor(exitResult, 'the ExitPlanMode result')).content).toContain('acceptEdits')
+    await waitFor('the mode to change', async () => (await mode()) === 'acceptEdits', 10_000, { output: agent.pane })
+    expect((await waitFor('the ExitPlanMode result', exitResult)).content).toContain('acceptEdits')
   })
 
   it('rejection keeps plan mode and hands the feedback to the model; a permission_response does not count', async () => {
@@ -107,16 +89,13 @@ describe('plan mode', () => {
     // Signed by the lead, but the wrong kind of answer for a plan.
     const wrongKind = { type: 'permission_response' as const, request_id: pending.id, subtype: 'success' as const, response: {} }
     await sendTeamMessage({ team: TEAM, to: 'alice', text: encodeStructured(wrongKind), env: fx.env })
-    await waitFor(
-      () => agent!.pane().includes(`ignored permission_response for "${pending.id}"`),
-      'the wrong answer to be ignored',
-      5_000,
-      agent.pane,
-    )
+    await waitFor('the wrong answer to be ignored', () => agent!.pane().includes(`ignored permission_response for "${pending.id}"`), 5_000, {
+      output: agent.pane,
+    })
     expect(await readPending(TEAM, pending.id, fx.env)).toBeDefined()
 
     await answerRequest(TEAM, pending.id, { decision: 'deny', feedback: 'split step 1 into two files' }, { env: fx.env })
-    const result = await waitFor(exitResult, 'the ExitPlanMode result', 10_000, agent.pane)
+    const result = await waitFor('the ExitPlanMode result', exitResult, 10_000, { output: agent.pane })
     expect(result.isError).toBe(true)
     expect(result.content).toContain('split step 1 into two files')
     expect(result.content).toContain('still in plan mode')
@@ -136,9 +115,9 @@ describe('plan mode', () => {
       text: encodeStructured({ type: 'mode_set_request', mode: 'default', from: 'team-lead' }),
       env: fx.env,
     })
-    await waitFor(async () => (await mode()) === 'default', 'the mode change')
+    await waitFor('the mode change', async () => (await mode()) === 'default')
     await nudge(fx)
-    const result = await waitFor(exitResult, 'the ExitPlanMode result', 10_000, agent.pane)
+    const result = await waitFor('the ExitPlanMode result', exitResult, 10_000, { output: agent.pane })
     expect(result).toMatchObject({ isError: true, content: expect.stringContaining('No such tool: ExitPlanMode') })
     expect((await listRequests(TEAM, { env: fx.env })).requests).toEqual([])
   })

@@ -18,30 +18,21 @@ import {
   startInProcess,
   toolResult,
   toolResultRequests,
-  waitFor,
   waitForPending,
   type Fixture,
   type InProcessAgent,
-  useBubblingTeam,
+  makeFixture,
 } from './bubbling-helpers.js'
+import { useAgentTeam } from '../../support/agent-team.js'
+import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
 let agent: InProcessAgent | undefined
-
-useBubblingTeam({
-  onReady: (l, f) => {
-    loopback = l
-    fx = f
-  },
-  afterEach: async () => {
-    await agent?.stop()
-    agent = undefined
-  },
-})
+useAgentTeam({ team: makeFixture, onReady: (t) => ({ loopback, fx } = t) })
 
 const appendCount = { command: 'echo ran >> count.txt', description: 'count a run' }
-const finished = (text: string) => () => waitFor(() => toolResultRequests(loopback).length > 0 && loopback.requests.length >= 2 && agentIdle(), text)
+const finished = (text: string) => () => waitFor(text, () => toolResultRequests(loopback).length > 0 && loopback.requests.length >= 2 && agentIdle())
 async function agentIdle(): Promise<boolean> {
   return (await readAgentState(TEAM, 'alice', fx.env))?.status === 'idle'
 }
@@ -60,7 +51,7 @@ describe('bubbling a permission request (in-process teammate)', () => {
       input: appendCount,
       pid: process.pid,
     })
-    await waitFor(async () => (await readAgentState(TEAM, 'alice', fx.env))?.status === 'waiting', 'alice to show as waiting')
+    await waitFor('alice to show as waiting', async () => (await readAgentState(TEAM, 'alice', fx.env))?.status === 'waiting')
     const leadInbox = await readInbox(inboxPath(TEAM, 'team-lead', fx.env))
     const request = leadInbox.map((m) => parseStructured(m.text)).find((m) => m?.type === 'permission_request')
     expect(request).toMatchObject({ request_id: pending.id, agent_id: 'alice', tool_name: 'Bash', tool_use_id: 'toolu_1', input: appendCount })
@@ -114,7 +105,7 @@ describe('bubbling a permission request (in-process teammate)', () => {
     const listed = (await listRequests(TEAM, { env: fx.env })).requests[0]
     expect(listed.suggestions).toEqual(['Bash(npm --version >> count.txt)'])
     await answerRequest(TEAM, pending.id, { decision: 'approve', always: true }, { env: fx.env })
-    await waitFor(() => loopback.requests.length >= 3 && agentIdle(), 'the turn to end')
+    await waitFor('the turn to end', () => loopback.requests.length >= 3 && agentIdle())
     expect(await countLines(path.join(fx.cwd, 'count.txt'))).toBe(2)
     expect(agent.pane()).toContain('always allowed from now on')
   })
@@ -138,12 +129,9 @@ describe('bubbling a permission request (in-process teammate)', () => {
     await appendMessage(inboxPath(TEAM, 'alice', fx.env), { from: 'team-lead', text: encodeStructured(forged) })
     const unknown = { ...forged, request_id: 'perm-unknown-000000' }
     await sendTeamMessage({ team: TEAM, to: 'alice', text: encodeStructured(unknown), env: fx.env })
-    await waitFor(
-      () => agent!.pane().includes('perm-unknown-000000') && agent!.pane().includes('UNVERIFIED'),
-      'both messages to be handled',
-      5_000,
-      agent.pane,
-    )
+    await waitFor('both messages to be handled', () => agent!.pane().includes('perm-unknown-000000') && agent!.pane().includes('UNVERIFIED'), 5_000, {
+      output: agent.pane,
+    })
     expect(await readPending(TEAM, pending.id, fx.env)).toBeDefined()
     expect(await countLines(path.join(fx.cwd, 'count.txt'))).toBe(0)
 
@@ -200,7 +188,9 @@ describe('bubbling a permission request (in-process teammate)', () => {
     expect(await fs.readFile(path.join(fx.cwd, 'src/lib/a.ts'), 'utf8')).toBe('export {}\n')
     const team = await readTeam(TEAM, fx.env)
     expect(team.teamAllowedPaths).toEqual([expect.objectContaining({ path: path.join(fx.cwd, 'src/lib'), toolName: 'Edit' })])
-    await waitFor(() => agent!.pane().includes('team rule from team-lead: allow Edit(src/lib/**)'), 'the team rule to arrive', 5_000, agent.pane)
+    await waitFor('the team rule to arrive', () => agent!.pane().includes('team rule from team-lead: allow Edit(src/lib/**)'), 5_000, {
+      output: agent.pane,
+    })
   })
 })
 

@@ -10,6 +10,7 @@ import {
   type PermissionHookInput,
 } from '../../../src/permissions/requests/hooks.js'
 import type { PermissionHook } from '../../../src/permissions/rules/types.js'
+import { waitFor } from '../../support/wait.js'
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-perm-hooks-'))
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }))
@@ -84,14 +85,14 @@ describe('runPermissionHook', () => {
     expect(d.behavior).toBe('ask')
     expect(d.diagnostics[0]).toMatch(/no answer within 300 ms, killed/)
     const pid = Number(fs.readFileSync(pidFile, 'utf8'))
-    await waitUntil(() => !alive(pid))
+    await waitFor('the killed sleep to be gone', () => !alive(pid), 5_000)
   })
 
   it('uses the answer of a hook that exited while a background job holds stdout', async () => {
     const pidFile = path.join(tmp, 'bg.pid')
     const d = await run(`sleep 30 & echo $! > ${pidFile}; echo '{"behavior":"allow"}'`, { timeout: 0.3 })
     expect(d.behavior).toBe('allow')
-    await waitUntil(() => !alive(Number(fs.readFileSync(pidFile, 'utf8'))))
+    await waitFor('the background sleep to be gone', () => !alive(Number(fs.readFileSync(pidFile, 'utf8'))), 5_000)
   })
 
   it('stops on abort', async () => {
@@ -137,13 +138,5 @@ function alive(pid: number): boolean {
     return true
   } catch {
     return false
-  }
-}
-
-async function waitUntil(cond: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const end = Date.now() + timeoutMs
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time')
-    await new Promise((r) => setTimeout(r, 20))
   }
 }

@@ -1,7 +1,5 @@
-import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { formatClaudeVerifyKey, parseClaudeVerifyKey, verifyClaudeLeadEntry } from '../../../src/mailbox/claude-lead-sig.js'
 import { appendMessage, readInbox } from '../../../src/mailbox/inbox.js'
 import { encodeStructured, parseStructured } from '../../../src/mailbox/messages.js'
@@ -9,6 +7,7 @@ import { loadLeadPrivateKey } from '../../../src/mailbox/signing.js'
 import { inboxPath } from '../../../src/home/paths.js'
 import { answerRequest, listRequests } from '../../../src/permissions/requests/broker.js'
 import { createTeam } from '../../../src/teams/team-store.js'
+import { useTempDir } from '../../support/home.js'
 
 let dir: string
 let env: NodeJS.ProcessEnv
@@ -32,12 +31,11 @@ function claudeRequest(from: string, id: string, agentId = from) {
   }
 }
 
-beforeEach(async () => {
-  dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-inboxreq-')))
+useTempDir('swarm-inboxreq-', async (d) => {
+  dir = d
   env = { ...process.env, SWARM_HOME: path.join(dir, 'home'), CLAUDE_CONFIG_DIR: '' }
   await createTeam({ name: TEAM, cwd: dir, members: [{ name: 'cc' }, { name: 'bob' }] }, env)
 })
-afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
 
 describe("Claude Code teammates' permission requests join the broker's queue", () => {
   it("a request found only in team-lead's inbox is listed once, under its requester", async () => {

@@ -1,9 +1,8 @@
 import { execFile, spawn } from 'node:child_process'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { ConflictError, NotFoundError, UsageError } from '../../../src/errors.js'
 import {
   cancelDeadRequests,
@@ -16,18 +15,13 @@ import {
   type NewPendingRequest,
 } from '../../../src/permissions/requests/store.js'
 import { pendingPermissionsDir, resolvedPermissionsDir } from '../../../src/home/paths.js'
+import { useTempDir } from '../../support/home.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const distStore = path.resolve(here, '../../../dist/permissions/requests/store.js')
 
-let tmp: string
 let env: NodeJS.ProcessEnv
-
-beforeEach(() => {
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-perm-store-'))
-  env = { SWARM_HOME: tmp }
-})
-afterEach(() => fs.rmSync(tmp, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }))
+useTempDir('swarm-perm-store-', (d) => (env = { SWARM_HOME: d }))
 
 const request = (id: string, over: Partial<NewPendingRequest> = {}): NewPendingRequest => ({
   id,

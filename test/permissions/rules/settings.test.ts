@@ -1,26 +1,26 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { CorruptFileError, UsageError } from '../../../src/errors.js'
 import { controlPlaneOptions } from '../../../src/permissions/rules/control-plane.js'
 import { evaluatePermission } from '../../../src/permissions/rules/evaluate.js'
 import { loadPermissionSettings } from '../../../src/permissions/rules/settings.js'
+import { useTempDir } from '../../support/home.js'
 
 let tmp: string
 let root: string
 let cwd: string
 let env: NodeJS.ProcessEnv
 
-beforeEach(() => {
-  tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-perm-settings-')))
+useTempDir('swarm-perm-settings-', (d) => {
+  tmp = d
   root = path.join(tmp, 'root')
   cwd = path.join(tmp, 'proj')
   fs.mkdirSync(root, { recursive: true })
   fs.mkdirSync(path.join(cwd, '.claude'), { recursive: true })
   env = { SWARM_HOME: root }
 })
-afterEach(() => fs.rmSync(tmp, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }))
 
 const write = (file: string, value: unknown) => fs.writeFileSync(file, typeof value === 'string' ? value : JSON.stringify(value))
 const userFile = () => path.join(root, 'settings.json')

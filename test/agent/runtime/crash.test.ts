@@ -4,15 +4,17 @@ import os from 'node:os'
 import path from 'node:path'
 import { PassThrough } from 'node:stream'
 import { promisify } from 'node:util'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { createOutput } from '../../src/agent/render.js'
-import { assembleAgent } from '../../src/agent/start.js'
-import { readAgentState } from '../../src/agent/state.js'
-import { createExecutor } from '../../src/backends/registry.js'
-import type { InProcessExecutor, TeammateContext } from '../../src/backends/types.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
-import { sendTeamMessage } from '../../src/teams/messaging.js'
-import { REPO, TEAM, leadStructured, makeFixture, modelRequests, waitFor, type Fixture } from './helpers.js'
+import { describe, expect, it } from 'vitest'
+import { createOutput } from '../../../src/agent/render.js'
+import { assembleAgent } from '../../../src/agent/start.js'
+import { readAgentState } from '../../../src/agent/state.js'
+import { createExecutor } from '../../../src/backends/registry.js'
+import type { InProcessExecutor, TeammateContext } from '../../../src/backends/types.js'
+import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
+import { sendTeamMessage } from '../../../src/teams/messaging.js'
+import { REPO, TEAM, leadStructured, makeFixture, modelRequests, type Fixture } from './helpers.js'
+import { useAgentTeam, track } from '../../support/agent-team.js'
+import { waitFor } from '../../support/wait.js'
 
 const run = promisify(execFile)
 
@@ -22,22 +24,18 @@ describe('a crash of one in-process teammate leaves the others working', () => {
   let executor: InProcessExecutor
   let pane = ''
 
-  beforeAll(async () => {
-    loopback = await startLoopbackServer({ scenario: {} })
-  })
-  afterAll(async () => {
-    await loopback.close()
-  })
-  beforeEach(async () => {
-    loopback.requests.length = 0
-    pane = ''
-    fx = await makeFixture(loopback, [{ name: 'alice' }, { name: 'bob' }])
-    executor = createExecutor('in-process', { env: fx.env, output: (t) => (pane += t) })
-  })
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'fail') console.error(`--- leader terminal ---\n${pane}`)
-    await executor.killAll()
-    await fx.cleanup()
+  useAgentTeam({
+    team: (l) => makeFixture(l, [{ name: 'alice' }, { name: 'bob' }]),
+    onReady: (t) => {
+      ;({ loopback, fx } = t)
+      pane = ''
+      executor = createExecutor('in-process', { env: fx.env, output: (text) => (pane += text) })
+      track(
+        'leader terminal',
+        () => executor.killAll(),
+        () => pane,
+      )
+    },
   })
 
   const teammate = (afterStart?: () => Promise<void>) => async (ctx: TeammateContext) => {
@@ -63,7 +61,7 @@ describe('a crash of one in-process teammate leaves the others working', () => {
       name: 'bob',
       cwd: fx.cwd,
       run: teammate(async () => {
-        await waitFor(() => modelRequests(loopback, 'bob').length === 1, 'bob’s request')
+        await waitFor('bob’s request', () => modelRequests(loopback, 'bob').length === 1)
         throw new Error('bob tripped')
       }),
     })
@@ -71,16 +69,11 @@ describe('a crash of one in-process teammate leaves the others working', () => {
     expect(await executor.wait(`bob@${TEAM}`)).toEqual({ state: 'dead', reason: 'crashed: bob tripped' })
     expect(pane).toMatch(/bob │ crashed: Error: bob tripped/)
     // Dead means stopped: the abort reached his runtime, which cut its stream and exited.
-    await waitFor(() => modelRequests(loopback, 'bob')[0].clientClosed, 'bob’s stream to be cut')
-    await waitFor(async () => (await readAgentState(TEAM, 'bob', fx.env))?.status === 'exited', 'bob’s state to say exited')
+    await waitFor('bob’s stream to be cut', () => modelRequests(loopback, 'bob')[0].clientClosed)
+    await waitFor('bob’s state to say exited', async () => (await readAgentState(TEAM, 'bob', fx.env))?.status === 'exited')
 
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'you ok?', env: fx.env })
-    await waitFor(
-      async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 1,
-      'alice’s answer',
-      10_000,
-      () => pane,
-    )
+    await waitFor('alice’s answer', async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 1, 10_000, { output: () => pane })
     expect((await leadStructured(fx, 'idle_notification', 'alice'))[0].summary).toBe('Alice here.')
     expect(await executor.isActive(`alice@${TEAM}`)).toBe(true)
     expect(await leadStructured(fx, 'idle_notification', 'bob')).toHaveLength(0)
@@ -90,7 +83,7 @@ describe('a crash of one in-process teammate leaves the others working', () => {
   it('in a leader process: an uncaught throw (mid-turn) and a floating rejection end only their teammates', async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-rt-crash-'))
     try {
-      const { stdout, stderr } = await run(process.execPath, [path.join(REPO, 'test/runtime/fixtures/crash-leader.mjs'), dir], {
+      const { stdout, stderr } = await run(process.execPath, [path.join(REPO, 'test/agent/runtime/fixtures/crash-leader.mjs'), dir], {
         timeout: 25_000,
         killSignal: 'SIGKILL',
         env: { ...process.env, NO_COLOR: '1' },

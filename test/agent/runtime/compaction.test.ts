@@ -1,28 +1,32 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { compactionPolicy } from '../../src/agent/compaction/thresholds.js'
-import { readAgentState } from '../../src/agent/state.js'
-import { type CompactionEvent, readTranscript, rebuildConversation, transcriptPath } from '../../src/agent/transcript.js'
-import { encodeStructured } from '../../src/mailbox/messages.js'
-import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
-import type { ScenarioInput } from '../../src/loopback-model/scenario.js'
-import { sendTeamMessage } from '../../src/teams/messaging.js'
-import { LEAD_NAME } from '../../src/home/paths.js'
-import { createTask, getTask } from '../../src/tasks/task-store.js'
-import { TEAM, leadStructured, messageText, modelRequests, requestMessages, startAgent, waitFor, type Fixture, type TestAgent } from './helpers.js'
-import { useAgentTeam } from '../support/agent-team.js'
+import { compactionPolicy } from '../../../src/agent/compaction/thresholds.js'
+import { readAgentState } from '../../../src/agent/state.js'
+import { type CompactionEvent, readTranscript, rebuildConversation, transcriptPath } from '../../../src/agent/transcript.js'
+import { encodeStructured } from '../../../src/mailbox/messages.js'
+import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
+import type { ScenarioInput } from '../../../src/loopback-model/scenario.js'
+import { sendTeamMessage } from '../../../src/teams/messaging.js'
+import { LEAD_NAME } from '../../../src/home/paths.js'
+import { createTask, getTask } from '../../../src/tasks/task-store.js'
+import {
+  TEAM,
+  makeFixture,
+  leadStructured,
+  messageText,
+  modelRequests,
+  requestMessages,
+  startAgent,
+  type Fixture,
+  type TestAgent,
+} from './helpers.js'
+import { useAgentTeam } from '../../support/agent-team.js'
+import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
-const agents: TestAgent[] = []
-useAgentTeam([{ name: 'alice' }], {
-  agents,
-  onReady: (l, f) => {
-    loopback = l
-    fx = f
-  },
-})
+useAgentTeam({ team: (l) => makeFixture(l, [{ name: 'alice' }]), onReady: (t) => ({ loopback, fx } = t) })
 
 const SUMMARY_CUE = 'Your conversation is about to be compacted'
 const summaryRule = {
@@ -64,7 +68,6 @@ async function startWork(maxIterations = 100): Promise<TestAgent> {
   await createTask(TEAM, { subject: 'read everything', description: 'read big.txt' }, { env: fx.env })
   const agent = await startAgent(fx, 'alice', { runtime: { autoClaimTasks: false } })
   ;(agent.runtime as unknown as { o: { maxIterations: number } }).o.maxIterations = maxIterations
-  agents.push(agent)
   await sendTeamMessage({ team: TEAM, to: 'alice', text: 'read it all, then complete task #1', env: fx.env })
   return agent
 }
@@ -93,8 +96,8 @@ describe('automatic compaction on the honest loopback', () => {
     await bigFile(3000)
     await startWork()
     await waitFor(
-      async () => (await getTask(TEAM, '1', fx.env)).status === 'completed' && (await leadStructured(fx, 'idle_notification', 'alice')).length > 0,
       'task #1 completed',
+      async () => (await getTask(TEAM, '1', fx.env)).status === 'completed' && (await leadStructured(fx, 'idle_notification', 'alice')).length > 0,
       30_000,
     )
     const requests = modelRequests(loopback, 'alice')
@@ -120,7 +123,7 @@ describe('automatic compaction on the honest loopback', () => {
     loopback.setScenario(readingScenario(6, { contextWindow: 12_000 }))
     await bigFile(3000)
     await startWork()
-    await waitFor(async () => (await getTask(TEAM, '1', fx.env)).status === 'completed', 'task #1 completed', 30_000)
+    await waitFor('task #1 completed', async () => (await getTask(TEAM, '1', fx.env)).status === 'completed', 30_000)
     const statuses = modelRequests(loopback, 'alice').map((r) => r.status)
     // Each refusal is followed by a compaction and a retry that the server accepts.
     const refused = statuses.flatMap((s, i) => (s === 400 ? [i] : []))
@@ -155,8 +158,8 @@ describe('compaction and the transcript', () => {
     await bigFile(3000)
     const first = await startWork()
     await waitFor(
-      async () => (await getTask(TEAM, '1', fx.env)).status === 'completed' && (await leadStructured(fx, 'idle_notification', 'alice')).length > 0,
       'task done',
+      async () => (await getTask(TEAM, '1', fx.env)).status === 'completed' && (await leadStructured(fx, 'idle_notification', 'alice')).length > 0,
       30_000,
     )
     await first.stop()
@@ -169,10 +172,9 @@ describe('compaction and the transcript', () => {
 
     loopback.setScenario({ agents: { alice: [{ text: 'Resumed and ready.', when: { lastUserIncludes: 'are you there' } }] } })
     loopback.requests.length = 0
-    const resumed = await startAgent(fx, 'alice', { resume: true })
-    agents.push(resumed)
+    await startAgent(fx, 'alice', { resume: true })
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'are you there?', env: fx.env })
-    await waitFor(() => modelRequests(loopback, 'alice').length === 1, 'the resumed request')
+    await waitFor('the resumed request', () => modelRequests(loopback, 'alice').length === 1)
     const body = requestMessages(modelRequests(loopback, 'alice')[0]!)
     expect(messageText(body[0])).toContain('Task: read big.txt many times')
     expect(body.length).toBe(rebuilt.length + 1)
@@ -182,10 +184,10 @@ describe('compaction and the transcript', () => {
     loopback.setScenario(readingScenario(3))
     await bigFile(1500)
     await startWork()
-    await waitFor(async () => (await leadStructured(fx, 'idle_notification', 'alice')).length > 0, 'alice idle', 30_000)
+    await waitFor('alice idle', async () => (await leadStructured(fx, 'idle_notification', 'alice')).length > 0, 30_000)
     const request = { type: 'compact_request' as const, from: LEAD_NAME, focus: 'the reading list', timestamp: new Date().toISOString() }
     await sendTeamMessage({ team: TEAM, from: LEAD_NAME, to: 'alice', text: encodeStructured(request), env: fx.env })
-    await waitFor(async () => (await compactions()).some((c) => c.stage === 'summarized'), 'the manual compaction')
+    await waitFor('the manual compaction', async () => (await compactions()).some((c) => c.stage === 'summarized'))
     const done = (await compactions()).find((c) => c.stage === 'summarized')!
     expect(done).toMatchObject({ trigger: 'manual', focus: 'the reading list' })
     const summaryRequest = modelRequests(loopback, 'alice').at(-1)!

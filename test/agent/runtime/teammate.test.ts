@@ -2,16 +2,17 @@ import { readFileSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { readAgentState } from '../../src/agent/state.js'
-import { readTranscript, transcriptPath } from '../../src/agent/transcript.js'
-import { appendMessages } from '../../src/mailbox/inbox.js'
-import { encodeStructured } from '../../src/mailbox/messages.js'
-import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
-import { sendTeamMessage } from '../../src/teams/messaging.js'
-import { inboxPath, LEAD_NAME } from '../../src/home/paths.js'
-import { claimTask, createTask, getTask } from '../../src/tasks/task-store.js'
+import { readAgentState } from '../../../src/agent/state.js'
+import { readTranscript, transcriptPath } from '../../../src/agent/transcript.js'
+import { appendMessages } from '../../../src/mailbox/inbox.js'
+import { encodeStructured } from '../../../src/mailbox/messages.js'
+import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
+import { sendTeamMessage } from '../../../src/teams/messaging.js'
+import { inboxPath, LEAD_NAME } from '../../../src/home/paths.js'
+import { claimTask, createTask, getTask } from '../../../src/tasks/task-store.js'
 import {
   TEAM,
+  makeFixture,
   inbox,
   inboxSync,
   leadStructured,
@@ -21,26 +22,17 @@ import {
   sleep,
   startAgent,
   toolResults,
-  waitFor,
   type Fixture,
-  type TestAgent,
 } from './helpers.js'
-import { useAgentTeam } from '../support/agent-team.js'
+import { useAgentTeam } from '../../support/agent-team.js'
+import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
-const agents: TestAgent[] = []
-useAgentTeam([{ name: 'alice' }, { name: 'bob' }, { name: 'carol' }], {
-  agents,
-  onReady: (l, f) => {
-    loopback = l
-    fx = f
-  },
-})
+useAgentTeam({ team: (l) => makeFixture(l, [{ name: 'alice' }, { name: 'bob' }, { name: 'carol' }]), onReady: (t) => ({ loopback, fx } = t) })
 
 const start = async (name: string, opts: Parameters<typeof startAgent>[2] = {}) => {
   const a = await startAgent(fx, name, opts)
-  agents.push(a)
   return a
 }
 const status = async (name: string) => (await readAgentState(TEAM, name, fx.env))?.status
@@ -91,10 +83,12 @@ describe('a teammate turn', () => {
       if (r.played?.index === 4) readDuringTurn = inboxSync(fx, 'alice').find((m) => m.text === 'copy the notes')?.read
     }
     const alice = await start('alice', { model: 'claude-opus-4-7' })
-    await waitFor(idle('alice'), 'alice to start idle')
+    await waitFor('alice to start idle', idle('alice'))
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'copy the notes', summary: 'copy job', env: fx.env })
 
-    await waitFor(async () => (await leadStructured(fx, 'idle_notification', 'alice')).length > 0, 'the idle notification', 10_000, alice.out)
+    await waitFor('the idle notification', async () => (await leadStructured(fx, 'idle_notification', 'alice')).length > 0, 10_000, {
+      output: alice.out,
+    })
     await sleep(400) // anything that would send a second notification has had time to
     const notes = await leadStructured(fx, 'idle_notification', 'alice')
     expect(notes).toHaveLength(1)
@@ -146,13 +140,15 @@ describe('a teammate turn', () => {
   it('takes several messages that arrive while idle into ONE user turn', async () => {
     loopback.setScenario({ agents: { alice: [{ text: 'Got all three.' }] } })
     const alice = await start('alice')
-    await waitFor(idle('alice'), 'alice to start idle')
+    await waitFor('alice to start idle', idle('alice'))
     await appendMessages(inboxPath(TEAM, 'alice', fx.env), [
       { from: 'bob', text: 'first <b>&"quoted"', summary: 'bob says "hi"', color: 'green' },
       { from: 'carol', text: 'second', summary: 'carol & co' },
       { from: 'bob', text: 'third' },
     ])
-    await waitFor(async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 1, 'the idle notification', 10_000, alice.out)
+    await waitFor('the idle notification', async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 1, 10_000, {
+      output: alice.out,
+    })
     await sleep(200)
     const reqs = modelRequests(loopback, 'alice')
     expect(reqs).toHaveLength(1)
@@ -175,18 +171,17 @@ describe('a teammate turn', () => {
   it('messages that arrive during a turn are batched into the next one, with one notification per idle', async () => {
     loopback.setScenario({ agents: { alice: [{ text: 'One.', delayMs: 400 }, { text: 'Two.' }] } })
     const alice = await start('alice')
-    await waitFor(idle('alice'), 'alice to start idle')
+    await waitFor('alice to start idle', idle('alice'))
     await sendTeamMessage({ team: TEAM, from: 'bob', to: 'alice', text: 'm1', env: fx.env })
-    await waitFor(() => modelRequests(loopback, 'alice').length === 1, 'the first request')
+    await waitFor('the first request', () => modelRequests(loopback, 'alice').length === 1)
     await sendTeamMessage({ team: TEAM, from: 'bob', to: 'alice', text: 'm2', env: fx.env })
     await sendTeamMessage({ team: TEAM, from: 'carol', to: 'alice', text: 'm3', env: fx.env })
-    await waitFor(async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 1, 'an idle notification', 10_000, alice.out)
-    await waitFor(
-      () => modelRequests(loopback, 'alice').length === 2 && status('alice').then((s) => s === 'idle'),
-      'the second turn',
-      10_000,
-      alice.out,
-    )
+    await waitFor('an idle notification', async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 1, 10_000, {
+      output: alice.out,
+    })
+    await waitFor('the second turn', () => modelRequests(loopback, 'alice').length === 2 && status('alice').then((s) => s === 'idle'), 10_000, {
+      output: alice.out,
+    })
     await sleep(300)
     const second = requestMessages(modelRequests(loopback, 'alice')[1])
     // m1, One., then m2 and m3 together.
@@ -225,7 +220,9 @@ describe('task auto-claim', () => {
       },
     })
     const alice = await start('alice')
-    await waitFor(async () => (await leadStructured(fx, 'idle_notification', 'alice')).length > 0, 'the idle notification', 10_000, alice.out)
+    await waitFor('the idle notification', async () => (await leadStructured(fx, 'idle_notification', 'alice')).length > 0, 10_000, {
+      output: alice.out,
+    })
     await sleep(300)
     expect(duringTurn).toMatchObject({ owner: 'alice', status: 'in_progress' })
     expect(await getTask(TEAM, free.id, fx.env)).toMatchObject({ owner: 'alice', status: 'completed' })
@@ -252,10 +249,12 @@ describe('task auto-claim', () => {
       },
     })
     const alice = await start('alice')
-    await waitFor(idle('alice'), 'alice idle', 10_000, alice.out)
+    await waitFor('alice idle', idle('alice'), 10_000, { output: alice.out })
     expect(modelRequests(loopback, 'alice')).toHaveLength(0)
     const task = await createTask(TEAM, { subject: 'late work', description: 'created after alice went idle' }, { env: fx.env })
-    await waitFor(async () => (await getTask(TEAM, task.id, fx.env)).status === 'completed', 'the late task claimed and completed', 10_000, alice.out)
+    await waitFor('the late task claimed and completed', async () => (await getTask(TEAM, task.id, fx.env)).status === 'completed', 10_000, {
+      output: alice.out,
+    })
     expect(await getTask(TEAM, task.id, fx.env)).toMatchObject({ owner: 'alice' })
   })
 
@@ -271,9 +270,11 @@ describe('task auto-claim', () => {
       },
     })
     const alice = await start('alice')
-    await waitFor(() => modelRequests(loopback, 'alice').length === 2, 'the second call of the task turn', 10_000, alice.out)
+    await waitFor('the second call of the task turn', () => modelRequests(loopback, 'alice').length === 2, 10_000, { output: alice.out })
     await sendTeamMessage({ team: TEAM, from: 'bob', to: 'alice', text: 'quick question', env: fx.env })
-    await waitFor(async () => (await leadStructured(fx, 'idle_notification', 'alice')).length > 0, 'the idle notification', 10_000, alice.out)
+    await waitFor('the idle notification', async () => (await leadStructured(fx, 'idle_notification', 'alice')).length > 0, 10_000, {
+      output: alice.out,
+    })
     await sleep(300)
     const notes = await leadStructured(fx, 'idle_notification', 'alice')
     expect(notes).toHaveLength(1)
@@ -283,7 +284,7 @@ describe('task auto-claim', () => {
   it('autoClaimTasks: false leaves tasks alone', async () => {
     const t = await createTask(TEAM, { subject: 'free', description: 'x' }, { env: fx.env })
     await start('alice', { runtime: { autoClaimTasks: false } })
-    await waitFor(idle('alice'), 'alice idle')
+    await waitFor('alice idle', idle('alice'))
     await sleep(200)
     expect(await getTask(TEAM, t.id, fx.env)).toMatchObject({ status: 'pending' })
     expect(modelRequests(loopback)).toHaveLength(0)
@@ -294,16 +295,13 @@ describe('external mode (the lead console hands messages in)', () => {
   it('say() is a plain user turn, deliver() a teammate message marked read after the turn; no watcher, no self-notification', async () => {
     loopback.setScenario({ agents: { 'team-lead': [{ text: 'Hello human.' }, { text: 'Noted, bob.' }] } })
     const lead = await start(LEAD_NAME, { runtime: { external: true } })
-    await waitFor(idle(LEAD_NAME), 'the lead idle')
+    await waitFor('the lead idle', idle(LEAD_NAME))
     // A message in the lead's inbox is NOT picked up by the runtime itself in external mode.
     await sendTeamMessage({ team: TEAM, from: 'bob', to: LEAD_NAME, text: 'status: green', env: fx.env })
     lead.runtime.say('hi there')
-    await waitFor(
-      () => modelRequests(loopback, LEAD_NAME).length === 1 && status(LEAD_NAME).then((s) => s === 'idle'),
-      'the say turn',
-      10_000,
-      lead.out,
-    )
+    await waitFor('the say turn', () => modelRequests(loopback, LEAD_NAME).length === 1 && status(LEAD_NAME).then((s) => s === 'idle'), 10_000, {
+      output: lead.out,
+    })
     await sleep(150)
     expect(modelRequests(loopback, LEAD_NAME)).toHaveLength(1)
     // (the last message is sent as a block carrying the prompt-cache breakpoint)
@@ -315,10 +313,10 @@ describe('external mode (the lead console hands messages in)', () => {
     expect(entry.read).toBe(false)
     lead.runtime.deliver([entry])
     await waitFor(
-      async () => (await inbox(fx, LEAD_NAME)).find((m) => m.text === 'status: green')?.read === true,
       'the delivered message read',
+      async () => (await inbox(fx, LEAD_NAME)).find((m) => m.text === 'status: green')?.read === true,
       10_000,
-      lead.out,
+      { output: lead.out },
     )
     const second = requestMessages(modelRequests(loopback, LEAD_NAME)[1])
     expect(messageText(second.at(-1))).toContain('<teammate-message teammate_id="bob"')
@@ -338,14 +336,14 @@ describe('external mode (the lead console hands messages in)', () => {
         },
       },
     })
-    await waitFor(idle(LEAD_NAME), 'the lead idle')
+    await waitFor('the lead idle', idle(LEAD_NAME))
     const note = encodeStructured({ type: 'idle_notification', from: 'bob', timestamp: new Date().toISOString() })
     await sendTeamMessage({ team: TEAM, from: 'bob', to: LEAD_NAME, text: note, env: fx.env })
-    await waitFor(async () => (await inbox(fx, LEAD_NAME))[0]?.read === true, 'the consumed notification', 5_000, lead.out)
+    await waitFor('the consumed notification', async () => (await inbox(fx, LEAD_NAME))[0]?.read === true, 5_000, { output: lead.out })
     expect(modelRequests(loopback, LEAD_NAME)).toHaveLength(0)
     const order = encodeStructured({ type: 'shutdown_request', requestId: 'x', from: 'bob', timestamp: new Date().toISOString() })
     await sendTeamMessage({ team: TEAM, from: 'bob', to: LEAD_NAME, text: order, env: fx.env })
-    await waitFor(() => modelRequests(loopback, LEAD_NAME).length === 1, 'the queued message turn', 5_000, lead.out)
+    await waitFor('the queued message turn', () => modelRequests(loopback, LEAD_NAME).length === 1, 5_000, { output: lead.out })
     expect(messageText(requestMessages(modelRequests(loopback, LEAD_NAME)[0]).at(-1))).toContain('"type":"shutdown_request"')
     expect(lead.out()).not.toContain('ignored')
     expect(routed).toEqual(['idle_notification', 'shutdown_request'])

@@ -1,27 +1,19 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { describe, expect, it } from 'vitest'
-import { cachedShare } from '../../src/agent/pricing.js'
-import { readAgentState } from '../../src/agent/state.js'
-import type { LoopbackServer, RecordedRequest } from '../../src/loopback-model/loopback-server.js'
-import { sendTeamMessage } from '../../src/teams/messaging.js'
-import { TEAM, modelRequests, startAgent, waitFor, type Fixture, type TestAgent } from './helpers.js'
-import { useAgentTeam } from '../support/agent-team.js'
+import { beforeEach, describe, expect, it } from 'vitest'
+import { cachedShare } from '../../../src/agent/pricing.js'
+import { readAgentState } from '../../../src/agent/state.js'
+import type { LoopbackServer, RecordedRequest } from '../../../src/loopback-model/loopback-server.js'
+import { sendTeamMessage } from '../../../src/teams/messaging.js'
+import { TEAM, makeFixture, modelRequests, startAgent, type Fixture } from './helpers.js'
+import { useAgentTeam } from '../../support/agent-team.js'
+import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
-const agents: TestAgent[] = []
-useAgentTeam([{ name: 'alice' }], {
-  agents,
-  onReady: (l, f) => {
-    loopback = l
-    fx = f
-  },
-  beforeEach: async () => {
-    // A big file: every tool result pushes the conversation well past the 1,024-token minimum.
-    await fs.writeFile(path.join(fx.cwd, 'big.txt'), 'lorem ipsum dolor sit amet\n'.repeat(800))
-  },
-})
+useAgentTeam({ team: (l) => makeFixture(l, [{ name: 'alice' }]), onReady: (t) => ({ loopback, fx } = t) })
+// A big file: every tool result pushes the conversation well past the 1,024-token minimum.
+beforeEach(() => fs.writeFile(path.join(fx.cwd, 'big.txt'), 'lorem ipsum dolor sit amet\n'.repeat(800)))
 
 const read = (id: string) => ({ content: [{ type: 'tool_use' as const, id, name: 'Read', input: { file_path: 'big.txt' } }] })
 
@@ -42,16 +34,16 @@ function twoTurnScenario() {
 }
 
 async function runTwoTurns(): Promise<RecordedRequest[]> {
-  agents.push(await startAgent(fx, 'alice'))
+  await startAgent(fx, 'alice')
   await sendTeamMessage({ team: TEAM, to: 'alice', text: 'first job', env: fx.env })
   await waitFor(
-    () => modelRequests(loopback, 'alice').length === 3 && readAgentState(TEAM, 'alice', fx.env).then((s) => s?.status === 'idle'),
     'the first turn',
+    () => modelRequests(loopback, 'alice').length === 3 && readAgentState(TEAM, 'alice', fx.env).then((s) => s?.status === 'idle'),
   )
   await sendTeamMessage({ team: TEAM, to: 'alice', text: 'second job', env: fx.env })
   await waitFor(
-    () => modelRequests(loopback, 'alice').length === 6 && readAgentState(TEAM, 'alice', fx.env).then((s) => s?.status === 'idle'),
     'the second turn',
+    () => modelRequests(loopback, 'alice').length === 6 && readAgentState(TEAM, 'alice', fx.env).then((s) => s?.status === 'idle'),
   )
   return modelRequests(loopback, 'alice')
 }

@@ -1,11 +1,11 @@
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { readAgentState } from '../../src/agent/state.js'
-import { readTranscript, rebuildConversation, Transcript, transcriptPath, type TranscriptEvent } from '../../src/agent/transcript.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
-import { sendTeamMessage } from '../../src/teams/messaging.js'
+import { describe, expect, it } from 'vitest'
+import { readAgentState } from '../../../src/agent/state.js'
+import { readTranscript, rebuildConversation, Transcript, transcriptPath, type TranscriptEvent } from '../../../src/agent/transcript.js'
+import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
+import { sendTeamMessage } from '../../../src/teams/messaging.js'
 import {
   REPO,
   TEAM,
@@ -17,11 +17,11 @@ import {
   requestMessages,
   startAgent,
   startChildAgent,
-  waitFor,
-  type ChildAgent,
   type Fixture,
   type TestAgent,
 } from './helpers.js'
+import { useAgentTeam } from '../../support/agent-team.js'
+import { waitFor } from '../../support/wait.js'
 
 const t = '2025-01-01T00:00:00.000Z'
 const msg = (role: 'user' | 'assistant', content: unknown): TranscriptEvent => ({ t, kind: 'message', message: { role, content } as never })
@@ -95,30 +95,7 @@ describe('rebuildConversation', () => {
 
 let loopback: LoopbackServer
 let fx: Fixture
-let agents: TestAgent[] = []
-let child: ChildAgent | undefined
-
-beforeAll(async () => {
-  loopback = await startLoopbackServer({ scenario: {} })
-})
-afterAll(async () => {
-  await loopback.close()
-})
-beforeEach(async () => {
-  loopback.requests.length = 0
-  fx = await makeFixture(loopback)
-})
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') {
-    for (const a of agents) console.error(`--- pane ---\n${a.out()}`)
-    if (child) console.error(`--- swarm agent ---\n${child.output()}`)
-  }
-  await Promise.all(agents.map((a) => a.stop()))
-  agents = []
-  await child?.kill('SIGKILL')
-  child = undefined
-  await fx.cleanup()
-})
+useAgentTeam({ team: (l) => makeFixture(l), onReady: (t) => ({ loopback, fx } = t) })
 
 const notes = () => leadStructured(fx, 'idle_notification', 'alice')
 
@@ -135,18 +112,16 @@ describe('--resume', () => {
       },
     })
     const first = await startAgent(fx, 'alice')
-    agents.push(first)
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'remember banana', env: fx.env })
-    await waitFor(async () => (await notes()).length === 1, 'the first turn', 10_000, first.out)
+    await waitFor('the first turn', async () => (await notes()).length === 1, 10_000, { output: first.out })
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'half-said thing', env: fx.env })
-    await waitFor(() => modelRequests(loopback, 'alice').length === 2, 'the second request', 10_000, first.out)
+    await waitFor('the second request', () => modelRequests(loopback, 'alice').length === 2, 10_000, { output: first.out })
     await first.stop() // aborts the streaming turn
 
     const second = await startAgent(fx, 'alice', { resume: true })
-    agents.push(second)
     expect(second.out()).toMatch(/resumed 2 messages from .*transcript\.jsonl/)
     // The unread message is taken again, on top of the rebuilt conversation.
-    await waitFor(async () => (await notes()).length === 2, 'the resumed turn', 10_000, second.out)
+    await waitFor('the resumed turn', async () => (await notes()).length === 2, 10_000, { output: second.out })
     const resumed = requestMessages(modelRequests(loopback, 'alice')[2])
     expect(resumed.map((m) => m.role)).toEqual(['user', 'assistant', 'user'])
     expect(messageText(resumed[0])).toContain('remember banana')
@@ -155,7 +130,7 @@ describe('--resume', () => {
     expect((await inbox(fx, 'alice')).every((m) => m.read)).toBe(true)
 
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'what was it?', env: fx.env })
-    await waitFor(async () => (await notes()).length === 3, 'the next turn', 10_000, second.out)
+    await waitFor('the next turn', async () => (await notes()).length === 3, 10_000, { output: second.out })
     expect(requestMessages(modelRequests(loopback, 'alice')[3])).toHaveLength(5)
   })
 
@@ -164,17 +139,15 @@ describe('--resume', () => {
     loopback.setScenario({ agents: { alice: { rules: [{ when: {}, text: 'ok', usage }] } } })
     const turn = async (a: TestAgent, n: number) => {
       await sendTeamMessage({ team: TEAM, to: 'alice', text: `m${n}`, env: fx.env })
-      await waitFor(async () => (await notes()).length === n, `turn ${n}`, 10_000, a.out)
+      await waitFor(`turn ${n}`, async () => (await notes()).length === n, 10_000, { output: a.out })
     }
     const first = await startAgent(fx, 'alice')
-    agents.push(first)
     await turn(first, 1)
     await first.stop()
     const once = await readAgentState(TEAM, 'alice', fx.env)
     expect(once?.usage).toEqual({ inputTokens: 1000, outputTokens: 100, cacheWriteTokens: 10, cacheReadTokens: 20 })
 
     const second = await startAgent(fx, 'alice', { resume: true })
-    agents.push(second)
     expect((await readAgentState(TEAM, 'alice', fx.env))?.usage).toEqual(once?.usage)
     await turn(second, 2)
     const twice = await readAgentState(TEAM, 'alice', fx.env)
@@ -182,8 +155,7 @@ describe('--resume', () => {
     expect(twice!.costUsd!).toBeCloseTo(2 * once!.costUsd!, 5) // each rounded to micro-dollars
     await second.stop()
 
-    const fresh = await startAgent(fx, 'alice')
-    agents.push(fresh)
+    await startAgent(fx, 'alice')
     expect((await readAgentState(TEAM, 'alice', fx.env))?.usage).toBeUndefined()
   })
 
@@ -196,17 +168,15 @@ describe('--resume', () => {
       },
     })
     const first = await startAgent(fx, 'alice', { agentType: 'short' })
-    agents.push(first)
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'one', env: fx.env })
-    await waitFor(async () => (await notes()).length === 1, 'the partial turn', 10_000, first.out)
+    await waitFor('the partial turn', async () => (await notes()).length === 1, 10_000, { output: first.out })
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'two', env: fx.env })
-    await waitFor(async () => (await notes()).length === 2, 'the second turn', 10_000, first.out)
+    await waitFor('the second turn', async () => (await notes()).length === 2, 10_000, { output: first.out })
     await first.stop()
 
     const second = await startAgent(fx, 'alice', { agentType: 'short', resume: true })
-    agents.push(second)
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'three', env: fx.env })
-    await waitFor(async () => (await notes()).length === 3, 'the resumed turn', 10_000, second.out)
+    await waitFor('the resumed turn', async () => (await notes()).length === 3, 10_000, { output: second.out })
     const sent = requestMessages(modelRequests(loopback, 'alice')[2])
     expect(sent.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user'])
     expect(JSON.stringify(sent).match(/"type":"tool_result"/g)).toHaveLength(1)
@@ -216,17 +186,17 @@ describe('--resume', () => {
   it('`swarm agent --resume` (child process) continues the conversation from the transcript', async () => {
     if (!(await fs.stat(path.join(REPO, 'dist/cli/agent.js')).catch(() => undefined))) throw new Error('dist/ is missing: run "npm run build" first')
     loopback.setScenario({ agents: { alice: [{ text: 'Noted: kiwi.' }, { text: 'You said kiwi.' }] } })
-    child = startChildAgent(fx, 'alice', ['--model', 'claude-haiku-4-5'])
+    let child = startChildAgent(fx, 'alice', ['--model', 'claude-haiku-4-5'])
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'the fruit is kiwi', env: fx.env })
-    await waitFor(async () => (await notes()).length === 1, 'the first turn', 15_000, child.output)
+    await waitFor('the first turn', async () => (await notes()).length === 1, 15_000, { output: child.output })
     expect(await readAgentState(TEAM, 'alice', fx.env)).toMatchObject({ status: 'idle', model: 'claude-haiku-4-5', pid: child.child.pid })
     expect(await child.kill('SIGTERM')).toBe(0)
     expect((await readAgentState(TEAM, 'alice', fx.env))?.status).toBe('exited')
 
     child = startChildAgent(fx, 'alice', ['--resume'])
-    await waitFor(() => child!.output().includes('resumed 2 messages'), 'the resumed start', 15_000, child.output)
+    await waitFor('the resumed start', () => child!.output().includes('resumed 2 messages'), 15_000, { output: child.output })
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'which fruit?', env: fx.env })
-    await waitFor(async () => (await notes()).length === 2, 'the resumed turn', 15_000, child.output)
+    await waitFor('the resumed turn', async () => (await notes()).length === 2, 15_000, { output: child.output })
     const sent = requestMessages(modelRequests(loopback, 'alice')[1])
     expect(sent.map((m) => messageText(m))).toEqual([
       expect.stringContaining('the fruit is kiwi'),

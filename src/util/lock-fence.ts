@@ -1,10 +1,16 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import fs from 'node:fs'
-import { LOCK_STALE_MS } from '../util/lock.js'
+
+/**
+ * A lock is considered abandoned after this long without its mtime being refreshed; a SIGKILLed
+ * holder is recovered after it. proper-lockfile refreshes the lock every stale/2.
+ */
+export const LOCK_STALE_MS = 4_000
 
 /*
- * Which inbox locks this process still owns. A holder stopped past the stale time (Ctrl-Z, a VM
+ * Which locks (inboxes, config.json, task files) this process still owns. A holder stopped past the stale time (Ctrl-Z, a VM
  * pause) has lost its lock to another writer without knowing it; it must neither rename its old
- * copy over the inbox (commit.ts asks holdsLock just before) nor remove the new holder's lock
+ * copy over the file (commit.ts asks holdsLock just before, atomicWriteFile asks assertFencesHeld) nor remove the new holder's lock
  * directory at its release. The lock directory's identity (inode, birth time and an mtime stamped
  * to a random nanosecond) is the fencing token: recorded when this process makes the directory and
  * each time it refreshes it, compared with what is on disk. Nothing is written inside the
@@ -12,7 +18,7 @@ import { LOCK_STALE_MS } from '../util/lock.js'
  * no check can close: a stop of 4 s landing between the last check and the rename (microseconds).
  */
 
-/** An inbox lock held by a holder of this process but found on disk to be someone else's (or gone). */
+/** A lock held by a holder of this process but found on disk to be someone else's (or gone). */
 export class LockLostError extends Error {
   constructor(readonly lockDir: string) {
     super(`lost the lock ${lockDir} (this process was stopped past its stale time)`)
@@ -62,6 +68,22 @@ function record(dir: string, since: number): void {
 export function holdsLock(lockDir: string): boolean {
   const mine = held.get(lockDir)
   return mine !== undefined && identity(lockDir) === mine
+}
+
+/** The lock directories the current async context holds through withFileLock, outermost first. */
+const context = new AsyncLocalStorage<readonly string[]>()
+
+/** Runs `fn` with `lockDir` added to the locks its writes must still hold when they commit. */
+export function withFence<T>(lockDir: string, fn: () => Promise<T>): Promise<T> {
+  return context.run([...(context.getStore() ?? []), lockDir], fn)
+}
+
+/**
+ * Throws LockLostError when a lock the current context took with withFence is no longer this
+ * process's: called by atomicWriteFile just before its rename, so a stale holder commits nothing.
+ */
+export function assertFencesHeld(): void {
+  for (const dir of context.getStore() ?? []) if (!holdsLock(dir)) throw new LockLostError(dir)
 }
 
 /** Forgets the lock (released, or reported compromised by proper-lockfile). */

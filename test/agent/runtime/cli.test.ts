@@ -2,51 +2,23 @@ import { spawn } from 'node:child_process'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { execa } from 'execa'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { readAgentState } from '../../src/agent/state.js'
-import { Transcript, transcriptPath } from '../../src/agent/transcript.js'
-import { encodeStructured } from '../../src/mailbox/messages.js'
-import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
-import { sendTeamMessage } from '../../src/teams/messaging.js'
-import { LEAD_NAME } from '../../src/home/paths.js'
-import { getMember } from '../../src/teams/team-store.js'
-import {
-  BIN,
-  REPO,
-  TEAM,
-  inbox,
-  leadStructured,
-  makeFixture,
-  modelRequests,
-  sleep,
-  startChildAgent,
-  toolResults,
-  waitFor,
-  type ChildAgent,
-  type Fixture,
-} from './helpers.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { readAgentState } from '../../../src/agent/state.js'
+import { Transcript, transcriptPath } from '../../../src/agent/transcript.js'
+import { encodeStructured } from '../../../src/mailbox/messages.js'
+import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
+import { sendTeamMessage } from '../../../src/teams/messaging.js'
+import { LEAD_NAME } from '../../../src/home/paths.js'
+import { getMember } from '../../../src/teams/team-store.js'
+import { BIN, TEAM, inbox, leadStructured, makeFixture, modelRequests, sleep, startChildAgent, toolResults, type Fixture } from './helpers.js'
+import { useAgentTeam } from '../../support/agent-team.js'
+import { requireBuilt } from '../../support/repo.js'
+import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
-let child: ChildAgent | undefined
-
-beforeAll(async () => {
-  if (!(await fs.stat(path.join(REPO, 'dist/cli/logs.js')).catch(() => undefined))) throw new Error('dist/ is missing: run "npm run build" first')
-  loopback = await startLoopbackServer({ scenario: {} })
-})
-afterAll(async () => {
-  await loopback.close()
-})
-beforeEach(async () => {
-  loopback.requests.length = 0
-  fx = await makeFixture(loopback, [{ name: 'alice' }, { name: 'bob' }])
-})
-afterEach(async (ctx) => {
-  if (child && ctx.task.result?.state === 'fail') console.error(`--- swarm agent ---\n${child.output()}`)
-  await child?.kill('SIGKILL')
-  child = undefined
-  await fx.cleanup()
-})
+beforeAll(() => requireBuilt('dist/cli/logs.js'))
+useAgentTeam({ team: (l) => makeFixture(l, [{ name: 'alice' }, { name: 'bob' }]), onReady: (t) => ({ loopback, fx } = t) })
 
 const swarm = (args: string[], env = fx.env) => execa(process.execPath, [BIN, ...args], { env, reject: false, timeout: 15_000 })
 
@@ -67,10 +39,12 @@ describe('swarm agent (child process)', () => {
         ],
       },
     })
-    child = startChildAgent(fx, 'alice', ['--mode', 'bypassPermissions'])
-    await waitFor(async () => (await readAgentState(TEAM, 'alice', fx.env))?.status === 'idle', 'alice to start', 15_000, child.output)
+    const child = startChildAgent(fx, 'alice', ['--mode', 'bypassPermissions'])
+    await waitFor('alice to start', async () => (await readAgentState(TEAM, 'alice', fx.env))?.status === 'idle', 15_000, { output: child.output })
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'count the lines', env: fx.env })
-    await waitFor(async () => (await leadStructured(fx, 'idle_notification', 'alice')).length > 0, 'the idle notification', 15_000, child.output)
+    await waitFor('the idle notification', async () => (await leadStructured(fx, 'idle_notification', 'alice')).length > 0, 15_000, {
+      output: child.output,
+    })
     await sleep(400)
     expect(await leadStructured(fx, 'idle_notification', 'alice')).toHaveLength(1)
     expect((await inbox(fx, LEAD_NAME)).some((m) => m.from === 'alice' && m.text === 'two lines')).toBe(true)
@@ -179,19 +153,9 @@ describe('swarm logs', () => {
     follower.stdout.on('data', (d) => (out += d))
     const exited = new Promise((r) => follower.on('exit', r))
     try {
-      await waitFor(
-        () => out.includes('● working — task #3'),
-        'the existing events',
-        10_000,
-        () => out,
-      )
+      await waitFor('the existing events', () => out.includes('● working — task #3'), 10_000, { output: () => out })
       await tr.append({ kind: 'state', state: 'idle', detail: 'after follow' })
-      await waitFor(
-        () => out.includes('● idle — after follow'),
-        'the appended event',
-        10_000,
-        () => out,
-      )
+      await waitFor('the appended event', () => out.includes('● idle — after follow'), 10_000, { output: () => out })
     } finally {
       follower.kill('SIGINT')
       await exited

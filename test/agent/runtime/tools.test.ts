@@ -2,22 +2,23 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import Anthropic from '@anthropic-ai/sdk'
 import { describe, expect, it } from 'vitest'
-import { readAgentState } from '../../src/agent/state.js'
-import { runSubagent } from '../../src/agent/subagents/fresh.js'
-import { allowAll, runTool, type AnyTool, type ToolContext } from '../../src/agent/tool.js'
-import { allTools } from '../../src/agent/tool-registry.js'
-import { createSendMessageTool, type TeamToolHost } from '../../src/agent/tools/send-message.js'
-import { createTaskTools } from '../../src/agent/tools/tasks.js'
-import { runTurn } from '../../src/agent/turn.js'
-import { assembleAgent } from '../../src/agent/start.js'
-import { encodeStructured, parseStructured, type StructuredMessage } from '../../src/mailbox/messages.js'
-import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
-import { classifyLeadMessage, loadLeadPublicKey } from '../../src/mailbox/signing.js'
-import { leadSignerFor, sendTeamMessage } from '../../src/teams/messaging.js'
-import { LEAD_NAME } from '../../src/home/paths.js'
-import { claimTask, getTask } from '../../src/tasks/task-store.js'
+import { readAgentState } from '../../../src/agent/state.js'
+import { runSubagent } from '../../../src/agent/subagents/fresh.js'
+import { allowAll, runTool, type AnyTool, type ToolContext } from '../../../src/agent/tool.js'
+import { allTools } from '../../../src/agent/tool-registry.js'
+import { createSendMessageTool, type TeamToolHost } from '../../../src/agent/tools/send-message.js'
+import { createTaskTools } from '../../../src/agent/tools/tasks.js'
+import { runTurn } from '../../../src/agent/turn.js'
+import { assembleAgent } from '../../../src/agent/start.js'
+import { encodeStructured, parseStructured, type StructuredMessage } from '../../../src/mailbox/messages.js'
+import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
+import { classifyLeadMessage, loadLeadPublicKey } from '../../../src/mailbox/signing.js'
+import { leadSignerFor, sendTeamMessage } from '../../../src/teams/messaging.js'
+import { LEAD_NAME } from '../../../src/home/paths.js'
+import { claimTask, getTask } from '../../../src/tasks/task-store.js'
 import {
   TEAM,
+  makeFixture,
   inbox,
   leadStructured,
   messageText,
@@ -25,22 +26,14 @@ import {
   requestMessages,
   startAgent,
   toolResults,
-  waitFor,
   type Fixture,
-  type TestAgent,
 } from './helpers.js'
-import { useAgentTeam } from '../support/agent-team.js'
+import { useAgentTeam } from '../../support/agent-team.js'
+import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
-const agents: TestAgent[] = []
-useAgentTeam([{ name: 'alice' }, { name: 'bob' }], {
-  agents,
-  onReady: (l, f) => {
-    loopback = l
-    fx = f
-  },
-})
+useAgentTeam({ team: (l) => makeFixture(l, [{ name: 'alice' }, { name: 'bob' }]), onReady: (t) => ({ loopback, fx } = t) })
 
 const host = (name = 'alice', extra: Partial<TeamToolHost> = {}): TeamToolHost => ({
   team: TEAM,
@@ -321,7 +314,6 @@ describe('assembleAgent', () => {
         }
       },
     })
-    agents.push(alice)
     expect(assembly).toEqual({ name: 'alice', mode: 'acceptEdits', cwd: fx.cwd })
     expect(alice.tools).toEqual(
       expect.arrayContaining(['Read', 'Write', 'Edit', 'Bash', 'Glob', 'Grep', 'SendMessage', 'TaskCreate', 'TaskGet', 'TaskList', 'TaskUpdate']),
@@ -331,7 +323,7 @@ describe('assembleAgent', () => {
     expect(alice.model).toBe('claude-sonnet-4-6')
 
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'go', env: fx.env })
-    await waitFor(async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 1, 'the turn', 10_000, alice.out)
+    await waitFor('the turn', async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 1, 10_000, { output: alice.out })
     expect(checked).toEqual(['Glob', 'Bash'])
     expect(toolResults(loopback, 'alice').get('toolu_b')).toEqual({ content: 'Permission to use Bash was denied: no shell today', isError: true })
     await expect(fs.stat(path.join(fx.cwd, 'should-not-exist'))).rejects.toThrow()
@@ -351,7 +343,9 @@ describe('assembleAgent', () => {
       text: encodeStructured({ type: 'mode_set_request', mode: 'bypassPermissions', from: 'bob' }),
       env: fx.env,
     })
-    await waitFor(() => controls.length === 1 && alice.out().includes('ignored mode_set_request from bob'), 'the control messages', 5_000, alice.out)
+    await waitFor('the control messages', () => controls.length === 1 && alice.out().includes('ignored mode_set_request from bob'), 5_000, {
+      output: alice.out,
+    })
     expect(controls).toEqual(['mode_set_request'])
     expect((await readAgentState(TEAM, 'alice', fx.env))?.mode).toBe('plan')
     expect(alice.out()).toContain('mode set to plan by team-lead')

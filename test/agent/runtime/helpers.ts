@@ -1,38 +1,23 @@
 import { readFileSync } from 'node:fs'
-import path from 'node:path'
 import { PassThrough } from 'node:stream'
-import { fileURLToPath } from 'node:url'
-import { spawn, type ChildProcess } from 'node:child_process'
-import { createOutput } from '../../src/agent/render.js'
-import type { TeammateRuntime } from '../../src/agent/runtime.js'
-import { assembleAgent, type StartAgentOptions } from '../../src/agent/start.js'
-import { readInbox } from '../../src/mailbox/inbox.js'
-import { parseStructured, type StructuredMessage } from '../../src/mailbox/messages.js'
-import type { InboxMessage } from '../../src/mailbox/types.js'
-import type { LoopbackServer, RecordedRequest } from '../../src/loopback-model/loopback-server.js'
-import { ensureTeamKeys } from '../../src/mailbox/signing.js'
-import { inboxPath, LEAD_NAME } from '../../src/home/paths.js'
-import { createTeam, type NewMember } from '../../src/teams/team-store.js'
-import { isolatedHome } from '../support/home.js'
+import { createOutput } from '../../../src/agent/render.js'
+import type { TeammateRuntime } from '../../../src/agent/runtime.js'
+import { assembleAgent, type StartAgentOptions } from '../../../src/agent/start.js'
+import { readInbox } from '../../../src/mailbox/inbox.js'
+import { parseStructured, type StructuredMessage } from '../../../src/mailbox/messages.js'
+import type { InboxMessage } from '../../../src/mailbox/types.js'
+import type { LoopbackServer, RecordedRequest } from '../../../src/loopback-model/loopback-server.js'
+import { inboxPath, LEAD_NAME } from '../../../src/home/paths.js'
+import type { NewMember } from '../../../src/teams/team-store.js'
+import { makeTeam, startSwarmAgent, track, type ChildAgent, type Fixture } from '../../support/agent-team.js'
 
-export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-export const BIN = path.join(REPO, 'bin/swarm.js')
+export { BIN, REPO } from '../../support/repo.js'
+export type { ChildAgent, Fixture } from '../../support/agent-team.js'
 export const TEAM = 'rt'
 
-/** A temp SWARM_HOME holding team `rt` (team-lead + the given members) with its lead key. */
-export interface Fixture {
-  base: string
-  home: string
-  cwd: string
-  env: NodeJS.ProcessEnv
-  cleanup(): Promise<void>
-}
-
-export async function makeFixture(loopback: LoopbackServer, members: NewMember[] = [{ name: 'alice' }]): Promise<Fixture> {
-  const { base, home, project: cwd, env, cleanup } = isolatedHome('swarm-rt-', { ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: loopback.url })
-  await createTeam({ name: TEAM, cwd, members: members.map((m) => ({ cwd, ...m })) }, env)
-  await ensureTeamKeys(TEAM, env)
-  return { base, home, cwd, env, cleanup }
+/** Team `rt` (team-lead + the given members) in a fresh isolated home, on `loopback`. */
+export function makeFixture(loopback: LoopbackServer, members: NewMember[] = [{ name: 'alice' }]): Promise<Fixture> {
+  return makeTeam(TEAM, loopback, members, 'swarm-rt-')
 }
 
 /** An in-process teammate built with assembleAgent, its pane output collected. */
@@ -62,34 +47,12 @@ export async function startAgent(fx: Fixture, name: string, options: Partial<Sta
   })
   let settled = false
   const done = runtime.run().finally(() => (settled = true))
-  return {
-    runtime,
-    model,
-    tools,
-    done,
-    settled: () => settled,
-    out: () => buf,
-    stop: () => {
-      abort.abort()
-      return done
-    },
+  const stop = () => {
+    abort.abort()
+    return done
   }
-}
-
-/** Polls `fn` until it returns something truthy (test-side waiting only). */
-export async function waitFor<T>(
-  fn: () => Promise<T | undefined | false> | T | undefined | false,
-  what: string,
-  timeoutMs = 10_000,
-  context?: () => string,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await fn()
-    if (v !== undefined && v !== false && v !== null) return v as T
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${context ? `\n--- output ---\n${context()}` : ''}`)
-    await sleep(10)
-  }
+  track(`pane of ${name}`, stop, () => buf)
+  return { runtime, model, tools, done, settled: () => settled, out: () => buf, stop }
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
@@ -170,31 +133,7 @@ export function processGone(pid: number): boolean {
   }
 }
 
-/** A `swarm agent` child process (the built CLI), its output kept for failure reports. */
-export interface ChildAgent {
-  child: ChildProcess
-  output(): string
-  exited: Promise<number | null>
-  kill(signal?: NodeJS.Signals): Promise<number | null>
-}
-
+/** `swarm agent --team rt --name <name>` as a child process (the built CLI), stopped after the test. */
 export function startChildAgent(fx: Fixture, name: string, args: string[] = []): ChildAgent {
-  const child = spawn(process.execPath, [BIN, 'agent', '--team', TEAM, '--name', name, ...args], {
-    env: fx.env,
-    cwd: fx.cwd,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let out = ''
-  child.stdout!.on('data', (d) => (out += d))
-  child.stderr!.on('data', (d) => (out += d))
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  return {
-    child,
-    output: () => out,
-    exited,
-    kill: async (signal = 'SIGKILL') => {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
-      return exited
-    },
-  }
+  return startSwarmAgent(fx, TEAM, name, args)
 }

@@ -1,29 +1,21 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { execa } from 'execa'
-import { describe, expect, it } from 'vitest'
-import { readAgentState } from '../../src/agent/state.js'
-import { readTranscript, transcriptPath } from '../../src/agent/transcript.js'
-import { LEAD_NAME } from '../../src/home/paths.js'
-import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
-import { sendTeamMessage } from '../../src/teams/messaging.js'
-import { readTeam, updateMember, updateTeam } from '../../src/teams/team-store.js'
-import { BIN, TEAM, inbox, leadStructured, modelRequests, startAgent, waitFor, type Fixture, type TestAgent } from './helpers.js'
-import { useAgentTeam } from '../support/agent-team.js'
+import { beforeEach, describe, expect, it } from 'vitest'
+import { readAgentState } from '../../../src/agent/state.js'
+import { readTranscript, transcriptPath } from '../../../src/agent/transcript.js'
+import { LEAD_NAME } from '../../../src/home/paths.js'
+import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
+import { sendTeamMessage } from '../../../src/teams/messaging.js'
+import { readTeam, updateMember, updateTeam } from '../../../src/teams/team-store.js'
+import { BIN, TEAM, inbox, makeFixture, leadStructured, modelRequests, startAgent, type Fixture } from './helpers.js'
+import { useAgentTeam } from '../../support/agent-team.js'
+import { waitFor } from '../../support/wait.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
-const agents: TestAgent[] = []
-useAgentTeam([{ name: 'alice', maxTokens: 20_000 }], {
-  agents,
-  onReady: (l, f) => {
-    loopback = l
-    fx = f
-  },
-  beforeEach: async () => {
-    await fs.writeFile(path.join(fx.cwd, 'big.txt'), 'lorem ipsum dolor sit amet, consectetur\n'.repeat(250))
-  },
-})
+useAgentTeam({ team: (l) => makeFixture(l, [{ name: 'alice', maxTokens: 20_000 }]), onReady: (t) => ({ loopback, fx } = t) })
+beforeEach(() => fs.writeFile(path.join(fx.cwd, 'big.txt'), 'lorem ipsum dolor sit amet, consectetur\n'.repeat(250)))
 
 const swarm = (args: string[]) => execa(process.execPath, [BIN, ...args], { env: fx.env, reject: false, timeout: 15_000 })
 const read = (n: number) => ({ content: [{ type: 'tool_use' as const, id: `toolu_${n}`, name: 'Read', input: { file_path: 'big.txt' } }] })
@@ -38,11 +30,11 @@ describe('budgets', () => {
         },
       },
     })
-    agents.push(await startAgent(fx, 'alice'))
+    await startAgent(fx, 'alice')
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'read it twelve times', env: fx.env })
     const [idle] = await waitFor(
-      () => leadStructured(fx, 'idle_notification', 'alice').then((l) => (l.length ? l : undefined)),
       'the budget stop',
+      () => leadStructured(fx, 'idle_notification', 'alice').then((l) => (l.length ? l : undefined)),
       20_000,
     )
     expect(idle).toMatchObject({ idleReason: 'budget_exhausted' })
@@ -70,10 +62,10 @@ describe('budgets', () => {
     const raised = await swarm(['budget', TEAM, 'alice', '--add-tokens', '100000'])
     expect(raised.exitCode, raised.stderr).toBe(0)
     await waitFor(
-      () => modelRequests(loopback, 'alice').some((r) => JSON.stringify(r.body).includes('carry on')) || undefined,
       'the turn after the raise',
+      () => modelRequests(loopback, 'alice').some((r) => JSON.stringify(r.body).includes('carry on')) || undefined,
     )
-    await waitFor(async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 2 || undefined, 'the second idle notification')
+    await waitFor('the second idle notification', async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 2 || undefined)
     const last = (await leadStructured(fx, 'idle_notification', 'alice'))[1]
     expect(last).toMatchObject({ idleReason: 'available', summary: 'All read.' })
     expect((await readAgentState(TEAM, 'alice', fx.env))?.budget).toEqual({ maxTokens: 120_000 })
@@ -97,11 +89,11 @@ describe('budgets', () => {
         },
       },
     })
-    agents.push(await startAgent(fx, 'alice'))
+    await startAgent(fx, 'alice')
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'read it all', env: fx.env })
     const [idle] = await waitFor(
-      () => leadStructured(fx, 'idle_notification', 'alice').then((l) => (l.length ? l : undefined)),
       'the team budget stop',
+      () => leadStructured(fx, 'idle_notification', 'alice').then((l) => (l.length ? l : undefined)),
       20_000,
     )
     expect(idle).toMatchObject({ idleReason: 'budget_exhausted' })
@@ -110,7 +102,7 @@ describe('budgets', () => {
     expect(raised.exitCode, raised.stderr).toBe(0)
     expect((await readTeam(TEAM, fx.env)).budget).toEqual({ maxTokens: 115_000 })
     await sendTeamMessage({ team: TEAM, from: LEAD_NAME, to: 'alice', text: 'carry on', env: fx.env })
-    await waitFor(async () => (await leadStructured(fx, 'idle_notification', 'alice'))[1], 'the turn after the raise')
+    await waitFor('the turn after the raise', async () => (await leadStructured(fx, 'idle_notification', 'alice'))[1])
     expect((await leadStructured(fx, 'idle_notification', 'alice'))[1]).toMatchObject({ idleReason: 'available', summary: 'Done now.' })
   })
 
@@ -134,14 +126,14 @@ describe('budgets', () => {
         },
       },
     })
-    agents.push(await startAgent(fx, 'alice'))
+    await startAgent(fx, 'alice')
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'hi', env: fx.env })
-    await waitFor(() => leadStructured(fx, 'idle_notification', 'alice').then((l) => l.length > 0 || undefined), 'alice idle')
+    await waitFor('alice idle', () => leadStructured(fx, 'idle_notification', 'alice').then((l) => l.length > 0 || undefined))
     const out = await swarm(['compact', TEAM, 'alice', '--focus', 'greetings'])
     expect(out.exitCode, out.stderr).toBe(0)
-    await waitFor(async () => {
+    await waitFor('the compaction', async () => {
       const events = await readTranscript(transcriptPath(TEAM, 'alice', fx.env))
       return events.some((e) => e.kind === 'compaction' && e.stage === 'summarized' && e.focus === 'greetings') || undefined
-    }, 'the compaction')
+    })
   })
 })
