@@ -4,13 +4,12 @@
  * it trusts swarm's signed answers and shutdowns; it reads and writes the team's inboxes itself.
  */
 import { randomUUID } from 'node:crypto'
-import fs from 'node:fs'
-import path from 'node:path'
 import { BackendUnavailableError, UsageError } from '../errors.js'
 import { rootDir } from '../home/paths.js'
 import { formatClaudeVerifyKey } from '../mailbox/claude-lead-sig.js'
 import { ensureTeamKeys, loadLeadPrivateKey } from '../mailbox/signing.js'
 import { findMember, readTeam } from '../teams/team-store.js'
+import { locateAgentBinary } from './binary.js'
 import { findClaudeSession } from './claude-session.js'
 import type { AdapterContext, AgentAdapter, HookReply, LaunchPlan, PermissionAnswer } from './types.js'
 
@@ -30,25 +29,10 @@ const MODES: Record<string, string> = {
 
 /** The Claude Code binary: `$SWARM_CLAUDE_BIN`, else `claude` on PATH; exit 7 with the install command otherwise. */
 export function findClaudeBinary(env: NodeJS.ProcessEnv): string {
-  const explicit = env[CLAUDE_BIN_ENV]
-  if (explicit) {
-    if (isExecutable(explicit)) return path.resolve(explicit)
-    throw new BackendUnavailableError(`${CLAUDE_BIN_ENV}=${explicit} is not an executable file`, { hint: CLAUDE_INSTALL_HINT })
-  }
-  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
-    const file = dir && path.join(dir, 'claude')
-    if (file && isExecutable(file)) return file
-  }
+  const r = locateAgentBinary({ binary: 'claude', binaryEnv: CLAUDE_BIN_ENV }, env)
+  if (r.found) return r.path
+  if (env[CLAUDE_BIN_ENV]) throw new BackendUnavailableError(r.reason, { hint: CLAUDE_INSTALL_HINT })
   throw new BackendUnavailableError('Claude Code (`claude`) is not installed or not on PATH', { hint: CLAUDE_INSTALL_HINT })
-}
-
-function isExecutable(file: string): boolean {
-  try {
-    fs.accessSync(file, fs.constants.X_OK)
-    return fs.statSync(file).isFile()
-  } catch {
-    return false
-  }
 }
 
 /**
@@ -138,6 +122,7 @@ export const claudeAdapter: AgentAdapter = {
   description: 'Claude Code (2.1.332 tested) as a teammate on its own inbox, speaking the agent-teams protocol',
   source: 'built-in',
   binary: 'claude',
+  binaryEnv: CLAUDE_BIN_ENV,
   versionArgs: ['--version'],
   providerEnv: ['ANTHROPIC_*', 'CLAUDE_CODE_*', 'CLAUDE_CONFIG_DIR', 'AWS_*', 'GOOGLE_*', 'VERTEX_*', 'DISABLE_*'],
   delivery: { method: 'inbox' },

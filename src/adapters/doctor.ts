@@ -1,13 +1,13 @@
 /**
- * What `swarm doctor` says about agent CLIs: per adapter, whether its binary is installed (PATH,
- * then SWARM_AGENT_BIN_DIR), its version, and whether its hooks can work — the hook entry point
- * runs and answers a dry call — or its control channel works (the adapter's probe), plus adapter
- * files that could not be read.
+ * What `swarm doctor` says about agent CLIs: per adapter, whether its binary is installed (binary.ts),
+ * its version, and whether its hooks can work — the hook entry point runs and answers a dry call —
+ * or its control channel works (the adapter's probe), plus adapter files that could not be read.
+ * Every probe runs in a throwaway home (probe-home.ts).
  */
-import fs from 'node:fs'
-import path from 'node:path'
 import { swarmArgv } from '../backends/launch.js'
 import { runCommand } from '../process/launch.js'
+import { locateAgentBinary } from './binary.js'
+import { withProbeHome } from './probe-home.js'
 import { loadAdapters } from './registry.js'
 
 export interface AgentCliStatus {
@@ -16,6 +16,8 @@ export interface AgentCliStatus {
   binary: string
   /** Absolute path, when installed. */
   path?: string
+  /** Why it was not found, when it was not. */
+  missing?: string
   version?: string
   /** `ok`, `none` (the CLI has no hooks: it is observed otherwise), or what failed. */
   hooks: string
@@ -34,14 +36,14 @@ export async function agentCliReport(env: NodeJS.ProcessEnv, cwd: string): Promi
   const hookEntry = await hookEntryHealth(env)
   const agents = await Promise.all(
     [...adapters.values()].map(async (a): Promise<AgentCliStatus> => {
-      const found = which(a.binary, env)
-      const version = found ? await versionOf(found, a.versionArgs, env) : undefined
-      const control = found && a.probe ? await a.probe(found, env) : undefined
+      const found = locateAgentBinary(a, env)
+      const version = found.found ? await versionOf(found.path, a.versionArgs, env) : undefined
+      const control = found.found && a.probe ? await withProbeHome(env, (probeEnv) => a.probe!(found.path, probeEnv)) : undefined
       return {
         kind: a.kind,
         source: a.source,
         binary: a.binary,
-        ...(found && { path: found }),
+        ...(found.found ? { path: found.path } : { missing: found.reason }),
         ...(version && { version }),
         hooks: a.states.hooks ? hookEntry : 'none',
         ...(control && { control }),
@@ -57,23 +59,8 @@ export async function agentCliReport(env: NodeJS.ProcessEnv, cwd: string): Promi
   return { agents, problems: diagnostics.map((d) => `${d.file}: ${d.message}`) }
 }
 
-/** The CLI's executable on PATH, then SWARM_AGENT_BIN_DIR. */
-export function which(binary: string, env: NodeJS.ProcessEnv): string | undefined {
-  const dirs = [...(env.PATH ?? '').split(path.delimiter), env.SWARM_AGENT_BIN_DIR].filter((d): d is string => Boolean(d))
-  for (const d of dirs) {
-    const file = path.join(d, binary)
-    try {
-      fs.accessSync(file, fs.constants.X_OK)
-      return file
-    } catch {
-      // not in this directory
-    }
-  }
-  return undefined
-}
-
 async function versionOf(file: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  const r = await runCommand(file, [...args], { env, timeoutMs: 15_000 }).catch(() => undefined)
+  const r = await withProbeHome(env, (probeEnv) => runCommand(file, [...args], { env: probeEnv, timeoutMs: 15_000 })).catch(() => undefined)
   if (r?.code !== 0) return undefined
   return (r!.stdout.trim() || r.stderr.trim()).split('\n').pop()?.trim() || undefined
 }
@@ -81,11 +68,9 @@ async function versionOf(file: string, args: readonly string[], env: NodeJS.Proc
 /** `swarm hook` refuses an unknown event with exit 2: proof that the entry point every hook calls runs. */
 async function hookEntryHealth(env: NodeJS.ProcessEnv): Promise<string> {
   const [node, ...bin] = swarmArgv()
-  const r = await runCommand(node, [...bin, 'hook', 'doctor-probe', '--team', 'x', '--name', 'x', '--agent', 'x'], {
-    env,
-    timeoutMs: 15_000,
-    input: '',
-  }).catch((err: Error) => ({ code: -1, stdout: '', stderr: err.message }))
+  const r = await withProbeHome(env, (probeEnv) =>
+    runCommand(node, [...bin, 'hook', 'doctor-probe', '--team', 'x', '--name', 'x', '--agent', 'x'], { env: probeEnv, timeoutMs: 15_000, input: '' }),
+  ).catch((err: Error) => ({ code: -1, stdout: '', stderr: err.message }))
   return r.code === 2 && r.stderr.includes('unknown hook event')
     ? 'ok'
     : `the hook entry point failed (exit ${r.code}): ${r.stderr.trim().split('\n')[0]}`

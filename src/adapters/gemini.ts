@@ -72,6 +72,8 @@ export const geminiAdapter: AgentAdapter = {
   binary: 'gemini',
   versionArgs: ['--version'],
   providerEnv: ['GEMINI_API_KEY', 'GOOGLE_API_KEY', 'GOOGLE_GEMINI_BASE_URL', 'GOOGLE_CLOUD_PROJECT', 'GOOGLE_CLOUD_LOCATION', 'GEMINI_*'],
+  // settings.json selects API-key auth: without a key it opens its auth dialog in the pane.
+  requiredEnv: { anyOf: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'], without: 'warn' },
   // Measured: an Enter within ~200–500 ms of the paste became a newline.
   delivery: { method: 'paste', settleMs: 600, submitKeys: ['Enter'], confirm: 'hook' },
   states: { hooks: true },

@@ -7,10 +7,11 @@ import fsSync from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { BackendUnavailableError } from '../errors.js'
-import { rootDir, validateAgentName, validateName } from '../home/paths.js'
+import { agentHomeDir } from '../home/paths.js'
 import { ensureDir } from '../util/fs.js'
 import { swarmArgv } from '../backends/launch.js'
 import { firstPrompt } from './first-prompt.js'
+import { enforceProviderEnv } from './provider-check.js'
 import { shellQuote } from './template.js'
 import type { AdapterContext, AgentAdapter, LaunchPlan, SwarmHookEvent } from './types.js'
 
@@ -40,12 +41,9 @@ export interface AgentLaunch extends LaunchPlan {
 /** The PATH the agent CLI runs with (its `swarm` shim first), handed through tmux under this name. */
 export const AGENT_PATH_ENV = 'SWARM_AGENT_PATH'
 
-/** The teammate's own config dir: `<root>/agent-homes/<team>/<name>`. */
-export function agentHomeDir(team: string, name: string, env?: Env): string {
-  return path.join(rootDir(env), 'agent-homes', validateName(team), validateAgentName(name))
-}
-
 export async function planAgentLaunch(adapter: AgentAdapter, input: AgentLaunchInput): Promise<AgentLaunch> {
+  // Before anything is written: a CLI that cannot reach a model is refused, or at least named.
+  if (!input.resume) enforceProviderEnv(adapter, input.env, input.name)
   const configDir = agentHomeDir(input.team, input.name, input.env)
   await ensureDir(configDir)
   const shimDir = await writeSwarmShim(configDir)

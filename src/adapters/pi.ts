@@ -83,6 +83,8 @@ export const piAdapter: AgentAdapter = {
   binary: 'pi',
   versionArgs: ['--version'],
   providerEnv: ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'GEMINI_API_KEY', 'PI_*'],
+  // Its config dir is fresh (no stored login): without a key it starts with no model to use.
+  requiredEnv: { anyOf: ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'GEMINI_API_KEY'], without: 'warn' },
   delivery: { method: 'paste', settleMs: 300, submitKeys: ['Enter'], confirm: 'hook' },
   states: { hooks: true },
   hookEvents: {},

@@ -32,6 +32,7 @@ export function adapterFromSpec(spec: AdapterSpec, origin: SpecOrigin): AgentAda
     binary: spec.binary,
     versionArgs: spec.versionArgs,
     providerEnv: spec.providerEnv,
+    ...(spec.requiredEnv && { requiredEnv: spec.requiredEnv }),
     delivery,
     states: { hooks: Object.keys(spec.hookEvents).length > 0, ...spec.states },
     hookEvents: spec.hookEvents,

@@ -46,6 +46,8 @@ export const AdapterSpec = z.strictObject({
   resumeCommand: z.array(z.string()).min(1).optional(),
   env: z.record(z.string(), z.string()).default({}),
   providerEnv: z.array(z.string()).default([]),
+  /** At least one of these must be set at spawn: else a warning, or (refuse) exit 2. */
+  requiredEnv: z.strictObject({ anyOf: z.array(z.string().min(1)).min(1), without: z.enum(['warn', 'refuse']).default('warn') }).optional(),
   files: z.array(AdapterFileSpec).default([]),
   delivery: z
     .discriminatedUnion('method', [

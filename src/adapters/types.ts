@@ -128,6 +128,16 @@ export interface QuitMethod {
   graceMs: number
 }
 
+/**
+ * At least one of `anyOf` must be set (non-empty) in the spawner's environment. With none:
+ * `warn` — one line at spawn, the CLI starts anyway (it waits at its own sign-in screen, which a
+ * person can still answer in the pane) — or `refuse` (exit 2), for a CLI that cannot start at all.
+ */
+export interface RequiredEnv {
+  readonly anyOf: readonly string[]
+  readonly without: 'warn' | 'refuse'
+}
+
 export interface AgentAdapter {
   /** What `--agent` names: `codex`, `gemini`, `opencode`, `pi`, `claude`, or a user's. */
   readonly kind: string
@@ -135,12 +145,16 @@ export interface AgentAdapter {
   readonly source: AdapterSource
   /** Where it was defined (a YAML file), for diagnostics. */
   readonly file?: string
-  /** The executable looked up on PATH (or SWARM_AGENT_BIN_DIR); `swarm doctor` reports it. */
+  /** The executable looked up on PATH, then SWARM_AGENT_BIN_DIR (binary.ts); `swarm doctor` reports it. */
   readonly binary: string
+  /** A variable naming the executable, which then beats PATH (`SWARM_CLAUDE_BIN`); binary.ts looks it up. */
+  readonly binaryEnv?: string
   /** Arguments that print its version (`--version`). */
   readonly versionArgs: readonly string[]
   /** Provider variables forwarded from the spawner (a trailing `*` is a prefix). */
   readonly providerEnv: readonly string[]
+  /** The provider variables it cannot reach a model without (provider-check.ts); absent: it needs none. */
+  readonly requiredEnv?: RequiredEnv
   readonly delivery: Delivery
   readonly states: StateObservation
   /** The CLI's hook event names → swarm's; empty for a CLI without command hooks. */

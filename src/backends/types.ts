@@ -72,7 +72,8 @@ export interface SpawnedTeammate {
 }
 
 /** A teammate's process as the backend sees it. */
-export type ProcessState = { state: 'alive'; pid?: number } | { state: 'exited'; code: number } | { state: 'dead'; reason: string }
+/** `paneId`: where a pane backend found it (the leader, who has no pane recorded, is found by its tag). */
+export type ProcessState = { state: 'alive'; pid?: number; paneId?: string } | { state: 'exited'; code: number } | { state: 'dead'; reason: string }
 
 /** How a graceful stop ended. `rejected` and `timeout` leave the teammate running. */
 export type TerminateOutcome = { outcome: 'exited' } | { outcome: 'approved' } | { outcome: 'rejected'; reason: string } | { outcome: 'timeout' }

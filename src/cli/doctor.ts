@@ -125,7 +125,9 @@ function printReport(r: DoctorReport): void {
   if (r.agents) {
     println('agent CLIs:')
     for (const a of r.agents.agents) {
-      const where = a.path ? `${a.version ?? 'version unknown'} (${a.path})` : colors.yellow(`not installed (${a.binary} not on PATH)`)
+      const where = a.path
+        ? `${a.version ?? 'version unknown'} (${a.path})`
+        : colors.yellow(`not installed (${a.missing ?? `${a.binary} not found`})`)
       println(
         `  ${a.kind.padEnd(12)} ${where}; hooks ${a.hooks === 'ok' ? colors.green('ok') : a.hooks}; ${a.control ? `control channel ${a.control === 'ok' ? colors.green('ok') : a.control}; ` : ''}${a.delivery}${a.source === 'built-in' ? '' : ` [${a.source}]`}`,
       )

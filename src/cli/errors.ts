@@ -1,4 +1,4 @@
-import { CommanderError } from 'commander'
+import { type Command, CommanderError } from 'commander'
 import { ExitCode, SwarmError, errorMessage } from '../errors.js'
 import { rootDir } from '../home/paths.js'
 import { explainErrno } from '../util/fs-errors.js'
@@ -26,6 +26,25 @@ export function reportError(raw: unknown): number {
   process.stderr.write(`swarm: ${oneLine(errorMessage(err))} — rerun with SWARM_DEBUG=1 for details\n`)
   if (debug && err instanceof Error && err.stack) process.stderr.write(err.stack + '\n')
   return ExitCode.failure
+}
+
+/**
+ * Commander's usage errors (unknown option or command, missing argument) in swarm's form, one line:
+ * `swarm: unknown option '--bogus' — run swarm spawn --help`, on `cmd` and every command under it
+ * (the exit code, 2, is reportError's). Call it once all of them are added.
+ */
+export function oneLineUsageErrors(cmd: Command): void {
+  const where = commandPath(cmd)
+  cmd.configureOutput({
+    outputError: (str, write) => write(`swarm: ${oneLine(`${str.replace(/^error:\s*/, '')} — run ${where} --help`)}\n`),
+  })
+  for (const sub of cmd.commands) oneLineUsageErrors(sub)
+}
+
+function commandPath(cmd: Command): string {
+  const names: string[] = []
+  for (let c: Command | null = cmd; c; c = c.parent) names.unshift(c.name())
+  return names.join(' ')
 }
 
 /** One line, terminal-safe: a message may quote a file name or text a teammate wrote. */

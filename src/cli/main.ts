@@ -1,5 +1,5 @@
 import { Command } from 'commander'
-import { reportError } from './errors.js'
+import { oneLineUsageErrors, reportError } from './errors.js'
 
 type Register = (program: Command) => void
 
@@ -40,11 +40,11 @@ export async function buildProgram(only?: string): Promise<Command> {
     .name('swarm')
     .description('A supervisor for teams of coding agents: tmux / iTerm2 / in-process teammates with file-locked inboxes.')
     .version('0.1.0')
-    .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
   const names = only === '--version' || only === '-V' ? [] : only && GROUPS[only] ? [only] : Object.keys(GROUPS)
   const registers = new Set(await Promise.all(names.map((n) => GROUPS[n]())))
   for (const register of registers) register(program)
+  oneLineUsageErrors(program)
   return program
 }
 

@@ -4,6 +4,7 @@ import type { Command } from 'commander'
 import { backendChoices } from '../backends/registry.js'
 import { definedOnly } from '../util/object.js'
 import { UsageError } from '../errors.js'
+import { LEAD_NAME } from '../home/paths.js'
 import type { KillOutcome } from '../supervisor/stop.js'
 import { printJson, println } from '../terminal/output.js'
 import { budgetFlags } from './options.js'
@@ -108,6 +109,7 @@ export async function runSpawn(team: string, name: string, opts: SpawnCommandOpt
       return printJson({ team, name, agentId: member.agentId, backend: 'in-process', pane: 'in-process', color: member.color, cwd: member.cwd })
     return println(`spawned ${name} in-process, inside the team's leader`)
   }
+  if (opts.agent !== undefined) await refuseWithoutProvider(team, name, opts.agent)
   const { member, spawned, worktree } = await spawnTeammate(
     team,
     {
@@ -216,4 +218,11 @@ async function existingDir(dir: string): Promise<string> {
 async function teamRunsInProcess(team: string): Promise<boolean> {
   const [{ readTeam }, { teamBackend }] = await Promise.all([import('../teams/team-store.js'), import('../backends/team-backend.js')])
   return teamBackend(await readTeam(team)) === 'in-process'
+}
+
+/** A CLI that cannot start without its provider variables is refused before the teammate is registered. */
+async function refuseWithoutProvider(team: string, name: string, agent: string): Promise<void> {
+  const [{ readTeam }, { refuseEarly }] = await Promise.all([import('../teams/team-store.js'), import('../adapters/provider-check.js')])
+  const leadCwd = (await readTeam(team)).members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
+  await refuseEarly(agent, leadCwd, process.env, name)
 }

@@ -17,6 +17,7 @@ import { findMember, readTeam } from '../teams/team-store.js'
 import { type Task, TaskStatus } from '../tasks/types.js'
 import { terminalSafe } from '../terminal/neutralize.js'
 import { printJson, println, table } from '../terminal/output.js'
+import { oneLineUsageErrors } from './errors.js'
 import { splitList } from './team.js'
 
 interface JsonOpt {
@@ -65,7 +66,7 @@ export async function runTasks(team: string, argv: string[]): Promise<void> {
 }
 
 function actionsProgram(team: string): Command {
-  const p = new Command(`swarm tasks ${team}`).exitOverride().showHelpAfterError('(run with --help for usage)')
+  const p = new Command(`swarm tasks ${team}`).exitOverride()
   p.command('list')
     .description('list tasks by id')
     .option('--json', 'print JSON')
@@ -112,6 +113,7 @@ function actionsProgram(team: string): Command {
     .description('delete a task (its id is never reused)')
     .option('--json', 'print JSON')
     .action((id: string, o: JsonOpt) => tasksDelete(team, id, o))
+  oneLineUsageErrors(p)
   return p
 }
 

@@ -132,7 +132,10 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
   for (const t of types.keys()) if (!names.includes(t)) throw new UsageError(`--agent-type names ${t}, which is not in --agents`)
   for (const t of kinds.keys()) if (!names.includes(t)) throw new UsageError(`--agent names ${t}, which is not in --agents`)
   const agentKinds = names.map((a) => kinds.get(a) ?? spec?.members.find((x) => x.name === a)?.agent)
-  await checkAdapters(agentKinds, cwd)
+  await checkAdapters(
+    names.map((a, i) => [a, agentKinds[i]] as const),
+    cwd,
+  )
   // Only swarm's own agents think with the configured model; agent CLIs bring their own provider.
   const swarmAgents = !names.length || agentKinds.some((k) => k === undefined || k === 'swarm') // 'swarm': registry.ts SWARM_AGENT_KIND (loaded lazily)
   if (opts.start && swarmAgents && !modelConfigured(process.env)) {
@@ -314,11 +317,11 @@ function parseNamePairs(values: string[], option: string, example: string): Map<
   return out
 }
 
-/** Before the team is written: every --agent / team-file `agent:` names a known adapter. */
-async function checkAdapters(kinds: Array<string | undefined>, cwd: string): Promise<void> {
-  if (!kinds.some((k) => k !== undefined)) return
-  const { resolveAdapter } = await import('../adapters/registry.js')
-  for (const k of kinds) await resolveAdapter(k, { cwd })
+/** Before the team is written: every --agent / team-file `agent:` names a known adapter, one that can start here. */
+async function checkAdapters(members: ReadonlyArray<readonly [string, string | undefined]>, cwd: string): Promise<void> {
+  if (!members.some(([, k]) => k !== undefined)) return
+  const { refuseEarly } = await import('../adapters/provider-check.js')
+  for (const [name, kind] of members) await refuseEarly(kind, cwd, process.env, name)
 }
 
 export async function teamDelete(name: string, opts: { force?: boolean; timeout?: string; discard?: boolean; json?: boolean }): Promise<void> {

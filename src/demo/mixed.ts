@@ -9,7 +9,7 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import pc from 'picocolors'
-import { which } from '../adapters/doctor.js'
+import { locateAgentBinary } from '../adapters/binary.js'
 import { CLAUDE_INSTALL_HINT, findClaudeBinary } from '../adapters/claude.js'
 import { socketArgs, swarmSocket } from '../backends/tmux-client.js'
 import { BackendUnavailableError, ExitCode, SwarmError, errorMessage } from '../errors.js'
@@ -88,8 +88,8 @@ export interface MixedDemoSummary {
 export function findMixedClis(env: NodeJS.ProcessEnv): { found: Map<MixedCli, string>; missing: MixedCli[] } {
   const found = new Map<MixedCli, string>()
   for (const cli of ['codex', 'gemini'] as const) {
-    const bin = which(cli, env)
-    if (bin) found.set(cli, bin)
+    const bin = locateAgentBinary({ binary: cli }, env)
+    if (bin.found) found.set(cli, bin.path)
   }
   try {
     found.set('claude', findClaudeBinary(env))

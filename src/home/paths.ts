@@ -101,6 +101,19 @@ export function sentLogPath(team: string, agent: string, env?: NodeJS.ProcessEnv
   return path.join(sentDir(team, env), `${validateAgentName(agent)}.jsonl`)
 }
 
+/**
+ * `<root>/agent-homes/<team>`: the config dirs of the team's agent-CLI teammates (CODEX_HOME,
+ * GEMINI_CLI_HOME, …), outside the control plane; removed with the team.
+ */
+export function agentHomesDir(team: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(rootDir(env), 'agent-homes', validateName(team))
+}
+
+/** One teammate's own config dir: `<root>/agent-homes/<team>/<name>` (removed with it). */
+export function agentHomeDir(team: string, name: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(agentHomesDir(team, env), validateAgentName(name))
+}
+
 /** `<root>/swarm-sent/<team>` (removed with the team). */
 export function sentDir(team: string, env?: NodeJS.ProcessEnv): string {
   return path.join(rootDir(env), 'swarm-sent', validateName(team))

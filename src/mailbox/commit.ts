@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { CorruptFileError } from '../errors.js'
-import { decodeUtf8, FILE_MODE, moveAside, parseJsonFile, withPath } from '../util/fs.js'
+import { decodeUtf8, FILE_MODE, moveAside, NOFOLLOW, openError, parseJsonFile, withPath } from '../util/fs.js'
 import { appendToArchive, splitForArchive } from './archive.js'
 import { ringBell } from './bell.js'
 import { holdsLock, LockLostError } from '../util/lock-fence.js'
@@ -143,17 +143,18 @@ function fence(file: string): void {
 }
 
 /**
- * For writers, under the lock: a corrupt inbox is moved aside (every byte kept), never overwritten;
+ * For writers, under the lock: a corrupt inbox is moved aside (every byte kept), never overwritten
+ * (a symbolic link is neither followed nor moved: CorruptFileError, exit 5);
  * `corrupt` then says where it went. Bytes that are not UTF-8 are never rewritten as U+FFFD: the
  * file is moved aside and only the entries that decode cleanly go on in the inbox.
  */
 async function loadForWrite(file: string): Promise<{ entries: InboxMessage[]; corrupt?: CorruptFileError }> {
   let bytes: Buffer
   try {
-    bytes = fs.readFileSync(file)
+    bytes = readNoFollowSync(file)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { entries: [] }
-    throw withPath(err, file) // EISDIR names no path
+    throw openError(file, err) // EISDIR names no path; a symbolic link is refused, left as it is
   }
   let text: string
   try {
@@ -172,6 +173,15 @@ async function loadForWrite(file: string): Promise<{ entries: InboxMessage[]; co
     const movedTo = await moveAside(file)
     const detail = err.message.slice(`corrupt file ${file} (`.length, -1)
     return { entries: [], corrupt: new CorruptFileError(file, detail, { movedTo, cause: err }) }
+  }
+}
+
+function readNoFollowSync(file: string): Buffer {
+  const fd = fs.openSync(file, NOFOLLOW.read)
+  try {
+    return fs.readFileSync(fd)
+  } finally {
+    fs.closeSync(fd)
   }
 }
 

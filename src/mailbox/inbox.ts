@@ -1,5 +1,5 @@
 import { UsageError, type CorruptFileError } from '../errors.js'
-import { parseJsonFile, pathExists, readFileIfExists } from '../util/fs.js'
+import { OWN_FILE, parseJsonFile, pathExists, readFileIfExists } from '../util/fs.js'
 import { commit, warnCorrupt } from './commit.js'
 import { createEntry, messageKey, type NewMessage } from './entry.js'
 import { withInboxLock } from './inbox-lock.js'
@@ -50,11 +50,11 @@ export async function flushSpool(file: string): Promise<void> {
 }
 
 /**
- * Reads an inbox; [] when it does not exist (or is empty). A file that does not parse is a
- * CorruptFileError naming it; the reader leaves it where it is.
+ * Reads an inbox; [] when it does not exist (or is empty). A file that does not parse, or a
+ * symbolic link (never followed), is a CorruptFileError naming it; the reader leaves it where it is.
  */
 export async function readInbox(file: string): Promise<InboxMessage[]> {
-  const text = await readFileIfExists(file)
+  const text = await readFileIfExists(file, OWN_FILE)
   if (text === undefined || text.trim() === '') return []
   return parseJsonFile(file, text, InboxFile)
 }

@@ -98,6 +98,9 @@ export async function sandboxAvailability(
   }
   if (platform !== 'linux') return { status: 'unavailable', reason: `no sandbox on ${platform}` }
   const bwrap = findBwrap(env, config.bwrapPath)
+  if (!bwrap && config.bwrapPath !== undefined) {
+    return { status: 'unavailable', reason: `sandbox.bwrapPath ${config.bwrapPath} is not an executable file — fix or remove it in the settings` }
+  }
   if (!bwrap) return { status: 'unavailable', reason: `bubblewrap (bwrap) is not installed — install it: ${BWRAP_INSTALL}` }
   const probe = await probeBwrap(bwrap)
   return probe.ok ? { status: 'sandboxed', reason: probe.detail } : { status: 'unavailable', reason: probe.detail }

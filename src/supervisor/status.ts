@@ -87,6 +87,7 @@ function describe(m: TeamMember, s: Seen | undefined, seenBy: BackendType | unde
   }
   // The leader's pane was found by its tag: show where.
   if (!base.backend) base.backend = seenBy
+  if (s.state === 'alive' && !base.pane && s.paneId) base.pane = s.paneId
   if (s.state === 'alive') return { ...base, state: 'alive', ...(s.pid !== undefined && { pid: s.pid }) }
   if (s.state === 'exited') return { ...base, state: 'exited', exitCode: s.code }
   return { ...base, state: s.state, reason: s.reason }

@@ -2,7 +2,7 @@ import { SwarmError, errorMessage } from '../errors.js'
 import { encodeStructured } from '../mailbox/messages.js'
 import { deliver } from '../mailbox/send.js'
 import type { InboxMessage } from '../mailbox/types.js'
-import { readJsonFile } from '../util/fs.js'
+import { OWN_FILE, readJsonFile } from '../util/fs.js'
 import { LEAD_NAME, teamConfigPath } from '../home/paths.js'
 import { ownerName } from './task-graph.js'
 import { TeamFile } from '../teams/types.js'
@@ -18,7 +18,7 @@ export async function notifyAssignment(team: string, task: Task, by: string | un
   const to = ownerName(task.owner, team)
   const assignedBy = by ?? LEAD_NAME
   if (to === undefined || to === assignedBy) return undefined
-  const config = await readJsonFile(teamConfigPath(team, env), TeamFile)
+  const config = await readJsonFile(teamConfigPath(team, env), TeamFile, OWN_FILE)
   if (!config) return undefined
   const members = config.members.map((m) => m.name)
   if (!members.includes(to)) return undefined

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { CorruptFileError, NotFoundError, type SwarmError, UsageError } from '../errors.js'
-import { atomicWriteFile, atomicWriteJson, moveAside, pathExists, readFileIfExists, readJsonFile, readJsonForWrite } from '../util/fs.js'
+import { atomicWriteFile, atomicWriteJson, moveAside, OWN_FILE, pathExists, readFileIfExists, readJsonFile, readJsonForWrite } from '../util/fs.js'
 import { withFileLock } from '../util/lock.js'
 import { tasksDir, validateAgentName } from '../home/paths.js'
 import { notifyAssignment } from './task-assign.js'
@@ -123,7 +123,7 @@ export async function createTask(team: string, input: NewTask, opts: TaskOptions
 
 /** NotFoundError (exit 3) if missing; CorruptFileError (exit 5) naming the file. */
 export async function getTask(team: string, id: string, env?: Env): Promise<Task> {
-  const task = await readJsonFile(taskPath(team, id, env), Task)
+  const task = await readJsonFile(taskPath(team, id, env), Task, OWN_FILE)
   if (!task) throw taskNotFound(team, id)
   return task
 }
@@ -160,7 +160,7 @@ export async function updateTask(team: string, id: string, patch: TaskPatch, opt
   if (!(await pathExists(file))) throw taskNotFound(team, id)
   let before: Task | undefined
   const after = await withFileLock(file, async () => {
-    before = await readJsonForWrite(file, Task)
+    before = await readJsonForWrite(file, Task, OWN_FILE)
     if (!before) throw taskNotFound(team, id)
     const next: Task = structuredClone(before)
     if (patch.status !== undefined) next.status = patch.status
@@ -208,7 +208,7 @@ export async function claimTask(team: string, id: string, agent: string, opts: {
       }
     }
     return withFileLock(file, async () => {
-      const task = await readJsonForWrite(file, Task)
+      const task = await readJsonForWrite(file, Task, OWN_FILE)
       if (!task) return { ok: false, reason: 'not_found', taskId: id }
       if (task.status === 'completed') return { ok: false, reason: 'completed', task }
       if (task.owner && ownerName(task.owner, team) !== ownerName(agent, team)) {
@@ -247,7 +247,7 @@ export async function releaseTasksOf(team: string, agentName: string, env?: Env)
     if (t.status === 'completed' || ownerName(t.owner, team) !== agentName) continue
     const file = taskPath(team, t.id, env)
     const done = await withFileLock(file, async () => {
-      const current = await readJsonForWrite(file, Task)
+      const current = await readJsonForWrite(file, Task, OWN_FILE)
       // Re-checked under the lock: the task may have changed hands since it was listed.
       if (!current || current.status === 'completed' || ownerName(current.owner, team) !== agentName) return false
       const next: Task = { ...current, status: 'pending' }
@@ -282,7 +282,7 @@ export async function deleteTask(team: string, id: string, env?: Env): Promise<v
     if (!t.blocks.includes(id) && !t.blockedBy.includes(id)) continue
     const other = taskPath(team, t.id, env)
     await withFileLock(other, async () => {
-      const current = await readJsonForWrite(other, Task)
+      const current = await readJsonForWrite(other, Task, OWN_FILE)
       if (!current) return
       current.blocks = current.blocks.filter((x) => x !== id)
       current.blockedBy = current.blockedBy.filter((x) => x !== id)
@@ -312,7 +312,7 @@ async function readAllTasks(team: string, env?: Env): Promise<{ tasks: Task[]; c
   const corrupt: CorruptFileError[] = []
   for (const id of ids) {
     try {
-      const task = await readJsonFile(path.join(dir, `${id}.json`), Task)
+      const task = await readJsonFile(path.join(dir, `${id}.json`), Task, OWN_FILE)
       if (task) tasks.push(task) // undefined: deleted since the readdir
     } catch (err) {
       if (!(err instanceof CorruptFileError)) throw err
@@ -352,7 +352,7 @@ async function highestId(team: string, env?: Env): Promise<number> {
 async function linkSide(team: string, other: string, side: 'blocks' | 'blockedBy', id: string, env?: Env): Promise<void> {
   const file = taskPath(team, other, env)
   await withFileLock(file, async () => {
-    const task = await readJsonForWrite(file, Task)
+    const task = await readJsonForWrite(file, Task, OWN_FILE)
     if (!task) return // deleted meanwhile: nothing left to link
     if (task[side].includes(id)) return
     task[side] = [...task[side], id]

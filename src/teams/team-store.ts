@@ -1,14 +1,22 @@
 import fs from 'node:fs/promises'
 import { ConflictError, CorruptFileError, NotFoundError, SwarmError, UsageError } from '../errors.js'
-import { atomicWriteJson, ensureDir, parseJsonFile, pathExists, readFileIfExists, readJsonForWrite } from '../util/fs.js'
+import { atomicWriteJson, ensureDir, OWN_FILE, parseJsonFile, pathExists, readFileIfExists, readJsonForWrite } from '../util/fs.js'
+import { isSymlinkRefusal } from '../util/fs-errors.js'
 import { withFileLock } from '../util/lock.js'
 import { pickColor } from '../home/colors.js'
+import { archivePath } from '../mailbox/archive.js'
+import { spoolDir } from '../mailbox/spool.js'
 import {
+  agentDir,
+  agentHomeDir,
+  agentHomesDir,
   agentId,
   inboxesDir,
+  inboxPath,
   LEAD_NAME,
   scratchpadDir,
   sentDir,
+  sentLogPath,
   tasksDir,
   teamConfigPath,
   teamDir,
@@ -127,7 +135,7 @@ export async function readTeam(team: string, env?: Env): Promise<TeamFile> {
  * value — is ignored; anything else is corrupt as before.
  */
 async function readConfig(file: string): Promise<TeamFile | undefined> {
-  const text = await readFileIfExists(file)
+  const text = await readFileIfExists(file, OWN_FILE)
   if (text === undefined) return undefined
   const remnant = /^([\s\S]*?\n\})[\s\]}]+$/.exec(text)
   if (remnant) {
@@ -164,7 +172,7 @@ async function settled<T>(read: () => Promise<T>): Promise<T> {
     try {
       return await read()
     } catch (err) {
-      if (!(err instanceof CorruptFileError) || attempt >= TORN_READ_RETRIES) throw err
+      if (!(err instanceof CorruptFileError) || isSymlinkRefusal(err) || attempt >= TORN_READ_RETRIES) throw err
       await new Promise((r) => setTimeout(r, TORN_READ_DELAY_MS))
     }
   }
@@ -210,7 +218,7 @@ export async function updateTeam(team: string, mutate: (t: TeamFile) => TeamFile
   return withFileLock(file, async () => {
     // A torn read (Claude Code writing in place) is retried; only a file that stays corrupt is moved aside.
     const current = await settled(() => readConfig(file)).catch((err: unknown) => {
-      if (err instanceof CorruptFileError) return readJsonForWrite(file, TeamFile)
+      if (err instanceof CorruptFileError) return readJsonForWrite(file, TeamFile, OWN_FILE)
       throw err
     })
     if (!current) throw teamNotFound(team)
@@ -292,10 +300,32 @@ export async function removeMember(team: string, name: string, env?: Env): Promi
   )
 }
 
-/** Removes `teams/<team>`, `tasks/<team>`, `scratchpad/<team>` and `swarm-sent/<team>`. Stops nothing. */
+/** Removes `teams/<team>`, `tasks/<team>`, `scratchpad/<team>`, `swarm-sent/<team>` and `agent-homes/<team>`. Stops nothing. */
 export async function deleteTeamFiles(team: string, env?: Env): Promise<void> {
-  const dirs = [teamDir(team, env), tasksDir(team, env), scratchpadDir(team, env), sentDir(team, env)]
-  for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
+  const dirs = [teamDir(team, env), tasksDir(team, env), scratchpadDir(team, env), sentDir(team, env), agentHomesDir(team, env)]
+  for (const dir of dirs) await removeAll(dir)
+}
+
+/**
+ * Removes what a teammate taken off the roster leaves (`kill --remove`): `agents/<name>/`, its
+ * inbox (with its lock, spool and archive), its sent log and its agent home. Stops nothing.
+ */
+export async function deleteMemberFiles(team: string, name: string, env?: Env): Promise<void> {
+  const inbox = inboxPath(team, validateAgentName(name), env)
+  const paths = [
+    agentDir(team, name, env),
+    inbox,
+    `${inbox}.lock`,
+    spoolDir(inbox),
+    archivePath(inbox),
+    sentLogPath(team, name, env),
+    agentHomeDir(team, name, env),
+  ]
+  for (const p of paths) await removeAll(p)
+}
+
+function removeAll(p: string): Promise<void> {
+  return fs.rm(p, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
 }
 
 function buildMember(team: string, m: NewMember, defaultCwd: string, joinedAt: number, usedColors: Array<string | undefined>): TeamMember {

@@ -34,8 +34,20 @@ export function explainErrno(err: unknown, fallbackPath: string): SwarmError | u
     case 'ENOTDIR':
       return new CorruptFileError(where, 'a file where swarm keeps a directory', { cause: err, hint: 'move the file aside; swarm will not touch it' })
     case 'ELOOP':
-      return new CorruptFileError(where, 'a symbolic link where swarm keeps a file; not followed', { cause: err, hint: 'remove the link' })
+      return symlinkRefused(where, err)
     default:
       return undefined
   }
+}
+
+/** What refusing a symbolic link where swarm keeps a file says (exit 5); the link is neither followed nor replaced. */
+export function symlinkRefused(file: string, cause?: unknown): CorruptFileError {
+  return new CorruptFileError(file, SYMLINK_DETAIL, { ...(cause !== undefined && { cause }), hint: 'remove the link' })
+}
+
+const SYMLINK_DETAIL = 'a symbolic link where swarm keeps a file; not followed'
+
+/** True for symlinkRefused's error: a link is left where it is, never moved aside as a corrupt file is. */
+export function isSymlinkRefusal(err: unknown): boolean {
+  return err instanceof CorruptFileError && err.message === `corrupt file ${err.file} (${SYMLINK_DETAIL})`
 }

@@ -4,7 +4,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { z } from 'zod'
 import { CorruptFileError } from '../errors.js'
-import { explainErrno } from './fs-errors.js'
+import { explainErrno, isSymlinkRefusal, symlinkRefused } from './fs-errors.js'
 import { LockLostError, assertFencesHeld } from './lock-fence.js'
 
 export const DIR_MODE = 0o700
@@ -65,7 +65,8 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
  * Writes `data` to a temp file in the same directory and renames it over `file`,
- * so a crash never leaves a torn file. The file gets mode 0600.
+ * so a crash never leaves a torn file. The file gets mode 0600. A symbolic link at `file` is
+ * refused (symlinkRefused, exit 5) and left as it is: rename(2) would replace it.
  */
 export async function atomicWriteFile(file: string, data: string | Uint8Array): Promise<void> {
   const dir = path.dirname(file)
@@ -78,6 +79,7 @@ export async function atomicWriteFile(file: string, data: string | Uint8Array): 
     } finally {
       await handle.close()
     }
+    await refuseSymlink(file)
     assertFencesHeld() // under withFileLock: a holder that lost its lock while stopped commits nothing
     await fs.rename(tmp, file)
   } catch (err) {
@@ -85,6 +87,12 @@ export async function atomicWriteFile(file: string, data: string | Uint8Array): 
     if (err instanceof LockLostError) throw err
     throw withPath(err, file, tmp) // a failed write(2) (ENOSPC) names no path
   }
+}
+
+/** Throws symlinkRefused when `file` is a symbolic link (lstat: the link itself, never its target). */
+export async function refuseSymlink(file: string): Promise<void> {
+  const st = await fs.lstat(file).catch(() => undefined)
+  if (st?.isSymbolicLink()) throw symlinkRefused(file)
 }
 
 export async function atomicWriteJson(file: string, value: unknown): Promise<void> {
@@ -100,17 +108,31 @@ export async function pathExists(p: string): Promise<boolean> {
   }
 }
 
+/** How a reader treats a symbolic link: followed (a user's settings may be one), or refused (swarm's own state files). */
+export interface ReadOptions {
+  /** Open with O_NOFOLLOW: a link is a CorruptFileError (symlinkRefused, exit 5), left as it is. */
+  noFollow?: boolean
+}
+
+/** For swarm's own state files (inboxes, tasks, config.json): a symbolic link is refused, never followed. */
+export const OWN_FILE: ReadOptions = { noFollow: true }
+
 /**
  * Reads a file as strict UTF-8 (decodeUtf8); undefined when it does not exist. Errors name the
  * file (a directory in its place fails with EISDIR, which names none).
  */
-export async function readFileIfExists(file: string): Promise<string | undefined> {
+export async function readFileIfExists(file: string, opts: ReadOptions = {}): Promise<string | undefined> {
   let bytes: Buffer
   try {
-    bytes = await fs.readFile(file)
+    const handle = await fs.open(file, opts.noFollow ? NOFOLLOW.read : fsConstants.O_RDONLY)
+    try {
+      bytes = await handle.readFile()
+    } finally {
+      await handle.close()
+    }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw withPath(err, file)
+    throw openError(file, err)
   }
   return decodeUtf8(file, bytes)
 }
@@ -163,8 +185,8 @@ function tooDeep(value: unknown): boolean {
 }
 
 /** Reads and validates a JSON file; undefined when the file does not exist. */
-export async function readJsonFile<S extends z.ZodType>(file: string, schema: S): Promise<z.infer<S> | undefined> {
-  const text = await readFileIfExists(file)
+export async function readJsonFile<S extends z.ZodType>(file: string, schema: S, opts: ReadOptions = {}): Promise<z.infer<S> | undefined> {
+  const text = await readFileIfExists(file, opts)
   if (text === undefined) return undefined
   return parseJsonFile(file, text, schema)
 }
@@ -183,13 +205,14 @@ export async function moveAside(file: string): Promise<string> {
 
 /**
  * For writers: reads and validates `file`; when it is corrupt, moves it aside and throws a
- * CorruptFileError that says where it went (the caller decides whether to start afresh).
+ * CorruptFileError that says where it went (the caller decides whether to start afresh). A
+ * symbolic link refused (opts.noFollow) is left where it is.
  */
-export async function readJsonForWrite<S extends z.ZodType>(file: string, schema: S): Promise<z.infer<S> | undefined> {
+export async function readJsonForWrite<S extends z.ZodType>(file: string, schema: S, opts: ReadOptions = {}): Promise<z.infer<S> | undefined> {
   try {
-    return await readJsonFile(file, schema)
+    return await readJsonFile(file, schema, opts)
   } catch (err) {
-    if (!(err instanceof CorruptFileError)) throw err
+    if (!(err instanceof CorruptFileError) || isSymlinkRefusal(err)) throw err
     const movedTo = await moveAside(file)
     throw new CorruptFileError(file, err.message.replace(/^corrupt file \S+ \((.*)\)$/, '$1'), { movedTo, cause: err })
   }

@@ -134,6 +134,32 @@ describe.skipIf(!hasTmux)('swarm spawn / status / kill / attach / doctor', () =>
     expect(human.stdout).toMatch(/^backend: in-process — not interactive/)
   })
 
+  it("status shows the leader's pane, found by its tag (none is recorded for it)", async () => {
+    await createTeam({ name: 'lead-pane', cwd: root }, env)
+    expect((await swarm('spawn', 'lead-pane', 'a', '--backend', 'tmux', '--command', 'sleep 600')).code).toBe(0)
+    expect((await readTeam('lead-pane', env)).members.find((m) => m.name === 'team-lead')?.tmuxPaneId).toBe('')
+    const leaderPane = await new Promise<string>((resolve, reject) =>
+      execFile('tmux', ['-L', 'swarm', 'list-panes', '-a', '-F', '#{pane_id} #{@swarm_agent}'], { env }, (err, stdout) =>
+        err
+          ? reject(err)
+          : resolve(
+              stdout
+                .split('\n')
+                .find((l) => l.endsWith(' team-lead@lead-pane'))!
+                .split(' ')[0],
+            ),
+      ),
+    )
+    expect(leaderPane).toMatch(/^%\d+$/)
+    const lead = (JSON.parse((await swarm('status', 'lead-pane', '--json')).stdout).members as Array<Record<string, unknown>>).find(
+      (m) => m.name === 'team-lead',
+    )
+    expect(lead).toMatchObject({ backend: 'tmux', pane: leaderPane })
+    const table = (await swarm('status', 'lead-pane')).stdout.split('\n').find((l) => l.startsWith('team-lead'))!
+    expect(table.split(/\s+/).slice(2, 4)).toEqual(['tmux', leaderPane])
+    await stopTeamMembers('lead-pane', { graceful: false, env })
+  })
+
   it('stopTeamMembers leaves no pane, session or process behind', async () => {
     await createTeam({ name: 'gone', cwd: root }, env)
     const out = path.join(root, 'gone-tree.json')

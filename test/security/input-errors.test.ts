@@ -170,3 +170,75 @@ describe('no file is written through a symbolic link (O_NOFOLLOW, exit 5)', () =
     expect(fs.readFileSync(outside, 'utf8')).toBe('precious\n')
   })
 })
+
+describe('inbox, task and config.json links are refused, read or written, and left as they are (exit 5)', () => {
+  const refused = (file: string) => `swarm: corrupt file ${file} (a symbolic link where swarm keeps a file; not followed) — remove the link`
+  /** A file outside with valid content, so that following the link would have worked. */
+  function linkTo(link: string, content: string): string {
+    const outside = path.join(home.home, `outside-${path.basename(link)}`)
+    fs.writeFileSync(outside, content)
+    fs.rmSync(link, { force: true })
+    fs.symlinkSync(outside, link)
+    return outside
+  }
+  const intact = (link: string, outside: string, content: string) => {
+    expect(fs.lstatSync(link).isSymbolicLink()).toBe(true)
+    expect(fs.readlinkSync(link)).toBe(outside)
+    expect(fs.readFileSync(outside, 'utf8')).toBe(content)
+    expect(fs.readdirSync(path.dirname(link)).filter((n) => n.includes('.corrupt-'))).toEqual([])
+  }
+
+  it('inboxes/bob.json: send and inbox exit 5 naming the link; it is neither replaced nor followed', async () => {
+    const content = JSON.stringify([{ from: 'x', text: 'outside', timestamp: new Date().toISOString(), read: false }])
+    const outside = linkTo(inbox('bob'), content)
+    const sent = await swarm(home, ['send', 'crew', 'bob', 'hello'])
+    expect(sent.exitCode, sent.stderr).toBe(5)
+    expect(oneLine(sent.stderr)).toBe(refused(inbox('bob')))
+    intact(inbox('bob'), outside, content)
+    const read = await swarm(home, ['inbox', 'crew', 'bob'])
+    expect(read.exitCode, read.stderr).toBe(5)
+    expect(oneLine(read.stderr)).toBe(refused(inbox('bob')))
+    expect(read.stdout).not.toContain('outside')
+  })
+
+  it('tasks/<team>/2.json: show, update and list exit 5 naming the link, whose target is never read', async () => {
+    for (const s of ['one', 'two']) expect((await swarm(home, ['tasks', 'crew', 'add', s])).exitCode).toBe(0)
+    const file = path.join(home.home, 'tasks', 'crew', '2.json')
+    const content = fs.readFileSync(file, 'utf8').replace('"two"', '"from the target"')
+    const outside = linkTo(file, content)
+    for (const args of [
+      ['show', '2'],
+      ['update', '2', '--status', 'completed'],
+      ['claim', '2', '--as', 'bob'],
+    ]) {
+      const r = await swarm(home, ['tasks', 'crew', ...args])
+      expect(r.exitCode, `${args.join(' ')}: ${r.stderr}`).toBe(5)
+      expect(oneLine(r.stderr)).toBe(refused(file))
+      expect(r.stdout).not.toContain('from the target')
+    }
+    const list = await swarm(home, ['tasks', 'crew', 'list'])
+    expect(list.exitCode).toBe(5)
+    expect(list.stderr).toContain(refused(file))
+    intact(file, outside, content)
+  })
+
+  it('teams/<team>/config.json: readers and writers exit 5 naming the link; it stays a link', async () => {
+    const config = teamConfigPath('crew', home.env)
+    const content = fs.readFileSync(config, 'utf8')
+    const outside = linkTo(config, content)
+    const status = await swarm(home, ['status', 'crew'])
+    expect(status.exitCode, status.stderr).toBe(5)
+    expect(oneLine(status.stderr)).toBe(refused(config))
+    const { updateTeam } = await import('../../src/teams/team-store.js')
+    await expect(
+      updateTeam(
+        'crew',
+        (t) => {
+          t.description = 'changed'
+        },
+        home.env,
+      ),
+    ).rejects.toThrow(refused(config).slice('swarm: '.length, -' — remove the link'.length))
+    intact(config, outside, content)
+  })
+})

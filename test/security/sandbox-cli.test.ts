@@ -20,10 +20,14 @@ afterAll(async () => {
 })
 
 function swarm(env: NodeJS.ProcessEnv, ...args: string[]) {
+  return swarmIn(base, env, ...args)
+}
+
+function swarmIn(cwd: string, env: NodeJS.ProcessEnv, ...args: string[]) {
   const home = path.join(base, `home-${Math.random().toString(36).slice(2)}`)
   const r = spawnSync(process.execPath, [BIN, ...args], {
     env: { ...process.env, SWARM_HOME: home, CLAUDE_CONFIG_DIR: '', NO_COLOR: '1', ...env },
-    cwd: base,
+    cwd,
     encoding: 'utf8',
   })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
@@ -43,6 +47,16 @@ describe('the sandbox, as the CLI reports it', () => {
     const report = JSON.parse(swarm({ PATH: noBwrap }, 'doctor', '--json').stdout)
     expect(report.sandbox).toMatchObject({ ok: false })
     expect(report.missing.join('\n')).toContain('apt-get install -y bubblewrap')
+  })
+
+  it('doctor names a configured bwrapPath that is not there, not a missing bubblewrap', async () => {
+    const project = path.join(base, 'bad-bwrap')
+    await fs.mkdir(path.join(project, '.claude'), { recursive: true })
+    await fs.writeFile(path.join(project, '.claude', 'settings.json'), JSON.stringify({ sandbox: { bwrapPath: '/nonexistent/bwrap' } }))
+    const report = JSON.parse(swarmIn(project, {}, 'doctor', '--json').stdout)
+    expect(report.sandbox).toMatchObject({ ok: false })
+    expect(report.sandbox.detail).toContain('sandbox.bwrapPath /nonexistent/bwrap is not an executable file')
+    expect(report.sandbox.detail).not.toContain('not installed')
   })
 
   it('team create warns once without bwrap, and not at all with it', () => {

@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { agentHomeDir } from '../../src/adapters/launch.js'
+import { agentHomeDir } from '../../src/home/paths.js'
 import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { readTeam } from '../../src/teams/team-store.js'
 import { hasTmux } from '../support/tmux.js'

@@ -179,6 +179,54 @@ describe('team store', () => {
   })
 })
 
+describe('the files a removed teammate or a deleted team leaves', () => {
+  /** What a codex teammate's spawn and its messages leave on disk. */
+  async function leaveFiles(team: string, name: string): Promise<string[]> {
+    const { agentDir, agentHomeDir, inboxPath, sentLogPath } = await import('../../src/home/paths.js')
+    const { appendMessage } = await import('../../src/mailbox/inbox.js')
+    const cliHome = agentHomeDir(team, name, envOf())
+    await fs.mkdir(cliHome, { recursive: true })
+    for (const f of ['config.toml', 'hooks.json', 'state_5.sqlite']) await fs.writeFile(path.join(cliHome, f), 'x')
+    await fs.mkdir(agentDir(team, name, envOf()), { recursive: true })
+    await fs.writeFile(path.join(agentDir(team, name, envOf()), 'state.json'), '{}')
+    await appendMessage(inboxPath(team, name, envOf()), { from: 'team-lead', text: 'hi' })
+    await fs.mkdir(path.dirname(sentLogPath(team, name, envOf())), { recursive: true })
+    await fs.writeFile(sentLogPath(team, name, envOf()), '{}\n')
+    return [cliHome, agentDir(team, name, envOf()), inboxPath(team, name, envOf()), sentLogPath(team, name, envOf())]
+  }
+  const envOf = () => home.env
+  const gone = async (p: string) =>
+    expect(
+      await fs.stat(p).then(
+        () => `${p} is still there`,
+        () => 'gone',
+      ),
+    ).toBe('gone')
+
+  it('kill --remove (removeTeammate) takes away its agent dir, inbox and agent home, and nothing of the others', async () => {
+    await createTeam({ name: 'alpha', members: [{ name: 'alice' }, { name: 'bob' }] }, home.env)
+    const alice = await leaveFiles('alpha', 'alice')
+    const bob = await leaveFiles('alpha', 'bob')
+    const { removeTeammate } = await import('../../src/leader/lifecycle.js')
+    await removeTeammate('alpha', 'alice', { env: home.env })
+    for (const p of alice) await gone(p)
+    await gone(`${alice[2]}.spool`)
+    for (const p of bob) await fs.access(p)
+    expect((await readTeam('alpha', home.env)).members.map((m) => m.name)).toEqual(['team-lead', 'bob'])
+  })
+
+  it('team delete removes <root>/agent-homes/<team> too', async () => {
+    await createTeam({ name: 'alpha', members: [{ name: 'alice' }] }, home.env)
+    await createTeam({ name: 'beta', members: [{ name: 'alice' }] }, home.env)
+    const alpha = await leaveFiles('alpha', 'alice')
+    const beta = await leaveFiles('beta', 'alice')
+    await deleteTeamFully('alpha', { env: home.env, force: true })
+    for (const p of alpha) await gone(p)
+    await gone(path.join(home.home, 'agent-homes', 'alpha'))
+    for (const p of beta) await fs.access(p)
+  })
+})
+
 describe('compatibility with Claude Code', () => {
   it('reads a config.json exactly as Claude Code writes it and keeps unknown fields through a write', async () => {
     const file = await installFixture('auth-refactor')
