@@ -14,9 +14,9 @@ import {
   requestsMentioning,
   typeInto,
   undeliveredRequests,
+  tool,
 } from './claude-harness.js'
 
-const tool = (name: string, input: Record<string, unknown>) => ({ content: [{ type: 'tool_use' as const, name, input }] })
 const report = (marker: string) => tool('SendMessage', { to: 'team-lead', message: `${marker}: my scripted turn is done`, summary: marker })
 
 /**
@@ -79,8 +79,13 @@ describe('Claude Code teammates of a started swarm team', () => {
     expect(text.stdout).toMatch(/consumed/)
   })
 
-  it('a Bash request answered y at the leader console: the command runs', async () => {
-    const ask = () => sb.swarm(['send', TEAM, 'cc', 'PROBE-YES please'])
+  /**
+   * Sends cc `text` until its Bash request is on the leader console's screen (Claude Code sometimes
+   * fails to write its own request: "mailbox write failed"; the loopback counts those), and returns
+   * the console's pane.
+   */
+  async function promptAtConsole(text: string, command: RegExp) {
+    const ask = () => sb.swarm(['send', TEAM, 'cc', text])
     expect((await ask()).code).toBe(0)
     const console = leaderPane(sb, TEAM)!
     let failed = undeliveredRequests(sb.loopback)
@@ -91,10 +96,15 @@ describe('Claude Code teammates of a started swarm team', () => {
           failed = undeliveredRequests(sb.loopback)
           await ask()
         }
-        return /\? \[[^\]]+\] cc wants to use Bash: .*yes\.txt/.test(paneText(sb, console.id))
+        return new RegExp(`\\? \\[[^\\]]+\\] cc wants to use Bash: .*${command.source}`).test(paneText(sb, console.id))
       },
       60_000,
     )
+    return console
+  }
+
+  it('a Bash request answered y at the leader console: the command runs', async () => {
+    const console = await promptAtConsole('PROBE-YES please', /yes\.txt/)
     expect(fs.existsSync(path.join(sb.project, 'yes.txt'))).toBe(false)
     expect((await memberStatus(sb, TEAM, 'cc'))?.status).toBe('waiting')
     typeInto(sb, console.id, 'y')
@@ -104,21 +114,7 @@ describe('Claude Code teammates of a started swarm team', () => {
   })
 
   it('n with feedback at the leader console: the command never runs, the model gets the feedback', async () => {
-    const ask = () => sb.swarm(['send', TEAM, 'cc', 'PROBE-NO now'])
-    expect((await ask()).code).toBe(0)
-    const console = leaderPane(sb, TEAM)!
-    let failed = undeliveredRequests(sb.loopback)
-    await waitFor(
-      'the prompt in the leader console',
-      async () => {
-        if (undeliveredRequests(sb.loopback) > failed) {
-          failed = undeliveredRequests(sb.loopback)
-          await ask()
-        }
-        return /\? \[[^\]]+\] cc wants to use Bash: .*no\.txt/.test(paneText(sb, console.id))
-      },
-      60_000,
-    )
+    const console = await promptAtConsole('PROBE-NO now', /no\.txt/)
     typeInto(sb, console.id, 'n not today')
     await waitFor('the feedback reaches the model', () => requestsMentioning(sb.loopback, 'not today').length > 0, 30_000)
     await waitFor('the console says denied', () => /denied \S+: cc Bash/.test(paneText(sb, console.id)))

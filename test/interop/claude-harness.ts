@@ -159,9 +159,17 @@ export function approveShutdownRule(name: string, approve = true) {
   }
 }
 
-export function bash(command: string, description = command) {
-  return { content: [{ type: 'tool_use' as const, name: 'Bash', input: { command, description } }] }
+/** A scripted reply calling tool `name` with `input`. */
+export function tool(name: string, input: Record<string, unknown>) {
+  return { content: [{ type: 'tool_use' as const, name, input }] }
 }
+
+export function bash(command: string, description = command) {
+  return tool('Bash', { command, description })
+}
+
+/** The rule of a scripted swarm agent that agrees when asked to shut down. */
+export const BYE_ON_SHUTDOWN = { when: { lastUserIncludes: 'asks you to shut down' }, text: 'Bye.' }
 
 /** Every tmux server under the sandbox's TMUX_TMPDIR (swarm's, the test's, Claude Code's claude-swarm-<pid>). */
 export function tmuxSockets(env: NodeJS.ProcessEnv): string[] {

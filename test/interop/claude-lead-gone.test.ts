@@ -12,9 +12,9 @@ import {
   memberStatus,
   requestsMentioning,
   startClaudeLead,
+  BYE_ON_SHUTDOWN,
+  tool,
 } from './claude-harness.js'
-
-const tool = (name: string, input: Record<string, unknown>) => ({ content: [{ type: 'tool_use' as const, name, input }] })
 
 /**
  * `swarm team delete` of a team whose Claude Code lead is gone (killed): its Claude Code teammate
@@ -32,7 +32,7 @@ describe('deleting a Claude-Code-led team after its lead is gone', () => {
       agents: {
         // the swarm agent (it names itself with the x-swarm-agent header)
         w2: {
-          rules: [{ when: { lastUserIncludes: 'asks you to shut down' }, text: 'Bye.' }],
+          rules: [BYE_ON_SHUTDOWN],
           steps: [tool('SendMessage', { to: 'team-lead', message: 'REPORT-W2: joined', summary: 'report' }), { text: 'Ready.' }],
         },
       },

@@ -13,9 +13,9 @@ import {
   memberStatus,
   requestsMentioning,
   startClaudeLead,
+  BYE_ON_SHUTDOWN,
+  tool,
 } from './claude-harness.js'
-
-const tool = (name: string, input: Record<string, unknown>) => ({ content: [{ type: 'tool_use' as const, name, input }] })
 
 /**
  * A team led by a real Claude Code session: it starts a swarm teammate through
@@ -33,7 +33,7 @@ describe('a Claude-Code-led team', () => {
       agents: {
         // swarm agents (they name themselves with the x-swarm-agent header)
         w1: {
-          rules: [{ when: { lastUserIncludes: 'asks you to shut down' }, text: 'Bye.' }],
+          rules: [BYE_ON_SHUTDOWN],
           steps: [
             { when: { lastUserIncludes: 'gather the facts' }, ...tool('Read', { file_path: 'facts.txt' }) },
             tool('SendMessage', { to: 'team-lead', message: 'REPORT-W1: the facts say 42', summary: 'report' }),
@@ -42,7 +42,7 @@ describe('a Claude-Code-led team', () => {
           ],
         },
         w2: {
-          rules: [{ when: { lastUserIncludes: 'asks you to shut down' }, text: 'Bye.' }],
+          rules: [BYE_ON_SHUTDOWN],
           steps: [tool('SendMessage', { to: 'team-lead', message: 'REPORT-W2: joined and ready', summary: 'report' }), { text: 'Ready.' }],
         },
       },
