@@ -1,10 +1,11 @@
 /**
- * Where an agent CLI's executable is — the one lookup `spawn` and `swarm doctor` share: the
- * adapter's own variable when it names one and it is set (`$SWARM_CLAUDE_BIN`), else the first
- * executable `binary` on PATH, then in SWARM_AGENT_BIN_DIR.
+ * Where an agent CLI's executable is — the one lookup `spawn`, `team create` and `swarm doctor`
+ * share: the adapter's own variable when it names one and it is set (`$SWARM_CLAUDE_BIN`), else
+ * the first executable `binary` on PATH, then in SWARM_AGENT_BIN_DIR.
  */
 import fs from 'node:fs'
 import path from 'node:path'
+import { BackendUnavailableError } from '../errors.js'
 import type { AgentAdapter } from './types.js'
 
 export type BinaryLookup = { found: true; path: string } | { found: false; reason: string }
@@ -21,8 +22,21 @@ export function locateAgentBinary(adapter: Pick<AgentAdapter, 'binary' | 'binary
     const file = path.join(d, adapter.binary)
     if (isExecutableFile(file)) return { found: true, path: file }
   }
-  const where = env.SWARM_AGENT_BIN_DIR ? 'on PATH nor in SWARM_AGENT_BIN_DIR' : 'on PATH'
-  return { found: false, reason: `${adapter.binary} not ${where}${adapter.binaryEnv ? `; ${adapter.binaryEnv} unset` : ''}` }
+  const where = env.SWARM_AGENT_BIN_DIR
+    ? `not on PATH or in SWARM_AGENT_BIN_DIR=${env.SWARM_AGENT_BIN_DIR}`
+    : 'not on PATH, SWARM_AGENT_BIN_DIR unset'
+  return { found: false, reason: `\`${adapter.binary}\` is not installed (${where}${adapter.binaryEnv ? `, ${adapter.binaryEnv} unset` : ''})` }
+}
+
+/** The hint of a missing CLI that names no install command of its own. */
+export const DEFAULT_INSTALL_HINT =
+  'install it, or point SWARM_AGENT_BIN_DIR at the directory that holds it; `swarm doctor` lists the agent CLIs it finds'
+
+/** The executable's path, or exit 7 in one line: the adapter, what is missing and where it was looked for. */
+export function requireAgentBinary(adapter: Pick<AgentAdapter, 'kind' | 'binary' | 'binaryEnv' | 'installHint'>, env: NodeJS.ProcessEnv): string {
+  const r = locateAgentBinary(adapter, env)
+  if (r.found) return r.path
+  throw new BackendUnavailableError(`${adapter.kind}: ${r.reason}`, { hint: adapter.installHint ?? DEFAULT_INSTALL_HINT })
 }
 
 function isExecutableFile(file: string): boolean {

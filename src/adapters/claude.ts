@@ -4,12 +4,12 @@
  * it trusts swarm's signed answers and shutdowns; it reads and writes the team's inboxes itself.
  */
 import { randomUUID } from 'node:crypto'
-import { BackendUnavailableError, UsageError } from '../errors.js'
+import { UsageError } from '../errors.js'
 import { rootDir } from '../home/paths.js'
 import { formatClaudeVerifyKey } from '../mailbox/claude-lead-sig.js'
 import { ensureTeamKeys, loadLeadPrivateKey } from '../mailbox/signing.js'
 import { findMember, readTeam } from '../teams/team-store.js'
-import { locateAgentBinary } from './binary.js'
+import { requireAgentBinary } from './binary.js'
 import { findClaudeSession } from './claude-session.js'
 import type { AdapterContext, AgentAdapter, HookReply, LaunchPlan, PermissionAnswer } from './types.js'
 
@@ -29,10 +29,7 @@ const MODES: Record<string, string> = {
 
 /** The Claude Code binary: `$SWARM_CLAUDE_BIN`, else `claude` on PATH; exit 7 with the install command otherwise. */
 export function findClaudeBinary(env: NodeJS.ProcessEnv): string {
-  const r = locateAgentBinary({ binary: 'claude', binaryEnv: CLAUDE_BIN_ENV }, env)
-  if (r.found) return r.path
-  if (env[CLAUDE_BIN_ENV]) throw new BackendUnavailableError(r.reason, { hint: CLAUDE_INSTALL_HINT })
-  throw new BackendUnavailableError('Claude Code (`claude`) is not installed or not on PATH', { hint: CLAUDE_INSTALL_HINT })
+  return requireAgentBinary(claudeAdapter, env)
 }
 
 /**
@@ -123,6 +120,7 @@ export const claudeAdapter: AgentAdapter = {
   source: 'built-in',
   binary: 'claude',
   binaryEnv: CLAUDE_BIN_ENV,
+  installHint: CLAUDE_INSTALL_HINT,
   versionArgs: ['--version'],
   providerEnv: ['ANTHROPIC_*', 'CLAUDE_CODE_*', 'CLAUDE_CONFIG_DIR', 'AWS_*', 'GOOGLE_*', 'VERTEX_*', 'DISABLE_*'],
   delivery: { method: 'inbox' },
@@ -130,10 +128,9 @@ export const claudeAdapter: AgentAdapter = {
   hookEvents: {},
   quit: { signal: 'SIGTERM', graceMs: 2_000 },
   prepare: prepareClaude,
-  preflight: ({ team, name, env }) => {
+  preflight: ({ team, name }) => {
     checkClaudeAddressable('team', team)
     checkClaudeAddressable('agent', name)
-    findClaudeBinary(env)
   },
   readHook: () => ({}),
   answerPermission,

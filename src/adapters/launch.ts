@@ -3,10 +3,8 @@
  * outside the control plane, never the user's), a `swarm` shim on its PATH so its shell can talk
  * back, the first prompt, and the adapter's argv/env with only the provider variables it names.
  */
-import fsSync from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { BackendUnavailableError } from '../errors.js'
 import { agentHomeDir } from '../home/paths.js'
 import { ensureDir } from '../util/fs.js'
 import { swarmArgv } from '../backends/launch.js'
@@ -34,8 +32,6 @@ export interface AgentLaunch extends LaunchPlan {
   configDir: string
   /** False when the adapter's command has no {{prompt}}: the prompt must then be delivered. */
   promptInArgv: boolean
-  /** The CLI's executable (its command's first word), found on the pane's PATH or not. */
-  cli: { command: string; path?: string }
 }
 
 /** The PATH the agent CLI runs with (its `swarm` shim first), handed through tmux under this name. */
@@ -87,32 +83,7 @@ export async function planAgentLaunch(adapter: AgentAdapter, input: AgentLaunchI
     ...(promptInArgv ? ['--prompt-in-argv'] : []),
     '--',
   ]
-  const found = findExecutable(plan.argv[0] ?? '', env[AGENT_PATH_ENV].split(path.delimiter), input.cwd)
-  return { argv: [...wrapper, ...plan.argv], env, configDir, promptInArgv, cli: { command: plan.argv[0] ?? '', ...(found && { path: found }) } }
-}
-
-/**
- * Refuses to open a pane for a CLI that is not installed (it would die at once with 127): exit 7
- * naming it and where it was looked for.
- */
-export function assertCliInstalled(adapter: AgentAdapter, launch: AgentLaunch): void {
-  if (launch.cli.path) return
-  throw new BackendUnavailableError(`${adapter.kind}: \`${launch.cli.command}\` is not installed (not on PATH or in SWARM_AGENT_BIN_DIR)`, {
-    hint: 'install it, or point SWARM_AGENT_BIN_DIR at the directory that holds it; `swarm doctor` lists the agent CLIs it finds',
-  })
-}
-
-/** `command` as the pane's shell would find it: a path (relative to `cwd`) or a name in `dirs`. */
-function findExecutable(command: string, dirs: string[], cwd: string): string | undefined {
-  const candidates = command.includes('/') ? [path.resolve(cwd, command)] : dirs.filter(Boolean).map((d) => path.join(d, command))
-  return candidates.find((file) => {
-    try {
-      fsSync.accessSync(file, fsSync.constants.X_OK)
-      return fsSync.statSync(file).isFile()
-    } catch {
-      return false
-    }
-  })
+  return { argv: [...wrapper, ...plan.argv], env, configDir, promptInArgv }
 }
 
 /** The spawner's variables an adapter forwards: exact names, or prefixes written `NAME_*`. */

@@ -44,11 +44,3 @@ export function enforceProviderEnv(
   if (problem.refuse) throw new UsageError(problem.message, { hint: problem.hint })
   warn(`swarm: warning: ${problem.message} — ${problem.hint}\n`)
 }
-
-/** Before a teammate is registered: the adapter `kind` names (from the lead's cwd) refuses to start without its variables. */
-export async function refuseEarly(kind: string | undefined, cwd: string, env: NodeJS.ProcessEnv, name: string): Promise<void> {
-  const { resolveAdapter } = await import('./registry.js')
-  const adapter = await resolveAdapter(kind, { cwd, env })
-  const problem = adapter && checkProviderEnv(adapter, env, name)
-  if (problem?.refuse) throw new UsageError(problem.message, { hint: problem.hint })
-}

@@ -149,6 +149,8 @@ export interface AgentAdapter {
   readonly binary: string
   /** A variable naming the executable, which then beats PATH (`SWARM_CLAUDE_BIN`); binary.ts looks it up. */
   readonly binaryEnv?: string
+  /** What to do when the binary is missing (the install command); absent: binary.ts's generic hint. */
+  readonly installHint?: string
   /** Arguments that print its version (`--version`). */
   readonly versionArgs: readonly string[]
   /** Provider variables forwarded from the spawner (a trailing `*` is a prefix). */
@@ -165,7 +167,10 @@ export interface AgentAdapter {
    * config) and returns the pane's argv and env. Idempotent: resume calls it again.
    */
   prepare(ctx: AdapterContext): Promise<LaunchPlan>
-  /** Refuses a teammate before anything is written for it (a name the CLI cannot address, the CLI missing). */
+  /**
+   * Refuses a teammate before anything is written for it, beyond what preflight.ts checks for
+   * every adapter (provider variables, the binary): a name the CLI cannot address.
+   */
   preflight?(o: { team: string; name: string; env: NodeJS.ProcessEnv }): void
   /** Reads a hook payload (stdin JSON of the CLI's hook) into HookFacts. */
   readHook(event: SwarmHookEvent, payload: unknown): HookFacts

@@ -109,7 +109,7 @@ export async function runSpawn(team: string, name: string, opts: SpawnCommandOpt
       return printJson({ team, name, agentId: member.agentId, backend: 'in-process', pane: 'in-process', color: member.color, cwd: member.cwd })
     return println(`spawned ${name} in-process, inside the team's leader`)
   }
-  if (opts.agent !== undefined) await refuseWithoutProvider(team, name, opts.agent)
+  if (opts.agent !== undefined) await preflight(team, name, opts.agent)
   const { member, spawned, worktree } = await spawnTeammate(
     team,
     {
@@ -220,9 +220,9 @@ async function teamRunsInProcess(team: string): Promise<boolean> {
   return teamBackend(await readTeam(team)) === 'in-process'
 }
 
-/** A CLI that cannot start without its provider variables is refused before the teammate is registered. */
-async function refuseWithoutProvider(team: string, name: string, agent: string): Promise<void> {
-  const [{ readTeam }, { refuseEarly }] = await Promise.all([import('../teams/team-store.js'), import('../adapters/provider-check.js')])
+/** An agent CLI that cannot start here (no provider variables, no binary, a name it cannot address) is refused before the teammate is registered. */
+async function preflight(team: string, name: string, agent: string): Promise<void> {
+  const [{ readTeam }, { preflightAgent }] = await Promise.all([import('../teams/team-store.js'), import('../adapters/preflight.js')])
   const leadCwd = (await readTeam(team)).members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
-  await refuseEarly(agent, leadCwd, process.env, name)
+  await preflightAgent(agent, { cwd: leadCwd, env: process.env, team, name })
 }

@@ -133,8 +133,10 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
   for (const t of kinds.keys()) if (!names.includes(t)) throw new UsageError(`--agent names ${t}, which is not in --agents`)
   const agentKinds = names.map((a) => kinds.get(a) ?? spec?.members.find((x) => x.name === a)?.agent)
   await checkAdapters(
+    name,
     names.map((a, i) => [a, agentKinds[i]] as const),
     cwd,
+    opts.start,
   )
   // Only swarm's own agents think with the configured model; agent CLIs bring their own provider.
   const swarmAgents = !names.length || agentKinds.some((k) => k === undefined || k === 'swarm') // 'swarm': registry.ts SWARM_AGENT_KIND (loaded lazily)
@@ -317,11 +319,19 @@ function parseNamePairs(values: string[], option: string, example: string): Map<
   return out
 }
 
-/** Before the team is written: every --agent / team-file `agent:` names a known adapter, one that can start here. */
-async function checkAdapters(members: ReadonlyArray<readonly [string, string | undefined]>, cwd: string): Promise<void> {
+/**
+ * Before the team is written: every --agent / team-file `agent:` names a known adapter, one that
+ * can start here — its binary installed unless the roster is only written (`--no-start`).
+ */
+async function checkAdapters(
+  team: string,
+  members: ReadonlyArray<readonly [string, string | undefined]>,
+  cwd: string,
+  start: boolean,
+): Promise<void> {
   if (!members.some(([, k]) => k !== undefined)) return
-  const { refuseEarly } = await import('../adapters/provider-check.js')
-  for (const [name, kind] of members) await refuseEarly(kind, cwd, process.env, name)
+  const { preflightAgent } = await import('../adapters/preflight.js')
+  for (const [name, kind] of members) await preflightAgent(kind, { cwd, env: process.env, team, name, binary: start })
 }
 
 export async function teamDelete(name: string, opts: { force?: boolean; timeout?: string; discard?: boolean; json?: boolean }): Promise<void> {

@@ -1,5 +1,6 @@
 import path from 'node:path'
-import { assertCliInstalled, planAgentLaunch, type AgentLaunch } from '../adapters/launch.js'
+import { planAgentLaunch, type AgentLaunch } from '../adapters/launch.js'
+import { preflightAdapter } from '../adapters/preflight.js'
 import { resolveAdapter } from '../adapters/registry.js'
 import type { AgentAdapter } from '../adapters/types.js'
 import { checkAgentType, loadAgentDefinitions } from '../agent/definitions/load.js'
@@ -102,7 +103,7 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
   for (const i of inputs)
     if (i.agentType !== undefined && i.command === undefined) await checkAgentType(i.agentType, { cwd: path.resolve(i.cwd ?? leadCwd), env })
   const adapters = await Promise.all(inputs.map((i) => adapterFor(i, leadCwd, env)))
-  for (const [k, adapter] of adapters.entries()) adapter?.preflight?.({ team, name: inputs[k].name, env })
+  for (const [k, adapter] of adapters.entries()) if (adapter) preflightAdapter(adapter, { team, name: inputs[k].name, env })
   const executor = opts.executor ?? (await paneExecutor(config, opts, env))
   const verifyKey = await leadVerifyKey(team, env)
   // Before registering: a cwd that is not a repository refuses the spawn without leaving a member.
@@ -271,7 +272,6 @@ async function agentLaunchFor(
     env,
     ...definedOnly({ prompt: input.prompt, model: input.model, mode: input.mode, resume: input.resume }),
   })
-  assertCliInstalled(adapter, launch)
   return { kind: adapter.kind, launch }
 }
 
