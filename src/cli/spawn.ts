@@ -184,6 +184,8 @@ function killLine(name: string, result: KillOutcome, timeoutMs: number): string 
       return `${name} has stopped`
     case 'approved':
       return `${name} agreed to shut down and has stopped`
+    case 'signalled':
+      return `${name} obeys only its gone Claude Code lead's signature: ended it with SIGTERM`
     case 'requested':
       return `asked ${name} to shut down (it runs inside its leader, which stops it)`
     case 'killed':

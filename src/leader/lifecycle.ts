@@ -27,7 +27,7 @@ import type { RemoveWorktreeOptions } from '../worktrees/worktree.js'
 import { teamBackend } from '../backends/team-backend.js'
 import { STOPPED_FIELD } from '../backends/directory.js'
 import { claudeLeadAlive, claudeLeadOf } from '../teams/claude-lead.js'
-import { endKeyHolders, leadKeyHolders } from '../supervisor/lead-key-holders.js'
+import { endGoneLeadKeyHolders } from '../supervisor/lead-key-holders.js'
 
 type Env = NodeJS.ProcessEnv
 
@@ -289,10 +289,9 @@ export async function deleteTeamFully(
     : undefined
   let report = { exited: [] as string[], killed: [] as string[] }
   // The lead is gone (checked above) and its teammates trust only its signature: ended at once, not asked.
-  const keyHolders =
-    config && claudeLead
-      ? await endKeyHolders(leadKeyHolders(config), opts.force ? 0 : undefined)
-      : { signalled: [] as string[], killed: [] as string[] }
+  const keyHolders = config
+    ? await endGoneLeadKeyHolders(config, opts.force ? { graceMs: 0 } : {})
+    : { signalled: [] as string[], killed: [] as string[] }
   try {
     // Claude Code's lead holds its own keys: swarm cannot sign for it (and writes no key of its own there).
     const sign = config && !claudeLead ? await leadSignerFor(team, env).catch(() => undefined) : undefined

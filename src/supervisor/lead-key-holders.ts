@@ -4,13 +4,15 @@ import { delay } from '../process/delay.js'
 import { isAlive } from '../process/liveness.js'
 import { sendSignal } from '../process/signals.js'
 import { killTree } from '../process/tree.js'
+import { claudeLeadAlive, claudeLeadOf } from '../teams/claude-lead.js'
 import type { TeamFile } from '../teams/types.js'
 
 /**
  * Teammates a Claude Code lead launched hold its `--lead-verify-key` and obey only entries signed
  * with its private key, which swarm never had: once that lead is gone, no shutdown swarm writes
  * can reach them. They are ended as Claude Code itself ends on a stop signal (SIGTERM: 2.1.332
- * exits within ~50 ms, idle or not; SIGINT only clears its prompt), then reaped.
+ * exits within ~50 ms, idle or not; SIGINT only clears its prompt), then reaped — by `team delete`
+ * and `swarm kill` alike (endGoneLeadKeyHolders).
  */
 
 /** How long a signalled teammate gets before its tree is killed. */
@@ -49,4 +51,16 @@ export async function endKeyHolders(holders: readonly KeyHolder[], graceMs = KEY
     if (!list.includes(h.name)) list.push(h.name)
   }
   return report
+}
+
+/**
+ * On a team whose Claude Code lead is gone: ends the key holders among `only` (every teammate
+ * when absent) with endKeyHolders. Nothing (empty lists) for a team swarm leads, or while that
+ * lead lives — its teammates then still obey it.
+ */
+export async function endGoneLeadKeyHolders(config: TeamFile, opts: { only?: readonly string[]; graceMs?: number } = {}): Promise<KeyHolderReport> {
+  const lead = claudeLeadOf(config)
+  if (!lead || claudeLeadAlive(lead)) return { signalled: [], killed: [] }
+  const holders = leadKeyHolders(config).filter((h) => !opts.only || opts.only.includes(h.name))
+  return endKeyHolders(holders, opts.graceMs)
 }

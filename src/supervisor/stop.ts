@@ -1,12 +1,13 @@
 import { BackendUnavailableError, ExitCode, NotFoundError, SwarmError, UsageError } from '../errors.js'
 import { LEAD_NAME, agentId as makeAgentId } from '../home/paths.js'
 import { leadSignerIfAny } from '../teams/messaging.js'
-import { getMember, readTeam, updateTeam } from '../teams/team-store.js'
+import { findMember, readTeam, updateTeam } from '../teams/team-store.js'
 import type { TeamFile } from '../teams/types.js'
 import { delay } from '../process/delay.js'
 import { STOPPED_FIELD, backendOf } from '../backends/directory.js'
 import { createExecutor, paneBackends } from '../backends/registry.js'
 import { assertNoneSurvive, reapTeam } from './reap-team.js'
+import { endGoneLeadKeyHolders } from './lead-key-holders.js'
 import { GRACEFUL_STOP_MS, requestShutdown } from '../backends/shutdown.js'
 import type { InProcessExecutor, LeadSigner, PaneExecutor, TeammateExecutor } from '../backends/types.js'
 
@@ -129,19 +130,23 @@ export interface KillOptions {
 
 export type KillOutcome =
   | { outcome: 'exited' }
+  /** A teammate of a gone Claude Code lead (it obeys only that lead's signature): ended with SIGTERM. */
+  | { outcome: 'signalled' }
   | { outcome: 'approved' }
   | { outcome: 'killed'; after?: 'timeout' | 'rejected'; reason?: string }
   | { outcome: 'requested' }
 
 /**
  * `swarm kill`: graceful (shutdown_request, then forced after `timeoutMs` or a rejection — the
- * user asked for it to stop) or, with `now`, killed at once. An in-process teammate can only be
- * asked from here: killing it needs its leader (exit 7).
+ * user asked for it to stop) or, with `now`, killed at once. A teammate of a gone Claude Code
+ * lead is never asked (it would call the request forged): SIGTERM, as on `team delete`. An
+ * in-process teammate can only be asked from here: killing it needs its leader (exit 7).
  */
 export async function killTeammate(team: string, name: string, opts: KillOptions = {}): Promise<KillOutcome> {
   const env = opts.env ?? process.env
   if (name === LEAD_NAME) throw new UsageError(`${LEAD_NAME} is the leader`, { hint: `stop the whole team with "swarm team delete ${team}"` })
-  const member = await getMember(team, name, env)
+  const config = await readTeam(team, env)
+  const member = findMember(config, name)
   const id = makeAgentId(name, team)
   // shutdown_request is privileged: unsigned, a teammate would ignore it.
   const sign = opts.sign ?? (await leadSignerIfAny(team, env))
@@ -149,6 +154,12 @@ export async function killTeammate(team: string, name: string, opts: KillOptions
   let outcome: KillOutcome
   if (!backend) {
     throw new NotFoundError(`${name} has never been started`, { hint: `start it with "swarm spawn ${team} ${name}"` })
+  }
+  const ended = await endGoneLeadKeyHolders(config, { only: [name], ...(opts.now && { graceMs: 0 }) })
+  if (ended.signalled.length || ended.killed.length) {
+    // Its pane goes too (Claude Code leaves it open, dead).
+    if (backend !== 'in-process') await createExecutor(backend, { env, sign }).kill(id)
+    outcome = ended.signalled.length ? { outcome: 'signalled' } : { outcome: 'killed' }
   } else if (backend === 'in-process') {
     if (opts.now) {
       throw new BackendUnavailableError(`${name} runs inside its leader's process; only the leader can kill it`, {
