@@ -50,7 +50,8 @@ describe("killing a gone Claude Code lead's Claude Code teammate", () => {
     // Not the 20 s timeout: cw is never sent a shutdown it would refuse as forged.
     expect(ms).toBeLessThan(10_000)
     expect(claudeProcessOf(team, 'cw')).toBeUndefined()
-    expect(fs.existsSync(`/proc/${cw.pid}`)).toBe(false)
+    // Its pane's tmux server reaps it a moment later (until then /proc keeps the zombie).
+    await waitFor('cw reaped', () => !fs.existsSync(`/proc/${cw.pid}`), 5_000)
     const member = sb.readJson<TeamFile>(sb.teamFile(team, 'config.json'))!.members.find((m) => m.name === 'cw')!
     expect(member.isActive).toBe(false)
     expect(member[STOPPED_FIELD]).toBe(true)

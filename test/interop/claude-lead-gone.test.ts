@@ -78,7 +78,8 @@ describe('deleting a Claude-Code-led team after its lead is gone', () => {
     // Not the 20 s timeout: cw is never asked with a shutdown it would refuse.
     expect(ms).toBeLessThan(10_000)
     expect(claudeProcessOf(team, 'cw')).toBeUndefined()
-    expect(fs.existsSync(`/proc/${cw!.pid}`)).toBe(false)
+    // Its pane's tmux server reaps it a moment later (until then /proc keeps the zombie).
+    await waitFor('cw reaped', () => !fs.existsSync(`/proc/${cw!.pid}`), 5_000)
     expect(fs.existsSync(sb.teamFile(team, 'config.json'))).toBe(false)
     const text = await sb.swarm(['team', 'list'])
     expect(text.stdout).not.toContain(team)
