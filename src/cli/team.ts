@@ -272,6 +272,7 @@ export async function teamResume(name: string, opts: { attach: boolean; json?: b
   if (report.backend === 'in-process') {
     if (!opts.json) {
       println(`resuming in-process team ${name}: the leader runs here, its teammates continue from their transcripts`)
+      for (const s of report.stopped) println(stoppedLine(name, s))
       if (report.reaped.length) println(`stopped what the old leader's teammates left running: ${describeProcesses(report.reaped)}`)
     }
     await runLeader({ team: name, env: process.env, signal: shutdownSignal().signal })
@@ -280,11 +281,16 @@ export async function teamResume(name: string, opts: { attach: boolean; json?: b
   if (opts.json) printJson({ team: name, ...report, attach: attachCommand(name) })
   else {
     println(`team ${name}: leader ${report.leader}; alive: ${report.alive.join(', ') || 'none'}; respawned: ${report.respawned.join(', ') || 'none'}`)
-    for (const s of report.stopped) println(`stopped: ${s} (swarm kill); start it again with: swarm spawn ${name} ${s}`)
+    for (const s of report.stopped) println(stoppedLine(name, s))
     if (report.reaped.length) println(`stopped what dead members left running: ${describeProcesses(report.reaped)}`)
     println(`attach with: swarm attach ${name}   (or: ${attachCommand(name)})`)
   }
   if (opts.attach && !opts.json && process.stdin.isTTY && process.stdout.isTTY && report.backend === 'tmux') await runAttach(name)
+}
+
+/** A member `team resume` left stopped (both backends say it the same way). */
+function stoppedLine(team: string, name: string): string {
+  return `stopped: ${name} (swarm kill); start it again with: swarm spawn ${team} ${name}`
 }
 
 /** `3 processes: pid 12 (bob: sleep 600), …` — commands are teammate-controlled text: one plain line each. */

@@ -9,11 +9,13 @@ import { sendTeamMessage } from '../teams/messaging.js'
 import { agentId, LEAD_NAME } from '../home/paths.js'
 import { addMember, readTeam, updateMember } from '../teams/team-store.js'
 import type { BackendType } from '../backends/types.js'
+import type { TeamMember } from '../teams/types.js'
 import { delay } from '../process/delay.js'
 import { definedOnly } from '../util/object.js'
 import { wantsWorktree } from '../agent/definitions/isolation.js'
 import { type Worktree, createWorktree, removeWorktree, worktreeCwd } from '../worktrees/worktree.js'
 import type { TeamControl } from './console.js'
+import { STOPPED_FIELD } from '../backends/directory.js'
 
 /** How long the leader waits for a teammate that approved its shutdown to exit before closing its pane. */
 const CLOSE_AFTER_APPROVAL_MS = 3_000
@@ -27,6 +29,11 @@ export interface LeaderControlOptions {
   inProcess?: InProcessExecutor
   /** Builds an in-process teammate's main function. */
   inProcessMain?: (name: string, opts: { resume: boolean }) => TeammateMain
+}
+
+/** Stopped with `swarm kill` (or the console's /kill): an in-process leader does not restart it; `swarm spawn` clears the mark. */
+export function stoppedOnPurpose(m: TeamMember): boolean {
+  return m[STOPPED_FIELD] === true
 }
 
 /** The team's hands as the leader console and the lead agent use them. */
@@ -126,7 +133,12 @@ export class LeaderControl implements TeamControl {
       ...(member.color ? { color: member.color } : {}),
       run: this.o.inProcessMain(name, { resume }),
     })
-    await updateMember(this.o.team, name, { backendType: 'in-process', tmuxPaneId: 'in-process', isActive: true }, this.o.env)
+    await updateMember(
+      this.o.team,
+      name,
+      { backendType: 'in-process', tmuxPaneId: 'in-process', isActive: true, [STOPPED_FIELD]: undefined },
+      this.o.env,
+    )
   }
 
   /** The worktree a teammate asks for (`worktree`, else its definition's isolation), made from `repoDir`; undefined when it wants none. */
@@ -156,7 +168,7 @@ export class LeaderControl implements TeamControl {
         const r = await exec.terminate(id, 'stopped by team-lead', { timeoutMs: 10_000 })
         if (r.outcome === 'timeout' || r.outcome === 'rejected') await exec.kill(id)
       }
-      await updateMember(this.o.team, name, { isActive: false }, this.o.env)
+      await updateMember(this.o.team, name, { isActive: false, [STOPPED_FIELD]: true }, this.o.env)
       return `stopped ${name}`
     }
     const r = await killTeammate(this.o.team, name, { env: this.o.env, sign: this.o.sign, ...(opts.now ? { now: true } : {}) })

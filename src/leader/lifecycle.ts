@@ -131,7 +131,8 @@ export async function resumeTeam(team: string, opts: { env: Env }): Promise<Resu
     // refused), whatever the old one's teammates left running goes before they restart.
     const reaped = runningLeader(team, env) === undefined ? await reapTeam(team, env) : { killed: [], survivors: [] }
     assertNoneSurvive(team, reaped.survivors, 'nothing was restarted')
-    return { backend, leader: 'started', alive: [], respawned: [], stopped: [], reaped: reaped.killed }
+    const stopped = config.members.filter((m) => m.name !== LEAD_NAME && m[STOPPED_FIELD] === true).map((m) => m.name)
+    return { backend, leader: 'started', alive: [], respawned: [], stopped, reaped: reaped.killed }
   }
   const sign = await leadSignerFor(team, env)
   const executor: PaneExecutor = createExecutor(backend, { env, sign })

@@ -167,6 +167,8 @@ export async function killTeammate(team: string, name: string, opts: KillOptions
       })
     }
     await requestShutdown(id, 'stopped with swarm kill', { env, sign })
+    // Its leader stops it; the mark keeps it stopped when that leader (re)starts its roster, as on a pane team.
+    await markStopped(team, name, env, { inactive: false })
     return { outcome: 'requested' }
   } else {
     const executor = createExecutor(backend, { env, sign })
@@ -183,19 +185,23 @@ export async function killTeammate(team: string, name: string, opts: KillOptions
   }
   // What it left running (a Bash command it started with setsid, say) goes too.
   const reaped = await reapTeam(team, env, [name])
+  await markStopped(team, name, env, { inactive: true })
+  assertNoneSurvive(team, reaped.survivors, `${name} is not fully stopped`)
+  return outcome
+}
+
+/** Stopped on purpose (`swarm kill`): `team resume` and an in-process leader leave it stopped and name it; `swarm spawn` clears the mark. */
+async function markStopped(team: string, name: string, env: Env, o: { inactive: boolean }): Promise<void> {
   await updateTeam(
     team,
     (t) => {
       const m = t.members.find((x) => x.name === name)
-      if (m) {
-        m.isActive = false
-        m[STOPPED_FIELD] = true
-      }
+      if (!m) return
+      if (o.inactive) m.isActive = false
+      m[STOPPED_FIELD] = true
     },
     env,
   )
-  assertNoneSurvive(team, reaped.survivors, `${name} is not fully stopped`)
-  return outcome
 }
 
 async function readTeamIfAny(team: string, env: Env): Promise<TeamFile | undefined> {

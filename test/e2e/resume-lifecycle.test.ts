@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process'
+import { type ChildProcess, execFileSync } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
@@ -12,8 +12,9 @@ import { sandbox, type Sandbox } from './helpers.js'
 /**
  * `team resume` keeps what lives: a leader that left (/quit) or lost its pane comes back in a
  * pane of its own on the left while its idle teammates keep running; a member stopped with
- * `swarm kill` is named, not silently skipped; a `--no-start` roster starts later (tmux through
- * resume, in-process through its leader).
+ * `swarm kill` is named, not silently skipped, and stays stopped on both backends (an in-process
+ * leader does not restart it) until `swarm spawn`; a `--no-start` roster starts later (tmux
+ * through resume, in-process through its leader).
  */
 describe.skipIf(!hasTmux)('team resume on an isolated tmux server', () => {
   let sb: Sandbox
@@ -116,4 +117,51 @@ describe.skipIf(!hasTmux)('team resume on an isolated tmux server', () => {
     leader.kill('SIGTERM')
     await exited
   }, 60_000)
+
+  it('in-process: a teammate stopped with swarm kill stays stopped on team resume, is named, and swarm spawn starts it again', async () => {
+    const created = await sb.swarm(['team', 'create', 'ik', '--agents', 'a,b', '--backend', 'in-process', '--cwd', sb.project, '--no-start'])
+    expect(created.code, created.stderr).toBe(0)
+    /** `swarm team resume ik` runs the in-process leader in the foreground: its output, once it hosts `expect`. */
+    const resume = async (expected: string[]): Promise<{ leader: ChildProcess; out: () => string }> => {
+      const leader = sb.start(process.execPath, [BIN, 'team', 'resume', 'ik', '--no-attach'])
+      let out = ''
+      leader.stdout?.on('data', (d) => (out += String(d)))
+      for (const name of expected)
+        await waitFor(`${name} running inside the leader`, async () => {
+          const s = await readAgentState('ik', name, sb.env)
+          return s?.status === 'idle' && s.pid === leader.pid
+        })
+      await waitFor('the console up', () => out.includes('swarm leader — team ik'))
+      // A SIGTERM in the leader's first moments can leave a teammate's loop running (see above): let it settle.
+      await new Promise((r) => setTimeout(r, 1_000))
+      return { leader, out: () => out }
+    }
+    const stop = async (leader: ChildProcess) => {
+      const exited = new Promise((resolve) => leader.once('exit', resolve))
+      leader.kill('SIGTERM')
+      const late = setTimeout(() => leader.kill('SIGKILL'), 10_000)
+      await exited
+      clearTimeout(late)
+    }
+    const first = await resume(['a', 'b'])
+    const killed = await sb.swarm(['kill', 'ik', 'b'])
+    expect(killed.code, killed.stderr).toBe(0)
+    await waitFor('b shut down', async () => (await readAgentState('ik', 'b', sb.env))?.status === 'exited', 20_000)
+    await stop(first.leader)
+
+    const second = await resume(['a'])
+    // The leader hosts a again, not b; and says so.
+    await new Promise((r) => setTimeout(r, 1_000))
+    expect((await readAgentState('ik', 'b', sb.env))?.pid).not.toBe(second.leader.pid)
+    expect((await readAgentState('ik', 'b', sb.env))?.status).toBe('exited')
+    expect(second.out()).toContain('stopped: b (swarm kill); start it again with: swarm spawn ik b')
+
+    const spawned = await sb.swarm(['spawn', 'ik', 'b'])
+    expect(spawned.code, spawned.stderr).toBe(0)
+    const b = await readAgentState('ik', 'b', sb.env)
+    expect(b?.pid).toBe(second.leader.pid)
+    expect(b?.status).not.toBe('exited')
+    expect((await readTeam('ik', sb.env)).members.find((m) => m.name === 'b')?.swarmStopped).toBeUndefined()
+    await stop(second.leader)
+  }, 90_000)
 })
