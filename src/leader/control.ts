@@ -32,7 +32,7 @@ export interface LeaderControlOptions {
 }
 
 /** Stopped with `swarm kill` (or the console's /kill): an in-process leader does not restart it; `swarm spawn` clears the mark. */
-export function stoppedOnPurpose(m: TeamMember): boolean {
+export function stoppedWithKill(m: TeamMember): boolean {
   return m[STOPPED_FIELD] === true
 }
 

@@ -23,7 +23,7 @@ import { teamBackend } from '../backends/team-backend.js'
 import { nextStopSignal } from '../process/handlers.js'
 import { LeaderConsole } from './console.js'
 import { acquireLeaderLock } from '../supervisor/leader-lock.js'
-import { LeaderControl, stoppedOnPurpose } from './control.js'
+import { LeaderControl, stoppedWithKill } from './control.js'
 
 /**
  * Whether this leader hosts the member: it is recorded in-process, or it has no backend of its own
@@ -130,7 +130,7 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
   // except those stopped with `swarm kill` (`team resume` names them; `swarm spawn` starts them again).
   if (inProcess) {
     for (const m of config.members) {
-      if (m.name === LEAD_NAME || !hostedInProcess(config, m) || stoppedOnPurpose(m)) continue
+      if (m.name === LEAD_NAME || !hostedInProcess(config, m) || stoppedWithKill(m)) continue
       const resume = fs.existsSync(transcriptPath(o.team, m.name, env))
       await control.startInProcess(m.name, resume)
     }
