@@ -8,6 +8,7 @@ import { STOPPED_FIELD, backendOf } from '../backends/directory.js'
 import { createExecutor, paneBackends } from '../backends/registry.js'
 import { assertNoneSurvive, reapTeam } from './reap-team.js'
 import { endGoneLeadKeyHolders } from './lead-key-holders.js'
+import { runningLeader } from './leader-lock.js'
 import { GRACEFUL_STOP_MS, requestShutdown } from '../backends/shutdown.js'
 import type { InProcessExecutor, LeadSigner, PaneExecutor, TeammateExecutor } from '../backends/types.js'
 
@@ -140,7 +141,8 @@ export type KillOutcome =
  * `swarm kill`: graceful (shutdown_request, then forced after `timeoutMs` or a rejection — the
  * user asked for it to stop) or, with `now`, killed at once. A teammate of a gone Claude Code
  * lead is never asked (it would call the request forged): SIGTERM, as on `team delete`. An
- * in-process teammate can only be asked from here: killing it needs its leader (exit 7).
+ * in-process teammate can only be asked from here: killing it needs its leader (exit 7); with no
+ * leader running, it is only marked stopped.
  */
 export async function killTeammate(team: string, name: string, opts: KillOptions = {}): Promise<KillOutcome> {
   const env = opts.env ?? process.env
@@ -165,6 +167,11 @@ export async function killTeammate(team: string, name: string, opts: KillOptions
       throw new BackendUnavailableError(`${name} runs inside its leader's process; only the leader can kill it`, {
         hint: `ask it to stop with "swarm kill ${team} ${name}" (without --now)`,
       })
+    }
+    if (runningLeader(team, env) === undefined) {
+      // Nothing runs it now: no request is left in its inbox to stop it again on its next start.
+      await markStopped(team, name, env, { inactive: true })
+      return { outcome: 'exited' }
     }
     await requestShutdown(id, 'stopped with swarm kill', { env, sign })
     // Its leader stops it; the mark keeps it stopped when that leader (re)starts its roster, as on a pane team.

@@ -1,7 +1,9 @@
 import { type ChildProcess, execFileSync } from 'node:child_process'
+import fs from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
+import { inboxPath } from '../../src/home/paths.js'
 import { isAlive } from '../../src/process/liveness.js'
 import { readTeam } from '../../src/teams/team-store.js'
 import { BIN } from '../support/repo.js'
@@ -163,5 +165,15 @@ describe.skipIf(!hasTmux)('team resume on an isolated tmux server', () => {
     expect(b?.status).not.toBe('exited')
     expect((await readTeam('ik', sb.env)).members.find((m) => m.name === 'b')?.swarmStopped).toBeUndefined()
     await stop(second.leader)
+
+    // With no leader running nothing runs it: it is marked stopped, and no request waits in its inbox for its next start.
+    const inbox = () => fs.readFileSync(inboxPath('ik', 'b', sb.env), 'utf8').split('shutdown_request').length - 1
+    const requests = inbox()
+    expect(requests).toBeGreaterThan(0) // the first kill's
+    const idle = await sb.swarm(['kill', 'ik', 'b'])
+    expect(idle.code, idle.stderr).toBe(0)
+    expect(idle.stdout).toContain('b has stopped')
+    expect(inbox()).toBe(requests)
+    expect((await readTeam('ik', sb.env)).members.find((m) => m.name === 'b')?.swarmStopped).toBe(true)
   }, 90_000)
 })
