@@ -134,7 +134,7 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
   const agentKinds = names.map((a) => kinds.get(a) ?? spec?.members.find((x) => x.name === a)?.agent)
   await checkAdapters(
     name,
-    names.map((a, i) => [a, agentKinds[i]] as const),
+    names.map((a, i) => ({ name: a, kind: agentKinds[i], agentType: types.get(a) ?? spec?.members.find((x) => x.name === a)?.agentType })),
     cwd,
     opts.start,
   )
@@ -326,18 +326,26 @@ function parseNamePairs(values: string[], option: string, example: string): Map<
 }
 
 /**
- * Before the team is written: every --agent / team-file `agent:` names a known adapter, one that
- * can start here — its binary installed unless the roster is only written (`--no-start`).
+ * Before the team is written: every --agent / team-file `agent:` (else the `agent:` of the member's
+ * agent definition) names a known adapter, one that can start here — its binary installed unless
+ * the roster is only written (`--no-start`).
  */
 async function checkAdapters(
   team: string,
-  members: ReadonlyArray<readonly [string, string | undefined]>,
+  members: ReadonlyArray<{ name: string; kind?: string | undefined; agentType?: string | undefined }>,
   cwd: string,
   start: boolean,
 ): Promise<void> {
-  if (!members.some(([, k]) => k !== undefined)) return
-  const { preflightAgent } = await import('../adapters/preflight.js')
-  for (const [name, kind] of members) await preflightAgent(kind, { cwd, env: process.env, team, name, binary: start })
+  if (!members.some((m) => m.kind !== undefined || m.agentType !== undefined)) return
+  const [{ preflightAgent }, { loadAgentDefinitions }] = await Promise.all([
+    import('../adapters/preflight.js'),
+    import('../agent/definitions/load.js'),
+  ])
+  const { definitions } = await loadAgentDefinitions({ cwd, env: process.env })
+  for (const m of members) {
+    const kind = m.kind ?? (m.agentType ? definitions.get(m.agentType)?.agent : undefined)
+    await preflightAgent(kind, { cwd, env: process.env, team, name: m.name, binary: start })
+  }
 }
 
 export async function teamDelete(name: string, opts: { force?: boolean; timeout?: string; discard?: boolean; json?: boolean }): Promise<void> {

@@ -85,6 +85,30 @@ describe.skipIf(!hasTmux)('an agent CLI that is not installed', () => {
     expect(fs.existsSync(teamDir('c2', sb.env))).toBe(false)
   })
 
+  it('team create --agent-type naming a definition whose `agent:` is a missing CLI: exit 7, no team', async () => {
+    const agents = path.join(sb.project, '.claude', 'agents')
+    fs.mkdirSync(agents, { recursive: true })
+    fs.writeFileSync(path.join(agents, 'rev.md'), '---\nname: rev\ndescription: reviews with Codex\nagent: codex\n---\nReview.\n')
+    const r = await sb.swarm([
+      'team',
+      'create',
+      'c4',
+      '--agents',
+      'r',
+      '--agent-type',
+      'r:rev',
+      '--backend',
+      'tmux',
+      '--cwd',
+      sb.project,
+      '--no-attach',
+    ])
+    expect(r.code, r.stderr).toBe(7)
+    oneLine(r.stderr)
+    expect(r.stderr).toMatch(/^swarm: codex: `codex` is not installed/)
+    expect(fs.existsSync(teamDir('c4', sb.env))).toBe(false)
+  })
+
   it('team create --no-start still writes the roster (it is started later, where the CLI is installed)', async () => {
     const r = await sb.swarm(['team', 'create', 'c3', '--agents', 'b', '--agent', 'b:codex', '--no-start', '--cwd', sb.project])
     expect(r.code, r.stderr).toBe(0)
