@@ -11,7 +11,7 @@ import { agentHomeDir } from '../home/paths.js'
 import { ensureDir } from '../util/fs.js'
 import { swarmArgv } from '../backends/launch.js'
 import { firstPrompt } from './first-prompt.js'
-import { enforceProviderEnv } from './provider-check.js'
+import { checkProviderEnv, enforceProviderEnv } from './provider-check.js'
 import { shellQuote } from './template.js'
 import type { AdapterContext, AgentAdapter, LaunchPlan, SwarmHookEvent } from './types.js'
 
@@ -42,8 +42,9 @@ export interface AgentLaunch extends LaunchPlan {
 export const AGENT_PATH_ENV = 'SWARM_AGENT_PATH'
 
 export async function planAgentLaunch(adapter: AgentAdapter, input: AgentLaunchInput): Promise<AgentLaunch> {
-  // Before anything is written: a CLI that cannot reach a model is refused, or at least named.
-  if (!input.resume) enforceProviderEnv(adapter, input.env, input.name)
+  // Before anything is written: a CLI that cannot reach a model is refused (named once it is known to be installed).
+  const missingEnv = input.resume ? undefined : checkProviderEnv(adapter, input.env, input.name)
+  if (missingEnv?.refuse) enforceProviderEnv(adapter, input.env, input.name)
   const configDir = agentHomeDir(input.team, input.name, input.env)
   await ensureDir(configDir)
   const shimDir = await writeSwarmShim(configDir)
@@ -88,6 +89,8 @@ export async function planAgentLaunch(adapter: AgentAdapter, input: AgentLaunchI
     '--',
   ]
   const found = findExecutable(plan.argv[0] ?? '', env[AGENT_PATH_ENV].split(path.delimiter), input.cwd)
+  // A CLI that is not installed is refused by assertCliInstalled: its missing key is no news then.
+  if (missingEnv && found) enforceProviderEnv(adapter, input.env, input.name)
   return { argv: [...wrapper, ...plan.argv], env, configDir, promptInArgv, cli: { command: plan.argv[0] ?? '', ...(found && { path: found }) } }
 }
 

@@ -18,6 +18,11 @@ let h: IsolatedHome
 beforeEach(async () => {
   h = isolatedHome('swarm-provider-env-')
   for (const k of ['OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'NEEDY_KEY']) delete h.env[k]
+  // A stand-in codex (the real one is not needed to see the warning): it waits, as at its sign-in screen.
+  const bin = path.join(h.base, 'agent-bin')
+  await fs.mkdir(bin)
+  await fs.writeFile(path.join(bin, 'codex'), '#!/bin/sh\nexec sleep 600\n', { mode: 0o755 })
+  h.env.SWARM_AGENT_BIN_DIR = bin
   await fs.mkdir(path.join(h.project, '.claude', 'swarm-agents'), { recursive: true })
   await fs.writeFile(
     path.join(h.project, '.claude', 'swarm-agents', 'needy.yaml'),
