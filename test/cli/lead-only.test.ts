@@ -48,6 +48,18 @@ describe("a teammate's shell cannot speak or answer as the lead", () => {
     expect((await inbox('carol')).map((m) => m.from)).toEqual(['bob', 'team-lead'])
   })
 
+  it('swarm tasks from a teammate acts as itself: its assignment names it, --from naming another member is refused (exit 2)', async () => {
+    const added = await swarm(['tasks', 't', 'add', 'write docs', '--owner', 'carol', '--json'], BOB)
+    expect(added.code, added.stderr).toBe(0)
+    const assignment = (await inbox('carol')).map((m) => JSON.parse(m.text) as { type: string; assignedBy?: string })
+    expect(assignment).toEqual([expect.objectContaining({ type: 'task_assignment', assignedBy: 'bob' })])
+    const id = (JSON.parse(added.stdout) as { id: string }).id
+    const as = await swarm(['tasks', 't', 'update', id, '--owner', 'bob', '--from', 'carol'], BOB)
+    expect(as.code).toBe(2)
+    expect(as.stderr.trim()).toBe("swarm: swarm tasks from bob's shell acts as bob, not as carol — leave out --from")
+    expect((await swarm(['tasks', 't', 'complete', id], BOB)).code).toBe(0)
+  })
+
   it('perms approve|deny, budget, compact, team rekey, spawn and kill are refused from a teammate (exit 4)', async () => {
     await writePending(
       't',
