@@ -12,7 +12,7 @@ import { readTeam } from '../teams/team-store.js'
 import { atomicWriteJson } from '../util/fs.js'
 import { askLead } from './hook-permission.js'
 import { appendHookLog, promptDigest } from './hook-log.js'
-import { resolveAdapter } from './registry.js'
+import { AdapterPinError, pinnedAdapter } from './pin.js'
 import type { AgentAdapter, HookFacts, HookReply, SwarmHookEvent } from './types.js'
 
 type Env = NodeJS.ProcessEnv
@@ -36,8 +36,12 @@ const SUMMARY_MAX = 200
 
 export async function runHook(inv: HookInvocation): Promise<HookReply> {
   const team = await readTeam(inv.team, inv.env)
-  const leadCwd = team.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
-  const adapter = await resolveAdapter(inv.agent, { cwd: leadCwd, env: inv.env })
+  // Built-ins by kind; a user-defined adapter only as pinned at spawn: a changed file denies.
+  const adapter = await pinnedAdapter(
+    inv.agent,
+    team.members.find((m) => m.name === inv.name),
+  ).catch((err: unknown) => (err instanceof AdapterPinError ? err : Promise.reject(err)))
+  if (adapter instanceof AdapterPinError) return unpinned(inv.event, adapter)
   if (!adapter) return { exitCode: 0 }
   const facts = adapter.readHook(inv.event, inv.payload)
   const at = Date.now()
@@ -77,6 +81,15 @@ export async function runHook(inv: HookInvocation): Promise<HookReply> {
       await appendHookLog(inv.team, inv.name, { event: inv.event, at }, inv.env)
       return { exitCode: 0 }
   }
+}
+
+/**
+ * A hook of a teammate whose adapter file changed or is gone: its reply templates cannot be
+ * trusted, so a permission request is denied the generic way (exit 2, one line); others do nothing.
+ */
+function unpinned(event: SwarmHookEvent, err: AdapterPinError): HookReply {
+  if (event !== 'permission-request') return { exitCode: 0 }
+  return { stderr: `swarm: denied: ${err.message} — ${err.hint ?? 'respawn the teammate'}\n`, exitCode: 2 }
 }
 
 async function permission(inv: HookInvocation, adapter: AgentAdapter, facts: HookFacts): Promise<HookReply> {

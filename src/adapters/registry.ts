@@ -1,11 +1,13 @@
 /**
  * The one list of agent adapters: the built-ins, then user-defined adapter files — `<root>/
- * swarm-agents/*.yaml` (user), then `<cwd>/.claude/swarm-agents/*.yaml` (project), later ones
- * overriding earlier ones of the same kind. Only this file imports the built-in adapters.
+ * swarm-agents/*.yaml` (user), then `<cwd>/.claude/swarm-agents/*.yaml` (project), a later file
+ * replacing an earlier one of the same kind. A file never replaces a built-in kind: it is refused
+ * (a diagnostic) and the built-in stays. Only this file imports the built-in adapters.
  */
+import { createHash } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { CorruptFileError, UsageError } from '../errors.js'
+import { CorruptFileError, NotFoundError, UsageError } from '../errors.js'
 import { rootDir } from '../home/paths.js'
 import { claudeAdapter } from './claude.js'
 import { codexAdapter } from './codex.js'
@@ -15,12 +17,20 @@ import { piAdapter } from './pi.js'
 import { AdapterSpec } from './spec.js'
 import { adapterFromSpec } from './spec-adapter.js'
 import type { AdapterSource, AgentAdapter } from './types.js'
-import { readSpecFile } from '../util/spec-file.js'
+import { parseSpecText } from '../util/spec-file.js'
 
 /** `--agent swarm` (and no --agent at all): swarm's own agent runtime, which needs no adapter. */
 export const SWARM_AGENT_KIND = 'swarm'
 
 const BUILT_INS: readonly AgentAdapter[] = [claudeAdapter, codexAdapter, geminiAdapter, opencodeAdapter, piAdapter]
+
+/** The kinds swarm defines itself; no adapter file may take one of them. */
+export const BUILT_IN_KINDS: readonly string[] = [SWARM_AGENT_KIND, ...BUILT_INS.map((a) => a.kind)]
+
+/** The built-in adapter of `kind`; undefined for swarm's own agent and for any other kind. */
+export function builtInAdapter(kind: string): AgentAdapter | undefined {
+  return BUILT_INS.find((a) => a.kind === kind)
+}
 
 export interface AdapterDiagnostic {
   file: string
@@ -73,6 +83,8 @@ export async function loadAdapters(lookup: AdapterLookup): Promise<LoadedAdapter
  */
 export async function resolveAdapter(kind: string | undefined, lookup: AdapterLookup): Promise<AgentAdapter | undefined> {
   if (kind === undefined || kind === SWARM_AGENT_KIND) return undefined
+  const builtIn = builtInAdapter(kind)
+  if (builtIn) return builtIn
   const { adapters, diagnostics } = await loadAdapters(lookup)
   const found = adapters.get(kind)
   if (found) return found
@@ -85,12 +97,30 @@ export async function resolveAdapter(kind: string | undefined, lookup: AdapterLo
 
 /** Reads one adapter file (YAML or JSON); its kind is its `kind:` or its file name. */
 export async function loadAdapterFile(file: string, source: AdapterSource): Promise<AgentAdapter> {
-  const spec = await readSpecFile(file, AdapterSpec, 'adapter file')
+  let bytes: Buffer
+  try {
+    bytes = await fs.readFile(file)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError(`no adapter file ${file}`)
+    throw err
+  }
+  return adapterFromBytes(file, source, bytes)
+}
+
+/** The adapter the bytes of `file` describe, with their sha256 (what a spawn pins). */
+export function adapterFromBytes(file: string, source: AdapterSource, bytes: Buffer): AgentAdapter {
+  const spec = parseSpecText(file, bytes.toString('utf8'), AdapterSpec)
   const kind = spec.kind ?? path.basename(file).replace(/\.(ya?ml|json)$/, '')
   if (!/^[a-z][a-z0-9-]{0,31}$/.test(kind))
     throw new CorruptFileError(file, `the file name makes the kind ${JSON.stringify(kind)}; set kind: to lowercase letters, digits and -`)
   if (kind === SWARM_AGENT_KIND) throw new CorruptFileError(file, `kind "${SWARM_AGENT_KIND}" is swarm's own agent and cannot be redefined`)
-  return adapterFromSpec(spec, { kind, source, file })
+  if (BUILT_IN_KINDS.includes(kind))
+    throw new CorruptFileError(file, `kind "${kind}" is built in and cannot be redefined (the built-in is used); give this adapter another kind`)
+  return adapterFromSpec(spec, { kind, source, file, sha256: sha256Hex(bytes) })
+}
+
+export function sha256Hex(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex')
 }
 
 async function adapterFiles(dir: string): Promise<string[]> {

@@ -14,6 +14,7 @@ export interface SpecOrigin {
   kind: string
   source: AdapterSource
   file?: string
+  sha256?: string
 }
 
 /** Claude-Code-style replies, the default of a spec that names none. */
@@ -29,6 +30,7 @@ export function adapterFromSpec(spec: AdapterSpec, origin: SpecOrigin): AgentAda
     description: spec.description,
     source: origin.source,
     ...(origin.file !== undefined && { file: origin.file }),
+    ...(origin.sha256 !== undefined && { sha256: origin.sha256 }),
     binary: spec.binary,
     versionArgs: spec.versionArgs,
     providerEnv: spec.providerEnv,

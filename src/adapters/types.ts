@@ -145,6 +145,8 @@ export interface AgentAdapter {
   readonly source: AdapterSource
   /** Where it was defined (a YAML file), for diagnostics. */
   readonly file?: string
+  /** User-defined adapters: sha256 (hex) of the file's bytes, pinned with the member at spawn. */
+  readonly sha256?: string
   /** The executable looked up on PATH, then SWARM_AGENT_BIN_DIR (binary.ts); `swarm doctor` reports it. */
   readonly binary: string
   /** A variable naming the executable, which then beats PATH (`SWARM_CLAUDE_BIN`); binary.ts looks it up. */

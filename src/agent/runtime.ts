@@ -5,6 +5,7 @@ import type { InboxMessage } from '../mailbox/types.js'
 import { watchInbox, type InboxWatcher } from '../mailbox/watch.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { inboxPath, LEAD_NAME, tasksDir } from '../home/paths.js'
+import { onAbort } from '../util/abort.js'
 import { ensureDir } from '../util/fs.js'
 import type { RuntimeOptions } from './runtime-options.js'
 import { createTurnGuards, type TurnGuards } from './turn-guards.js'
@@ -47,13 +48,14 @@ export class TeammateRuntime {
   constructor(private readonly o: RuntimeOptions) {
     // A resumed agent's state file starts from what it had spent before.
     this.usage = o.state.current.usage ?? emptyUsage()
-    o.signal?.addEventListener('abort', () => this.stop(), { once: true })
     this.guards = createTurnGuards(o, {
       signal: this.turnAbort.signal,
       spent: () => ({ costUsd: estimateCost(o.model, this.usage), usage: this.usage }),
       onUsage: (u) => void this.addUsage(u),
       tellLead: (text, summary) => (o.name === LEAD_NAME ? Promise.resolve() : this.sendToLead(text, summary)),
     })
+    // Also a signal that fired while the agent was being assembled: run() then ends at once.
+    onAbort(o.signal, () => this.stop())
   }
 
   /** Runs until shutdown is approved or the signal aborts; resolves with the exit code. */

@@ -22,15 +22,17 @@ export function registerAgentCliCommand(program: Command): void {
 }
 
 async function agentCli(argv: string[], opts: AgentCliOpts): Promise<void> {
-  const [{ resolveAdapter }, { runAgentCli }, { readTeam }, { LEAD_NAME }] = await Promise.all([
-    import('../adapters/registry.js'),
+  const [{ pinnedAdapter }, { runAgentCli }, { readTeam }] = await Promise.all([
+    import('../adapters/pin.js'),
     import('../adapters/agent-cli.js'),
     import('../teams/team-store.js'),
-    import('../home/paths.js'),
   ])
   const team = await readTeam(opts.team)
-  const leadCwd = team.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
-  const adapter = await resolveAdapter(opts.agent, { cwd: leadCwd })
+  // The adapter as pinned at spawn (a changed user-defined file refuses to start, exit 4).
+  const adapter = await pinnedAdapter(
+    opts.agent,
+    team.members.find((m) => m.name === opts.name),
+  )
   if (!adapter) throw new UsageError(`--agent ${opts.agent} is swarm's own agent; run "swarm agent" instead`)
   process.exitCode = await runAgentCli({
     team: opts.team,

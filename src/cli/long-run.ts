@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import { UsageError } from '../errors.js'
+import { refuseFromTeammate } from './lead-only.js'
 import { encodeStructured, type StructuredMessage } from '../mailbox/messages.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { LEAD_NAME } from '../home/paths.js'
@@ -25,6 +26,7 @@ export function registerLongRunCommands(program: Command): void {
 }
 
 async function compact(team: string, name: string, opts: { focus?: string }): Promise<void> {
+  refuseFromTeammate()
   const member = findMember(await readTeam(team), name)
   if (member.name === LEAD_NAME) throw new UsageError('the lead compacts from its console', { hint: 'type /compact [focus] in the leader pane' })
   const request: StructuredMessage = {
@@ -38,6 +40,7 @@ async function compact(team: string, name: string, opts: { focus?: string }): Pr
 }
 
 async function budget(team: string, name: string | undefined, opts: { add?: string; addTokens?: string }): Promise<void> {
+  refuseFromTeammate()
   const usd = parseAmount(opts.add, '--add', false)
   const tokens = parseAmount(opts.addTokens, '--add-tokens', true)
   if (usd === undefined && tokens === undefined) throw new UsageError('nothing to add', { hint: 'give --add USD and/or --add-tokens N' })

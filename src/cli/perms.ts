@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import { UsageError } from '../errors.js'
+import { refuseFromTeammate } from './lead-only.js'
 import { answerRequest, formatAge, listRequests, type RequestAnswer } from '../permissions/requests/broker.js'
 import { validateName } from '../home/paths.js'
 import { PermissionModeName } from '../permissions/rules/modes.js'
@@ -71,6 +72,7 @@ export async function listCommand(team: string | undefined, opts: ListOpts): Pro
 }
 
 export async function answerCommand(decision: 'approve' | 'deny', team: string, id: string, opts: AnswerOpts): Promise<void> {
+  refuseFromTeammate()
   validateName(team)
   if (decision === 'deny' && (opts.always || opts.teamWide || opts.input !== undefined || opts.mode !== undefined)) {
     throw new UsageError('--always, --team-wide, --input and --mode go with approve, not deny')

@@ -1,4 +1,6 @@
 import type { Command } from 'commander'
+import { UsageError } from '../errors.js'
+import { teammateOf } from '../home/marker.js'
 import { resolveRecipients } from '../mailbox/send.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { LEAD_NAME } from '../home/paths.js'
@@ -6,7 +8,7 @@ import { findMember, readTeam } from '../teams/team-store.js'
 import { printJson, println } from '../terminal/output.js'
 
 interface SendOpts {
-  from: string
+  from?: string
   summary?: string
   json?: boolean
 }
@@ -16,19 +18,19 @@ export function registerSendCommands(program: Command): void {
   program
     .command('send <team> <to> <text>')
     .description('send a message to a member, or to everyone but the sender with "*"')
-    .option(
-      '--from <name>',
-      "the sending member (default: $SWARM_AGENT_NAME in a teammate's shell, else team-lead)",
-      process.env.SWARM_AGENT_NAME || LEAD_NAME,
-    )
+    .option('--from <name>', "the sending member (default team-lead; a teammate's shell always sends as itself)")
     .option('--summary <text>', 'a short preview shown with the message')
     .option('--json', 'print the message ids as JSON')
     .action((team: string, to: string, text: string, opts: SendOpts) => send(team, to, text, opts))
 }
 
 export async function send(team: string, to: string, text: string, opts: SendOpts): Promise<void> {
+  // A teammate's shell speaks as itself only: never as the lead, never as another teammate.
+  const self = teammateOf(process.env)
+  if (self !== undefined && opts.from !== undefined && opts.from !== self)
+    throw new UsageError(`swarm send from ${self}'s shell sends as ${self}, not as ${opts.from}`, { hint: 'leave out --from' })
   const config = await readTeam(team)
-  const sender = findMember(config, opts.from)
+  const sender = findMember(config, self ?? opts.from ?? LEAD_NAME)
   const members = config.members.map((m) => m.name)
   const recipients = resolveRecipients(members, to, sender.name)
   const sent = await sendTeamMessage({ team, from: sender.name, to, text, ...(opts.summary !== undefined && { summary: opts.summary }) })

@@ -9,6 +9,7 @@ import type { KillOutcome } from '../supervisor/stop.js'
 import { printJson, println } from '../terminal/output.js'
 import { budgetFlags } from './options.js'
 import { warnIfNoSandbox } from './sandbox-warning.js'
+import { refuseFromTeammate } from './lead-only.js'
 
 export interface SpawnCommandOptions {
   backend?: string
@@ -75,6 +76,7 @@ export function registerSpawnCommands(program: Command): void {
 }
 
 export async function runSpawn(team: string, name: string, opts: SpawnCommandOptions): Promise<void> {
+  refuseFromTeammate() // its first prompt is signed as team-lead
   const [{ spawnTeammate }, { parseBackendChoice }, { describeSocket, resolveSocket }, { sessionName }, { validateAgentName, validateName }] =
     await Promise.all([
       import('../supervisor/teammates.js'),
@@ -148,6 +150,7 @@ export async function runSpawn(team: string, name: string, opts: SpawnCommandOpt
 }
 
 export async function runKill(team: string, name: string, opts: KillCommandOptions): Promise<void> {
+  refuseFromTeammate() // its shutdown_request is signed as team-lead
   const { killTeammate } = await import('../supervisor/stop.js')
   const timeoutMs = Number(opts.timeout)
   if (!Number.isFinite(timeoutMs) || timeoutMs < 0)

@@ -1,5 +1,6 @@
 import { Command } from 'commander'
 import { ConflictError, NotFoundError, UsageError } from '../errors.js'
+import { teammateOf } from '../home/marker.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { openBlockers } from '../tasks/task-graph.js'
 import {
@@ -127,7 +128,20 @@ async function tasksList(team: string, o: JsonOpt): Promise<void> {
   println(table(rows))
 }
 
+/**
+ * Who makes a change. A teammate's shell always acts as itself (`--from` defaults to team-lead):
+ * naming another member is refused, like `swarm send`'s.
+ */
+function actor(from: string): string {
+  const self = teammateOf(process.env)
+  if (self === undefined) return from
+  if (from !== self && from !== LEAD_NAME)
+    throw new UsageError(`swarm tasks from ${self}'s shell acts as ${self}, not as ${from}`, { hint: 'leave out --from' })
+  return self
+}
+
 async function tasksAdd(team: string, subject: string, o: AddOpts): Promise<void> {
+  o.from = actor(o.from)
   const config = await readTeam(team)
   findMember(config, o.from)
   if (o.owner) findMember(config, o.owner)
@@ -168,6 +182,7 @@ async function tasksClaim(team: string, id: string, o: JsonOpt & { as: string; c
 }
 
 async function tasksUpdate(team: string, id: string, o: UpdateOpts): Promise<void> {
+  o.from = actor(o.from)
   const config = await readTeam(team)
   findMember(config, o.from)
   if (typeof o.owner === 'string') findMember(config, o.owner)
@@ -186,6 +201,7 @@ async function tasksUpdate(team: string, id: string, o: UpdateOpts): Promise<voi
 }
 
 async function tasksComplete(team: string, id: string, o: JsonOpt & { from: string }): Promise<void> {
+  o.from = actor(o.from)
   findMember(await readTeam(team), o.from)
   const { task, unblocked } = await completeTask(team, id, { by: o.from })
   if (o.json) return printJson({ task, unblocked })

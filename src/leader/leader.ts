@@ -21,6 +21,7 @@ import { claudeLeadOf } from '../teams/claude-lead.js'
 import type { TeamFile, TeamMember } from '../teams/types.js'
 import { teamBackend } from '../backends/team-backend.js'
 import { nextStopSignal } from '../process/handlers.js'
+import { onAbort } from '../util/abort.js'
 import { LeaderConsole } from './console.js'
 import { acquireLeaderLock } from '../supervisor/leader-lock.js'
 import { LeaderControl, stoppedWithKill } from './control.js'
@@ -123,6 +124,10 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
     }
   const control = new LeaderControl({ team: o.team, env, backend, sign, ...(inProcess ? { inProcess, inProcessMain } : {}) })
 
+  // Wired before the first await below: a stop signal while the team starts is never lost.
+  const abort = new AbortController()
+  onAbort(o.signal, () => abort.abort())
+
   const leaderState = new AgentStateFile(statePath(o.team, LEAD_NAME, env), { pid: process.pid, status: 'idle' })
   await leaderState.update({})
 
@@ -136,8 +141,6 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
     }
   }
 
-  const abort = new AbortController()
-  o.signal?.addEventListener('abort', () => abort.abort(), { once: true })
   let lead: Awaited<ReturnType<typeof assembleAgent>>['runtime'] | undefined
   let leadDone: Promise<number> | undefined
   let delegation: Delegation | undefined

@@ -63,6 +63,8 @@ export class DirWatch {
     for (;;) {
       if (this.closed) return
       const { dir, ino } = await deepestExisting(target)
+      // close() came while we looked: a watch opened now would never be closed.
+      if (this.closed) return
       if (this.watched?.dir === dir && this.watched.ino === ino && this.watcher) return
       this.watcher?.close()
       this.watcher = undefined

@@ -1,5 +1,6 @@
 import { inboxPath } from '../home/paths.js'
 import { CorruptFileError, errorMessage } from '../errors.js'
+import { onAbort } from '../util/abort.js'
 import { DirWatch } from './dir-watch.js'
 import { messageKey } from './entry.js'
 import { flushSpool, markDelivered } from './inbox.js'
@@ -87,8 +88,7 @@ class Watcher implements InboxWatcher {
       (err) => this.report(err),
     )
     this.poll = setInterval(() => void this.sweep(), opts.pollMs ?? DEFAULT_POLL_MS)
-    if (opts.signal?.aborted) void this.close()
-    opts.signal?.addEventListener('abort', () => void this.close(), { once: true })
+    onAbort(opts.signal, () => void this.close())
     this.ready = this.dirWatch.check().then(() => this.rescan())
   }
 

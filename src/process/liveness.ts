@@ -1,6 +1,6 @@
 import fs from 'node:fs'
 import { delay } from './delay.js'
-import { HAS_PROC, isZombieState, procStat, processTable } from './table.js'
+import { HAS_PROC, isZombieState, procStartTime, procStat, processTable } from './table.js'
 
 /*
  * Is it still running? For a pid and for a process group, with zombies counted as gone, and a
@@ -28,6 +28,48 @@ export function isGroupAlive(pgid: number): boolean {
     if (stat && stat.pgid === pgid && !isZombieState(stat.state)) return true
   }
   return false
+}
+
+/** How a process was seen once: its start time and the pid namespace of whoever saw it. */
+export interface ProcessSighting {
+  pid: number
+  /** procStartTime(pid) when it was seen. */
+  started: string
+  /** `/proc/self/ns/pid` of the process that saw it: pids mean something only in their namespace. */
+  pidNs: string
+}
+
+/** The sighting of a live `pid`, as this process sees it; undefined when it cannot see it (or without /proc). */
+export function sightProcess(pid: number): ProcessSighting | undefined {
+  const started = procStartTime(pid)
+  const pidNs = pidNamespace()
+  return started !== undefined && pidNs !== undefined ? { pid, started, pidNs } : undefined
+}
+
+/**
+ * True only when the process once sighted is surely gone: looked up from the same pid namespace,
+ * kill(0) says ESRCH, or its /proc entry is a zombie or names another start time (a reused pid).
+ * From another namespace (a sandbox), without /proc, or when its entry cannot be read: false.
+ */
+export function sightedProcessGone(s: ProcessSighting): boolean {
+  if (!Number.isInteger(s.pid) || s.pid <= 0 || !HAS_PROC || pidNamespace() !== s.pidNs) return false
+  try {
+    process.kill(s.pid, 0)
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH'
+  }
+  const stat = procStat(s.pid)
+  if (stat === undefined) return false // exists, but its entry is hidden (hidepid) or it just went
+  return isZombieState(stat.state) || procStartTime(s.pid) !== s.started
+}
+
+/** This process's pid namespace (`pid:[4026531836]`); undefined without a readable /proc. */
+export function pidNamespace(): string | undefined {
+  try {
+    return fs.readlinkSync('/proc/self/ns/pid')
+  } catch {
+    return undefined
+  }
 }
 
 /** True when a process `pid` exists, zombies included (EPERM: it exists but belongs to someone else). */

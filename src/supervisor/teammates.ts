@@ -2,6 +2,7 @@ import path from 'node:path'
 import { planAgentLaunch, type AgentLaunch } from '../adapters/launch.js'
 import { preflightAdapter } from '../adapters/preflight.js'
 import { resolveAdapter } from '../adapters/registry.js'
+import { ADAPTER_PIN_FIELD, pinOf } from '../adapters/pin.js'
 import type { AgentAdapter } from '../adapters/types.js'
 import { checkAgentType, loadAgentDefinitions } from '../agent/definitions/load.js'
 import type { AgentDefinition } from '../agent/definitions/types.js'
@@ -129,6 +130,7 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
     inputs.map(async (input, k) => (worktrees[k] ? worktreeCwd(worktrees[k]) : path.resolve(input.cwd ?? members[k].cwd ?? leadCwd))),
   )
   const launches = await Promise.all(inputs.map((input, k) => agentLaunchFor(team, input, adapters[k], cwds[k], env)))
+  await recordAdapterPins(team, inputs, members, adapters, env)
   // A CLI that takes its first prompt in its argv has it there; everyone else finds it in the inbox.
   // Sent as the lead sends (signed, recorded for a reader that deletes it): a Claude Code teammate
   // holding the team's key shows an unsigned prompt to its model as an unverified lead message.
@@ -254,6 +256,30 @@ async function adapterFor(input: SpawnTeammateInput, leadCwd: string, env: Env):
   if (input.command !== undefined || input.argv !== undefined) return undefined
   const kind = input.agent ?? (input.agentType ? (await findAgentDefinition(input.agentType, leadCwd, env))?.agent : undefined)
   return resolveAdapter(kind, { cwd: leadCwd, env })
+}
+
+/** Before any pane starts: the user-defined adapter file each teammate's hooks may load, by hash (adapters/pin.ts). */
+async function recordAdapterPins(
+  team: string,
+  inputs: SpawnTeammateInput[],
+  members: TeamMember[],
+  adapters: Array<AgentAdapter | undefined>,
+  env: Env,
+): Promise<void> {
+  const pins = adapters.map(pinOf)
+  if (!pins.some(Boolean) && !members.some((m) => m[ADAPTER_PIN_FIELD] !== undefined)) return
+  await updateTeam(
+    team,
+    (t) => {
+      for (const m of t.members) {
+        const k = inputs.findIndex((i) => i.name === m.name)
+        if (k < 0) continue
+        if (pins[k]) m[ADAPTER_PIN_FIELD] = pins[k]
+        else delete m[ADAPTER_PIN_FIELD]
+      }
+    },
+    env,
+  )
 }
 
 /** The launch of a teammate that runs an agent CLI through `adapter`. */

@@ -16,6 +16,11 @@ export async function readSpecFile<S extends z.ZodType>(file: string, schema: S,
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError(`no ${what} ${file}`)
     throw err
   }
+  return parseSpecText(file, text, schema)
+}
+
+/** The same check for text already read (an adapter file is hashed and parsed from one read). */
+export function parseSpecText<S extends z.ZodType>(file: string, text: string, schema: S): z.output<S> {
   let raw: unknown
   try {
     raw = YAML.parse(text)

@@ -18,6 +18,11 @@ let h: IsolatedHome
 beforeEach(async () => {
   h = isolatedHome('swarm-provider-env-')
   for (const k of ['OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'NEEDY_KEY']) delete h.env[k]
+  // A stand-in codex (the real one is not needed to see the warning): it waits, as at its sign-in screen.
+  const bin = path.join(h.base, 'agent-bin')
+  await fs.mkdir(bin)
+  await fs.writeFile(path.join(bin, 'codex'), '#!/bin/sh\nexec sleep 600\n', { mode: 0o755 })
+  h.env.SWARM_AGENT_BIN_DIR = bin
   await fs.mkdir(path.join(h.project, '.claude', 'swarm-agents'), { recursive: true })
   await fs.writeFile(
     path.join(h.project, '.claude', 'swarm-agents', 'needy.yaml'),
@@ -51,11 +56,6 @@ describe('required provider variables, from the adapter declaration', () => {
   })
 
   it.skipIf(!hasTmux)('spawn --agent codex without OPENAI_API_KEY warns in one line naming it, and still spawns', async () => {
-    // A stand-in codex (installed is all the preflight asks): the warning, not the missing CLI, is the subject.
-    const bin = path.join(h.base, 'bin')
-    await fs.mkdir(bin)
-    await fs.writeFile(path.join(bin, 'codex'), '#!/bin/sh\nexec sleep 600\n', { mode: 0o755 })
-    h.env.SWARM_AGENT_BIN_DIR = bin
     expect((await swarm(['team', 'create', 'crew', '--no-start'])).code).toBe(0)
     const r = await swarm(['spawn', 'crew', 'w1', '--backend', 'tmux', '--agent', 'codex'])
     expect(r.code, r.stderr).toBe(0)

@@ -141,6 +141,22 @@ describe('watchInbox', () => {
     expect(texts()).toEqual([])
   })
 
+  it('close() (or the signal) while the watch is being armed leaves no watch open', async () => {
+    // A closed fs.watch leaves the list on the next turn of the event loop.
+    const settle = () => new Promise((r) => setTimeout(r, 50))
+    const watches = () => process.getActiveResourcesInfo().filter((r) => r === 'FSEventWrap').length
+    await settle()
+    const before = watches()
+    const closed = collect()
+    void closed.watcher.close()
+    const abort = new AbortController()
+    const aborted = collect({ signal: abort.signal })
+    abort.abort()
+    await Promise.all([closed.watcher.ready, aborted.watcher.ready])
+    await settle()
+    expect(watches()).toBe(before)
+  })
+
   it('keeps going when the callback throws, reporting the error', async () => {
     const errors: unknown[] = []
     const got: string[] = []

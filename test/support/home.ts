@@ -33,6 +33,7 @@ const SCRUBBED = [
   // The team marker of a swarm team the suite may be run from (src/process/marker.ts).
   'SWARM_TEAM',
   'SWARM_AGENT_ID',
+  'SWARM_AGENT_NAME',
   'SWARM_TEAM_DIR',
 ]
 

@@ -4,7 +4,8 @@ import { encodeStructured, type StructuredMessage } from '../../mailbox/messages
 import { sendTeamMessage } from '../../teams/messaging.js'
 import { LEAD_NAME } from '../../home/paths.js'
 import { readTeam, updateTeam } from '../../teams/team-store.js'
-import { isAlive } from '../../process/liveness.js'
+import { sightedProcessGone } from '../../process/liveness.js'
+import { teammateOf } from '../../home/marker.js'
 import { shortInput } from '../../agent/render.js'
 import { sanitize } from './notify.js'
 import {
@@ -59,9 +60,19 @@ export interface RequestListing {
   problems: string[]
 }
 
-/** True when the teammate that asked is still running (a request without a pid is presumed alive). */
+/**
+ * False only when the teammate that asked is surely gone: its pid, start time and pid namespace
+ * are on file and this process, in that namespace, sees it dead or replaced. A request without
+ * them, or looked at from a sandbox's own pid namespace, is presumed alive.
+ */
 export function requesterAlive(r: PendingRequest): boolean {
-  return r.pid === undefined || isAlive(r.pid)
+  if (r.pid === undefined || r.pidStarted === undefined || r.pidNs === undefined) return true
+  return !sightedProcessGone({ pid: r.pid, started: r.pidStarted, pidNs: r.pidNs })
+}
+
+/** A teammate's environment never cancels requests (a guard; the lead's listing does it). */
+function maySweep(env: NodeJS.ProcessEnv | undefined): boolean {
+  return teammateOf(env ?? process.env) === undefined
 }
 
 /**
@@ -74,7 +85,7 @@ export async function listRequests(
 ): Promise<RequestListing> {
   const config = await readTeam(team, options.env) // an unknown team is a NotFoundError, not an empty list
   await importInboxRequests(config, options.env) // Claude Code teammates' requests live only in team-lead's inbox
-  const swept = await cancelDeadRequests(team, requesterAlive, { env: options.env, resolvedBy: 'swarm' })
+  const swept = maySweep(options.env) ? await cancelDeadRequests(team, requesterAlive, { env: options.env, resolvedBy: 'swarm' }) : []
   const since = options.recentCancelledMs === undefined ? undefined : (options.now ?? Date.now()) - options.recentCancelledMs
   const earlier = since === undefined ? [] : await cancelledSince(team, since, { env: options.env, resolvedBy: 'swarm' })
   const dead = [...earlier.filter((e) => !swept.some((d) => d.id === e.id)), ...swept]
@@ -150,7 +161,7 @@ export async function answerRequest(
   const config = await readTeam(team, env)
   await importInboxRequests(config, env)
   const pending = await readPending(team, id, env)
-  if (pending && !requesterAlive(pending)) {
+  if (pending && maySweep(env) && !requesterAlive(pending)) {
     await cancelRequest(team, id, `${pending.agent} is no longer running`, 'swarm', env).catch(() => undefined)
     throw new ConflictError('SWARM_REQUEST_CANCELLED', `request ${id} was cancelled: ${pending.agent} is no longer running`, {
       hint: `restart it with \`swarm team resume ${team}\`; it will ask again`,

@@ -5,7 +5,7 @@ import { z } from 'zod'
 import { ConflictError, CorruptFileError, NotFoundError, UsageError } from '../../errors.js'
 import { pendingPermissionsDir, resolvedPermissionsDir } from '../../home/paths.js'
 import { FILE_MODE, ensureDir, moveAside, parseJsonFile, readFileIfExists } from '../../util/fs.js'
-import { pidExists } from '../../process/liveness.js'
+import { pidExists, sightProcess } from '../../process/liveness.js'
 
 /**
  * Durable permission and plan requests: `permissions/pending/<id>.json` while a teammate waits,
@@ -29,6 +29,9 @@ export const PendingRequest = z.looseObject({
   createdAt: z.number(),
   /** The waiting process, for cancelling requests of dead teammates. */
   pid: z.number().int().optional(),
+  /** When `pid` started and the pid namespace it was seen from (set by writePending): a sweep cancels only a sure death. */
+  pidStarted: z.string().optional(),
+  pidNs: z.string().optional(),
   status: z.string().optional(),
 })
 export type PendingRequest = z.infer<typeof PendingRequest>
@@ -95,6 +98,8 @@ async function createExclusive(file: string, value: unknown): Promise<boolean> {
 /** Records a new pending request. ConflictError when the id is already pending or resolved. */
 export async function writePending(team: string, request: NewPendingRequest, env?: NodeJS.ProcessEnv): Promise<PendingRequest> {
   const parsed = PendingRequest.parse(request)
+  const seen = parsed.pid !== undefined && parsed.pidStarted === undefined ? sightProcess(parsed.pid) : undefined
+  if (seen) Object.assign(parsed, { pidStarted: seen.started, pidNs: seen.pidNs })
   if ((await readFileIfExists(resolvedPath(team, parsed.id, env))) !== undefined) {
     throw new ConflictError('SWARM_REQUEST_EXISTS', `request ${parsed.id} was already resolved`)
   }

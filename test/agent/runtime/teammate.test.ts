@@ -349,3 +349,20 @@ describe('external mode (the lead console hands messages in)', () => {
     expect(routed).toEqual(['idle_notification', 'shutdown_request'])
   })
 })
+
+describe('a stop signal that fired while the agent was being assembled', () => {
+  it('ends run() at once (exited, code 0), leaving no inbox or tasks watch open', async () => {
+    // A closed fs.watch leaves the list on the next turn of the event loop.
+    const settle = () => sleep(50)
+    const watches = () => process.getActiveResourcesInfo().filter((r) => r === 'FSEventWrap').length
+    await settle()
+    const before = watches()
+    const abort = new AbortController()
+    abort.abort()
+    const a = await start('alice', { signal: abort.signal })
+    expect(await Promise.race([a.done, sleep(5_000).then(() => 'still running after 5 s')])).toBe(0)
+    expect(await status('alice')).toBe('exited')
+    await settle()
+    expect(watches()).toBe(before)
+  })
+})
