@@ -16,6 +16,6 @@ export function memberMarker(team: string, name: string, env?: NodeJS.ProcessEnv
  */
 export function teammateOf(env: NodeJS.ProcessEnv): string | undefined {
   const id = env.SWARM_AGENT_ID
-  const name = env.SWARM_AGENT_NAME || (id && id.includes('@') ? id.slice(0, id.lastIndexOf('@')) : undefined)
+  const name = env.SWARM_AGENT_NAME || (id?.includes('@') ? id.slice(0, id.lastIndexOf('@')) : undefined)
   return name && name !== LEAD_NAME ? name : undefined
 }
