@@ -36,6 +36,8 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
   await ensureDir(ctx.configDir)
   const baseUrl = ctx.env.OPENAI_BASE_URL
   const policy = policyFor(ctx.mode)
+  const tmp = path.join(ctx.configDir, 'tmp')
+  await ensureDir(tmp)
   const config = tomlDocument(
     {
       model: ctx.model,
@@ -53,11 +55,17 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
             ] as [string[], Record<string, string>],
           ]
         : []),
-      // `swarm send` / `swarm tasks` from its shell write the team's inboxes and tasks under swarm's root.
-      [['sandbox_workspace_write'], { writable_roots: [rootDir(ctx.env)] }],
+      // Writable inside the sandbox: the cwd and a private TMPDIR only. Not /tmp nor the inherited
+      // $TMPDIR (swarm's root may live there), never swarm's root (the team's permissions, inboxes,
+      // this very config): `swarm send` / `swarm tasks` from its shell are asked (an escalated
+      // command → PermissionRequest); `swarm mcp` is the unasked way to talk to the team.
+      [['sandbox_workspace_write'], { writable_roots: [tmp], exclude_slash_tmp: true, exclude_tmpdir_env_var: true }],
       [['projects', ctx.cwd], { trust_level: 'trusted' }],
       // Codex's shell takes PATH from a login-shell snapshot: the `swarm` shim is put back in front.
-      [['shell_environment_policy', 'set'], { PATH: [path.join(ctx.configDir, 'bin'), ctx.env.PATH ?? '/usr/bin:/bin'].join(path.delimiter) }],
+      [
+        ['shell_environment_policy', 'set'],
+        { PATH: [path.join(ctx.configDir, 'bin'), ctx.env.PATH ?? '/usr/bin:/bin'].join(path.delimiter), TMPDIR: tmp },
+      ],
       // The team tools only message and track tasks: Codex does not ask before each call.
       [['mcp_servers', 'swarm'], { command: ctx.mcpArgv[0], args: ctx.mcpArgv.slice(1), default_tools_approval_mode: 'approve' }],
       // Codex starts MCP servers with a minimal environment: swarm's root must be named.
