@@ -7,7 +7,7 @@
  * the hooks are ours, written into a config dir no one else uses, so Codex's trust prompt is moot.
  */
 import path from 'node:path'
-import { rootDir } from '../home/paths.js'
+import { LEAD_KEY_FILE, rootDir } from '../home/paths.js'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
 import { CLAUDE_STYLE_HOOK_FIELDS, CTRL_C_TWICE, readHookFields } from './spec-adapter.js'
 import { tomlDocument } from './toml.js'
@@ -23,13 +23,28 @@ const HOOK_EVENTS = {
 } as const satisfies Record<string, SwarmHookEvent>
 
 /**
- * swarm mode → Codex approval policy and sandbox. Codex 0.171 knows only `on-request` (the model
- * asks to leave the sandbox, and that request is the PermissionRequest swarm bubbles) and `never`.
+ * swarm mode → Codex approval policy and permission profile. Codex 0.171 knows only `on-request`
+ * (the model asks to leave the sandbox, and that request is the PermissionRequest swarm bubbles)
+ * and `never`; below bypassPermissions its commands run in PROFILE.
  */
-function policyFor(mode: string | undefined): { approval: string; sandbox: string } {
-  if (mode === 'bypassPermissions') return { approval: 'never', sandbox: 'danger-full-access' }
-  if (mode === 'dontAsk') return { approval: 'never', sandbox: 'workspace-write' }
-  return { approval: 'on-request', sandbox: 'workspace-write' }
+function policyFor(mode: string | undefined): { approval: string; permissions: string } {
+  if (mode === 'bypassPermissions') return { approval: 'never', permissions: ':danger-full-access' }
+  return { approval: mode === 'dontAsk' ? 'never' : 'on-request', permissions: PROFILE }
+}
+
+/** swarm's permission profile for Codex's sandboxed commands. */
+const PROFILE = 'swarm'
+
+/**
+ * What its sandboxed commands may touch: the workspace (its cwd) and a private TMPDIR are written;
+ * /tmp and the inherited $TMPDIR only read (swarm's root may live there); swarm's root — the
+ * team's permissions, inboxes, this very config — only read, and the leads' keys not even that.
+ * So `swarm send` / `swarm tasks` from its shell are asked (an escalated command →
+ * PermissionRequest), and `swarm mcp` is the unasked way to talk to the team. (A deny holds for
+ * escalated commands too: the whole root denied would leave them no `swarm` to run.)
+ */
+function filesystem(root: string, tmp: string): Record<string, string> {
+  return { ':tmpdir': 'read', ':slash_tmp': 'read', [path.join(root, 'teams', '*', LEAD_KEY_FILE)]: 'deny', [tmp]: 'write' }
 }
 
 async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
@@ -43,7 +58,7 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
       model: ctx.model,
       model_provider: baseUrl ? 'swarm-openai' : undefined,
       approval_policy: policy.approval,
-      sandbox_mode: policy.sandbox,
+      default_permissions: policy.permissions,
       check_for_update_on_startup: false,
     },
     [
@@ -55,11 +70,8 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
             ] as [string[], Record<string, string>],
           ]
         : []),
-      // Writable inside the sandbox: the cwd and a private TMPDIR only. Not /tmp nor the inherited
-      // $TMPDIR (swarm's root may live there), never swarm's root (the team's permissions, inboxes,
-      // this very config): `swarm send` / `swarm tasks` from its shell are asked (an escalated
-      // command → PermissionRequest); `swarm mcp` is the unasked way to talk to the team.
-      [['sandbox_workspace_write'], { writable_roots: [tmp], exclude_slash_tmp: true, exclude_tmpdir_env_var: true }],
+      [['permissions', PROFILE], { extends: ':workspace' }],
+      [['permissions', PROFILE, 'filesystem'], filesystem(rootDir(ctx.env), tmp)],
       [['projects', ctx.cwd], { trust_level: 'trusted' }],
       // Codex's shell takes PATH from a login-shell snapshot: the `swarm` shim is put back in front.
       [

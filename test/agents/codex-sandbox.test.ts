@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AgentTeam, agentState, agentTeam, hasCli } from './helpers.js'
 import { waitFor } from '../support/wait.js'
 
-// Codex's own sandbox (workspace-write) must not reach swarm's root: a command it runs unasked
-// can neither write the team's files nor answer the permission requests it is waiting on.
+// Codex's own sandbox must not reach swarm's root: a command it runs unasked can neither read the
+// lead's key, write the team's files, nor answer the permission requests it is waiting on.
 const sh = (cmd: string, escalate = false, extra: Record<string, unknown> = {}) => ({
   tool: 'exec_command',
   args: { cmd, ...extra, ...(escalate && { sandbox_permissions: 'require_escalated', justification: 'the test asks for it' }) },
@@ -44,8 +44,10 @@ describe.skipIf(!hasCli('codex'))("Codex's sandbox keeps swarm's root read-only 
     t = await agentTeam({
       rules: [
         { userMatches: 'WRITE-ROOT', reply: sh('echo x > "$SWARM_HOME/teams/t/x"; echo "WRITE-RC=$?"') },
+        { userMatches: 'READ-KEY', reply: sh('cat "$SWARM_HOME/teams/t/lead.key"; echo "READ-RC=$?"') },
         { userMatches: 'SELF-APPROVE', reply: sh('node approver.js', false, { yield_time_ms: 1500 }) },
         { toolResultIncludes: 'APPROVER-STARTED', reply: sh('touch selfapproved.txt', true) },
+        { userMatches: 'ESCALATED-SEND', reply: sh('swarm send t team-lead "pong from the shell"; echo "SEND-RC=$?"', true) },
         { afterTool: true, reply: { text: 'The tool finished.' } },
       ],
     })
@@ -66,6 +68,17 @@ describe.skipIf(!hasCli('codex'))("Codex's sandbox keeps swarm's root read-only 
     await idle(t)
   }, 90_000)
 
+  it("an unasked command cannot read the lead's key", async () => {
+    const key = fs.readFileSync(path.join(t.home, 'teams', 't', 'lead.key'), 'utf8').trim()
+    expect(key.length).toBeGreaterThan(8)
+    await t.swarm(['send', 't', NAME, 'READ-KEY now'])
+    const result = await waitFor('the read result', () => toolResults(t).find((r) => r.includes('READ-RC=')), 60_000)
+    expect(result, result).toMatch(/Permission denied/)
+    expect(result).not.toContain('READ-RC=0')
+    expect(result).not.toContain(key)
+    await idle(t)
+  }, 90_000)
+
   it('its pending request cannot be resolved from inside the sandbox; the lead still decides', async () => {
     await t.swarm(['send', 't', NAME, 'SELF-APPROVE now'])
     const pending = await waitFor(
@@ -80,16 +93,34 @@ describe.skipIf(!hasCli('codex'))("Codex's sandbox keeps swarm's root read-only 
       { output: () => JSON.stringify(toolResults(t)).slice(-1500) },
     )
     // The approver polls every 100 ms: give it a few seconds at the request.
-    await waitFor('the approver to try', () => fs.readFileSync(path.join(t.work, 'approver.log'), 'utf8').includes('failed'), 20_000)
+    await waitFor('the approver to try', () => /failed|readdir/.test(fs.readFileSync(path.join(t.work, 'approver.log'), 'utf8')), 20_000)
     await new Promise((r) => setTimeout(r, 1_500))
     const log = fs.readFileSync(path.join(t.work, 'approver.log'), 'utf8')
     expect(log).not.toContain('approved')
-    expect(log).toMatch(/failed (EROFS|EACCES|EPERM)/)
+    expect(log).toMatch(/(failed|readdir) (EROFS|EACCES|EPERM|ENOENT)/)
     expect(fs.existsSync(path.join(t.home, 'teams', 't', 'permissions', 'resolved', `${pending.id}.json`))).toBe(false)
     expect(fs.existsSync(path.join(t.work, 'selfapproved.txt'))).toBe(false)
     const denied = await t.swarm(['perms', 'deny', 't', pending.id, '--feedback', 'not this one'])
     expect(denied.code, denied.stderr).toBe(0)
     await idle(t)
     expect(fs.existsSync(path.join(t.work, 'selfapproved.txt'))).toBe(false)
+  }, 120_000)
+
+  it('an escalated swarm send is asked and, approved, reaches the lead', async () => {
+    await t.swarm(['send', 't', NAME, 'ESCALATED-SEND now'])
+    const asked = await waitFor(
+      'the escalated send asked',
+      async () => {
+        const list = JSON.parse((await t.swarm(['perms', 't', '--json'])).stdout || '{"requests":[]}') as {
+          requests: Array<{ id: string; input: unknown }>
+        }
+        return list.requests.find((r) => JSON.stringify(r.input).includes('swarm send'))
+      },
+      60_000,
+    )
+    expect((await t.swarm(['perms', 'approve', 't', asked.id])).code).toBe(0)
+    const result = await waitFor('the send result', () => toolResults(t).find((r) => r.includes('SEND-RC=')), 60_000)
+    expect(result, result).toContain('SEND-RC=0')
+    await idle(t)
   }, 120_000)
 })
