@@ -4,7 +4,8 @@
  * folder-trust dialog, the `swarm mcp` server, and hooks (SessionStart, BeforeAgent, BeforeTool,
  * AfterTool, AfterAgent, Notification, SessionEnd → swarm hook). Its hooks can deny a tool but not
  * grant one, so it runs with `--approval-mode yolo` and swarm is the one that asks: a BeforeTool
- * hook on its shell and file-writing tools bubbles each call to the lead and denies what is denied.
+ * hook on its shell and file-writing tools bubbles each call to the lead (file writes first go
+ * through swarm's rules) and denies what is denied — or what it could not ask about.
  */
 import path from 'node:path'
 import { rootDir } from '../home/paths.js'
