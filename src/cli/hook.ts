@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import { UsageError, errorMessage } from '../errors.js'
+import { onCrash } from '../process/handlers.js'
 import { SWARM_HOOK_EVENTS, type HookReply, type SwarmHookEvent } from '../adapters/types.js'
 
 interface HookOpts {
@@ -27,11 +28,11 @@ export async function hookCommand(event: string, opts: HookOpts): Promise<void> 
   const gating = isGatingEvent(event)
   const fail = { event: event as SwarmHookEvent, env: process.env, ...(agent && { agent }) }
   // A tool call waits on a gating hook: even an exception escaping every await is a deny.
-  const onCrash = (err: unknown) => {
-    process.stderr.write(`swarm: hook ${event} failed: ${errorMessage(err)}\n`)
-    process.exit(2)
-  }
-  if (gating) process.once('uncaughtException', onCrash)
+  if (gating)
+    onCrash((_kind, err) => {
+      process.stderr.write(`swarm could not ask the team lead, so the call is denied: ${errorMessage(err)}\n`)
+      process.exit(2)
+    })
   try {
     const team = opts.team ?? process.env.SWARM_TEAM
     const name = opts.name ?? process.env.SWARM_AGENT_NAME
