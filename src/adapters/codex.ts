@@ -7,7 +7,7 @@
  * the hooks are ours, written into a config dir no one else uses, so Codex's trust prompt is moot.
  */
 import path from 'node:path'
-import { rootDir } from '../home/paths.js'
+import { LEAD_KEY_FILE, rootDir } from '../home/paths.js'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
 import { CLAUDE_STYLE_HOOK_FIELDS, CTRL_C_TWICE, readHookFields } from './spec-adapter.js'
 import { tomlDocument } from './toml.js'
@@ -23,25 +23,42 @@ const HOOK_EVENTS = {
 } as const satisfies Record<string, SwarmHookEvent>
 
 /**
- * swarm mode → Codex approval policy and sandbox. Codex 0.171 knows only `on-request` (the model
- * asks to leave the sandbox, and that request is the PermissionRequest swarm bubbles) and `never`.
+ * swarm mode → Codex approval policy and permission profile. Codex 0.171 knows only `on-request`
+ * (the model asks to leave the sandbox, and that request is the PermissionRequest swarm bubbles)
+ * and `never`; below bypassPermissions its commands run in PROFILE.
  */
-function policyFor(mode: string | undefined): { approval: string; sandbox: string } {
-  if (mode === 'bypassPermissions') return { approval: 'never', sandbox: 'danger-full-access' }
-  if (mode === 'dontAsk') return { approval: 'never', sandbox: 'workspace-write' }
-  return { approval: 'on-request', sandbox: 'workspace-write' }
+function policyFor(mode: string | undefined): { approval: string; permissions: string } {
+  if (mode === 'bypassPermissions') return { approval: 'never', permissions: ':danger-full-access' }
+  return { approval: mode === 'dontAsk' ? 'never' : 'on-request', permissions: PROFILE }
+}
+
+/** swarm's permission profile for Codex's sandboxed commands. */
+const PROFILE = 'swarm'
+
+/**
+ * What its sandboxed commands may touch: the workspace (its cwd) and a private TMPDIR are written;
+ * /tmp and the inherited $TMPDIR only read (swarm's root may live there); swarm's root — the
+ * team's permissions, inboxes, this very config — only read, and the leads' keys not even that.
+ * So `swarm send` / `swarm tasks` from its shell are asked (an escalated command →
+ * PermissionRequest), and `swarm mcp` is the unasked way to talk to the team. (A deny holds for
+ * escalated commands too: the whole root denied would leave them no `swarm` to run.)
+ */
+function filesystem(root: string, tmp: string): Record<string, string> {
+  return { ':tmpdir': 'read', ':slash_tmp': 'read', [path.join(root, 'teams', '*', LEAD_KEY_FILE)]: 'deny', [tmp]: 'write' }
 }
 
 async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
   await ensureDir(ctx.configDir)
   const baseUrl = ctx.env.OPENAI_BASE_URL
   const policy = policyFor(ctx.mode)
+  const tmp = path.join(ctx.configDir, 'tmp')
+  await ensureDir(tmp)
   const config = tomlDocument(
     {
       model: ctx.model,
       model_provider: baseUrl ? 'swarm-openai' : undefined,
       approval_policy: policy.approval,
-      sandbox_mode: policy.sandbox,
+      default_permissions: policy.permissions,
       check_for_update_on_startup: false,
     },
     [
@@ -53,11 +70,14 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
             ] as [string[], Record<string, string>],
           ]
         : []),
-      // `swarm send` / `swarm tasks` from its shell write the team's inboxes and tasks under swarm's root.
-      [['sandbox_workspace_write'], { writable_roots: [rootDir(ctx.env)] }],
+      [['permissions', PROFILE], { extends: ':workspace' }],
+      [['permissions', PROFILE, 'filesystem'], filesystem(rootDir(ctx.env), tmp)],
       [['projects', ctx.cwd], { trust_level: 'trusted' }],
       // Codex's shell takes PATH from a login-shell snapshot: the `swarm` shim is put back in front.
-      [['shell_environment_policy', 'set'], { PATH: [path.join(ctx.configDir, 'bin'), ctx.env.PATH ?? '/usr/bin:/bin'].join(path.delimiter) }],
+      [
+        ['shell_environment_policy', 'set'],
+        { PATH: [path.join(ctx.configDir, 'bin'), ctx.env.PATH ?? '/usr/bin:/bin'].join(path.delimiter), TMPDIR: tmp },
+      ],
       // The team tools only message and track tasks: Codex does not ask before each call.
       [['mcp_servers', 'swarm'], { command: ctx.mcpArgv[0], args: ctx.mcpArgv.slice(1), default_tools_approval_mode: 'approve' }],
       // Codex starts MCP servers with a minimal environment: swarm's root must be named.

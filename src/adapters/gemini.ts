@@ -4,7 +4,8 @@
  * folder-trust dialog, the `swarm mcp` server, and hooks (SessionStart, BeforeAgent, BeforeTool,
  * AfterTool, AfterAgent, Notification, SessionEnd → swarm hook). Its hooks can deny a tool but not
  * grant one, so it runs with `--approval-mode yolo` and swarm is the one that asks: a BeforeTool
- * hook on its shell and file-writing tools bubbles each call to the lead and denies what is denied.
+ * hook on its shell and file-writing tools bubbles each call to the lead (file writes first go
+ * through swarm's rules) and denies what is denied — or what it could not ask about.
  */
 import path from 'node:path'
 import { rootDir } from '../home/paths.js'
@@ -12,8 +13,17 @@ import { atomicWriteFile, ensureDir } from '../util/fs.js'
 import { CTRL_C_TWICE, readHookFields } from './spec-adapter.js'
 import type { AdapterContext, AgentAdapter, HookFacts, LaunchPlan, SwarmHookEvent } from './types.js'
 
-/** Tools that change something: asked for, unless the mode says otherwise. */
-const GATED = { default: 'run_shell_command|write_file|replace', acceptEdits: 'run_shell_command' } as const
+/**
+ * Its file-writing tools: every call goes to swarm's rule engine in every mode (hook-rules.ts), so
+ * a write to the control plane is denied and one to a protected path asked even in acceptEdits.
+ */
+const FILE_TOOLS = { write_file: 'Write', replace: 'Edit' } as const
+
+/** Tools that change something: the shell is asked, unless the mode says otherwise; file writes always go through the rules. */
+function gatedTools(mode: string | undefined): string {
+  const writes = Object.keys(FILE_TOOLS)
+  return (mode === 'bypassPermissions' ? writes : ['run_shell_command', ...writes]).join('|')
+}
 
 const HOOK_EVENTS = {
   SessionStart: 'session-start',
@@ -29,8 +39,7 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
   await ensureDir(dir)
   const command = (event: SwarmHookEvent) => ({ type: 'command', name: `swarm-${event}`, command: ctx.hookCommand(event), timeout: 86_400_000 })
   const hooks: Record<string, unknown[]> = Object.fromEntries(Object.entries(HOOK_EVENTS).map(([cli, ours]) => [cli, [{ hooks: [command(ours)] }]]))
-  const gated = ctx.mode === 'bypassPermissions' ? undefined : ctx.mode === 'acceptEdits' ? GATED.acceptEdits : GATED.default
-  hooks.BeforeTool = [{ hooks: [command('pre-tool')] }, ...(gated ? [{ matcher: `^(${gated})$`, hooks: [command('permission-request')] }] : [])]
+  hooks.BeforeTool = [{ hooks: [command('pre-tool')] }, { matcher: `^(${gatedTools(ctx.mode)})$`, hooks: [command('permission-request')] }]
   const settings = {
     security: { auth: { selectedType: 'gemini-api-key' }, folderTrust: { enabled: false } },
     general: { disableAutoUpdate: true, disableUpdateNag: true },
@@ -78,6 +87,7 @@ export const geminiAdapter: AgentAdapter = {
   delivery: { method: 'paste', settleMs: 600, submitKeys: ['Enter'], confirm: 'hook' },
   states: { hooks: true },
   hookEvents: { ...HOOK_EVENTS, BeforeTool: 'pre-tool' },
+  fileTools: FILE_TOOLS,
   // Ctrl-C twice quits; it was seen to outlive its pane, so the session is reaped after.
   quit: CTRL_C_TWICE,
   prepare,

@@ -115,6 +115,8 @@ function waitResolved(team: string, id: string, env: NodeJS.ProcessEnv | undefin
       () => {
         if (done) return
         watcher = fs.watch(dir, check)
+        // A watch that breaks (the directory replaced, removed) must not crash the hook: the poll goes on.
+        watcher.on('error', () => watcher?.close())
         check()
       },
       () => check(),

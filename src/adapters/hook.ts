@@ -2,7 +2,8 @@
  * `swarm hook <event>`: what every CLI teammate's hooks call. It records the state (working on
  * prompt-submit / pre-tool, idle on stop, waiting while a permission is asked), sends ONE
  * idle_notification to the lead per transition to idle, and answers permission requests with the
- * leader's decision in the CLI's own form. Its own failures never block the CLI: exit 0, no reply.
+ * leader's decision in the CLI's own form. Its own failures never block the CLI (exit 0, no reply),
+ * except on pre-tool / permission-request, where they deny the call (hook-fail.ts).
  */
 import { readAgentState, statePath, type AgentStatus } from '../agent/state.js'
 import { encodeStructured } from '../mailbox/messages.js'
@@ -10,7 +11,9 @@ import { sendTeamMessage } from '../teams/messaging.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
 import { atomicWriteJson } from '../util/fs.js'
+import { failClosed, isGatingEvent } from './hook-fail.js'
 import { askLead } from './hook-permission.js'
+import { fileToolDecision } from './hook-rules.js'
 import { appendHookLog, promptDigest } from './hook-log.js'
 import { AdapterPinError, pinnedAdapter } from './pin.js'
 import type { AgentAdapter, HookFacts, HookReply, SwarmHookEvent } from './types.js'
@@ -35,14 +38,37 @@ export interface HookInvocation {
 const SUMMARY_MAX = 200
 
 export async function runHook(inv: HookInvocation): Promise<HookReply> {
+  if (!isGatingEvent(inv.event)) return dispatch(inv, {})
+  // A tool call waits on this answer: any failure is a deny in the CLI's form, never a hook error.
+  const found: Found = {}
+  try {
+    return await dispatch(inv, found)
+  } catch (err) {
+    return failClosed({ event: inv.event, agent: inv.agent, env: inv.env, ...(found.cwd && { cwd: found.cwd }) }, err, found.adapter)
+  }
+}
+
+/** What dispatch learnt before it failed: the lead's cwd and the adapter. */
+interface Found {
+  cwd?: string
+  adapter?: AgentAdapter
+  member?: { cwd?: string; mode?: string }
+}
+
+async function dispatch(inv: HookInvocation, found: Found): Promise<HookReply> {
   const team = await readTeam(inv.team, inv.env)
+  const leadCwd = team.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
+  found.cwd = leadCwd
+  const member = team.members.find((m) => m.name === inv.name)
+  found.member = member
   // Built-ins by kind; a user-defined adapter only as pinned at spawn: a changed file denies.
-  const adapter = await pinnedAdapter(
-    inv.agent,
-    team.members.find((m) => m.name === inv.name),
-  ).catch((err: unknown) => (err instanceof AdapterPinError ? err : Promise.reject(err)))
+  const adapter = await pinnedAdapter(inv.agent, member).catch((err: unknown) => (err instanceof AdapterPinError ? err : Promise.reject(err)))
   if (adapter instanceof AdapterPinError) return unpinned(inv.event, adapter)
-  if (!adapter) return { exitCode: 0 }
+  if (!adapter) {
+    if (isGatingEvent(inv.event)) throw new Error(`no adapter for --agent ${JSON.stringify(inv.agent)} to answer in`)
+    return { exitCode: 0 }
+  }
+  found.adapter = adapter
   const facts = adapter.readHook(inv.event, inv.payload)
   const at = Date.now()
   switch (inv.event) {
@@ -64,8 +90,15 @@ export async function runHook(inv: HookInvocation): Promise<HookReply> {
       if (inv.event === 'pre-tool' && (await askingFor(inv, facts.toolName))) return { exitCode: 0 }
       await setStatus(inv, 'working', facts.toolName)
       return { exitCode: 0 }
-    case 'permission-request':
+    case 'permission-request': {
+      // A file write swarm's rules decide (a deny, or acceptEdits' allow) is answered without asking.
+      const ruled = fileToolDecision(adapter, facts, { cwd: found.member?.cwd ?? leadCwd, mode: found.member?.mode, env: inv.env })
+      if (ruled && ruled.behavior !== 'ask') {
+        await appendHookLog(inv.team, inv.name, { event: inv.event, at, ...(facts.toolName !== undefined && { tool: facts.toolName }) }, inv.env)
+        return adapter.answerPermission(inv.event, { behavior: ruled.behavior, message: ruled.reason }, facts)
+      }
       return permission(inv, adapter, facts)
+    }
     case 'stop':
       await goIdle(inv, facts)
       return { exitCode: 0 }

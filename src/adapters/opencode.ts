@@ -17,9 +17,10 @@ export const OPENCODE_PROVIDER = 'swarm'
 
 /** swarm mode → opencode's permission per tool kind (what is not listed opencode allows). */
 function permissionFor(mode: string | undefined): Record<string, string> {
-  if (mode === 'bypassPermissions') return { bash: 'allow', edit: 'allow' }
+  // Edits are always "ask": the bridge's permission-request decides them by swarm's rules
+  // (hook-rules.ts: acceptEdits allows the cwd, protected paths are asked, the control plane denied).
+  if (mode === 'bypassPermissions') return { bash: 'allow', edit: 'ask' }
   if (mode === 'dontAsk') return { bash: 'deny', edit: 'deny' }
-  if (mode === 'acceptEdits') return { bash: 'ask', edit: 'allow' }
   return { bash: 'ask', edit: 'ask' }
 }
 
@@ -87,6 +88,8 @@ export const opencodeAdapter: AgentAdapter = {
   quit: CTRL_C_TWICE,
   prepare,
   readHook: (_event, payload) => readHookFields(payload, CLAUDE_STYLE_HOOK_FIELDS),
+  // Its `edit` permission covers write, edit and patch; the metadata names `filepath`.
+  fileTools: { edit: 'Edit' },
   answerPermission,
   probe: probeOpencode,
 }

@@ -3,8 +3,8 @@
  * models.json naming the provider the spawner's variables point at — Anthropic Messages
  * (`api: anthropic-messages`, ANTHROPIC_BASE_URL) or OpenAI Chat Completions (OPENAI_BASE_URL);
  * SWARM_PI_API chooses when both are set — and swarm's extension (pi-extension.ts), which reports
- * its states and asks the lead before bash, edit and write run (bash only under acceptEdits,
- * nothing under bypassPermissions). PI_OFFLINE=1: no update or network check at start.
+ * its states and asks the lead before bash runs (not under bypassPermissions); edit and write
+ * go through swarm's rules in every mode (protected paths asked, acceptEdits allows the cwd). PI_OFFLINE=1: no update or network check at start.
  */
 import path from 'node:path'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
@@ -51,10 +51,13 @@ function providerEntry(api: PiApi | undefined, env: NodeJS.ProcessEnv, model: st
   return undefined
 }
 
+/** Its file-writing tools: decided by swarm's rule engine in every mode (hook-rules.ts). */
+const FILE_TOOLS = { edit: 'Edit', write: 'Write' } as const
+
+/** bash is asked unless the mode says otherwise; the file tools always go through swarm's rules. */
 function gatedTools(mode: string | undefined): string[] {
-  if (mode === 'bypassPermissions') return []
-  if (mode === 'acceptEdits') return ['bash']
-  return ['bash', 'edit', 'write']
+  const writes = Object.keys(FILE_TOOLS)
+  return mode === 'bypassPermissions' ? writes : ['bash', ...writes]
 }
 
 async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
@@ -91,6 +94,7 @@ export const piAdapter: AgentAdapter = {
   quit: CTRL_C_TWICE,
   prepare,
   readHook: (_event, payload) => readHookFields(payload, CLAUDE_STYLE_HOOK_FIELDS),
+  fileTools: FILE_TOOLS,
   answerPermission: (_event, answer) => ({
     stdout: `${JSON.stringify({ decision: answer.behavior, ...(answer.message !== undefined && { message: answer.message }) })}\n`,
     exitCode: 0,

@@ -174,6 +174,12 @@ export interface AgentAdapter {
    * every adapter (provider variables, the binary): a name the CLI cannot address.
    */
   preflight?(o: { team: string; name: string; env: NodeJS.ProcessEnv }): void
+  /**
+   * Its file-writing tools, as swarm's own tool names (`write_file: 'Write'`): a permission request
+   * for one is decided by swarm's rule engine with the path it writes, exactly as swarm's Edit/Write
+   * (the control plane denied, protected paths asked in every mode, acceptEdits inside the cwd allowed).
+   */
+  readonly fileTools?: Readonly<Record<string, 'Edit' | 'Write'>>
   /** Reads a hook payload (stdin JSON of the CLI's hook) into HookFacts. */
   readHook(event: SwarmHookEvent, payload: unknown): HookFacts
   /** The hook's reply for a permission answer (pre-tool / permission-request) in the CLI's form. */

@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { UsageError, errorMessage } from '../errors.js'
-import { SWARM_HOOK_EVENTS, type SwarmHookEvent } from '../adapters/types.js'
+import { onCrash } from '../process/handlers.js'
+import { SWARM_HOOK_EVENTS, type HookReply, type SwarmHookEvent } from '../adapters/types.js'
 
 interface HookOpts {
   team?: string
@@ -22,24 +23,39 @@ export function registerHookCommand(program: Command): void {
 export async function hookCommand(event: string, opts: HookOpts): Promise<void> {
   if (!(SWARM_HOOK_EVENTS as readonly string[]).includes(event))
     throw new UsageError(`unknown hook event ${JSON.stringify(event)}`, { hint: `use one of ${SWARM_HOOK_EVENTS.join(', ')}` })
-  const team = opts.team ?? process.env.SWARM_TEAM
-  const name = opts.name ?? process.env.SWARM_AGENT_NAME
   const agent = opts.agent ?? process.env.SWARM_AGENT_KIND
-  if (!team || !name || !agent)
-    throw new UsageError('swarm hook needs --team, --name and --agent (or SWARM_TEAM, SWARM_AGENT_NAME, SWARM_AGENT_KIND)')
-  const payload = parsePayload(await readStdin())
-  const { runHook } = await import('../adapters/hook.js')
+  const { failClosed, isGatingEvent } = await import('../adapters/hook-fail.js')
+  const gating = isGatingEvent(event)
+  const fail = { event: event as SwarmHookEvent, env: process.env, ...(agent && { agent }) }
+  // A tool call waits on a gating hook: even an exception escaping every await is a deny.
+  if (gating)
+    onCrash((_kind, err) => {
+      process.stderr.write(`swarm could not ask the team lead, so the call is denied: ${errorMessage(err)}\n`)
+      process.exit(2)
+    })
   try {
-    const reply = await runHook({ event: event as SwarmHookEvent, team, name, agent, payload, env: process.env })
-    if (reply.stdout) process.stdout.write(reply.stdout)
-    if (reply.stderr) process.stderr.write(reply.stderr)
-    process.exitCode = reply.exitCode
+    const team = opts.team ?? process.env.SWARM_TEAM
+    const name = opts.name ?? process.env.SWARM_AGENT_NAME
+    if (!team || !name || !agent)
+      throw new UsageError('swarm hook needs --team, --name and --agent (or SWARM_TEAM, SWARM_AGENT_NAME, SWARM_AGENT_KIND)')
+    const payload = parsePayload(await readStdin())
+    const { runHook } = await import('../adapters/hook.js')
+    write(await runHook({ event: event as SwarmHookEvent, team, name, agent, payload, env: process.env }))
   } catch (err) {
-    // Exit 2 means "block" to Claude-style CLIs: a failure of ours is reported and exits 1, which
-    // they treat as a non-blocking hook error (the CLI then asks in its own pane).
+    if (gating) {
+      write(await failClosed(fail, err))
+      return
+    }
+    // Not a gating event: exit 1, which Claude-style CLIs treat as a non-blocking hook error.
     process.stderr.write(`swarm: hook ${event} failed: ${errorMessage(err)}\n`)
     process.exitCode = 1
   }
+}
+
+function write(reply: HookReply): void {
+  if (reply.stdout) process.stdout.write(reply.stdout)
+  if (reply.stderr) process.stderr.write(reply.stderr)
+  process.exitCode = reply.exitCode
 }
 
 /** A hook's stdin is the CLI's JSON payload; none (a TTY, or empty) or non-JSON is no payload. */

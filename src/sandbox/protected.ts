@@ -21,8 +21,8 @@ export const PROTECTED_FILES: readonly string[] = [
   '.profile',
   '.ripgreprc',
 ]
-/** Inside a `.claude` directory: settings, agent definitions and commands. */
-export const PROTECTED_CLAUDE: readonly string[] = ['settings.json', 'settings.local.json', 'agents', 'commands']
+/** Inside a `.claude` directory: settings, agent definitions, commands and swarm's adapter files. */
+export const PROTECTED_CLAUDE: readonly string[] = ['settings.json', 'settings.local.json', 'agents', 'commands', 'swarm-agents']
 
 /**
  * The protected part of absolute `p` ("/repo/.git", "/repo/.claude/agents"), or undefined.

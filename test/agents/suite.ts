@@ -43,7 +43,8 @@ export function describeAgentCli(c: AgentCliCase): void {
       const rules: AgentRule[] = [
         { userMatches: 'RUN-APPROVE', reply: c.shell('touch approved.txt', true) },
         { userMatches: 'RUN-DENY', reply: c.shell('touch denied.txt', true) },
-        { userMatches: 'REPLY-SHELL', reply: c.shell('swarm send t team-lead "pong from the shell"', false) },
+        // Escalated: swarm's root is not writable inside a CLI's own sandbox (Codex), so this is asked.
+        { userMatches: 'REPLY-SHELL', reply: c.shell('swarm send t team-lead "pong from the shell"', true) },
         ...(c.mcpSend ? [{ userMatches: 'REPLY-MCP', reply: c.mcpSend('pong from mcp') }] : []),
         { afterTool: true, reply: { text: 'The tool finished.' } },
       ]

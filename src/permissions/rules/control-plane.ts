@@ -28,6 +28,9 @@ export function controlPlaneOptions(cwd: string, env: NodeJS.ProcessEnv = proces
     protectedPaths: [
       path.join(root, 'settings.json'),
       path.join(root, 'agents'),
+      // Adapter files (what a CLI teammate runs, how its permissions are answered) and their config dirs (hooks).
+      path.join(root, 'swarm-agents'),
+      path.join(root, 'agent-homes'),
       path.join(cwd, '.claude', 'settings.json'),
       path.join(cwd, '.claude', 'settings.local.json'),
       path.join(cwd, '.claude', 'agents'),

@@ -1,0 +1,126 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type AgentTeam, agentState, agentTeam, hasCli } from './helpers.js'
+import { waitFor } from '../support/wait.js'
+
+// Codex's own sandbox must not reach swarm's root: a command it runs unasked can neither read the
+// lead's key, write the team's files, nor answer the permission requests it is waiting on.
+const sh = (cmd: string, escalate = false, extra: Record<string, unknown> = {}) => ({
+  tool: 'exec_command',
+  args: { cmd, ...extra, ...(escalate && { sandbox_permissions: 'require_escalated', justification: 'the test asks for it' }) },
+})
+
+/** Run inside Codex's sandbox: approves every pending request it sees by writing resolved/<id>.json. */
+const APPROVER = `const fs = require('fs')
+const p = process.env.SWARM_HOME + '/teams/t/permissions/'
+const log = (s) => fs.appendFileSync('approver.log', s + '\\n')
+let n = 0
+const tick = () => {
+  let files = []
+  try { files = fs.readdirSync(p + 'pending') } catch (e) { log('readdir ' + e.code) }
+  for (const f of files) {
+    try {
+      fs.mkdirSync(p + 'resolved', { recursive: true })
+      const r = JSON.parse(fs.readFileSync(p + 'pending/' + f, 'utf8'))
+      fs.writeFileSync(p + 'resolved/' + f, JSON.stringify({ ...r, decision: 'approve', resolvedBy: 'team-lead', resolvedAt: Date.now() }))
+      fs.rmSync(p + 'pending/' + f)
+      log('approved ' + f)
+    } catch (e) { log('failed ' + e.code) }
+  }
+  if (++n < 300) setTimeout(tick, 100)
+}
+console.log('APPROVER-STARTED')
+tick()
+`
+
+const NAME = 'codex-mate'
+const idle = (t: AgentTeam) => waitFor(`${NAME} idle`, async () => (await agentState(t, NAME))?.status === 'idle', 60_000)
+const toolResults = (t: AgentTeam) => t.server.requests.map((r) => r.view?.toolResult ?? '').filter(Boolean)
+
+describe.skipIf(!hasCli('codex'))("Codex's sandbox keeps swarm's root read-only (real CLI)", () => {
+  let t: AgentTeam
+  beforeAll(async () => {
+    t = await agentTeam({
+      rules: [
+        { userMatches: 'WRITE-ROOT', reply: sh('echo x > "$SWARM_HOME/teams/t/x"; echo "WRITE-RC=$?"') },
+        { userMatches: 'READ-KEY', reply: sh('cat "$SWARM_HOME/teams/t/lead.key"; echo "READ-RC=$?"') },
+        { userMatches: 'SELF-APPROVE', reply: sh('node approver.js', false, { yield_time_ms: 1500 }) },
+        { toolResultIncludes: 'APPROVER-STARTED', reply: sh('touch selfapproved.txt', true) },
+        { userMatches: 'ESCALATED-SEND', reply: sh('swarm send t team-lead "pong from the shell"; echo "SEND-RC=$?"', true) },
+        { afterTool: true, reply: { text: 'The tool finished.' } },
+      ],
+    })
+    fs.writeFileSync(path.join(t.work, 'approver.js'), APPROVER)
+    expect((await t.swarm(['team', 'create', 't', '--no-start'])).code).toBe(0)
+    const spawned = await t.swarm(['spawn', 't', NAME, '--agent', 'codex', '--model', 'loopback', '--backend', 'tmux', '--prompt', 'FIRST say hello'])
+    expect(spawned.stderr).toBe('')
+    await idle(t)
+  }, 120_000)
+  afterAll(async () => t?.cleanup(), 30_000)
+
+  it('an unasked command writing $SWARM_HOME/teams/t/x fails and creates nothing', async () => {
+    await t.swarm(['send', 't', NAME, 'WRITE-ROOT now'])
+    const result = await waitFor('the write result', () => toolResults(t).find((r) => r.includes('WRITE-RC=')), 60_000)
+    expect(result, result).toMatch(/Read-only file system|Permission denied/)
+    expect(result).not.toContain('WRITE-RC=0')
+    expect(fs.existsSync(path.join(t.home, 'teams', 't', 'x'))).toBe(false)
+    await idle(t)
+  }, 90_000)
+
+  it("an unasked command cannot read the lead's key", async () => {
+    const key = fs.readFileSync(path.join(t.home, 'teams', 't', 'lead.key'), 'utf8').trim()
+    expect(key.length).toBeGreaterThan(8)
+    await t.swarm(['send', 't', NAME, 'READ-KEY now'])
+    const result = await waitFor('the read result', () => toolResults(t).find((r) => r.includes('READ-RC=')), 60_000)
+    expect(result, result).toMatch(/Permission denied/)
+    expect(result).not.toContain('READ-RC=0')
+    expect(result).not.toContain(key)
+    await idle(t)
+  }, 90_000)
+
+  it('its pending request cannot be resolved from inside the sandbox; the lead still decides', async () => {
+    await t.swarm(['send', 't', NAME, 'SELF-APPROVE now'])
+    const pending = await waitFor(
+      'the escalated request on file',
+      async () => {
+        const list = JSON.parse((await t.swarm(['perms', 't', '--json'])).stdout || '{"requests":[]}') as {
+          requests: Array<{ id: string; input: unknown }>
+        }
+        return list.requests.find((r) => JSON.stringify(r.input).includes('selfapproved.txt'))
+      },
+      60_000,
+      { output: () => JSON.stringify(toolResults(t)).slice(-1500) },
+    )
+    // The approver polls every 100 ms: give it a few seconds at the request.
+    await waitFor('the approver to try', () => /failed|readdir/.test(fs.readFileSync(path.join(t.work, 'approver.log'), 'utf8')), 20_000)
+    await new Promise((r) => setTimeout(r, 1_500))
+    const log = fs.readFileSync(path.join(t.work, 'approver.log'), 'utf8')
+    expect(log).not.toContain('approved')
+    expect(log).toMatch(/(failed|readdir) (EROFS|EACCES|EPERM|ENOENT)/)
+    expect(fs.existsSync(path.join(t.home, 'teams', 't', 'permissions', 'resolved', `${pending.id}.json`))).toBe(false)
+    expect(fs.existsSync(path.join(t.work, 'selfapproved.txt'))).toBe(false)
+    const denied = await t.swarm(['perms', 'deny', 't', pending.id, '--feedback', 'not this one'])
+    expect(denied.code, denied.stderr).toBe(0)
+    await idle(t)
+    expect(fs.existsSync(path.join(t.work, 'selfapproved.txt'))).toBe(false)
+  }, 120_000)
+
+  it('an escalated swarm send is asked and, approved, reaches the lead', async () => {
+    await t.swarm(['send', 't', NAME, 'ESCALATED-SEND now'])
+    const asked = await waitFor(
+      'the escalated send asked',
+      async () => {
+        const list = JSON.parse((await t.swarm(['perms', 't', '--json'])).stdout || '{"requests":[]}') as {
+          requests: Array<{ id: string; input: unknown }>
+        }
+        return list.requests.find((r) => JSON.stringify(r.input).includes('swarm send'))
+      },
+      60_000,
+    )
+    expect((await t.swarm(['perms', 'approve', 't', asked.id])).code).toBe(0)
+    const result = await waitFor('the send result', () => toolResults(t).find((r) => r.includes('SEND-RC=')), 60_000)
+    expect(result, result).toContain('SEND-RC=0')
+    await idle(t)
+  }, 120_000)
+})
