@@ -1,71 +1,14 @@
-import fs from 'node:fs'
-import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type AgentTeam, agentState, agentTeam, hasCli } from './helpers.js'
-import { waitFor } from '../support/wait.js'
+import { describe } from 'vitest'
+import { type FileGateCase, itGatesFileWrites, useFileGateTeam } from './file-gate.js'
+import { hasCli } from './helpers.js'
 
 // opencode in acceptEdits: its edit permission is asked of swarm, whose rules ask for a protected path only.
-const NAME = 'opencode-mate'
-const idle = (t: AgentTeam) => waitFor(`${NAME} idle`, async () => (await agentState(t, NAME))?.status === 'idle', 60_000)
-
-async function pendingRequests(t: AgentTeam) {
-  const r = await t.swarm(['perms', 't', '--json'])
-  return (JSON.parse(r.stdout || '{"requests":[]}') as { requests: Array<{ id: string; input: Record<string, unknown> }> }).requests
+const opencode: FileGateCase = {
+  kind: 'opencode',
+  write: (file, content) => ({ tool: 'write', args: { filePath: file, content } }),
+  protectedFile: '.claude/swarm-agents/opencode.yaml',
 }
 
 describe.skipIf(!hasCli('opencode'))('opencode in acceptEdits: file edits go through swarm rules (real CLI)', () => {
-  let t: AgentTeam
-  beforeAll(async () => {
-    t = await agentTeam({
-      rules: [
-        { userMatches: 'WRITE-PROTECTED', reply: { tool: 'write', args: { path: '.claude/swarm-agents/opencode.yaml', content: '#!/bin/sh\n' } } },
-        { userMatches: 'WRITE-CWD', reply: { tool: 'write', args: { path: 'notes.txt', content: 'plain notes\n' } } },
-        { afterTool: true, reply: { text: 'The tool finished.' } },
-      ],
-    })
-    expect((await t.swarm(['team', 'create', 't', '--no-start'])).code).toBe(0)
-    const spawned = await t.swarm([
-      'spawn',
-      't',
-      NAME,
-      '--agent',
-      'pi',
-      '--model',
-      'loopback',
-      '--backend',
-      'tmux',
-      '--mode',
-      'acceptEdits',
-      '--prompt',
-      'FIRST say hello',
-    ])
-    expect(spawned.stderr).toBe('')
-    await idle(t)
-  }, 120_000)
-  afterAll(async () => t?.cleanup(), 30_000)
-
-  it('a write into .claude/swarm-agents is asked (and denied here); a write into the cwd is not', async () => {
-    await t.swarm(['send', 't', NAME, 'WRITE-PROTECTED now'])
-    const asked = await waitFor(
-      'the protected write asked',
-      async () => (await pendingRequests(t)).find((r) => JSON.stringify(r.input).includes('swarm-agents')),
-      60_000,
-      {
-        output: () =>
-          JSON.stringify([
-            t.server.requests.map((r) => r.view?.toolResult ?? '').filter(Boolean),
-            fs.existsSync(path.join(t.work, '.claude/swarm-agents/opencode.yaml')),
-          ]),
-      },
-    )
-    expect(fs.existsSync(path.join(t.work, '.claude', 'swarm-agents', 'opencode.yaml'))).toBe(false)
-    expect((await t.swarm(['perms', 'deny', 't', asked.id, '--feedback', 'no adapter files'])).code).toBe(0)
-    await idle(t)
-    expect(fs.existsSync(path.join(t.work, '.claude', 'swarm-agents', 'opencode.yaml'))).toBe(false)
-
-    await t.swarm(['send', 't', NAME, 'WRITE-CWD now'])
-    await waitFor('notes.txt written', () => fs.existsSync(path.join(t.work, 'notes.txt')), 60_000)
-    await idle(t)
-    expect(await pendingRequests(t)).toEqual([])
-  }, 120_000)
+  itGatesFileWrites(opencode, useFileGateTeam(opencode))
 })
