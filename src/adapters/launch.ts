@@ -9,7 +9,7 @@ import { agentHomeDir } from '../home/paths.js'
 import { ensureDir } from '../util/fs.js'
 import { swarmArgv } from '../backends/launch.js'
 import { firstPrompt } from './first-prompt.js'
-import { checkProviderEnv, enforceProviderEnv } from './provider-check.js'
+import { enforceProviderEnv } from './provider-check.js'
 import { shellQuote } from './template.js'
 import type { AdapterContext, AgentAdapter, LaunchPlan, SwarmHookEvent } from './types.js'
 
@@ -38,9 +38,9 @@ export interface AgentLaunch extends LaunchPlan {
 export const AGENT_PATH_ENV = 'SWARM_AGENT_PATH'
 
 export async function planAgentLaunch(adapter: AgentAdapter, input: AgentLaunchInput): Promise<AgentLaunch> {
-  // Before anything is written: a CLI that cannot reach a model is refused (named once it is known to be installed).
-  const missingEnv = input.resume ? undefined : checkProviderEnv(adapter, input.env, input.name)
-  if (missingEnv?.refuse) enforceProviderEnv(adapter, input.env, input.name)
+  // The preflight (preflight.ts, run by spawnTeammates before anything is written) refused a CLI
+  // that is missing or cannot start without its key; one that can but has no key is named here.
+  if (!input.resume) enforceProviderEnv(adapter, input.env, input.name)
   const configDir = agentHomeDir(input.team, input.name, input.env)
   await ensureDir(configDir)
   const shimDir = await writeSwarmShim(configDir)
@@ -84,8 +84,6 @@ export async function planAgentLaunch(adapter: AgentAdapter, input: AgentLaunchI
     ...(promptInArgv ? ['--prompt-in-argv'] : []),
     '--',
   ]
-  // The preflight (preflight.ts) refused a CLI that is not installed: this one is, so a missing key is news.
-  if (missingEnv) enforceProviderEnv(adapter, input.env, input.name)
   return { argv: [...wrapper, ...plan.argv], env, configDir, promptInArgv }
 }
 

@@ -22,7 +22,8 @@ function everyTool(): AnyTool[] {
 }
 
 // Every tool by name in TOOL_NAMES order, lead-only as the tool itself declares it.
-const ALL = TOOL_NAMES.flatMap((n) => everyTool().filter((t) => t.name === n)).map(({ name, leadOnly }) => ({ name, leadOnly }))
+const TOOLS = everyTool()
+const ALL = TOOL_NAMES.flatMap((n) => TOOLS.filter((t) => t.name === n)).map(({ name, leadOnly }) => ({ name, leadOnly }))
 const custom = (fields: Partial<AgentDefinition>): AgentDefinition => ({
   name: 'custom',
   description: 'd',
@@ -99,7 +100,7 @@ describe('resolveToolsForAgent', () => {
 
 describe('tool registry', () => {
   it('names in TOOL_NAMES exactly the tools the factories make, each once', () => {
-    const names = everyTool().map((t) => t.name)
+    const names = TOOLS.map((t) => t.name)
     expect(new Set(names).size).toBe(names.length)
     expect([...names].sort()).toEqual([...TOOL_NAMES].sort())
   })
