@@ -10,11 +10,13 @@ import { LEAD_NAME } from '../home/paths.js'
 import { encodeStructured } from '../mailbox/messages.js'
 import { delay } from '../process/delay.js'
 import { isAlive } from '../process/liveness.js'
+import { processTable } from '../process/table.js'
 import { killTree } from '../process/tree.js'
 import { ignoreSignal, onStopSignal } from '../process/handlers.js'
 import { signalExitCode } from '../process/signals.js'
 import { ownSession, sessionProcesses } from '../process/session.js'
 import { sendTeamMessage } from '../teams/messaging.js'
+import { confineCli } from './confine.js'
 import { Courier } from './courier.js'
 import { setStatus } from './hook.js'
 import { AGENT_PATH_ENV } from './launch.js'
@@ -32,6 +34,8 @@ export interface AgentCliOptions {
   argv: string[]
   promptInArgv: boolean
   env: Env
+  /** The CLI runs in swarm's sandbox (`confinement: 'swarm'`), with these paths read-only. */
+  sandbox?: { readOnly: string[] }
 }
 
 export async function runAgentCli(o: AgentCliOptions): Promise<number> {
@@ -39,7 +43,19 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
   const ownState = o.adapter.delivery.method === 'inbox'
   if (!ownState) await setStatus(o, 'starting', o.adapter.kind)
   const env = o.env[AGENT_PATH_ENV] ? { ...o.env, PATH: o.env[AGENT_PATH_ENV] } : o.env
-  const child = spawn(o.argv[0], o.argv.slice(1), { stdio: 'inherit', env })
+  // Its relay first (its first hook may come at once), then the sandbox the whole CLI runs in.
+  const confined = o.sandbox
+    ? await confineCli({ team: o.team, name: o.name, agent: o.adapter.kind, argv: o.argv, cwd: process.cwd(), env, readOnly: o.sandbox.readOnly }).catch(
+        async (err: unknown) => {
+          await setStatus(o, 'dead', `could not confine it: ${errorMessage(err)}`).catch(() => undefined)
+          throw err
+        },
+      )
+    : undefined
+  if (confined && confined.process.status !== 'sandboxed')
+    process.stderr.write(`swarm: warning: ${o.name} (${o.adapter.kind}) runs without the OS sandbox: ${confined.process.reason}\n`)
+  const [file, args] = confined ? [confined.process.file, confined.process.args] : [o.argv[0], o.argv.slice(1)]
+  const child = spawn(file, args, { stdio: 'inherit', env })
   const exited = new Promise<number>((resolve) => {
     child.once('exit', (code, signal) => resolve(code ?? (signal ? signalExitCode(signal) : 1)))
     child.once('error', (err) => {
@@ -83,7 +99,7 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
             text: encodeStructured({ type: 'shutdown_approved', requestId, from: o.name, timestamp: new Date().toISOString() }),
             env: o.env,
           })
-          await quit(o.adapter, pane, child.pid)
+          await quit(o.adapter, pane, child.pid, confined?.process.status === 'sandboxed')
         },
       })
     : undefined
@@ -91,6 +107,8 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
   const code = await exited
   await courier?.close().catch(() => undefined) // the CLI is gone; nothing is left to deliver to
   await bridge?.close().catch(() => undefined) // nor any event to read
+  const moved = await confined?.close().catch((err: unknown) => [`(could not settle its sandbox: ${errorMessage(err)})`])
+  for (const m of moved ?? []) process.stderr.write(`swarm: moved aside a protected path ${o.name} created: ${m}\n`)
   if (!ownState)
     await setStatus(o, code === 0 || stopping ? 'exited' : 'dead', `exit ${code}`).catch((err: unknown) =>
       process.stderr.write(`swarm: ${errorMessage(err)}\n`),
@@ -100,7 +118,7 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
 }
 
 /** The CLI's own way out (its keys / command), then its signal, then the kill. */
-async function quit(adapter: AgentAdapter, pane: PaneIo, pid: number | undefined): Promise<void> {
+async function quit(adapter: AgentAdapter, pane: PaneIo, pid: number | undefined, sandboxed: boolean): Promise<void> {
   if (!pid) return
   const q = adapter.quit
   if (q.keys?.length) await pane.keys(q.keys).catch(() => undefined) // a closed pane means it is gone anyway
@@ -111,10 +129,22 @@ async function quit(adapter: AgentAdapter, pane: PaneIo, pid: number | undefined
   }
   if (await waitGone(pid, q.graceMs)) return
   if (q.signal) {
-    process.kill(pid, q.signal)
+    // bwrap passes no signal on: the CLI inside gets it itself.
+    for (const target of sandboxed ? await sandboxedProgram(pid) : [pid]) killQuietly(target, q.signal)
     if (await waitGone(pid, q.graceMs)) return
   }
   await killTree(pid, { graceMs: 1_000 })
+}
+
+/**
+ * The program bwrap runs, seen from here: bwrap forks its pid namespace's init, which forks the
+ * program — `pid`'s grandchildren. `pid` itself when there are none (it is exiting).
+ */
+async function sandboxedProgram(pid: number): Promise<number[]> {
+  const rows = await processTable()
+  const init = rows.filter((r) => r.ppid === pid).map((r) => r.pid)
+  const program = rows.filter((r) => init.includes(r.ppid)).map((r) => r.pid)
+  return program.length ? program : [pid]
 }
 
 async function waitGone(pid: number, ms: number): Promise<boolean> {

@@ -127,6 +127,8 @@ export const claudeAdapter: AgentAdapter = {
   states: { hooks: false },
   hookEvents: {},
   quit: { signal: 'SIGTERM', graceMs: 2_000 },
+  // Claude Code's own team protocol: it reads and writes the team's inboxes itself.
+  confinement: 'none',
   prepare: prepareClaude,
   preflight: ({ team, name }) => {
     checkClaudeAddressable('team', team)

@@ -120,6 +120,8 @@ export const codexAdapter: AgentAdapter = {
   states: { hooks: true },
   hookEvents: HOOK_EVENTS,
   quit: CTRL_C_TWICE,
+  // Its commands run in its own sandbox, under the permission profile prepare() writes.
+  confinement: 'own',
   prepare,
   readHook: (_event, payload) => readHookFields(payload, CLAUDE_STYLE_HOOK_FIELDS),
   answerPermission,

@@ -50,7 +50,8 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
     hooks,
     mcpServers: { swarm: { command: ctx.mcpArgv[0], args: ctx.mcpArgv.slice(1), env: { SWARM_HOME: rootDir(ctx.env) }, trust: true } },
   }
-  await atomicWriteFile(path.join(dir, 'settings.json'), `${JSON.stringify(settings, null, 2)}\n`)
+  const settingsFile = path.join(dir, 'settings.json')
+  await atomicWriteFile(settingsFile, `${JSON.stringify(settings, null, 2)}\n`)
   const argv = [
     'gemini',
     '--approval-mode',
@@ -58,7 +59,7 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
     ...(ctx.model ? ['--model', ctx.model] : []),
     ...(ctx.resume ? ['--resume', 'latest'] : ['--prompt-interactive', ctx.firstPrompt]),
   ]
-  return { argv, env: { GEMINI_CLI_HOME: ctx.configDir, GEMINI_CLI_NO_RELAUNCH: 'true' } }
+  return { argv, env: { GEMINI_CLI_HOME: ctx.configDir, GEMINI_CLI_NO_RELAUNCH: 'true' }, readOnly: [settingsFile] }
 }
 
 function readHook(event: SwarmHookEvent, payload: unknown): HookFacts {

@@ -34,6 +34,16 @@ export interface HookInvocation {
   onAsked?: (requestId: string) => void
 }
 
+/** A hook's stdin is the CLI's JSON payload; none (empty) is no payload, and text that is not JSON a message. */
+export function parseHookPayload(text: string): unknown {
+  if (!text.trim()) return undefined
+  try {
+    return JSON.parse(text) as unknown
+  } catch {
+    return { message: text }
+  }
+}
+
 /** Summaries in idle notifications are previews, not transcripts. */
 const SUMMARY_MAX = 200
 

@@ -9,6 +9,7 @@ import { agentHomeDir } from '../home/paths.js'
 import { ensureDir } from '../util/fs.js'
 import { swarmArgv } from '../backends/launch.js'
 import { firstPrompt } from './first-prompt.js'
+import { relayEndpointFile } from './relay-frames.js'
 import { enforceProviderEnv } from './provider-check.js'
 import { shellQuote } from './template.js'
 import type { AdapterContext, AgentAdapter, LaunchPlan, SwarmHookEvent } from './types.js'
@@ -43,9 +44,13 @@ export async function planAgentLaunch(adapter: AgentAdapter, input: AgentLaunchI
   if (!input.resume) enforceProviderEnv(adapter, input.env, input.name)
   const configDir = agentHomeDir(input.team, input.name, input.env)
   await ensureDir(configDir)
-  const shimDir = await writeSwarmShim(configDir)
+  // A CLI in swarm's sandbox cannot see the team's files: its swarm commands go through the relay.
+  const confined = (adapter.confinement ?? 'swarm') === 'swarm'
+  const teamSwarm = (args: string[]) =>
+    confined ? [...swarmArgv(), 'relay', relayEndpointFile(configDir), '--', ...args] : [...swarmArgv(), ...args]
+  const shimDir = await writeSwarmShim(configDir, teamSwarm([]))
   const identity = ['--team', input.team, '--name', input.name, '--agent', adapter.kind]
-  const hookArgv = (event: SwarmHookEvent) => [...swarmArgv(), 'hook', event, ...identity]
+  const hookArgv = (event: SwarmHookEvent) => teamSwarm(['hook', event, ...identity])
   const prompt = firstPrompt({ team: input.team, name: input.name, prompt: input.prompt })
   const ctx: AdapterContext = {
     team: input.team,
@@ -59,7 +64,7 @@ export async function planAgentLaunch(adapter: AgentAdapter, input: AgentLaunchI
     resume: input.resume ?? false,
     hookArgv,
     hookCommand: (event) => hookArgv(event).map(shellQuote).join(' '),
-    mcpArgv: [...swarmArgv(), 'mcp', '--team', input.team, '--name', input.name],
+    mcpArgv: teamSwarm(['mcp', '--team', input.team, '--name', input.name]),
     env: input.env,
   }
   const plan = await adapter.prepare(ctx)
@@ -82,6 +87,7 @@ export async function planAgentLaunch(adapter: AgentAdapter, input: AgentLaunchI
     '--agent',
     adapter.kind,
     ...(promptInArgv ? ['--prompt-in-argv'] : []),
+    ...(confined ? ['--sandbox', ...[shimDir, ...(plan.readOnly ?? [])].flatMap((p) => ['--read-only', p])] : []),
     '--',
   ]
   return { argv: [...wrapper, ...plan.argv], env, configDir, promptInArgv }
@@ -97,12 +103,15 @@ export function providerEnv(names: readonly string[], env: Env): Record<string, 
   return out
 }
 
-/** `<configDir>/bin/swarm`: runs this swarm whatever the pane's PATH, for `swarm send` / `swarm tasks`. */
-async function writeSwarmShim(configDir: string): Promise<string> {
+/**
+ * `<configDir>/bin/swarm`: runs `swarm` (`argv`: this swarm, through the relay when the CLI is in
+ * swarm's sandbox) whatever the pane's PATH, for `swarm send` / `swarm tasks` from its shell.
+ */
+async function writeSwarmShim(configDir: string, argv: string[]): Promise<string> {
   const dir = path.join(configDir, 'bin')
   await ensureDir(dir)
   const file = path.join(dir, 'swarm')
-  await fs.writeFile(file, `#!/bin/sh\nexec ${swarmArgv().map(shellQuote).join(' ')} "$@"\n`, { mode: 0o700 })
+  await fs.writeFile(file, `#!/bin/sh\nexec ${argv.map(shellQuote).join(' ')} "$@"\n`, { mode: 0o700 })
   await fs.chmod(file, 0o700)
   return dir
 }

@@ -76,7 +76,8 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
     ...(provider?.entry ? ['--model', model] : ctx.model ? ['--model', ctx.model] : []),
     ...(ctx.resume ? ['--continue'] : [ctx.firstPrompt]),
   ]
-  return { argv, env: { PI_CODING_AGENT_DIR: ctx.configDir, PI_OFFLINE: '1', PI_SKIP_VERSION_CHECK: '1' } }
+  const readOnly = [path.join(ctx.configDir, 'extensions'), ...(provider?.entry ? [path.join(ctx.configDir, 'models.json')] : [])]
+  return { argv, env: { PI_CODING_AGENT_DIR: ctx.configDir, PI_OFFLINE: '1', PI_SKIP_VERSION_CHECK: '1' }, readOnly }
 }
 
 export const piAdapter: AgentAdapter = {

@@ -48,16 +48,18 @@ export function adapterFromSpec(spec: AdapterSpec, origin: SpecOrigin): AgentAda
 export async function prepareFromSpec(spec: AdapterSpec, ctx: AdapterContext): Promise<LaunchPlan> {
   const vars = contextVars(ctx)
   await ensureDir(ctx.configDir)
+  const readOnly: string[] = []
   for (const f of spec.files) {
     const rel = expandText(f.path, vars)
     const file = path.resolve(ctx.configDir, rel)
     if (!file.startsWith(ctx.configDir + path.sep)) throw new UsageError(`adapter file ${JSON.stringify(f.path)} leaves the teammate's config dir`)
     await ensureDir(path.dirname(file))
     await atomicWriteFile(file, 'json' in f ? `${JSON.stringify(expandValue(f.json, vars), null, 2)}\n` : expandText(f.text, vars))
+    readOnly.push(file)
   }
   const argv = expandArgv(ctx.resume && spec.resumeCommand ? spec.resumeCommand : spec.command, vars)
   const env = Object.fromEntries(Object.entries(spec.env).map(([k, v]) => [k, expandText(v, vars)]))
-  return { argv, env }
+  return { argv, env, readOnly }
 }
 
 /** Facts from a hook payload by top-level field names; anything of the wrong type is left out. */

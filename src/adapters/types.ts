@@ -59,7 +59,22 @@ export interface AdapterContext {
 export interface LaunchPlan {
   argv: string[]
   env: Record<string, string>
+  /**
+   * Files and directories prepare() wrote that the CLI must not change (its hook registration,
+   * provider config, extensions): read-only inside swarm's sandbox (`confinement: 'swarm'`).
+   */
+  readOnly?: string[]
 }
+
+/**
+ * How a CLI teammate's process tree is confined:
+ * - `swarm` (the default): the whole CLI runs in swarm's OS sandbox (the control plane and other
+ *   teammates' homes hidden, writes only to its cwd, its own home and a private TMPDIR); its
+ *   hooks, `swarm mcp` and shell `swarm` reach the team through its pane wrapper's relay.
+ * - `own`: the CLI's own sandbox, configured by prepare() (Codex's permission profile).
+ * - `none`: it reads and writes the team's files itself (Claude Code's own team protocol).
+ */
+export type Confinement = 'swarm' | 'own' | 'none'
 
 /**
  * How a message reaches the agent:
@@ -164,6 +179,8 @@ export interface AgentAdapter {
   /** The CLI's hook event names → swarm's; empty for a CLI without command hooks. */
   readonly hookEvents: Readonly<Record<string, SwarmHookEvent>>
   readonly quit: QuitMethod
+  /** How its process tree is confined; absent: `swarm`. */
+  readonly confinement?: Confinement
   /**
    * Writes the teammate's config dir (hook registration, MCP server `swarm mcp`, provider
    * config) and returns the pane's argv and env. Idempotent: resume calls it again.

@@ -6,6 +6,8 @@ interface AgentCliOpts {
   name: string
   agent: string
   promptInArgv?: boolean
+  sandbox?: boolean
+  readOnly?: string[]
 }
 
 /** `swarm agent-cli --team T --name N --agent K [--prompt-in-argv] -- <cli argv…>`: a CLI teammate's pane (started by spawn). */
@@ -17,6 +19,8 @@ export function registerAgentCliCommand(program: Command): void {
     .requiredOption('--name <name>', 'teammate name')
     .requiredOption('--agent <kind>', 'its adapter')
     .option('--prompt-in-argv', 'its first prompt is in the argv')
+    .option('--sandbox', "run the CLI in swarm's OS sandbox, reaching the team through a relay")
+    .option('--read-only <path>', 'read-only inside the sandbox (repeatable)', (p: string, all: string[] = []) => [...all, p])
     .argument('<argv...>', 'the CLI and its arguments (after --)')
     .action((argv: string[], opts: AgentCliOpts) => agentCli(argv, opts))
 }
@@ -41,5 +45,6 @@ async function agentCli(argv: string[], opts: AgentCliOpts): Promise<void> {
     argv,
     promptInArgv: opts.promptInArgv === true,
     env: process.env,
+    ...(opts.sandbox && { sandbox: { readOnly: opts.readOnly ?? [] } }),
   })
 }

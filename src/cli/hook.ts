@@ -38,8 +38,8 @@ export async function hookCommand(event: string, opts: HookOpts): Promise<void> 
     const name = opts.name ?? process.env.SWARM_AGENT_NAME
     if (!team || !name || !agent)
       throw new UsageError('swarm hook needs --team, --name and --agent (or SWARM_TEAM, SWARM_AGENT_NAME, SWARM_AGENT_KIND)')
-    const payload = parsePayload(await readStdin())
-    const { runHook } = await import('../adapters/hook.js')
+    const { runHook, parseHookPayload } = await import('../adapters/hook.js')
+    const payload = parseHookPayload(await readStdin())
     write(await runHook({ event: event as SwarmHookEvent, team, name, agent, payload, env: process.env }))
   } catch (err) {
     if (gating) {
@@ -64,13 +64,4 @@ async function readStdin(): Promise<string> {
   const chunks: Buffer[] = []
   for await (const c of process.stdin) chunks.push(c as Buffer)
   return Buffer.concat(chunks).toString('utf8')
-}
-
-function parsePayload(text: string): unknown {
-  if (!text.trim()) return undefined
-  try {
-    return JSON.parse(text) as unknown
-  } catch {
-    return { message: text }
-  }
 }

@@ -30,6 +30,7 @@ const GROUPS: Record<string, () => Promise<Register>> = {
   hook: () => import('./hook.js').then((m) => m.registerHookCommand),
   mcp: () => import('./mcp.js').then((m) => m.registerMcpCommand),
   'agent-cli': () => import('./agent-cli.js').then((m) => m.registerAgentCliCommand),
+  relay: () => import('./relay.js').then((m) => m.registerRelayCommand),
   batch: () => import('./batch.js').then((m) => m.registerBatchCommand),
 }
 

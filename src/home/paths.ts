@@ -106,7 +106,12 @@ export function sentLogPath(team: string, agent: string, env?: NodeJS.ProcessEnv
  * GEMINI_CLI_HOME, …), outside the control plane; removed with the team.
  */
 export function agentHomesDir(team: string, env?: NodeJS.ProcessEnv): string {
-  return path.join(rootDir(env), 'agent-homes', validateName(team))
+  return path.join(agentHomesRoot(env), validateName(team))
+}
+
+/** `<root>/agent-homes`: every team's CLI teammates' config dirs (their relay tokens among them). */
+export function agentHomesRoot(env?: NodeJS.ProcessEnv): string {
+  return path.join(rootDir(env), 'agent-homes')
 }
 
 /** One teammate's own config dir: `<root>/agent-homes/<team>/<name>` (removed with it). */
@@ -116,5 +121,10 @@ export function agentHomeDir(team: string, name: string, env?: NodeJS.ProcessEnv
 
 /** `<root>/swarm-sent/<team>` (removed with the team). */
 export function sentDir(team: string, env?: NodeJS.ProcessEnv): string {
-  return path.join(rootDir(env), 'swarm-sent', validateName(team))
+  return path.join(sentRoot(env), validateName(team))
+}
+
+/** `<root>/swarm-sent`: what every team's lead sent. */
+export function sentRoot(env?: NodeJS.ProcessEnv): string {
+  return path.join(rootDir(env), 'swarm-sent')
 }

@@ -27,16 +27,27 @@ const ISOLATION = ['--die-with-parent', '--cap-drop', 'ALL', '--unshare-pid', '-
  * already starts it as a session leader without a terminal.
  */
 export function bwrapArgs(plan: SandboxPlan): string[] {
+  return [...bwrapViewArgs(plan), '--', 'bash', '-c', plan.command]
+}
+
+/**
+ * bwrap's argv for `plan` up to the program: isolation, the mounts (masked directories first, so
+ * that writable ones beneath them are bound again on their tmpfs), the network, the environment
+ * and the working directory.
+ */
+export function bwrapViewArgs(plan: Omit<SandboxPlan, 'command'>): string[] {
   const args = [...ISOLATION]
+  for (const dir of plan.masked ?? []) args.push('--tmpfs', dir)
   for (const dir of plan.writable) args.push('--bind', dir, dir)
   for (const p of plan.readOnly) args.push('--ro-bind', p, p)
   for (const p of plan.hidden) {
     if (isDirectory(p)) args.push('--tmpfs', p, '--remount-ro', p)
     else args.push('--ro-bind', '/dev/null', p)
   }
+  for (const dir of plan.masked ?? []) args.push('--remount-ro', dir)
   if (!plan.network) args.push('--unshare-net')
   for (const [k, v] of Object.entries(plan.setenv)) args.push('--setenv', k, v)
-  args.push('--chdir', plan.cwd, '--', 'bash', '-c', plan.command)
+  args.push('--chdir', plan.cwd)
   return args
 }
 

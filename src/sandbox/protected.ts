@@ -20,9 +20,26 @@ export const PROTECTED_FILES: readonly string[] = [
   '.zprofile',
   '.profile',
   '.ripgreprc',
+  // opencode's project config: its permissions, MCP servers and plugins.
+  'opencode.json',
+  'opencode.jsonc',
 ]
-/** Inside a `.claude` directory: settings, agent definitions, commands and swarm's adapter files. */
-export const PROTECTED_CLAUDE: readonly string[] = ['settings.json', 'settings.local.json', 'agents', 'commands', 'swarm-agents']
+/**
+ * Inside an agent's config directory: what makes it run something or grant itself more — Claude
+ * Code's settings, agent definitions, commands and swarm's adapter files; the hooks, policies,
+ * extensions and plugins of Gemini CLI, Codex, opencode and pi.
+ */
+export const PROTECTED_INSIDE: Readonly<Record<string, readonly string[]>> = {
+  '.claude': ['settings.json', 'settings.local.json', 'agents', 'commands', 'swarm-agents'],
+  '.gemini': ['settings.json', 'extensions', 'policies', 'commands'],
+  '.codex': ['config.toml', 'hooks.json'],
+  '.opencode': ['opencode.json', 'opencode.jsonc', 'plugin', 'plugins', 'agent', 'command', 'tool'],
+  '.pi': ['settings.json', 'extensions'],
+}
+
+function isProtectedName(name: string, parent: string): boolean {
+  return PROTECTED_DIRS.includes(name) || PROTECTED_FILES.includes(name) || (Object.hasOwn(PROTECTED_INSIDE, parent) && PROTECTED_INSIDE[parent].includes(name))
+}
 
 /**
  * The protected part of absolute `p` ("/repo/.git", "/repo/.claude/agents"), or undefined.
@@ -31,10 +48,7 @@ export const PROTECTED_CLAUDE: readonly string[] = ['settings.json', 'settings.l
 export function protectedPart(p: string): string | undefined {
   const parts = path.resolve(p).split(path.sep)
   for (let i = 1; i < parts.length; i++) {
-    const name = parts[i].toLowerCase()
-    const prev = parts[i - 1].toLowerCase()
-    const hit = PROTECTED_DIRS.includes(name) || PROTECTED_FILES.includes(name) || (prev === '.claude' && PROTECTED_CLAUDE.includes(name))
-    if (hit) return parts.slice(0, i + 1).join(path.sep) || path.sep
+    if (isProtectedName(parts[i].toLowerCase(), parts[i - 1].toLowerCase())) return parts.slice(0, i + 1).join(path.sep) || path.sep
   }
   return undefined
 }
@@ -51,7 +65,7 @@ const SKIP_DIRS = new Set(['node_modules', '.cache', 'dist', 'build', 'target', 
  */
 export function existingProtectedPaths(root: string, depth = PROTECTED_SCAN_DEPTH): string[] {
   const out: string[] = []
-  const walk = (dir: string, level: number, inClaude: boolean) => {
+  const walk = (dir: string, level: number, parent: string) => {
     let entries: fs.Dirent[]
     try {
       entries = fs.readdirSync(dir, { withFileTypes: true })
@@ -61,15 +75,15 @@ export function existingProtectedPaths(root: string, depth = PROTECTED_SCAN_DEPT
     for (const e of entries) {
       const name = e.name.toLowerCase()
       const full = path.join(dir, e.name)
-      if (PROTECTED_DIRS.includes(name) || PROTECTED_FILES.includes(name) || (inClaude && PROTECTED_CLAUDE.includes(name))) {
+      if (isProtectedName(name, parent)) {
         out.push(full)
         continue
       }
-      // A .claude directory is looked into at any level the scan reaches: what it protects sits one below.
-      if (!e.isDirectory() || (level >= depth && name !== '.claude') || SKIP_DIRS.has(name)) continue
-      walk(full, level + 1, name === '.claude')
+      // An agent's config directory is looked into at any level the scan reaches: what it protects sits one below.
+      if (!e.isDirectory() || (level >= depth && !Object.hasOwn(PROTECTED_INSIDE, name)) || SKIP_DIRS.has(name)) continue
+      walk(full, level + 1, name)
     }
   }
-  walk(root, 1, path.basename(root).toLowerCase() === '.claude')
+  walk(root, 1, path.basename(root).toLowerCase())
   return out
 }

@@ -1,13 +1,9 @@
-import fs from 'node:fs'
 import fsp from 'node:fs/promises'
-import os from 'node:os'
-import path from 'node:path'
-import { pidExists } from '../process/liveness.js'
 import { BWRAP_INSTALL, bwrapArgs, findBwrap, probeBwrap } from './bwrap.js'
-import { existingProtectedPaths, protectedPart } from './protected.js'
 import { seatbeltArgs } from './seatbelt.js'
 import { isExcludedCommand, type SandboxConfig } from './settings.js'
 import type { BashSandbox, SandboxPlan, SandboxStatus } from './types.js'
+import { exists, makePrivateTmp, moveAsideCreated, planView } from './view.js'
 
 /**
  * One agent's Bash sandbox. Every call is planned afresh (the writable directories change when
@@ -43,11 +39,8 @@ export function createBashSandbox(o: SandboxOptions): BashSandbox {
 
   const plan = async (command: string, cwd: string): Promise<SandboxPlan & { before: Set<string> }> => {
     const tmp = await privateTmp()
-    const writable = unique([cwd, ...(await o.writableDirs()), ...o.config.allowWrite, tmp].map(physical).filter(isDir))
-    const before = new Set(writable.flatMap((d) => (protectedPart(d) ? [d] : existingProtectedPaths(d))))
-    const readOnly = unique([...before, ...o.readOnly, ...o.config.denyWrite].map(physical)).filter(exists)
-    const hidden = unique([...o.hidden, ...o.config.denyRead].map(physical)).filter(exists)
-    return { command, cwd: physical(cwd), writable, readOnly, hidden, network: o.config.network, setenv: { TMPDIR: tmp, SWARM_SANDBOX: '1' }, before }
+    const view = planView({ cwd, writable: await o.writableDirs(), readOnly: o.readOnly, hidden: o.hidden, config: o.config, tmp, env: o.env })
+    return { command, network: o.config.network, ...view }
   }
 
   return {
@@ -65,24 +58,6 @@ export function createBashSandbox(o: SandboxOptions): BashSandbox {
       if (tmpDir) await fsp.rm(await tmpDir, { recursive: true, force: true })
     },
   }
-}
-
-/** `swarm-sandbox-<label>-<pid>-XXXXXX`: the pid says whose it is once its agent is gone. */
-const PRIVATE_TMP = /^swarm-sandbox-.+-(\d+)-[A-Za-z0-9]{6}$/
-
-/**
- * The agent's private TMPDIR. An agent killed with SIGKILL cannot remove its own, so each new one
- * first removes those whose agent is no longer running.
- */
-async function makePrivateTmp(label: string): Promise<string> {
-  const tmp = os.tmpdir()
-  for (const name of await fsp.readdir(tmp).catch(() => [] as string[])) {
-    const pid = Number(PRIVATE_TMP.exec(name)?.[1])
-    if (!pid || pid === process.pid || pidExists(pid)) continue
-    // Another user's, or removed meanwhile by another agent's sweep: not ours to insist on.
-    await fsp.rm(path.join(tmp, name), { recursive: true, force: true }).catch(() => undefined)
-  }
-  return fsp.mkdtemp(path.join(tmp, `swarm-sandbox-${label}-${process.pid}-`))
 }
 
 /** Whether the sandbox can run here, with the reason when it cannot (and how to fix it). */
@@ -106,43 +81,3 @@ export async function sandboxAvailability(
   return probe.ok ? { status: 'sandboxed', reason: probe.detail } : { status: 'unavailable', reason: probe.detail }
 }
 
-/**
- * Protected paths under `writable` that were not there before the command: renamed to
- * `<name>.blocked-by-swarm-<time>` (kept, never deleted; the new name is not protected).
- */
-async function moveAsideCreated(writable: readonly string[], before: ReadonlySet<string>): Promise<string[]> {
-  const moved: string[] = []
-  for (const p of writable.flatMap((d) => existingProtectedPaths(d))) {
-    if (before.has(p)) continue
-    const aside = `${p}.blocked-by-swarm-${Date.now()}`
-    await fsp.rename(p, aside)
-    moved.push(`${p} → ${aside}`)
-  }
-  return moved
-}
-
-function physical(p: string): string {
-  try {
-    return fs.realpathSync(p)
-  } catch {
-    return path.resolve(p)
-  }
-}
-function exists(p: string): boolean {
-  try {
-    fs.statSync(p)
-    return true
-  } catch {
-    return false
-  }
-}
-function isDir(p: string): boolean {
-  try {
-    return fs.statSync(p).isDirectory()
-  } catch {
-    return false
-  }
-}
-function unique(list: string[]): string[] {
-  return [...new Set(list)]
-}

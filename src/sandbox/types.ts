@@ -13,6 +13,11 @@ export interface SandboxPlan {
   readOnly: string[]
   /** Replaced by an empty read-only tmpfs (directories) or /dev/null (files): the control plane, `filesystem.denyRead`. */
   hidden: string[]
+  /**
+   * Replaced by an empty tmpfs first, so that writable directories beneath are bound again on it
+   * (an agent-CLI teammate's own home under `agent-homes/`); read-only once those are in place.
+   */
+  masked?: string[]
   network: boolean
   setenv: Record<string, string>
 }

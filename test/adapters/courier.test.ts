@@ -9,7 +9,8 @@ const FAKE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures',
 
 /** A user-defined adapter for the fake CLI (no code of swarm names it), in the team's project. */
 async function fakeAdapter(t: AgentTeam, mode: string): Promise<string> {
-  const log = path.join(t.dir, 'submissions.jsonl')
+  // Inside its cwd: the CLI runs in swarm's sandbox, which lets it write only there (and its own home).
+  const log = path.join(t.work, 'submissions.jsonl')
   const yaml = `
 binary: node
 command: ['${process.execPath}', '${FAKE}']

@@ -56,6 +56,12 @@ describe('adapter registry', () => {
       '--agent',
       'mycli',
       '--prompt-in-argv',
+      // The whole CLI in swarm's sandbox, with its shim and the files prepare() wrote read-only.
+      '--sandbox',
+      '--read-only',
+      path.join(home, 'bin'),
+      '--read-only',
+      path.join(home, 'conf.json'),
     ])
     expect(cli.slice(0, 3)).toEqual(['mycli', '--config', `${home}/conf.json`])
     // The prompt is substituted once: a placeholder inside it stays text.
@@ -66,7 +72,10 @@ describe('adapter registry', () => {
     expect(launch.env.UNRELATED).toBeUndefined()
     expect(launch.env.SWARM_AGENT_PATH.split(':')[0]).toBe(path.join(home, 'bin'))
     const conf = JSON.parse(await fs.readFile(path.join(home, 'conf.json'), 'utf8'))
-    expect(conf.hooks.submit).toMatch(/swarm\.js'? hook prompt-submit --team t1 --name bob --agent mycli$/)
+    // Its hooks reach the team through its pane wrapper's relay: the sandbox hides the team's files.
+    const endpoint = path.join(home, 'relay', 'endpoint.json')
+    expect(conf.hooks.submit).toMatch(/swarm\.js'? relay '?[^ ]+endpoint\.json'? -- hook prompt-submit --team t1 --name bob --agent mycli$/)
+    expect(conf.hooks.submit).toContain(endpoint)
     expect(conf.hooks.stopArgv.slice(-8)).toEqual(['hook', 'stop', '--team', 't1', '--name', 'bob', '--agent', 'mycli'])
     expect(conf.mcp.args).toContain('mcp')
     expect(adapter!.answerPermission('permission-request', { behavior: 'deny', message: 'not "that"' }, {})).toEqual({

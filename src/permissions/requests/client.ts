@@ -4,7 +4,7 @@ import type { AnyTool, ToolVerdict as ToolDecision, ToolContext } from '../../ag
 import { shortInput } from '../../agent/render.js'
 import { errorMessage } from '../../errors.js'
 import type { StructuredMessage } from '../../mailbox/messages.js'
-import { LEAD_NAME, agentId, scratchpadDir } from '../../home/paths.js'
+import { LEAD_NAME, agentHomesRoot, agentId, scratchpadDir, sentRoot } from '../../home/paths.js'
 import { readTeam } from '../../teams/team-store.js'
 import { PermissionModeName } from '../rules/modes.js'
 import { AnswerBoard, type Answer } from './answers.js'
@@ -76,7 +76,8 @@ class TeammatePermissions implements PermissionLayer {
       config: settings.sandbox,
       env: a.env,
       label: a.name,
-      hidden: cp.controlPlaneDirs,
+      // Beside the control plane: what the leads sent, and CLI teammates' homes (their relay tokens).
+      hidden: [...cp.controlPlaneDirs, sentRoot(a.env), agentHomesRoot(a.env)],
       readOnly: cp.protectedPaths,
       writableDirs: async () => {
         const team = await readTeam(this.a.team, this.a.env)

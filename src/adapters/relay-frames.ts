@@ -1,0 +1,70 @@
+/**
+ * The relay's wire format: one JSON frame a line over a loopback TCP connection. A sandboxed
+ * teammate's `swarm relay` opens with its token and the swarm command it wants run, then streams
+ * its stdin; the relay (in the teammate's pane wrapper, outside the sandbox) streams back stdout,
+ * stderr and the exit code. Frames from the client are untrusted: parsed with zod, bounded in size.
+ */
+import path from 'node:path'
+import { z } from 'zod'
+import { atomicWriteJson, ensureDir, readJsonFile } from '../util/fs.js'
+
+export const ClientFrame = z.discriminatedUnion('t', [
+  z.object({ t: z.literal('open'), token: z.string(), argv: z.array(z.string()).min(1).max(64), cwd: z.string() }),
+  z.object({ t: z.literal('in'), d: z.string() }),
+  z.object({ t: z.literal('eof') }),
+])
+export type ClientFrame = z.infer<typeof ClientFrame>
+
+export type ServerFrame = { t: 'out'; d: string } | { t: 'err'; d: string } | { t: 'exit'; code: number }
+
+/** A frame line longer than this ends the connection (a hook payload is a few kB; MCP calls too). */
+export const MAX_FRAME_BYTES = 8 * 1024 * 1024
+
+export function encodeFrame(frame: ClientFrame | ServerFrame): string {
+  return `${JSON.stringify(frame)}\n`
+}
+
+export const data = (bytes: Buffer | string): string => Buffer.from(bytes).toString('base64')
+export const bytesOf = (d: string): Buffer => Buffer.from(d, 'base64')
+
+/**
+ * Splits a byte stream into frame lines and hands each parsed line to `onLine`; `onError` gets a
+ * line that is too long (the rest of the stream is then ignored).
+ */
+export function lineReader(onLine: (line: string) => void, onError: (err: Error) => void): (chunk: Buffer) => void {
+  let pending = ''
+  let failed = false
+  return (chunk) => {
+    if (failed) return
+    pending += chunk.toString('utf8')
+    let nl = pending.indexOf('\n')
+    while (nl >= 0) {
+      const line = pending.slice(0, nl)
+      pending = pending.slice(nl + 1)
+      if (line.trim()) onLine(line)
+      nl = pending.indexOf('\n')
+    }
+    if (pending.length > MAX_FRAME_BYTES) {
+      failed = true
+      onError(new Error(`a relay frame over ${MAX_FRAME_BYTES} bytes`))
+    }
+  }
+}
+
+/** Where a teammate's relay is announced: `<configDir>/relay/endpoint.json` (read-only inside its sandbox). */
+export function relayEndpointFile(configDir: string): string {
+  return path.join(configDir, 'relay', 'endpoint.json')
+}
+
+const Endpoint = z.object({ port: z.number().int().min(1).max(65535), token: z.string().min(16) })
+export type Endpoint = z.infer<typeof Endpoint>
+
+export async function writeEndpoint(file: string, endpoint: Endpoint): Promise<void> {
+  await ensureDir(path.dirname(file))
+  await atomicWriteJson(file, endpoint)
+}
+
+/** The endpoint, or undefined when no relay was ever announced there; a corrupt file is a CorruptFileError. */
+export function readEndpoint(file: string): Promise<Endpoint | undefined> {
+  return readJsonFile(file, Endpoint, { noFollow: true })
+}

@@ -1,0 +1,66 @@
+/**
+ * A whole process tree in the sandbox: how an agent-CLI teammate (Gemini CLI, opencode, pi, a
+ * user-defined one) runs, so that everything it starts — its shell commands, background jobs,
+ * hooks, MCP servers — is confined by the kernel, not by the CLI's own permission prompts. It
+ * keeps the network (the CLI reaches its model itself) and its terminal; it sees the same files
+ * as swarm's own sandboxed Bash, with the team's files hidden.
+ */
+import fsp from 'node:fs/promises'
+import { bwrapViewArgs, findBwrap } from './bwrap.js'
+import { sandboxAvailability } from './sandbox.js'
+import type { SandboxConfig } from './settings.js'
+import type { SandboxStatus } from './types.js'
+import { makePrivateTmp, moveAsideCreated, planView } from './view.js'
+
+export interface ProcessSandboxOptions {
+  config: SandboxConfig
+  env: NodeJS.ProcessEnv
+  /** Names the private temp directory. */
+  label: string
+  cwd: string
+  /** Writable besides the cwd and the private TMPDIR (the CLI's own home). */
+  writable: readonly string[]
+  readOnly: readonly string[]
+  hidden: readonly string[]
+  masked: readonly string[]
+  platform?: NodeJS.Platform
+}
+
+export interface ConfinedProcess {
+  status: SandboxStatus
+  /** Why it is not `sandboxed`, or what confines it. */
+  reason: string
+  file: string
+  args: string[]
+  /** Once it is gone: protected paths it created are moved aside (returned); the private TMPDIR is removed. */
+  settle(): Promise<string[]>
+}
+
+export async function confineProcess(argv: readonly string[], o: ProcessSandboxOptions): Promise<ConfinedProcess> {
+  const platform = o.platform ?? process.platform
+  const plain = (status: SandboxStatus, reason: string): ConfinedProcess => ({
+    status,
+    reason,
+    file: argv[0],
+    args: argv.slice(1),
+    settle: async () => [],
+  })
+  if (!o.config.enabled) return plain('unsandboxed', 'the sandbox is turned off (sandbox.enabled is false)')
+  if (platform !== 'linux') return plain('unavailable', `a whole agent CLI is sandboxed with bubblewrap, on Linux only (not ${platform})`)
+  const available = await sandboxAvailability(o.config, o.env, platform)
+  if (available.status !== 'sandboxed') return plain(available.status, available.reason)
+  const tmp = await makePrivateTmp(o.label)
+  const view = planView({ ...o, tmp })
+  return {
+    status: 'sandboxed',
+    reason: available.reason,
+    file: findBwrap(o.env, o.config.bwrapPath)!,
+    // The network stays: the CLI calls its model API itself (no sandbox.network cut here).
+    args: [...bwrapViewArgs({ ...view, network: true }), '--', ...argv],
+    async settle() {
+      const moved = await moveAsideCreated(view.writable, view.before)
+      await fsp.rm(tmp, { recursive: true, force: true })
+      return moved
+    },
+  }
+}

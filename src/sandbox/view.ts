@@ -1,0 +1,114 @@
+/**
+ * What a sandboxed process sees, planned from paths: the directories it may write (existing,
+ * physical), the protected paths inside them made read-only, what is hidden or masked, and the
+ * terminal servers' sockets it must not reach. Shared by the per-call Bash sandbox and the
+ * whole-process sandbox of an agent-CLI teammate.
+ */
+import fs from 'node:fs'
+import fsp from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { pidExists } from '../process/liveness.js'
+import { existingProtectedPaths, protectedPart } from './protected.js'
+import type { SandboxConfig } from './settings.js'
+import type { SandboxPlan } from './types.js'
+
+export interface ViewInput {
+  cwd: string
+  /** Writable besides the cwd and `tmp`. */
+  writable: readonly string[]
+  readOnly: readonly string[]
+  hidden: readonly string[]
+  /** Directories replaced by an empty tmpfs under which writable directories are bound again. */
+  masked?: readonly string[]
+  config: SandboxConfig
+  /** The private TMPDIR. */
+  tmp: string
+  env: NodeJS.ProcessEnv
+}
+
+export type View = Omit<SandboxPlan, 'command' | 'network'> & {
+  /** The protected paths that existed before (the rest are moved aside when it ends). */
+  before: Set<string>
+}
+
+export function planView(i: ViewInput): View {
+  const writable = unique([i.cwd, ...i.writable, ...i.config.allowWrite, i.tmp].map(physical).filter(isDir))
+  const before = new Set(writable.flatMap((d) => (protectedPart(d) ? [d] : existingProtectedPaths(d))))
+  const readOnly = unique([...before, ...i.readOnly, ...i.config.denyWrite].map(physical)).filter(exists)
+  const hidden = unique([...i.hidden, ...i.config.denyRead, ...terminalSockets(i.env)].map(physical)).filter(exists)
+  const masked = unique((i.masked ?? []).map(physical)).filter(isDir)
+  return { cwd: physical(i.cwd), writable, readOnly, hidden, ...(masked.length && { masked }), setenv: { TMPDIR: i.tmp, SWARM_SANDBOX: '1' }, before }
+}
+
+/**
+ * The sockets of terminal servers a sandboxed process could drive from outside the sandbox
+ * (`tmux run-shell` runs in the server): the tmux socket of this pane, and the default socket
+ * directories. A `tmux-<uid>` directory is hidden whole; a socket elsewhere by itself.
+ */
+export function terminalSockets(env: NodeJS.ProcessEnv): string[] {
+  const uid = process.getuid?.() ?? 0
+  const sockets = [env.TMUX?.split(',')[0], env.SWARM_TMUX_SOCKET].filter((s): s is string => Boolean(s))
+  const dirs = [path.join(env.TMUX_TMPDIR || '/tmp', `tmux-${uid}`), path.join('/tmp', `tmux-${uid}`)]
+  for (const s of sockets) dirs.push(/^tmux-\d+$/.test(path.basename(path.dirname(s))) ? path.dirname(s) : s)
+  return unique(dirs)
+}
+
+/** `swarm-sandbox-<label>-<pid>-XXXXXX`: the pid says whose it is once its agent is gone. */
+const PRIVATE_TMP = /^swarm-sandbox-.+-(\d+)-[A-Za-z0-9]{6}$/
+
+/**
+ * A private TMPDIR. A process killed with SIGKILL cannot remove its own, so each new one first
+ * removes those whose owner is no longer running.
+ */
+export async function makePrivateTmp(label: string): Promise<string> {
+  const tmp = os.tmpdir()
+  for (const name of await fsp.readdir(tmp).catch(() => [] as string[])) {
+    const pid = Number(PRIVATE_TMP.exec(name)?.[1])
+    if (!pid || pid === process.pid || pidExists(pid)) continue
+    // Another user's, or removed meanwhile by another agent's sweep: not ours to insist on.
+    await fsp.rm(path.join(tmp, name), { recursive: true, force: true }).catch(() => undefined)
+  }
+  return fsp.mkdtemp(path.join(tmp, `swarm-sandbox-${label}-${process.pid}-`))
+}
+
+/**
+ * Protected paths under `writable` that were not there before: renamed to
+ * `<name>.blocked-by-swarm-<time>` (kept, never deleted; the new name is not protected).
+ */
+export async function moveAsideCreated(writable: readonly string[], before: ReadonlySet<string>): Promise<string[]> {
+  const moved: string[] = []
+  for (const p of writable.flatMap((d) => existingProtectedPaths(d))) {
+    if (before.has(p)) continue
+    const aside = `${p}.blocked-by-swarm-${Date.now()}`
+    await fsp.rename(p, aside)
+    moved.push(`${p} → ${aside}`)
+  }
+  return moved
+}
+
+export function physical(p: string): string {
+  try {
+    return fs.realpathSync(p)
+  } catch {
+    return path.resolve(p)
+  }
+}
+export function exists(p: string): boolean {
+  try {
+    fs.statSync(p)
+    return true
+  } catch {
+    return false
+  }
+}
+function isDir(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory()
+  } catch {
+    return false
+  }
+}
+function unique(list: string[]): string[] {
+  return [...new Set(list)]
+}
