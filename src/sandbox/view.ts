@@ -48,7 +48,8 @@ export function planView(i: ViewInput): View {
  */
 export function terminalSockets(env: NodeJS.ProcessEnv): string[] {
   const uid = process.getuid?.() ?? 0
-  const sockets = [env.TMUX?.split(',')[0], env.SWARM_TMUX_SOCKET].filter((s): s is string => Boolean(s))
+  // SWARM_TMUX_SOCKET is a socket name (`tmux -L`): in the tmux-<uid> directories below.
+  const sockets = [env.TMUX?.split(',')[0]].filter((s): s is string => Boolean(s) && path.isAbsolute(s as string))
   const dirs = [path.join(env.TMUX_TMPDIR || '/tmp', `tmux-${uid}`), path.join('/tmp', `tmux-${uid}`)]
   for (const s of sockets) dirs.push(/^tmux-\d+$/.test(path.basename(path.dirname(s))) ? path.dirname(s) : s)
   return unique(dirs)
