@@ -45,12 +45,18 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
   const env = o.env[AGENT_PATH_ENV] ? { ...o.env, PATH: o.env[AGENT_PATH_ENV] } : o.env
   // Its relay first (its first hook may come at once), then the sandbox the whole CLI runs in.
   const confined = o.sandbox
-    ? await confineCli({ team: o.team, name: o.name, agent: o.adapter.kind, argv: o.argv, cwd: process.cwd(), env, readOnly: o.sandbox.readOnly }).catch(
-        async (err: unknown) => {
-          await setStatus(o, 'dead', `could not confine it: ${errorMessage(err)}`).catch(() => undefined)
-          throw err
-        },
-      )
+    ? await confineCli({
+        team: o.team,
+        name: o.name,
+        agent: o.adapter.kind,
+        argv: o.argv,
+        cwd: process.cwd(),
+        env,
+        readOnly: o.sandbox.readOnly,
+      }).catch(async (err: unknown) => {
+        await setStatus(o, 'dead', `could not confine it: ${errorMessage(err)}`).catch(() => undefined)
+        throw err
+      })
     : undefined
   if (confined && confined.process.status !== 'sandboxed')
     process.stderr.write(`swarm: warning: ${o.name} (${o.adapter.kind}) runs without the OS sandbox: ${confined.process.reason}\n`)

@@ -26,15 +26,25 @@ export function opencodeDirs(dir: string): Record<string, string> {
 }
 
 /**
+ * What opencode loads from its config dir that could grant it more or run code — agents (their own
+ * permissions), commands, modes, plugins, tools — made empty by swarm; with opencode.json, the lock
+ * file and node_modules they are read-only in its sandbox. It writes a .gitignore there itself.
+ */
+const LOADED_DIRS = ['agent', 'agents', 'command', 'commands', 'mode', 'modes', 'plugin', 'plugins', 'tool', 'tools']
+
+/**
  * opencode npm-installs `@opencode-ai/plugin` into each config dir in the background unless the
  * dir has a node_modules and a lock file naming it: swarm loads no plugin there, so it says so.
+ * Returns what the CLI must not change.
  */
-export async function writeOpencodeConfigDir(configHome: string, config: unknown): Promise<void> {
+export async function writeOpencodeConfigDir(configHome: string, config: unknown): Promise<string[]> {
   const dir = path.join(configHome, 'opencode')
-  await ensureDir(path.join(dir, 'node_modules'))
+  const fixed = ['node_modules', ...LOADED_DIRS].map((d) => path.join(dir, d))
+  for (const d of fixed) await ensureDir(d)
   await atomicWriteFile(
     path.join(dir, 'package-lock.json'),
     `${JSON.stringify({ packages: { '': { dependencies: { '@opencode-ai/plugin': '*' } } } })}\n`,
   )
   await atomicWriteFile(path.join(dir, 'opencode.json'), `${JSON.stringify(config, null, 2)}\n`)
+  return [...fixed, path.join(dir, 'package-lock.json'), path.join(dir, 'opencode.json')]
 }

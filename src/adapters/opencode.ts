@@ -5,7 +5,6 @@
  * bash/edit set to "ask"). It has no command hooks: the pane wrapper reads its SSE event stream
  * (opencode-bridge.ts) for states and permissions, and the courier types into it over HTTP.
  */
-import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { rootDir } from '../home/paths.js'
 import { OPENCODE_PASSWORD_ENV, OPENCODE_URL_ENV, freePort } from './opencode-api.js'
@@ -48,7 +47,7 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
     permission: permissionFor(ctx.mode),
     mcp: { swarm: { type: 'local', command: ctx.mcpArgv, enabled: true, environment: { SWARM_HOME: rootDir(ctx.env) } } },
   }
-  await writeOpencodeConfigDir(dirs.XDG_CONFIG_HOME, config)
+  const readOnly = await writeOpencodeConfigDir(dirs.XDG_CONFIG_HOME, config)
   const port = await freePort()
   const argv = [
     'opencode',
@@ -67,8 +66,8 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
       // Its server then answers only whoever knows this (the pane wrapper): not any local process.
       [OPENCODE_PASSWORD_ENV]: randomBytes(18).toString('base64url'),
     },
-    // Its config dir: opencode.json (permissions, the swarm MCP server) and where plugins would load from.
-    readOnly: [path.join(dirs.XDG_CONFIG_HOME, 'opencode')],
+    // opencode.json (permissions, the swarm MCP server) and where agents and plugins would load from.
+    readOnly,
   }
 }
 

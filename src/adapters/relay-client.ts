@@ -18,7 +18,13 @@ export interface RelayClientIo {
   env: NodeJS.ProcessEnv
 }
 
-const defaultIo = (): RelayClientIo => ({ stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, cwd: process.cwd(), env: process.env })
+const defaultIo = (): RelayClientIo => ({
+  stdin: process.stdin,
+  stdout: process.stdout,
+  stderr: process.stderr,
+  cwd: process.cwd(),
+  env: process.env,
+})
 
 /** Runs `argv` through the relay announced in `endpointFile`; resolves with the exit code. */
 export async function runRelayClient(endpointFile: string, argv: string[], io: RelayClientIo = defaultIo()): Promise<number> {
@@ -73,7 +79,10 @@ function forwardStdin(stdin: RelayClientIo['stdin'], socket: net.Socket): void {
   const eof = () => {
     if (!socket.destroyed) socket.write(encodeFrame({ t: 'eof' }))
   }
-  if (stdin.isTTY) return eof()
+  if (stdin.isTTY) {
+    eof()
+    return
+  }
   stdin.on('data', (c: Buffer) => {
     if (!socket.destroyed) socket.write(encodeFrame({ t: 'in', d: data(c) }))
   })

@@ -43,7 +43,13 @@ export interface Relay {
 export const RELAYED_COMMANDS = ['hook', 'mcp', 'send', 'tasks'] as const
 
 /** Options whose value must be the teammate's own. */
-const IDENTITY_OPTIONS: Record<string, keyof RelayIdentity> = { '--team': 'team', '--name': 'name', '--from': 'name', '--as': 'name', '--agent': 'agent' }
+const IDENTITY_OPTIONS: Record<string, keyof RelayIdentity> = {
+  '--team': 'team',
+  '--name': 'name',
+  '--from': 'name',
+  '--as': 'name',
+  '--agent': 'agent',
+}
 
 export async function startRelay(o: RelayOptions): Promise<Relay> {
   const token = randomBytes(24).toString('base64url')
@@ -95,7 +101,10 @@ function serveConnection(socket: net.Socket, token: string, o: RelayOptions): vo
     if (parsed.t === 'in') stdin.write(bytesOf(parsed.d))
     else if (parsed.t === 'eof') stdin.end()
   }
-  socket.on('data', lineReader(onLine, (err) => finish(2, err.message)))
+  socket.on(
+    'data',
+    lineReader(onLine, (err) => finish(2, err.message)),
+  )
   socket.once('end', () => stdin.end())
 }
 
@@ -172,7 +181,9 @@ async function runChild(argv: string[], cwd: string, s: Session, o: RelayOptions
 /** The first identity option naming someone else, described; undefined when all are the teammate's own. */
 export function foreignIdentity(args: readonly string[], self: RelayIdentity): string | undefined {
   for (let i = 0; i < args.length; i++) {
-    const [flag, inline] = args[i].includes('=') ? [args[i].slice(0, args[i].indexOf('=')), args[i].slice(args[i].indexOf('=') + 1)] : [args[i], undefined]
+    const [flag, inline] = args[i].includes('=')
+      ? [args[i].slice(0, args[i].indexOf('=')), args[i].slice(args[i].indexOf('=') + 1)]
+      : [args[i], undefined]
     const field = IDENTITY_OPTIONS[flag]
     if (!field) continue
     const value = inline ?? args[i + 1]

@@ -38,7 +38,11 @@ export const PROTECTED_INSIDE: Readonly<Record<string, readonly string[]>> = {
 }
 
 function isProtectedName(name: string, parent: string): boolean {
-  return PROTECTED_DIRS.includes(name) || PROTECTED_FILES.includes(name) || (Object.hasOwn(PROTECTED_INSIDE, parent) && PROTECTED_INSIDE[parent].includes(name))
+  return (
+    PROTECTED_DIRS.includes(name) ||
+    PROTECTED_FILES.includes(name) ||
+    (Object.hasOwn(PROTECTED_INSIDE, parent) && PROTECTED_INSIDE[parent].includes(name))
+  )
 }
 
 /**

@@ -80,4 +80,3 @@ export async function sandboxAvailability(
   const probe = await probeBwrap(bwrap)
   return probe.ok ? { status: 'sandboxed', reason: probe.detail } : { status: 'unavailable', reason: probe.detail }
 }
-

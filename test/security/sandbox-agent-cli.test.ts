@@ -111,6 +111,8 @@ describe('an agent-CLI teammate in swarm sandbox', () => {
 })
 
 async function paneOf(t: AgentTeam, name: string): Promise<string> {
-  const config = JSON.parse(await fs.readFile(path.join(t.home, 'teams', 't', 'config.json'), 'utf8')) as { members: Array<{ name: string; tmuxPaneId?: string }> }
+  const config = JSON.parse(await fs.readFile(path.join(t.home, 'teams', 't', 'config.json'), 'utf8')) as {
+    members: Array<{ name: string; tmuxPaneId?: string }>
+  }
   return config.members.find((m) => m.name === name)?.tmuxPaneId ?? ''
 }
