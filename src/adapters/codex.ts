@@ -36,7 +36,8 @@ function policyFor(mode: string | undefined): { approval: string; permissions: s
 const PROFILE = 'swarm'
 
 /**
- * What its sandboxed commands may touch: the workspace (its cwd) and a private TMPDIR are written;
+ * What its sandboxed commands may touch, inside the sandbox swarm runs the whole CLI in (where
+ * swarm's control plane is hidden anyway): the workspace (its cwd) and a private TMPDIR are written;
  * /tmp and the inherited $TMPDIR only read (swarm's root may live there); swarm's root — the
  * team's permissions, inboxes, this very config — only read, and the leads' keys not even that.
  * So `swarm send` / `swarm tasks` from its shell are asked (an escalated command →
@@ -84,13 +85,16 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
       [['mcp_servers', 'swarm', 'env'], { SWARM_HOME: rootDir(ctx.env) }],
     ],
   )
-  await atomicWriteFile(path.join(ctx.configDir, 'config.toml'), config)
+  const configFile = path.join(ctx.configDir, 'config.toml')
+  await atomicWriteFile(configFile, config)
   const hooks = Object.fromEntries(
     Object.entries(HOOK_EVENTS).map(([cli, ours]) => [cli, [{ hooks: [{ type: 'command', command: ctx.hookCommand(ours), timeout: 86_400 }] }]]),
   )
-  await atomicWriteFile(path.join(ctx.configDir, 'hooks.json'), `${JSON.stringify({ hooks }, null, 2)}\n`)
+  const hooksFile = path.join(ctx.configDir, 'hooks.json')
+  await atomicWriteFile(hooksFile, `${JSON.stringify({ hooks }, null, 2)}\n`)
   const argv = ['codex', '--no-daemon', '--dangerously-bypass-hook-trust', ...(ctx.resume ? ['resume', '--last'] : [ctx.firstPrompt])]
-  return { argv, env: { CODEX_HOME: ctx.configDir } }
+  // The whole CLI also runs in swarm's sandbox (confinement `swarm`), where these two are read-only.
+  return { argv, env: { CODEX_HOME: ctx.configDir }, readOnly: [configFile, hooksFile] }
 }
 
 function answerPermission(event: SwarmHookEvent, answer: PermissionAnswer): HookReply {
@@ -120,8 +124,6 @@ export const codexAdapter: AgentAdapter = {
   states: { hooks: true },
   hookEvents: HOOK_EVENTS,
   quit: CTRL_C_TWICE,
-  // Its commands run in its own sandbox, under the permission profile prepare() writes.
-  confinement: 'own',
   prepare,
   readHook: (_event, payload) => readHookFields(payload, CLAUDE_STYLE_HOOK_FIELDS),
   answerPermission,

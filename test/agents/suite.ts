@@ -24,7 +24,18 @@ export interface AgentCliCase {
   workingLeadMs?: number
   /** Writes files the case needs before the team starts (a user-defined adapter). */
   setup?: (t: AgentTeam) => Promise<void>
+  /**
+   * False for a CLI with its own sandbox (Codex: an approved escalated command leaves it); else
+   * the whole CLI runs in swarm's, where even an approved command finds the team's files hidden.
+   */
+  inSwarmSandbox?: boolean
 }
+
+/**
+ * The approved command: it also looks into the team's directory — spelled without `$(…)`, which
+ * Gemini CLI refuses, and without the control plane's path, which string checks would stop first.
+ */
+const APPROVED = "touch approved.txt && printenv SWARM_HOME | sed 's,$,/teams/t,' | xargs ls > seen.txt 2>&1; true"
 
 async function pendingFor(t: AgentTeam, name: string) {
   const r = await t.swarm(['perms', 't', '--json'])
@@ -41,7 +52,7 @@ export function describeAgentCli(c: AgentCliCase): void {
     let t: AgentTeam
     beforeAll(async () => {
       const rules: AgentRule[] = [
-        { userMatches: 'RUN-APPROVE', reply: c.shell('touch approved.txt', true) },
+        { userMatches: 'RUN-APPROVE', reply: c.shell(APPROVED, true) },
         { userMatches: 'RUN-DENY', reply: c.shell('touch denied.txt', true) },
         // Escalated: swarm's root is not writable inside a CLI's own sandbox (Codex), so this is asked.
         { userMatches: 'REPLY-SHELL', reply: c.shell('swarm send t team-lead "pong from the shell"', true) },
@@ -121,6 +132,10 @@ export function describeAgentCli(c: AgentCliCase): void {
       }
       expect(fs.existsSync(path.join(t.work, 'approved.txt'))).toBe(true)
       expect(fs.existsSync(path.join(t.work, 'denied.txt'))).toBe(false)
+      // What the approved command saw of the team's directory: nothing inside swarm's sandbox.
+      const seen = fs.readFileSync(path.join(t.work, 'seen.txt'), 'utf8')
+      if (c.inSwarmSandbox === false) expect(seen).toContain('config.json')
+      else expect(seen).toMatch(/No such file or directory/)
     }, 180_000)
 
     it(`replies to the lead through swarm send from its shell${c.mcpSend ? ' and through swarm mcp' : ''}`, async () => {
