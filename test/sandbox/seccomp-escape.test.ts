@@ -94,8 +94,10 @@ beforeEach(() => {
   for (const [name, text] of Object.entries({ 'tiocsti.py': TIOCSTI_PY, 'foreign.py': FOREIGN_PY, 'client.js': CLIENT_JS, 'pipes.js': PIPES_JS }))
     fs.writeFileSync(path.join(scripts, name), text)
 })
+/** Environments of the tmux servers a test started, reaped by their socket. */
+const servers: NodeJS.ProcessEnv[] = []
 afterEach(async () => {
-  await reapTmux(iso.env, 'victim')
+  for (const env of servers.splice(0)) await reapTmux(env, 'victim')
   await iso.cleanup()
 })
 
@@ -124,12 +126,16 @@ describe.skipIf(available.status !== 'sandboxed')(`seccomp filter in the Bash sa
     expect(available.reason).toContain('with the seccomp filter')
   })
 
+  // The mounts hide the default tmux socket directories and the pane's own socket; a server on any
+  // other path (here its own TMUX_TMPDIR) is stopped by the filter alone.
   it.skipIf(!hasTmux)(
-    'tmux run-shell and send-keys through the server socket fail and create nothing; allowAllUnixSockets lets them through',
+    'tmux run-shell and send-keys through a server socket fail and create nothing; allowAllUnixSockets lets them through',
     async () => {
-      const uid = process.getuid?.() ?? 0
-      const sock = path.join(iso.tmuxTmp, `tmux-${uid}`, 'victim')
-      execFileSync('tmux', ['-L', 'victim', 'new-session', '-d', '-s', 'victim', '-c', iso.base, 'bash --norc --noprofile'], { env: iso.env })
+      const serverEnv = { ...iso.env, TMUX_TMPDIR: path.join(iso.base, 'other-tmux') }
+      fs.mkdirSync(serverEnv.TMUX_TMPDIR)
+      servers.push(serverEnv)
+      const sock = path.join(serverEnv.TMUX_TMPDIR, `tmux-${process.getuid?.() ?? 0}`, 'victim')
+      execFileSync('tmux', ['-L', 'victim', 'new-session', '-d', '-s', 'victim', '-c', iso.base, 'bash --norc --noprofile'], { env: serverEnv })
       const attack = (tag: string) =>
         `tmux -S ${sock} run-shell 'touch ${iso.base}/ran-${tag}'; tmux -S ${sock} send-keys -t victim 'touch ${iso.base}/typed-${tag}' Enter`
 
