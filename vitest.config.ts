@@ -12,6 +12,7 @@ const UNIT = [
   'test/loopback-model/**/*.test.ts',
   'test/backends/detect.test.ts',
   'test/security/{protected-paths,sandbox-evaluate}.test.ts',
+  'test/sandbox/seccomp-program.test.ts',
 ]
 
 const shared = {

@@ -30,6 +30,8 @@ export interface LaunchOptions {
   env?: Env
   /** Default 'ignore' for all three. */
   stdio?: StdioOptions
+  /** Written into a pipe at the child's fd 3, which is then closed (bwrap's `--seccomp 3` reads it to EOF). */
+  fd3?: Uint8Array
 }
 
 /** A child started as the leader of its own process group, tracked until it exits. */
@@ -59,7 +61,7 @@ function start(file: string, args: string[], opts: LaunchOptions & { buffer: boo
     cwd: opts.cwd,
     env: opts.env ?? process.env,
     extendEnv: false,
-    stdio: (opts.stdio ?? 'ignore') as Options['stdio'],
+    stdio: withFd3(opts.stdio ?? 'ignore', opts.fd3),
     ...(opts.input !== undefined && { input: opts.input }),
     detached: true,
     cleanup: false, // this module is the only one that reaps
@@ -91,6 +93,13 @@ function start(file: string, args: string[], opts: LaunchOptions & { buffer: boo
   }
   if (pid > 0) track(handle)
   return { handle, result }
+}
+
+/** execa writes a Uint8Array given as an extra fd into a pipe there and closes it. */
+function withFd3(stdio: StdioOptions, fd3: Uint8Array | undefined): Options['stdio'] {
+  if (!fd3) return stdio as Options['stdio']
+  const [stdin, stdout, stderr] = typeof stdio === 'string' ? [stdio, stdio, stdio] : stdio
+  return [stdin, stdout, stderr, fd3] as Options['stdio']
 }
 
 function exitStatus(r: Result): ExitStatus {
@@ -132,6 +141,8 @@ export interface RunOptions {
   cwd?: string
   /** Written to stdin, then stdin is closed. */
   input?: string
+  /** Written into a pipe at the child's fd 3, then closed. */
+  fd3?: Uint8Array
   timeoutMs?: number
   signal?: AbortSignal
 }
@@ -157,6 +168,7 @@ export async function runCommand(file: string, args: string[], opts: RunOptions 
     env: opts.env,
     stdio: ['pipe', 'pipe', 'pipe'],
     input: opts.input ?? '',
+    ...(opts.fd3 && { fd3: opts.fd3 }),
     buffer: true,
   })
   const stop = new AbortController()

@@ -2,6 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { errorMessage } from '../errors.js'
 import { runCommand } from '../process/launch.js'
+import { seccompArgs, seccompProgram } from './seccomp.js'
 import type { SandboxPlan } from './types.js'
 
 /**
@@ -47,6 +48,7 @@ export function bwrapViewArgs(plan: Omit<SandboxPlan, 'command'>): string[] {
   for (const dir of plan.masked ?? []) args.push('--remount-ro', dir)
   if (!plan.network) args.push('--unshare-net')
   for (const [k, v] of Object.entries(plan.setenv)) args.push('--setenv', k, v)
+  args.push(...seccompArgs(plan))
   args.push('--chdir', plan.cwd)
   return args
 }
@@ -86,8 +88,9 @@ export interface ProbeResult {
 const probes = new Map<string, Promise<ProbeResult>>()
 
 /**
- * Runs `bwrap … true` once per binary and process: bwrap can be installed and still fail
- * (no user namespaces in a container, a setuid bit missing). Cached: the answer does not change.
+ * Runs `bwrap … true` once per binary and process, loading the seccomp filter as every call does:
+ * bwrap can be installed and still fail (no user namespaces in a container, a setuid bit missing,
+ * no seccomp). Cached: the answer does not change.
  */
 export function probeBwrap(bwrap: string): Promise<ProbeResult> {
   let p = probes.get(bwrap)
@@ -99,10 +102,11 @@ export function probeBwrap(bwrap: string): Promise<ProbeResult> {
 }
 
 async function runProbe(bwrap: string): Promise<ProbeResult> {
-  const args = [...ISOLATION, '--', 'true']
+  const seccomp = seccompProgram({ blockUnixSockets: true })
+  const args = [...ISOLATION, ...seccompArgs({ seccomp }), '--', 'true']
   try {
-    const r = await runCommand(bwrap, args, { timeoutMs: PROBE_TIMEOUT_MS })
-    if (r.code === 0) return { ok: true, detail: `${bwrap} runs` }
+    const r = await runCommand(bwrap, args, { timeoutMs: PROBE_TIMEOUT_MS, fd3: seccomp })
+    if (r.code === 0) return { ok: true, detail: `${bwrap} runs${seccomp ? ' with the seccomp filter' : ''}` }
     return { ok: false, detail: `${bwrap} failed (exit ${r.code}): ${r.stderr.trim().split('\n').at(-1) ?? ''}` }
   } catch (err) {
     return { ok: false, detail: `${bwrap} could not be run: ${errorMessage(err)}` }

@@ -35,7 +35,12 @@ export async function checkSandbox(env: NodeJS.ProcessEnv, config: SandboxConfig
     })
     const probe = `echo ok > inside && ! test -e ${JSON.stringify(path.join(hidden, 'lead.key'))} && ! (echo x > ../outside) 2>/dev/null && echo confined`
     const launch = await sandbox.launch(probe, work)
-    const r = await runCommand(launch.file, launch.args, { cwd: work, env: { ...env, ...launch.env }, timeoutMs: 10_000 })
+    const r = await runCommand(launch.file, launch.args, {
+      cwd: work,
+      env: { ...env, ...launch.env },
+      timeoutMs: 10_000,
+      ...(launch.fd3 && { fd3: launch.fd3 }),
+    })
     await sandbox.close()
     const wrote = await fs.readFile(path.join(work, 'inside'), 'utf8').catch(() => '')
     const leaked = await fs.stat(path.join(base, 'outside')).then(

@@ -1,6 +1,7 @@
 import fsp from 'node:fs/promises'
 import { BWRAP_INSTALL, bwrapArgs, findBwrap, probeBwrap } from './bwrap.js'
 import { seatbeltArgs } from './seatbelt.js'
+import { seccompProgram } from './seccomp.js'
 import { isExcludedCommand, type SandboxConfig } from './settings.js'
 import type { BashSandbox, SandboxPlan, SandboxStatus } from './types.js'
 import { exists, makePrivateTmp, moveAsideCreated, planView } from './view.js'
@@ -52,7 +53,14 @@ export function createBashSandbox(o: SandboxOptions): BashSandbox {
       const p = await plan(command, cwd)
       const settle = () => moveAsideCreated(p.writable, p.before)
       if (platform === 'darwin') return { file: '/usr/bin/sandbox-exec', args: seatbeltArgs(p), env: p.setenv, settle }
-      return { file: findBwrap(o.env, o.config.bwrapPath)!, args: bwrapArgs(p), reapsItself: true, settle }
+      const seccomp = seccompProgram({ blockUnixSockets: !o.config.allowAllUnixSockets })
+      return {
+        file: findBwrap(o.env, o.config.bwrapPath)!,
+        args: bwrapArgs({ ...p, seccomp }),
+        reapsItself: true,
+        settle,
+        ...(seccomp && { fd3: seccomp }),
+      }
     },
     async close() {
       if (tmpDir) await fsp.rm(await tmpDir, { recursive: true, force: true })
@@ -77,6 +85,9 @@ export async function sandboxAvailability(
     return { status: 'unavailable', reason: `sandbox.bwrapPath ${config.bwrapPath} is not an executable file — fix or remove it in the settings` }
   }
   if (!bwrap) return { status: 'unavailable', reason: `bubblewrap (bwrap) is not installed — install it: ${BWRAP_INSTALL}` }
+  // Without the filter a sandboxed command could drive tmux or docker through their sockets: no sandbox at all.
+  if (!seccompProgram({ blockUnixSockets: true }))
+    return { status: 'unavailable', reason: `swarm has no seccomp filter for ${process.arch} (x64 and arm64 only)` }
   const probe = await probeBwrap(bwrap)
   return probe.ok ? { status: 'sandboxed', reason: probe.detail } : { status: 'unavailable', reason: probe.detail }
 }

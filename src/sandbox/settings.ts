@@ -19,7 +19,13 @@ export const SandboxSettings = z.looseObject({
       denyRead: z.array(z.string()).optional(),
     })
     .optional(),
-  network: z.looseObject({ allowedDomains: z.array(z.string()).optional() }).optional(),
+  network: z
+    .looseObject({
+      allowedDomains: z.array(z.string()).optional(),
+      allowUnixSockets: z.array(z.string()).optional(),
+      allowAllUnixSockets: z.boolean().optional(),
+    })
+    .optional(),
 })
 export type SandboxSettings = z.infer<typeof SandboxSettings>
 
@@ -36,10 +42,21 @@ export interface SandboxConfig {
   denyRead: string[]
   /** False once any settings file lists `network.allowedDomains`: swarm has no domain proxy, so it cuts the network. */
   network: boolean
+  /** Sandboxed commands may create AF_UNIX sockets (`network.allowAllUnixSockets`); by default the seccomp filter refuses them. */
+  allowAllUnixSockets: boolean
 }
 
 export function defaultSandboxConfig(): SandboxConfig {
-  return { enabled: true, autoAllow: false, excludedCommands: [], allowWrite: [], denyWrite: [], denyRead: [], network: true }
+  return {
+    enabled: true,
+    autoAllow: false,
+    excludedCommands: [],
+    allowWrite: [],
+    denyWrite: [],
+    denyRead: [],
+    network: true,
+    allowAllUnixSockets: false,
+  }
 }
 
 /** Merges one file's `sandbox` into `into`; `diagnostics` gets what is accepted but not done as asked. */
@@ -57,6 +74,12 @@ export function mergeSandboxSettings(into: SandboxConfig, s: SandboxSettings, fi
     if (s.network.allowedDomains.length) {
       diagnostics.push(`${file.path}: sandbox.network.allowedDomains: swarm does not filter by domain, so sandboxed commands get no network at all`)
     }
+  }
+  if (s.network?.allowAllUnixSockets !== undefined) into.allowAllUnixSockets = s.network.allowAllUnixSockets
+  if (s.network?.allowUnixSockets?.length && s.network.allowAllUnixSockets !== true) {
+    diagnostics.push(
+      `${file.path}: sandbox.network.allowUnixSockets: swarm cannot allow Unix sockets by path (seccomp sees no paths), so sandboxed commands get none — set sandbox.network.allowAllUnixSockets to allow them all`,
+    )
   }
 }
 

@@ -20,6 +20,8 @@ export interface SandboxPlan {
   masked?: string[]
   network: boolean
   setenv: Record<string, string>
+  /** The seccomp program bwrap loads (`seccompArgs`): no AF_UNIX sockets unless allowed, no TIOCSTI. */
+  seccomp?: Buffer
 }
 
 /**
@@ -36,6 +38,8 @@ export interface SandboxLaunch {
   env?: Record<string, string>
   /** Every process of the call dies when it exits (bwrap's pid namespace). */
   reapsItself?: boolean
+  /** Written into a pipe at the child's fd 3, then closed: the seccomp program bwrap reads there. */
+  fd3?: Buffer
   /**
    * Called when the command (and everything it started) is gone: protected paths it created
    * where none existed — which no bind mount could cover — are moved aside; returns what was moved.

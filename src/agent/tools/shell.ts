@@ -25,6 +25,8 @@ export interface ShellOptions {
     env?: Record<string, string>
     /** Everything it started dies with it (a pid namespace): nothing is left to kill once it exited. */
     reapsItself?: boolean
+    /** Written into a pipe at its fd 3 (bwrap's seccomp program). */
+    fd3?: Buffer
   }
 }
 
@@ -111,6 +113,7 @@ export function startShell(command: string, options: Pick<ShellOptions, 'cwd' | 
     cwd: options.cwd,
     env: { ...(options.env ?? process.env), ...launch.env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(launch.fd3 && { fd3: launch.fd3 }),
   })
 }
 
