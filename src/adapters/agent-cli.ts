@@ -61,7 +61,10 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
   if (confined && confined.process.status !== 'sandboxed')
     process.stderr.write(`swarm: warning: ${o.name} (${o.adapter.kind}) runs without the OS sandbox: ${confined.process.reason}\n`)
   const [file, args] = confined ? [confined.process.file, confined.process.args] : [o.argv[0], o.argv.slice(1)]
-  const child = spawn(file, args, { stdio: 'inherit', env })
+  // The sandbox's seccomp program goes to bwrap on fd 3, which reads it to its end.
+  const fd3 = confined?.process.fd3
+  const child = spawn(file, args, { stdio: fd3 ? ['inherit', 'inherit', 'inherit', 'pipe'] : 'inherit', env })
+  if (fd3) (child.stdio[3] as NodeJS.WritableStream).on('error', () => undefined).end(fd3) // bwrap failing says so itself
   const exited = new Promise<number>((resolve) => {
     child.once('exit', (code, signal) => resolve(code ?? (signal ? signalExitCode(signal) : 1)))
     child.once('error', (err) => {

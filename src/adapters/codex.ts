@@ -36,8 +36,7 @@ function policyFor(mode: string | undefined): { approval: string; permissions: s
 const PROFILE = 'swarm'
 
 /**
- * What its sandboxed commands may touch, inside the sandbox swarm runs the whole CLI in (where
- * swarm's control plane is hidden anyway): the workspace (its cwd) and a private TMPDIR are written;
+ * What its sandboxed commands may touch: the workspace (its cwd) and a private TMPDIR are written;
  * /tmp and the inherited $TMPDIR only read (swarm's root may live there); swarm's root — the
  * team's permissions, inboxes, this very config — only read, and the leads' keys not even that.
  * So `swarm send` / `swarm tasks` from its shell are asked (an escalated command →
@@ -93,7 +92,7 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
   const hooksFile = path.join(ctx.configDir, 'hooks.json')
   await atomicWriteFile(hooksFile, `${JSON.stringify({ hooks }, null, 2)}\n`)
   const argv = ['codex', '--no-daemon', '--dangerously-bypass-hook-trust', ...(ctx.resume ? ['resume', '--last'] : [ctx.firstPrompt])]
-  // The whole CLI also runs in swarm's sandbox (confinement `swarm`), where these two are read-only.
+  // Read-only wherever it runs in swarm's sandbox (a user-defined adapter running Codex).
   return { argv, env: { CODEX_HOME: ctx.configDir }, readOnly: [configFile, hooksFile] }
 }
 
@@ -124,6 +123,10 @@ export const codexAdapter: AgentAdapter = {
   states: { hooks: true },
   hookEvents: HOOK_EVENTS,
   quit: CTRL_C_TWICE,
+  // Its own sandbox, under the permission profile prepare() writes. Not inside swarm's: Codex's
+  // sandbox helper is a bwrap of its own, which cannot nest in swarm's here (as root it may not map
+  // uid 0 without CAP_SETFCAP; in a container its /proc mount is refused), so Codex would not start.
+  confinement: 'own',
   prepare,
   readHook: (_event, payload) => readHookFields(payload, CLAUDE_STYLE_HOOK_FIELDS),
   answerPermission,

@@ -8,6 +8,7 @@
 import fsp from 'node:fs/promises'
 import { bwrapViewArgs, findBwrap } from './bwrap.js'
 import { sandboxAvailability } from './sandbox.js'
+import { seccompProgram } from './seccomp.js'
 import type { SandboxConfig } from './settings.js'
 import type { SandboxStatus } from './types.js'
 import { makePrivateTmp, moveAsideCreated, planView } from './view.js'
@@ -32,6 +33,8 @@ export interface ConfinedProcess {
   reason: string
   file: string
   args: string[]
+  /** The seccomp program bwrap reads from the child's fd 3 (`--seccomp 3`): the spawner must put it there. */
+  fd3?: Buffer
   /** Once it is gone: protected paths it created are moved aside (returned); the private TMPDIR is removed. */
   settle(): Promise<string[]>
 }
@@ -51,12 +54,15 @@ export async function confineProcess(argv: readonly string[], o: ProcessSandboxO
   if (available.status !== 'sandboxed') return plain(available.status, available.reason)
   const tmp = await makePrivateTmp(o.label)
   const view = planView({ ...o, tmp })
+  // Unix sockets (the tmux server, docker, ssh-agent) and TIOCSTI into its terminal: refused by the kernel.
+  const seccomp = seccompProgram({ blockUnixSockets: !o.config.allowAllUnixSockets })
   return {
     status: 'sandboxed',
     reason: available.reason,
     file: findBwrap(o.env, o.config.bwrapPath)!,
     // The network stays: the CLI calls its model API itself (no sandbox.network cut here).
-    args: [...bwrapViewArgs({ ...view, network: true }), '--', ...argv],
+    args: [...bwrapViewArgs({ ...view, network: true, ...(seccomp && { seccomp }) }), '--', ...argv],
+    ...(seccomp && { fd3: seccomp }),
     async settle() {
       const moved = await moveAsideCreated(view.writable, view.before)
       await fsp.rm(tmp, { recursive: true, force: true })

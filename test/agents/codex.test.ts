@@ -10,4 +10,6 @@ describeAgentCli({
     args: { cmd, ...(escalate && { sandbox_permissions: 'require_escalated', justification: 'the test asks for it' }) },
   }),
   mcpSend: (message) => ({ tool: 'SendMessage', namespace: 'mcp__swarm', args: { to: 'team-lead', message } }),
+  // Its own sandbox (a permission profile swarm writes); an approved escalated command leaves it.
+  inSwarmSandbox: false,
 })

@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises'
+import net from 'node:net'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type AgentTeam, agentTeam, inboxOf, leftovers, panePids } from '../agents/helpers.js'
@@ -31,6 +32,8 @@ check write-cwd sh -c 'echo x > "$PWD/inside.txt"'
 check write-outside sh -c 'echo x > "$SWARM_HOME/../outside.txt"'
 check write-tmpdir sh -c 'echo x > "$TMPDIR/t.txt"'
 check tmux-run-shell tmux run-shell "touch $SWARM_HOME/../escaped"
+check unix-socket node -e "require('net').connect(process.env.PROBE_SOCK).on('connect', () => process.exit(0)).on('error', () => process.exit(1))"
+check tiocsti perl -e 'open(T, "+<", "/dev/tty") or die; my $c = " "; ioctl(T, 0x5412, $c) or die "$!"'
 sleep 600 &
 echo done >> "$out"
 exec sleep 600
@@ -39,7 +42,7 @@ exec sleep 600
 const ADAPTER = `
 binary: bash
 command: ['bash', '{{configDir}}/probe.sh']
-env: { PROBE_HOME: '{{configDir}}' }
+env: { PROBE_HOME: '{{configDir}}', PROBE_SOCK: '{{env:PROBE_SOCK}}' }
 files:
   - { path: probe.sh, text: ${JSON.stringify(PROBE)} }
   - { path: hooks.json, json: { prompt: '{{hook:prompt-submit}}' } }
@@ -48,6 +51,12 @@ quit: { signal: SIGTERM, graceMs: 1000 }
 `
 
 async function probe(t: AgentTeam, sandbox: boolean): Promise<Record<string, string>> {
+  // A Unix socket served outside (as docker's or ssh-agent's would be), in a directory it can read.
+  const sock = path.join(t.dir, 'outside.sock')
+  const server = net.createServer((c) => c.end())
+  await new Promise<void>((resolve) => server.listen(sock, resolve))
+  servers.push(server)
+  t.env.PROBE_SOCK = sock
   await fs.mkdir(path.join(t.work, '.claude', 'swarm-agents'), { recursive: true })
   await fs.writeFile(path.join(t.work, '.claude', 'swarm-agents', 'probe.yaml'), ADAPTER)
   if (!sandbox) await fs.writeFile(path.join(t.work, '.claude', 'settings.json'), JSON.stringify({ sandbox: { enabled: false } }))
@@ -62,9 +71,14 @@ async function probe(t: AgentTeam, sandbox: boolean): Promise<Record<string, str
   return Object.fromEntries(lines.map((l) => l.split(': ') as [string, string]))
 }
 
+const servers: net.Server[] = []
+
 describe('an agent-CLI teammate in swarm sandbox', () => {
   let t: AgentTeam
-  afterEach(async () => t?.cleanup(), 30_000)
+  afterEach(async () => {
+    for (const s of servers.splice(0)) s.close()
+    await t?.cleanup()
+  }, 30_000)
 
   it('cannot reach the team files, other homes, its own hooks or the tmux server, and talks back through its relay', async () => {
     t = await agentTeam()
@@ -83,6 +97,8 @@ describe('an agent-CLI teammate in swarm sandbox', () => {
       'write-outside': 'no',
       'write-tmpdir': 'yes',
       'tmux-run-shell': 'no',
+      'unix-socket': 'no',
+      tiocsti: 'no',
       'send-as-self': 'yes',
       'send-as-lead': 'no',
       'perms-approve': 'no',
@@ -105,6 +121,8 @@ describe('an agent-CLI teammate in swarm sandbox', () => {
     expect(r['read-other-home']).toBe('yes')
     expect(r['write-own-hooks']).toBe('yes')
     expect(r['tmux-run-shell']).toBe('yes')
+    expect(r['unix-socket']).toBe('yes')
+    expect(r.tiocsti).toBe('yes')
     expect(r['send-as-self']).toBe('yes')
     expect(r['send-as-lead']).toBe('no')
   }, 60_000)
