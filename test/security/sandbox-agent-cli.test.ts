@@ -12,7 +12,7 @@ import { waitFor } from '../support/wait.js'
  * drive the tmux server — and talks back through the relay. The same script with the sandbox
  * turned off is the control: there, the same attempts succeed.
  */
-const PROBE = String.raw`
+const PROBE = `
 out="$PWD/probe.out"
 check() { name=$1; shift; if ( "$@" ) >/dev/null 2>>"$PWD/probe.err"; then echo "$name: yes"; else echo "$name: no"; fi >> "$out"; }
 # First, while its shim is intact (the control run overwrites it below).
