@@ -1,7 +1,8 @@
 /**
  * Where an agent CLI's executable is — the one lookup `spawn`, `team create` and `swarm doctor`
  * share: the adapter's own variable when it names one and it is set (`$SWARM_CLAUDE_BIN`), else
- * the first executable `binary` on PATH, then in SWARM_AGENT_BIN_DIR.
+ * the first executable `binary` on PATH, then in SWARM_AGENT_BIN_DIR; a `binary` that is an absolute
+ * path (a user-defined adapter's command may start with one) is that file.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -16,6 +17,11 @@ export function locateAgentBinary(adapter: Pick<AgentAdapter, 'binary' | 'binary
     return isExecutableFile(explicit)
       ? { found: true, path: path.resolve(explicit) }
       : { found: false, reason: `${adapter.binaryEnv}=${explicit} is not an executable file` }
+  }
+  if (path.isAbsolute(adapter.binary)) {
+    return isExecutableFile(adapter.binary)
+      ? { found: true, path: adapter.binary }
+      : { found: false, reason: `\`${adapter.binary}\` is not installed (no executable file there)` }
   }
   const dirs = [...(env.PATH ?? '').split(path.delimiter), env.SWARM_AGENT_BIN_DIR].filter((d): d is string => Boolean(d))
   for (const d of dirs) {

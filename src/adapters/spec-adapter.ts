@@ -6,7 +6,7 @@
 import path from 'node:path'
 import { UsageError } from '../errors.js'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
-import type { AdapterSpec } from './spec.js'
+import { type AdapterSpec, specProgram } from './spec.js'
 import { contextVars, expandArgv, expandText, expandValue } from './template.js'
 import type { AdapterContext, AdapterSource, AgentAdapter, HookFacts, HookReply, LaunchPlan, PermissionAnswer, QuitMethod } from './types.js'
 
@@ -31,7 +31,7 @@ export function adapterFromSpec(spec: AdapterSpec, origin: SpecOrigin): AgentAda
     source: origin.source,
     ...(origin.file !== undefined && { file: origin.file }),
     ...(origin.sha256 !== undefined && { sha256: origin.sha256 }),
-    binary: spec.binary,
+    binary: specProgram(spec),
     versionArgs: spec.versionArgs,
     providerEnv: spec.providerEnv,
     ...(spec.requiredEnv && { requiredEnv: spec.requiredEnv }),

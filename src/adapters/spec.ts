@@ -3,6 +3,7 @@
  * here, at the trust boundary) and what most built-ins are written as. Strings may hold `{{…}}`
  * placeholders (template.ts).
  */
+import path from 'node:path'
 import { z } from 'zod'
 import { SWARM_HOOK_EVENTS } from './types.js'
 
@@ -32,59 +33,93 @@ const ReplySpec = z.strictObject({
   exitCode: z.number().int().min(0).max(255).default(0),
 })
 
-export const AdapterSpec = z.strictObject({
-  kind: z
-    .string()
-    .regex(/^[a-z][a-z0-9-]{0,31}$/, 'lowercase letters, digits and -, starting with a letter')
-    .optional(),
-  description: z.string().default(''),
-  binary: z.string().min(1),
-  versionArgs: z.array(z.string()).default(['--version']),
-  /** argv of the interactive CLI; {{prompt}} is the first prompt. */
-  command: z.array(z.string()).min(1),
-  /** argv used instead by `team resume` (default: command). */
-  resumeCommand: z.array(z.string()).min(1).optional(),
-  env: z.record(z.string(), z.string()).default({}),
-  providerEnv: z.array(z.string()).default([]),
-  /** At least one of these must be set at spawn: else a warning, or (refuse) exit 2. */
-  requiredEnv: z.strictObject({ anyOf: z.array(z.string().min(1)).min(1), without: z.enum(['warn', 'refuse']).default('warn') }).optional(),
-  files: z.array(AdapterFileSpec).default([]),
-  delivery: z
-    .discriminatedUnion('method', [
-      z.strictObject({
-        method: z.literal('paste'),
-        settleMs: z.number().int().min(0).max(10_000).default(300),
-        submitKeys: z
-          .array(z.string().regex(/^[A-Za-z0-9-]{1,16}$/))
-          .min(1)
-          .default(['Enter']),
-        confirm: z.enum(['hook', 'screen']).default('screen'),
-      }),
-      z.strictObject({ method: z.literal('inbox') }),
-    ])
-    .default({ method: 'paste', settleMs: 300, submitKeys: ['Enter'], confirm: 'screen' }),
-  states: z.strictObject({ titles: Patterns.optional(), screen: Patterns.optional() }).default({}),
-  /** The CLI's hook event names → swarm's. */
-  hookEvents: z.record(z.string(), HookEventName).default({}),
-  /** Where its hook payload keeps each fact (top-level field names). */
-  payload: z
-    .strictObject({
-      sessionId: z.string().default('session_id'),
-      toolName: z.string().default('tool_name'),
-      toolInput: z.string().default('tool_input'),
-      prompt: z.string().default('prompt'),
-      lastAssistantText: z.string().default('last_assistant_message'),
-      message: z.string().default('message'),
-    })
-    .prefault({}),
-  permission: z.strictObject({ allow: ReplySpec, deny: ReplySpec }).optional(),
-  quit: z
-    .strictObject({
-      keys: z.array(z.string().regex(/^[A-Za-z0-9-]{1,16}$/)).optional(),
-      text: z.string().optional(),
-      signal: z.enum(['SIGINT', 'SIGTERM', 'SIGHUP']).optional(),
-      graceMs: z.number().int().min(0).max(60_000).default(3_000),
-    })
-    .default({ signal: 'SIGTERM', graceMs: 3_000 }),
-})
+export const AdapterSpec = z
+  .strictObject({
+    kind: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]{0,31}$/, 'lowercase letters, digits and -, starting with a letter')
+      .optional(),
+    description: z.string().default(''),
+    /** The program `command` runs (its first word); optional, and when given it must name that program. */
+    binary: z.string().min(1).optional(),
+    versionArgs: z.array(z.string()).default(['--version']),
+    /** argv of the interactive CLI; {{prompt}} is the first prompt. */
+    command: z.array(z.string()).min(1),
+    /** argv used instead by `team resume` (default: command). */
+    resumeCommand: z.array(z.string()).min(1).optional(),
+    env: z.record(z.string(), z.string()).default({}),
+    providerEnv: z.array(z.string()).default([]),
+    /** At least one of these must be set at spawn: else a warning, or (refuse) exit 2. */
+    requiredEnv: z.strictObject({ anyOf: z.array(z.string().min(1)).min(1), without: z.enum(['warn', 'refuse']).default('warn') }).optional(),
+    files: z.array(AdapterFileSpec).default([]),
+    delivery: z
+      .discriminatedUnion('method', [
+        z.strictObject({
+          method: z.literal('paste'),
+          settleMs: z.number().int().min(0).max(10_000).default(300),
+          submitKeys: z
+            .array(z.string().regex(/^[A-Za-z0-9-]{1,16}$/))
+            .min(1)
+            .default(['Enter']),
+          confirm: z.enum(['hook', 'screen']).default('screen'),
+        }),
+        z.strictObject({ method: z.literal('inbox') }),
+      ])
+      .default({ method: 'paste', settleMs: 300, submitKeys: ['Enter'], confirm: 'screen' }),
+    states: z.strictObject({ titles: Patterns.optional(), screen: Patterns.optional() }).default({}),
+    /** The CLI's hook event names → swarm's. */
+    hookEvents: z.record(z.string(), HookEventName).default({}),
+    /** Where its hook payload keeps each fact (top-level field names). */
+    payload: z
+      .strictObject({
+        sessionId: z.string().default('session_id'),
+        toolName: z.string().default('tool_name'),
+        toolInput: z.string().default('tool_input'),
+        prompt: z.string().default('prompt'),
+        lastAssistantText: z.string().default('last_assistant_message'),
+        message: z.string().default('message'),
+      })
+      .prefault({}),
+    permission: z.strictObject({ allow: ReplySpec, deny: ReplySpec }).optional(),
+    quit: z
+      .strictObject({
+        keys: z.array(z.string().regex(/^[A-Za-z0-9-]{1,16}$/)).optional(),
+        text: z.string().optional(),
+        signal: z.enum(['SIGINT', 'SIGTERM', 'SIGHUP']).optional(),
+        graceMs: z.number().int().min(0).max(60_000).default(3_000),
+      })
+      .default({ signal: 'SIGTERM', graceMs: 3_000 }),
+  })
+  .superRefine(checkProgram)
 export type AdapterSpec = z.infer<typeof AdapterSpec>
+
+/**
+ * What a spec's teammate runs is its command's first word: that is the program the preflight and
+ * `swarm doctor` look for, so it must be knowable before the spawn (a name looked up on PATH, or an
+ * absolute path; no placeholder), `binary` may only repeat it (or its file name), and
+ * `resumeCommand` must run the same program.
+ */
+function checkProgram(spec: { binary?: string | undefined; command: string[]; resumeCommand?: string[] | undefined }, ctx: z.RefinementCtx): void {
+  const program = spec.command[0]
+  const issue = (where: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path: where, message })
+  if (program.includes('{{')) {
+    issue(['command', 0], 'the first word is the program swarm checks before starting it and cannot hold a placeholder')
+  } else if (program.includes('/') && !path.isAbsolute(program)) {
+    issue(['command', 0], `${JSON.stringify(program)} is a relative path; give the program's name (looked up on PATH) or its absolute path`)
+  } else if (spec.binary !== undefined && spec.binary !== program && spec.binary !== path.basename(program)) {
+    issue(
+      ['binary'],
+      `${JSON.stringify(spec.binary)} is not the program command runs (${JSON.stringify(program)}); drop binary or make it command's first word`,
+    )
+  } else if (spec.resumeCommand && spec.resumeCommand[0] !== program) {
+    issue(
+      ['resumeCommand', 0],
+      `${JSON.stringify(spec.resumeCommand[0])} is not the program command runs (${JSON.stringify(program)}); a resume must run the same program`,
+    )
+  }
+}
+
+/** The program a spec's teammate runs, which its preflight and `swarm doctor` look for. */
+export function specProgram(spec: Pick<AdapterSpec, 'command'>): string {
+  return spec.command[0]
+}

@@ -42,10 +42,10 @@ async function doctor(extra: NodeJS.ProcessEnv): Promise<{ agents: Array<Record<
   return (await doctorReport(extra)).agents
 }
 
-async function doctorReport(extra: NodeJS.ProcessEnv): Promise<{ agents: { agents: Array<Record<string, string>> } }> {
+async function doctorReport(extra: NodeJS.ProcessEnv): Promise<{ agents: { agents: Array<Record<string, string>>; problems: string[] } }> {
   const env = { PATH: '/usr/bin:/bin', HOME: userHome, SWARM_HOME: path.join(dir, 'swarm-home'), NO_COLOR: '1', ...extra }
   const r = await run(process.execPath, [BIN, 'doctor', '--json'], { env, cwd: dir }).catch((e: { stdout: string }) => e)
-  return JSON.parse(r.stdout) as { agents: { agents: Array<Record<string, string>> } }
+  return JSON.parse(r.stdout) as { agents: { agents: Array<Record<string, string>>; problems: string[] } }
 }
 
 async function tree(root: string): Promise<string[]> {
@@ -71,6 +71,27 @@ describe('swarm doctor and agent CLIs', () => {
       expect(xdgConfig.startsWith(home)).toBe(true)
       await expect(fs.stat(home), `${home} removed`).rejects.toThrow()
     }
+  })
+
+  it("reports a user-defined adapter's program (its command's first word), and a file whose binary is another program", async () => {
+    const adapters = path.join(dir, '.claude', 'swarm-agents')
+    await fs.mkdir(adapters, { recursive: true })
+    await fakeCli(path.join(binDir, 'mine-cli'), 'mine 1.2.3')
+    await fs.writeFile(path.join(adapters, 'mine.yaml'), 'command: [mine-cli, "{{prompt}}"]\n')
+    await fs.writeFile(path.join(adapters, 'gone.yaml'), 'binary: gone-cli\ncommand: [gone-cli]\n')
+    await fs.writeFile(path.join(adapters, 'liar.yaml'), 'binary: mine-cli\ncommand: [gone-cli]\n')
+    const report = (await doctorReport({ SWARM_AGENT_BIN_DIR: binDir })).agents
+    expect(report.agents.find((a) => a.kind === 'mine')).toMatchObject({
+      binary: 'mine-cli',
+      path: path.join(binDir, 'mine-cli'),
+      version: 'mine 1.2.3',
+    })
+    expect(report.agents.find((a) => a.kind === 'gone')).toMatchObject({
+      binary: 'gone-cli',
+      missing: expect.stringContaining('`gone-cli` is not installed'),
+    })
+    expect(report.agents.find((a) => a.kind === 'liar')).toBeUndefined()
+    expect(report.problems).toContainEqual(expect.stringMatching(/liar\.yaml.*binary: "mine-cli" is not the program command runs \("gone-cli"\)/))
   })
 
   it('finds Claude Code through $SWARM_CLAUDE_BIN, as spawn does, and names a bad one', async () => {

@@ -24,6 +24,11 @@ describe.skipIf(!hasTmux)('an agent CLI that is not installed', () => {
       path.join(dir, 'mycli.yaml'),
       'description: a CLI of the user\nbinary: mycli-not-here\ncommand: [mycli-not-here, "{{prompt}}"]\n',
     )
+    // What is looked for is the program the command runs: no `binary:`, or a path that is not there.
+    fs.writeFileSync(path.join(dir, 'nobin.yaml'), 'command: [nobin-not-here, "{{prompt}}"]\n')
+    fs.writeFileSync(path.join(dir, 'abs.yaml'), 'command: [/nonexistent/abs-cli, "{{prompt}}"]\n')
+    // `binary: sh` is installed, but the command runs another program: the file is refused.
+    fs.writeFileSync(path.join(dir, 'liar.yaml'), 'binary: sh\ncommand: [liar-not-here, "{{prompt}}"]\n')
     expect((await sb.swarm(['team', 'create', 't', '--no-start', '--cwd', sb.project])).code).toBe(0)
   })
   afterAll(async () => {
@@ -34,6 +39,8 @@ describe.skipIf(!hasTmux)('an agent CLI that is not installed', () => {
     ['p', 'pi', /^swarm: pi: `pi` is not installed \(not on PATH, SWARM_AGENT_BIN_DIR unset\) — install it, or point SWARM_AGENT_BIN_DIR/],
     ['cx', 'codex', /^swarm: codex: `codex` is not installed \(not on PATH, SWARM_AGENT_BIN_DIR unset\)/],
     ['my', 'mycli', /^swarm: mycli: `mycli-not-here` is not installed \(not on PATH, SWARM_AGENT_BIN_DIR unset\)/],
+    ['nb', 'nobin', /^swarm: nobin: `nobin-not-here` is not installed \(not on PATH, SWARM_AGENT_BIN_DIR unset\)/],
+    ['ab', 'abs', /^swarm: abs: `\/nonexistent\/abs-cli` is not installed \(no executable file there\)/],
   ] as const)('spawn %s --agent %s: exit 7 in one line, no member, no agent home', async (name, agent, message) => {
     const r = await sb.swarm(['spawn', 't', name, '--agent', agent, '--backend', 'tmux'])
     expect(r.code, r.stderr).toBe(7)
@@ -41,6 +48,16 @@ describe.skipIf(!hasTmux)('an agent CLI that is not installed', () => {
     expect(r.stderr).toMatch(message)
     expect(await roster('t')).toEqual(['team-lead'])
     expect(fs.existsSync(agentHomeDir('t', name, sb.env))).toBe(false)
+  })
+
+  it('a file whose `binary` is not the program its command runs is refused by name (exit 5), nothing written', async () => {
+    const r = await sb.swarm(['spawn', 't', 'li', '--agent', 'liar', '--backend', 'tmux'])
+    expect(r.code, r.stderr).toBe(5)
+    oneLine(r.stderr)
+    expect(r.stderr).toContain('liar.yaml')
+    expect(r.stderr).toContain('binary: "sh" is not the program command runs ("liar-not-here")')
+    expect(await roster('t')).toEqual(['team-lead'])
+    expect(fs.existsSync(agentHomeDir('t', 'li', sb.env))).toBe(false)
   })
 
   it('names SWARM_AGENT_BIN_DIR when it was looked in', async () => {

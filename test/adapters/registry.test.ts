@@ -111,4 +111,25 @@ describe('adapter registry', () => {
     const adapter = await resolveAdapter('escape', { cwd: path.join(dir, 'project'), env })
     await expect(planAgentLaunch(adapter!, { team: 't1', name: 'bob', cwd: dir, env })).rejects.toThrow(/leaves the teammate's config dir/)
   })
+
+  it.each([
+    ['binary: sh\ncommand: [mycli]\n', 'binary: "sh" is not the program command runs ("mycli")'],
+    ["command: ['{{env:MYCLI}}', x]\n", 'command.0: the first word is the program swarm checks before starting it and cannot hold a placeholder'],
+    ['command: [bin/mycli]\n', 'command.0: "bin/mycli" is a relative path'],
+    ['command: [mycli]\nresumeCommand: [other, --continue]\n', 'resumeCommand.0: "other" is not the program command runs ("mycli")'],
+  ])('refuses a file whose program is not what its command runs: %j', async (text, message) => {
+    await fs.writeFile(path.join(dir, 'project', '.claude', 'swarm-agents', 'prog.yaml'), text)
+    const err = await resolveAdapter('prog', { cwd: path.join(dir, 'project'), env }).catch((e: unknown) => e)
+    expect(err).toMatchObject({ code: 'SWARM_CORRUPT_FILE' })
+    expect((err as Error).message).toContain(message)
+  })
+
+  it("takes the command's first word as the program; binary may repeat it or its file name", async () => {
+    const adapters = path.join(dir, 'project', '.claude', 'swarm-agents')
+    await fs.writeFile(path.join(adapters, 'plain.yaml'), 'command: [mycli, go]\n')
+    await fs.writeFile(path.join(adapters, 'abs.yaml'), 'binary: mycli\ncommand: [/opt/x/mycli]\nresumeCommand: [/opt/x/mycli, --continue]\n')
+    const lookup = { cwd: path.join(dir, 'project'), env }
+    expect((await resolveAdapter('plain', lookup))?.binary).toBe('mycli')
+    expect((await resolveAdapter('abs', lookup))?.binary).toBe('/opt/x/mycli')
+  })
 })
