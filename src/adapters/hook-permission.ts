@@ -10,6 +10,7 @@ import { readResolved, writePending, type ResolvedRequest } from '../permissions
 import { sendTeamMessage } from '../teams/messaging.js'
 import { LEAD_NAME, agentId, resolvedPermissionsDir } from '../home/paths.js'
 import { ensureDir } from '../util/fs.js'
+import { alwaysAllowed, rememberAlways, shellCommandOf, shellSuggestions } from './hook-always.js'
 import type { PermissionAnswer } from './types.js'
 
 /** How often the wait re-reads the resolved file in case the directory watch missed it. */
@@ -27,7 +28,16 @@ export interface HookPermissionRequest {
   onPending?: (id: string) => Promise<void>
 }
 
+/**
+ * The lead's answer; a shell command an earlier "always" covers is allowed without asking (no
+ * request, id ''), and one approved with "always" leaves its rule for the next (hook-always.ts).
+ */
 export async function askLead(req: HookPermissionRequest): Promise<PermissionAnswer & { id: string }> {
+  const cwd = process.cwd()
+  const command = shellCommandOf(req.toolName, req.input)
+  const kept = command === undefined ? undefined : await alwaysAllowed(req.team, req.name, command, cwd, req.env)
+  if (kept) return { id: '', behavior: 'allow', message: `allowed by ${kept} (approved always earlier)` }
+  const suggestions = command === undefined ? [] : shellSuggestions(command, cwd)
   const id = newRequestId('permission')
   const toolUseId = `hook-${id}`
   await writePending(
@@ -41,7 +51,7 @@ export async function askLead(req: HookPermissionRequest): Promise<PermissionAns
       toolUseId,
       input: req.input,
       description: req.description,
-      suggestions: [],
+      suggestions,
       createdAt: Date.now(),
       pid: process.pid,
     },
@@ -56,7 +66,7 @@ export async function askLead(req: HookPermissionRequest): Promise<PermissionAns
     tool_use_id: toolUseId,
     description: req.description,
     input: req.input,
-    permission_suggestions: [],
+    permission_suggestions: suggestions,
   })
   await sendTeamMessage({
     team: req.team,
@@ -67,6 +77,7 @@ export async function askLead(req: HookPermissionRequest): Promise<PermissionAns
     env: req.env,
   })
   const resolved = await waitResolved(req.team, id, req.env, req.signal)
+  if (resolved.decision === 'approve' && resolved.always) await rememberAlways(req.team, req.name, resolved.suggestions, req.env)
   if (resolved.decision === 'approve') return { id, behavior: 'allow', ...(resolved.feedback && { message: resolved.feedback }) }
   const why =
     resolved.decision === 'cancelled' ? `cancelled: ${resolved.feedback ?? 'no answer'}` : (resolved.feedback ?? `denied by ${resolved.resolvedBy}`)

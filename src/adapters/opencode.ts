@@ -71,7 +71,13 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
   }
 }
 
-/** The reply the pane wrapper posts to `/permission/{id}/reply`. */
+/**
+ * The reply the pane wrapper posts to `/permission/{id}/reply`: `once` even for swarm's "always".
+ * opencode's `always` adds the request's `always` patterns (bash: the command's prefix, `git
+ * status *`; edit: `*`) to its instance's approved rules and then stops asking for them, so those
+ * calls would never reach swarm's rules again (protected paths, the control plane, a later deny).
+ * swarm keeps "always" as its own rule instead (hook-always.ts).
+ */
 function answerPermission(_event: unknown, answer: PermissionAnswer) {
   const reply = answer.behavior === 'allow' ? { reply: 'once' } : { reply: 'reject', message: answer.message ?? 'denied by the team lead' }
   return { stdout: `${JSON.stringify(reply)}\n`, exitCode: 0 }

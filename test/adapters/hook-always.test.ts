@@ -1,0 +1,39 @@
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { alwaysAllowed, alwaysRulesPath, rememberAlways, shellCommandOf, shellSuggestions } from '../../src/adapters/hook-always.js'
+
+/** The rules an "always" answer leaves for an agent-CLI teammate, decided by swarm's rule engine. */
+let dir: string
+let env: NodeJS.ProcessEnv
+beforeEach(async () => {
+  dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-always-')))
+  env = { SWARM_HOME: path.join(dir, 'home') }
+  await fs.mkdir(path.join(dir, 'home', 'teams', 't', 'agents', 'm'), { recursive: true })
+})
+afterEach(() => fs.rm(dir, { recursive: true, force: true }))
+
+describe("an agent-CLI teammate's always rules", () => {
+  it('knows the shell tools of the built-in CLIs, and nothing else', () => {
+    expect(shellCommandOf('run_shell_command', { command: 'ls' })).toBe('ls')
+    expect(shellCommandOf('bash', { command: 'ls' })).toBe('ls')
+    expect(shellCommandOf('Bash', { command: 'ls' })).toBe('ls')
+    expect(shellCommandOf('write_file', { command: 'ls' })).toBeUndefined()
+    expect(shellCommandOf('bash', { command: ['ls'] })).toBeUndefined()
+  })
+
+  it('keeps the suggested rule and allows what it covers, never a compound command or the control plane', async () => {
+    const cwd = path.join(dir, 'work')
+    expect(await alwaysAllowed('t', 'm', 'touch a.txt', cwd, env)).toBeUndefined()
+    await rememberAlways('t', 'm', shellSuggestions('touch a.txt', cwd), env)
+    await rememberAlways('t', 'm', shellSuggestions('touch b.txt', cwd), env)
+    expect(JSON.parse(await fs.readFile(alwaysRulesPath('t', 'm', env), 'utf8'))).toEqual({ allow: ['Bash(touch:*)'] })
+    expect(await alwaysAllowed('t', 'm', 'touch other.txt', cwd, env)).toBe('Bash(touch:*)')
+    expect(await alwaysAllowed('t', 'm', 'touch x && rm -rf y', cwd, env)).toBeUndefined()
+    expect(await alwaysAllowed('t', 'm', `touch ${path.join(dir, 'home', 'teams', 't', 'x')}`, cwd, env)).toBeUndefined()
+    expect(await alwaysAllowed('t', 'm', 'mkdir d', cwd, env)).toBeUndefined()
+    // Another teammate's calls are its own.
+    expect(await alwaysAllowed('t', 'other', 'touch a.txt', cwd, env)).toBeUndefined()
+  })
+})
