@@ -6,6 +6,7 @@
  */
 import net from 'node:net'
 import { z } from 'zod'
+import { onAbort } from '../util/abort.js'
 
 /** Where the teammate's opencode server listens (set by the adapter, read by its pane wrapper). */
 export const OPENCODE_URL_ENV = 'SWARM_OPENCODE_URL'
@@ -56,8 +57,8 @@ export class OpencodeApi {
    */
   async events(onEvent: (e: OpencodeEvent) => Promise<void> | void, signal: AbortSignal, firstEventMs = FIRST_EVENT_MS): Promise<void> {
     const own = new AbortController()
-    const onAbort = () => own.abort(signal.reason)
-    signal.addEventListener('abort', onAbort, { once: true })
+    // Already aborted (closed while reconnecting): no connection is made.
+    const removeAbort = onAbort(signal, () => own.abort(signal.reason))
     let heard = false
     const watchdog = setTimeout(() => {
       if (!heard) own.abort(new Error(`no event within ${firstEventMs} ms`))
@@ -79,7 +80,7 @@ export class OpencodeApi {
       }
     } finally {
       clearTimeout(watchdog)
-      signal.removeEventListener('abort', onAbort)
+      removeAbort()
     }
   }
 

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { onAbort } from '../../util/abort.js'
 import { addUsage, emptyUsage, type Usage } from '../pricing.js'
 import type { DelegationLimits } from './limits.js'
 import { formatTaskNotification, summaryFor, type TaskStatus } from './notification.js'
@@ -124,8 +125,8 @@ export class SubagentTasks {
    */
   async foreground(entry: TaskEntry, signal: AbortSignal, limitMs = this.limits.autoBackgroundMs): Promise<Foreground> {
     let timer: NodeJS.Timeout | undefined
-    const onAbort = (): void => void this.stop(entry.id)
-    signal.addEventListener('abort', onAbort, { once: true })
+    // A parent call aborted before this wait began stops the subagent too.
+    const removeAbort = onAbort(signal, () => void this.stop(entry.id))
     try {
       const timeout =
         limitMs > 0
@@ -141,7 +142,7 @@ export class SubagentTasks {
       return { kind: 'done', outcome, entry }
     } finally {
       clearTimeout(timer)
-      signal.removeEventListener('abort', onAbort)
+      removeAbort()
     }
   }
 
