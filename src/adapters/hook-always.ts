@@ -14,6 +14,7 @@ import { permissionSuggestions } from '../permissions/rules/suggest.js'
 import { formatRuleValue, rulesFromUpdates } from '../permissions/rules/updates.js'
 import { atomicWriteJson, OWN_FILE, readJsonFile } from '../util/fs.js'
 import { withFileLock } from '../util/lock.js'
+import { readTeam } from '../teams/team-store.js'
 
 type Env = NodeJS.ProcessEnv
 
@@ -29,6 +30,11 @@ export function alwaysRulesPath(team: string, name: string, env?: Env): string {
 /** The command of a CLI's shell call; undefined for any other tool (its "always" is then only "once"). */
 export function shellCommandOf(toolName: string, input: Record<string, unknown>): string | undefined {
   return SHELL_TOOLS.has(toolName) && typeof input.command === 'string' && input.command.trim() !== '' ? input.command : undefined
+}
+
+/** Where the teammate's commands run (its member entry's cwd), against which its rules are read. */
+export async function memberCwd(team: string, name: string, env?: Env): Promise<string> {
+  return (await readTeam(team, env)).members.find((m) => m.name === name)?.cwd ?? process.cwd()
 }
 
 /** The `permission_suggestions` of a shell call: what `--always` would allow. */

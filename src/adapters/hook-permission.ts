@@ -10,7 +10,7 @@ import { readResolved, writePending, type ResolvedRequest } from '../permissions
 import { sendTeamMessage } from '../teams/messaging.js'
 import { LEAD_NAME, agentId, resolvedPermissionsDir } from '../home/paths.js'
 import { ensureDir } from '../util/fs.js'
-import { alwaysAllowed, rememberAlways, shellCommandOf, shellSuggestions } from './hook-always.js'
+import { alwaysAllowed, memberCwd, rememberAlways, shellCommandOf, shellSuggestions } from './hook-always.js'
 import type { PermissionAnswer } from './types.js'
 
 /** How often the wait re-reads the resolved file in case the directory watch missed it. */
@@ -33,8 +33,8 @@ export interface HookPermissionRequest {
  * request, id ''), and one approved with "always" leaves its rule for the next (hook-always.ts).
  */
 export async function askLead(req: HookPermissionRequest): Promise<PermissionAnswer & { id: string }> {
-  const cwd = process.cwd()
   const command = shellCommandOf(req.toolName, req.input)
+  const cwd = command === undefined ? process.cwd() : await memberCwd(req.team, req.name, req.env)
   const kept = command === undefined ? undefined : await alwaysAllowed(req.team, req.name, command, cwd, req.env)
   if (kept) return { id: '', behavior: 'allow', message: `allowed by ${kept} (approved always earlier)` }
   const suggestions = command === undefined ? [] : shellSuggestions(command, cwd)
