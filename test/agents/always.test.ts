@@ -3,7 +3,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { AgentReply } from '../../src/loopback-model/agent-script.js'
 import { waitFor } from '../support/wait.js'
-import { type AgentTeam, agentState, agentTeam, hasCli, hookLog } from './helpers.js'
+import { type AgentTeam, type PendingRequest, agentState, agentTeam, hasCli, hookLog, pendingRequests, spawnCliTeammate } from './helpers.js'
 
 /**
  * `swarm perms approve --always` for an agent-CLI teammate's shell command: swarm keeps the rule
@@ -21,13 +21,6 @@ const CASES: AlwaysCase[] = [
   { kind: 'gemini', shell: (cmd) => ({ tool: 'run_shell_command', args: { command: cmd } }) },
 ]
 
-type Pending = { id: string; agent: string; input: Record<string, unknown>; suggestions?: unknown[] }
-
-async function pending(t: AgentTeam): Promise<Pending[]> {
-  const r = await t.swarm(['perms', 't', '--json'])
-  return (JSON.parse(r.stdout || '{"requests":[]}') as { requests: Pending[] }).requests
-}
-
 for (const c of CASES) {
   const name = `${c.kind}-mate`
   describe.skipIf(!hasCli(c.kind))(`${c.kind}: swarm's "always" is swarm's rule; the CLI is told "once"`, () => {
@@ -43,28 +36,14 @@ for (const c of CASES) {
           { afterTool: true, reply: { text: 'The tool finished.' } },
         ],
       })
-      expect((await t.swarm(['team', 'create', 't', '--no-start'])).code).toBe(0)
-      const spawned = await t.swarm([
-        'spawn',
-        't',
-        name,
-        '--agent',
-        c.kind,
-        '--model',
-        'loopback',
-        '--backend',
-        'tmux',
-        '--prompt',
-        'FIRST say hello',
-      ])
-      expect(spawned.stderr).toBe('')
+      await spawnCliTeammate(t, name, c.kind)
       await idle()
     }, 120_000)
     afterAll(async () => t?.cleanup(), 30_000)
 
     it('approve --always keeps Bash(touch:*): the next touch is asked by the CLI, allowed by swarm, never pending; mkdir is still asked', async () => {
       await t.swarm(['send', 't', name, 'ALWAYS-FIRST please'])
-      const first = await waitFor('the first touch pending', async () => (await pending(t)).find((p) => p.agent === name), 60_000)
+      const first = await waitFor('the first touch pending', async () => (await pendingRequests(t)).find((p) => p.agent === name), 60_000)
       expect(JSON.stringify(first.input)).toContain('touch always-1.txt')
       expect(JSON.stringify(first.suggestions)).toContain('touch:*')
       const approved = await t.swarm(['perms', 'approve', 't', first.id, '--always'])
@@ -76,12 +55,12 @@ for (const c of CASES) {
       const asksBefore = await asks()
 
       // Covered by the kept rule: it runs with no request on file, yet the CLI asked swarm again.
-      const seenPending: Pending[] = []
+      const seenPending: PendingRequest[] = []
       await t.swarm(['send', 't', name, 'ALWAYS-SECOND please'])
       await waitFor(
         'always-2.txt, with no request pending',
         async () => {
-          seenPending.push(...(await pending(t)))
+          seenPending.push(...(await pendingRequests(t)))
           return fs.existsSync(path.join(t.work, 'always-2.txt'))
         },
         60_000,
@@ -93,7 +72,7 @@ for (const c of CASES) {
 
       // Not covered: asked of the lead as before; denied, it does not run.
       await t.swarm(['send', 't', name, 'ALWAYS-OTHER please'])
-      const other = await waitFor('mkdir pending', async () => (await pending(t)).find((p) => p.agent === name), 60_000)
+      const other = await waitFor('mkdir pending', async () => (await pendingRequests(t)).find((p) => p.agent === name), 60_000)
       expect(JSON.stringify(other.input)).toContain('mkdir other-dir')
       expect((await t.swarm(['perms', 'deny', 't', other.id, '--feedback', 'no directories'])).code).toBe(0)
       await idle()

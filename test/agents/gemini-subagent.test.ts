@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { waitFor } from '../support/wait.js'
-import { type AgentTeam, agentState, agentTeam, hasCli } from './helpers.js'
+import { type AgentTeam, agentState, agentTeam, hasCli, pendingRequests, spawnCliTeammate } from './helpers.js'
 
 /**
  * Gemini CLI's subagents: the model calls `invoke_agent` (its built-in `generalist` has every
@@ -12,11 +12,6 @@ import { type AgentTeam, agentState, agentTeam, hasCli } from './helpers.js'
  */
 type Pending = { id: string; agent: string; input: Record<string, unknown> }
 const NAME = 'gemini-mate'
-
-async function pending(t: AgentTeam): Promise<Pending[]> {
-  const r = await t.swarm(['perms', 't', '--json'])
-  return (JSON.parse(r.stdout || '{"requests":[]}') as { requests: Pending[] }).requests
-}
 
 const seen = (t: AgentTeam) =>
   JSON.stringify(t.server.requests.filter((r) => !r.aux).map((r) => r.view?.toolResult?.slice(0, 200) ?? r.view?.lastUser?.slice(0, 80)))
@@ -42,21 +37,7 @@ describe.skipIf(!hasCli('gemini'))('Gemini CLI subagents (invoke_agent): their s
         { afterTool: true, reply: { tool: 'complete_task', args: { result: { response: 'SUBAGENT-DONE' } } } },
       ],
     })
-    expect((await t.swarm(['team', 'create', 't', '--no-start'])).code).toBe(0)
-    const spawned = await t.swarm([
-      'spawn',
-      't',
-      NAME,
-      '--agent',
-      'gemini',
-      '--model',
-      'loopback',
-      '--backend',
-      'tmux',
-      '--prompt',
-      'FIRST say hello',
-    ])
-    expect(spawned.stderr).toBe('')
+    await spawnCliTeammate(t, NAME, 'gemini')
     await idle()
   }, 120_000)
   afterAll(async () => t?.cleanup(), 30_000)
@@ -69,7 +50,7 @@ describe.skipIf(!hasCli('gemini'))('Gemini CLI subagents (invoke_agent): their s
       await t.swarm(['send', 't', NAME, `${word} now`])
       const asked = await waitFor(
         `the subagent's touch ${file} pending`,
-        async () => (await pending(t)).find((p) => JSON.stringify(p.input).includes(`touch ${file}`)),
+        async () => (await pendingRequests(t)).find((p) => JSON.stringify(p.input).includes(`touch ${file}`)),
         90_000,
         { output: () => seen(t) },
       )

@@ -207,3 +207,25 @@ export function claudeBinForTests(): string | undefined {
   const dirs = fs.existsSync(cache) ? fs.readdirSync(cache).filter((d) => d.startsWith('claude-code-')) : []
   return dirs.map((d) => path.join(cache, d, 'package', 'claude')).find((f) => fs.existsSync(f))
 }
+
+export interface PendingRequest {
+  id: string
+  agent: string
+  toolName?: string
+  input: Record<string, unknown>
+  suggestions?: unknown[]
+}
+
+/** What `swarm perms t --json` lists. */
+export async function pendingRequests(t: AgentTeam): Promise<PendingRequest[]> {
+  const r = await t.swarm(['perms', 't', '--json'])
+  return (JSON.parse(r.stdout || '{"requests":[]}') as { requests: PendingRequest[] }).requests
+}
+
+/** Team `t` (not started), then `name` spawned in tmux running the real CLI `kind` on the loopback model. */
+export async function spawnCliTeammate(t: AgentTeam, name: string, kind: string): Promise<void> {
+  const created = await t.swarm(['team', 'create', 't', '--no-start'])
+  if (created.code !== 0) throw new Error(`team create: ${created.stderr}`)
+  const spawned = await t.swarm(['spawn', 't', name, '--agent', kind, '--model', 'loopback', '--backend', 'tmux', '--prompt', 'FIRST say hello'])
+  if (spawned.stderr !== '') throw new Error(`spawn ${name}: ${spawned.stderr}`)
+}
