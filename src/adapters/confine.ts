@@ -10,6 +10,7 @@ import { controlPlaneOptions } from '../permissions/rules/control-plane.js'
 import { loadPermissionSettings } from '../permissions/rules/settings.js'
 import { type ConfinedProcess, confineProcess } from '../sandbox/process-sandbox.js'
 import { readTeam } from '../teams/team-store.js'
+import { ensureDir } from '../util/fs.js'
 import { relayEndpointFile } from './relay-frames.js'
 import { type Relay, type RelayIdentity, startRelay } from './relay-server.js'
 
@@ -37,6 +38,9 @@ export async function confineCli(o: ConfineCliOptions): Promise<ConfinedCli> {
     const cp = controlPlaneOptions(o.cwd, o.env)
     const homes = agentHomesRoot(o.env)
     const allowed = (team.teamAllowedPaths ?? []).map((p) => (typeof p === 'string' ? p : p.path))
+    // Made now when missing: the sandbox hides what exists, and swarm writes its sent log and plans later.
+    const hidden = [...cp.controlPlaneDirs, sentRoot(o.env), path.join(rootDir(o.env), 'plans')]
+    await Promise.all(hidden.map((d) => ensureDir(d)))
     const confined = await confineProcess(o.argv, {
       config: settings.sandbox,
       env: o.env,
@@ -44,7 +48,7 @@ export async function confineCli(o: ConfineCliOptions): Promise<ConfinedCli> {
       cwd: o.cwd,
       writable: [home, ...settings.additionalDirectories, ...allowed],
       readOnly: [...cp.protectedPaths.filter((p) => p !== homes), path.dirname(endpointFile), ...o.readOnly],
-      hidden: [...cp.controlPlaneDirs, sentRoot(o.env), path.join(rootDir(o.env), 'plans')],
+      hidden,
       masked: [homes],
     })
     return {
