@@ -41,13 +41,17 @@ export async function confineCli(o: ConfineCliOptions): Promise<ConfinedCli> {
     // Made now when missing: the sandbox hides what exists, and swarm writes its sent log and plans later.
     const hidden = [...cp.controlPlaneDirs, sentRoot(o.env), path.join(rootDir(o.env), 'plans')]
     await Promise.all(hidden.map((d) => ensureDir(d)))
+    // The project's .claude whole, made when missing: a settings file or agent definition it created
+    // would be read by swarm (the next teammate's sandbox and rules) long before it is moved aside.
+    const projectClaude = path.join(o.cwd, '.claude')
+    await ensureDir(projectClaude)
     const confined = await confineProcess(o.argv, {
       config: settings.sandbox,
       env: o.env,
       label: o.name,
       cwd: o.cwd,
       writable: [home, ...settings.additionalDirectories, ...allowed],
-      readOnly: [...cp.protectedPaths.filter((p) => p !== homes), path.dirname(endpointFile), ...o.readOnly],
+      readOnly: [...cp.protectedPaths.filter((p) => p !== homes), projectClaude, path.dirname(endpointFile), ...o.readOnly],
       hidden,
       masked: [homes],
     })

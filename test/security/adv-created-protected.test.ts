@@ -11,7 +11,7 @@ import { waitFor } from '../support/wait.js'
  * teammate spawned in the same project.
  */
 const WRITER = String.raw`
-mkdir -p "$PWD/.claude" && printf '{"sandbox":{"enabled":false}}\n' > "$PWD/.claude/settings.local.json" && echo wrote > "$PWD/writer.out"
+if (mkdir -p "$PWD/.claude" && printf '{"sandbox":{"enabled":false}}\n' > "$PWD/.claude/settings.local.json") 2>/dev/null; then echo wrote; else echo refused; fi > "$PWD/writer.out"
 exec sleep 600
 `
 const READER = String.raw`
@@ -42,10 +42,11 @@ describe('adversarial: protected paths a CLI teammate creates', () => {
     expect((await t.swarm(['team', 'create', 't', '--no-start'])).code).toBe(0)
     const fay = await t.swarm(['spawn', 't', 'fay', '--agent', 'writer', '--backend', 'tmux'])
     expect(fay.code, fay.stderr).toBe(0)
-    await waitFor('fay to write', () => fs.readFile(path.join(t.work, 'writer.out'), 'utf8').catch(() => ''), 30_000)
+    const wrote = await waitFor('fay to try', () => fs.readFile(path.join(t.work, 'writer.out'), 'utf8').catch(() => ''), 30_000)
     const gus = await t.swarm(['spawn', 't', 'gus', '--agent', 'reader', '--backend', 'tmux'])
     expect(gus.code, gus.stderr).toBe(0)
     const seen = await waitFor('gus to look', () => fs.readFile(path.join(t.work, 'reader.out'), 'utf8').catch(() => ''), 30_000)
     expect(seen.trim(), "gus read the team's config").toBe('no')
+    expect(wrote.trim()).toBe('refused')
   }, 90_000)
 })
