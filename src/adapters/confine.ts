@@ -8,6 +8,7 @@ import path from 'node:path'
 import { agentHomeDir, agentHomesRoot, rootDir, sentRoot } from '../home/paths.js'
 import { controlPlaneOptions } from '../permissions/rules/control-plane.js'
 import { loadPermissionSettings } from '../permissions/rules/settings.js'
+import { gitHooksDir } from '../sandbox/git-hooks.js'
 import { type ConfinedProcess, confineProcess } from '../sandbox/process-sandbox.js'
 import { readTeam } from '../teams/team-store.js'
 import { ensureDir } from '../util/fs.js'
@@ -45,13 +46,21 @@ export async function confineCli(o: ConfineCliOptions): Promise<ConfinedCli> {
     // would be read by swarm (the next teammate's sandbox and rules) long before it is moved aside.
     const projectClaude = path.join(o.cwd, '.claude')
     await ensureDir(projectClaude)
+    // Git's hooks wherever core.hooksPath puts them (`.husky` in the tree): the user's next commit runs them.
+    const hooks = await gitHooksDir(o.cwd, o.env)
     const confined = await confineProcess(o.argv, {
       config: settings.sandbox,
       env: o.env,
       label: o.name,
       cwd: o.cwd,
       writable: [home, ...settings.additionalDirectories, ...allowed],
-      readOnly: [...cp.protectedPaths.filter((p) => p !== homes), projectClaude, path.dirname(endpointFile), ...o.readOnly],
+      readOnly: [
+        ...cp.protectedPaths.filter((p) => p !== homes),
+        projectClaude,
+        ...(hooks ? [hooks] : []),
+        path.dirname(endpointFile),
+        ...o.readOnly,
+      ],
       hidden,
       masked: [homes],
     })
