@@ -9,6 +9,7 @@ import { agentHomeDir, agentHomesRoot, rootDir, sentRoot } from '../home/paths.j
 import { controlPlaneOptions } from '../permissions/rules/control-plane.js'
 import { loadPermissionSettings } from '../permissions/rules/settings.js'
 import { gitHooksDir } from '../sandbox/git-hooks.js'
+import { PROTECTED_INSIDE } from '../sandbox/protected.js'
 import { type ConfinedProcess, confineProcess } from '../sandbox/process-sandbox.js'
 import { readTeam } from '../teams/team-store.js'
 import { ensureDir } from '../util/fs.js'
@@ -42,10 +43,7 @@ export async function confineCli(o: ConfineCliOptions): Promise<ConfinedCli> {
     // Made now when missing: the sandbox hides what exists, and swarm writes its sent log and plans later.
     const hidden = [...cp.controlPlaneDirs, sentRoot(o.env), path.join(rootDir(o.env), 'plans')]
     await Promise.all(hidden.map((d) => ensureDir(d)))
-    // The project's .claude whole, made when missing: a settings file or agent definition it created
-    // would be read by swarm (the next teammate's sandbox and rules) long before it is moved aside.
-    const projectClaude = path.join(o.cwd, '.claude')
-    await ensureDir(projectClaude)
+    const configDirs = await projectConfigDirs(o.cwd)
     // Git's hooks wherever core.hooksPath puts them (`.husky` in the tree): the user's next commit runs them.
     const hooks = await gitHooksDir(o.cwd, o.env)
     const confined = await confineProcess(o.argv, {
@@ -56,7 +54,7 @@ export async function confineCli(o: ConfineCliOptions): Promise<ConfinedCli> {
       writable: [home, ...settings.additionalDirectories, ...allowed],
       readOnly: [
         ...cp.protectedPaths.filter((p) => p !== homes),
-        projectClaude,
+        ...configDirs,
         ...(hooks ? [hooks] : []),
         path.dirname(endpointFile),
         ...o.readOnly,
@@ -76,4 +74,20 @@ export async function confineCli(o: ConfineCliOptions): Promise<ConfinedCli> {
     await relay.close()
     throw err
   }
+}
+
+/**
+ * The agent CLIs' project config directories in `cwd` (`.claude`, `.gemini`, `.codex`, `.pi`), made
+ * when missing so that they are read-only whole: settings or hooks a teammate created there were
+ * read by swarm and by the next teammate (its sandbox turned off, its hooks disabled) long before
+ * they were moved aside. Left in place afterwards: removing one another sandbox binds would undo
+ * that binding. opencode's `.opencode` only when it exists (opencode installs packages into a config
+ * directory it finds).
+ */
+async function projectConfigDirs(cwd: string): Promise<string[]> {
+  const dirs = Object.keys(PROTECTED_INSIDE)
+    .filter((d) => d !== '.opencode')
+    .map((d) => path.join(cwd, d))
+  await Promise.all(dirs.map((d) => ensureDir(d)))
+  return dirs
 }
