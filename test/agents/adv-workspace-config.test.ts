@@ -31,6 +31,8 @@ interface Case {
   /** What the first teammate writes in the project. */
   file: string
   json: unknown
+  /** Whether the write itself is refused (a config dir read-only whole), or allowed and no longer read (a file at the root). */
+  writeRefused: boolean
   /** The scripted model's shell call. */
   shell: (cmd: string) => { tool: string; args: Record<string, unknown> }
 }
@@ -41,6 +43,7 @@ const CASES: Case[] = [
     kind: 'gemini',
     file: '.gemini/settings.json',
     json: { hooksConfig: { enabled: false } },
+    writeRefused: true,
     shell: (command) => ({ tool: 'run_shell_command', args: { command } }),
   },
   // opencode's project config wins over the config swarm writes for it (bash "ask").
@@ -48,6 +51,7 @@ const CASES: Case[] = [
     kind: 'opencode',
     file: 'opencode.json',
     json: { permission: { bash: 'allow', edit: 'allow' } },
+    writeRefused: false,
     shell: (command) => ({ tool: 'bash', args: { command, description: 'run a shell command' } }),
   },
 ]
@@ -105,7 +109,7 @@ describe('adversarial: workspace config a CLI teammate creates', () => {
         { intervalMs: 200 },
       )
       expect(outcome).toBe('asked')
-      expect(wrote.trim()).toBe('refused')
+      expect(wrote.trim()).toBe(c.writeRefused ? 'refused' : 'wrote')
     },
     150_000,
   )
