@@ -39,7 +39,7 @@ export function createBashSandbox(o: SandboxOptions): BashSandbox {
     return sandboxAvailability(o.config, o.env, platform)
   }
 
-  const plan = async (command: string, cwd: string): Promise<SandboxPlan & { before: Set<string> }> => {
+  const plan = async (command: string, cwd: string): Promise<SandboxPlan & { before: ReadonlyMap<string, string> }> => {
     const [tmp, writable, hooks] = await Promise.all([privateTmp(), o.writableDirs(), gitHooksDir(cwd, o.env)])
     // Git's hooks wherever core.hooksPath puts them (`.husky` in the tree): the user's next commit runs them.
     const readOnly = hooks ? [...o.readOnly, hooks] : o.readOnly
