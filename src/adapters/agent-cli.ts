@@ -58,8 +58,12 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
         throw err
       })
     : undefined
-  if (confined && confined.process.status !== 'sandboxed')
-    process.stderr.write(`swarm: warning: ${o.name} (${o.adapter.kind}) runs without the OS sandbox: ${confined.process.reason}\n`)
+  if (confined) {
+    const { status, reason } = confined.process
+    // `swarm status` shows a CLI teammate that runs without it.
+    await setStatus(o, 'starting', o.adapter.kind, { sandbox: status })
+    if (status !== 'sandboxed') process.stderr.write(`swarm: warning: ${o.name} (${o.adapter.kind}) runs without the OS sandbox: ${reason}\n`)
+  }
   const [file, args] = confined ? [confined.process.file, confined.process.args] : [o.argv[0], o.argv.slice(1)]
   // The sandbox's seccomp program goes to bwrap on fd 3, which reads it to its end.
   const fd3 = confined?.process.fd3

@@ -5,7 +5,7 @@
  * leader's decision in the CLI's own form. Its own failures never block the CLI (exit 0, no reply),
  * except on pre-tool / permission-request, where they deny the call (hook-fail.ts).
  */
-import { readAgentState, statePath, type AgentStatus } from '../agent/state.js'
+import { readAgentState, statePath, type AgentState, type AgentStatus } from '../agent/state.js'
 import { encodeStructured } from '../mailbox/messages.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { LEAD_NAME } from '../home/paths.js'
@@ -194,12 +194,18 @@ async function goIdle(inv: HookInvocation, facts: HookFacts): Promise<void> {
 }
 
 /** Merges into `agents/<name>/state.json`, the file `swarm status` reads. */
-export async function setStatus(inv: Pick<HookInvocation, 'team' | 'name' | 'env'>, status: AgentStatus, detail?: string): Promise<void> {
+export async function setStatus(
+  inv: Pick<HookInvocation, 'team' | 'name' | 'env'>,
+  status: AgentStatus,
+  detail?: string,
+  extra: Partial<AgentState> = {},
+): Promise<void> {
   const file = statePath(inv.team, inv.name, inv.env)
   const old = await readAgentState(inv.team, inv.name, inv.env).catch(() => undefined)
   const now = Date.now()
   await atomicWriteJson(file, {
     ...old,
+    ...extra,
     status,
     ...(detail !== undefined ? { detail } : {}),
     lastActivity: now,

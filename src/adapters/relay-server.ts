@@ -27,6 +27,7 @@ import {
   writeEndpoint,
 } from './relay-frames.js'
 import { SWARM_HOOK_EVENTS, type SwarmHookEvent } from './types.js'
+import { isDirectorySync } from '../util/fs.js'
 
 export interface RelayIdentity {
   team: string
@@ -138,7 +139,7 @@ async function run(argv: string[], clientCwd: string, s: Session, o: RelayOption
   const team = command === 'send' || command === 'tasks' ? rest[0] : o.team
   const foreign = team !== o.team ? `team ${JSON.stringify(team ?? '')} is not ${JSON.stringify(o.team)}` : foreignIdentity(rest, o)
   if (foreign) return s.finish(2, `a teammate acts only as itself: ${foreign}`)
-  const cwd = isDirectory(clientCwd) ? clientCwd : o.cwd
+  const cwd = isDirectorySync(clientCwd) ? clientCwd : o.cwd
   if (command === 'hook') return runRelayedHook(rest, s, o)
   if (command === 'mcp') {
     const output = new Writable({
@@ -219,12 +220,4 @@ function sameToken(given: string, token: string): boolean {
   const a = Buffer.from(given)
   const b = Buffer.from(token)
   return a.length === b.length && timingSafeEqual(a, b)
-}
-
-function isDirectory(p: string): boolean {
-  try {
-    return fs.statSync(p).isDirectory()
-  } catch {
-    return false
-  }
 }

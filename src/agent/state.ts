@@ -31,6 +31,8 @@ export const AgentState = z.looseObject({
   /** The agent's spending limit, as raised so far. */
   budget: z.object({ maxCostUsd: z.number().optional(), maxTokens: z.number().optional() }).optional(),
   turns: z.number().optional(),
+  /** An agent-CLI teammate: how its whole process tree runs (`sandboxed`, `unavailable`, `unsandboxed`). */
+  sandbox: z.enum(['sandboxed', 'unavailable', 'unsandboxed']).optional(),
 })
 export type AgentState = z.infer<typeof AgentState>
 

@@ -14,7 +14,10 @@ export function formatReport(r: TeamReport): string {
   for (const m of r.members) {
     rows.push([
       m.name,
-      m.status + (m.state === 'exited' && m.exitCode !== undefined && m.exitCode !== 0 ? ` (code ${m.exitCode})` : ''),
+      m.status +
+        (m.state === 'exited' && m.exitCode !== undefined && m.exitCode !== 0 ? ` (code ${m.exitCode})` : '') +
+        // An agent CLI outside the OS sandbox (no bwrap here, or sandbox.enabled false) says so.
+        (m.sandbox && m.sandbox !== 'sandboxed' ? ' (unsandboxed)' : ''),
       m.backend ?? '-',
       m.pane || '-',
       m.model ?? '-',

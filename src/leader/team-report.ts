@@ -29,6 +29,8 @@ export interface MemberReport extends MemberStatus {
   /** Its spending limit, when it has one. */
   budget?: { maxCostUsd?: number; maxTokens?: number }
   detail?: string
+  /** An agent-CLI teammate's sandbox, as its pane wrapper set it up. */
+  sandbox?: 'sandboxed' | 'unavailable' | 'unsandboxed'
 }
 
 export interface TeamReport {
@@ -87,6 +89,7 @@ export async function teamReport(team: string, opts: { env?: NodeJS.ProcessEnv; 
       ...(state?.mode ? { mode: state.mode } : {}),
       ...(state?.lastActivity ? { lastActivity: state.lastActivity } : {}),
       ...(state?.detail ? { detail: state.detail } : {}),
+      ...(state?.sandbox ? { sandbox: state.sandbox } : {}),
       unread: inbox.filter((e) => !e.read).length,
       pendingRequests: asks,
       ...(task || state?.currentTask ? { currentTask: task?.id ?? state?.currentTask } : {}),

@@ -4,6 +4,7 @@ import { errorMessage } from '../errors.js'
 import { runCommand } from '../process/launch.js'
 import { seccompArgs, seccompProgram } from './seccomp.js'
 import type { SandboxPlan } from './types.js'
+import { isDirectorySync } from '../util/fs.js'
 
 /**
  * The Linux sandbox: a bubblewrap argv for one Bash call, and a probe that actually runs bwrap.
@@ -42,7 +43,7 @@ export function bwrapViewArgs(plan: Omit<SandboxPlan, 'command'>): string[] {
   for (const dir of plan.writable) args.push('--bind', dir, dir)
   for (const p of plan.readOnly) args.push('--ro-bind', p, p)
   for (const p of plan.hidden) {
-    if (isDirectory(p)) args.push('--tmpfs', p, '--remount-ro', p)
+    if (isDirectorySync(p)) args.push('--tmpfs', p, '--remount-ro', p)
     else args.push('--ro-bind', '/dev/null', p)
   }
   for (const dir of plan.masked ?? []) args.push('--remount-ro', dir)
@@ -51,14 +52,6 @@ export function bwrapViewArgs(plan: Omit<SandboxPlan, 'command'>): string[] {
   args.push(...seccompArgs(plan))
   args.push('--chdir', plan.cwd)
   return args
-}
-
-function isDirectory(p: string): boolean {
-  try {
-    return fs.statSync(p).isDirectory()
-  } catch {
-    return false
-  }
 }
 
 /** The bwrap to use: `configured` (settings' `sandbox.bwrapPath`) or the first `bwrap` on env's PATH. */

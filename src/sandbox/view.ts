@@ -12,6 +12,7 @@ import { pidExists } from '../process/liveness.js'
 import { existingProtectedPaths, protectedPart } from './protected.js'
 import type { SandboxConfig } from './settings.js'
 import type { SandboxPlan } from './types.js'
+import { isDirectorySync } from '../util/fs.js'
 
 export interface ViewInput {
   cwd: string
@@ -33,12 +34,12 @@ export type View = Omit<SandboxPlan, 'command' | 'network'> & {
 }
 
 export function planView(i: ViewInput): View {
-  const writable = unique([i.cwd, ...i.writable, ...i.config.allowWrite, i.tmp].map(physical).filter(isDir))
+  const writable = unique([i.cwd, ...i.writable, ...i.config.allowWrite, i.tmp].map(physical).filter(isDirectorySync))
   const found = writable.flatMap((d) => (protectedPart(d) ? [d] : existingProtectedPaths(d)))
   const before = new Map(found.map((p) => [p, identity(p)]))
   const readOnly = unique([...found, ...i.readOnly, ...i.config.denyWrite].map(physical)).filter(exists)
   const hidden = unique([...i.hidden, ...i.config.denyRead, ...terminalSockets(i.env)].map(physical)).filter(exists)
-  const masked = unique((i.masked ?? []).map(physical)).filter(isDir)
+  const masked = unique((i.masked ?? []).map(physical)).filter(isDirectorySync)
   return { cwd: physical(i.cwd), writable, readOnly, hidden, ...(masked.length && { masked }), setenv: { TMPDIR: i.tmp, SWARM_SANDBOX: '1' }, before }
 }
 
@@ -111,13 +112,6 @@ export function exists(p: string): boolean {
   try {
     fs.statSync(p)
     return true
-  } catch {
-    return false
-  }
-}
-function isDir(p: string): boolean {
-  try {
-    return fs.statSync(p).isDirectory()
   } catch {
     return false
   }

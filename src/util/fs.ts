@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { constants as fsConstants } from 'node:fs'
+import fsSync, { constants as fsConstants } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { z } from 'zod'
@@ -215,5 +215,14 @@ export async function readJsonForWrite<S extends z.ZodType>(file: string, schema
     if (!(err instanceof CorruptFileError) || isSymlinkRefusal(err)) throw err
     const movedTo = await moveAside(file)
     throw new CorruptFileError(file, err.message.replace(/^corrupt file \S+ \((.*)\)$/, '$1'), { movedTo, cause: err })
+  }
+}
+
+/** True when `p` is a directory (a link to one counts); false when it is anything else or missing. */
+export function isDirectorySync(p: string): boolean {
+  try {
+    return fsSync.statSync(p).isDirectory()
+  } catch {
+    return false
   }
 }

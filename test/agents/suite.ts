@@ -101,9 +101,17 @@ export function describeAgentCli(c: AgentCliCase): void {
       }
       // The state file is written by the hooks: each turn's `working` (prompt-submit) and `idle` (stop)
       // are recorded within a second of the model request that started and the reply that ended it.
-      const log = await hookLog(t, name)
       const turns = t.server.requests.filter((r) => !r.aux && r.view?.lastUser?.includes(`-${c.kind}`))
       expect(turns.length).toBeGreaterThan(0)
+      // The stop hook logs just after it writes `idle`, which the wait above may have seen first.
+      const log = await waitFor(
+        'a stop logged after every turn',
+        async () => {
+          const l = await hookLog(t, name)
+          return turns.every((r) => l.some((e) => e.event === 'stop' && e.at >= r.receivedAt)) && l
+        },
+        5_000,
+      )
       for (const r of turns) {
         const lead = c.workingLeadMs
         const submit =

@@ -12,7 +12,7 @@ import { waitFor } from '../support/wait.js'
  * drive the tmux server — and talks back through the relay. The same script with the sandbox
  * turned off is the control: there, the same attempts succeed.
  */
-const PROBE = String.raw`
+const PROBE = `
 out="$PWD/probe.out"
 check() { name=$1; shift; if ( "$@" ) >/dev/null 2>>"$PWD/probe.err"; then echo "$name: yes"; else echo "$name: no"; fi >> "$out"; }
 # First, while its shim is intact (the control run overwrites it below).
@@ -104,6 +104,7 @@ describe('an agent-CLI teammate in swarm sandbox', () => {
       'perms-approve': 'no',
     })
     await expect(fs.stat(path.join(t.dir, 'escaped'))).rejects.toThrow()
+    expect(await sandboxOf(t, 'fay')).toBe('sandboxed')
     await expect(fs.stat(path.join(t.home, 'teams', 't', 'permissions', 'resolved', 'evil.json'))).rejects.toThrow()
     const lead = await inboxOf(t, 'team-lead')
     expect(lead.filter((m) => m.text === 'hello from fay').map((m) => m.from)).toEqual(['fay'])
@@ -125,8 +126,17 @@ describe('an agent-CLI teammate in swarm sandbox', () => {
     expect(r.tiocsti).toBe('yes')
     expect(r['send-as-self']).toBe('yes')
     expect(r['send-as-lead']).toBe('no')
+    // swarm status says so.
+    expect(await sandboxOf(t, 'fay')).toBe('unsandboxed')
+    expect((await t.swarm(['status', 't'])).stdout).toMatch(/fay +\S+ \(unsandboxed\)/)
   }, 60_000)
 })
+
+async function sandboxOf(t: AgentTeam, name: string): Promise<string | undefined> {
+  const r = await t.swarm(['status', 't', '--json'])
+  const report = JSON.parse(r.stdout) as { members: Array<{ name: string; sandbox?: string }> }
+  return report.members.find((m) => m.name === name)?.sandbox
+}
 
 async function paneOf(t: AgentTeam, name: string): Promise<string> {
   const config = JSON.parse(await fs.readFile(path.join(t.home, 'teams', 't', 'config.json'), 'utf8')) as {
