@@ -8,8 +8,11 @@ import path from 'node:path'
 import { agentHomeDir, agentHomesRoot, rootDir, sentRoot } from '../home/paths.js'
 import { controlPlaneOptions } from '../permissions/rules/control-plane.js'
 import { loadPermissionSettings } from '../permissions/rules/settings.js'
+import { gitHooksDir } from '../sandbox/git-hooks.js'
+import { PROTECTED_INSIDE } from '../sandbox/protected.js'
 import { type ConfinedProcess, confineProcess } from '../sandbox/process-sandbox.js'
 import { readTeam } from '../teams/team-store.js'
+import { ensureDir } from '../util/fs.js'
 import { relayEndpointFile } from './relay-frames.js'
 import { type Relay, type RelayIdentity, startRelay } from './relay-server.js'
 
@@ -37,14 +40,26 @@ export async function confineCli(o: ConfineCliOptions): Promise<ConfinedCli> {
     const cp = controlPlaneOptions(o.cwd, o.env)
     const homes = agentHomesRoot(o.env)
     const allowed = (team.teamAllowedPaths ?? []).map((p) => (typeof p === 'string' ? p : p.path))
+    // Made now when missing: the sandbox hides what exists, and swarm writes its sent log and plans later.
+    const hidden = [...cp.controlPlaneDirs, sentRoot(o.env), path.join(rootDir(o.env), 'plans')]
+    await Promise.all(hidden.map((d) => ensureDir(d)))
+    const configDirs = await projectConfigDirs(o.cwd)
+    // Git's hooks wherever core.hooksPath puts them (`.husky` in the tree): the user's next commit runs them.
+    const hooks = await gitHooksDir(o.cwd, o.env)
     const confined = await confineProcess(o.argv, {
       config: settings.sandbox,
       env: o.env,
       label: o.name,
       cwd: o.cwd,
       writable: [home, ...settings.additionalDirectories, ...allowed],
-      readOnly: [...cp.protectedPaths.filter((p) => p !== homes), path.dirname(endpointFile), ...o.readOnly],
-      hidden: [...cp.controlPlaneDirs, sentRoot(o.env), path.join(rootDir(o.env), 'plans')],
+      readOnly: [
+        ...cp.protectedPaths.filter((p) => p !== homes),
+        ...configDirs,
+        ...(hooks ? [hooks] : []),
+        path.dirname(endpointFile),
+        ...o.readOnly,
+      ],
+      hidden,
       masked: [homes],
     })
     return {
@@ -59,4 +74,20 @@ export async function confineCli(o: ConfineCliOptions): Promise<ConfinedCli> {
     await relay.close()
     throw err
   }
+}
+
+/**
+ * The agent CLIs' project config directories in `cwd` (`.claude`, `.gemini`, `.codex`, `.pi`), made
+ * when missing so that they are read-only whole: settings or hooks a teammate created there were
+ * read by swarm and by the next teammate (its sandbox turned off, its hooks disabled) long before
+ * they were moved aside. Left in place afterwards: removing one another sandbox binds would undo
+ * that binding. opencode's `.opencode` only when it exists (opencode installs packages into a config
+ * directory it finds).
+ */
+async function projectConfigDirs(cwd: string): Promise<string[]> {
+  const dirs = Object.keys(PROTECTED_INSIDE)
+    .filter((d) => d !== '.opencode')
+    .map((d) => path.join(cwd, d))
+  await Promise.all(dirs.map((d) => ensureDir(d)))
+  return dirs
 }

@@ -5,6 +5,7 @@
  * bash/edit set to "ask"). It has no command hooks: the pane wrapper reads its SSE event stream
  * (opencode-bridge.ts) for states and permissions, and the courier types into it over HTTP.
  */
+import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { rootDir } from '../home/paths.js'
 import { OPENCODE_PASSWORD_ENV, OPENCODE_URL_ENV, freePort } from './opencode-api.js'
@@ -45,6 +46,8 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
       },
     }),
     permission: permissionFor(ctx.mode),
+    // The project's AGENTS.md, which OPENCODE_DISABLE_PROJECT_CONFIG (below) would leave out.
+    instructions: [path.join(ctx.cwd, 'AGENTS.md')],
     mcp: { swarm: { type: 'local', command: ctx.mcpArgv, enabled: true, environment: { SWARM_HOME: rootDir(ctx.env) } } },
   }
   const readOnly = await writeOpencodeConfigDir(dirs.XDG_CONFIG_HOME, config)
@@ -62,6 +65,9 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
     env: {
       ...dirs,
       ...OPENCODE_QUIET_ENV,
+      // Never the project's opencode.json or .opencode/: created by another teammate, they would win
+      // over this config (bash "allow", their own agents and plugins) and take the lead's gate off.
+      OPENCODE_DISABLE_PROJECT_CONFIG: '1',
       [OPENCODE_URL_ENV]: `http://127.0.0.1:${port}`,
       // Its server then answers only whoever knows this (the pane wrapper): not any local process.
       [OPENCODE_PASSWORD_ENV]: randomBytes(18).toString('base64url'),

@@ -28,10 +28,20 @@ export const data = (bytes: Buffer | string): string => Buffer.from(bytes).toStr
 export const bytesOf = (d: string): Buffer => Buffer.from(d, 'base64')
 
 /**
- * Splits a byte stream into frame lines and hands each parsed line to `onLine`; `onError` gets a
- * line that is too long (the rest of the stream is then ignored).
+ * The `open` frame (token, argv, cwd) is small: a connection that has not shown the token within
+ * this many bytes is dropped, so a local process without it cannot make the wrapper hold 8 MiB.
  */
-export function lineReader(onLine: (line: string) => void, onError: (err: Error) => void): (chunk: Buffer) => void {
+export const MAX_OPEN_FRAME_BYTES = 64 * 1024
+
+/**
+ * Splits a byte stream into frame lines and hands each parsed line to `onLine`; `onError` gets a
+ * line longer than `limit()` bytes (the rest of the stream is then ignored).
+ */
+export function lineReader(
+  onLine: (line: string) => void,
+  onError: (err: Error) => void,
+  limit: () => number = () => MAX_FRAME_BYTES,
+): (chunk: Buffer) => void {
   let pending = ''
   let failed = false
   return (chunk) => {
@@ -44,9 +54,9 @@ export function lineReader(onLine: (line: string) => void, onError: (err: Error)
       if (line.trim()) onLine(line)
       nl = pending.indexOf('\n')
     }
-    if (pending.length > MAX_FRAME_BYTES) {
+    if (pending.length > limit()) {
       failed = true
-      onError(new Error(`a relay frame over ${MAX_FRAME_BYTES} bytes`))
+      onError(new Error(`a relay frame over ${limit()} bytes`))
     }
   }
 }

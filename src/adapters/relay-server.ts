@@ -15,7 +15,17 @@ import { errorMessage } from '../errors.js'
 import { killTree } from '../process/tree.js'
 import { parseHookPayload, runHook } from './hook.js'
 import { serveMcp } from './mcp-server.js'
-import { ClientFrame, bytesOf, data, encodeFrame, lineReader, type ServerFrame, writeEndpoint } from './relay-frames.js'
+import {
+  ClientFrame,
+  MAX_FRAME_BYTES,
+  MAX_OPEN_FRAME_BYTES,
+  bytesOf,
+  data,
+  encodeFrame,
+  lineReader,
+  type ServerFrame,
+  writeEndpoint,
+} from './relay-frames.js'
 import { SWARM_HOOK_EVENTS, type SwarmHookEvent } from './types.js'
 import { isDirectorySync } from '../util/fs.js'
 
@@ -104,7 +114,11 @@ function serveConnection(socket: net.Socket, token: string, o: RelayOptions): vo
   }
   socket.on(
     'data',
-    lineReader(onLine, (err) => finish(2, err.message)),
+    lineReader(
+      onLine,
+      (err) => finish(2, err.message),
+      () => (opened ? MAX_FRAME_BYTES : MAX_OPEN_FRAME_BYTES),
+    ),
   )
   socket.once('end', () => stdin.end())
 }

@@ -1,4 +1,5 @@
 import { Command } from 'commander'
+import { refuseDebuggerSignal } from '../process/handlers.js'
 import { oneLineUsageErrors, reportError } from './errors.js'
 
 type Register = (program: Command) => void
@@ -51,6 +52,8 @@ export async function buildProgram(only?: string): Promise<Command> {
 
 /** Entry point used by bin/swarm.js. Exits with the documented code. */
 export async function main(argv: string[]): Promise<void> {
+  // Every swarm process a teammate's pane runs (its wrapper, the relay's send/tasks) is in its process group.
+  refuseDebuggerSignal()
   try {
     const program = await buildProgram(argv[2])
     await program.parseAsync(argv)

@@ -66,6 +66,18 @@ export function nextStopSignal(until?: AbortSignal): Promise<StopSignal | undefi
   })
 }
 
+/**
+ * Keeps SIGUSR1 from opening Node's inspector (on 127.0.0.1:9229, where any local process can run
+ * code in it): a CLI teammate in swarm's sandbox shares its pane wrapper's process group, so
+ * `kill -USR1 0` from inside would open that door outside the sandbox. Once per process.
+ */
+export function refuseDebuggerSignal(): void {
+  if (debuggerSignalRefused) return
+  debuggerSignalRefused = true
+  process.on('SIGUSR1', () => undefined)
+}
+let debuggerSignalRefused = false
+
 /** Routes uncaught exceptions and unhandled rejections; an error no route takes is printed and exits 1. */
 export function onCrash(fn: CrashRoute): () => void {
   return add(crashRoutes, fn)

@@ -29,14 +29,15 @@ export interface ViewInput {
 }
 
 export type View = Omit<SandboxPlan, 'command' | 'network'> & {
-  /** The protected paths that existed before (the rest are moved aside when it ends). */
-  before: Set<string>
+  /** The protected paths that existed before, each with its identity (the rest are moved aside when it ends). */
+  before: ReadonlyMap<string, string>
 }
 
 export function planView(i: ViewInput): View {
   const writable = unique([i.cwd, ...i.writable, ...i.config.allowWrite, i.tmp].map(physical).filter(isDirectorySync))
-  const before = new Set(writable.flatMap((d) => (protectedPart(d) ? [d] : existingProtectedPaths(d))))
-  const readOnly = unique([...before, ...i.readOnly, ...i.config.denyWrite].map(physical)).filter(exists)
+  const found = writable.flatMap((d) => (protectedPart(d) ? [d] : existingProtectedPaths(d)))
+  const before = new Map(found.map((p) => [p, identity(p)]))
+  const readOnly = unique([...found, ...i.readOnly, ...i.config.denyWrite].map(physical)).filter(exists)
   const hidden = unique([...i.hidden, ...i.config.denyRead, ...terminalSockets(i.env)].map(physical)).filter(exists)
   const masked = unique((i.masked ?? []).map(physical)).filter(isDirectorySync)
   return { cwd: physical(i.cwd), writable, readOnly, hidden, ...(masked.length && { masked }), setenv: { TMPDIR: i.tmp, SWARM_SANDBOX: '1' }, before }
@@ -75,18 +76,29 @@ export async function makePrivateTmp(label: string): Promise<string> {
 }
 
 /**
- * Protected paths under `writable` that were not there before: renamed to
+ * Protected paths under `writable` that were not there before — or are not the same file any more:
+ * a read-only one is moved away with its parent and another planted at its path — renamed to
  * `<name>.blocked-by-swarm-<time>` (kept, never deleted; the new name is not protected).
  */
-export async function moveAsideCreated(writable: readonly string[], before: ReadonlySet<string>): Promise<string[]> {
+export async function moveAsideCreated(writable: readonly string[], before: ReadonlyMap<string, string>): Promise<string[]> {
   const moved: string[] = []
   for (const p of writable.flatMap((d) => existingProtectedPaths(d))) {
-    if (before.has(p)) continue
+    if (before.get(p) === identity(p)) continue
     const aside = `${p}.blocked-by-swarm-${Date.now()}`
     await fsp.rename(p, aside)
     moved.push(`${p} → ${aside}`)
   }
   return moved
+}
+
+/** Device and inode of `p` itself (a symlink is not followed); '' when it is gone. */
+function identity(p: string): string {
+  try {
+    const st = fs.lstatSync(p)
+    return `${st.dev}:${st.ino}`
+  } catch {
+    return ''
+  }
 }
 
 export function physical(p: string): string {
