@@ -2,6 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type AgentTeam, agentTeam, hasCli } from './helpers.js'
+import { bashCliAdapter, writeProjectAdapter } from '../support/bash-cli.js'
 import { waitFor } from '../support/wait.js'
 
 /**
@@ -16,14 +17,7 @@ const writer = (file: string, json: unknown) => {
 if (mkdir -p "$(dirname "$PWD/${file}")" && printf '%s\n' '${JSON.stringify(json)}' > "$PWD/${file}") 2>/dev/null; then echo wrote; else echo refused; fi > "$PWD/writer.out"
 exec sleep 600
 `
-  return `
-binary: bash
-command: ['bash', '{{configDir}}/probe.sh']
-files:
-  - { path: probe.sh, text: ${JSON.stringify(script)} }
-delivery: { method: paste, settleMs: 100, confirm: screen }
-quit: { signal: SIGTERM, graceMs: 1000 }
-`
+  return bashCliAdapter(script)
 }
 
 interface Case {
@@ -78,8 +72,7 @@ describe('adversarial: workspace config a CLI teammate creates', () => {
           { afterTool: true, reply: { text: 'The tool finished.' } },
         ],
       })
-      fs.mkdirSync(path.join(t.work, '.claude', 'swarm-agents'), { recursive: true })
-      fs.writeFileSync(path.join(t.work, '.claude', 'swarm-agents', 'writer.yaml'), writer(c.file, c.json))
+      await writeProjectAdapter(t.work, 'writer', writer(c.file, c.json))
       expect((await t.swarm(['team', 'create', 't', '--no-start'])).code).toBe(0)
       expect((await t.swarm(['spawn', 't', 'fay', '--agent', 'writer', '--backend', 'tmux'])).code).toBe(0)
       const wrote = await waitFor(

@@ -5,6 +5,7 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type AgentTeam, agentTeam } from '../agents/helpers.js'
 import { waitFor } from '../support/wait.js'
+import { bashCliAdapter, writeProjectAdapter } from '../support/bash-cli.js'
 
 /**
  * Adversarial review of the whole-CLI sandbox: a hostile agent-CLI teammate (a shell script
@@ -32,19 +33,10 @@ kill -USR1 0
 exec sleep 600
 `
 
-const ADAPTER = `
-binary: bash
-command: ['bash', '{{configDir}}/probe.sh']
-env: { PROBE_HOME: '{{configDir}}' }
-files:
-  - { path: probe.sh, text: ${JSON.stringify(PROBE)} }
-delivery: { method: paste, settleMs: 100, confirm: screen }
-quit: { signal: SIGTERM, graceMs: 1000 }
-`
+const ADAPTER = bashCliAdapter(PROBE, { env: { PROBE_HOME: '{{configDir}}' } })
 
 async function start(t: AgentTeam): Promise<string> {
-  await fs.mkdir(path.join(t.work, '.claude', 'swarm-agents'), { recursive: true })
-  await fs.writeFile(path.join(t.work, '.claude', 'swarm-agents', 'probe.yaml'), ADAPTER)
+  await writeProjectAdapter(t.work, 'probe', ADAPTER)
   expect((await t.swarm(['team', 'create', 't', '--no-start'])).code).toBe(0)
   const spawned = await t.swarm(['spawn', 't', 'fay', '--agent', 'probe', '--backend', 'tmux'])
   expect(spawned.code, spawned.stderr).toBe(0)

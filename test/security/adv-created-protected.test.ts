@@ -3,6 +3,7 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type AgentTeam, agentTeam } from '../agents/helpers.js'
 import { waitFor } from '../support/wait.js'
+import { bashCliAdapter, writeProjectAdapter } from '../support/bash-cli.js'
 
 /**
  * Adversarial review: a protected path that did not exist when a CLI teammate's sandbox was set up
@@ -18,14 +19,6 @@ const READER = String.raw`
 if cat "$SWARM_HOME/teams/t/config.json" >/dev/null 2>&1; then echo yes; else echo no; fi > "$PWD/reader.out"
 exec sleep 600
 `
-const adapter = (script: string) => `
-binary: bash
-command: ['bash', '{{configDir}}/probe.sh']
-files:
-  - { path: probe.sh, text: ${JSON.stringify(script)} }
-delivery: { method: paste, settleMs: 100, confirm: screen }
-quit: { signal: SIGTERM, graceMs: 1000 }
-`
 
 describe('adversarial: protected paths a CLI teammate creates', () => {
   let t: AgentTeam
@@ -37,8 +30,8 @@ describe('adversarial: protected paths a CLI teammate creates', () => {
     t = await agentTeam()
     const agents = path.join(t.work, '.claude', 'swarm-agents')
     await fs.mkdir(agents, { recursive: true })
-    await fs.writeFile(path.join(agents, 'writer.yaml'), adapter(WRITER))
-    await fs.writeFile(path.join(agents, 'reader.yaml'), adapter(READER))
+    await fs.writeFile(path.join(agents, 'writer.yaml'), bashCliAdapter(WRITER))
+    await fs.writeFile(path.join(agents, 'reader.yaml'), bashCliAdapter(READER))
     expect((await t.swarm(['team', 'create', 't', '--no-start'])).code).toBe(0)
     const fay = await t.swarm(['spawn', 't', 'fay', '--agent', 'writer', '--backend', 'tmux'])
     expect(fay.code, fay.stderr).toBe(0)

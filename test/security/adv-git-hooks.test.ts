@@ -5,6 +5,7 @@ import { promisify } from 'node:util'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type AgentTeam, agentTeam } from '../agents/helpers.js'
 import { waitFor } from '../support/wait.js'
+import { bashCliAdapter, writeProjectAdapter } from '../support/bash-cli.js'
 
 const git = promisify(execFile)
 
@@ -17,14 +18,7 @@ const PROBE = String.raw`
 if (printf '#!/bin/sh\ntouch "$HOME/pwned"\n' > "$PWD/.husky/pre-commit") 2>/dev/null; then echo wrote; else echo refused; fi > "$PWD/hooks.out"
 exec sleep 600
 `
-const ADAPTER = `
-binary: bash
-command: ['bash', '{{configDir}}/probe.sh']
-files:
-  - { path: probe.sh, text: ${JSON.stringify(PROBE)} }
-delivery: { method: paste, settleMs: 100, confirm: screen }
-quit: { signal: SIGTERM, graceMs: 1000 }
-`
+const ADAPTER = bashCliAdapter(PROBE)
 
 describe('adversarial: git hooks in the project tree', () => {
   let t: AgentTeam
@@ -38,8 +32,7 @@ describe('adversarial: git hooks in the project tree', () => {
     await git('git', ['-C', t.work, 'config', 'core.hooksPath', '.husky'])
     await fs.mkdir(path.join(t.work, '.husky'))
     await fs.writeFile(path.join(t.work, '.husky', 'pre-commit'), '#!/bin/sh\nnpm test\n')
-    await fs.mkdir(path.join(t.work, '.claude', 'swarm-agents'), { recursive: true })
-    await fs.writeFile(path.join(t.work, '.claude', 'swarm-agents', 'probe.yaml'), ADAPTER)
+    await writeProjectAdapter(t.work, 'probe', ADAPTER)
     expect((await t.swarm(['team', 'create', 't', '--no-start'])).code).toBe(0)
     const spawned = await t.swarm(['spawn', 't', 'fay', '--agent', 'probe', '--backend', 'tmux'])
     expect(spawned.code, spawned.stderr).toBe(0)

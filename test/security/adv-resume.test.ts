@@ -5,6 +5,7 @@ import { promisify } from 'node:util'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type AgentTeam, agentTeam } from '../agents/helpers.js'
 import { waitFor } from '../support/wait.js'
+import { bashCliAdapter, writeProjectAdapter } from '../support/bash-cli.js'
 
 const run = promisify(execFile)
 
@@ -23,15 +24,7 @@ echo "run token=$token team=$team write-own-files=$hooks sandbox=$SWARM_SANDBOX"
 exec sleep 600
 `
 
-const ADAPTER = `
-binary: bash
-command: ['bash', '{{configDir}}/probe.sh']
-env: { PROBE_HOME: '{{configDir}}' }
-files:
-  - { path: probe.sh, text: ${JSON.stringify(PROBE)} }
-delivery: { method: paste, settleMs: 100, confirm: screen }
-quit: { signal: SIGTERM, graceMs: 1000 }
-`
+const ADAPTER = bashCliAdapter(PROBE, { env: { PROBE_HOME: '{{configDir}}' } })
 
 describe('adversarial: a resumed agent-CLI teammate', () => {
   let t: AgentTeam
@@ -41,8 +34,7 @@ describe('adversarial: a resumed agent-CLI teammate', () => {
 
   it('is sandboxed again, with the same read-only files and a new relay token', async () => {
     t = await agentTeam()
-    await fs.mkdir(path.join(t.work, '.claude', 'swarm-agents'), { recursive: true })
-    await fs.writeFile(path.join(t.work, '.claude', 'swarm-agents', 'probe.yaml'), ADAPTER)
+    await writeProjectAdapter(t.work, 'probe', ADAPTER)
     expect((await t.swarm(['team', 'create', 't', '--no-start'])).code).toBe(0)
     const spawned = await t.swarm(['spawn', 't', 'fay', '--agent', 'probe', '--backend', 'tmux'])
     expect(spawned.code, spawned.stderr).toBe(0)

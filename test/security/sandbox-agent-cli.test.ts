@@ -4,6 +4,7 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type AgentTeam, agentTeam, inboxOf, leftovers, panePids } from '../agents/helpers.js'
 import { waitFor } from '../support/wait.js'
+import { bashCliAdapter, writeProjectAdapter } from '../support/bash-cli.js'
 
 /**
  * An agent-CLI teammate's whole process tree in swarm's sandbox: a "CLI" (a shell script, through
@@ -39,16 +40,10 @@ echo done >> "$out"
 exec sleep 600
 `
 
-const ADAPTER = `
-binary: bash
-command: ['bash', '{{configDir}}/probe.sh']
-env: { PROBE_HOME: '{{configDir}}', PROBE_SOCK: '{{env:PROBE_SOCK}}' }
-files:
-  - { path: probe.sh, text: ${JSON.stringify(PROBE)} }
-  - { path: hooks.json, json: { prompt: '{{hook:prompt-submit}}' } }
-delivery: { method: paste, settleMs: 100, confirm: screen }
-quit: { signal: SIGTERM, graceMs: 1000 }
-`
+const ADAPTER = bashCliAdapter(PROBE, {
+  env: { PROBE_HOME: '{{configDir}}', PROBE_SOCK: '{{env:PROBE_SOCK}}' },
+  files: [{ path: 'hooks.json', json: { prompt: '{{hook:prompt-submit}}' } }],
+})
 
 async function probe(t: AgentTeam, sandbox: boolean): Promise<Record<string, string>> {
   // A Unix socket served outside (as docker's or ssh-agent's would be), in a directory it can read.
@@ -57,8 +52,7 @@ async function probe(t: AgentTeam, sandbox: boolean): Promise<Record<string, str
   await new Promise<void>((resolve) => server.listen(sock, resolve))
   servers.push(server)
   t.env.PROBE_SOCK = sock
-  await fs.mkdir(path.join(t.work, '.claude', 'swarm-agents'), { recursive: true })
-  await fs.writeFile(path.join(t.work, '.claude', 'swarm-agents', 'probe.yaml'), ADAPTER)
+  await writeProjectAdapter(t.work, 'probe', ADAPTER)
   if (!sandbox) await fs.writeFile(path.join(t.work, '.claude', 'settings.json'), JSON.stringify({ sandbox: { enabled: false } }))
   expect((await t.swarm(['team', 'create', 't', '--no-start'])).code).toBe(0)
   await fs.mkdir(path.join(t.home, 'agent-homes', 't', 'other'), { recursive: true })

@@ -1,0 +1,27 @@
+import fs from 'node:fs/promises'
+import path from 'node:path'
+
+/**
+ * The cheapest real hostile teammate: a user-defined adapter whose "CLI" is a bash script, run
+ * by swarm exactly as any agent CLI (its pane wrapper, its relay, its sandbox). `env` and `files`
+ * are added to the adapter as they are (placeholders such as `{{configDir}}` expand).
+ */
+export function bashCliAdapter(script: string, o: { env?: Record<string, string>; files?: Array<Record<string, unknown>> } = {}): string {
+  const files = [{ path: 'probe.sh', text: script }, ...(o.files ?? [])]
+  return [
+    'binary: bash',
+    "command: ['bash', '{{configDir}}/probe.sh']",
+    ...(o.env ? [`env: ${JSON.stringify(o.env)}`] : []),
+    `files: ${JSON.stringify(files)}`,
+    'delivery: { method: paste, settleMs: 100, confirm: screen }',
+    'quit: { signal: SIGTERM, graceMs: 1000 }',
+    '',
+  ].join('\n')
+}
+
+/** Writes `yaml` as the project's adapter `<kind>` (`<work>/.claude/swarm-agents/<kind>.yaml`). */
+export async function writeProjectAdapter(work: string, kind: string, yaml: string): Promise<void> {
+  const dir = path.join(work, '.claude', 'swarm-agents')
+  await fs.mkdir(dir, { recursive: true })
+  await fs.writeFile(path.join(dir, `${kind}.yaml`), yaml)
+}
