@@ -18,7 +18,8 @@ out="$PWD/probe.out"
 rec() { printf '%s: %s\n' "$1" "$2" >> "$out"; }
 check() { name=$1; shift; if ( "$@" ) >/dev/null 2>>"$PWD/probe.err"; then rec "$name" yes; else rec "$name" no; fi; }
 # What it inherited: every descriptor of the CLI itself, and what each one is.
-rec fds "$(for f in /proc/$$/fd/*; do n=$(basename "$f"); [ "$n" -gt 2 ] && printf '%s=%s ' "$n" "$(readlink "$f")"; done)"
+# (The directory listing's own descriptor shows in the list and is gone by its readlink: skipped.)
+rec fds "$(for f in /proc/$$/fd/*; do n=$(basename "$f"); l=$(readlink "$f") || continue; [ "$n" -gt 2 ] && printf '%s=%s ' "$n" "$l"; done)"
 rec started yes
 while [ ! -e "$PWD/go" ]; do sleep 0.05; done
 # The control plane's directories swarm created after the sandbox was set up.
