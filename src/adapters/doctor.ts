@@ -4,10 +4,15 @@
  * or its control channel works (the adapter's probe), plus adapter files that could not be read.
  * Every probe runs in a throwaway home (probe-home.ts).
  */
+import fs from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
 import { swarmArgv } from '../backends/launch.js'
 import { runCommand } from '../process/launch.js'
 import { locateAgentBinary } from './binary.js'
 import { withProbeHome } from './probe-home.js'
+import { relayEndpointFile } from './relay-frames.js'
+import { startRelay } from './relay-server.js'
 import { loadAdapters } from './registry.js'
 
 export interface AgentCliStatus {
@@ -65,13 +70,30 @@ async function versionOf(file: string, args: readonly string[], env: NodeJS.Proc
   return (r!.stdout.trim() || r.stderr.trim()).split('\n').pop()?.trim() || undefined
 }
 
-/** `swarm hook` refuses an unknown event with exit 2: proof that the entry point every hook calls runs. */
+/**
+ * A CLI teammate's hooks run `swarm relay <endpoint> -- hook …` (or `swarm hook …` for Codex):
+ * both refuse an unknown event with exit 2 — proof that the entry point, and the relay that carries
+ * a sandboxed CLI's hooks to its pane wrapper, work here.
+ */
 async function hookEntryHealth(env: NodeJS.ProcessEnv): Promise<string> {
   const [node, ...bin] = swarmArgv()
-  const r = await withProbeHome(env, (probeEnv) =>
-    runCommand(node, [...bin, 'hook', 'doctor-probe', '--team', 'x', '--name', 'x', '--agent', 'x'], { env: probeEnv, timeoutMs: 15_000, input: '' }),
-  ).catch((err: Error) => ({ code: -1, stdout: '', stderr: err.message }))
-  return r.code === 2 && r.stderr.includes('unknown hook event')
-    ? 'ok'
-    : `the hook entry point failed (exit ${r.code}): ${r.stderr.trim().split('\n')[0]}`
+  const probe = ['hook', 'doctor-probe', '--team', 'x', '--name', 'x', '--agent', 'x']
+  const ask = (probeEnv: NodeJS.ProcessEnv, argv: string[]) => runCommand(node, [...bin, ...argv], { env: probeEnv, timeoutMs: 15_000, input: '' })
+  const refused = (r: { code: number | null; stderr: string }) => r.code === 2 && r.stderr.includes('unknown hook event')
+  const failed = (what: string, r: { code: number | null; stderr: string }) => `${what} failed (exit ${r.code}): ${r.stderr.trim().split('\n')[0]}`
+  return withProbeHome(env, async (probeEnv) => {
+    const direct = await ask(probeEnv, probe)
+    if (!refused(direct)) return failed('the hook entry point', direct)
+    // A throwaway endpoint, never under the user's swarm root.
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-doctor-relay-'))
+    const endpointFile = relayEndpointFile(dir)
+    const relay = await startRelay({ team: 'x', name: 'x', agent: 'x', endpointFile, env: probeEnv, cwd: dir })
+    try {
+      const relayed = await ask(probeEnv, ['relay', endpointFile, '--', ...probe])
+      return refused(relayed) ? 'ok' : failed('the relay', relayed)
+    } finally {
+      await relay.close()
+      await fs.rm(dir, { recursive: true, force: true })
+    }
+  }).catch((err: Error) => `the hook entry point failed: ${err.message}`)
 }
