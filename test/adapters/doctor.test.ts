@@ -60,6 +60,8 @@ describe('swarm doctor and agent CLIs', () => {
     const report = (await doctor({ SWARM_AGENT_BIN_DIR: binDir })).agents
     expect(report.find((a) => a.kind === 'gemini')).toMatchObject({ path: path.join(binDir, 'gemini'), version: 'gemini 9.9.9' })
     expect(report.find((a) => a.kind === 'codex')).toMatchObject({ version: 'codex 9.9.9' })
+    // Its hooks' entry point answers, directly and through a relay (what a sandboxed CLI's hooks take).
+    expect(report.find((a) => a.kind === 'gemini')?.hooks).toBe('ok')
     expect(await tree(userHome)).toEqual(before)
     const seen = (await fs.readFile(path.join(dir, 'seen.log'), 'utf8')).trim().split('\n')
     expect(seen).toHaveLength(3)
