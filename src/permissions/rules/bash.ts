@@ -1,6 +1,7 @@
 /**
  * Just enough shell parsing for permission rules: split a command line into its simple commands
- * (`a && b; c | d` → a, b, c, d), notice command substitution and output redirection, and match
+ * (`a && b; c | d` → a, b, c, d), drop comments, notice command substitution (and parameter expansion
+ * that can evaluate a value) and output redirection, and match
  * `Bash(...)` rule content against one simple command. It is a conservative reader, not a shell:
  * anything it does not understand ends up in a part that no allow rule matches, so it is asked.
  */
@@ -85,6 +86,15 @@ export function parseCommand(command: string): ParsedCommand {
           plain += p
         },
       )
+    } else if (c === '#' && (text === '' || text.endsWith(' '))) {
+      const end = command.indexOf('\n', i) // a comment, quotes and all, to the end of its line
+      i = end === -1 ? n : end
+    } else if (c === '$' && (next === '{' || next === '[') && !isPlainParameter(command, i)) {
+      text += c + next // `${x@P}`, `${y:=…}`, `${!x}`, `$[y]` may run a value as a command
+      plain += c + next
+      sub = true
+      hasSubstitution = true
+      i += 2
     } else if ((c === '$' || c === '<' || c === '>') && next === '(') {
       const end = matchingParen(command, i + 1)
       substitution(command.slice(i, end), command.slice(i + 2, end - 1))
@@ -150,6 +160,9 @@ function readDoubleQuoted(
     if (c === '\\' && i + 1 < s.length) {
       emit(c + s[i + 1], s[i + 1])
       i += 2
+    } else if (c === '$' && (s[i + 1] === '{' || s[i + 1] === '[') && !isPlainParameter(s, i)) {
+      onSubstitution(c + s[i + 1], '')
+      i += 2
     } else if (c === '$' && s[i + 1] === '(') {
       const end = matchingParen(s, i + 1)
       onSubstitution(s.slice(i, end), s.slice(i + 2, end - 1))
@@ -168,6 +181,15 @@ function readDoubleQuoted(
     i += 1
   }
   return i
+}
+
+/**
+ * `${name}`, `${1}`, `${?}`: a parameter expanded as it is. Any other `${…}` (assignment, `@P`
+ * prompt expansion, an arithmetic offset, `!` indirection) or `$[…]` can evaluate text a command
+ * assigned, so it counts as a substitution.
+ */
+function isPlainParameter(s: string, at: number): boolean {
+  return /^\$\{(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]|[#?@*!$-])\}/.test(s.slice(at, at + 260))
 }
 
 /** Index just past the `)` matching the `(` at `open`, skipping quotes; the end if unbalanced. */
