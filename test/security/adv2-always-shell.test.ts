@@ -20,6 +20,9 @@ const HOSTILE: Record<string, string> = {
   // An arithmetic offset (`${PWD:y}`) evaluates the variable's value, whose array subscript runs `$(…)`.
   'arithmetic evaluation of an assigned value': 'touch c ${y:=a[\\$\\(mkdir\\ pwned\\)]} ${PWD:y}',
   'the same inside double quotes': 'touch "${x:=\\$(mkdir pwned)}" "${x@P}"',
+  // A here-document's body is data to bash; read as commands, a quote in it hid the line after it.
+  'a here-document body holding a quote': "touch a <<EOF\ntouch b '\nEOF\nmkdir pwned #'",
+  'a quoted, tab-stripped here-document': "touch a <<-'EOF'\ntouch b '\n\tEOF\nmkdir pwned #'",
   'old-style arithmetic $[…]': 'touch d ${y:=a[\\$\\(mkdir\\ pwned\\)]} $[y]',
 }
 
@@ -37,6 +40,7 @@ describe('adversarial: an "always" shell rule of a CLI teammate and bash-only sy
     expect(await alwaysAllowed('team', 'gem', 'touch notes.txt', h.project, h.env)).toBe('Bash(touch:*)')
     expect(await alwaysAllowed('team', 'gem', 'touch a # a comment', h.project, h.env)).toBe('Bash(touch:*)')
     expect(await alwaysAllowed('team', 'gem', 'touch "${HOME}/x" $HOME', h.project, h.env)).toBe('Bash(touch:*)')
+    expect(await alwaysAllowed('team', 'gem', 'touch a <<EOF\nmkdir b\nEOF\ntouch c', h.project, h.env)).toBe('Bash(touch:*)')
   })
 
   for (const [what, command] of Object.entries(HOSTILE)) {
