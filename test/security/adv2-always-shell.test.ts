@@ -40,7 +40,7 @@ describe('adversarial: an "always" shell rule of a CLI teammate and bash-only sy
     expect(await alwaysAllowed('team', 'gem', 'touch notes.txt', h.project, h.env)).toBe('Bash(touch:*)')
     expect(await alwaysAllowed('team', 'gem', 'touch a # a comment', h.project, h.env)).toBe('Bash(touch:*)')
     expect(await alwaysAllowed('team', 'gem', 'touch "${HOME}/x" $HOME', h.project, h.env)).toBe('Bash(touch:*)')
-    expect(await alwaysAllowed('team', 'gem', 'touch a <<EOF\nmkdir b\nEOF\ntouch c', h.project, h.env)).toBe('Bash(touch:*)')
+    expect(await alwaysAllowed('team', 'gem', 'touch a <<EOF\ntouch b\nEOF\ntouch c', h.project, h.env)).toBe('Bash(touch:*)')
   })
 
   for (const [what, command] of Object.entries(HOSTILE)) {
