@@ -16,13 +16,17 @@ const HOSTILE: Record<string, string> = {
   // `#` starts a comment to the end of the line for bash; a quote inside it hid the next line.
   'a comment holding a quote': "touch a #'\nmkdir pwned #'",
   // `${x:=word}` assigns `$(…)` written with escapes; `${x@P}` expands it as a prompt, which runs it.
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
   'prompt expansion of an assigned value': 'touch b ${x:=\\$\\(mkdir\\ pwned\\)} ${x@P}',
   // An arithmetic offset (`${PWD:y}`) evaluates the variable's value, whose array subscript runs `$(…)`.
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
   'arithmetic evaluation of an assigned value': 'touch c ${y:=a[\\$\\(mkdir\\ pwned\\)]} ${PWD:y}',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
   'the same inside double quotes': 'touch "${x:=\\$(mkdir pwned)}" "${x@P}"',
   // A here-document's body is data to bash; read as commands, a quote in it hid the line after it.
   'a here-document body holding a quote': "touch a <<EOF\ntouch b '\nEOF\nmkdir pwned #'",
   'a quoted, tab-stripped here-document': "touch a <<-'EOF'\ntouch b '\n\tEOF\nmkdir pwned #'",
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
   'old-style arithmetic $[…]': 'touch d ${y:=a[\\$\\(mkdir\\ pwned\\)]} $[y]',
 }
 
@@ -39,6 +43,7 @@ describe('adversarial: an "always" shell rule of a CLI teammate and bash-only sy
   it('still allows a plain touch (the rule is in force)', async () => {
     expect(await alwaysAllowed('team', 'gem', 'touch notes.txt', h.project, h.env)).toBe('Bash(touch:*)')
     expect(await alwaysAllowed('team', 'gem', 'touch a # a comment', h.project, h.env)).toBe('Bash(touch:*)')
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
     expect(await alwaysAllowed('team', 'gem', 'touch "${HOME}/x" $HOME', h.project, h.env)).toBe('Bash(touch:*)')
     expect(await alwaysAllowed('team', 'gem', 'touch a <<EOF\ntouch b\nEOF\ntouch c', h.project, h.env)).toBe('Bash(touch:*)')
   })
