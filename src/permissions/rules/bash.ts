@@ -1,6 +1,7 @@
 /**
  * Just enough shell parsing for permission rules: split a command line into its simple commands
- * (`a && b; c | d` → a, b, c, d), notice command substitution and output redirection, and match
+ * (`a && b; c | d` → a, b, c, d), drop comments, read a here-document's body line by line, notice command substitution (and parameter expansion
+ * that can evaluate a value) and output redirection, and match
  * `Bash(...)` rule content against one simple command. It is a conservative reader, not a shell:
  * anything it does not understand ends up in a part that no allow rule matches, so it is asked.
  */
@@ -34,6 +35,7 @@ export function parseCommand(command: string): ParsedCommand {
   let sub = false
   let writes: string[] = []
   let hasSubstitution = false
+  const heredocs: HereDocument[] = []
 
   const flush = () => {
     const t = text.trim()
@@ -85,6 +87,15 @@ export function parseCommand(command: string): ParsedCommand {
           plain += p
         },
       )
+    } else if (c === '#' && (text === '' || text.endsWith(' '))) {
+      const end = command.indexOf('\n', i) // a comment, quotes and all, to the end of its line
+      i = end === -1 ? n : end
+    } else if (c === '$' && (next === '{' || next === '[') && !isPlainParameter(command, i)) {
+      text += c + next // `${x@P}`, `${y:=…}`, `${!x}`, `$[y]` may run a value as a command
+      plain += c + next
+      sub = true
+      hasSubstitution = true
+      i += 2
     } else if ((c === '$' || c === '<' || c === '>') && next === '(') {
       const end = matchingParen(command, i + 1)
       substitution(command.slice(i, end), command.slice(i + 2, end - 1))
@@ -99,6 +110,24 @@ export function parseCommand(command: string): ParsedCommand {
       plain += command.slice(i, target.end)
       if (target.word !== undefined && !HARMLESS_TARGETS.has(target.word)) writes.push(target.word)
       i = target.end
+    } else if (c === '<' && next === '<' && command[i + 2] !== '<') {
+      const doc = hereDocument(command, i)
+      heredocs.push(doc)
+      text += command.slice(i, doc.end)
+      plain += command.slice(i, doc.end)
+      i = doc.end
+    } else if (c === '\n' && heredocs.length > 0) {
+      flush()
+      // Bash reads their bodies as data; here each body line is read as commands on its own (no
+      // quote spans past it), which only asks more — `<<` may be a shift in `((…))` after all.
+      const body = hereDocumentBodies(command, i + 1, heredocs.splice(0))
+      for (const line of body.lines) {
+        const inner = parseCommand(line)
+        parts.push(...inner.parts)
+        nested.push(...inner.nested)
+        hasSubstitution ||= inner.hasSubstitution
+      }
+      i = body.end
     } else if (c === ';' || c === '\n' || c === '(' || c === ')') {
       flush()
       i += 1
@@ -150,6 +179,9 @@ function readDoubleQuoted(
     if (c === '\\' && i + 1 < s.length) {
       emit(c + s[i + 1], s[i + 1])
       i += 2
+    } else if (c === '$' && (s[i + 1] === '{' || s[i + 1] === '[') && !isPlainParameter(s, i)) {
+      onSubstitution(c + s[i + 1], '')
+      i += 2
     } else if (c === '$' && s[i + 1] === '(') {
       const end = matchingParen(s, i + 1)
       onSubstitution(s.slice(i, end), s.slice(i + 2, end - 1))
@@ -168,6 +200,63 @@ function readDoubleQuoted(
     i += 1
   }
   return i
+}
+
+interface HereDocument {
+  /** Just past the delimiter word. */
+  end: number
+  delimiter: string
+  /** `<<-`: the body's lines, the delimiter's too, lose their leading tabs. */
+  stripTabs: boolean
+}
+
+/** The `<<[-]WORD` at `at`: its delimiter, quotes removed. */
+function hereDocument(s: string, at: number): HereDocument {
+  let i = at + 2
+  const stripTabs = s[i] === '-'
+  if (stripTabs) i += 1
+  while (s[i] === ' ' || s[i] === '\t') i += 1
+  let delimiter = ''
+  while (i < s.length && !/[\s;&|()<>]/.test(s[i])) {
+    if (s[i] === "'" || s[i] === '"') {
+      const close = s.indexOf(s[i], i + 1)
+      const stop = close === -1 ? s.length : close
+      delimiter += s.slice(i + 1, stop)
+      i = stop + 1
+    } else if (s[i] === '\\') {
+      delimiter += s[i + 1] ?? ''
+      i += 2
+    } else {
+      delimiter += s[i]
+      i += 1
+    }
+  }
+  return { end: Math.min(i, s.length), delimiter, stripTabs }
+}
+
+/** The body lines of `docs`, read in order from `from`, each up to its delimiter's line (or the end), and the index after them. */
+function hereDocumentBodies(s: string, from: number, docs: readonly HereDocument[]): { lines: string[]; end: number } {
+  const lines: string[] = []
+  let i = from
+  for (const doc of docs) {
+    while (i < s.length) {
+      const eol = s.indexOf('\n', i)
+      const line = s.slice(i, eol === -1 ? s.length : eol)
+      i = eol === -1 ? s.length : eol + 1
+      if ((doc.stripTabs ? line.replace(/^\t+/, '') : line) === doc.delimiter) break
+      lines.push(line)
+    }
+  }
+  return { lines, end: i }
+}
+
+/**
+ * `${name}`, `${1}`, `${?}`: a parameter expanded as it is. Any other `${…}` (assignment, `@P`
+ * prompt expansion, an arithmetic offset, `!` indirection) or `$[…]` can evaluate text a command
+ * assigned, so it counts as a substitution.
+ */
+function isPlainParameter(s: string, at: number): boolean {
+  return /^\$\{(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]|[#?@*!$-])\}/.test(s.slice(at, at + 260))
 }
 
 /** Index just past the `)` matching the `(` at `open`, skipping quotes; the end if unbalanced. */
