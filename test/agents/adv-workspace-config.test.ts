@@ -66,13 +66,14 @@ describe('adversarial: workspace config a CLI teammate creates', () => {
     "one teammate cannot take the lead's gate off the next $kind teammate through $file",
     async (c) => {
       if (!hasCli(c.kind)) return
-      // Kept for afterEach: its cleanup ends the tmux server and both teammates.
-      const t = (team = await agentTeam({
+      const t = await agentTeam({
         rules: [
           { userMatches: 'RUN-UNASKED', reply: c.shell('touch unasked.txt') },
           { afterTool: true, reply: { text: 'The tool finished.' } },
         ],
-      }))
+      })
+      // Kept for afterEach: its cleanup ends the tmux server and both teammates.
+      team = t
       await writeProjectAdapter(t.work, 'writer', writer(c.file, c.json))
       expect((await t.swarm(['team', 'create', 't', '--no-start'])).code).toBe(0)
       expect((await t.swarm(['spawn', 't', 'fay', '--agent', 'writer', '--backend', 'tmux'])).code).toBe(0)
