@@ -8,7 +8,6 @@ import path from 'node:path'
 import { agentHomeDir, agentHomesRoot, rootDir, sentRoot } from '../home/paths.js'
 import { controlPlaneOptions } from '../permissions/rules/control-plane.js'
 import { loadPermissionSettings } from '../permissions/rules/settings.js'
-import { gitHooksDir } from '../sandbox/git-hooks.js'
 import { PROTECTED_INSIDE } from '../sandbox/protected.js'
 import { type ConfinedProcess, confineProcess } from '../sandbox/process-sandbox.js'
 import { readTeam } from '../teams/team-store.js'
@@ -44,21 +43,13 @@ export async function confineCli(o: ConfineCliOptions): Promise<ConfinedCli> {
     const hidden = [...cp.controlPlaneDirs, sentRoot(o.env), path.join(rootDir(o.env), 'plans')]
     await Promise.all(hidden.map((d) => ensureDir(d)))
     const configDirs = await projectConfigDirs(o.cwd)
-    // Git's hooks wherever core.hooksPath puts them (`.husky` in the tree): the user's next commit runs them.
-    const hooks = await gitHooksDir(o.cwd, o.env)
     const confined = await confineProcess(o.argv, {
       config: settings.sandbox,
       env: o.env,
       label: o.name,
       cwd: o.cwd,
       writable: [home, ...settings.additionalDirectories, ...allowed],
-      readOnly: [
-        ...cp.protectedPaths.filter((p) => p !== homes),
-        ...configDirs,
-        ...(hooks ? [hooks] : []),
-        path.dirname(endpointFile),
-        ...o.readOnly,
-      ],
+      readOnly: [...cp.protectedPaths.filter((p) => p !== homes), ...configDirs, path.dirname(endpointFile), ...o.readOnly],
       hidden,
       masked: [homes],
     })

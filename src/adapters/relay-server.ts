@@ -12,7 +12,9 @@ import net from 'node:net'
 import { PassThrough, Writable } from 'node:stream'
 import { swarmArgv } from '../backends/launch.js'
 import { errorMessage } from '../errors.js'
+import { signalExitCode } from '../process/signals.js'
 import { killTree } from '../process/tree.js'
+import { onAbort } from '../util/abort.js'
 import { parseHookPayload, runHook } from './hook.js'
 import { serveMcp } from './mcp-server.js'
 import {
@@ -184,12 +186,13 @@ async function runChild(argv: string[], cwd: string, s: Session, o: RelayOptions
   const stop = () => {
     if (child.pid && child.exitCode === null) void killTree(child.pid, { graceMs: 1_000 })
   }
-  s.signal.addEventListener('abort', stop, { once: true })
+  // The client may be gone already (its connection closed while this started): stopped at once then.
+  const unlisten = onAbort(s.signal, stop)
   const code = await new Promise<number>((resolve) => {
     child.once('error', () => resolve(8))
-    child.once('close', (c, signal) => resolve(c ?? (signal ? 128 + 15 : 1)))
+    child.once('close', (c, signal) => resolve(c ?? (signal ? signalExitCode(signal) : 1)))
   })
-  s.signal.removeEventListener('abort', stop)
+  unlisten()
   s.finish(code)
 }
 

@@ -53,7 +53,7 @@ export async function confineProcess(argv: readonly string[], o: ProcessSandboxO
   const available = await sandboxAvailability(o.config, o.env, platform)
   if (available.status !== 'sandboxed') return plain(available.status, available.reason)
   const tmp = await makePrivateTmp(o.label)
-  const view = planView({ ...o, tmp })
+  const view = await planView({ ...o, tmp })
   // Unix sockets (the tmux server, docker, ssh-agent) and TIOCSTI into its terminal: refused by the kernel.
   const seccomp = seccompProgram({ blockUnixSockets: !o.config.allowAllUnixSockets })
   return {

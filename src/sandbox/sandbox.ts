@@ -1,6 +1,5 @@
 import fsp from 'node:fs/promises'
 import { BWRAP_INSTALL, bwrapArgs, findBwrap, probeBwrap } from './bwrap.js'
-import { gitHooksDir } from './git-hooks.js'
 import { seatbeltArgs } from './seatbelt.js'
 import { seccompProgram } from './seccomp.js'
 import { isExcludedCommand, type SandboxConfig } from './settings.js'
@@ -40,10 +39,8 @@ export function createBashSandbox(o: SandboxOptions): BashSandbox {
   }
 
   const plan = async (command: string, cwd: string): Promise<SandboxPlan & { before: ReadonlyMap<string, string> }> => {
-    const [tmp, writable, hooks] = await Promise.all([privateTmp(), o.writableDirs(), gitHooksDir(cwd, o.env)])
-    // Git's hooks wherever core.hooksPath puts them (`.husky` in the tree): the user's next commit runs them.
-    const readOnly = hooks ? [...o.readOnly, hooks] : o.readOnly
-    const view = planView({ cwd, writable, readOnly, hidden: o.hidden, config: o.config, tmp, env: o.env })
+    const [tmp, writable] = await Promise.all([privateTmp(), o.writableDirs()])
+    const view = await planView({ cwd, writable, readOnly: o.readOnly, hidden: o.hidden, config: o.config, tmp, env: o.env })
     return { command, network: o.config.network, ...view }
   }
 

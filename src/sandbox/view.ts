@@ -9,6 +9,7 @@ import fsp from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { pidExists } from '../process/liveness.js'
+import { gitHooksDir } from './git-hooks.js'
 import { existingProtectedPaths, protectedPart } from './protected.js'
 import type { SandboxConfig } from './settings.js'
 import type { SandboxPlan } from './types.js'
@@ -33,11 +34,13 @@ export type View = Omit<SandboxPlan, 'command' | 'network'> & {
   before: ReadonlyMap<string, string>
 }
 
-export function planView(i: ViewInput): View {
+export async function planView(i: ViewInput): Promise<View> {
+  // Git's hooks wherever core.hooksPath puts them (`.husky` in the tree): the user's next commit runs them.
+  const hooks = await gitHooksDir(i.cwd, i.env)
   const writable = unique([i.cwd, ...i.writable, ...i.config.allowWrite, i.tmp].map(physical).filter(isDirectorySync))
   const found = writable.flatMap((d) => (protectedPart(d) ? [d] : existingProtectedPaths(d)))
   const before = new Map(found.map((p) => [p, identity(p)]))
-  const readOnly = unique([...found, ...i.readOnly, ...i.config.denyWrite].map(physical)).filter(exists)
+  const readOnly = unique([...found, ...(hooks ? [hooks] : []), ...i.readOnly, ...i.config.denyWrite].map(physical)).filter(exists)
   const hidden = unique([...i.hidden, ...i.config.denyRead, ...terminalSockets(i.env)].map(physical)).filter(exists)
   const masked = unique((i.masked ?? []).map(physical)).filter(isDirectorySync)
   return { cwd: physical(i.cwd), writable, readOnly, hidden, ...(masked.length && { masked }), setenv: { TMPDIR: i.tmp, SWARM_SANDBOX: '1' }, before }
