@@ -52,10 +52,21 @@ async function pidsOf(file: string, count: number): Promise<number[]> {
 async function rolesOf(file: string, count: number): Promise<Record<string, number>> {
   for (let i = 0; i < 200; i++) {
     const lines = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : []
-    if (lines.length >= count) return Object.fromEntries(lines.map((l) => [l.split(' ')[0], Number(l.split(' ')[1])]))
+    const roles = Object.fromEntries(lines.map((l) => [l.split(' ')[0], Number(l.split(' ')[1])]))
+    // A pid is written right after its fork: until it has exec'd its `sleep`, /proc still shows the
+    // parent's environment (the marker `env -i` is about to drop).
+    if (lines.length >= count && Object.values(roles).every(sleeping)) return roles
     await new Promise((r) => setTimeout(r, 25))
   }
   throw new Error(`${file} never listed ${count} pids`)
+}
+
+function sleeping(pid: number): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').startsWith('sleep\0')
+  } catch {
+    return false
+  }
 }
 
 describe.skipIf(process.platform !== 'linux')('team marker', () => {
