@@ -7,7 +7,6 @@
  */
 import { spawn } from 'node:child_process'
 import { randomBytes, timingSafeEqual } from 'node:crypto'
-import fs from 'node:fs'
 import net from 'node:net'
 import { PassThrough, Writable } from 'node:stream'
 import { swarmArgv } from '../backends/launch.js'
@@ -15,6 +14,7 @@ import { errorMessage } from '../errors.js'
 import { signalExitCode } from '../process/signals.js'
 import { killTree } from '../process/tree.js'
 import { onAbort } from '../util/abort.js'
+import { type Slots, slots } from '../util/slots.js'
 import { parseHookPayload, runHook } from './hook.js'
 import { serveMcp } from './mcp-server.js'
 import {
@@ -45,7 +45,26 @@ export interface RelayOptions extends RelayIdentity {
   env: NodeJS.ProcessEnv
   /** Where a command runs when the client's cwd does not exist outside the sandbox. */
   cwd: string
+  /** Overrides of RELAY_LIMITS (tests). */
+  limits?: Partial<RelayLimits>
 }
+
+/**
+ * What one relay spends on connections it has not authenticated and on the processes it starts
+ * outside the sandbox: a local process without the token (another teammate shares the loopback
+ * network) cannot hold connections open for ever, and a teammate cannot fork swarm children
+ * outside its sandbox without bound — the ones past the limit wait their turn.
+ */
+export interface RelayLimits {
+  /** How long a connection may take to send its token. */
+  openMs: number
+  /** Connections without a token yet; a new one past this closes the oldest. */
+  pending: number
+  /** `swarm send` / `swarm tasks` children running at once. */
+  children: number
+}
+
+export const RELAY_LIMITS: RelayLimits = { openMs: 10_000, pending: 32, children: 4 }
 
 export interface Relay {
   port: number
@@ -66,11 +85,28 @@ const IDENTITY_OPTIONS: Record<string, keyof RelayIdentity> = {
 
 export async function startRelay(o: RelayOptions): Promise<Relay> {
   const token = randomBytes(24).toString('base64url')
+  const limits = { ...RELAY_LIMITS, ...o.limits }
   const connections = new Set<net.Socket>()
+  const pending = new Set<net.Socket>() // insertion order: the oldest first
+  const children = slots(limits.children)
   const server = net.createServer((socket) => {
     connections.add(socket)
-    socket.once('close', () => connections.delete(socket))
-    serveConnection(socket, token, o)
+    pending.add(socket)
+    if (pending.size > limits.pending) {
+      const oldest = pending.values().next().value as net.Socket
+      pending.delete(oldest)
+      oldest.destroy()
+    }
+    const timer = setTimeout(() => socket.destroy(), limits.openMs)
+    const opened = () => {
+      clearTimeout(timer)
+      pending.delete(socket)
+    }
+    socket.once('close', () => {
+      opened()
+      connections.delete(socket)
+    })
+    serveConnection(socket, token, o, { opened, children })
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
@@ -87,8 +123,14 @@ export async function startRelay(o: RelayOptions): Promise<Relay> {
   }
 }
 
+interface Shared {
+  /** Called once the connection has shown its token. */
+  opened(): void
+  children: Slots
+}
+
 /** One connection: an `open` frame with the token, then stdin frames; replies until `exit`. */
-function serveConnection(socket: net.Socket, token: string, o: RelayOptions): void {
+function serveConnection(socket: net.Socket, token: string, o: RelayOptions, shared: Shared): void {
   const send = (frame: ServerFrame) => {
     if (!socket.destroyed) socket.write(encodeFrame(frame))
   }
@@ -108,7 +150,10 @@ function serveConnection(socket: net.Socket, token: string, o: RelayOptions): vo
     if (!opened) {
       if (parsed.t !== 'open' || !sameToken(parsed.token, token)) return finish(2, 'the relay refused a connection without its token')
       opened = true
-      run(parsed.argv, parsed.cwd, { stdin, send, finish, signal: closed.signal }, o).catch((err: unknown) => finish(1, errorMessage(err)))
+      shared.opened()
+      run(parsed.argv, parsed.cwd, { stdin, send, finish, signal: closed.signal, children: shared.children }, o).catch((err: unknown) =>
+        finish(1, errorMessage(err)),
+      )
       return
     }
     if (parsed.t === 'in') stdin.write(bytesOf(parsed.d))
@@ -130,6 +175,7 @@ interface Session {
   send(frame: ServerFrame): void
   finish(code: number, message?: string): void
   signal: AbortSignal
+  children: Slots
 }
 
 async function run(argv: string[], clientCwd: string, s: Session, o: RelayOptions): Promise<void> {
@@ -177,6 +223,16 @@ async function runRelayedHook(args: string[], s: Session, o: RelayOptions): Prom
 
 /** `swarm send` / `swarm tasks`: a child swarm, as the teammate, its stdio streamed both ways. */
 async function runChild(argv: string[], cwd: string, s: Session, o: RelayOptions): Promise<void> {
+  const release = await s.children.take(s.signal)
+  if (!release) return // the client left while it waited
+  try {
+    await spawnChild(argv, cwd, s, o)
+  } finally {
+    release()
+  }
+}
+
+async function spawnChild(argv: string[], cwd: string, s: Session, o: RelayOptions): Promise<void> {
   const [node, bin] = swarmArgv()
   const env = { ...o.env, SWARM_TEAM: o.team, SWARM_AGENT_NAME: o.name, SWARM_AGENT_ID: `${o.name}@${o.team}`, SWARM_AGENT_KIND: o.agent }
   const child = spawn(node, [bin, ...argv], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] })

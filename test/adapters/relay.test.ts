@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { agentHomeDir, inboxPath } from '../../src/home/paths.js'
 import { readInbox } from '../../src/mailbox/inbox.js'
+import { withInboxLock } from '../../src/mailbox/inbox-lock.js'
 import { createTeam } from '../../src/teams/team-store.js'
 import { relayEndpointFile } from '../../src/adapters/relay-frames.js'
 import { runRelayClient, type RelayClientIo } from '../../src/adapters/relay-client.js'
@@ -133,6 +134,66 @@ describe('the relay', () => {
     const r = await client(['send', 't', 'team-lead', 'x'])
     expect(r.code).toBe(8)
     expect(r.stderr).toContain('corrupt file')
+  })
+})
+
+describe('what the relay spends', () => {
+  const limited = async (limits: Parameters<typeof startRelay>[0]['limits']) => {
+    await relay.close()
+    relay = await startRelay({ team: 't', name: 'gem', agent: 'gemini', endpointFile: endpoint, env: h.env, cwd: h.project, limits })
+    return relay
+  }
+
+  it('closes a connection that does not show its token in time', async () => {
+    const r = await limited({ openMs: 300 })
+    const closed = await new Promise<boolean>((resolve) => {
+      const s = net.connect({ host: '127.0.0.1', port: r.port })
+      s.once('close', () => resolve(true))
+      s.once('error', () => undefined)
+    })
+    expect(closed).toBe(true)
+    expect((await client(['send', 't', 'team-lead', 'after'])).code).toBe(0) // the relay still serves
+  })
+
+  it('past its limit of connections without a token, the oldest is closed; a teammate still gets through', async () => {
+    const r = await limited({ pending: 3 })
+    const sockets: net.Socket[] = []
+    const closedAt: number[] = []
+    for (let i = 0; i < 5; i++) {
+      const s = net.connect({ host: '127.0.0.1', port: r.port })
+      s.once('close', () => closedAt.push(i))
+      s.once('error', () => undefined)
+      sockets.push(s)
+      await new Promise((resolve) => s.once('connect', resolve))
+    }
+    const ok = await client(['send', 't', 'team-lead', 'through'])
+    expect(ok.code, ok.stderr).toBe(0)
+    // The legitimate client was pending too for a moment and pushed out one more; never a newer one first.
+    expect(closedAt.slice(0, 2).sort()).toEqual([0, 1])
+    expect(sockets[4].destroyed).toBe(false)
+    for (const s of sockets) s.destroy()
+  })
+
+  it('runs at most its limit of swarm children at once; the next waits its turn', async () => {
+    await limited({ children: 1 })
+    const finished: string[] = []
+    let blocked!: Promise<Ran>
+    await withInboxLock(inboxPath('t', 'team-lead', h.env), async () => {
+      blocked = client(['send', 't', 'team-lead', 'first']).then((r) => {
+        finished.push('send')
+        return r
+      })
+      await new Promise((resolve) => setTimeout(resolve, 300)) // the send has its slot and waits for the lock
+      const list = client(['tasks', 't', 'list']).then((r) => {
+        finished.push('tasks')
+        return r
+      })
+      // Holding the lock until the list would long have finished without the limit.
+      await Promise.race([list, new Promise((resolve) => setTimeout(resolve, 3_000))])
+      expect(finished).toEqual([])
+    })
+    expect((await blocked).code).toBe(0)
+    await expect.poll(() => finished, { timeout: 10_000 }).toEqual(['send', 'tasks'])
   })
 })
 

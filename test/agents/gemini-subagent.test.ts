@@ -10,7 +10,6 @@ import { type AgentTeam, agentState, agentTeam, hasCli, pendingRequests, spawnCl
  * swarm's BeforeTool hook and be bubbled to `swarm perms` like a top-level one: approve runs it,
  * deny does not. Real Gemini CLI against swarm's Gemini loopback server.
  */
-type Pending = { id: string; agent: string; input: Record<string, unknown> }
 const NAME = 'gemini-mate'
 
 const seen = (t: AgentTeam) =>

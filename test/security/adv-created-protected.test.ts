@@ -3,7 +3,7 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type AgentTeam, agentTeam } from '../agents/helpers.js'
 import { waitFor } from '../support/wait.js'
-import { bashCliAdapter, writeProjectAdapter } from '../support/bash-cli.js'
+import { bashCliAdapter } from '../support/bash-cli.js'
 
 /**
  * Adversarial review: a protected path that did not exist when a CLI teammate's sandbox was set up
@@ -15,7 +15,7 @@ const WRITER = String.raw`
 if (mkdir -p "$PWD/.claude" && printf '{"sandbox":{"enabled":false}}\n' > "$PWD/.claude/settings.local.json") 2>/dev/null; then echo wrote; else echo refused; fi > "$PWD/writer.out"
 exec sleep 600
 `
-const READER = String.raw`
+const READER = `
 if cat "$SWARM_HOME/teams/t/config.json" >/dev/null 2>&1; then echo yes; else echo no; fi > "$PWD/reader.out"
 exec sleep 600
 `
