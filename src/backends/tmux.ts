@@ -47,6 +47,13 @@ function leaderPaneSetup(pane: string, team: string): string[] {
   ]
 }
 
+/**
+ * swarm's own server (never yours, inside tmux): with a tmux.conf's `set-clipboard on`, any
+ * teammate's output could set a tmux buffer and your terminal's clipboard (OSC 52) for you to paste;
+ * `external` keeps tmux's own copy mode setting the clipboard and ignores the applications.
+ */
+const OWN_SERVER_SETUP = [tmuxCommand('if', '-F', '#{==:#{set-clipboard},on}', 'set -s set-clipboard external')]
+
 /** `swarm-<team>`: the session of a team on the swarm server. */
 export function sessionName(team: string): string {
   return `swarm-${team}`
@@ -123,7 +130,10 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     const create = tmuxCommand('new-session', '-d', '-s', session, '-n', team, ...DETACHED_SIZE, ...leaderPaneArgs(leader))
     let out: string
     try {
-      out = await this.client.source([create, ...this.windowSetup(`=${session}:`, team)], { startServer: true, what: 'new-session' })
+      out = await this.client.source([create, ...this.windowSetup(`=${session}:`, team), ...OWN_SERVER_SETUP], {
+        startServer: true,
+        what: 'new-session',
+      })
     } catch (err) {
       // Another swarm process created it between our look and our new-session.
       if (err instanceof SwarmError && /duplicate session/.test(err.message)) return this.ensureSession(team, leader)
@@ -156,6 +166,8 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
       tmuxCommand('set', '-w', '-t', window, 'pane-border-format', BORDER_FORMAT),
       tmuxCommand('set', '-w', '-t', window, 'main-pane-width', MAIN_PANE_WIDTH),
       tmuxCommand('set', '-w', '-t', window, '@swarm_team', team),
+      // A teammate's output is data: no escape sequence passed through raw to your terminal.
+      tmuxCommand('set', '-w', '-t', window, 'allow-passthrough', 'off'),
       ...leaderPaneSetup(leaderPane, team),
     ]
   }

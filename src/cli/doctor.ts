@@ -23,7 +23,15 @@ export interface DoctorReport {
   error?: string
   trace: string[]
   environment: { insideTmux: boolean; insideITerm2: boolean; interactive: boolean; isTTY: boolean; ci?: string }
-  tmux: { ok: boolean; detail: string; socket: string; serverRunning: boolean; sessions: string[] }
+  tmux: {
+    ok: boolean
+    detail: string
+    socket: string
+    serverRunning: boolean
+    sessions: string[]
+    /** set-clipboard of the server teammates' panes run on (yours inside tmux), when it runs. */
+    clipboard?: string
+  }
   it2: { ok: boolean; detail: string }
   /** Whether teammates' Bash calls run in the OS sandbox here (a real sandboxed command was run). */
   sandbox: SandboxCheck
@@ -84,6 +92,9 @@ export async function diagnose(env: NodeJS.ProcessEnv = process.env): Promise<Do
     const r = await tmux.exec(['list-sessions', '-F', '#{session_name}'])
     report.tmux.serverRunning = r.code === 0
     report.tmux.sessions = r.code === 0 ? r.stdout.split('\n').filter(Boolean) : []
+    const used = new client.TmuxClient({ socket: client.resolveSocket(env), env, timeoutMs: 2_000 })
+    const clip = await used.exec(['show', '-sv', 'set-clipboard'])
+    if (clip.code === 0) report.tmux.clipboard = clip.stdout.trim()
   }
   if (!report.sandbox.ok) report.missing.push(`sandbox: ${report.sandbox.detail} (until then every Bash call of a teammate is asked)`)
   // What would make each pane backend work: the standalone ones always, the others when inside them.
@@ -114,6 +125,11 @@ function printReport(r: DoctorReport): void {
   if (r.tmux.ok) {
     const sessions = r.tmux.sessions.length ? r.tmux.sessions.join(', ') : 'no sessions'
     println(`         server ${r.tmux.socket}: ${r.tmux.serverRunning ? `running, ${sessions}` : 'not running'}`)
+    // swarm sets its own server to external; inside tmux the server is yours.
+    if (r.tmux.clipboard === 'on')
+      println(
+        `         ${colors.yellow('set-clipboard on')}: a teammate's output can set your clipboard (OSC 52) — tmux set -s set-clipboard external`,
+      )
   }
   println(`it2:     ${ok(r.it2.ok)} (${r.it2.detail})`)
   println(`sandbox: ${ok(r.sandbox.ok)} (${r.sandbox.detail})${r.sandbox.enabled ? '' : ' — turned off here by sandbox.enabled: false'}`)

