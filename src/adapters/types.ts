@@ -154,7 +154,7 @@ export interface RequiredEnv {
 }
 
 export interface AgentAdapter {
-  /** What `--agent` names: `codex`, `gemini`, `opencode`, `pi`, `claude`, or a user's. */
+  /** What `--agent` names: `codex`, `gemini`, `qwen`, `opencode`, `pi`, `claude`, or a user's. */
   readonly kind: string
   readonly description: string
   readonly source: AdapterSource
