@@ -66,7 +66,7 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
   return { argv, env: { QWEN_HOME: ctx.configDir, QWEN_CODE_NO_RELAUNCH: 'true' }, readOnly: [settingsFile] }
 }
 
-function readHook(event: SwarmHookEvent, payload: unknown): HookFacts {
+function readHook(_event: SwarmHookEvent, payload: unknown): HookFacts {
   const { prompt, ...facts } = readHookFields(payload, CLAUDE_STYLE_HOOK_FIELDS)
   // UserPromptSubmit also fires for the continuation after a tool result, with an empty prompt:
   // the turn going on, not a submission.

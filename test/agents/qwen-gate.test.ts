@@ -19,11 +19,14 @@ const asking = {
 // bypassPermissions: it runs `yolo`, asking nothing; a PreToolUse hook still puts its file writes through swarm's rules.
 const yolo: FileGateCase = { kind: 'qwen', write, protectedFile: '.claude/swarm-agents/qwen.yaml', mode: 'bypassPermissions' }
 
-describe.skipIf(!hasCli('qwen'))('Qwen Code: its permission prompts fail closed and file writes go through swarm rules (real CLI, acceptEdits)', () => {
-  const team = useFileGateTeam(asking)
-  itFailsClosed(asking, team)
-  itGatesFileWrites(asking, team)
-})
+describe.skipIf(!hasCli('qwen'))(
+  'Qwen Code: its permission prompts fail closed and file writes go through swarm rules (real CLI, acceptEdits)',
+  () => {
+    const team = useFileGateTeam(asking)
+    itFailsClosed(asking, team)
+    itGatesFileWrites(asking, team)
+  },
+)
 
 describe.skipIf(!hasCli('qwen'))('Qwen Code in bypassPermissions (yolo): file writes still go through swarm rules (real CLI)', () => {
   itGatesFileWrites(yolo, useFileGateTeam(yolo))
