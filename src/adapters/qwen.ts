@@ -98,7 +98,10 @@ export const qwenAdapter: AgentAdapter = {
   providerEnv: ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_MODEL', 'QWEN_MODEL'],
   // settings.json selects OpenAI-compatible auth: without a key it opens its auth dialog in the pane.
   requiredEnv: { anyOf: ['OPENAI_API_KEY'], without: 'warn' },
-  delivery: { method: 'paste', settleMs: 600, submitKeys: ['Enter'], confirm: 'hook' },
+  // A paste over 1000 characters or 10 lines becomes a "[Pasted Content N chars]" placeholder,
+  // expanded on submit from state its prompt box loses when redrawn as a turn ends (then the
+  // placeholder itself was submitted): pieces within that are inserted as text.
+  delivery: { method: 'paste', settleMs: 600, submitKeys: ['Enter'], confirm: 'hook', chunk: { chars: 1000, lines: 10 } },
   states: { hooks: true },
   hookEvents: { ...HOOK_EVENTS, PreToolUse: 'pre-tool' },
   fileTools: FILE_TOOLS,
