@@ -62,8 +62,9 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
     ...(ctx.model ? ['--model', ctx.model] : []),
     ...(ctx.resume ? ['--continue'] : ['--prompt-interactive', ctx.firstPrompt]),
   ]
-  // One process: no relaunch of itself as a child with other Node flags.
-  return { argv, env: { QWEN_HOME: ctx.configDir, QWEN_CODE_NO_RELAUNCH: 'true' }, readOnly: [settingsFile] }
+  // One process: no relaunch of itself as a child with other Node flags; its own sandbox off
+  // whatever the environment says (QWEN_SANDBOX beats settings.json), as swarm's holds it whole.
+  return { argv, env: { QWEN_HOME: ctx.configDir, QWEN_CODE_NO_RELAUNCH: 'true', QWEN_SANDBOX: 'false' }, readOnly: [settingsFile] }
 }
 
 function readHook(_event: SwarmHookEvent, payload: unknown): HookFacts {

@@ -42,7 +42,7 @@ describe('Qwen Code adapter', () => {
   it('default mode: its own `default` approval mode, every prompt through PermissionRequest, its home in QWEN_HOME, read-only settings', async () => {
     const { plan, settings, ctx } = await prepare({ mode: 'acceptEdits' })
     expect(plan.argv).toEqual(['qwen', '--approval-mode', 'default', '--model', 'm1', '--prompt-interactive', 'hello there'])
-    expect(plan.env).toEqual({ QWEN_HOME: ctx.configDir, QWEN_CODE_NO_RELAUNCH: 'true' })
+    expect(plan.env).toEqual({ QWEN_HOME: ctx.configDir, QWEN_CODE_NO_RELAUNCH: 'true', QWEN_SANDBOX: 'false' })
     expect(plan.readOnly).toEqual([path.join(ctx.configDir, 'settings.json')])
     expect(settings.security).toEqual({ auth: { selectedType: 'openai' }, folderTrust: { enabled: false } })
     expect(settings.ui.enableFollowupSuggestions).toBe(false)
