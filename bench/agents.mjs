@@ -1,5 +1,5 @@
-// Agent CLI delivery benchmark: for each installed CLI (codex, gemini, opencode, pi; installed by
-// scripts/install-agent-clis.mjs), a real teammate in a real tmux pane against the loopback model.
+// Agent CLI delivery benchmark: for each installed CLI (codex, gemini, opencode, pi, qwen; installed by
+// scripts/install-agent-clis.mjs; or only those named: npm run bench:agents -- qwen), a real teammate in a real tmux pane against the loopback model.
 // swarm's way: MESSAGES messages through the inbox, delivered by the courier (idle-gated bracketed
 // paste, Enter after the settle delay — opencode: its /tui/append-prompt + /tui/submit-prompt —
 // confirmed by the prompt-submit hook or event, retried, never twice).
@@ -25,7 +25,8 @@ const MESSAGES = 10
 const NAIVE_GAP_MS = 1_500
 const CACHE = process.env.SWARM_AGENT_CLI_CACHE || path.join(os.homedir(), '.cache', 'swarm', 'agent-clis')
 const BIN_DIR = path.join(CACHE, 'node_modules', '.bin')
-const CLIS = ['codex', 'gemini', 'opencode', 'pi']
+const ALL_CLIS = ['codex', 'gemini', 'opencode', 'pi', 'qwen']
+const CLIS = process.argv.length > 2 ? process.argv.slice(2) : ALL_CLIS
 
 const log = (s) => process.stderr.write(`${s}\n`)
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
@@ -169,6 +170,8 @@ async function benchCli(cli) {
 }
 
 async function main() {
+  const unknown = CLIS.filter((c) => !ALL_CLIS.includes(c))
+  if (unknown.length) throw new Error(`unknown CLI ${unknown.join(', ')}: choose from ${ALL_CLIS.join(', ')}`)
   const result = { bench: 'agents', messagesPerCli: MESSAGES, clis: {} }
   for (const cli of CLIS) {
     if (!fs.existsSync(path.join(BIN_DIR, cli))) {

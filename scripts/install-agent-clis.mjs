@@ -26,7 +26,10 @@ const missing = Object.entries(versions).filter(([name, version]) => installed(n
 if (missing.length === 0) {
   console.log(`agent CLIs up to date in ${cache}`)
 } else {
-  const specs = missing.map(([name, version]) => `${name}@${version}`)
-  console.log(`installing ${specs.join(' ')} into ${cache}`)
+  // Every pinned CLI is named, not only the missing ones: `npm install --no-save` removes the
+  // packages of an earlier --no-save install that it is not given (measured with npm 11), and
+  // keeps the ones already at their version as they are.
+  const specs = Object.entries(versions).map(([name, version]) => `${name}@${version}`)
+  console.log(`installing ${missing.map(([name, version]) => `${name}@${version}`).join(' ')} into ${cache}`)
   execFileSync('npm', ['install', '--prefix', cache, '--no-audit', '--no-fund', '--no-save', ...specs], { stdio: 'inherit' })
 }

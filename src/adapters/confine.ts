@@ -68,7 +68,7 @@ export async function confineCli(o: ConfineCliOptions): Promise<ConfinedCli> {
 }
 
 /**
- * The agent CLIs' project config directories in `cwd` (`.claude`, `.gemini`, `.codex`, `.pi`), made
+ * The agent CLIs' project config directories in `cwd` (`.claude`, `.gemini`, `.qwen`, `.codex`, `.pi`), made
  * when missing so that they are read-only whole: settings or hooks a teammate created there were
  * read by swarm and by the next teammate (its sandbox turned off, its hooks disabled) long before
  * they were moved aside. Left in place afterwards: removing one another sandbox binds would undo

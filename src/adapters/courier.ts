@@ -145,7 +145,7 @@ export class Courier {
       // shows in the pane, else paste again (the paste was lost).
       const repaste = attempt === 1 || (attempt > 2 && !(await this.o.pane.screen().catch(() => '')).includes(probe))
       if (repaste) {
-        await this.o.pane.paste(text)
+        await this.o.pane.paste(text, delivery.chunk)
         await delay(delivery.settleMs)
       }
       await this.o.pane.keys(delivery.submitKeys)

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import { TmuxClient, type TmuxSocket } from '../backends/tmux-client.js'
 import { UsageError } from '../errors.js'
+import type { PasteChunk } from './types.js'
 
 export interface PaneTarget {
   socket: TmuxSocket
@@ -30,14 +31,19 @@ export class PaneIo {
     this.tmux = new TmuxClient({ socket: target.socket, env })
   }
 
-  /** Pastes `text` as one bracketed paste (the buffer is deleted after). */
-  async paste(text: string): Promise<void> {
+  /**
+   * Pastes `text` as one bracketed paste (the buffer is deleted after) — or, with `chunk`, as
+   * consecutive bracketed pastes of at most that size, which together insert the same text.
+   */
+  async paste(text: string, chunk?: PasteChunk): Promise<void> {
     // C0 controls other than newline and tab would be keys even inside a paste; they are data, so shown as text.
     const safe = visibleControls(text.replace(/\r\n?/g, '\n'))
-    const buffer = `swarm-${randomBytes(4).toString('hex')}`
-    const load = await this.tmux.exec(['load-buffer', '-b', buffer, '-'], safe)
-    if (load.code !== 0) throw this.tmux.failure('load-buffer', load.stderr)
-    await this.tmux.run(['paste-buffer', '-p', '-d', '-b', buffer, '-t', this.target.paneId], 'paste-buffer')
+    for (const piece of chunk ? pastePieces(safe, chunk) : [safe]) {
+      const buffer = `swarm-${randomBytes(4).toString('hex')}`
+      const load = await this.tmux.exec(['load-buffer', '-b', buffer, '-'], piece)
+      if (load.code !== 0) throw this.tmux.failure('load-buffer', load.stderr)
+      await this.tmux.run(['paste-buffer', '-p', '-d', '-b', buffer, '-t', this.target.paneId], 'paste-buffer')
+    }
   }
 
   /** Sends tmux key names (`Enter`, `C-c`, `Escape`…), one call. */
@@ -59,6 +65,27 @@ export class PaneIo {
   async title(): Promise<string> {
     return (await this.tmux.run(['display-message', '-p', '-t', this.target.paneId, '#{pane_title}'], 'display-message')).replace(/\n$/, '')
   }
+}
+
+/** `text` cut into pieces within `chunk`, in order, joined back they are `text`; never inside a code point. */
+export function pastePieces(text: string, chunk: PasteChunk): string[] {
+  const pieces: string[] = []
+  let piece = ''
+  let chars = 0
+  let lines = 1
+  for (const ch of text) {
+    if (chars > 0 && (chars >= chunk.chars || (ch === '\n' && lines >= chunk.lines))) {
+      pieces.push(piece)
+      piece = ''
+      chars = 0
+      lines = 1
+    }
+    piece += ch
+    chars++
+    if (ch === '\n') lines++
+  }
+  if (piece) pieces.push(piece)
+  return pieces
 }
 
 /** C0 controls other than newline and tab, and DEL, written as ^X: inside a paste they would still be keys. */

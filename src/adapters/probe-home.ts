@@ -7,7 +7,7 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 
-/** Config variables → where under the probe home (Codex, Gemini CLI, pi, Claude Code, opencode via XDG). */
+/** Config variables → where under the probe home (Codex, Gemini CLI, Qwen Code, pi, Claude Code, opencode via XDG). */
 const CONFIG_DIRS: Readonly<Record<string, string>> = {
   HOME: '.',
   USERPROFILE: '.',
@@ -17,6 +17,7 @@ const CONFIG_DIRS: Readonly<Record<string, string>> = {
   XDG_CACHE_HOME: '.cache',
   CODEX_HOME: '.codex',
   GEMINI_CLI_HOME: '.',
+  QWEN_HOME: '.qwen',
   PI_CODING_AGENT_DIR: '.pi/agent',
   CLAUDE_CONFIG_DIR: '.claude',
 }

@@ -14,6 +14,7 @@ import { codexAdapter } from './codex.js'
 import { geminiAdapter } from './gemini.js'
 import { opencodeAdapter } from './opencode.js'
 import { piAdapter } from './pi.js'
+import { qwenAdapter } from './qwen.js'
 import { AdapterSpec } from './spec.js'
 import { adapterFromSpec } from './spec-adapter.js'
 import type { AdapterSource, AgentAdapter } from './types.js'
@@ -22,7 +23,7 @@ import { parseSpecText } from '../util/spec-file.js'
 /** `--agent swarm` (and no --agent at all): swarm's own agent runtime, which needs no adapter. */
 export const SWARM_AGENT_KIND = 'swarm'
 
-const BUILT_INS: readonly AgentAdapter[] = [claudeAdapter, codexAdapter, geminiAdapter, opencodeAdapter, piAdapter]
+const BUILT_INS: readonly AgentAdapter[] = [claudeAdapter, codexAdapter, geminiAdapter, opencodeAdapter, piAdapter, qwenAdapter]
 
 /** The kinds swarm defines itself; no adapter file may take one of them. */
 export const BUILT_IN_KINDS: readonly string[] = [SWARM_AGENT_KIND, ...BUILT_INS.map((a) => a.kind)]

@@ -62,6 +62,8 @@ export const AdapterSpec = z
             .min(1)
             .default(['Enter']),
           confirm: z.enum(['hook', 'screen']).default('screen'),
+          /** Paste in pieces of at most this many characters and lines (a CLI that folds a big paste). */
+          chunk: z.strictObject({ chars: z.number().int().min(1), lines: z.number().int().min(1) }).optional(),
         }),
         z.strictObject({ method: z.literal('inbox') }),
       ])

@@ -78,16 +78,32 @@ export type Confinement = 'swarm' | 'own' | 'none'
 
 /**
  * How a message reaches the agent:
- * - `paste`: bracketed paste into its pane, `submitKeys` after `settleMs`, counted as delivered
- *   only once `confirm` says so (`hook`: its prompt-submit hook saw the text; `screen`: the pane
+ * - `paste`: bracketed paste into its pane (in `chunk`-sized pieces if given), `submitKeys` after
+ *   `settleMs`, counted as delivered only once `confirm` says so (`hook`: its prompt-submit hook saw the text; `screen`: the pane
  *   shows it left the input box).
  * - `http`: the CLI's own HTTP API (opencode `/tui/append-prompt` + `/tui/submit-prompt`).
  * - `inbox`: the agent reads its swarm inbox itself (swarm's agent, Claude Code teammates).
  */
 export type Delivery =
-  | { method: 'paste'; settleMs: number; submitKeys: string[]; confirm: 'hook' | 'screen' }
+  | {
+      method: 'paste'
+      settleMs: number
+      submitKeys: string[]
+      confirm: 'hook' | 'screen'
+      /**
+       * Paste in pieces of at most this size: a CLI that folds a bigger paste into a placeholder
+       * expanded only on submit (Qwen Code) then holds the text itself, which nothing can lose.
+       */
+      chunk?: PasteChunk
+    }
   | { method: 'http' }
   | { method: 'inbox' }
+
+/** The most one paste may hold: `chars` characters (code points) and `lines` lines. */
+export interface PasteChunk {
+  chars: number
+  lines: number
+}
 
 /** Regular expressions (as source text) matched against a pane's title or visible screen. */
 export interface StatePatterns {
@@ -154,7 +170,7 @@ export interface RequiredEnv {
 }
 
 export interface AgentAdapter {
-  /** What `--agent` names: `codex`, `gemini`, `opencode`, `pi`, `claude`, or a user's. */
+  /** What `--agent` names: `codex`, `gemini`, `qwen`, `opencode`, `pi`, `claude`, or a user's. */
   readonly kind: string
   readonly description: string
   readonly source: AdapterSource

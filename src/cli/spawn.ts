@@ -52,7 +52,7 @@ export function registerSpawnCommands(program: Command): void {
     .option('--agent-type <type>', 'agent definition for the swarm agent')
     .option(
       '--agent <kind>',
-      'the agent CLI to run: swarm (default), codex, gemini, opencode, pi, claude, or a user-defined adapter (.claude/swarm-agents/<kind>.yaml)',
+      'the agent CLI to run: swarm (default), codex, gemini, qwen, opencode, pi, claude, or a user-defined adapter (.claude/swarm-agents/<kind>.yaml)',
     )
     .option('--prompt <text>', "first message, put in the teammate's inbox from team-lead")
     .option(

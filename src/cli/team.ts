@@ -64,7 +64,7 @@ export function registerTeamCommands(program: Command): void {
     .option('--agent-type <name:type>', 'agent type of a member, e.g. researcher:Explore (repeatable)', collect, [])
     .option(
       '--agent <name:kind>',
-      'the agent CLI a member runs, e.g. reviewer:codex (codex, gemini, opencode, pi, claude, swarm or a user-defined adapter; repeatable)',
+      'the agent CLI a member runs, e.g. reviewer:codex (codex, gemini, qwen, opencode, pi, claude, swarm or a user-defined adapter; repeatable)',
       collect,
       [],
     )

@@ -27,11 +27,12 @@ export const PROTECTED_FILES: readonly string[] = [
 /**
  * Inside an agent's config directory: what makes it run something or grant itself more — Claude
  * Code's settings, agent definitions, commands and swarm's adapter files; the hooks, policies,
- * extensions and plugins of Gemini CLI, Codex, opencode and pi.
+ * extensions and plugins of Gemini CLI, Qwen Code, Codex, opencode and pi.
  */
 export const PROTECTED_INSIDE: Readonly<Record<string, readonly string[]>> = {
   '.claude': ['settings.json', 'settings.local.json', 'agents', 'commands', 'swarm-agents'],
   '.gemini': ['settings.json', 'extensions', 'policies', 'commands'],
+  '.qwen': ['settings.json', 'extensions', 'agents', 'commands', 'skills', 'hooks'],
   '.codex': ['config.toml', 'hooks.json'],
   '.opencode': ['opencode.json', 'opencode.jsonc', 'plugin', 'plugins', 'agent', 'command', 'tool'],
   '.pi': ['settings.json', 'extensions'],

@@ -8,7 +8,7 @@ import { readSpecFile } from '../util/spec-file.js'
 export const TeamSpecMember = z.strictObject({
   name: z.string(),
   agentType: z.string().optional(),
-  /** The agent CLI it runs: codex, gemini, opencode, pi, claude, a user-defined adapter, or swarm. */
+  /** The agent CLI it runs: codex, gemini, qwen, opencode, pi, claude, a user-defined adapter, or swarm. */
   agent: z.string().optional(),
   model: z.string().optional(),
   mode: PermissionModeName.optional(),

@@ -25,7 +25,7 @@ afterEach(() => fs.rm(dir, { recursive: true, force: true }))
 async function fakeCli(file: string, version: string): Promise<void> {
   const script = [
     '#!/bin/sh',
-    `echo "$HOME $GEMINI_CLI_HOME $CODEX_HOME $XDG_CONFIG_HOME" >> ${JSON.stringify(path.join(dir, 'seen.log'))}`,
+    `echo "$HOME $GEMINI_CLI_HOME $CODEX_HOME $XDG_CONFIG_HOME $QWEN_HOME" >> ${JSON.stringify(path.join(dir, 'seen.log'))}`,
     'G="$GEMINI_CLI_HOME"; [ -n "$G" ] || G="$HOME"',
     'C="$CODEX_HOME"; [ -n "$C" ] || C="$HOME/.codex"',
     'X="$XDG_CONFIG_HOME"; [ -n "$X" ] || X="$HOME/.config"',
@@ -56,21 +56,23 @@ describe('swarm doctor and agent CLIs', () => {
   it("probes each CLI's version in a temp home that it removes: the user's HOME is left as it was", async () => {
     await fs.writeFile(path.join(userHome, 'keep.txt'), 'mine\n')
     const before = await tree(userHome)
-    for (const b of ['gemini', 'codex', 'pi']) await fakeCli(path.join(binDir, b), `${b} 9.9.9`)
+    for (const b of ['gemini', 'codex', 'pi', 'qwen']) await fakeCli(path.join(binDir, b), `${b} 9.9.9`)
     const report = (await doctor({ SWARM_AGENT_BIN_DIR: binDir })).agents
     expect(report.find((a) => a.kind === 'gemini')).toMatchObject({ path: path.join(binDir, 'gemini'), version: 'gemini 9.9.9' })
     expect(report.find((a) => a.kind === 'codex')).toMatchObject({ version: 'codex 9.9.9' })
+    expect(report.find((a) => a.kind === 'qwen')).toMatchObject({ version: 'qwen 9.9.9', hooks: 'ok' })
     // Its hooks' entry point answers, directly and through a relay (what a sandboxed CLI's hooks take).
     expect(report.find((a) => a.kind === 'gemini')?.hooks).toBe('ok')
     expect(await tree(userHome)).toEqual(before)
     const seen = (await fs.readFile(path.join(dir, 'seen.log'), 'utf8')).trim().split('\n')
-    expect(seen).toHaveLength(3)
+    expect(seen).toHaveLength(4)
     for (const line of seen) {
-      const [home, geminiHome, codexHome, xdgConfig] = line.split(' ')
+      const [home, geminiHome, codexHome, xdgConfig, qwenHome] = line.split(' ')
       expect(home).not.toBe(userHome)
       expect(geminiHome).toBe(home)
       expect(codexHome.startsWith(home)).toBe(true)
       expect(xdgConfig.startsWith(home)).toBe(true)
+      expect(qwenHome.startsWith(home)).toBe(true)
       await expect(fs.stat(home), `${home} removed`).rejects.toThrow()
     }
   })

@@ -29,7 +29,7 @@ files:
         submit: '{{hook:prompt-submit}}'
         stopArgv: ['{{hookArgv:stop}}']
       mcp: { command: '{{mcpCommand}}', args: ['{{mcpArgs}}'] }
-delivery: { method: paste, settleMs: 250, confirm: hook }
+delivery: { method: paste, settleMs: 250, confirm: hook, chunk: { chars: 500, lines: 8 } }
 hookEvents: { Submit: prompt-submit, Done: stop }
 permission:
   allow: { json: { ok: true }, exitCode: 0 }
@@ -41,7 +41,7 @@ describe('adapter registry', () => {
     await fs.writeFile(path.join(dir, 'project', '.claude', 'swarm-agents', 'mycli.yaml'), YAML_ADAPTER)
     const adapter = await resolveAdapter('mycli', { cwd: path.join(dir, 'project'), env })
     expect(adapter?.source).toBe('project')
-    expect(adapter?.delivery).toEqual({ method: 'paste', settleMs: 250, submitKeys: ['Enter'], confirm: 'hook' })
+    expect(adapter?.delivery).toEqual({ method: 'paste', settleMs: 250, submitKeys: ['Enter'], confirm: 'hook', chunk: { chars: 500, lines: 8 } })
     const launch = await planAgentLaunch(adapter!, { team: 't1', name: 'bob', cwd: dir, prompt: 'line one\n/slash {{configDir}}', env })
     const home = path.join(env.SWARM_HOME!, 'agent-homes', 't1', 'bob')
     expect(launch.configDir).toBe(home)

@@ -1,23 +1,26 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import type { AgentReply, AgentRule } from '../../src/loopback-model/agent-script.js'
+import type { AgentReply } from '../../src/loopback-model/agent-script.js'
 import { waitFor } from '../support/wait.js'
 import { type AgentTeam, agentState, agentTeam } from './helpers.js'
 
 /**
- * The file-gate check shared by the agent CLIs whose file writes swarm's rules decide: a teammate
- * in acceptEdits writes a protected path (asked, denied here, never written) and a plain file in
- * its cwd (written, not asked). Each CLI names its write tool; Gemini adds its own checks.
+ * The file-gate checks shared by the agent CLIs whose file writes swarm's rules decide: a teammate
+ * in acceptEdits (or another mode) writes a protected path (asked, denied here, never written) and
+ * a plain file in its cwd (written, not asked); for a CLI whose shell swarm gates, a failing
+ * permission hook denies the command. Each CLI names its tools.
  */
 export interface FileGateCase {
   kind: string
-  /** The CLI's write-tool call writing `content` to `file` (relative to the cwd). */
-  write(file: string, content: string): AgentReply
+  /** The CLI's write-tool call writing `content` to `file` (relative to `cwd`, the teammate's). */
+  write(file: string, content: string, cwd: string): AgentReply
   /** A protected path, relative to the cwd, that acceptEdits still asks for. */
   protectedFile: string
-  /** Rules of the CLI's own further checks, tried first. */
-  rules?: AgentRule[]
+  /** The swarm mode it is spawned in (default: acceptEdits). */
+  mode?: 'acceptEdits' | 'bypassPermissions'
+  /** Its shell tool's call running `cmd`, for the fail-closed check (itFailsClosed). */
+  shell?: (cmd: string) => AgentReply
 }
 
 export const gateName = (c: FileGateCase) => `${c.kind}-mate`
@@ -33,21 +36,22 @@ async function pendingRequests(t: AgentTeam) {
   return (JSON.parse(r.stdout || '{"requests":[]}') as { requests: Array<{ id: string; input: Record<string, unknown> }> }).requests
 }
 
-/** Starts the CLI's teammate in acceptEdits once for the file (beforeAll); returns a getter for its team. */
+/** Starts the CLI's teammate in its mode once for the file (beforeAll); returns a getter for its team. */
 export function useFileGateTeam(c: FileGateCase): () => AgentTeam {
   let t: AgentTeam
   beforeAll(async () => {
-    t = await agentTeam({
+    t = await agentTeam()
+    t.server.setScript({
       rules: [
-        ...(c.rules ?? []),
-        { userMatches: 'WRITE-PROTECTED', reply: c.write(c.protectedFile, '#!/bin/sh\n') },
-        { userMatches: 'WRITE-CWD', reply: c.write('notes.txt', 'plain notes\n') },
+        ...(c.shell ? [{ userMatches: 'HOOK-CRASH', reply: c.shell('touch crashed.txt') }] : []),
+        { userMatches: 'WRITE-PROTECTED', reply: c.write(c.protectedFile, '#!/bin/sh\n', t.work) },
+        { userMatches: 'WRITE-CWD', reply: c.write('notes.txt', 'plain notes\n', t.work) },
         { afterTool: true, reply: { text: 'The tool finished.' } },
       ],
     })
     expect((await t.swarm(['team', 'create', 't', '--no-start'])).code).toBe(0)
     const spawned = await t.swarm(
-      ['spawn', 't', gateName(c), '--agent', c.kind, '--model', 'loopback', '--backend', 'tmux', '--mode', 'acceptEdits'].concat([
+      ['spawn', 't', gateName(c), '--agent', c.kind, '--model', 'loopback', '--backend', 'tmux', '--mode', c.mode ?? 'acceptEdits'].concat([
         '--prompt',
         'FIRST say hello',
       ]),
@@ -61,7 +65,7 @@ export function useFileGateTeam(c: FileGateCase): () => AgentTeam {
 
 /** The shared check: the protected write is asked (the state says waiting) and denied; the cwd write is not asked. */
 export function itGatesFileWrites(c: FileGateCase, team: () => AgentTeam): void {
-  it(`acceptEdits: a write into ${c.protectedFile} is asked (and denied here); a write into the cwd is not`, async () => {
+  it(`${c.mode ?? 'acceptEdits'}: a write into ${c.protectedFile} is asked (and denied here); a write into the cwd is not`, async () => {
     const t = team()
     const target = path.join(t.work, c.protectedFile)
     await t.swarm(['send', 't', gateName(c), 'WRITE-PROTECTED now'])
@@ -86,4 +90,24 @@ export function itGatesFileWrites(c: FileGateCase, team: () => AgentTeam): void 
     expect(await pendingRequests(t)).toEqual([])
     expect(fs.readFileSync(path.join(t.work, 'notes.txt'), 'utf8')).toBe('plain notes\n')
   }, 120_000)
+}
+
+/** A failing permission hook (pending/ is a file) denies the shell command, and the model is told why. */
+export function itFailsClosed(c: FileGateCase & { shell: NonNullable<FileGateCase['shell']> }, team: () => AgentTeam): void {
+  it('a failing permission hook (pending/ is a file) denies the shell command, and the model is told why', async () => {
+    const t = team()
+    const pending = path.join(t.home, 'teams', 't', 'permissions', 'pending')
+    fs.rmSync(pending, { recursive: true, force: true })
+    fs.writeFileSync(pending, 'not a directory')
+    try {
+      const before = toolResults(t).length
+      await t.swarm(['send', 't', gateName(c), 'HOOK-CRASH now'])
+      const result = await waitFor('the tool result', () => toolResults(t).slice(before)[0], 60_000)
+      expect(result).toContain('swarm could not ask the team lead')
+      await gateIdle(t, c)
+      expect(fs.existsSync(path.join(t.work, 'crashed.txt'))).toBe(false)
+    } finally {
+      fs.rmSync(pending, { force: true })
+    }
+  }, 90_000)
 }

@@ -13,9 +13,10 @@ const CLIS = [
   { name: 'gm', agent: 'gemini' },
   { name: 'pm', agent: 'pi' },
   { name: 'oc', agent: 'opencode' },
+  { name: 'qw', agent: 'qwen' },
 ].filter((c) => hasCli(c.agent))
 
-/** `swarm team resume` after the tmux server is killed or a pane: each CLI teammate (Codex, Gemini CLI, pi, opencode) continues its session; unread messages arrive once. */
+/** `swarm team resume` after the tmux server is killed or a pane: each CLI teammate (Codex, Gemini CLI, pi, opencode, Qwen Code) continues its session; unread messages arrive once. */
 describe.skipIf(CLIS.length === 0)(`team resume of agent-CLI teammates (${CLIS.map((c) => c.agent).join(', ')})`, () => {
   let t: AgentTeam
   const idle = (name: string) => waitFor(`${name} idle`, async () => (await agentState(t, name))?.status === 'idle', 90_000)
