@@ -83,7 +83,7 @@ describe('process-wide handlers', () => {
     expect(await p.exited).toEqual({ code: 143, signal: null })
     const took = Date.now() - t0
     expect(took).toBeGreaterThanOrEqual(CLEANUP_TIME_LIMIT_MS - 100)
-    expect(took).toBeLessThan(CLEANUP_TIME_LIMIT_MS + 2_000)
+    expect(took, 'cut off, not left to hang: the margin is for a loaded machine').toBeLessThan(CLEANUP_TIME_LIMIT_MS + 6_000)
   }, 15_000)
 
   it('is the only module in src/ that listens to the process itself', () => {
