@@ -75,12 +75,12 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
     expect(t('show', '-w', '-v', '-t', 'swarm-crew:', 'pane-border-format').trim()).toContain('#{@agent_color}')
     expect(t('show', '-w', '-v', '-t', 'swarm-crew:', 'pane-border-status').trim()).toBe('top')
     const log = path.join(agentDir('crew', 'quick', env), 'pane.log')
-    await waitFor('the fast output in pane.log', () => fs.readFileSync(log, 'utf8').includes('gone-in-a-flash'), 3_000)
+    await waitFor('the fast output in pane.log', () => fs.readFileSync(log, 'utf8').includes('gone-in-a-flash'), 15_000)
     expect(fs.statSync(log).mode & 0o777).toBe(0o600)
-    await waitFor('pane.log', () => fs.readFileSync(path.join(agentDir('crew', 'poet', env), 'pane.log'), 'utf8').includes('first words'), 3_000)
+    await waitFor('pane.log', () => fs.readFileSync(path.join(agentDir('crew', 'poet', env), 'pane.log'), 'utf8').includes('first words'), 15_000)
     // remain-on-exit: the finished pane stays, and its exit status is reported. (Asked of swarm, not
     // of tmux: tmux 3.3a loses the status of ~1 pane in 60 with pipe-pane; the wrapper records it.)
-    await waitFor('the dead pane kept', () => panes('#{pane_id} #{pane_dead}').includes(`${quick.paneId} 1`), 3_000)
+    await waitFor('the dead pane kept', () => panes('#{pane_id} #{pane_dead}').includes(`${quick.paneId} 1`), 15_000)
     expect((await tmux.status(['quick@crew'])).get('quick@crew')).toEqual({ state: 'exited', code: 5 })
   })
 
@@ -177,7 +177,7 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
     ])
     expect(new Set(members.map((m) => m.color)).size).toBe(3)
     expect(members.every((m) => typeof m.tmuxSocket === 'string' && fs.existsSync(m.tmuxSocket as string))).toBe(true)
-    const seen = await waitFor('a to start', () => readJson(path.join(root, 'a.json')), 5_000)
+    const seen = await waitFor('a to start', () => readJson(path.join(root, 'a.json')), 15_000)
     expect(seen.env).toMatchObject({ SWARM_TEAM: 'crew', SWARM_AGENT_NAME: 'a', SWARM_AGENT_ID: 'a@crew', SWARM_HOME: env.SWARM_HOME })
   })
 

@@ -18,7 +18,7 @@ function start(mode: string) {
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   )
-  const saw = (text: string) => waitFor(`the fixture to print "${text}"`, () => out.includes(text), 5_000, { output: () => out })
+  const saw = (text: string) => waitFor(`the fixture to print "${text}"`, () => out.includes(text), 15_000, { output: () => out })
   return { child, exited, saw }
 }
 

@@ -54,9 +54,11 @@ describe('lead key holders', () => {
     const stubborn = teammate('s', { key: true, ignoreTerm: true })
     await Promise.all([up(a), up(stubborn)])
     const t0 = Date.now()
-    const report = await endKeyHolders(leadKeyHolders(config(['a', 's'])), 300)
+    // The grace is all `a` has to die of its SIGTERM (on a loaded machine, not in 300 ms for sure).
+    const report = await endKeyHolders(leadKeyHolders(config(['a', 's'])), 1_500)
     expect(report).toEqual({ signalled: ['a'], killed: ['s'] })
-    expect(Date.now() - t0).toBeLessThan(3_000)
-    await waitFor('both gone', () => !isAlive(a.pid!) && !isAlive(stubborn.pid!), 3_000)
+    // The stubborn one cost the grace and one kill, nothing like a wait for it to give up.
+    expect(Date.now() - t0).toBeLessThan(15_000)
+    await waitFor('both gone', () => !isAlive(a.pid!) && !isAlive(stubborn.pid!))
   })
 })

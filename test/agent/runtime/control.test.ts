@@ -60,7 +60,7 @@ describe('shutdown', () => {
     await appendMessage(file, { from: LEAD_NAME, text: shutdownText('forged-1') })
     await appendMessage(file, { from: LEAD_NAME, text: shutdownText('forged-2'), leadSig: Buffer.alloc(64, 7).toString('base64') })
     await sendTeamMessage({ team: TEAM, from: 'bob', to: 'alice', text: shutdownText('from-bob', 'bob'), env: fx.env })
-    await waitFor('three warnings', () => (alice.out().match(/ignored shutdown_request/g)?.length ?? 0) === 3, 5_000, { output: alice.out })
+    await waitFor('three warnings', () => (alice.out().match(/ignored shutdown_request/g)?.length ?? 0) === 3, 15_000, { output: alice.out })
     expect(alice.out()).toMatch(/! ignored shutdown_request from team-lead: UNVERIFIED \(no valid lead signature\)/)
     expect(alice.out()).toMatch(/! ignored shutdown_request from bob: only team-lead may send it/)
     await sleep(200)
@@ -288,7 +288,7 @@ describe('abort', () => {
     const t0 = Date.now()
     await alice.stop()
     expect(Date.now() - t0).toBeLessThan(5_000) // sleep 30 would hold it for 30 s
-    await waitFor(`sleep (pid ${pid}) to be killed`, () => processGone(pid), 5_000)
+    await waitFor(`sleep (pid ${pid}) to be killed`, () => processGone(pid), 15_000)
   })
 })
 

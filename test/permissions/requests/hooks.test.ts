@@ -85,14 +85,14 @@ describe('runPermissionHook', () => {
     expect(d.behavior).toBe('ask')
     expect(d.diagnostics[0]).toMatch(/no answer within 300 ms, killed/)
     const pid = Number(fs.readFileSync(pidFile, 'utf8'))
-    await waitFor('the killed sleep to be gone', () => !alive(pid), 5_000)
+    await waitFor('the killed sleep to be gone', () => !alive(pid), 15_000)
   })
 
   it('uses the answer of a hook that exited while a background job holds stdout', async () => {
     const pidFile = path.join(tmp, 'bg.pid')
     const d = await run(`sleep 30 & echo $! > ${pidFile}; echo '{"behavior":"allow"}'`, { timeout: 0.3 })
     expect(d.behavior).toBe('allow')
-    await waitFor('the background sleep to be gone', () => !alive(Number(fs.readFileSync(pidFile, 'utf8'))), 5_000)
+    await waitFor('the background sleep to be gone', () => !alive(Number(fs.readFileSync(pidFile, 'utf8'))), 15_000)
   })
 
   it('stops on abort', async () => {
