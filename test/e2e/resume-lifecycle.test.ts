@@ -149,11 +149,12 @@ describe.skipIf(!hasTmux)('team resume on an isolated tmux server', () => {
     await stop(first.leader)
 
     const second = await resume(['a'])
-    // The leader hosts a again, not b; and says so.
-    await new Promise((r) => setTimeout(r, 1_000))
+    // The leader hosts a again, not b; and says so. Its console comes up only once it has started
+    // its roster (each start marks the member active), so by then b would have been started.
+    expect(second.out()).toContain('stopped: b (swarm kill); start it again with: swarm spawn ik b')
+    expect((await readTeam('ik', sb.env)).members.find((m) => m.name === 'b')?.isActive).toBe(false)
     expect((await readAgentState('ik', 'b', sb.env))?.pid).not.toBe(second.leader.pid)
     expect((await readAgentState('ik', 'b', sb.env))?.status).toBe('exited')
-    expect(second.out()).toContain('stopped: b (swarm kill); start it again with: swarm spawn ik b')
 
     const spawned = await sb.swarm(['spawn', 'ik', 'b'])
     expect(spawned.code, spawned.stderr).toBe(0)
