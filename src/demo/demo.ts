@@ -7,7 +7,7 @@ import { readAgentState } from '../agent/state.js'
 import { cachedShare, percent } from '../agent/pricing.js'
 import { selectBackend } from '../backends/detect.js'
 import { systemDetectInputs } from '../backends/detect.js'
-import { socketArgs, swarmSocket } from '../backends/tmux-client.js'
+import { killServer, socketArgs, swarmSocket } from '../backends/tmux-client.js'
 import { SwarmError, ExitCode, errorMessage } from '../errors.js'
 import { readArchive } from '../mailbox/archive.js'
 import { readInbox } from '../mailbox/inbox.js'
@@ -177,7 +177,7 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoSummary> {
       if (opts.keep) await fs.cp(teamDir(TEAM, env), kept, { recursive: true, force: false }).catch((e) => say(`keep: ${errorMessage(e)}`))
     })
     if (backend === 'tmux') {
-      await runCommand('tmux', [...socketArgs(swarmSocket(env)), 'kill-server'], { env, timeoutMs: 3_000 }).catch(() => undefined)
+      await killServer(swarmSocket(env), env)
       // tmux leaves its socket file behind when the server exits; the demo's own socket goes too.
       await fs.rm(path.join(env.TMUX_TMPDIR || '/tmp', `tmux-${process.getuid?.() ?? 0}`, env.SWARM_TMUX_SOCKET!), { force: true })
     }

@@ -53,7 +53,9 @@ describe.skipIf(!hasTmux)('team resume on an isolated tmux server', () => {
     const [a, b] = [await idlePid('rz', 'a'), await idlePid('rz', 'b')]
 
     tmux('send-keys', '-t', leaderPane, '/quit', 'Enter')
-    await waitFor('the leader gone', async () => (await state('rz', 'team-lead')) === 'exited')
+    await waitFor('the leader gone', async () => (await state('rz', 'team-lead')) === 'exited', 15_000, {
+      output: () => tmux('capture-pane', '-p', '-t', leaderPane),
+    })
     const resumed = await sb.swarm(['team', 'resume', 'rz', '--no-attach'])
     expect(resumed.code, resumed.stderr).toBe(0)
     expect(resumed.stdout).toContain('team rz: leader started; alive: a, b; respawned: none')

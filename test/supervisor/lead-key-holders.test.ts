@@ -7,6 +7,9 @@ import { waitFor } from '../support/wait.js'
 
 /* The teammates of a gone Claude Code lead: found by their teammate argv, ended with SIGTERM, killed when they ignore it. */
 
+// Found by argv among all the machine's processes: a team name of its own, so another run of this file (another checkout) is not seen.
+const TEAM = `holders-${process.pid}`
+
 const children: ChildProcess[] = []
 afterEach(() => {
   for (const c of children.splice(0)) if (c.pid && isAlive(c.pid)) process.kill(c.pid, 'SIGKILL')
@@ -20,7 +23,7 @@ function teammate(name: string, opts: { key?: boolean; ignoreTerm?: boolean } = 
     code,
     '--',
     '--agent-id',
-    `${name}@crew`,
+    `${name}@${TEAM}`,
     '--agent-name',
     name,
     ...(opts.key ? ['--lead-verify-key', '1796116536621.MCowBQYDK2VwAyEA'] : []),
@@ -34,10 +37,17 @@ const up = (c: ChildProcess) => new Promise<void>((resolve) => c.stdout!.once('d
 
 const config = (names: string[]): TeamFile =>
   ({
-    name: 'crew',
+    name: TEAM,
     createdAt: 0,
-    leadAgentId: 'team-lead@crew',
-    members: ['team-lead', ...names].map((name) => ({ name, agentId: `${name}@crew`, tmuxPaneId: '%1', cwd: '/', joinedAt: 0, subscriptions: [] })),
+    leadAgentId: `team-lead@${TEAM}`,
+    members: ['team-lead', ...names].map((name) => ({
+      name,
+      agentId: `${name}@${TEAM}`,
+      tmuxPaneId: '%1',
+      cwd: '/',
+      joinedAt: 0,
+      subscriptions: [],
+    })),
   }) as unknown as TeamFile
 
 describe('lead key holders', () => {
