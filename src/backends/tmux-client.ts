@@ -2,6 +2,7 @@ import { ExitCode, SwarmError } from '../errors.js'
 import { type CommandResult, CommandTimeoutError, runCommand } from '../process/launch.js'
 // The server this may start serves every team: it must not carry one team's marker.
 import { withoutMarker } from '../process/marker.js'
+import { waitForExit } from '../process/liveness.js'
 
 type Env = NodeJS.ProcessEnv
 
@@ -20,6 +21,17 @@ export type TmuxSocket = { name: string } | { path: string }
 export function resolveSocket(env: Env = process.env): TmuxSocket {
   if (env.TMUX) return { path: env.TMUX.split(',')[0] }
   return swarmSocket(env)
+}
+
+/**
+ * `tmux kill-server` on `socket`, returning once the server process is gone: the command itself
+ * returns while the server may still be tearing down (a process that still carries its env).
+ */
+export async function killServer(socket: TmuxSocket, env: Env): Promise<void> {
+  const tmux = (...args: string[]) => runCommand('tmux', [...socketArgs(socket), ...args], { env, timeoutMs: TMUX_TIMEOUT_MS }).catch(() => undefined)
+  const pid = Number((await tmux('display-message', '-p', '#{pid}'))?.stdout.trim())
+  await tmux('kill-server')
+  if (pid > 0) await waitForExit([pid], TMUX_TIMEOUT_MS)
 }
 
 /** The dedicated swarm server, ignoring $TMUX. */

@@ -1,9 +1,11 @@
 import fs from 'node:fs/promises'
+import path from 'node:path'
 import { ExitCode, SwarmError } from '../errors.js'
 import { LEAD_NAME, agentId as makeAgentId } from '../home/paths.js'
 import { delay } from '../process/delay.js'
 import { killTree, processTrees } from '../process/tree.js'
 import { terminalSafe } from '../terminal/neutralize.js'
+import { ensureDir } from '../util/fs.js'
 import { prepareLogFile, validateSpawnConfig } from './spawn-config.js'
 import { PaneExecutorBase } from './pane-executor-base.js'
 import { parseAgentId } from './shutdown.js'
@@ -101,6 +103,7 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     const lead = rows.find((r) => r.agent === makeAgentId(LEAD_NAME, team))
     if (lead && !lead.dead) return this.remember(team, { ...lead, created: false })
     if (lead) {
+      leader = await this.withExitStatus(team, leader)
       const respawn = tmuxCommand(
         'respawn-pane',
         '-k',
@@ -117,7 +120,7 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     const first = teamWindowPane(teamPanes(rows, team))
     if (!first) return this.ensureSession(team, leader)
     // -b: before the window's first pane, so main-vertical gives the leader the left side again.
-    const split = tmuxCommand('split-window', '-h', '-b', '-t', first.paneId, ...leaderPaneArgs(leader))
+    const split = tmuxCommand('split-window', '-h', '-b', '-t', first.paneId, ...leaderPaneArgs(await this.withExitStatus(team, leader)))
     const [paneId, , socketPath, windowId] = (await this.client.source([split], { what: 'split-window' })).trim().split('\t')
     await this.client.source([...leaderPaneSetup(paneId, team), tmuxCommand('select-layout', '-t', windowId, 'main-vertical')], {
       what: 'set-option',
@@ -127,7 +130,16 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
 
   private async createSession(team: string, leader: LeaderOptions): Promise<LeaderPane> {
     const session = sessionName(team)
-    const create = tmuxCommand('new-session', '-d', '-s', session, '-n', team, ...DETACHED_SIZE, ...leaderPaneArgs(leader))
+    const create = tmuxCommand(
+      'new-session',
+      '-d',
+      '-s',
+      session,
+      '-n',
+      team,
+      ...DETACHED_SIZE,
+      ...leaderPaneArgs(await this.withExitStatus(team, leader)),
+    )
     let out: string
     try {
       out = await this.client.source([create, ...this.windowSetup(`=${session}:`, team), ...OWN_SERVER_SETUP], {
@@ -150,12 +162,24 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
       ? (await this.client.run(['display-message', '-p', '-t', this.env.TMUX_PANE, '#{window_id}'], 'display-message')).trim()
       : ''
     const target = here ? ['-a', '-t', here] : []
-    const create = tmuxCommand('new-window', '-d', '-n', team, ...target, ...leaderPaneArgs(leader))
+    const create = tmuxCommand('new-window', '-d', '-n', team, ...target, ...leaderPaneArgs(await this.withExitStatus(team, leader)))
     // new-window -d does not make the window current, so it is configured by id in a second call.
     const out = await this.client.source([create], { what: 'new-window' })
     const [paneId, , socketPath, windowId] = out.trim().split('\t')
     await this.client.source(this.windowSetup(windowId, team, paneId), { what: 'set-option' })
     return this.remember(team, { paneId, socketPath, windowId, created: true })
+  }
+
+  /**
+   * The leader's command under the exit-status wrapper, as a teammate's: tmux 3.3a never learns the
+   * status of some dead panes on a loaded machine (a leader's after /quit too), which then read as
+   * "dead" instead of "exited".
+   */
+  private async withExitStatus(team: string, leader: LeaderOptions): Promise<LeaderOptions> {
+    const exitFile = exitStatusFile(team, LEAD_NAME, this.env)
+    await ensureDir(path.dirname(exitFile))
+    await fs.rm(exitFile, { force: true }) // a previous run's status must not answer for this one
+    return { ...leader, argv: recordExitStatus(leader.argv), env: { ...leader.env, [EXIT_FILE_ENV]: exitFile } }
   }
 
   /** Window and leader-pane options, one command per line. */

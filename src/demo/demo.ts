@@ -7,7 +7,7 @@ import { readAgentState } from '../agent/state.js'
 import { cachedShare, percent } from '../agent/pricing.js'
 import { selectBackend } from '../backends/detect.js'
 import { systemDetectInputs } from '../backends/detect.js'
-import { socketArgs, swarmSocket } from '../backends/tmux-client.js'
+import { killServer, socketArgs, swarmSocket } from '../backends/tmux-client.js'
 import { SwarmError, ExitCode, errorMessage } from '../errors.js'
 import { readArchive } from '../mailbox/archive.js'
 import { readInbox } from '../mailbox/inbox.js'
@@ -167,14 +167,17 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoSummary> {
     if (!attached) printSummary(summary, out, c)
     return summary
   } finally {
-    if (opts.keep) await fs.cp(teamDir(TEAM, env), kept, { recursive: true }).catch((err) => say(`keep: ${errorMessage(err)}`))
     say('deleting the team…')
     // An in-process team lives in this process's leader: stop it first (it shuts its teammates down).
     leaderAbort.abort()
     await leader?.catch(() => undefined)
-    await deleteTeamFully(TEAM, { env, timeoutMs: 10_000 }).catch((err) => say(`delete: ${errorMessage(err)}`))
+    // --keep: the copy is taken inside the delete, once the team's processes have all stopped.
+    await deleteTeamFully(TEAM, { env, timeoutMs: 10_000, ...(opts.keep ? { copyTo: kept } : {}) }).catch(async (err) => {
+      say(`delete: ${errorMessage(err)}`)
+      if (opts.keep) await fs.cp(teamDir(TEAM, env), kept, { recursive: true, force: false }).catch((e) => say(`keep: ${errorMessage(e)}`))
+    })
     if (backend === 'tmux') {
-      await runCommand('tmux', [...socketArgs(swarmSocket(env)), 'kill-server'], { env, timeoutMs: 3_000 }).catch(() => undefined)
+      await killServer(swarmSocket(env), env)
       // tmux leaves its socket file behind when the server exits; the demo's own socket goes too.
       await fs.rm(path.join(env.TMUX_TMPDIR || '/tmp', `tmux-${process.getuid?.() ?? 0}`, env.SWARM_TMUX_SOCKET!), { force: true })
     }

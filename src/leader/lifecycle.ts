@@ -1,3 +1,4 @@
+import fs from 'node:fs/promises'
 import { readAgentState } from '../agent/state.js'
 import { transcriptPath } from '../agent/transcript.js'
 import { defaultLeaderArgv, defaultTeammateArgv, teammateEnv } from '../backends/launch.js'
@@ -248,6 +249,8 @@ export async function deleteTeamFully(
     progress?: (line: string) => void
     discard?: boolean
     onDiscard?: RemoveWorktreeOptions['onDiscard']
+    /** Copy the team's directory here once no process of the team runs any more, before it is removed (`swarm demo --keep`). */
+    copyTo?: string
   },
 ): Promise<DeleteReport> {
   const env = opts.env
@@ -321,6 +324,8 @@ export async function deleteTeamFully(
   // and leader of an unreadable config) is stopped; the team is not deleted while any survives.
   const reaped = await reapTeam(team, env)
   assertNoneSurvive(team, reaped.survivors, 'the team was not deleted')
+  // Only now: a copy taken while an agent still wrote (a state.json renamed over, a lock let go) ends half done.
+  if (opts.copyTo) await fs.cp(teamDir(team, env), opts.copyTo, { recursive: true })
   const keptConfig = corrupt ? await keepCorruptConfig(team, env) : undefined
   // Every worktree of the team, also ones swarm has no record of (found by branch in the members' repositories).
   const listing = await listTeamWorktrees(team, { env, repoDirs: (config?.members ?? []).flatMap((m) => (m.cwd ? [m.cwd] : [])) })

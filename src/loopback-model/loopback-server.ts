@@ -24,6 +24,8 @@ export interface RecordedRequest {
   body: unknown
   /** `Date.now()` when the request's body had arrived. */
   receivedAt: number
+  /** `Date.now()` when the whole answer had been handed to the socket (unset while it is pending, or when cut). */
+  answeredAt?: number
   /** The agent the scenario attributed the request to. */
   agent?: string
   stream: boolean
@@ -98,6 +100,7 @@ export async function startLoopbackServer(options: LoopbackServerOptions): Promi
       clientClosed: false,
     }
     requests.push(record)
+    res.on('finish', () => (record.answeredAt = Date.now()))
     res.on('close', () => {
       if (!res.writableFinished) record.clientClosed = true
     })

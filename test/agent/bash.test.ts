@@ -7,6 +7,7 @@ import { isAlive } from '../../src/process/liveness.js'
 import { HeadTailBuffer } from '../../src/agent/tools/shell.js'
 import { makeContext } from './helpers.js'
 import { useTempDir } from '../support/home.js'
+import { waitFor } from '../support/wait.js'
 
 let dir: string
 const started: number[] = []
@@ -23,16 +24,9 @@ afterEach(() => {
 })
 
 async function readPid(file: string): Promise<number> {
-  for (let i = 0; i < 200; i++) {
-    const text = await fs.readFile(file, 'utf8').catch(() => '')
-    if (text.trim()) {
-      const pid = Number(text.trim())
-      started.push(pid)
-      return pid
-    }
-    await new Promise((r) => setTimeout(r, 10))
-  }
-  throw new Error(`no pid in ${file}`)
+  const pid = await waitFor(`a pid in ${file}`, async () => Number((await fs.readFile(file, 'utf8').catch(() => '')).trim()))
+  started.push(pid)
+  return pid
 }
 
 describe('Bash', () => {
@@ -53,9 +47,10 @@ describe('Bash', () => {
 
   it('kills the whole process group on timeout, grandchildren included', async () => {
     const pidFile = path.join(dir, 'pid')
-    const result = await runTool(bashTool, { command: `sleep 100 & echo $! > ${pidFile}; echo started; sleep 100`, timeout: 300 }, makeContext(dir))
+    // The timeout leaves a loaded machine time to start bash and write the pid first.
+    const result = await runTool(bashTool, { command: `sleep 100 & echo $! > ${pidFile}; echo started; sleep 100`, timeout: 1_500 }, makeContext(dir))
     expect(result.isError).toBe(true)
-    expect(result.content).toBe('started\nCommand timed out after 300 ms; it and its child processes were killed.')
+    expect(result.content).toBe('started\nCommand timed out after 1500 ms; it and its child processes were killed.')
     expect(isAlive(await readPid(pidFile))).toBe(false)
   })
 
@@ -63,7 +58,7 @@ describe('Bash', () => {
     const pidFile = path.join(dir, 'pid')
     const command = `trap '' TERM; (trap '' TERM; sleep 100) & echo $! > ${pidFile}; sleep 100`
     const ctx = makeContext(dir)
-    const result = await runTool(bashTool, { command, timeout: 200 }, ctx)
+    const result = await runTool(bashTool, { command, timeout: 1_500 }, ctx)
     expect(result.content).toMatch(/timed out/)
     expect(isAlive(await readPid(pidFile))).toBe(false)
   })

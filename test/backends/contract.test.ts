@@ -60,7 +60,7 @@ for (const { type, skip } of backends) {
       const out = file('record')
       const spawned = await h.start(team, 'rec.or-der_1', ['record', out, ...NASTY], { cwd, env: { SWARM_TEST_SECRET: secret } })
       expect(spawned.agentId).toBe(`rec.or-der_1@${team}`)
-      const seen = await waitFor('the teammate to record its argv', () => readJson(out), 5_000)
+      const seen = await waitFor('the teammate to record its argv', () => readJson(out), 15_000)
       expect(seen.argv).toEqual(NASTY)
       expect(fs.realpathSync(seen.cwd)).toBe(fs.realpathSync(cwd))
       expect(seen.env.SWARM_TEST_SECRET).toBe(secret)
@@ -90,21 +90,21 @@ for (const { type, skip } of backends) {
     it('kill ends the whole process tree, grandchild included, and status says so', async () => {
       const out = file('tree')
       await h.start(team, 'tree', ['tree', out])
-      const { pid, grandchild } = await waitFor('the tree fixture', () => readJson(out), 5_000)
+      const { pid, grandchild } = await waitFor('the tree fixture', () => readJson(out), 15_000)
       h.track(pid, grandchild)
       expect(isAlive(pid) && isAlive(grandchild)).toBe(true)
       await h.executor.kill(`tree@${team}`)
-      expect(await waitForExit([pid, grandchild], 2_000)).toBe(true)
+      expect(await waitForExit([pid, grandchild], 10_000)).toBe(true)
       expect((await h.executor.status([`tree@${team}`])).get(`tree@${team}`)?.state).not.toBe('alive')
     })
 
     it('kill escalates to SIGKILL for a teammate that ignores SIGTERM', async () => {
       const out = file('stubborn')
       await h.start(team, 'stubborn', ['ignore-term', out])
-      const pid = Number(await waitFor('the pid', () => fs.existsSync(out) && fs.readFileSync(out, 'utf8'), 5_000))
+      const pid = Number(await waitFor('the pid', () => fs.existsSync(out) && fs.readFileSync(out, 'utf8'), 15_000))
       h.track(pid)
       await h.executor.kill(`stubborn@${team}`)
-      expect(await waitForExit([pid], 2_000)).toBe(true)
+      expect(await waitForExit([pid], 10_000)).toBe(true)
     })
 
     it('spawns 16 teammates one after another and 16 at once, losing none', async () => {
@@ -138,7 +138,7 @@ for (const { type, skip } of backends) {
     it('terminate times out on a teammate that ignores the request, and leaves it running', async () => {
       const out = file('deaf')
       await h.start(team, 'deaf', ['record', out])
-      await waitFor('the teammate', () => readJson(out), 5_000)
+      await waitFor('the teammate', () => readJson(out), 15_000)
       expect(await h.executor.terminate(`deaf@${team}`, undefined, { timeoutMs: 300 })).toEqual({ outcome: 'timeout' })
       expect(await h.executor.isActive(`deaf@${team}`)).toBe(true)
       await h.executor.kill(`deaf@${team}`)

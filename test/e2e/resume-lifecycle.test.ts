@@ -53,7 +53,9 @@ describe.skipIf(!hasTmux)('team resume on an isolated tmux server', () => {
     const [a, b] = [await idlePid('rz', 'a'), await idlePid('rz', 'b')]
 
     tmux('send-keys', '-t', leaderPane, '/quit', 'Enter')
-    await waitFor('the leader gone', async () => (await state('rz', 'team-lead')) === 'exited')
+    await waitFor('the leader gone', async () => (await state('rz', 'team-lead')) === 'exited', 15_000, {
+      output: () => tmux('capture-pane', '-p', '-t', leaderPane),
+    })
     const resumed = await sb.swarm(['team', 'resume', 'rz', '--no-attach'])
     expect(resumed.code, resumed.stderr).toBe(0)
     expect(resumed.stdout).toContain('team rz: leader started; alive: a, b; respawned: none')
@@ -149,11 +151,12 @@ describe.skipIf(!hasTmux)('team resume on an isolated tmux server', () => {
     await stop(first.leader)
 
     const second = await resume(['a'])
-    // The leader hosts a again, not b; and says so.
-    await new Promise((r) => setTimeout(r, 1_000))
+    // The leader hosts a again, not b; and says so. Its console comes up only once it has started
+    // its roster (each start marks the member active), so by then b would have been started.
+    expect(second.out()).toContain('stopped: b (swarm kill); start it again with: swarm spawn ik b')
+    expect((await readTeam('ik', sb.env)).members.find((m) => m.name === 'b')?.isActive).toBe(false)
     expect((await readAgentState('ik', 'b', sb.env))?.pid).not.toBe(second.leader.pid)
     expect((await readAgentState('ik', 'b', sb.env))?.status).toBe('exited')
-    expect(second.out()).toContain('stopped: b (swarm kill); start it again with: swarm spawn ik b')
 
     const spawned = await sb.swarm(['spawn', 'ik', 'b'])
     expect(spawned.code, spawned.stderr).toBe(0)

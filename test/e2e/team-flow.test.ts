@@ -77,7 +77,7 @@ describe.skipIf(!hasTmux)('team lifecycle end to end on an isolated tmux server'
 
     // The tmux server dies with everything in it.
     execFileSync('tmux', ['-L', 'swarm', 'kill-server'], { env: sb.env })
-    await waitFor('alice process gone', () => !isAlive(alivePid), 5_000)
+    await waitFor('alice process gone', () => !isAlive(alivePid), 15_000)
     const dead = JSON.parse((await sb.swarm(['status', 'crew', '--json'])).stdout) as { members: Array<{ name: string; state: string }> }
     expect(dead.members.find((m) => m.name === 'alice')?.state).toBe('dead')
 
@@ -98,7 +98,7 @@ describe.skipIf(!hasTmux)('team lifecycle end to end on an isolated tmux server'
     await waitFor('alice idle', async () => (await readAgentState('crew', 'alice', sb.env))?.status === 'idle')
     const deleted = await sb.swarm(['team', 'delete', 'crew', '--timeout', '10'])
     expect(deleted.code, deleted.stderr).toBe(0)
-    await waitFor('every process gone', () => pids.every((p) => !isAlive(p)), 5_000)
+    await waitFor('every process gone', () => pids.every((p) => !isAlive(p)), 15_000)
     expect(tmuxSessions(sb.env)).not.toContain('swarm-crew')
     expect(fs.existsSync(teamDir('crew', sb.env))).toBe(false)
   }, 90_000)

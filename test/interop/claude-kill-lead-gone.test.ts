@@ -48,10 +48,10 @@ describe("killing a gone Claude Code lead's Claude Code teammate", () => {
     expect(r.code, r.stderr).toBe(0)
     expect(JSON.parse(r.stdout)).toMatchObject({ team, name: 'cw', outcome: 'signalled' })
     // Not the 20 s timeout: cw is never sent a shutdown it would refuse as forged.
-    expect(ms).toBeLessThan(10_000)
+    expect(ms, 'well before the 20 s timeout').toBeLessThan(15_000)
     expect(claudeProcessOf(team, 'cw')).toBeUndefined()
     // Its pane's tmux server reaps it a moment later (until then /proc keeps the zombie).
-    await waitFor('cw reaped', () => !fs.existsSync(`/proc/${cw.pid}`), 5_000)
+    await waitFor('cw reaped', () => !fs.existsSync(`/proc/${cw.pid}`), 15_000)
     const member = sb.readJson<TeamFile>(sb.teamFile(team, 'config.json'))!.members.find((m) => m.name === 'cw')!
     expect(member.isActive).toBe(false)
     expect(member[STOPPED_FIELD]).toBe(true)

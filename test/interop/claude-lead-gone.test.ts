@@ -76,10 +76,10 @@ describe('deleting a Claude-Code-led team after its lead is gone', () => {
     const report = JSON.parse(r.stdout) as { exited: string[]; signalled: string[]; killed: string[] }
     expect(report).toMatchObject({ exited: ['w2'], signalled: ['cw'], killed: [] })
     // Not the 20 s timeout: cw is never asked with a shutdown it would refuse.
-    expect(ms).toBeLessThan(10_000)
+    expect(ms, 'well before the 20 s timeout').toBeLessThan(15_000)
     expect(claudeProcessOf(team, 'cw')).toBeUndefined()
     // Its pane's tmux server reaps it a moment later (until then /proc keeps the zombie).
-    await waitFor('cw reaped', () => !fs.existsSync(`/proc/${cw!.pid}`), 5_000)
+    await waitFor('cw reaped', () => !fs.existsSync(`/proc/${cw!.pid}`), 15_000)
     expect(fs.existsSync(sb.teamFile(team, 'config.json'))).toBe(false)
     const text = await sb.swarm(['team', 'list'])
     expect(text.stdout).not.toContain(team)

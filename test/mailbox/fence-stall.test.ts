@@ -5,6 +5,7 @@ import { readInbox } from '../../src/mailbox/inbox.js'
 import { inboxPath } from '../../src/home/paths.js'
 import { LOCK_STALE_MS } from '../../src/util/lock.js'
 import { reapAll, requireBuild, startNode, tempHome, WRITER, type Proc } from './helpers.js'
+import { waitFor } from '../support/wait.js'
 
 /*
  * Finding 5 of issue 12: a lock holder stopped past the stale time (Ctrl-Z, a VM pause) resumes
@@ -76,10 +77,16 @@ describe('fenced inbox commits (real processes, real SIGSTOP)', () => {
       await sleep(200)
       const holder = await stopTheHolderUntilTakenOver(writers)
       const ackedBefore = acked(writers).length
-      await sleep(300)
-      expect(acked(writers).length).toBeGreaterThan(ackedBefore) // others' messages were acknowledged meanwhile
+      // Others' messages are acknowledged while the holder stays stopped.
+      await waitFor('another writer to acknowledge a message', () => acked(writers).length > ackedBefore, 15_000, {
+        output: () => writers.map((w) => w.output()).join('\n---\n'),
+      })
+      const holderBefore = acked([holder]).length
       holder.child.kill('SIGCONT')
-      await sleep(500)
+      // The commit it was stopped in has ended (renamed or fenced off) once it acknowledges its next message.
+      await waitFor('the resumed holder to acknowledge its next message', () => acked([holder]).length > holderBefore, 15_000, {
+        output: holder.output,
+      })
       fs.writeFileSync(stopFile, '')
       const codes = await Promise.all(writers.map((w) => w.exited))
       expect(codes, writers.map((w) => w.output()).join('\n---\n')).toEqual(writers.map(() => 0))

@@ -18,7 +18,7 @@ function start(mode: string) {
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   )
-  const saw = (text: string) => waitFor(`the fixture to print "${text}"`, () => out.includes(text), 5_000, { output: () => out })
+  const saw = (text: string) => waitFor(`the fixture to print "${text}"`, () => out.includes(text), 15_000, { output: () => out })
   return { child, exited, saw }
 }
 
@@ -83,7 +83,7 @@ describe('process-wide handlers', () => {
     expect(await p.exited).toEqual({ code: 143, signal: null })
     const took = Date.now() - t0
     expect(took).toBeGreaterThanOrEqual(CLEANUP_TIME_LIMIT_MS - 100)
-    expect(took).toBeLessThan(CLEANUP_TIME_LIMIT_MS + 2_000)
+    expect(took, 'cut off, not left to hang: the margin is for a loaded machine').toBeLessThan(CLEANUP_TIME_LIMIT_MS + 6_000)
   }, 15_000)
 
   it('is the only module in src/ that listens to the process itself', () => {

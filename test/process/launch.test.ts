@@ -5,6 +5,8 @@ import { CommandTimeoutError, launchProcess, runCommand } from '../../src/proces
 import { isAlive, waitForExit } from '../../src/process/liveness.js'
 import { killTree, processTree } from '../../src/process/tree.js'
 import { FIXTURES } from '../backends/harness.js'
+import { runsProgram } from '../support/proc.js'
+import { waitFor } from '../support/wait.js'
 
 describe('util/process', () => {
   it('runCommand returns code and output, feeds stdin, and reports a missing program as 127', async () => {
@@ -13,13 +15,14 @@ describe('util/process', () => {
   })
 
   it('runCommand kills the whole group on timeout, and does not wait for a grandchild holding stdout', async () => {
+    // The bounds only tell "returned" from "waited for the sleep": far apart, so a loaded machine's slowness fits between.
     const started = Date.now()
-    await expect(runCommand('sh', ['-c', 'sleep 30 & echo $!; wait'], { timeoutMs: 200 })).rejects.toBeInstanceOf(CommandTimeoutError)
-    expect(Date.now() - started).toBeLessThan(2_000)
+    await expect(runCommand('sh', ['-c', 'sleep 60 & echo $!; wait'], { timeoutMs: 200 })).rejects.toBeInstanceOf(CommandTimeoutError)
+    expect(Date.now() - started).toBeLessThan(20_000)
     // The command is done, its background child still holds stdout: we return anyway.
     const t = Date.now()
-    const r = await runCommand('sh', ['-c', 'sleep 3 & echo $!'], { timeoutMs: 5_000 })
-    expect(Date.now() - t).toBeLessThan(2_000)
+    const r = await runCommand('sh', ['-c', 'sleep 60 & echo $!'], { timeoutMs: 40_000 })
+    expect(Date.now() - t).toBeLessThan(20_000)
     const sleeper = Number(r.stdout.trim())
     expect(isAlive(sleeper)).toBe(true)
     await killTree(sleeper, { graceMs: 0 })
@@ -28,13 +31,17 @@ describe('util/process', () => {
   it('killTree takes down the group and descendants that left it, escalating to SIGKILL', async () => {
     // A child ignoring SIGTERM, plus a grandchild in a session of its own.
     const p = launchProcess('sh', ['-c', "trap '' TERM; setsid sleep 600 & sleep 600 & wait"])
-    await new Promise((r) => setTimeout(r, 100))
-    const tree = await processTree(p.pid)
+    // Both sleeps forked and exec'd (the setsid one has left the group by then).
+    const tree = await waitFor('the sh and its two sleeps', async () => {
+      const t = await processTree(p.pid)
+      return t.filter((pid) => runsProgram(pid, 'sleep')).length === 2 && t
+    })
     expect(tree.length).toBeGreaterThanOrEqual(3)
     const started = Date.now()
     await killTree(p.pid, { graceMs: 200 })
-    expect(await waitForExit(tree, 1_000)).toBe(true)
-    expect(Date.now() - started).toBeLessThan(1_500)
+    expect(await waitForExit(tree, 10_000)).toBe(true)
+    // Not after the sleeps' 600 s: SIGKILL came after the grace.
+    expect(Date.now() - started).toBeLessThan(20_000)
     expect(tree.some(isAlive)).toBe(false)
   })
 
@@ -47,11 +54,15 @@ describe('util/process', () => {
     const child = spawn(process.execPath, [path.join(FIXTURES, 'process-drain.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] })
     const line = await new Promise<string>((resolve) => child.stdout.once('data', (d) => resolve(String(d))))
     const { pids } = JSON.parse(line) as { pids: number[] }
-    const trees = (await Promise.all(pids.map(processTree))).flat()
+    // The pids are printed right after the launch: the sh's have yet to fork their three sleeps.
+    const trees = await waitFor('both trees with their three sleeps', async () => {
+      const t = (await Promise.all(pids.map(processTree))).flat()
+      return t.filter((pid) => runsProgram(pid, 'sleep')).length === 3 && t
+    })
     expect(trees.length).toBeGreaterThanOrEqual(4)
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
     child.kill('SIGTERM')
     expect(await exited).toBe(143)
-    expect(await waitForExit(trees, 1_000)).toBe(true)
+    expect(await waitForExit(trees, 10_000)).toBe(true)
   })
 })

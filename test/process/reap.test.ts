@@ -6,6 +6,8 @@ import { isAlive, waitForExit } from '../../src/process/liveness.js'
 import { findMarked, markerEnv, withoutMarker } from '../../src/process/marker.js'
 import { reapMarked } from '../../src/process/reap.js'
 import { type IsolatedHome, isolatedHome } from '../support/home.js'
+import { runsProgram } from '../support/proc.js'
+import { waitFor } from '../support/wait.js'
 
 /*
  * The team marker survives setsid and double forks, tells teams of one name apart by their
@@ -50,23 +52,13 @@ async function pidsOf(file: string, count: number): Promise<number[]> {
 }
 
 async function rolesOf(file: string, count: number): Promise<Record<string, number>> {
-  for (let i = 0; i < 200; i++) {
+  return waitFor(`${file} to list ${count} pids, each past its exec`, () => {
     const lines = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : []
     const roles = Object.fromEntries(lines.map((l) => [l.split(' ')[0], Number(l.split(' ')[1])]))
     // A pid is written right after its fork: until it has exec'd its `sleep`, /proc still shows the
     // parent's environment (the marker `env -i` is about to drop).
-    if (lines.length >= count && Object.values(roles).every(sleeping)) return roles
-    await new Promise((r) => setTimeout(r, 25))
-  }
-  throw new Error(`${file} never listed ${count} pids`)
-}
-
-function sleeping(pid: number): boolean {
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').startsWith('sleep\0')
-  } catch {
-    return false
-  }
+    return lines.length >= count && Object.values(roles).every((pid) => runsProgram(pid, 'sleep')) && roles
+  })
 }
 
 describe.skipIf(process.platform !== 'linux')('team marker', () => {
@@ -94,7 +86,7 @@ describe.skipIf(process.platform !== 'linux')('team marker', () => {
     const report = await reapMarked(path.join(dir, 'teams/crew'))
     expect(report.survivors).toEqual([])
     expect(report.killed.length).toBeGreaterThanOrEqual(2)
-    expect(await waitForExit(all, 1_000)).toBe(true)
+    expect(await waitForExit(all, 10_000)).toBe(true)
     expect(await findMarked(path.join(dir, 'teams/crew'))).toEqual([])
   })
 
@@ -103,7 +95,7 @@ describe.skipIf(process.platform !== 'linux')('team marker', () => {
     const bob = await pidsOf(startMarked(dir, 'bob@crew').pidFile, 3)
     const alice = await pidsOf(startMarked(dir, 'alice@crew').pidFile, 3)
     await reapMarked(path.join(dir, 'teams/crew'), { agentIds: ['bob@crew'] })
-    expect(await waitForExit(bob, 1_000)).toBe(true)
+    expect(await waitForExit(bob, 10_000)).toBe(true)
     expect(alice.every(isAlive)).toBe(true)
   })
 

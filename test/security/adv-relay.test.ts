@@ -83,7 +83,7 @@ describe('adversarial: the relay', () => {
       setTimeout(() => {
         s.destroy()
         resolve(false)
-      }, 3_000)
+      }, 15_000)
     })
     expect(closed).toBe(true)
   })

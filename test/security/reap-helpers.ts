@@ -76,7 +76,7 @@ export async function sigkillMember(sb: Sandbox, team: string, name: string): Pr
   const pid = (await readAgentState(team, name, sb.env))?.pid
   expect(pid, `${name} has a pid`).toBeGreaterThan(0)
   process.kill(pid!, 'SIGKILL')
-  await waitFor(`${name} gone`, () => !isAlive(pid!), 5_000)
+  await waitFor(`${name} gone`, () => !isAlive(pid!), 15_000)
   return pid!
 }
 

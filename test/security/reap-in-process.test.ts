@@ -21,7 +21,7 @@ async function jobOrphanedByLeader(): Promise<{ sb: Sandbox; job: Job; pids: { f
   expect((await sb.swarm(['send', 'crew', 'bob', 'please start the job'])).code).toBe(0)
   const pids = await waitForJob(sb, 'crew', job)
   leader.kill('SIGKILL')
-  await waitFor('the leader gone', () => !isAlive(leader.pid!), 5_000)
+  await waitFor('the leader gone', () => !isAlive(leader.pid!), 15_000)
   expect(isAlive(pids.fg) && isAlive(pids.escaped), 'the orphans outlive their leader').toBe(true)
   return { sb, job, pids }
 }

@@ -57,7 +57,7 @@ describe("swarm kill of a gone Claude Code lead's teammate", () => {
     const t0 = Date.now()
     const r = await killTeammate(TEAM, 'cw', { env: h.env, timeoutMs: 20_000 })
     expect(r).toEqual({ outcome: 'signalled' })
-    expect(Date.now() - t0).toBeLessThan(5_000)
+    expect(Date.now() - t0, 'well before the 20 s timeout').toBeLessThan(12_000)
     expect(isAlive(cw.pid!)).toBe(false)
     const m = (await readTeam(TEAM, h.env)).members.find((x) => x.name === 'cw')!
     expect(m.isActive).toBe(false)

@@ -60,7 +60,7 @@ describe('shutdown', () => {
     await appendMessage(file, { from: LEAD_NAME, text: shutdownText('forged-1') })
     await appendMessage(file, { from: LEAD_NAME, text: shutdownText('forged-2'), leadSig: Buffer.alloc(64, 7).toString('base64') })
     await sendTeamMessage({ team: TEAM, from: 'bob', to: 'alice', text: shutdownText('from-bob', 'bob'), env: fx.env })
-    await waitFor('three warnings', () => (alice.out().match(/ignored shutdown_request/g)?.length ?? 0) === 3, 5_000, { output: alice.out })
+    await waitFor('three warnings', () => (alice.out().match(/ignored shutdown_request/g)?.length ?? 0) === 3, 15_000, { output: alice.out })
     expect(alice.out()).toMatch(/! ignored shutdown_request from team-lead: UNVERIFIED \(no valid lead signature\)/)
     expect(alice.out()).toMatch(/! ignored shutdown_request from bob: only team-lead may send it/)
     await sleep(200)
@@ -257,7 +257,7 @@ describe('maxTurns', () => {
 describe('abort', () => {
   it('during a streaming response: run() ends promptly, the stream is cut, the message stays unread for the next start', async () => {
     const long = 'word '.repeat(50)
-    loopback.setScenario({ agents: { alice: [{ text: long, chunkDelayMs: 1_000 }] } })
+    loopback.setScenario({ agents: { alice: [{ text: long, chunkDelayMs: 5_000 }] } })
     const alice = await start()
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'talk a lot', env: fx.env })
     await waitFor('the request', () => modelRequests(loopback, 'alice').length === 1)
@@ -265,7 +265,7 @@ describe('abort', () => {
     const t0 = Date.now()
     expect(await alice.stop()).toBe(0)
     const ms = Date.now() - t0
-    expect(ms).toBeLessThan(3_000) // the stream alone would take ~6 s more
+    expect(ms).toBeLessThan(10_000) // the stream alone would take ~30 s more
     await waitFor('the server to see the client go', () => modelRequests(loopback, 'alice')[0].clientClosed)
     expect((await readAgentState(TEAM, 'alice', fx.env))?.status).toBe('exited')
     expect(await idleCount()).toBe(0)
@@ -287,8 +287,8 @@ describe('abort', () => {
     expect(processGone(pid)).toBe(false)
     const t0 = Date.now()
     await alice.stop()
-    expect(Date.now() - t0).toBeLessThan(5_000) // sleep 30 would hold it for 30 s
-    await waitFor(`sleep (pid ${pid}) to be killed`, () => processGone(pid), 5_000)
+    expect(Date.now() - t0).toBeLessThan(15_000) // sleep 30 would hold it for 30 s
+    await waitFor(`sleep (pid ${pid}) to be killed`, () => processGone(pid), 15_000)
   })
 })
 

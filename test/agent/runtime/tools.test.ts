@@ -343,7 +343,7 @@ describe('assembleAgent', () => {
       text: encodeStructured({ type: 'mode_set_request', mode: 'bypassPermissions', from: 'bob' }),
       env: fx.env,
     })
-    await waitFor('the control messages', () => controls.length === 1 && alice.out().includes('ignored mode_set_request from bob'), 5_000, {
+    await waitFor('the control messages', () => controls.length === 1 && alice.out().includes('ignored mode_set_request from bob'), 15_000, {
       output: alice.out,
     })
     expect(controls).toEqual(['mode_set_request'])

@@ -38,7 +38,7 @@ describe('background subagents', () => {
           notificationTurn('<task-notification>', 'It found 3 files.'),
         ],
         'team-lead/Explore-1': [
-          { delayMs: 400, content: [{ type: 'tool_use', name: 'Glob', input: { pattern: '*' } }], usage: { input_tokens: 100, output_tokens: 20 } },
+          { delayMs: 2_000, content: [{ type: 'tool_use', name: 'Glob', input: { pattern: '*' } }], usage: { input_tokens: 100, output_tokens: 20 } },
           { text: 'There are 3 files & <none> hidden.', usage: { input_tokens: 130, output_tokens: 10 } },
         ],
       },
@@ -46,9 +46,9 @@ describe('background subagents', () => {
     await setup()
     lead!.agent.runtime.say('count the files')
     await waitFor('the tool result', () => leadTurnInputs(loopback).length >= 2)
-    // The lead had its tool result before the subagent's first answer (delayed 400 ms) could exist.
+    // The lead had its tool result before the subagent had its first answer (delayed 2 s).
     const [sub] = modelRequests(loopback, 'team-lead/Explore-1')
-    expect(modelRequests(loopback, LEAD_NAME)[1]!.receivedAt).toBeLessThan(sub!.receivedAt + 400)
+    expect(modelRequests(loopback, LEAD_NAME)[1]!.receivedAt).toBeLessThan(sub!.answeredAt ?? Number.POSITIVE_INFINITY)
     const result = [...toolResults(loopback, LEAD_NAME).values()][0]!
     const id = taskIdIn(result.content)!
     expect(id).toMatch(/^a[0-9a-f]{16}$/)
@@ -77,7 +77,7 @@ describe('background subagents', () => {
       reported.reduce((n, u) => n + u.input_tokens + u.output_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0), 0),
     )
     expect(Number(usage[2])).toBe(1)
-    expect(Number(usage[3])).toBeGreaterThanOrEqual(400)
+    expect(Number(usage[3])).toBeGreaterThanOrEqual(2_000)
     // The notification is a turn of its own, after the turn that started the task.
     const inputs = leadTurnInputs(loopback)
     expect(inputs.indexOf(note)).toBe(2)
@@ -92,7 +92,7 @@ describe('background subagents', () => {
           { text: 'It went to the background.' },
           notificationTurn('<task-notification>'),
         ],
-        'team-lead/Explore-1': [{ delayMs: 1_200, text: 'Survey done.' }],
+        'team-lead/Explore-1': [{ delayMs: 3_000, text: 'Survey done.' }],
       },
     })
     await setup({ SWARM_AUTO_BACKGROUND_MS: '300' })
@@ -101,8 +101,10 @@ describe('background subagents', () => {
     const result = [...toolResults(loopback, LEAD_NAME).values()][0]!
     expect(result.isError).toBe(false)
     expect(result.content).toMatch(/still running after 300 ms, so it was moved to the background: task id a[0-9a-f]{16}/)
-    // Told before the subagent's answer (delayed 1.2 s) could exist.
-    expect(modelRequests(loopback, LEAD_NAME)[1]!.receivedAt).toBeLessThan(modelRequests(loopback, 'team-lead/Explore-1')[0]!.receivedAt + 1_200)
+    // Told before the subagent had its answer (delayed 3 s).
+    expect(modelRequests(loopback, LEAD_NAME)[1]!.receivedAt).toBeLessThan(
+      modelRequests(loopback, 'team-lead/Explore-1')[0]!.answeredAt ?? Number.POSITIVE_INFINITY,
+    )
     const note = await notification('the notification')
     expect(note).toContain(`<task-id>${taskIdIn(result.content)}</task-id>`)
     expect(note).toContain('<status>completed</status>')

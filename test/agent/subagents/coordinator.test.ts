@@ -30,8 +30,11 @@ const IMPLEMENTATION = [
   agent({ description: 'fix c', prompt: 'In src/c.ts write "export const c = 1".', files: ['src/c.ts'] }),
 ]
 
-/** An implementation worker: one write (answered after `ms`), then its report. */
-const worker = (files: string[], marker: string, ms = 300) => [
+/**
+ * An implementation worker: one write (answered after `ms`), then its report. Parallel workers
+ * show as overlapping runs, so `ms` must outlast how late a loaded machine starts the next one.
+ */
+const worker = (files: string[], marker: string, ms = 1_500) => [
   { delayMs: ms, content: files.map((f) => write(f, `// ${marker}\n`)) },
   { text: `${marker} done.` },
 ]
@@ -81,8 +84,8 @@ describe('coordinator mode', () => {
           ],
           steps: [],
         },
-        'team-lead/Explore-1': [{ delayMs: 200, text: 'RESEARCH-A: a() is called in src/a.ts:1 and src/b.ts:3.' }],
-        'team-lead/Explore-2': [{ delayMs: 200, text: 'RESEARCH-B: tests in test/abc.test.ts.' }],
+        'team-lead/Explore-1': [{ delayMs: 1_500, text: 'RESEARCH-A: a() is called in src/a.ts:1 and src/b.ts:3.' }],
+        'team-lead/Explore-2': [{ delayMs: 1_500, text: 'RESEARCH-B: tests in test/abc.test.ts.' }],
         'team-lead/general-purpose-3': worker(['src/a.ts'], 'IMPL-A1'),
         'team-lead/general-purpose-4': worker(['src/a.ts'], 'IMPL-A2'),
         'team-lead/general-purpose-5': worker(['src/b.ts'], 'IMPL-B'),
@@ -110,11 +113,12 @@ describe('coordinator mode', () => {
     const span = (agentName: string) => {
       const rs = modelRequests(loopback, agentName)
       expect(rs.length, agentName).toBeGreaterThan(0)
-      return { start: rs[0]!.receivedAt, last: rs.at(-1)!.receivedAt }
+      return { start: rs[0]!.receivedAt, answered: rs[0]!.answeredAt!, last: rs.at(-1)!.receivedAt }
     }
-    // Research: both workers asked the model before either had its answer (200 ms each).
+    // Research: both workers asked the model before either had its answer (held 1.5 s each).
     const [r1, r2] = [span('team-lead/Explore-1'), span('team-lead/Explore-2')]
-    expect(Math.abs(r1.start - r2.start)).toBeLessThan(200)
+    expect(r2.start).toBeLessThan(r1.answered)
+    expect(r1.start).toBeLessThan(r2.answered)
     // Implementation: the two on src/a.ts one after the other, in the order started…
     const [a1, a2, b, c] = [
       'team-lead/general-purpose-3',

@@ -89,7 +89,7 @@ describe('plan mode', () => {
     // Signed by the lead, but the wrong kind of answer for a plan.
     const wrongKind = { type: 'permission_response' as const, request_id: pending.id, subtype: 'success' as const, response: {} }
     await sendTeamMessage({ team: TEAM, to: 'alice', text: encodeStructured(wrongKind), env: fx.env })
-    await waitFor('the wrong answer to be ignored', () => agent!.pane().includes(`ignored permission_response for "${pending.id}"`), 5_000, {
+    await waitFor('the wrong answer to be ignored', () => agent!.pane().includes(`ignored permission_response for "${pending.id}"`), 15_000, {
       output: agent.pane,
     })
     expect(await readPending(TEAM, pending.id, fx.env)).toBeDefined()

@@ -138,9 +138,14 @@ describe('bubbling a permission request (in-process teammate)', () => {
     await appendMessage(inboxPath(TEAM, 'alice', fx.env), { from: 'team-lead', text: encodeStructured(forged) })
     const unknown = { ...forged, request_id: 'perm-unknown-000000' }
     await sendTeamMessage({ team: TEAM, to: 'alice', text: encodeStructured(unknown), env: fx.env })
-    await waitFor('both messages to be handled', () => agent!.pane().includes('perm-unknown-000000') && agent!.pane().includes('UNVERIFIED'), 5_000, {
-      output: agent.pane,
-    })
+    await waitFor(
+      'both messages to be handled',
+      () => agent!.pane().includes('perm-unknown-000000') && agent!.pane().includes('UNVERIFIED'),
+      15_000,
+      {
+        output: agent.pane,
+      },
+    )
     expect(await readPending(TEAM, pending.id, fx.env)).toBeDefined()
     expect(await countLines(path.join(fx.cwd, 'count.txt'))).toBe(0)
 
@@ -197,7 +202,7 @@ describe('bubbling a permission request (in-process teammate)', () => {
     expect(await fs.readFile(path.join(fx.cwd, 'src/lib/a.ts'), 'utf8')).toBe('export {}\n')
     const team = await readTeam(TEAM, fx.env)
     expect(team.teamAllowedPaths).toEqual([expect.objectContaining({ path: path.join(fx.cwd, 'src/lib'), toolName: 'Edit' })])
-    await waitFor('the team rule to arrive', () => agent!.pane().includes('team rule from team-lead: allow Edit(src/lib/**)'), 5_000, {
+    await waitFor('the team rule to arrive', () => agent!.pane().includes('team rule from team-lead: allow Edit(src/lib/**)'), 15_000, {
       output: agent.pane,
     })
   })
