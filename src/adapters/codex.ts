@@ -9,6 +9,7 @@
 import path from 'node:path'
 import { LEAD_KEY_FILE, rootDir } from '../home/paths.js'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
+import { commandHook, hookTable } from './hook-table.js'
 import { CLAUDE_STYLE_HOOK_FIELDS, CTRL_C_TWICE, readHookFields } from './spec-adapter.js'
 import { tomlDocument } from './toml.js'
 import type { AdapterContext, AgentAdapter, HookReply, LaunchPlan, PermissionAnswer, SwarmHookEvent } from './types.js'
@@ -86,9 +87,7 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
   )
   const configFile = path.join(ctx.configDir, 'config.toml')
   await atomicWriteFile(configFile, config)
-  const hooks = Object.fromEntries(
-    Object.entries(HOOK_EVENTS).map(([cli, ours]) => [cli, [{ hooks: [{ type: 'command', command: ctx.hookCommand(ours), timeout: 86_400 }] }]]),
-  )
+  const hooks = hookTable(HOOK_EVENTS, commandHook(ctx, 's', false))
   const hooksFile = path.join(ctx.configDir, 'hooks.json')
   await atomicWriteFile(hooksFile, `${JSON.stringify({ hooks }, null, 2)}\n`)
   const argv = ['codex', '--no-daemon', '--dangerously-bypass-hook-trust', ...(ctx.resume ? ['resume', '--last'] : [ctx.firstPrompt])]

@@ -10,6 +10,7 @@
 import path from 'node:path'
 import { rootDir } from '../home/paths.js'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
+import { commandHook, hookTable } from './hook-table.js'
 import { CTRL_C_TWICE, readHookFields } from './spec-adapter.js'
 import type { AdapterContext, AgentAdapter, HookFacts, LaunchPlan, SwarmHookEvent } from './types.js'
 
@@ -37,8 +38,8 @@ const HOOK_EVENTS = {
 async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
   const dir = path.join(ctx.configDir, '.gemini')
   await ensureDir(dir)
-  const command = (event: SwarmHookEvent) => ({ type: 'command', name: `swarm-${event}`, command: ctx.hookCommand(event), timeout: 86_400_000 })
-  const hooks: Record<string, unknown[]> = Object.fromEntries(Object.entries(HOOK_EVENTS).map(([cli, ours]) => [cli, [{ hooks: [command(ours)] }]]))
+  const command = commandHook(ctx, 'ms', true)
+  const hooks = hookTable(HOOK_EVENTS, command)
   hooks.BeforeTool = [{ hooks: [command('pre-tool')] }, { matcher: `^(${gatedTools(ctx.mode)})$`, hooks: [command('permission-request')] }]
   const settings = {
     security: { auth: { selectedType: 'gemini-api-key' }, folderTrust: { enabled: false } },

@@ -11,6 +11,7 @@
 import path from 'node:path'
 import { rootDir } from '../home/paths.js'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
+import { commandHook, hookTable } from './hook-table.js'
 import { CLAUDE_STYLE_HOOK_FIELDS, CTRL_C_TWICE, readHookFields } from './spec-adapter.js'
 import type { AdapterContext, AgentAdapter, HookFacts, HookReply, LaunchPlan, PermissionAnswer, SwarmHookEvent } from './types.js'
 
@@ -30,9 +31,9 @@ const HOOK_EVENTS = {
 async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
   await ensureDir(ctx.configDir)
   const bypass = ctx.mode === 'bypassPermissions'
-  // Qwen Code's hook timeouts are in milliseconds: a day, so a lead's answer is never cut short.
-  const command = (event: SwarmHookEvent) => ({ type: 'command', name: `swarm-${event}`, command: ctx.hookCommand(event), timeout: 86_400_000 })
-  const hooks: Record<string, unknown[]> = Object.fromEntries(Object.entries(HOOK_EVENTS).map(([cli, ours]) => [cli, [{ hooks: [command(ours)] }]]))
+  // Qwen Code counts hook timeouts in milliseconds.
+  const command = commandHook(ctx, 'ms', true)
+  const hooks = hookTable(HOOK_EVENTS, command)
   hooks.PreToolUse = [
     { hooks: [command('pre-tool')] },
     // yolo asks nothing: its file writes still go through swarm's rules (the control plane denied, protected paths asked).
