@@ -18,6 +18,9 @@ import type { AdapterContext, AgentAdapter, HookFacts, HookReply, LaunchPlan, Pe
 /** Its file-writing tools, decided by swarm's rule engine in every mode (hook-rules.ts). */
 const FILE_TOOLS = { write_file: 'Write', edit: 'Edit', notebook_edit: 'Edit' } as const
 
+/** Its tools that run a shell command (`monitor` runs one in the background). */
+const SHELL_TOOLS = ['run_shell_command', 'monitor'] as const
+
 const HOOK_EVENTS = {
   SessionStart: 'session-start',
   UserPromptSubmit: 'prompt-submit',
@@ -50,6 +53,9 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
     agents: { crossSessionMessaging: false },
     // Its bundled ripgrep comes without an execute bit from npm: the built-in search, without a warning box.
     tools: { useRipgrep: false, sandbox: false },
+    // Its shell tools run what its own classifier calls read-only (`cat ~/.ssh/…`, `git log`) without a
+    // prompt, so without its PermissionRequest hook: an ask rule makes each of them prompt, so the lead is asked.
+    ...(bypass ? {} : { permissions: { ask: [...SHELL_TOOLS] } }),
     hooks,
     mcpServers: { swarm: { command: ctx.mcpArgv[0], args: ctx.mcpArgv.slice(1), env: { SWARM_HOME: rootDir(ctx.env) }, trust: true } },
   }

@@ -71,6 +71,9 @@ export interface Relay {
   close(): Promise<void>
 }
 
+/** A hook's stdin (its CLI's JSON payload, a file write's content included) is read whole up to this. */
+export const MAX_HOOK_PAYLOAD_BYTES = 32 * 1024 * 1024
+
 /** Commands a sandboxed teammate may run through the relay. */
 export const RELAYED_COMMANDS = ['hook', 'mcp', 'send', 'tasks'] as const
 
@@ -131,10 +134,16 @@ interface Shared {
 
 /** One connection: an `open` frame with the token, then stdin frames; replies until `exit`. */
 function serveConnection(socket: net.Socket, token: string, o: RelayOptions, shared: Shared): void {
+  const stdin = new PassThrough()
+  // Frames after the client's eof (or after the command finished) are dropped: a write after end
+  // would be an uncaught error in the wrapper, and what nobody reads is never buffered.
+  stdin.on('error', () => undefined)
+  let paused = false
   const send = (frame: ServerFrame) => {
     if (!socket.destroyed) socket.write(encodeFrame(frame))
   }
   const finish = (code: number, message?: string) => {
+    stdin.destroy()
     if (message) send({ t: 'err', d: data(`swarm: ${message}\n`) })
     send({ t: 'exit', code })
     socket.end()
@@ -142,7 +151,6 @@ function serveConnection(socket: net.Socket, token: string, o: RelayOptions, sha
   const closed = new AbortController()
   socket.once('close', () => closed.abort())
   socket.on('error', () => undefined) // a client gone mid-reply: nothing to tell it
-  const stdin = new PassThrough()
   let opened = false
   const onLine = (line: string) => {
     const parsed = parseFrame(line)
@@ -156,8 +164,17 @@ function serveConnection(socket: net.Socket, token: string, o: RelayOptions, sha
       )
       return
     }
-    if (parsed.t === 'in') stdin.write(bytesOf(parsed.d))
-    else if (parsed.t === 'eof') stdin.end()
+    if (stdin.writableEnded || stdin.destroyed) return
+    if (parsed.t === 'eof') return void stdin.end()
+    // What the command does not read yet holds the connection, not the wrapper's memory.
+    if (parsed.t === 'in' && !stdin.write(bytesOf(parsed.d)) && !paused) {
+      paused = true
+      socket.pause()
+      stdin.once('drain', () => {
+        paused = false
+        socket.resume()
+      })
+    }
   }
   socket.on(
     'data',
@@ -206,7 +223,12 @@ async function runRelayedHook(args: string[], s: Session, o: RelayOptions): Prom
   const event = args[0]
   if (!(SWARM_HOOK_EVENTS as readonly string[]).includes(event ?? '')) return s.finish(2, `unknown hook event ${JSON.stringify(event)}`)
   const chunks: Buffer[] = []
-  for await (const c of s.stdin) chunks.push(c as Buffer)
+  let size = 0
+  for await (const c of s.stdin) {
+    size += (c as Buffer).length
+    if (size > MAX_HOOK_PAYLOAD_BYTES) return s.finish(2, `a hook payload over ${MAX_HOOK_PAYLOAD_BYTES} bytes is too large — the relay refused it`)
+    chunks.push(c as Buffer)
+  }
   const reply = await runHook({
     event: event as SwarmHookEvent,
     team: o.team,

@@ -45,6 +45,7 @@ function leaderPaneSetup(pane: string, team: string): string[] {
   return [
     tmuxCommand('set', '-p', '-t', pane, '@swarm_agent', makeAgentId(LEAD_NAME, team)),
     tmuxCommand('set', '-p', '-t', pane, '@agent_name', LEAD_NAME),
+    tmuxCommand('set', '-p', '-t', pane, 'allow-passthrough', 'off'),
     tmuxCommand('select-pane', '-t', pane, '-T', LEAD_NAME),
   ]
 }
@@ -264,6 +265,8 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
       ),
       tmuxCommand('pipe-pane', '-o', formatEscape(`exec cat >> ${shellQuote(logFile)}`)),
       tmuxCommand('set', '-p', 'remain-on-exit', 'on'),
+      // On the pane, not only its window: it moves with the pane when hidden (break-pane makes a window of tmux.conf's defaults).
+      tmuxCommand('set', '-p', 'allow-passthrough', 'off'),
       tmuxCommand('select-pane', '-T', title),
       tmuxCommand('set', '-p', '@agent_color', color),
       tmuxCommand('set', '-p', '@agent_name', title),

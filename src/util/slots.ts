@@ -1,6 +1,7 @@
 /**
  * A counting semaphore for async work: at most `limit` holders at once, the others wait in order;
- * a waiter whose signal aborts leaves the queue without taking a slot.
+ * a freed slot is handed to the oldest waiter (a newcomer does not overtake it), and a waiter whose
+ * signal aborts — while it waits or just as its slot comes — takes none and passes it on.
  */
 import { onAbort } from './abort.js'
 
@@ -12,36 +13,47 @@ export interface Slots {
 export function slots(limit: number): Slots {
   let used = 0
   const waiting: Array<() => void> = []
-  const release = () => {
-    used--
-    waiting.shift()?.()
+  /** Frees one slot: to the oldest waiter when there is one (it stays used), else back to the pool. */
+  const free = () => {
+    const next = waiting.shift()
+    if (next) next()
+    else used--
+  }
+  const holder = () => {
+    let released = false
+    return () => {
+      if (!released) {
+        released = true
+        free()
+      }
+    }
   }
   return {
     async take(signal) {
-      while (used >= limit) {
-        if (signal.aborted) return undefined
-        await new Promise<void>((resolve) => {
-          const wake = () => {
-            unlisten()
-            resolve()
-          }
-          waiting.push(wake)
-          const unlisten = onAbort(signal, () => {
-            const i = waiting.indexOf(wake)
-            if (i >= 0) waiting.splice(i, 1)
-            resolve()
-          })
-        })
-      }
       if (signal.aborted) return undefined
-      used++
-      let released = false
-      return () => {
-        if (!released) {
-          released = true
-          release()
-        }
+      if (used < limit) {
+        used++
+        return holder()
       }
+      const granted = await new Promise<boolean>((resolve) => {
+        const grant = () => {
+          unlisten()
+          resolve(true)
+        }
+        waiting.push(grant)
+        const unlisten = onAbort(signal, () => {
+          const i = waiting.indexOf(grant)
+          if (i >= 0) waiting.splice(i, 1)
+          resolve(false)
+        })
+      })
+      if (!granted) return undefined
+      // Handed a slot just as its signal aborted: the next waiter gets it.
+      if (signal.aborted) {
+        free()
+        return undefined
+      }
+      return holder()
     },
   }
 }
