@@ -11,20 +11,10 @@ import { PaneExecutorBase } from './pane-executor-base.js'
 import { parseAgentId } from './shutdown.js'
 import { type PaneRow, TMUX_COLORS, findPane, listPanes, paneState, teamLeader, teamPanes, teamWindowPane } from './tmux-panes.js'
 import { EXIT_FILE_ENV, argvArgs, envArgs, exitStatusFile, recordExitStatus, recordedExitStatus } from './tmux-launch.js'
+import { DETACHED_SIZE, OWN_SERVER_SETUP, SPAWN_FORMAT, leaderPaneArgs, leaderPaneSetup, windowSetup } from './tmux-setup.js'
 import { TmuxClient, type TmuxSocket, formatEscape, isNoServer, resolveSocket, shellQuote, swarmSocket, tmuxCommand } from './tmux-client.js'
 import type { ExecutorOptions, LeaderOptions, LeaderPane, PaneExecutor, ProcessState, SpawnedTeammate, TeammateSpawnConfig } from './types.js'
 
-/** A detached session's size until a client attaches (80×24 leaves no room for 16 panes). */
-const DETACHED_SIZE = ['-x', '220', '-y', '60']
-/** The leader's share of the window in main-vertical. */
-const MAIN_PANE_WIDTH = '30%'
-/**
- * tmux 3.3 has no per-pane border style (`set -p pane-border-style` sets the window's), so the
- * title is coloured from a per-pane option. The name comes from @agent_name because programs
- * rewrite pane_title with escape sequences (Claude Code does).
- */
-const BORDER_FORMAT = '#[fg=#{@agent_color}]#{?@agent_name,#{@agent_name},#{pane_title}}#[default]'
-const SPAWN_FORMAT = '#{pane_id}\t#{pane_pid}\t#{socket_path}'
 /** How long status waits, once, for tmux to learn the exit status of a pane that just died. */
 const STATUS_SETTLE_MS = 30
 
@@ -34,28 +24,6 @@ export interface TmuxExecutorOptions extends ExecutorOptions {
   /** Limit for each tmux call (default TMUX_TIMEOUT_MS). */
   tmuxTimeoutMs?: number
 }
-
-/** What new-session and new-window print and run for the leader pane: its ids, cwd, env and argv. */
-function leaderPaneArgs(leader: LeaderOptions): string[] {
-  return ['-P', '-F', `${SPAWN_FORMAT}\t#{window_id}`, '-c', formatEscape(leader.cwd), ...envArgs(leader.env), ...argvArgs(leader.argv)]
-}
-
-/** The leader pane's identity: its tag, name and title. */
-function leaderPaneSetup(pane: string, team: string): string[] {
-  return [
-    tmuxCommand('set', '-p', '-t', pane, '@swarm_agent', makeAgentId(LEAD_NAME, team)),
-    tmuxCommand('set', '-p', '-t', pane, '@agent_name', LEAD_NAME),
-    tmuxCommand('set', '-p', '-t', pane, 'allow-passthrough', 'off'),
-    tmuxCommand('select-pane', '-t', pane, '-T', LEAD_NAME),
-  ]
-}
-
-/**
- * swarm's own server (never yours, inside tmux): with a tmux.conf's `set-clipboard on`, any
- * teammate's output could set a tmux buffer and your terminal's clipboard (OSC 52) for you to paste;
- * `external` keeps tmux's own copy mode setting the clipboard and ignores the applications.
- */
-const OWN_SERVER_SETUP = [tmuxCommand('if', '-F', '#{==:#{set-clipboard},on}', 'set -s set-clipboard external')]
 
 /** `swarm-<team>`: the session of a team on the swarm server. */
 export function sessionName(team: string): string {
@@ -143,7 +111,7 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     )
     let out: string
     try {
-      out = await this.client.source([create, ...this.windowSetup(`=${session}:`, team), ...OWN_SERVER_SETUP], {
+      out = await this.client.source([create, ...windowSetup(`=${session}:`, team), ...OWN_SERVER_SETUP], {
         startServer: true,
         what: 'new-session',
       })
@@ -167,7 +135,7 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     // new-window -d does not make the window current, so it is configured by id in a second call.
     const out = await this.client.source([create], { what: 'new-window' })
     const [paneId, , socketPath, windowId] = out.trim().split('\t')
-    await this.client.source(this.windowSetup(windowId, team, paneId), { what: 'set-option' })
+    await this.client.source(windowSetup(windowId, team, paneId), { what: 'set-option' })
     return this.remember(team, { paneId, socketPath, windowId, created: true })
   }
 
@@ -181,20 +149,6 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     await ensureDir(path.dirname(exitFile))
     await fs.rm(exitFile, { force: true }) // a previous run's status must not answer for this one
     return { ...leader, argv: recordExitStatus(leader.argv), env: { ...leader.env, [EXIT_FILE_ENV]: exitFile } }
-  }
-
-  /** Window and leader-pane options, one command per line. */
-  private windowSetup(window: string, team: string, leaderPane = window): string[] {
-    return [
-      tmuxCommand('set', '-w', '-t', window, 'remain-on-exit', 'on'),
-      tmuxCommand('set', '-w', '-t', window, 'pane-border-status', 'top'),
-      tmuxCommand('set', '-w', '-t', window, 'pane-border-format', BORDER_FORMAT),
-      tmuxCommand('set', '-w', '-t', window, 'main-pane-width', MAIN_PANE_WIDTH),
-      tmuxCommand('set', '-w', '-t', window, '@swarm_team', team),
-      // A teammate's output is data: no escape sequence passed through raw to your terminal.
-      tmuxCommand('set', '-w', '-t', window, 'allow-passthrough', 'off'),
-      ...leaderPaneSetup(leaderPane, team),
-    ]
   }
 
   private remember(team: string, leader: LeaderPane & { windowId: string }): LeaderPane {
