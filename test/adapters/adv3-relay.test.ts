@@ -3,13 +3,12 @@ import { PassThrough, Readable } from 'node:stream'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
 import { runRelayClient } from '../../src/adapters/relay-client.js'
-import { readEndpoint, relayEndpointFile } from '../../src/adapters/relay-frames.js'
-import { type Relay, startRelay } from '../../src/adapters/relay-server.js'
-import { agentHomeDir, inboxPath } from '../../src/home/paths.js'
+import { readEndpoint } from '../../src/adapters/relay-frames.js'
+import type { Relay } from '../../src/adapters/relay-server.js'
+import { inboxPath } from '../../src/home/paths.js'
 import { withInboxLock } from '../../src/mailbox/inbox-lock.js'
-import { createTeam } from '../../src/teams/team-store.js'
-import { type IsolatedHome, isolatedHome } from '../support/home.js'
-import { requireBuilt } from '../support/repo.js'
+import type { IsolatedHome } from '../support/home.js'
+import { startRelayWorld, stopRelayWorld } from '../support/relay.js'
 
 /**
  * Attacks on the relay from a client that has the token (the teammate itself, misbehaving): frames
@@ -22,16 +21,9 @@ let relay: Relay
 let endpoint: string
 
 beforeEach(async () => {
-  requireBuilt('dist/cli/main.js')
-  h = isolatedHome('swarm-relay-adv3-')
-  await createTeam({ name: 't', cwd: h.project, members: [{ name: 'gem', agent: 'gemini', cwd: h.project }] }, h.env)
-  endpoint = relayEndpointFile(agentHomeDir('t', 'gem', h.env))
-  relay = await startRelay({ team: 't', name: 'gem', agent: 'gemini', endpointFile: endpoint, env: h.env, cwd: h.project })
+  ;({ h, relay, endpoint } = await startRelayWorld('swarm-relay-adv3-'))
 })
-afterEach(async () => {
-  await relay?.close()
-  await h?.cleanup()
-})
+afterEach(() => stopRelayWorld({ h, relay }))
 
 /** Sends `frames` (one JSON each line) after the open frame; resolves with all the relay wrote once it closes. */
 async function raw(argv: string[], frames: unknown[]): Promise<string> {

@@ -4,15 +4,13 @@ import path from 'node:path'
 import { PassThrough, Readable } from 'node:stream'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { readAgentState } from '../../src/agent/state.js'
-import { agentHomeDir, inboxPath } from '../../src/home/paths.js'
+import { inboxPath } from '../../src/home/paths.js'
 import { readInbox } from '../../src/mailbox/inbox.js'
 import { withInboxLock } from '../../src/mailbox/inbox-lock.js'
-import { createTeam } from '../../src/teams/team-store.js'
-import { relayEndpointFile } from '../../src/adapters/relay-frames.js'
 import { runRelayClient, type RelayClientIo } from '../../src/adapters/relay-client.js'
 import { foreignIdentity, type Relay, startRelay } from '../../src/adapters/relay-server.js'
-import { type IsolatedHome, isolatedHome } from '../support/home.js'
-import { requireBuilt } from '../support/repo.js'
+import type { IsolatedHome } from '../support/home.js'
+import { startRelayWorld, stopRelayWorld } from '../support/relay.js'
 
 /**
  * The relay a sandboxed CLI teammate reaches its team through: real loopback TCP, the real swarm
@@ -24,16 +22,9 @@ let endpoint: string
 const leadInbox = () => readInbox(inboxPath('t', 'team-lead', h.env))
 
 beforeEach(async () => {
-  requireBuilt('dist/cli/main.js')
-  h = isolatedHome('swarm-relay-')
-  await createTeam({ name: 't', cwd: h.project, members: [{ name: 'gem', agent: 'gemini', cwd: h.project }] }, h.env)
-  endpoint = relayEndpointFile(agentHomeDir('t', 'gem', h.env))
-  relay = await startRelay({ team: 't', name: 'gem', agent: 'gemini', endpointFile: endpoint, env: h.env, cwd: h.project })
+  ;({ h, relay, endpoint } = await startRelayWorld('swarm-relay-'))
 })
-afterEach(async () => {
-  await relay?.close()
-  await h?.cleanup()
-})
+afterEach(() => stopRelayWorld({ h, relay }))
 
 interface Ran {
   code: number
