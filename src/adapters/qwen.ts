@@ -18,8 +18,11 @@ import type { AdapterContext, AgentAdapter, HookFacts, HookReply, LaunchPlan, Pe
 /** Its file-writing tools, decided by swarm's rule engine in every mode (hook-rules.ts). */
 const FILE_TOOLS = { write_file: 'Write', edit: 'Edit', notebook_edit: 'Edit' } as const
 
-/** Its tools that run a shell command (`monitor` runs one in the background). */
-const SHELL_TOOLS = ['run_shell_command', 'monitor'] as const
+/**
+ * Its tools that run a shell command (`monitor` runs one in the background), always asked: its own
+ * classifier would run those it judges read-only without a prompt, so without its hook.
+ */
+const ALWAYS_ASKED = ['run_shell_command', 'monitor'] as const
 
 const HOOK_EVENTS = {
   SessionStart: 'session-start',
@@ -55,7 +58,7 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
     tools: { useRipgrep: false, sandbox: false },
     // Its shell tools run what its own classifier calls read-only (`cat ~/.ssh/…`, `git log`) without a
     // prompt, so without its PermissionRequest hook: an ask rule makes each of them prompt, so the lead is asked.
-    ...(bypass ? {} : { permissions: { ask: [...SHELL_TOOLS] } }),
+    ...(bypass ? {} : { permissions: { ask: [...ALWAYS_ASKED] } }),
     hooks,
     mcpServers: { swarm: { command: ctx.mcpArgv[0], args: ctx.mcpArgv.slice(1), env: { SWARM_HOME: rootDir(ctx.env) }, trust: true } },
   }

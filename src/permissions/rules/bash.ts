@@ -1,8 +1,8 @@
 /**
  * Just enough shell parsing for permission rules: split a command line into its simple commands
- * (`a && b; c | d` → a, b, c, d), drop comments, read a here-document's body line by line, notice command substitution (and parameter expansion
- * that can evaluate a value) and output redirection, and match
- * `Bash(...)` rule content against one simple command. It is a conservative reader, not a shell:
+ * (`a && b; c | d` → a, b, c, d), drop comments, read a here-document's body line by line, notice
+ * command substitution (and parameter expansion that can evaluate a value) and output redirection,
+ * and match `Bash(...)` rule content against one simple command. It is a conservative reader, not a shell:
  * anything it does not understand ends up in a part that no allow rule matches, so it is asked.
  */
 
