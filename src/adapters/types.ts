@@ -243,6 +243,8 @@ export interface AgentAdapter {
   readonly binary: string
   /** A variable naming the executable, which then beats PATH (`SWARM_CLAUDE_BIN`); binary.ts looks it up. */
   readonly binaryEnv?: string
+  /** Programs its command really runs besides `binary` (a launcher's target): preflight looks for each too. */
+  readonly requiredBinaries?: readonly string[]
   /** What to do when the binary is missing (the install command); absent: binary.ts's generic hint. */
   readonly installHint?: string
   /** Arguments that print its version (`--version`). */
