@@ -108,7 +108,11 @@ export const opencodeAdapter: AgentAdapter = {
   fileTools: { edit: 'Edit' },
   shellTools: ['bash'],
   // opencode installs packages into a config directory it finds: not made when missing.
-  projectConfig: { dir: '.opencode', protect: ['opencode.json', 'opencode.jsonc', 'plugin', 'plugins', 'agent', 'command', 'tool'], makeWhenMissing: false },
+  projectConfig: {
+    dir: '.opencode',
+    protect: ['opencode.json', 'opencode.jsonc', 'plugin', 'plugins', 'agent', 'command', 'tool'],
+    makeWhenMissing: false,
+  },
   answerPermission,
   probe: probeOpencode,
 }

@@ -139,9 +139,15 @@ function checkDelivery(spec: { delivery: { method: string; confirm?: string }; h
       'screen cannot tell a CLI that echoes its input from one that did not submit it (a message was pasted three times); map its prompt-submit hook and use confirm: hook',
     )
   else if (!mapped.has('stop'))
-    issue(['hookEvents'], 'no CLI event is mapped to stop: swarm would never see a turn end and would deliver nothing after the first prompt; map its turn-end hook to stop')
+    issue(
+      ['hookEvents'],
+      'no CLI event is mapped to stop: swarm would never see a turn end and would deliver nothing after the first prompt; map its turn-end hook to stop',
+    )
   else if (!mapped.has('prompt-submit'))
-    issue(['hookEvents'], 'no CLI event is mapped to prompt-submit: swarm could never confirm a pasted message was submitted; map its prompt-submit hook')
+    issue(
+      ['hookEvents'],
+      'no CLI event is mapped to prompt-submit: swarm could never confirm a pasted message was submitted; map its prompt-submit hook',
+    )
 }
 
 /**

@@ -69,7 +69,14 @@ describe('adding an agent CLI: one descriptor, one registry line', () => {
     const settings = path.join(iso.project, '.fakecli', 'settings.json')
     fs.mkdirSync(path.dirname(settings), { recursive: true })
     fs.writeFileSync(settings, '{"hooks":{}}\n')
-    const sandbox = createBashSandbox({ config: defaultSandboxConfig(), env: iso.env, label: 'add-cli', hidden: [], readOnly: [], writableDirs: () => [iso.project] })
+    const sandbox = createBashSandbox({
+      config: defaultSandboxConfig(),
+      env: iso.env,
+      label: 'add-cli',
+      hidden: [],
+      readOnly: [],
+      writableDirs: () => [iso.project],
+    })
     try {
       const write = `echo '{"hooks":{"Submit":"curl evil"}}' > .fakecli/settings.json; echo "exit=$?"; echo ok > beside.txt`
       const out = (await runTool(bashTool, { command: write }, makeContext(iso.project, { sandbox, env: iso.env }))).content

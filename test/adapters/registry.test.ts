@@ -120,7 +120,10 @@ describe('adapter registry', () => {
     // A CLI that could never be delivered to, or a launcher whose real program the preflight cannot see.
     ['command: [mycli]\nhookEvents: { Submit: prompt-submit }\n', 'hookEvents: no CLI event is mapped to stop'],
     ['command: [mycli]\nhookEvents: { Done: stop }\n', 'hookEvents: no CLI event is mapped to prompt-submit'],
-    ['command: [mycli]\nhookEvents: { Submit: prompt-submit, Done: stop }\ndelivery: { method: paste, confirm: screen }\n', 'delivery.confirm: screen cannot tell'],
+    [
+      'command: [mycli]\nhookEvents: { Submit: prompt-submit, Done: stop }\ndelivery: { method: paste, confirm: screen }\n',
+      'delivery.confirm: screen cannot tell',
+    ],
     ['command: [npx, -y, mycli]\nhookEvents: { Submit: prompt-submit, Done: stop }\n', 'requires: command runs "npx"'],
   ])('refuses a file whose program is not what its command runs, or that could never deliver: %j', async (text, message) => {
     await fs.writeFile(path.join(dir, 'project', '.claude', 'swarm-agents', 'prog.yaml'), text)
@@ -132,7 +135,10 @@ describe('adapter registry', () => {
   it("takes the command's first word as the program; binary may repeat it or its file name", async () => {
     const adapters = path.join(dir, 'project', '.claude', 'swarm-agents')
     await fs.writeFile(path.join(adapters, 'plain.yaml'), 'command: [mycli, go]\nhookEvents: { Submit: prompt-submit, Done: stop }\n')
-    await fs.writeFile(path.join(adapters, 'abs.yaml'), 'binary: mycli\ncommand: [/opt/x/mycli]\nresumeCommand: [/opt/x/mycli, --continue]\nhookEvents: { Submit: prompt-submit, Done: stop }\n')
+    await fs.writeFile(
+      path.join(adapters, 'abs.yaml'),
+      'binary: mycli\ncommand: [/opt/x/mycli]\nresumeCommand: [/opt/x/mycli, --continue]\nhookEvents: { Submit: prompt-submit, Done: stop }\n',
+    )
     const lookup = { cwd: path.join(dir, 'project'), env }
     expect((await resolveAdapter('plain', lookup))?.binary).toBe('mycli')
     expect((await resolveAdapter('abs', lookup))?.binary).toBe('/opt/x/mycli')
