@@ -28,11 +28,12 @@ export default defineConfig({
     fileParallelism: true,
     globalSetup: ['test/support/global-setup.ts'],
     projects: [
-      { test: { ...shared, name: 'unit', include: UNIT, setupFiles: ['test/support/no-child-processes.ts'] } },
+      { test: { ...shared, name: 'unit', include: UNIT, setupFiles: ['test/support/no-child-processes.ts', 'test/support/adapters-installed.ts'] } },
       {
         test: {
           ...shared,
           name: 'e2e',
+          setupFiles: ['test/support/adapters-installed.ts'],
           include: ['test/**/*.test.ts'],
           exclude: [...UNIT, 'test/interop/**', 'test/agents/**', '**/node_modules/**'],
         },

@@ -129,6 +129,10 @@ export const claudeAdapter: AgentAdapter = {
   quit: { signal: 'SIGTERM', graceMs: 2_000 },
   // Claude Code's own team protocol: it reads and writes the team's inboxes itself.
   confinement: 'none',
+  ownsInbox: true,
+  projectConfig: { dir: '.claude', protect: ['settings.json', 'settings.local.json', 'agents', 'commands', 'swarm-agents'] },
+  configEnv: { CLAUDE_CONFIG_DIR: '.claude' },
+  shellTools: ['Bash'],
   prepare: prepareClaude,
   preflight: ({ team, name }) => {
     checkClaudeAddressable('team', team)

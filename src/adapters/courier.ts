@@ -20,7 +20,7 @@ import { delay } from '../process/delay.js'
 import { promptDigest, readHookLog } from './hook-log.js'
 import { batchText, classifyMessage } from './message-text.js'
 import type { PaneIo } from './pane-io.js'
-import type { AgentAdapter } from './types.js'
+import type { AgentAdapter, PromptBox } from './types.js'
 
 type Env = NodeJS.ProcessEnv
 
@@ -43,15 +43,6 @@ export interface CourierOptions {
   /** A verified shutdown_request arrived: quit the CLI its own way. */
   onShutdown(requestId: string): Promise<void>
   confirmMs?: number
-}
-
-/** A prompt box a courier types into over a CLI's own API, not its terminal. */
-export interface PromptBox {
-  appendPrompt(text: string): Promise<void>
-  submitPrompt(): Promise<void>
-  clearPrompt(): Promise<void>
-  /** The user prompts the CLI holds, newest last: asked before a retry, so a late confirmation is no resend. */
-  lastUserTexts(): Promise<string[]>
 }
 
 export class Courier {

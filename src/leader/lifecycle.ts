@@ -94,7 +94,7 @@ export interface ResumeReport {
 function stoppedOnPurpose(m: TeamMember): boolean {
   if (m[STOPPED_FIELD] === true) return true
   // isActive false alone counts once the member had a pane (not a never-started --no-start member).
-  return m.agent !== 'claude' && m.isActive === false && (m.tmuxPaneId ?? '') !== '' && m.tmuxPaneId !== 'in-process'
+  return m.ownsInbox !== true && m.isActive === false && (m.tmuxPaneId ?? '') !== '' && m.tmuxPaneId !== 'in-process'
 }
 
 /**
@@ -221,7 +221,7 @@ export async function busyMembers(team: TeamFile, env: Env): Promise<Array<{ nam
     if (m.name === LEAD_NAME) continue
     const state = await readAgentState(team.name, m.name, env).catch(() => undefined)
     // Claude Code writes no state file; it sets isActive on its member entry while it works.
-    if (!state && m.isActive === true && (m.agent === 'claude' || claudeLed)) {
+    if (!state && m.isActive === true && (m.ownsInbox === true || claudeLed)) {
       busy.push({ name: m.name, status: 'working' })
       continue
     }

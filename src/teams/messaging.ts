@@ -17,13 +17,8 @@ export interface TeamMessage {
   text: string
   summary?: string
   env?: NodeJS.ProcessEnv
-  /** The recipient's agent CLI when the roster does not say yet (a teammate's first prompt, before it is recorded). */
-  recipientAgent?: string
-}
-
-/** Whether an agent CLI deletes the inbox entries it has consumed (Claude Code does). */
-export function consumesOwnInbox(agent: string | undefined): boolean {
-  return agent === 'claude'
+  /** Whether the recipient consumes its own inbox when the roster does not say yet (a teammate's first prompt, before it is recorded). */
+  recipientOwnsInbox?: boolean
 }
 
 /**
@@ -41,8 +36,8 @@ export async function sendTeamMessage(msg: TeamMessage): Promise<InboxMessage[]>
   const claudeLed = claudeLeadOf(config) !== undefined
   const consumes = (to: string) => {
     const member = config.members.find((m) => m.name === to)
-    const agent = member?.agent ?? (to === msg.to ? msg.recipientAgent : undefined)
-    return consumesOwnInbox(agent) || (claudeLed && (to === LEAD_NAME || agent === undefined))
+    const owns = member?.ownsInbox ?? (to === msg.to ? msg.recipientOwnsInbox : undefined)
+    return owns === true || (claudeLed && (to === LEAD_NAME || member?.agent === undefined))
   }
   const recipients = resolveRecipients(
     config.members.map((m) => m.name),
