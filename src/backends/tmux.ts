@@ -25,6 +25,12 @@ export interface TmuxExecutorOptions extends ExecutorOptions {
   tmuxTimeoutMs?: number
 }
 
+/** A team's leader pane as this executor knows it: where it is and the server it is on. */
+interface KnownLeader extends LeaderPane {
+  windowId: string
+  client: TmuxClient
+}
+
 /** `swarm-<team>`: the session of a team on the swarm server. */
 export function sessionName(team: string): string {
   return `swarm-${team}`
@@ -41,7 +47,7 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
   readonly supportsHideShow = true
   readonly client: TmuxClient
   private readonly inside: boolean
-  private readonly leaders = new Map<string, LeaderPane & { windowId: string }>()
+  private readonly leaders = new Map<string, KnownLeader>()
   private readonly others = new Map<string, TmuxClient>()
 
   constructor(opts: TmuxExecutorOptions = {}) {
@@ -57,9 +63,24 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
   }
 
   async ensureSession(team: string, leader: LeaderOptions): Promise<LeaderPane> {
-    const found = teamLeader(await listPanes(this.client), team)
-    if (found) return this.remember(team, { ...found, created: false })
+    const client = await this.teamClient(team)
+    const found = teamLeader(await listPanes(client), team)
+    if (found) return this.remember(team, { ...found, created: false, client })
     return this.inside ? this.createWindow(team, leader) : this.createSession(team, leader)
+  }
+
+  /**
+   * The server the team lives on: the one recorded for its leader (a team created inside your
+   * tmux, resumed or spawned into from any shell) while it still holds the team's panes, else
+   * this executor's own ($TMUX's inside tmux, else swarm's).
+   */
+  private async teamClient(team: string): Promise<TmuxClient> {
+    const recorded = (await this.lookup([makeAgentId(LEAD_NAME, team)])).values().next().value?.socketPath
+    if (!recorded) return this.client
+    const client = this.clientFor(recorded)
+    if (client === this.client) return client
+    const rows = await listPanes(client, { allowNoServer: true })
+    return rows !== 'no-server' && teamPanes(rows, team).length > 0 ? client : this.client
   }
 
   /**
@@ -68,9 +89,10 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
    * team's window; with no pane of the team at all, a new session or window (ensureSession).
    */
   async ensureLeader(team: string, leader: LeaderOptions): Promise<LeaderPane> {
-    const rows = await listPanes(this.client)
+    const client = await this.teamClient(team)
+    const rows = await listPanes(client)
     const lead = rows.find((r) => r.agent === makeAgentId(LEAD_NAME, team))
-    if (lead && !lead.dead) return this.remember(team, { ...lead, created: false })
+    if (lead && !lead.dead) return this.remember(team, { ...lead, created: false, client })
     if (lead) {
       leader = await this.withExitStatus(team, leader)
       const respawn = tmuxCommand(
@@ -83,18 +105,18 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
         ...envArgs(leader.env),
         ...argvArgs(leader.argv),
       )
-      await this.client.source([respawn], { what: 'respawn-pane' })
-      return this.remember(team, { paneId: lead.paneId, windowId: lead.windowId, socketPath: lead.socketPath, created: true })
+      await client.source([respawn], { what: 'respawn-pane' })
+      return this.remember(team, { paneId: lead.paneId, windowId: lead.windowId, socketPath: lead.socketPath, created: true, client })
     }
     const first = teamWindowPane(teamPanes(rows, team))
     if (!first) return this.ensureSession(team, leader)
     // -b: before the window's first pane, so main-vertical gives the leader the left side again.
     const split = tmuxCommand('split-window', '-h', '-b', '-t', first.paneId, ...leaderPaneArgs(await this.withExitStatus(team, leader)))
-    const [paneId, , socketPath, windowId] = (await this.client.source([split], { what: 'split-window' })).trim().split('\t')
-    await this.client.source([...leaderPaneSetup(paneId, team), tmuxCommand('select-layout', '-t', windowId, 'main-vertical')], {
+    const [paneId, , socketPath, windowId] = (await client.source([split], { what: 'split-window' })).trim().split('\t')
+    await client.source([...leaderPaneSetup(paneId, team), tmuxCommand('select-layout', '-t', windowId, 'main-vertical')], {
       what: 'set-option',
     })
-    return this.remember(team, { paneId, socketPath, windowId, created: true })
+    return this.remember(team, { paneId, socketPath, windowId, created: true, client })
   }
 
   private async createSession(team: string, leader: LeaderOptions): Promise<LeaderPane> {
@@ -121,7 +143,7 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
       throw err
     }
     const [paneId, , socketPath, windowId] = out.trim().split('\t')
-    return this.remember(team, { paneId, socketPath, windowId, created: true })
+    return this.remember(team, { paneId, socketPath, windowId, created: true, client: this.client })
   }
 
   private async createWindow(team: string, leader: LeaderOptions): Promise<LeaderPane> {
@@ -136,7 +158,7 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     const out = await this.client.source([create], { what: 'new-window' })
     const [paneId, , socketPath, windowId] = out.trim().split('\t')
     await this.client.source(windowSetup(windowId, team, paneId), { what: 'set-option' })
-    return this.remember(team, { paneId, socketPath, windowId, created: true })
+    return this.remember(team, { paneId, socketPath, windowId, created: true, client: this.client })
   }
 
   /**
@@ -151,7 +173,7 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     return { ...leader, argv: recordExitStatus(leader.argv), env: { ...leader.env, [EXIT_FILE_ENV]: exitFile } }
   }
 
-  private remember(team: string, leader: LeaderPane & { windowId: string }): LeaderPane {
+  private remember(team: string, leader: KnownLeader): LeaderPane {
     this.leaders.set(team, leader)
     return { paneId: leader.paneId, socketPath: leader.socketPath, created: leader.created }
   }
@@ -163,31 +185,32 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     await fs.rm(exitFile, { force: true }) // a previous run's status must not answer for this one
     config = { ...config, argv: recordExitStatus(config.argv), env: { ...config.env, [EXIT_FILE_ENV]: exitFile } }
     let leader = this.leaders.get(config.team) ?? (await this.leaderFor(config))
-    let r = await this.client.exec(['source-file', '-'], this.splitScript(config, agentId, logFile, leader))
+    let r = await leader.client.exec(['source-file', '-'], this.splitScript(config, agentId, logFile, leader))
     if (!r.stdout.startsWith('%') && (/can't find (pane|window)/.test(r.stderr) || isNoServer(r.stderr))) {
       // The cached leader pane is gone (closed by the user, or the server died); look again once.
       this.leaders.delete(config.team)
       leader = await this.leaderFor(config)
-      r = await this.client.exec(['source-file', '-'], this.splitScript(config, agentId, logFile, leader))
+      r = await leader.client.exec(['source-file', '-'], this.splitScript(config, agentId, logFile, leader))
     }
     // Judged by the pane id printed: once the pane exists, a failing layout command is cosmetic.
     const [paneId, pid, socketPath] = r.stdout.trim().split('\t')
-    if (!paneId?.startsWith('%')) throw this.client.failure('split-window', r.stderr || `no pane id printed (${JSON.stringify(r.stdout)})`)
+    if (!paneId?.startsWith('%')) throw leader.client.failure('split-window', r.stderr || `no pane id printed (${JSON.stringify(r.stdout)})`)
     const ref = { agentId, paneId, socketPath }
     this.refs.set(agentId, ref)
     return { agentId, backendType: 'tmux', paneId, pid: Number(pid) || undefined, socketPath }
   }
 
-  private async leaderFor(config: TeammateSpawnConfig): Promise<LeaderPane & { windowId: string }> {
+  private async leaderFor(config: TeammateSpawnConfig): Promise<KnownLeader> {
     const argv = this.opts.leaderArgv?.(config.team)
     if (!argv) {
-      const found = teamLeader(await listPanes(this.client), config.team)
+      const client = await this.teamClient(config.team)
+      const found = teamLeader(await listPanes(client), config.team)
       if (!found)
         throw new SwarmError('SWARM_NO_SESSION', `team ${config.team} has no tmux session`, {
           exitCode: ExitCode.notFound,
           hint: 'start the team first',
         })
-      this.remember(config.team, { ...found, created: false })
+      this.remember(config.team, { ...found, created: false, client })
     } else {
       await this.ensureSession(config.team, { argv, cwd: config.cwd, env: config.env })
     }
@@ -304,6 +327,7 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     // Inside tmux, a team started from outside lives on the swarm server: look there too.
     if (this.inside) clients.add(this.clientFor(undefined, swarmSocket(this.env)))
     for (const ref of (await this.opts.directory?.teamPanes(team, 'tmux')) ?? []) clients.add(this.clientFor(ref.socketPath))
+    clients.add(await this.teamClient(team))
     for (const client of clients) {
       const rows = await listPanes(client, { allowNoServer: true })
       if (rows === 'no-server') continue
