@@ -11,7 +11,8 @@ import { PaneExecutorBase } from './pane-executor-base.js'
 import { parseAgentId } from './shutdown.js'
 import { type PaneRow, TMUX_COLORS, findPane, listPanes, paneState, teamLeader, teamPanes, teamWindowPane } from './tmux-panes.js'
 import { EXIT_FILE_ENV, argvArgs, envArgs, exitStatusFile, recordExitStatus, recordedExitStatus } from './tmux-launch.js'
-import { DETACHED_SIZE, OWN_SERVER_SETUP, SPAWN_FORMAT, leaderPaneArgs, leaderPaneSetup, windowSetup } from './tmux-setup.js'
+import { relayoutTeam } from './tmux-layout.js'
+import { DETACHED_SIZE, OWN_SERVER_SETUP, SPAWN_FORMAT, leaderPaneArgs, leaderPaneSetup, teamWindowOptions, windowSetup } from './tmux-setup.js'
 import { TmuxClient, type TmuxSocket, formatEscape, isNoServer, resolveSocket, shellQuote, swarmSocket, tmuxCommand } from './tmux-client.js'
 import type { ExecutorOptions, LeaderOptions, LeaderPane, PaneExecutor, ProcessState, SpawnedTeammate, TeammateSpawnConfig } from './types.js'
 
@@ -49,6 +50,8 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
   private readonly inside: boolean
   private readonly leaders = new Map<string, KnownLeader>()
   private readonly others = new Map<string, TmuxClient>()
+  /** Each team's last layout: layouts of one team run one after the other (parallel spawns). */
+  private readonly layouts = new Map<string, Promise<void>>()
 
   constructor(opts: TmuxExecutorOptions = {}) {
     super(opts)
@@ -113,9 +116,8 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     // -b: before the window's first pane, so main-vertical gives the leader the left side again.
     const split = tmuxCommand('split-window', '-h', '-b', '-t', first.paneId, ...leaderPaneArgs(await this.withExitStatus(team, leader)))
     const [paneId, , socketPath, windowId] = (await client.source([split], { what: 'split-window' })).trim().split('\t')
-    await client.source([...leaderPaneSetup(paneId, team), tmuxCommand('select-layout', '-t', windowId, 'main-vertical')], {
-      what: 'set-option',
-    })
+    await client.source(leaderPaneSetup(paneId, team), { what: 'set-option' })
+    await this.relayout(team, client)
     return this.remember(team, { paneId, socketPath, windowId, created: true, client })
   }
 
@@ -197,6 +199,8 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     if (!paneId?.startsWith('%')) throw leader.client.failure('split-window', r.stderr || `no pane id printed (${JSON.stringify(r.stdout)})`)
     const ref = { agentId, paneId, socketPath }
     this.refs.set(agentId, ref)
+    // Once the pane exists a layout that fails is cosmetic: the next spawn, kill or resize lays the team out again.
+    await this.relayout(config.team, leader.client).catch(() => undefined)
     return { agentId, backendType: 'tmux', paneId, pid: Number(pid) || undefined, socketPath }
   }
 
@@ -219,8 +223,8 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
 
   /**
    * One command group: split-window (the new pane becomes the target of the commands after it in
-   * the same group), its log piped before tmux reads any output, title, colour, identity; then
-   * the layout on a line of its own.
+   * the same group), its log piped before tmux reads any output, title, colour, identity; then,
+   * on a line of its own, the focus back to the leader (the layout follows: relayout).
    */
   private splitScript(config: TeammateSpawnConfig, agentId: string, logFile: string, leader: { paneId: string; windowId: string }): string {
     const color = TMUX_COLORS[config.color ?? ''] ?? config.color ?? 'default'
@@ -249,10 +253,22 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
       tmuxCommand('set', '-p', '@agent_name', title),
       tmuxCommand('set', '-p', '@swarm_agent', agentId),
     ].join(' ; ')
-    // main-vertical keeps the leader (the window's first pane) on the left; without a layout
-    // after each split, splits run out of room after ~6 panes. last-pane gives the focus back.
-    const layout = [tmuxCommand('select-layout', '-t', leader.windowId, 'main-vertical'), tmuxCommand('last-pane', '-t', leader.windowId)].join(' ; ')
-    return `${split}\n${layout}\n`
+    return `${split}\n${tmuxCommand('last-pane', '-t', leader.windowId)}\n`
+  }
+
+  /**
+   * Lays the team's panes out again for its window's size (backends/tmux-layout.ts): after each
+   * spawn, kill and show, and from `swarm layout`, which the windows' resize hook runs.
+   */
+  async relayout(team: string, client?: TmuxClient): Promise<void> {
+    const on = client ?? (await this.teamClient(team))
+    const next = (this.layouts.get(team) ?? Promise.resolve()).then(() => relayoutTeam(on, team, (w) => teamWindowOptions(w, team)))
+    // The chain only orders layouts; this one's caller gets its error.
+    this.layouts.set(
+      team,
+      next.catch(() => undefined),
+    )
+    return next
   }
 
   async kill(agentId: string): Promise<void> {
@@ -263,6 +279,7 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     const pane = rows === 'no-server' ? undefined : findPane(rows, agentId, ref)
     if (!pane) return
     await this.killPanes(client, [pane])
+    await this.relayout(parseAgentId(agentId).team, client)
   }
 
   /**
@@ -273,11 +290,7 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     if (panes.length === 0) return
     const live = panes.filter((p) => !p.dead && p.pid > 0)
     const trees = await processTrees(live.map((p) => p.pid))
-    const windows = [...new Set(panes.map((p) => p.windowId))]
-    const lines = [
-      ...panes.map((p) => tmuxCommand('kill-pane', '-t', p.paneId)),
-      ...windows.map((w) => tmuxCommand('select-layout', '-t', w, 'main-vertical')),
-    ]
+    const lines = panes.map((p) => tmuxCommand('kill-pane', '-t', p.paneId))
     await Promise.all([
       // Each command on its own line: a pane that vanished meanwhile does not stop the others;
       // the errors it reports ("can't find pane/window") are expected.
@@ -346,6 +359,7 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
   async hide(agentId: string): Promise<void> {
     const { client, pane } = await this.requirePane(agentId)
     await client.run(['break-pane', '-d', '-s', pane.paneId, '-n', `hidden:${parseAgentId(agentId).name}`], 'break-pane')
+    await this.relayout(parseAgentId(agentId).team, client)
   }
 
   async show(agentId: string): Promise<void> {
@@ -354,15 +368,8 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     const leader = teamLeader(rows, team)
     if (!leader) throw new SwarmError('SWARM_NO_SESSION', `the leader pane of team ${team} is gone`, { exitCode: ExitCode.notFound })
     if (pane.windowId === leader.windowId) return
-    await client.source(
-      [
-        [
-          tmuxCommand('join-pane', '-h', '-d', '-s', pane.paneId, '-t', leader.paneId),
-          tmuxCommand('select-layout', '-t', leader.windowId, 'main-vertical'),
-        ].join(' ; '),
-      ],
-      { what: 'join-pane' },
-    )
+    await client.run(['join-pane', '-h', '-d', '-s', pane.paneId, '-t', leader.paneId], 'join-pane')
+    await this.relayout(team, client)
   }
 
   private async requirePane(agentId: string): Promise<{ client: TmuxClient; pane: PaneRow; rows: PaneRow[] }> {

@@ -101,7 +101,11 @@ describe.skipIf(!hasTmux)('team create from inside tmux', () => {
     expect(leaderRow()).toEqual([[pane, '0', expect.stringMatching(/^\d+$/), 'back', 'team-lead@back']])
     expect(() => execFileSync('tmux', ['-L', 'swarm', 'list-sessions'], { env: sb.env, stdio: 'ignore' })).toThrow()
     const lead = await waitFor('status to read the leader', async () => {
-      const members = JSON.parse((await sb.swarm(['status', 'back', '--json'])).stdout).members as Array<{ name: string; status: string; pane?: string }>
+      const members = JSON.parse((await sb.swarm(['status', 'back', '--json'])).stdout).members as Array<{
+        name: string
+        status: string
+        pane?: string
+      }>
       const m = members.find((x) => x.name === 'team-lead')
       return m && m.status !== 'dead' && m.status !== 'starting' ? m : undefined
     })
