@@ -102,13 +102,7 @@ export async function captureLayout({ columns, rows }) {
       if (/\[y\] approve once/.test(lead) && text === last) break
       last = text
     }
-    if (!/approve once/.test(text)) {
-      if (process.env.CAPTURE_DEBUG) {
-        console.error(tmux('swarm', 'list-panes', '-a', '-F', '#{pane_id} #{pane_pid} #{pane_dead} #{@swarm_agent}'), base)
-        await new Promise((r) => setTimeout(r, 120_000))
-      }
-      throw new Error(`no permission prompt on screen after 60 s:\n${text}`)
-    }
+    if (!/approve once/.test(text)) throw new Error(`no permission prompt on screen after 60 s:\n${text}`)
     const pane = leaderPane()
     return { text: text.replace(/\s+$/, '') + '\n', panes: panes(), leader: tmux('swarm', 'capture-pane', '-p', '-t', pane) }
   } finally {
