@@ -13,6 +13,8 @@ const UNIT = [
   'test/backends/detect.test.ts',
   'test/security/{protected-paths,sandbox-evaluate}.test.ts',
   'test/sandbox/seccomp-program.test.ts',
+  'test/terminal/wrap.test.ts',
+  'test/backends/tmux-layout-plan.test.ts',
 ]
 
 const shared = {

@@ -9,15 +9,16 @@ import { parseStructured, type StructuredMessage } from '../mailbox/messages.js'
 import { classifyLeadMessage, resolveLeadVerifyKey } from '../mailbox/signing.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { watchInbox, type InboxWatcher } from '../mailbox/watch.js'
-import { answerRequest, listRequests, type BrokerRequest } from '../permissions/requests/broker.js'
+import { answerRequest, listRequests } from '../permissions/requests/broker.js'
 import { notifyHuman } from '../permissions/requests/notify.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { inboxPath, LEAD_NAME, pendingPermissionsDir } from '../home/paths.js'
 import { listTasks } from '../tasks/task-store.js'
 import { ensureDir } from '../util/fs.js'
 import { paintAgent } from '../terminal/colors.js'
-import { PromptQueue, shortRequestId, type ConsoleRequest } from './prompt-queue.js'
+import { PromptQueue, shortRequestId, toConsoleRequest, type ConsoleRequest } from './prompt-queue.js'
 import { terminalSafe } from '../terminal/neutralize.js'
+import { wrapLines } from '../terminal/wrap.js'
 
 /** What the console can do to the team beyond messages (implemented by the team runner). */
 export interface TeamControl {
@@ -44,7 +45,7 @@ export interface LeaderConsoleOptions {
   team: string
   env: NodeJS.ProcessEnv
   input: NodeJS.ReadableStream
-  output: NodeJS.WritableStream & { isTTY?: boolean }
+  output: NodeJS.WritableStream & { isTTY?: boolean; columns?: number }
   control: TeamControl
   lead?: LeadAgent
   /** Why there is no lead agent (shown when the user types text for it). */
@@ -156,7 +157,8 @@ export class LeaderConsole {
   }
 
   private line(s: string): void {
-    this.o.output.write(s + '\n')
+    // Wrapped on words to the pane's width now: a TTY's columns follow each resize (SIGWINCH).
+    this.o.output.write(wrapLines(s, this.o.output.isTTY ? this.o.output.columns : undefined) + '\n')
   }
 
   private who(name: string, color?: string): string {
@@ -384,17 +386,5 @@ export class LeaderConsole {
       default:
         return this.line(`unknown command /${cmd} — /help lists them`)
     }
-  }
-}
-
-function toConsoleRequest(r: BrokerRequest): ConsoleRequest {
-  return {
-    id: r.id,
-    kind: r.kind,
-    agent: r.agent,
-    tool: r.toolName,
-    detail: r.kind === 'plan' ? (r.planFilePath ?? r.summary) : r.summary,
-    suggestions: r.suggestions,
-    createdAt: r.createdAt,
   }
 }

@@ -29,6 +29,7 @@ import { teamBackend } from '../backends/team-backend.js'
 import { STOPPED_FIELD } from '../backends/directory.js'
 import { claudeLeadAlive, claudeLeadOf } from '../teams/claude-lead.js'
 import { endGoneLeadKeyHolders } from '../supervisor/lead-key-holders.js'
+import { recordLeaderServer } from './leader-server.js'
 
 type Env = NodeJS.ProcessEnv
 
@@ -62,6 +63,7 @@ export async function startTeam(team: string, opts: { backend: BackendChoice; en
   const executor = createExecutor(detection.backend, { env, sign: await leadSignerFor(team, env) })
   const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
   const leader = await executor.ensureSession(team, { argv: defaultLeaderArgv(team), cwd: leadCwd, env: teammateEnv(env, { team, name: LEAD_NAME }) })
+  await recordLeaderServer(team, leader, env)
   const inputs: SpawnTeammateInput[] = config.members
     .filter((m) => m.name !== LEAD_NAME)
     .map((m) => ({
@@ -146,6 +148,7 @@ export async function resumeTeam(team: string, opts: { env: Env }): Promise<Resu
   const reaped = deadNames.length ? await reapTeam(team, env, deadNames) : { killed: [], survivors: [] }
   assertNoneSurvive(team, reaped.survivors, 'nothing was restarted')
   const leader = await executor.ensureLeader(team, { argv: defaultLeaderArgv(team), cwd: leadCwd, env: teammateEnv(env, { team, name: LEAD_NAME }) })
+  await recordLeaderServer(team, leader, env)
   const alive: string[] = []
   const stopped: string[] = []
   const dead: SpawnTeammateInput[] = []
