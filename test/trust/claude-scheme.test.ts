@@ -55,7 +55,11 @@ describe("Claude Code's lead signature", () => {
 
 describe('swarm signs in both schemes, for one recipient', () => {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519')
-  const entry = signEntry(createEntry({ from: 'team-lead', text: '{"type":"shutdown_request"}', color: 'blue', summary: 'stop' }), leadSigner(privateKey), 'alice')
+  const entry = signEntry(
+    createEntry({ from: 'team-lead', text: '{"type":"shutdown_request"}', color: 'blue', summary: 'stop' }),
+    leadSigner(privateKey),
+    'alice',
+  )
   const claudeKeyOf = (name: string) => parseClaudeVerifyKey(claudeVerifyKeyFor(privateKey, name, Date.now()))
 
   it('every lead entry carries both signatures, each verifying under its own scheme for its recipient', () => {

@@ -18,7 +18,13 @@ import { useTempDir } from '../support/home.js'
 let env: NodeJS.ProcessEnv
 useTempDir('swarm-gate-', (d) => (env = { SWARM_HOME: d }))
 
-const budget = (): StructuredMessage => ({ type: 'budget_update', from: 'team-lead', addUsd: 5, scope: 'member', timestamp: new Date().toISOString() })
+const budget = (): StructuredMessage => ({
+  type: 'budget_update',
+  from: 'team-lead',
+  addUsd: 5,
+  scope: 'member',
+  timestamp: new Date().toISOString(),
+})
 const order = (text = encodeStructured(budget()), from = 'team-lead') => createEntry({ from, text })
 const signed = (key: KeyObject, to: string, e: InboxMessage = order()) => signEntry(e, leadSigner(key), to)
 

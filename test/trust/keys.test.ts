@@ -66,4 +66,3 @@ describe('team keys', () => {
     expect(await resolveLeadVerifyKey('nokeys', env)).toBeUndefined()
   })
 })
-
