@@ -53,6 +53,6 @@ export function deliverAddressed(team: string, addressed: AddressedEntry[], env?
 }
 
 /** An unsigned message into each recipient's inbox (addressMessage, then deliverAddressed). */
-export function deliver(opts: MessageOptions & { team: string; env?: NodeJS.ProcessEnv }): Promise<InboxMessage[]> {
-  return deliverAddressed(opts.team, addressMessage(opts), opts.env)
+export async function deliver(opts: MessageOptions & { team: string; env?: NodeJS.ProcessEnv }): Promise<InboxMessage[]> {
+  return await deliverAddressed(opts.team, addressMessage(opts), opts.env)
 }
