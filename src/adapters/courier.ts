@@ -4,7 +4,8 @@
  * submit key after the CLI's settle delay). A prompt counts as delivered only when the CLI confirms
  * it (its prompt-submit hook logged the prompt's digest); unconfirmed, it is submitted again —
  * Enter alone while the text still shows in the pane, pasted again only when it does not — and a
- * confirmed prompt is never sent again. Only then are the messages marked read.
+ * confirmed prompt is never sent again. Only then are the messages marked read. A lead order
+ * counts only through the member's one gate (trust/gate), as it does for swarm's own agent.
  */
 import { appendFile } from 'node:fs/promises'
 import path from 'node:path'

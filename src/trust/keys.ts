@@ -8,7 +8,7 @@ import { FILE_MODE, atomicWriteFile, ensureDir, readFileIfExists, withPath } fro
 import { exportPublicKey, importPublicKey } from './swarm-scheme.js'
 
 /**
- * The lead's keys (docs/architecture.md §2, "Trust"): one Ed25519 key pair per team. The private key lives 0600
+ * The lead's keys (docs/architecture.md §2a): one Ed25519 key pair per team. The private key lives 0600
  * in the team directory, where evaluatePermission keeps every teammate tool away from it; teammates
  * get the public key at launch through the environment (never argv) or the public file.
  */
