@@ -8,7 +8,8 @@ import { defineConfig } from 'vitest/config'
 const UNIT = [
   'test/permissions/rules/**/*.test.ts',
   'test/agent/{definitions,tool,tool-filter,file-tools,search-tools}.test.ts',
-  'test/mailbox/{archive,bell,inbox-tail,inbox,signing,fence-token,order-ledger,claude-lead-sig}.test.ts',
+  'test/mailbox/{archive,bell,inbox-tail,inbox,fence-token}.test.ts',
+  'test/trust/{keys,swarm-scheme,claude-scheme,ledger,gate}.test.ts',
   'test/loopback-model/**/*.test.ts',
   'test/backends/detect.test.ts',
   'test/security/{protected-paths,sandbox-evaluate}.test.ts',

@@ -19,7 +19,7 @@ import { describeFailure, errorEvent, idleNotification, type LastTurn } from './
 import { appendUserText } from './conversation.js'
 import { markConsumed, messageKey } from './inbox-consume.js'
 
-import { refusalReason } from './lead-orders.js'
+import { refusalReason } from '../trust/gate.js'
 
 export { describeFailure } from './turn-report.js'
 export type { RuntimeOptions, TurnLog } from './runtime-options.js'

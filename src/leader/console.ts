@@ -4,9 +4,7 @@ import pc from 'picocolors'
 import { errorMessage } from '../errors.js'
 import { describeMessage } from '../mailbox/describe.js'
 import { markRead } from '../mailbox/inbox.js'
-import { OrderLedger, consoleLedgerPath } from '../mailbox/order-ledger.js'
 import { parseStructured, type StructuredMessage } from '../mailbox/messages.js'
-import { classifyLeadMessage, resolveLeadVerifyKey } from '../mailbox/signing.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { watchInbox, type InboxWatcher } from '../mailbox/watch.js'
 import { answerRequest, listRequests } from '../permissions/requests/broker.js'
@@ -19,6 +17,8 @@ import { paintAgent } from '../terminal/colors.js'
 import { PromptQueue, shortRequestId, toConsoleRequest, type ConsoleRequest } from './prompt-queue.js'
 import { terminalSafe } from '../terminal/neutralize.js'
 import { wrapLines } from '../terminal/wrap.js'
+import { LeadGate } from '../trust/gate.js'
+import { consoleLedgerPath } from '../trust/ledger.js'
 
 /** What the console can do to the team beyond messages (implemented by the team runner). */
 export interface TeamControl {
@@ -95,7 +95,8 @@ const block = (s: string) => terminalSafe(s).replace(/\n/g, '\n    │ ')
  */
 export class LeaderConsole {
   private readonly queue = new PromptQueue()
-  private ledger: Promise<OrderLedger> | undefined
+  /** The one gate, on the console's own ledger (spawn requests it honoured), apart from the lead agent's. */
+  private gate: Promise<LeadGate> | undefined
   private readonly c
   private watcher: InboxWatcher | undefined
   private dirWatch: fs.FSWatcher | undefined
@@ -196,13 +197,14 @@ export class LeaderConsole {
 
   /** `swarm spawn --backend in-process` from another shell: honoured only with the lead's signature. */
   private async spawnRequested(m: InboxMessage, s: Extract<StructuredMessage, { type: 'spawn_request' }>): Promise<void> {
-    if (classifyLeadMessage(m, await resolveLeadVerifyKey(this.o.team, this.o.env), LEAD_NAME) !== 'verified') {
-      this.line(this.c.yellow(`ignored an UNVERIFIED spawn request for ${one(s.name)} (no valid lead signature)`))
+    this.gate ??= LeadGate.open({ team: this.o.team, name: LEAD_NAME, env: this.o.env, ledgerFile: consoleLedgerPath(this.o.team, this.o.env) })
+    const verdict = await (await this.gate).acceptLeadOrder(m)
+    if (verdict === 'replayed') {
+      this.line(this.c.yellow(`ignored a REPLAYED spawn request for ${one(s.name)} (already honoured)`))
       return
     }
-    this.ledger ??= OrderLedger.open(consoleLedgerPath(this.o.team, this.o.env))
-    if (!(await (await this.ledger).claim(m.msg_id!, m.timestamp))) {
-      this.line(this.c.yellow(`ignored a REPLAYED spawn request for ${one(s.name)} (already honoured)`))
+    if (verdict !== 'verified') {
+      this.line(this.c.yellow(`ignored an UNVERIFIED spawn request for ${one(s.name)} (no valid lead signature)`))
       return
     }
     try {

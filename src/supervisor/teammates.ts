@@ -8,7 +8,7 @@ import { checkAgentType, loadAgentDefinitions } from '../agent/definitions/load.
 import type { AgentDefinition } from '../agent/definitions/types.js'
 import { definedOnly } from '../util/object.js'
 import { BackendUnavailableError, ConflictError, NotFoundError, UsageError } from '../errors.js'
-import { LEAD_VERIFY_KEY_ENV, loadLeadPublicKey } from '../mailbox/signing.js'
+import { LEAD_VERIFY_KEY_ENV, loadLeadPublicKey } from '../trust/keys.js'
 import { LEAD_NAME, validateAgentName, validateName } from '../home/paths.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { addMember, readTeam, updateTeam } from '../teams/team-store.js'
