@@ -34,7 +34,7 @@ export default defineConfig({
           ...shared,
           name: 'e2e',
           include: ['test/**/*.test.ts'],
-          exclude: [...UNIT, 'test/interop/**', 'test/agents/**', '**/node_modules/**'],
+          exclude: [...UNIT, 'test/interop/**', 'test/agents/**', 'test/pack/**', '**/node_modules/**'],
         },
       },
     ],
