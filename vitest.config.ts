@@ -38,7 +38,7 @@ export default defineConfig({
           name: 'e2e',
           setupFiles: ['test/support/adapters-installed.ts'],
           include: ['test/**/*.test.ts'],
-          exclude: [...UNIT, 'test/interop/**', 'test/agents/**', '**/node_modules/**'],
+          exclude: [...UNIT, 'test/interop/**', 'test/agents/**', 'test/pack/**', '**/node_modules/**'],
         },
       },
     ],
