@@ -115,7 +115,8 @@ export async function diagnose(env: NodeJS.ProcessEnv = process.env): Promise<Do
 /** The model configuration, as `team create` checks it (model-check.ts); never the key itself. */
 function modelReport(env: NodeJS.ProcessEnv): DoctorReport['model'] {
   const server = env.ANTHROPIC_BASE_URL ? `at ${env.ANTHROPIC_BASE_URL}` : 'at the Anthropic API'
-  if (modelConfigured(env)) return { configured: true, detail: `${env.ANTHROPIC_API_KEY ? 'ANTHROPIC_API_KEY' : 'ANTHROPIC_AUTH_TOKEN'} set, ${server}` }
+  if (modelConfigured(env))
+    return { configured: true, detail: `${env.ANTHROPIC_API_KEY ? 'ANTHROPIC_API_KEY' : 'ANTHROPIC_AUTH_TOKEN'} set, ${server}` }
   const detail = env.ANTHROPIC_BASE_URL
     ? `ANTHROPIC_BASE_URL is ${env.ANTHROPIC_BASE_URL} but neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set`
     : 'neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set, so swarm agents cannot think'

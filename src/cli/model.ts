@@ -39,7 +39,10 @@ export async function modelServe(opts: ModelServeOptions): Promise<void> {
   const server = await startLoopbackServer({ scenarioFile: file, port, onRequest: opts.json ? logJson : logLine }).catch((err: unknown) => {
     const code = (err as NodeJS.ErrnoException).code
     if (code === 'EADDRINUSE' || code === 'EACCES')
-      throw new UsageError(`cannot listen on 127.0.0.1:${port}: ${code}`, { hint: 'pick another --port, or leave it out for any free one', cause: err })
+      throw new UsageError(`cannot listen on 127.0.0.1:${port}: ${code}`, {
+        hint: 'pick another --port, or leave it out for any free one',
+        cause: err,
+      })
     throw err
   })
   // Claimed before anything is printed: a test (or a script) that reads the env and signals at once is heard.

@@ -68,7 +68,9 @@ export class DemoProgress {
     if (changed) this.lastChange = Date.now()
     else if (Date.now() - this.lastChange >= HEARTBEAT_MS) {
       this.lastChange = Date.now()
-      const states = await Promise.all(this.members.map(async (n) => `${n} ${(await readAgentState(this.team, n, this.env).catch(() => undefined))?.status ?? 'starting'}`))
+      const states = await Promise.all(
+        this.members.map(async (n) => `${n} ${(await readAgentState(this.team, n, this.env).catch(() => undefined))?.status ?? 'starting'}`),
+      )
       this.say(`still waiting (${Math.round((Date.now() - this.started) / 1000)} s): ${states.join(', ')}`)
     }
   }

@@ -149,7 +149,6 @@ function captures(when: When | undefined, last: ReturnType<typeof lastUserMessag
   return undefined
 }
 
-
 export function systemText(body: MessagesRequestBody): string {
   if (typeof body.system === 'string') return body.system
   if (Array.isArray(body.system)) return body.system.map((b) => b.text ?? '').join('\n')

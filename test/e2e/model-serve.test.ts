@@ -38,7 +38,15 @@ function collect(child: ChildProcess): () => string {
 async function serve(sb: Sandbox, args: string[] = []): Promise<Served> {
   const child = sb.start(process.execPath, [BIN, 'model', 'serve', '--scenario', EXAMPLE, '--json', ...args])
   const output = collect(child)
-  const line = await waitFor('the printed environment', () => output().split('\n').find((l) => l.startsWith('{"url"')), 15_000, { output })
+  const line = await waitFor(
+    'the printed environment',
+    () =>
+      output()
+        .split('\n')
+        .find((l) => l.startsWith('{"url"')),
+    15_000,
+    { output },
+  )
   const ready = JSON.parse(line) as { url: string; port: number; env: Served['env'] }
   expect(ready.env.ANTHROPIC_BASE_URL).toBe(ready.url)
   return { child, env: ready.env, port: ready.port, output }
