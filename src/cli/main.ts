@@ -34,6 +34,7 @@ const GROUPS: Record<string, () => Promise<Register>> = {
   'agent-cli': () => import('./agent-cli.js').then((m) => m.registerAgentCliCommand),
   relay: () => import('./relay.js').then((m) => m.registerRelayCommand),
   batch: () => import('./batch.js').then((m) => m.registerBatchCommand),
+  model: () => import('./model.js').then((m) => m.registerModelCommands),
 }
 
 /** The program with every command group, or only `only`'s (same commands, cheaper to load). */

@@ -2,7 +2,6 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { Command } from 'commander'
 import { UsageError } from '../errors.js'
-import { modelConfigured } from '../agent/client.js'
 import { backendChoices, parseBackendChoice } from '../backends/registry.js'
 import { agentKindsHelp, builtInAdapter } from '../adapters/registry.js'
 import { runLeader } from '../leader/leader.js'
@@ -21,6 +20,7 @@ import { PermissionModeName } from '../permissions/rules/modes.js'
 import type { TeamFile } from '../teams/types.js'
 import { terminalSafe } from '../terminal/neutralize.js'
 import { colorize, colors, printJson, println } from '../terminal/output.js'
+import { assertTeamModel } from './model-check.js'
 import { warnIfNoSandbox } from './sandbox-warning.js'
 import { teamList, teamShow } from './team-view.js'
 import { announceDiscard, printTeardown, teardownJson } from './worktrees.js'
@@ -139,13 +139,7 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
     cwd,
     opts.start,
   )
-  // Only swarm's own agents think with the configured model; agent CLIs bring their own provider.
-  const swarmAgents = !names.length || agentKinds.some((k) => k === undefined || k === 'swarm') // 'swarm': registry.ts SWARM_AGENT_KIND (loaded lazily)
-  if (opts.start && swarmAgents && !modelConfigured(process.env)) {
-    throw new UsageError('no model is configured, so the teammates could not think', {
-      hint: 'set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a compatible server), or write the team only with --no-start; `swarm demo` runs offline',
-    })
-  }
+  if (opts.start) assertTeamModel(agentKinds, process.env, 'write the team only with --no-start')
   const isolated = worktreeChoice(opts.worktree, names)
   const members = names.map((a) => {
     const m = spec?.members.find((x) => x.name === a)
@@ -270,6 +264,12 @@ async function checkWorktrees(
 }
 
 export async function teamResume(name: string, opts: { attach: boolean; json?: boolean }): Promise<void> {
+  // Before anything is reaped or respawned: a teammate started without a model dies at once.
+  const config = await readTeam(name)
+  assertTeamModel(
+    config.members.filter((m) => m.name !== LEAD_NAME).map((m) => m.agent),
+    process.env,
+  )
   const report = await resumeTeam(name, { env: process.env })
   if (report.backend === 'in-process') {
     if (!opts.json) {
