@@ -21,7 +21,13 @@ let env: NodeJS.ProcessEnv
 beforeAll(async () => {
   h = isolatedHome('swarm-pack-test-')
   // npm's cache and global prefix inside the test's directory: nothing of the user's ~/.npm.
-  env = { ...h.env, npm_config_cache: path.join(h.base, 'npm-cache'), npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' }
+  env = {
+    ...h.env,
+    npm_config_cache: path.join(h.base, 'npm-cache'),
+    npm_config_update_notifier: 'false',
+    npm_config_fund: 'false',
+    npm_config_audit: 'false',
+  }
   const { stdout } = await run(process.execPath, [path.join(root, 'scripts/pack.mjs'), '--out', h.base], { env, cwd: root })
   tarball = stdout.trim()
 }, 180_000)
