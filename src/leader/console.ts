@@ -16,7 +16,8 @@ import { inboxPath, LEAD_NAME, pendingPermissionsDir } from '../home/paths.js'
 import { listTasks } from '../tasks/task-store.js'
 import { ensureDir } from '../util/fs.js'
 import { paintAgent } from '../terminal/colors.js'
-import { PromptQueue, shortRequestId, type ConsoleRequest } from './prompt-queue.js'
+import { PromptQueue, type ConsoleRequest } from './prompt-queue.js'
+import { shortRequestId } from '../permissions/requests/request-id.js'
 import { terminalSafe } from '../terminal/neutralize.js'
 
 /** What the console can do to the team beyond messages (implemented by the team runner). */
@@ -218,7 +219,8 @@ export class LeaderConsole {
         const listing = await listRequests(this.o.team, { env: this.o.env })
         for (const c of listing.cancelled) this.line(this.c.yellow(one(`request ${c.id} from ${c.agent} (${c.toolName}) cancelled: ${c.reason}`)))
         const added = this.queue.sync(listing.requests.map(toConsoleRequest))
-        for (const r of added) notifyHuman({ agent: r.agent, toolName: r.tool, kind: r.kind, summary: r.detail }, this.o.output, { env: this.o.env })
+        for (const r of added)
+          notifyHuman({ id: r.id, agent: r.agent, toolName: r.tool, kind: r.kind, summary: r.detail }, this.o.output, { env: this.o.env })
       } catch (err) {
         this.line(this.c.red(`cannot read pending requests: ${errorMessage(err)}`))
       }
@@ -244,7 +246,7 @@ export class LeaderConsole {
     if (r.suggestions?.length) this.line(this.c.dim(`  always would allow: ${one(r.suggestions.join(', '))}`))
     this.line(
       this.c.dim(
-        `  [y] approve once  [a] approve always  [n <feedback>] deny — request ${shortRequestId(r.id)} of ${one(r.agent)} (or: swarm perms approve ${this.o.team} ${one(r.id)})`,
+        `  [y] approve once  [a] approve always  [n <feedback>] deny — request ${shortRequestId(r.id)} of ${one(r.agent)} (or: swarm perms approve ${this.o.team} ${shortRequestId(r.id)})`,
       ),
     )
   }

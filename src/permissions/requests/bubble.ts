@@ -93,7 +93,10 @@ export async function bubble(ctx: BubbleContext, req: OutgoingRequest, signal: A
       a.output.warn(`could not message team-lead (${errorMessage(err)}); the request stays listed in \`swarm perms ${a.team}\``)
     }
     if (ctx.notifyTmux)
-      void notifyTmuxClients({ team: a.team, agent: a.name, toolName: req.toolName, kind: req.kind, summary: req.summary }, { env: a.env })
+      void notifyTmuxClients(
+        { team: a.team, id: req.id, agent: a.name, toolName: req.toolName, kind: req.kind, summary: req.summary },
+        { env: a.env },
+      )
     a.output.info(
       `asked team-lead: ${req.kind === 'plan' ? 'plan approval' : `${req.toolName} ${req.summary}`} (request ${req.id}; \`swarm perms approve ${a.team} ${req.id}\`)`,
     )
