@@ -1,4 +1,5 @@
 import { NotFoundError } from '../errors.js'
+import type { BrokerRequest } from '../permissions/requests/broker.js'
 import { matchRequestId } from '../permissions/requests/request-id.js'
 
 /** A request the human answers at the leader's console. */
@@ -80,5 +81,18 @@ export class PromptQueue {
 
   private changed(): void {
     for (const fn of this.listeners) fn()
+  }
+}
+
+/** A pending request as the console shows it. */
+export function toConsoleRequest(r: BrokerRequest): ConsoleRequest {
+  return {
+    id: r.id,
+    kind: r.kind,
+    agent: r.agent,
+    tool: r.toolName,
+    detail: r.kind === 'plan' ? (r.planFilePath ?? r.summary) : r.summary,
+    suggestions: r.suggestions,
+    createdAt: r.createdAt,
   }
 }
