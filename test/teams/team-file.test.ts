@@ -1,8 +1,9 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
+import { execa } from 'execa'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { readTeam } from '../../src/teams/team-store.js'
-import { assertBuilt, swarm, tempHome, type TempHome } from './helpers.js'
+import { assertBuilt, REPO, swarm, tempHome, type TempHome } from './helpers.js'
 
 let home: TempHome
 beforeEach(async () => {
@@ -101,5 +102,26 @@ describe('swarm team create --from team.yaml / --agent-type', () => {
     const spawned = await swarm(home, ['spawn', 'x', 'team-lead', '--backend', 'in-process'])
     expect(spawned.exitCode).toBe(2)
     expect(spawned.stderr).toContain('team-lead is reserved')
+  })
+
+  it("docs/team-files.md's examples are real: its team file creates its team, its batch file loads", async () => {
+    const doc = await fs.readFile(path.join(REPO, 'docs/team-files.md'), 'utf8')
+    const [teamYaml, batchYaml] = [...doc.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1])
+    const project = path.join(home.home, 'project')
+    await fs.mkdir(project)
+    // The implementer asks for a worktree: the project is a git repository with a commit.
+    await execa('git', ['init', '-q', '-b', 'main'], { cwd: project, env: home.env })
+    await execa('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'start'], { cwd: project, env: home.env })
+    const file = path.join(home.home, 'team.yaml')
+    await fs.writeFile(file, teamYaml)
+    const r = await swarm(home, ['team', 'create', 'auth', '--from', file, '--no-start'])
+    expect(r.exitCode, r.stderr).toBe(0)
+    const team = await readTeam('auth', home.env)
+    expect(team.members.map((m) => m.name)).toEqual(['team-lead', 'researcher', 'implementer', 'reviewer', 'critic'])
+    expect(team.members.find((m) => m.name === 'implementer')).toMatchObject({ mode: 'acceptEdits', model: 'opus', maxCostUsd: 5 })
+    const tasks = path.join(home.home, 'tasks.yaml')
+    await fs.writeFile(tasks, batchYaml)
+    const { loadBatchFile } = await import('../../src/batch/spec.js')
+    expect((await loadBatchFile(tasks)).map((t) => t.name)).toEqual(['rename-login', 'rename-logout', 'tests-login', 'tests-logout', 'docs-auth'])
   })
 })
