@@ -18,7 +18,7 @@ import { ensureDir } from '../util/fs.js'
 import { paintAgent } from '../terminal/colors.js'
 import { CONSOLE_HELP } from './console-help.js'
 import { PromptQueue, toConsoleRequest, type ConsoleRequest } from './prompt-queue.js'
-import { shortRequestId } from '../permissions/requests/request-id.js'
+import { shortRequestId } from '../home/request-id.js'
 import { terminalSafe } from '../terminal/neutralize.js'
 
 /** What the console can do to the team beyond messages (implemented by the team runner). */
@@ -217,7 +217,8 @@ export class LeaderConsole {
     this.syncing = this.syncing.then(async () => {
       try {
         const listing = await listRequests(this.o.team, { env: this.o.env })
-        for (const c of listing.cancelled) this.line(this.c.yellow(one(`request ${c.id} from ${c.agent} (${c.toolName}) cancelled: ${c.reason}`)))
+        for (const c of listing.cancelled)
+          this.line(this.c.yellow(one(`request ${shortRequestId(c.id)} from ${c.agent} (${c.toolName}) cancelled: ${c.reason}`)))
         const added = this.queue.sync(listing.requests.map(toConsoleRequest))
         for (const r of added)
           notifyHuman({ id: r.id, agent: r.agent, toolName: r.tool, kind: r.kind, summary: r.detail }, this.o.output, { env: this.o.env })

@@ -1,6 +1,6 @@
 import { NotFoundError } from '../errors.js'
 import type { BrokerRequest } from '../permissions/requests/broker.js'
-import { matchRequestId } from '../permissions/requests/request-id.js'
+import { matchRequestId } from '../home/request-id.js'
 
 /** A request the human answers at the leader's console. */
 export interface ConsoleRequest {

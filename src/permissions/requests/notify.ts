@@ -1,6 +1,6 @@
 import { runCommand } from '../../process/launch.js'
 import { terminalSafe } from '../../terminal/neutralize.js'
-import { shortRequestId } from './request-id.js'
+import { shortRequestId } from '../../home/request-id.js'
 
 /** How long a tmux `display-message` stays on the attached clients. */
 export const TMUX_MESSAGE_MS = 5_000

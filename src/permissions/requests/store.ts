@@ -6,7 +6,7 @@ import { ConflictError, CorruptFileError, NotFoundError, UsageError } from '../.
 import { pendingPermissionsDir, resolvedPermissionsDir } from '../../home/paths.js'
 import { FILE_MODE, ensureDir, moveAside, parseJsonFile, readFileIfExists } from '../../util/fs.js'
 import { pidExists, sightProcess } from '../../process/liveness.js'
-import { matchRequestId } from './request-id.js'
+import { matchRequestId } from '../../home/request-id.js'
 
 /**
  * Durable permission and plan requests: `permissions/pending/<id>.json` while a teammate waits,

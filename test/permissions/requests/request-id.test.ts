@@ -1,7 +1,7 @@
 import { execa } from 'execa'
 import { describe, expect, it } from 'vitest'
 import { NotFoundError, UsageError } from '../../../src/errors.js'
-import { matchRequestId, shortRequestId } from '../../../src/permissions/requests/request-id.js'
+import { matchRequestId, shortRequestId } from '../../../src/home/request-id.js'
 import { notificationText } from '../../../src/permissions/requests/notify.js'
 import { readResolved, writePending } from '../../../src/permissions/requests/store.js'
 import { createTeam } from '../../../src/teams/team-store.js'

@@ -1,4 +1,4 @@
-import { NotFoundError, UsageError } from '../../errors.js'
+import { NotFoundError, UsageError } from '../errors.js'
 
 /*
  * One id everywhere: a request is shown by its short id (the random tail of `perm-<time>-<hex>`,
