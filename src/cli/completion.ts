@@ -39,7 +39,7 @@ export function registerCompletionCommand(program: Command): void {
 }
 
 /** The completion script of `shell` for `program` (the root: every command registered). */
-export function completionScript(shell: Shell, program: Command): string {
+function completionScript(shell: Shell, program: Command): string {
   const nodes = commandTree(program)
   return shell === 'bash' ? bashScript(nodes) : shell === 'zsh' ? zshScript(nodes) : fishScript(nodes)
 }

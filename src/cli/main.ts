@@ -49,7 +49,7 @@ declare const SWARM_BUILD: { version: string; help?: string } | undefined
 const BUILD = typeof SWARM_BUILD === 'undefined' ? undefined : SWARM_BUILD
 
 /** package.json's version: the build's, else read beside dist/ (and src/) at run time. */
-export const VERSION: string = BUILD?.version ?? (createRequire(import.meta.url)('../../package.json') as { version: string }).version
+const VERSION: string = BUILD?.version ?? (createRequire(import.meta.url)('../../package.json') as { version: string }).version
 
 /** The program with every command group, or only `only`'s (same commands, cheaper to load). */
 export async function buildProgram(only?: string): Promise<Command> {
