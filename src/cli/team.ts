@@ -14,7 +14,7 @@ import { teamRekey } from './team-rekey.js'
 import { budgetFlags, collect } from './options.js'
 import { firstLimit } from '../agent/budget.js'
 import { shutdownSignal } from './signals.js'
-import { LEAD_NAME, tasksDir, teamConfigPath, teamDir } from '../home/paths.js'
+import { LEAD_NAME, tasksDir, teamConfigPath, teamDir, validateTeammateName } from '../home/paths.js'
 import { createTeam, readTeam, teamExists, updateTeam } from '../teams/team-store.js'
 import { PermissionModeName } from '../permissions/rules/modes.js'
 import type { TeamFile } from '../teams/types.js'
@@ -112,6 +112,8 @@ export function registerTeamCommands(program: Command): void {
 
 export async function teamCreate(name: string, opts: TeamCreateOptions): Promise<void> {
   const spec = opts.from ? await loadTeamSpec(opts.from, { backendChoices: backendChoices() }) : undefined
+  const names = [...(spec?.members.map((m) => m.name) ?? []), ...splitList(opts.agents)]
+  for (const n of names) validateTeammateName(n)
   const mode = opts.mode ?? spec?.mode
   if (mode !== undefined && !PermissionModeName.safeParse(mode).success) {
     throw new UsageError(`invalid --mode ${JSON.stringify(mode)}`, { hint: `use one of ${PermissionModeName.options.join(', ')}` })
@@ -129,7 +131,6 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
     ...spec?.teamBudget,
     ...(opts.teamMaxCost !== undefined ? { maxCostUsd: budgetFlags({ maxCost: opts.teamMaxCost }).maxCostUsd } : {}),
   }
-  const names = [...(spec?.members.map((m) => m.name) ?? []), ...splitList(opts.agents)]
   for (const t of types.keys()) if (!names.includes(t)) throw new UsageError(`--agent-type names ${t}, which is not in --agents`)
   for (const t of kinds.keys()) if (!names.includes(t)) throw new UsageError(`--agent names ${t}, which is not in --agents`)
   const agentKinds = names.map((a) => kinds.get(a) ?? spec?.members.find((x) => x.name === a)?.agent)

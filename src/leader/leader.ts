@@ -18,24 +18,14 @@ import { teamLeadSigner } from '../trust/sign.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { readTeam, updateTeam } from '../teams/team-store.js'
 import { claudeLeadOf } from '../teams/claude-lead.js'
-import type { TeamFile, TeamMember } from '../teams/types.js'
+import type { TeamFile } from '../teams/types.js'
 import { teamBackend } from '../backends/team-backend.js'
+import { hostedInProcess } from '../teams/hosting.js'
 import { nextStopSignal } from '../process/handlers.js'
 import { onAbort } from '../util/abort.js'
 import { LeaderConsole } from './console.js'
 import { acquireLeaderLock } from '../supervisor/leader-lock.js'
 import { LeaderControl, stoppedWithKill } from './control.js'
-
-/**
- * Whether this leader hosts the member: it is recorded in-process, or it has no backend of its own
- * in a team created in-process. A member written with `--no-start` and then spawned in a pane (or
- * running another agent CLI) is never also started here: no twin answers its messages.
- */
-export function hostedInProcess(config: TeamFile, m: TeamMember): boolean {
-  if (m.agent !== undefined) return false
-  if (m.backendType !== undefined) return m.backendType === 'in-process'
-  return config.swarmBackend === 'in-process' && (m.tmuxPaneId === '' || m.tmuxPaneId === 'in-process')
-}
 
 /**
  * A team led by Claude Code has its lead: this pane (opened when `swarm spawn` adds a swarm agent)
@@ -208,6 +198,8 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
       'no model is configured for the lead agent: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a compatible server); slash commands work without one (/help)',
     signal: abort.signal,
     ...(o.answersHere === false ? { answersHere: false } : {}),
+    // A script's or a CI job's stdin ends at once: the team must outlive it (stopped by `team delete` or a signal).
+    ...(o.input === undefined && !process.stdin.isTTY ? { runPastInputEnd: true } : {}),
   })
   try {
     await console_.run()

@@ -3,7 +3,7 @@ import { readAgentState } from '../agent/state.js'
 import { BackendUnavailableError, ExitCode, SwarmError } from '../errors.js'
 import { encodeStructured } from '../mailbox/messages.js'
 import { sendTeamMessage } from '../teams/messaging.js'
-import { LEAD_NAME, validateAgentName } from '../home/paths.js'
+import { LEAD_NAME, validateTeammateName } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
 import type { TeamMember } from '../teams/types.js'
 import { delay } from '../process/delay.js'
@@ -30,7 +30,7 @@ export interface InProcessSpawn {
  * is a clear error (exit 7).
  */
 export async function requestInProcessSpawn(team: string, input: InProcessSpawn, env: NodeJS.ProcessEnv = process.env): Promise<TeamMember> {
-  validateAgentName(input.name)
+  validateTeammateName(input.name)
   const lead = await readAgentState(team, LEAD_NAME, env).catch(() => undefined)
   if (!lead?.pid || lead.status === 'exited' || !isAlive(lead.pid)) {
     throw new BackendUnavailableError(`team ${team} has no running leader to host an in-process teammate`, {

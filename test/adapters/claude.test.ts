@@ -6,7 +6,7 @@ import { checkClaudeAddressable, claudeTeammateFlags, findClaudeBinary } from '.
 import { findClaudeSession } from '../../src/adapters/claude-session.js'
 import { agentIdentity } from '../../src/cli/agent.js'
 import { ExitCode } from '../../src/errors.js'
-import { hostedInProcess } from '../../src/leader/leader.js'
+import { hostedInProcess } from '../../src/teams/hosting.js'
 import { busyMembers, deleteTeamFully } from '../../src/leader/lifecycle.js'
 import { claudeLeadAlive, claudeLeadOf } from '../../src/teams/claude-lead.js'
 import { createTeam, readTeam, updateTeam } from '../../src/teams/team-store.js'

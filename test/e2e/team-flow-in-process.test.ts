@@ -78,7 +78,8 @@ describe('in-process team end to end (the leader runs in the foreground)', () =>
     const dead = JSON.parse((await sb.swarm(['status', 'duo', '--json'])).stdout) as { members: Array<{ name: string; status: string }> }
     expect(dead.members.find((m) => m.name === 'alice')!.status).toBe('dead')
 
-    expect((await sb.swarm(['send', 'duo', 'alice', 'here is a second message'])).code).toBe(0)
+    // Nobody reads it while the leader is dead: exit 7, and the message waits in alice's inbox for the resumed leader.
+    expect((await sb.swarm(['send', 'duo', 'alice', 'here is a second message'])).code).toBe(7)
     const resumed = sb.start(process.execPath, [BIN, 'team', 'resume', 'duo'])
     const seen2 = output(resumed)
     await waitFor('done 2 after resume', () => leadSays('done 2'))

@@ -241,3 +241,24 @@ describe('the leader console', () => {
     await c.done
   })
 })
+
+describe('the leader console takes the short id it shows', () => {
+  it('/approve and /deny take the short id or a unique prefix; an ambiguous one answers nothing and names the candidates', async () => {
+    const [a, b] = ['perm-m1abcd-7a2a0f', 'perm-m1abce-7a99cc']
+    await pending(a, 'alice', 'npm test')
+    await pending(b, 'bob', 'make build')
+    const c = open()
+    await c.waitFor('? [7a2a0f] alice wants to use Bash: npm test')
+    expect(c.text()).toContain(`(or: swarm perms approve ${TEAM} 7a2a0f)`)
+    c.type('/deny perm- not yet')
+    await c.waitFor(`error: request id perm- is ambiguous at this console: 7a2a0f (${a}), 7a99cc (${b})`)
+    expect(await readResolved(TEAM, a, env)).toBeUndefined()
+    c.type('/approve 7a99')
+    await c.waitFor('approved 7a99cc: bob Bash make build')
+    c.type('/deny 7a2a0f not yet')
+    await c.waitFor('denied 7a2a0f: alice Bash npm test')
+    expect(await readResolved(TEAM, a, env)).toMatchObject({ decision: 'deny', feedback: 'not yet' })
+    c.close()
+    await c.done
+  })
+})
