@@ -5,7 +5,7 @@ import { matchRequestId, shortRequestId } from '../../src/home/request-id.js'
 import { notificationText } from '../../src/permissions/requests/notify.js'
 import { readResolved, writePending } from '../../src/permissions/requests/store.js'
 import { createTeam } from '../../src/teams/team-store.js'
-import { ensureTeamKeys } from '../../src/mailbox/signing.js'
+import { ensureTeamKeys } from '../../src/trust/keys.js'
 import { isolatedHome } from '../support/home.js'
 import { BIN, requireBuilt } from '../support/repo.js'
 
