@@ -13,6 +13,7 @@ const UNIT = [
   'test/backends/detect.test.ts',
   'test/security/{protected-paths,sandbox-evaluate}.test.ts',
   'test/sandbox/seccomp-program.test.ts',
+  'test/support/home-guard.test.ts',
 ]
 
 const shared = {
