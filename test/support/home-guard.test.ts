@@ -103,7 +103,7 @@ describe('home guard: the run', () => {
     expect(problems).not.toContain('unrelated-tool-dir')
   })
 
-  it("does not blame a swarm dir in /tmp on this run while another test run is active: it says so instead", () => {
+  it('does not blame a swarm dir in /tmp on this run while another test run is active: it says so instead', () => {
     const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true)
     try {
       const run = isolateRun({ env: {}, home, tmp, otherRuns: () => [4242] })

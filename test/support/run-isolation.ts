@@ -115,16 +115,25 @@ export function isolateRun(o: IsolateRunOptions = {}): RunIsolation {
       const runHome = compare(runHomeBefore, snapshot(user.HOME, ['.']))
       if (!isEmpty(runHome))
         problems.push(
-          [`a test process wrote to the run's shared HOME — start it with isolatedEnv (test/support/home.ts):`, ...describeDifference(user.HOME, runHome)].join('\n'),
+          [
+            `a test process wrote to the run's shared HOME — start it with isolatedEnv (test/support/home.ts):`,
+            ...describeDifference(user.HOME, runHome),
+          ].join('\n'),
         )
       const leftovers = namesIn(tmp, () => true)
       if (leftovers.length)
-        problems.push([`left in the run's TMPDIR (${tmp}) — remove what a test creates:`, ...leftovers.sort().map((n) => `  leaked   ${path.join(tmp, n)}`)].join('\n'))
+        problems.push(
+          [`left in the run's TMPDIR (${tmp}) — remove what a test creates:`, ...leftovers.sort().map((n) => `  leaked   ${path.join(tmp, n)}`)].join(
+            '\n',
+          ),
+        )
       const gained = [...swarmTmpNames(realTmp, path.basename(root))].filter((n) => !tmpBefore.has(n)).sort()
       if (gained.length) {
         const lines = gained.map((n) => `  gained   ${path.join(realTmp, n)}`)
         if (others.size)
-          process.stderr.write(`home guard: ${realTmp} gained swarm entries while another test run was active (pid ${[...others].join(', ')}); not blamed on this run:\n${lines.join('\n')}\n`)
+          process.stderr.write(
+            `home guard: ${realTmp} gained swarm entries while another test run was active (pid ${[...others].join(', ')}); not blamed on this run:\n${lines.join('\n')}\n`,
+          )
         else problems.push([`the test run left swarm entries in ${realTmp} (a path that ignores TMPDIR / TMUX_TMPDIR):`, ...lines].join('\n'))
       }
       fs.rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
