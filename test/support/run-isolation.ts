@@ -35,8 +35,14 @@ function parents(): Map<number, number> {
   return out
 }
 
-/** Vitest processes of another run on this machine: neither this process's ancestors nor its descendants. */
-export function otherTestRuns(self = process.pid): number[] {
+/** A vitest process: its main process (bin/vitest, vitest.mjs) or a worker (vitest/dist/workers). */
+const VITEST = /node_modules\/(\.bin\/vitest|vitest\/)/
+
+/**
+ * Processes of another test run on this machine (their command line matching `pattern`): neither
+ * `self`'s ancestors nor its descendants.
+ */
+export function otherTestRuns(self = process.pid, pattern = VITEST): number[] {
   const ppid = parents()
   const chain = (pid: number) => {
     const seen: number[] = []
@@ -47,7 +53,7 @@ export function otherTestRuns(self = process.pid): number[] {
   return [...ppid.keys()].filter((pid) => {
     if (ancestors.has(pid) || chain(pid).includes(self)) return false
     try {
-      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('vitest')
+      return pattern.test(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8'))
     } catch {
       return false
     }
@@ -80,7 +86,7 @@ export interface IsolateRunOptions {
  * CLIs' cache (scripts/install-agent-clis.mjs).
  */
 export function isolateRun(o: IsolateRunOptions = {}): RunIsolation {
-  const { env = process.env, home: realHome = os.homedir(), tmp: realTmp = os.tmpdir(), otherRuns = otherTestRuns } = o
+  const { env = process.env, home: realHome = os.homedir(), tmp: realTmp = os.tmpdir(), otherRuns = () => otherTestRuns() } = o
   const homeBefore = snapshot(realHome, HOME_WATCHED)
   const root = fs.realpathSync(fs.mkdtempSync(path.join(realTmp, 'swarm-vitest-')))
   const tmpBefore = swarmTmpNames(realTmp, path.basename(root))
