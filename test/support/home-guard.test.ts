@@ -103,6 +103,17 @@ describe('home guard: the run', () => {
     expect(problems).not.toContain('unrelated-tool-dir')
   })
 
+  it('leaves out only the paths SWARM_HOME_GUARD_IGNORE names (a live session of your own)', () => {
+    const run = isolateRun({ env: { SWARM_HOME_GUARD_IGNORE: '.claude/projects:.nothing' }, home, tmp, otherRuns: () => [] })
+    fs.appendFileSync(path.join(home, '.claude', 'projects', 'p', 'session.jsonl'), '{}\n')
+    write(path.join(home, '.claude', 'projects', 'q', 'other.jsonl'), '{}\n')
+    write(path.join(home, '.claude', 'projects-not', 'x'), '{}\n')
+    const problems = run.finish().join('\n')
+    expect(problems).not.toContain('session.jsonl')
+    expect(problems).not.toContain('other.jsonl')
+    expect(problems).toContain(`gained   ${path.join(home, '.claude', 'projects-not', 'x')}`)
+  })
+
   it('does not blame a swarm dir in /tmp on this run while another test run is active: it says so instead', () => {
     const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true)
     try {

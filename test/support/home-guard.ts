@@ -74,6 +74,12 @@ export function compare(before: Snapshot, after: Snapshot): Difference {
   return { gained: gained.sort(), changed: changed.map(([p]) => p).sort(), removed: removed.sort() }
 }
 
+/** `d` without the paths under any of `prefixes` (relative paths, as in the snapshot). */
+export function without(d: Difference, prefixes: readonly string[]): Difference {
+  const kept = (p: string) => !prefixes.some((x) => p === x || p.startsWith(`${x}${path.sep}`))
+  return { gained: d.gained.filter(kept), changed: d.changed.filter(kept), removed: d.removed.filter(kept) }
+}
+
 export const isEmpty = (d: Difference): boolean => d.gained.length + d.changed.length + d.removed.length === 0
 
 /** One line per path, absolute: `  gained   /home/u/.tmux.conf`. */

@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { compare, describeDifference, HOME_WATCHED, isEmpty, namesIn, snapshot } from './home-guard.js'
+import { compare, describeDifference, HOME_WATCHED, isEmpty, namesIn, snapshot, without } from './home-guard.js'
 import { userHomeEnv } from './home.js'
 
 /**
@@ -70,7 +70,7 @@ function swarmTmpNames(tmp: string, own: string): Set<string> {
 }
 
 export interface IsolateRunOptions {
-  /** The environment the workers inherit (process.env). */
+  /** The environment the workers inherit (process.env); its SWARM_HOME_GUARD_IGNORE, paths under HOME the guard leaves out. */
   env?: NodeJS.ProcessEnv
   /** The user's home and temp dir the guard watches (os.homedir(), os.tmpdir()). */
   home?: string
@@ -88,6 +88,8 @@ export interface IsolateRunOptions {
 export function isolateRun(o: IsolateRunOptions = {}): RunIsolation {
   const { env = process.env, home: realHome = os.homedir(), tmp: realTmp = os.tmpdir(), otherRuns = () => otherTestRuns() } = o
   const homeBefore = snapshot(realHome, HOME_WATCHED)
+  // What a live session of the developer's own writes meanwhile (their Claude Code's transcripts): named, never guessed.
+  const ignored = (env.SWARM_HOME_GUARD_IGNORE ?? '').split(':').filter(Boolean).map(path.normalize)
   const root = fs.realpathSync(fs.mkdtempSync(path.join(realTmp, 'swarm-vitest-')))
   const tmpBefore = swarmTmpNames(realTmp, path.basename(root))
   const tmp = path.join(root, 'tmp')
@@ -116,7 +118,7 @@ export function isolateRun(o: IsolateRunOptions = {}): RunIsolation {
       clearInterval(sampler)
       for (const pid of otherRuns()) others.add(pid)
       const problems: string[] = []
-      const home = compare(homeBefore, snapshot(realHome, HOME_WATCHED))
+      const home = without(compare(homeBefore, snapshot(realHome, HOME_WATCHED)), ignored)
       if (!isEmpty(home)) problems.push([`the test run changed your home (${realHome}):`, ...describeDifference(realHome, home)].join('\n'))
       const runHome = compare(runHomeBefore, snapshot(user.HOME, ['.']))
       if (!isEmpty(runHome))
