@@ -92,6 +92,8 @@ describe('home guard: the run', () => {
     fs.rmSync(path.join(home, '.claude', 'settings.json'))
     write(path.join(env.HOME!, '.bash_history'), 'ls\n')
     fs.mkdirSync(path.join(env.TMPDIR!, 'swarm-watch-abc'))
+    fs.mkdirSync(path.join(env.TMUX_TMPDIR!, `tmux-${process.getuid?.() ?? 0}`))
+    fs.writeFileSync(path.join(env.TMUX_TMPDIR!, `tmux-${process.getuid?.() ?? 0}`, 'default'), '')
     fs.mkdirSync(path.join(tmp, 'swarm-e2e-xyz'))
     fs.mkdirSync(path.join(tmp, 'unrelated-tool-dir'))
     const problems = run.finish().join('\n')
@@ -100,6 +102,7 @@ describe('home guard: the run', () => {
     expect(problems).toContain(`gained   ${path.join(run.root, 'user-home', '.bash_history')}`)
     expect(problems).toContain(`leaked   ${path.join(run.root, 'tmp', 'swarm-watch-abc')}`)
     expect(problems).toContain(`gained   ${path.join(tmp, 'swarm-e2e-xyz')}`)
+    expect(problems).toContain(`leaked   ${path.join(run.root, 'tmux', `tmux-${process.getuid?.() ?? 0}`, 'default')}`)
     expect(problems).not.toContain('unrelated-tool-dir')
   })
 

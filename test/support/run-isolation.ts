@@ -135,12 +135,21 @@ export function isolateRun(o: IsolateRunOptions = {}): RunIsolation {
             '\n',
           ),
         )
+      const tmuxDir = path.join(root, 'tmux', `tmux-${process.getuid?.() ?? 0}`)
+      const servers = namesIn(tmuxDir, () => true)
+      if (servers.length)
+        problems.push(
+          [
+            `a tmux server left running on the run's TMUX_TMPDIR — reap it (test/support/tmux.ts):`,
+            ...servers.sort().map((n) => `  leaked   ${path.join(tmuxDir, n)}`),
+          ].join('\n'),
+        )
       const gained = [...swarmTmpNames(realTmp, path.basename(root))].filter((n) => !tmpBefore.has(n)).sort()
       if (gained.length) {
         const lines = gained.map((n) => `  gained   ${path.join(realTmp, n)}`)
         if (others.size)
           process.stderr.write(
-            `home guard: ${realTmp} gained swarm entries while another test run was active (pid ${[...others].join(', ')}); not blamed on this run:\n${lines.join('\n')}\n`,
+            `home guard: ${realTmp} gained swarm entries while another test run was active (pid ${[...others].slice(0, 3).join(', ')}${others.size > 3 ? ', …' : ''}); not blamed on this run:\n${lines.join('\n')}\n`,
           )
         else problems.push([`the test run left swarm entries in ${realTmp} (a path that ignores TMPDIR / TMUX_TMPDIR):`, ...lines].join('\n'))
       }
