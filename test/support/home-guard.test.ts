@@ -117,13 +117,18 @@ describe('home guard: the run', () => {
     expect(problems).toContain(`gained   ${path.join(home, '.claude', 'projects-not', 'x')}`)
   })
 
-  it('does not blame a swarm dir in /tmp on this run while another test run is active: it says so instead', () => {
+  it("does not blame the user's home or /tmp on this run while another test run is active: it says what changed instead", () => {
     const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true)
     try {
-      const run = isolateRun({ env: {}, home, tmp, otherRuns: () => [4242] })
+      let seen: number[] = []
+      const run = isolateRun({ env: {}, home, tmp, otherRuns: () => seen })
+      seen = [4242] // seen only at the end: it counts all the same
       fs.mkdirSync(path.join(tmp, 'swarm-test-other'))
+      write(path.join(home, '.tmux.conf'), 'set -g allow-passthrough on\n')
       expect(run.finish()).toEqual([])
-      expect(String(stderr.mock.calls.at(-1)?.[0])).toMatch(/another test run was active \(pid 4242\)[\s\S]*swarm-test-other/)
+      const said = stderr.mock.calls.map((c) => String(c[0])).join('')
+      expect(said).toMatch(/another test run was active \(pid 4242\)[\s\S]*\.tmux\.conf/)
+      expect(said).toContain(path.join(tmp, 'swarm-test-other'))
     } finally {
       stderr.mockRestore()
     }

@@ -106,7 +106,7 @@ export function isolateRun(o: IsolateRunOptions = {}): RunIsolation {
     SWARM_AGENT_CLI_CACHE: env.SWARM_AGENT_CLI_CACHE || path.join(realHome, '.cache', 'swarm', 'agent-clis'),
   })
   const runHomeBefore = snapshot(user.HOME, ['.'])
-  // Another run's tests may create swarm-… entries in /tmp meanwhile: seen, they are not blamed on this one.
+  // Another run's tests may write the user's HOME or /tmp meanwhile: seen, they are not blamed on this one.
   const others = new Set(otherRuns())
   const sampler = setInterval(() => {
     for (const pid of otherRuns()) others.add(pid)
@@ -118,8 +118,18 @@ export function isolateRun(o: IsolateRunOptions = {}): RunIsolation {
       clearInterval(sampler)
       for (const pid of otherRuns()) others.add(pid)
       const problems: string[] = []
+      // The user's HOME and /tmp are shared with any other test run on this machine (an older
+      // checkout's writes the real ~/.tmux.conf): while one is seen, what changed is said, not blamed.
+      const shared = (what: string, lines: string[]) => {
+        if (lines.length === 0) return
+        if (others.size === 0) problems.push([what, ...lines].join('\n'))
+        else {
+          const pids = `${[...others].slice(0, 3).join(', ')}${others.size > 3 ? ', …' : ''}`
+          process.stderr.write(`home guard: while another test run was active (pid ${pids}), not blamed on this run — ${what}\n${lines.join('\n')}\n`)
+        }
+      }
       const home = without(compare(homeBefore, snapshot(realHome, HOME_WATCHED)), ignored)
-      if (!isEmpty(home)) problems.push([`the test run changed your home (${realHome}):`, ...describeDifference(realHome, home)].join('\n'))
+      shared(`the test run changed your home (${realHome}):`, describeDifference(realHome, home))
       const runHome = compare(runHomeBefore, snapshot(user.HOME, ['.']))
       if (!isEmpty(runHome))
         problems.push(
@@ -145,14 +155,10 @@ export function isolateRun(o: IsolateRunOptions = {}): RunIsolation {
           ].join('\n'),
         )
       const gained = [...swarmTmpNames(realTmp, path.basename(root))].filter((n) => !tmpBefore.has(n)).sort()
-      if (gained.length) {
-        const lines = gained.map((n) => `  gained   ${path.join(realTmp, n)}`)
-        if (others.size)
-          process.stderr.write(
-            `home guard: ${realTmp} gained swarm entries while another test run was active (pid ${[...others].slice(0, 3).join(', ')}${others.size > 3 ? ', …' : ''}); not blamed on this run:\n${lines.join('\n')}\n`,
-          )
-        else problems.push([`the test run left swarm entries in ${realTmp} (a path that ignores TMPDIR / TMUX_TMPDIR):`, ...lines].join('\n'))
-      }
+      shared(
+        `the test run left swarm entries in ${realTmp} (a path that ignores TMPDIR / TMUX_TMPDIR):`,
+        gained.map((n) => `  gained   ${path.join(realTmp, n)}`),
+      )
       fs.rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
       return problems
     },
