@@ -16,6 +16,7 @@ const UNIT = [
   'test/sandbox/seccomp-program.test.ts',
   'test/terminal/wrap.test.ts',
   'test/backends/tmux-layout-plan.test.ts',
+  'test/support/home-guard.test.ts',
 ]
 
 const shared = {

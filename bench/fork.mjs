@@ -68,7 +68,16 @@ async function run(mode, server) {
   await fs.mkdir(home, { recursive: true })
   await fs.mkdir(cwd, { recursive: true })
   await fs.writeFile(path.join(cwd, 'notes.md'), notes)
-  const env = { ...process.env, SWARM_HOME: home, CLAUDE_CONFIG_DIR: '', NO_COLOR: '1', ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: server.url }
+  const env = {
+    ...process.env,
+    HOME: path.join(base, mode, 'user-home'),
+    SWARM_HOME: home,
+    CLAUDE_CONFIG_DIR: '',
+    NO_COLOR: '1',
+    ANTHROPIC_API_KEY: 'test',
+    ANTHROPIC_BASE_URL: server.url,
+  }
+  await fs.mkdir(env.HOME, { recursive: true })
   for (const k of ['SWARM_LEAD_VERIFY_KEY', 'ANTHROPIC_AUTH_TOKEN', 'SWARM_SUBAGENT_MODEL', 'SWARM_SUBAGENT_MODEL_FORCE', 'DISABLE_PROMPT_CACHING'])
     delete env[k]
   if (mode === 'fork') env.SWARM_FORK_SUBAGENT = '1'

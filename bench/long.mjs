@@ -60,6 +60,7 @@ async function run(label, extraEnv) {
   const server = await startLoopbackServer({ scenario: scenario('alice', (i) => `files/f${i}.txt`) })
   const env = {
     ...process.env,
+    HOME: path.join(base, 'user-home'),
     SWARM_HOME: path.join(base, 'home'),
     CLAUDE_CONFIG_DIR: '',
     NO_COLOR: '1',
@@ -67,6 +68,7 @@ async function run(label, extraEnv) {
     ANTHROPIC_BASE_URL: server.url,
     ...extraEnv,
   }
+  await fs.mkdir(env.HOME, { recursive: true })
   for (const k of [
     'TMUX',
     'TMUX_PANE',

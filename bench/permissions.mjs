@@ -37,7 +37,15 @@ async function main() {
   const served = []
   const loopback = await startLoopbackServer({ scenario: { agents: { alice: [...steps, { text: 'done' }] } } })
   loopback.onRequest = (r) => served.push(r.receivedAt)
-  const env = { ...process.env, SWARM_HOME: path.join(base, 'home'), ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: loopback.url, NO_COLOR: '1' }
+  const env = {
+    ...process.env,
+    HOME: path.join(base, 'user-home'),
+    SWARM_HOME: path.join(base, 'home'),
+    ANTHROPIC_API_KEY: 'test',
+    ANTHROPIC_BASE_URL: loopback.url,
+    NO_COLOR: '1',
+  }
+  await fsp.mkdir(env.HOME, { recursive: true })
   delete env.TMUX
   const abort = new AbortController()
   const loadBefore = os.loadavg()[0]

@@ -43,12 +43,14 @@ async function main() {
   const server = await startLoopbackServer({ scenario: { agents: { alice: { rules: [reply] }, poller: { rules: [reply] } } } })
   const env = {
     ...process.env,
+    HOME: path.join(base, 'user-home'),
     SWARM_HOME: path.join(base, 'home'),
     CLAUDE_CONFIG_DIR: '',
     NO_COLOR: '1',
     ANTHROPIC_API_KEY: 'test',
     ANTHROPIC_BASE_URL: server.url,
   }
+  await fs.mkdir(env.HOME, { recursive: true })
   delete env.SWARM_LEAD_VERIFY_KEY
   delete env.ANTHROPIC_AUTH_TOKEN
   const children = []

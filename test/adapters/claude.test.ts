@@ -11,12 +11,13 @@ import { busyMembers, deleteTeamFully } from '../../src/leader/lifecycle.js'
 import { claudeLeadAlive, claudeLeadOf } from '../../src/teams/claude-lead.js'
 import { createTeam, readTeam, updateTeam } from '../../src/teams/team-store.js'
 import type { TeamFile } from '../../src/teams/types.js'
+import { isolatedEnv } from '../support/home.js'
 
 let dir: string
 let env: NodeJS.ProcessEnv
 beforeEach(() => {
   dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-claude-')))
-  env = { ...process.env, SWARM_HOME: path.join(dir, 'home'), CLAUDE_CONFIG_DIR: '' }
+  env = isolatedEnv(dir, { CLAUDE_CONFIG_DIR: '' })
 })
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
 

@@ -1,4 +1,3 @@
-import path from 'node:path'
 import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { LeaderConsole, type LeadAgent, type TeamControl } from '../../src/leader/console.js'
@@ -14,7 +13,7 @@ import { inboxPath } from '../../src/home/paths.js'
 import { createTask } from '../../src/tasks/task-store.js'
 import { createTeam } from '../../src/teams/team-store.js'
 import { waitFor } from '../support/wait.js'
-import { useTempDir } from '../support/home.js'
+import { isolatedEnv, useTempDir } from '../support/home.js'
 
 const TEAM = 'crew'
 let base: string
@@ -22,7 +21,7 @@ let env: NodeJS.ProcessEnv
 
 useTempDir('swarm-console-', async (d) => {
   base = d
-  env = { ...process.env, SWARM_HOME: path.join(base, 'home'), CLAUDE_CONFIG_DIR: '', NO_COLOR: '1' }
+  env = isolatedEnv(base, { CLAUDE_CONFIG_DIR: '' })
   await createTeam({ name: TEAM, cwd: base, members: [{ name: 'alice' }, { name: 'bob' }] }, env)
   await ensureTeamKeys(TEAM, env)
 })

@@ -8,7 +8,7 @@ import { teamLeadSigner } from '../../src/trust/sign.js'
 import { addMember, createTeam, readTeam } from '../../src/teams/team-store.js'
 import { listTeamWorktrees, teardownWorktrees } from '../../src/worktrees/team-worktrees.js'
 import { GIT_ENV, initRepo } from './git-repo.js'
-import { useTempDir } from '../support/home.js'
+import { isolatedEnv, useTempDir } from '../support/home.js'
 
 let base: string
 let repo: string
@@ -18,7 +18,7 @@ let inProcess: InProcessExecutor | undefined
 useTempDir('swarm-wt-ip-', async (d) => {
   base = d
   repo = path.join(base, 'repo')
-  env = { ...process.env, ...GIT_ENV, SWARM_HOME: path.join(base, 'home'), CLAUDE_CONFIG_DIR: '', NO_COLOR: '1' }
+  env = isolatedEnv(base, { ...GIT_ENV, CLAUDE_CONFIG_DIR: '' })
   initRepo(repo, env)
   await createTeam({ name: 'crew', cwd: repo }, env)
 })

@@ -15,6 +15,7 @@ import { sendTeamMessage } from '../../../src/teams/messaging.js'
 import { REPO, TEAM, leadStructured, makeFixture, modelRequests, type Fixture } from './helpers.js'
 import { useAgentTeam, track } from '../../support/agent-team.js'
 import { waitFor } from '../../support/wait.js'
+import { isolatedEnv } from '../../support/home.js'
 
 const run = promisify(execFile)
 
@@ -86,7 +87,7 @@ describe('a crash of one in-process teammate leaves the others working', () => {
       const { stdout, stderr } = await run(process.execPath, [path.join(REPO, 'test/agent/runtime/fixtures/crash-leader.mjs'), dir], {
         timeout: 25_000,
         killSignal: 'SIGKILL',
-        env: { ...process.env, NO_COLOR: '1' },
+        env: isolatedEnv(dir),
       }).catch((err: { stdout?: string; stderr?: string; message: string }) => {
         throw new Error(`${err.message}\n${err.stdout ?? ''}\n${err.stderr ?? ''}`)
       })

@@ -1,4 +1,3 @@
-import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parseClaudeVerifyKey, verifyClaudeLeadEntry } from '../../../src/trust/claude-scheme.js'
 import { appendMessage, readInbox } from '../../../src/mailbox/inbox.js'
@@ -8,7 +7,7 @@ import { claudeVerifyKeyFor } from '../../../src/trust/sign.js'
 import { inboxPath } from '../../../src/home/paths.js'
 import { answerRequest, listRequests } from '../../../src/permissions/requests/broker.js'
 import { createTeam } from '../../../src/teams/team-store.js'
-import { useTempDir } from '../../support/home.js'
+import { isolatedEnv, useTempDir } from '../../support/home.js'
 
 let dir: string
 let env: NodeJS.ProcessEnv
@@ -34,7 +33,7 @@ function claudeRequest(from: string, id: string, agentId = from) {
 
 useTempDir('swarm-inboxreq-', async (d) => {
   dir = d
-  env = { ...process.env, SWARM_HOME: path.join(dir, 'home'), CLAUDE_CONFIG_DIR: '' }
+  env = isolatedEnv(dir, { CLAUDE_CONFIG_DIR: '' })
   await createTeam({ name: TEAM, cwd: dir, members: [{ name: 'cc' }, { name: 'bob' }] }, env)
 })
 
