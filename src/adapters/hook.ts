@@ -169,7 +169,12 @@ async function goIdle(inv: HookInvocation, facts: HookFacts): Promise<void> {
   // Logged once the state says idle: the log's time is when `swarm status` could see it.
   await appendHookLog(inv.team, inv.name, { event: 'stop', at: Date.now() }, inv.env)
   if (change?.before?.status === 'idle') return
-  await sendIdleNotification(inv.team, inv.name, { idleReason: 'available', ...(facts.lastAssistantText && { summary: facts.lastAssistantText }) }, inv.env)
+  await sendIdleNotification(
+    inv.team,
+    inv.name,
+    { idleReason: 'available', ...(facts.lastAssistantText && { summary: facts.lastAssistantText }) },
+    inv.env,
+  )
 }
 
 /**

@@ -42,18 +42,30 @@ describe('the idle notification of both member kinds', () => {
     loopback.setScenario({
       agents: {
         alice: [
-          { content: [{ type: 'text', text: LONG }, { type: 'tool_use', name: 'Glob', input: { pattern: '*' } }] },
+          {
+            content: [
+              { type: 'text', text: LONG },
+              { type: 'tool_use', name: 'Glob', input: { pattern: '*' } },
+            ],
+          },
           { error: { status: 400, type: 'invalid_request_error', message: LONG } },
         ],
       },
     })
     await fs.mkdir(path.join(fx.cwd, '.claude/agents'), { recursive: true })
-    await fs.writeFile(path.join(fx.cwd, '.claude/agents/once.md'), '---\nname: once\ndescription: one model call a turn\nmaxTurns: 1\n---\nYou work.\n')
+    await fs.writeFile(
+      path.join(fx.cwd, '.claude/agents/once.md'),
+      '---\nname: once\ndescription: one model call a turn\nmaxTurns: 1\n---\nYou work.\n',
+    )
     const alice = await startAgent(fx, 'alice', { agentType: 'once' })
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'go', env: fx.env })
-    await waitFor('the partial turn’s note', async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 1, 10_000, { output: alice.out })
+    await waitFor('the partial turn’s note', async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 1, 10_000, {
+      output: alice.out,
+    })
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'again', env: fx.env })
-    await waitFor('the failed turn’s note', async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 2, 10_000, { output: alice.out })
+    await waitFor('the failed turn’s note', async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 2, 10_000, {
+      output: alice.out,
+    })
     const [partial, failed] = await leadStructured(fx, 'idle_notification', 'alice')
     expect(partial.summary).toMatch(/^stopped after 1 model calls \(maxTurns\) — partial: word word .*\.\.\.$/)
     expect(failed.summary).toMatch(/^turn failed: invalid_request_error .*\.\.\.$/)
