@@ -8,6 +8,7 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   test: {
     include: ['test/agents/**/*.test.ts'],
+    setupFiles: ['test/support/adapters-installed.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     maxWorkers: 1,

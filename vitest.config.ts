@@ -8,11 +8,14 @@ import { defineConfig } from 'vitest/config'
 const UNIT = [
   'test/permissions/rules/**/*.test.ts',
   'test/agent/{definitions,tool,tool-filter,file-tools,search-tools}.test.ts',
-  'test/mailbox/{archive,bell,inbox-tail,inbox,signing,fence-token,order-ledger,claude-lead-sig}.test.ts',
+  'test/mailbox/{archive,bell,inbox-tail,inbox,fence-token}.test.ts',
+  'test/trust/{keys,swarm-scheme,claude-scheme,ledger,gate}.test.ts',
   'test/loopback-model/**/*.test.ts',
   'test/backends/detect.test.ts',
   'test/security/{protected-paths,sandbox-evaluate}.test.ts',
   'test/sandbox/seccomp-program.test.ts',
+  'test/terminal/wrap.test.ts',
+  'test/backends/tmux-layout-plan.test.ts',
 ]
 
 const shared = {
@@ -28,11 +31,12 @@ export default defineConfig({
     fileParallelism: true,
     globalSetup: ['test/support/global-setup.ts'],
     projects: [
-      { test: { ...shared, name: 'unit', include: UNIT, setupFiles: ['test/support/no-child-processes.ts'] } },
+      { test: { ...shared, name: 'unit', include: UNIT, setupFiles: ['test/support/no-child-processes.ts', 'test/support/adapters-installed.ts'] } },
       {
         test: {
           ...shared,
           name: 'e2e',
+          setupFiles: ['test/support/adapters-installed.ts'],
           include: ['test/**/*.test.ts'],
           exclude: [...UNIT, 'test/interop/**', 'test/agents/**', '**/node_modules/**'],
         },

@@ -4,6 +4,7 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   test: {
     include: ['test/interop/**/*.test.ts'],
+    setupFiles: ['test/support/adapters-installed.ts'],
     testTimeout: 120_000,
     hookTimeout: 60_000,
     // Each test runs several Claude Code processes; one file at a time on two cores.

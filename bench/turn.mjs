@@ -35,7 +35,7 @@ else await main()
 async function main() {
   const { startLoopbackServer } = await dist('loopback-model/loopback-server.js')
   const { createTeam } = await dist('teams/team-store.js')
-  const { ensureTeamKeys } = await dist('mailbox/signing.js')
+  const { ensureTeamKeys } = await dist('trust/keys.js')
   const base = await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-bench-turn-'))
   const cwd = path.join(base, 'project')
   await fs.mkdir(cwd)

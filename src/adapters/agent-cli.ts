@@ -18,10 +18,8 @@ import { ownSession, sessionProcesses } from '../process/session.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { confineCli } from './confine.js'
 import { Courier } from './courier.js'
-import { setStatus } from './hook.js'
+import { runHook, setStatus } from './hook.js'
 import { AGENT_PATH_ENV } from './launch.js'
-import { OpencodeApi } from './opencode-api.js'
-import { OpencodeBridge } from './opencode-bridge.js'
 import { PaneIo, ownPane } from './pane-io.js'
 import type { AgentAdapter } from './types.js'
 
@@ -53,6 +51,7 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
         cwd: process.cwd(),
         env,
         readOnly: o.sandbox.readOnly,
+        adapter: o.adapter,
       }).catch(async (err: unknown) => {
         await setStatus(o, 'dead', `could not confine it: ${errorMessage(err)}`).catch(() => undefined)
         throw err
@@ -86,13 +85,14 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
   }
   onStopSignal(stop)
 
-  // A CLI with an HTTP API and event stream (opencode): its events run the hooks, its API takes the prompts.
-  const api = o.adapter.delivery.method === 'http' ? OpencodeApi.fromEnv(o.env) : undefined
-  const bridge =
-    api && o.adapter.states.events === 'opencode-sse'
-      ? new OpencodeBridge({ team: o.team, name: o.name, agent: o.adapter.kind, api, env: o.env })
-      : undefined
-  bridge?.start()
+  // A CLI with a control channel of its own (opencode's HTTP API): its events run the hooks, it may take the prompts.
+  const channel = o.adapter.channel?.open({
+    team: o.team,
+    name: o.name,
+    env: o.env,
+    runHook: (h) => runHook({ ...h, team: o.team, name: o.name, agent: o.adapter.kind, env: o.env }),
+  })
+  const promptBox = o.adapter.delivery.method === 'http' ? channel?.promptBox : undefined
   const target = ownPane(o.env)
   const pane = target ? new PaneIo(target, o.env) : undefined
   const courier = pane
@@ -103,7 +103,7 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
         pane,
         env: o.env,
         promptInArgv: o.promptInArgv,
-        ...(api && { promptBox: api }),
+        ...(promptBox && { promptBox }),
         onShutdown: async (requestId) => {
           await sendTeamMessage({
             team: o.team,
@@ -119,7 +119,7 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
   courier?.start()
   const code = await exited
   await courier?.close().catch(() => undefined) // the CLI is gone; nothing is left to deliver to
-  await bridge?.close().catch(() => undefined) // nor any event to read
+  await channel?.close().catch(() => undefined) // nor any event to read
   const moved = await confined?.close().catch((err: unknown) => [`(could not settle its sandbox: ${errorMessage(err)})`])
   for (const m of moved ?? []) process.stderr.write(`swarm: moved aside a protected path ${o.name} created: ${m}\n`)
   if (!ownState)

@@ -126,6 +126,9 @@ export const codexAdapter: AgentAdapter = {
   // sandbox helper is a bwrap of its own, which cannot nest in swarm's here (as root it may not map
   // uid 0 without CAP_SETFCAP; in a container its /proc mount is refused), so Codex would not start.
   confinement: 'own',
+  projectConfig: { dir: '.codex', protect: ['config.toml', 'hooks.json'] },
+  configEnv: { CODEX_HOME: '.codex' },
+  shellTools: ['Bash'],
   prepare,
   readHook: (_event, payload) => readHookFields(payload, CLAUDE_STYLE_HOOK_FIELDS),
   answerPermission,

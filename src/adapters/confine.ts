@@ -8,12 +8,13 @@ import path from 'node:path'
 import { agentHomeDir, agentHomesRoot, rootDir, sentRoot } from '../home/paths.js'
 import { controlPlaneOptions } from '../permissions/rules/control-plane.js'
 import { loadPermissionSettings } from '../permissions/rules/settings.js'
-import { PROTECTED_INSIDE } from '../sandbox/protected.js'
 import { type ConfinedProcess, confineProcess } from '../sandbox/process-sandbox.js'
 import { readTeam } from '../teams/team-store.js'
 import { ensureDir } from '../util/fs.js'
 import { relayEndpointFile } from './relay-frames.js'
 import { type Relay, type RelayIdentity, startRelay } from './relay-server.js'
+import { projectConfigDirsOf } from './registry.js'
+import type { AgentAdapter } from './types.js'
 
 export interface ConfineCliOptions extends RelayIdentity {
   argv: readonly string[]
@@ -21,6 +22,8 @@ export interface ConfineCliOptions extends RelayIdentity {
   env: NodeJS.ProcessEnv
   /** What prepare() wrote that the CLI must not change (the wrapper's --read-only). */
   readOnly: readonly string[]
+  /** The teammate's adapter: its own project config dir is read-only too (a user adapter's, not registered). */
+  adapter?: AgentAdapter
 }
 
 export interface ConfinedCli {
@@ -42,7 +45,7 @@ export async function confineCli(o: ConfineCliOptions): Promise<ConfinedCli> {
     // Made now when missing: the sandbox hides what exists, and swarm writes its sent log and plans later.
     const hidden = [...cp.controlPlaneDirs, sentRoot(o.env), path.join(rootDir(o.env), 'plans')]
     await Promise.all(hidden.map((d) => ensureDir(d)))
-    const configDirs = await projectConfigDirs(o.cwd)
+    const configDirs = await projectConfigDirs(o.cwd, o.adapter)
     const confined = await confineProcess(o.argv, {
       config: settings.sandbox,
       env: o.env,
@@ -68,17 +71,17 @@ export async function confineCli(o: ConfineCliOptions): Promise<ConfinedCli> {
 }
 
 /**
- * The agent CLIs' project config directories in `cwd` (`.claude`, `.gemini`, `.qwen`, `.codex`, `.pi`), made
- * when missing so that they are read-only whole: settings or hooks a teammate created there were
- * read by swarm and by the next teammate (its sandbox turned off, its hooks disabled) long before
- * they were moved aside. Left in place afterwards: removing one another sandbox binds would undo
- * that binding. opencode's `.opencode` only when it exists (opencode installs packages into a config
- * directory it finds).
+ * The agent CLIs' project config directories in `cwd` (every registered adapter's `projectConfig`,
+ * and `own`'s), made when missing so that they are read-only whole: settings or hooks a teammate
+ * created there were read by swarm and by the next teammate (its sandbox turned off, its hooks
+ * disabled) long before they were moved aside. Left in place afterwards: removing one another
+ * sandbox binds would undo that binding. A dir with `makeWhenMissing: false` (opencode's, which
+ * installs packages into a config directory it finds) only when it exists.
  */
-async function projectConfigDirs(cwd: string): Promise<string[]> {
-  const dirs = Object.keys(PROTECTED_INSIDE)
-    .filter((d) => d !== '.opencode')
-    .map((d) => path.join(cwd, d))
+async function projectConfigDirs(cwd: string, own: AgentAdapter | undefined): Promise<string[]> {
+  const dirs = projectConfigDirsOf(own ? [own] : [])
+    .filter((d) => d.makeWhenMissing !== false)
+    .map((d) => path.join(cwd, d.dir))
   await Promise.all(dirs.map((d) => ensureDir(d)))
   return dirs
 }

@@ -90,6 +90,10 @@ export const geminiAdapter: AgentAdapter = {
   states: { hooks: true },
   hookEvents: { ...HOOK_EVENTS, BeforeTool: 'pre-tool' },
   fileTools: FILE_TOOLS,
+  shellTools: ['run_shell_command'],
+  projectConfig: { dir: '.gemini', protect: ['settings.json', 'extensions', 'policies', 'commands'] },
+  // Its config dir is `$GEMINI_CLI_HOME/.gemini`.
+  configEnv: { GEMINI_CLI_HOME: '.' },
   // Ctrl-C twice quits; it was seen to outlive its pane, so the session is reaped after.
   quit: CTRL_C_TWICE,
   prepare,

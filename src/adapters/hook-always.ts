@@ -18,18 +18,18 @@ import { readTeam } from '../teams/team-store.js'
 
 type Env = NodeJS.ProcessEnv
 
-/** The shell tools of the built-in CLIs: Codex and Claude-style `Bash`, opencode's and pi's `bash`, Gemini CLI's `run_shell_command`. */
-const SHELL_TOOLS: ReadonlySet<string> = new Set(['Bash', 'bash', 'run_shell_command'])
-
 const AlwaysRules = z.strictObject({ allow: z.array(z.string()) })
 
 export function alwaysRulesPath(team: string, name: string, env?: Env): string {
   return path.join(agentDir(team, name, env), 'always-rules.json')
 }
 
-/** The command of a CLI's shell call; undefined for any other tool (its "always" is then only "once"). */
-export function shellCommandOf(toolName: string, input: Record<string, unknown>): string | undefined {
-  return SHELL_TOOLS.has(toolName) && typeof input.command === 'string' && input.command.trim() !== '' ? input.command : undefined
+/**
+ * The command of a call of one of the CLI's shell tools (its adapter's `shellTools`); undefined
+ * for any other tool (its "always" is then only "once").
+ */
+export function shellCommandOf(shellTools: readonly string[], toolName: string, input: Record<string, unknown>): string | undefined {
+  return shellTools.includes(toolName) && typeof input.command === 'string' && input.command.trim() !== '' ? input.command : undefined
 }
 
 /** Where the teammate's commands run (its member entry's cwd), against which its rules are read. */

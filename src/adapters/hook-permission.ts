@@ -20,6 +20,8 @@ export interface HookPermissionRequest {
   team: string
   name: string
   toolName: string
+  /** The CLI's shell tools (its adapter's `shellTools`): a call of one may be covered by an earlier "always". */
+  shellTools: readonly string[]
   input: Record<string, unknown>
   description: string
   env?: NodeJS.ProcessEnv
@@ -33,7 +35,7 @@ export interface HookPermissionRequest {
  * request, id ''), and one approved with "always" leaves its rule for the next (hook-always.ts).
  */
 export async function askLead(req: HookPermissionRequest): Promise<PermissionAnswer & { id: string }> {
-  const command = shellCommandOf(req.toolName, req.input)
+  const command = shellCommandOf(req.shellTools, req.toolName, req.input)
   const cwd = command === undefined ? process.cwd() : await memberCwd(req.team, req.name, req.env)
   const kept = command === undefined ? undefined : await alwaysAllowed(req.team, req.name, command, cwd, req.env)
   if (kept) return { id: '', behavior: 'allow', message: `allowed by ${kept} (approved always earlier)` }

@@ -141,6 +141,7 @@ async function permission(inv: HookInvocation, adapter: AgentAdapter, facts: Hoo
       team: inv.team,
       name: inv.name,
       toolName,
+      shellTools: adapter.shellTools ?? [],
       input,
       description,
       env: inv.env,

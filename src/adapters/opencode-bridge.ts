@@ -11,19 +11,14 @@ import { errorMessage } from '../errors.js'
 import { agentDir } from '../home/paths.js'
 import { cancelRequest } from '../permissions/requests/store.js'
 import { delay } from '../process/delay.js'
-import { runHook } from './hook.js'
-import type { OpencodeApi, OpencodeEvent, PermissionReply } from './opencode-api.js'
-import type { SwarmHookEvent } from './types.js'
+import type { OpencodeEvent, PermissionReply } from './opencode-api.js'
+import type { ChannelContext, ControlChannel, SwarmHookEvent } from './types.js'
+import { OpencodeApi } from './opencode-api.js'
 
 type Json = Record<string, unknown>
 
-export interface BridgeOptions {
-  team: string
-  name: string
-  /** The adapter kind the hooks resolve (`opencode`, or a user's kind reusing it). */
-  agent: string
+export interface BridgeOptions extends ChannelContext {
   api: OpencodeApi
-  env: NodeJS.ProcessEnv
 }
 
 const RECONNECT_MS = 100
@@ -196,13 +191,9 @@ export class OpencodeBridge {
     const metadata = (p.metadata ?? {}) as Json
     const patterns = Array.isArray(p.patterns) ? p.patterns.filter((x): x is string => typeof x === 'string') : []
     const input = Object.keys(metadata).length ? metadata : { patterns }
-    const reply = await runHook({
+    const reply = await this.o.runHook({
       event: 'permission-request',
-      team: this.o.team,
-      name: this.o.name,
-      agent: this.o.agent,
       payload: { tool_name: typeof p.permission === 'string' ? p.permission : 'tool', tool_input: input },
-      env: this.o.env,
       signal: this.abort.signal,
       onAsked: (requestId) => {
         this.filed.set(id, requestId)
@@ -219,10 +210,25 @@ export class OpencodeBridge {
   }
 
   private async hook(event: SwarmHookEvent, payload: Json): Promise<void> {
-    await runHook({ event, team: this.o.team, name: this.o.name, agent: this.o.agent, payload, env: this.o.env })
+    await this.o.runHook({ event, payload })
   }
 
   private async log(line: string): Promise<void> {
     await appendFile(this.logFile, `${new Date().toISOString()} ${line}\n`, { mode: 0o600 }).catch(() => undefined) // diagnostics only
   }
+}
+
+/**
+ * opencode's control channel: its HTTP API (OPENCODE_URL, set by prepare()) takes the prompts, and
+ * its SSE event stream, read by a bridge, runs the hooks.
+ */
+export const opencodeChannel: ControlChannel = {
+  name: 'opencode-sse',
+  open(ctx) {
+    const api = OpencodeApi.fromEnv(ctx.env)
+    if (!api) return undefined
+    const bridge = new OpencodeBridge({ ...ctx, api })
+    bridge.start()
+    return { promptBox: api, close: () => bridge.close() }
+  },
 }

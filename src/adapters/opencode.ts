@@ -11,6 +11,7 @@ import { rootDir } from '../home/paths.js'
 import { OPENCODE_PASSWORD_ENV, OPENCODE_URL_ENV, freePort } from './opencode-api.js'
 import { OPENCODE_QUIET_ENV, opencodeDirs, writeOpencodeConfigDir } from './opencode-home.js'
 import { probeOpencode } from './opencode-probe.js'
+import { opencodeChannel } from './opencode-bridge.js'
 import { CLAUDE_STYLE_HOOK_FIELDS, CTRL_C_TWICE, readHookFields } from './spec-adapter.js'
 import type { AdapterContext, AgentAdapter, LaunchPlan, PermissionAnswer } from './types.js'
 
@@ -97,13 +98,21 @@ export const opencodeAdapter: AgentAdapter = {
   versionArgs: ['--version'],
   providerEnv: ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'GEMINI_API_KEY'],
   delivery: { method: 'http' },
-  states: { hooks: false, events: 'opencode-sse' },
+  states: { hooks: false },
+  channel: opencodeChannel,
   hookEvents: {},
   quit: CTRL_C_TWICE,
   prepare,
   readHook: (_event, payload) => readHookFields(payload, CLAUDE_STYLE_HOOK_FIELDS),
   // Its `edit` permission covers write, edit and patch; the metadata names `filepath`.
   fileTools: { edit: 'Edit' },
+  shellTools: ['bash'],
+  // opencode installs packages into a config directory it finds: not made when missing.
+  projectConfig: {
+    dir: '.opencode',
+    protect: ['opencode.json', 'opencode.jsonc', 'plugin', 'plugins', 'agent', 'command', 'tool'],
+    makeWhenMissing: false,
+  },
   answerPermission,
   probe: probeOpencode,
 }

@@ -96,6 +96,9 @@ export const piAdapter: AgentAdapter = {
   prepare,
   readHook: (_event, payload) => readHookFields(payload, CLAUDE_STYLE_HOOK_FIELDS),
   fileTools: FILE_TOOLS,
+  shellTools: ['bash'],
+  projectConfig: { dir: '.pi', protect: ['settings.json', 'extensions'] },
+  configEnv: { PI_CODING_AGENT_DIR: '.pi/agent' },
   answerPermission: (_event, answer) => ({
     stdout: `${JSON.stringify({ decision: answer.behavior, ...(answer.message !== undefined && { message: answer.message }) })}\n`,
     exitCode: 0,

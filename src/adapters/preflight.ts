@@ -23,7 +23,10 @@ export function preflightAdapter(adapter: AgentAdapter, o: PreflightInput): void
   const problem = checkProviderEnv(adapter, o.env, o.name)
   if (problem?.refuse) throw new UsageError(problem.message, { hint: problem.hint })
   adapter.preflight?.({ team: o.team, name: o.name, env: o.env })
-  if (o.binary !== false) requireAgentBinary(adapter, o.env)
+  if (o.binary === false) return
+  requireAgentBinary(adapter, o.env)
+  // What a launcher command (`npx -y mycli`) really runs: missing, it would start and exit at once.
+  for (const binary of adapter.requiredBinaries ?? []) requireAgentBinary({ kind: adapter.kind, binary }, o.env)
 }
 
 /** The same for the adapter `kind` names (looked up from `cwd`, the lead's); nothing for swarm's own agent. */

@@ -1,32 +1,28 @@
 /**
  * A throwaway home for running an agent CLI outside a teammate (`swarm doctor`'s version and hook
- * probes): HOME, the XDG dirs and every built-in CLI's config variable point into a fresh temp
- * directory, removed afterwards — a probe never writes into the user's ~/.gemini, ~/.codex, ….
+ * probes): HOME, the XDG dirs and every registered CLI's config variables (its `configEnv`) point
+ * into a fresh temp directory, removed afterwards — a probe never writes into the user's ~/.gemini, ~/.codex, ….
  */
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import { probeHomeConfigEnv } from './registry.js'
 
-/** Config variables → where under the probe home (Codex, Gemini CLI, Qwen Code, pi, Claude Code, opencode via XDG). */
-const CONFIG_DIRS: Readonly<Record<string, string>> = {
+/** The home and XDG variables → where under the probe home (opencode's config lives under XDG's). */
+const HOME_DIRS: Readonly<Record<string, string>> = {
   HOME: '.',
   USERPROFILE: '.',
   XDG_CONFIG_HOME: '.config',
   XDG_DATA_HOME: '.local/share',
   XDG_STATE_HOME: '.local/state',
   XDG_CACHE_HOME: '.cache',
-  CODEX_HOME: '.codex',
-  GEMINI_CLI_HOME: '.',
-  QWEN_HOME: '.qwen',
-  PI_CODING_AGENT_DIR: '.pi/agent',
-  CLAUDE_CONFIG_DIR: '.claude',
 }
 
 export async function withProbeHome<T>(env: NodeJS.ProcessEnv, run: (env: NodeJS.ProcessEnv) => Promise<T>): Promise<T> {
   const home = await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-probe-home-'))
   try {
     const probeEnv: NodeJS.ProcessEnv = { ...env }
-    for (const [name, sub] of Object.entries(CONFIG_DIRS)) {
+    for (const [name, sub] of Object.entries({ ...HOME_DIRS, ...probeHomeConfigEnv() })) {
       probeEnv[name] = path.join(home, sub)
       await fs.mkdir(probeEnv[name], { recursive: true, mode: 0o700 })
     }

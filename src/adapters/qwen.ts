@@ -116,6 +116,9 @@ export const qwenAdapter: AgentAdapter = {
   states: { hooks: true },
   hookEvents: { ...HOOK_EVENTS, PreToolUse: 'pre-tool' },
   fileTools: FILE_TOOLS,
+  shellTools: ALWAYS_ASKED,
+  projectConfig: { dir: '.qwen', protect: ['settings.json', 'extensions', 'agents', 'commands', 'skills', 'hooks'] },
+  configEnv: { QWEN_HOME: '.qwen' },
   // Ctrl-C twice quits (its SessionEnd hook says `exited`); then SIGTERM.
   quit: CTRL_C_TWICE,
   prepare,

@@ -2,7 +2,9 @@
  * The one list of agent adapters: the built-ins, then user-defined adapter files — `<root>/
  * swarm-agents/*.yaml` (user), then `<cwd>/.claude/swarm-agents/*.yaml` (project), a later file
  * replacing an earlier one of the same kind. A file never replaces a built-in kind: it is refused
- * (a diagnostic) and the built-in stays. Only this file imports the built-in adapters.
+ * (a diagnostic) and the built-in stays. Only this file imports the built-in adapters, and every
+ * list of them is derived here: kinds for --help, the protected config dirs it installs into the
+ * sandbox layer when it loads, the probe home's variables, each kind's shell tools.
  */
 import { createHash } from 'node:crypto'
 import fs from 'node:fs/promises'
@@ -19,18 +21,60 @@ import { AdapterSpec } from './spec.js'
 import { adapterFromSpec } from './spec-adapter.js'
 import type { AdapterSource, AgentAdapter } from './types.js'
 import { parseSpecText } from '../util/spec-file.js'
+import { installAgentConfigDirs } from '../sandbox/protected.js'
 
 /** `--agent swarm` (and no --agent at all): swarm's own agent runtime, which needs no adapter. */
 export const SWARM_AGENT_KIND = 'swarm'
 
-const BUILT_INS: readonly AgentAdapter[] = [claudeAdapter, codexAdapter, geminiAdapter, opencodeAdapter, piAdapter, qwenAdapter]
+/** The built-ins, then those registered at run time (registerAdapter). */
+const BUILT_INS: AgentAdapter[] = [claudeAdapter, codexAdapter, geminiAdapter, opencodeAdapter, piAdapter, qwenAdapter]
+installConfigDirsOf(BUILT_INS)
 
-/** The kinds swarm defines itself; no adapter file may take one of them. */
-export const BUILT_IN_KINDS: readonly string[] = [SWARM_AGENT_KIND, ...BUILT_INS.map((a) => a.kind)]
+/** The kinds swarm defines itself (and those registered); no adapter file may take one of them. */
+export function builtInKinds(): string[] {
+  return [SWARM_AGENT_KIND, ...BUILT_INS.map((a) => a.kind)]
+}
 
 /** The built-in adapter of `kind`; undefined for swarm's own agent and for any other kind. */
 export function builtInAdapter(kind: string): AgentAdapter | undefined {
   return BUILT_INS.find((a) => a.kind === kind)
+}
+
+/**
+ * Adds an adapter as if it were built in (its descriptor in code, not a file): every list above
+ * sees it, and its config dir is protected from now on in this process. Returns its removal from
+ * the lists (the protection stays: a protected path never becomes writable again mid-process).
+ */
+export function registerAdapter(adapter: AgentAdapter): () => void {
+  if (adapter.kind === SWARM_AGENT_KIND || builtInAdapter(adapter.kind))
+    throw new UsageError(`agent adapter ${JSON.stringify(adapter.kind)} is already registered`)
+  BUILT_INS.push(adapter)
+  installConfigDirsOf([adapter])
+  return () => {
+    const i = BUILT_INS.indexOf(adapter)
+    if (i >= 0) BUILT_INS.splice(i, 1)
+  }
+}
+
+/** `--agent`'s kinds for help texts: swarm's own agent first, then every registered adapter. */
+export function agentKindsHelp(): string {
+  return [SWARM_AGENT_KIND, ...BUILT_INS.map((a) => a.kind)].join(', ')
+}
+
+/** The variables naming each registered CLI's config dir → where under a probe home (probe-home.ts). */
+export function probeHomeConfigEnv(): Record<string, string> {
+  return Object.assign({}, ...BUILT_INS.map((a) => a.configEnv ?? {})) as Record<string, string>
+}
+
+/** The project config dirs of the registered CLIs and of `extra` (a user adapter), each once. */
+export function projectConfigDirsOf(extra: readonly AgentAdapter[] = []): NonNullable<AgentAdapter['projectConfig']>[] {
+  const seen = new Map<string, NonNullable<AgentAdapter['projectConfig']>>()
+  for (const a of [...BUILT_INS, ...extra]) if (a.projectConfig && !seen.has(a.projectConfig.dir)) seen.set(a.projectConfig.dir, a.projectConfig)
+  return [...seen.values()]
+}
+
+function installConfigDirsOf(adapters: readonly AgentAdapter[]): void {
+  installAgentConfigDirs(Object.fromEntries(adapters.flatMap((a) => (a.projectConfig ? [[a.projectConfig.dir, a.projectConfig.protect]] : []))))
 }
 
 export interface AdapterDiagnostic {
@@ -115,9 +159,12 @@ export function adapterFromBytes(file: string, source: AdapterSource, bytes: Buf
   if (!/^[a-z][a-z0-9-]{0,31}$/.test(kind))
     throw new CorruptFileError(file, `the file name makes the kind ${JSON.stringify(kind)}; set kind: to lowercase letters, digits and -`)
   if (kind === SWARM_AGENT_KIND) throw new CorruptFileError(file, `kind "${SWARM_AGENT_KIND}" is swarm's own agent and cannot be redefined`)
-  if (BUILT_IN_KINDS.includes(kind))
+  if (builtInKinds().includes(kind))
     throw new CorruptFileError(file, `kind "${kind}" is built in and cannot be redefined (the built-in is used); give this adapter another kind`)
-  return adapterFromSpec(spec, { kind, source, file, sha256: sha256Hex(bytes) })
+  const adapter = adapterFromSpec(spec, { kind, source, file, sha256: sha256Hex(bytes) })
+  // Protected in this process from the moment it is read (its own teammate's sandbox also names it: confine.ts).
+  installConfigDirsOf([adapter])
+  return adapter
 }
 
 export function sha256Hex(bytes: Buffer): string {

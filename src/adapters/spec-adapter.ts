@@ -3,6 +3,7 @@
  * teammate's config dir (0600, atomically) and expands argv and env; hook payloads are read by the
  * field names the spec gives; permission replies are the spec's templates with {{message}}.
  */
+import fs from 'node:fs/promises'
 import path from 'node:path'
 import { UsageError } from '../errors.js'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
@@ -39,6 +40,10 @@ export function adapterFromSpec(spec: AdapterSpec, origin: SpecOrigin): AgentAda
     states: { hooks: Object.keys(spec.hookEvents).length > 0, ...spec.states },
     hookEvents: spec.hookEvents,
     quit: spec.quit,
+    ...(spec.requires.length && { requiredBinaries: spec.requires }),
+    ...(spec.projectConfig && { projectConfig: spec.projectConfig }),
+    ...(spec.shellTools.length && { shellTools: spec.shellTools }),
+    ...(Object.keys(spec.fileTools).length && { fileTools: spec.fileTools }),
     prepare: (ctx) => prepareFromSpec(spec, ctx),
     readHook: (_event, payload) => readHookFields(payload, spec.payload),
     answerPermission: (_event, answer) => replyFromSpec((spec.permission ?? DEFAULT_PERMISSION)[answer.behavior], answer),
@@ -54,12 +59,26 @@ export async function prepareFromSpec(spec: AdapterSpec, ctx: AdapterContext): P
     const file = path.resolve(ctx.configDir, rel)
     if (!file.startsWith(ctx.configDir + path.sep)) throw new UsageError(`adapter file ${JSON.stringify(f.path)} leaves the teammate's config dir`)
     await ensureDir(path.dirname(file))
-    await atomicWriteFile(file, 'json' in f ? `${JSON.stringify(expandValue(f.json, vars), null, 2)}\n` : expandText(f.text, vars))
+    const content = () => ('json' in f ? `${JSON.stringify(expandValue(f.json, vars), null, 2)}\n` : expandText(f.text, vars))
+    // Seeded once and then the CLI's: written only when missing, and left writable.
+    if (f.writable) {
+      await writeIfMissing(file, content())
+      continue
+    }
+    await atomicWriteFile(file, content())
     readOnly.push(file)
   }
   const argv = expandArgv(ctx.resume && spec.resumeCommand ? spec.resumeCommand : spec.command, vars)
   const env = Object.fromEntries(Object.entries(spec.env).map(([k, v]) => [k, expandText(v, vars)]))
   return { argv, env, readOnly }
+}
+
+async function writeIfMissing(file: string, text: string): Promise<void> {
+  try {
+    await fs.writeFile(file, text, { flag: 'wx', mode: 0o600 })
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+  }
 }
 
 /** Facts from a hook payload by top-level field names; anything of the wrong type is left out. */

@@ -1,7 +1,7 @@
 /**
- * The data form of an adapter: what a user writes in `.claude/swarm-agents/<kind>.yaml` (validated
- * here, at the trust boundary) and what most built-ins are written as. Strings may hold `{{…}}`
- * placeholders (template.ts).
+ * The data form of an adapter: what a user writes in `.claude/swarm-agents/<kind>.yaml`, validated
+ * here at the trust boundary (the built-ins are TypeScript descriptors of the same AgentAdapter).
+ * Strings may hold `{{…}}` placeholders (template.ts). A spec that could never deliver is refused.
  */
 import path from 'node:path'
 import { z } from 'zod'
@@ -18,10 +18,16 @@ const Pattern = z.string().refine((s) => {
 }, 'not a valid regular expression')
 const Patterns = z.strictObject({ working: Pattern.optional(), idle: Pattern.optional(), waiting: Pattern.optional() })
 
-/** A file written into the teammate's config dir: `json` (any value, expanded) or `text`. */
+/**
+ * A file written into the teammate's config dir: `json` (any value, expanded) or `text`. Read-only
+ * to the CLI and rewritten at each start; `writable: true` seeds it once — written only when missing,
+ * then the CLI's own (a CLI that rewrites its config by rename, as Copilot CLI its config.json, exits
+ * 1 on a read-only one).
+ */
+const Writable = { writable: z.boolean().default(false) }
 export const AdapterFileSpec = z.union([
-  z.strictObject({ path: z.string().min(1), json: z.unknown() }),
-  z.strictObject({ path: z.string().min(1), text: z.string() }),
+  z.strictObject({ path: z.string().min(1), json: z.unknown(), ...Writable }),
+  z.strictObject({ path: z.string().min(1), text: z.string(), ...Writable }),
 ])
 export type AdapterFileSpec = z.infer<typeof AdapterFileSpec>
 
@@ -42,6 +48,11 @@ export const AdapterSpec = z
     description: z.string().default(''),
     /** The program `command` runs (its first word); optional, and when given it must name that program. */
     binary: z.string().min(1).optional(),
+    /**
+     * The programs a launcher command really runs (`npx -y mycli`, `sh -c 'mycli …'` run `mycli`):
+     * each is looked for before the spawn, as the first word is. Required when that is a launcher.
+     */
+    requires: z.array(z.string().min(1)).default([]),
     versionArgs: z.array(z.string()).default(['--version']),
     /** argv of the interactive CLI; {{prompt}} is the first prompt. */
     command: z.array(z.string()).min(1),
@@ -61,13 +72,26 @@ export const AdapterSpec = z
             .array(z.string().regex(/^[A-Za-z0-9-]{1,16}$/))
             .min(1)
             .default(['Enter']),
-          confirm: z.enum(['hook', 'screen']).default('screen'),
+          /** `hook`: its prompt-submit hook saw the text (the only confirmation a spec may use; see checkDelivery). */
+          confirm: z.enum(['hook', 'screen']).default('hook'),
           /** Paste in pieces of at most this many characters and lines (a CLI that folds a big paste). */
           chunk: z.strictObject({ chars: z.number().int().min(1), lines: z.number().int().min(1) }).optional(),
         }),
         z.strictObject({ method: z.literal('inbox') }),
       ])
-      .default({ method: 'paste', settleMs: 300, submitKeys: ['Enter'], confirm: 'screen' }),
+      .default({ method: 'paste', settleMs: 300, submitKeys: ['Enter'], confirm: 'hook' }),
+    /** Its project config dir (`.mycli`) and what inside it is protected (asked in every mode, read-only in every sandbox). */
+    projectConfig: z
+      .strictObject({
+        dir: z.string().regex(/^\.[A-Za-z0-9._-]{1,63}$/, 'a dot-directory name such as .mycli'),
+        protect: z.array(z.string().regex(/^[^/\\]{1,255}$/, 'a name inside the directory')).min(1),
+        makeWhenMissing: z.boolean().default(true),
+      })
+      .optional(),
+    /** Its tools that run a shell command (with `command` in their input): "always" keeps a rule for them. */
+    shellTools: z.array(z.string().min(1)).default([]),
+    /** Its file-writing tools, as swarm's Edit or Write: decided by swarm's rules with the path they write. */
+    fileTools: z.record(z.string(), z.enum(['Edit', 'Write'])).default({}),
     states: z.strictObject({ titles: Patterns.optional(), screen: Patterns.optional() }).default({}),
     /** The CLI's hook event names → swarm's. */
     hookEvents: z.record(z.string(), HookEventName).default({}),
@@ -93,7 +117,38 @@ export const AdapterSpec = z
       .default({ signal: 'SIGTERM', graceMs: 3_000 }),
   })
   .superRefine(checkProgram)
+  .superRefine(checkDelivery)
 export type AdapterSpec = z.infer<typeof AdapterSpec>
+
+/** First words that start another program by its name: what they run is what the preflight must find. */
+const LAUNCHERS = new Set(['env', 'npx', 'pnpx', 'bunx', 'uvx', 'pipx'])
+
+/**
+ * A pasted message counts as delivered only once the CLI says it was submitted, and the courier
+ * hands over the next only once the CLI says its turn ended: a paste delivery needs both hooks.
+ * Without a `stop` hook the teammate never looks idle and nothing after its first prompt arrives;
+ * `confirm: screen` took a line-echo CLI's echo for an unsent message and pasted it three times.
+ */
+function checkDelivery(spec: { delivery: { method: string; confirm?: string }; hookEvents: Record<string, string> }, ctx: z.RefinementCtx): void {
+  if (spec.delivery.method !== 'paste') return
+  const mapped = new Set(Object.values(spec.hookEvents))
+  const issue = (where: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path: where, message })
+  if (spec.delivery.confirm === 'screen')
+    issue(
+      ['delivery', 'confirm'],
+      'screen cannot tell a CLI that echoes its input from one that did not submit it (a message was pasted three times); map its prompt-submit hook and use confirm: hook',
+    )
+  else if (!mapped.has('stop'))
+    issue(
+      ['hookEvents'],
+      'no CLI event is mapped to stop: swarm would never see a turn end and would deliver nothing after the first prompt; map its turn-end hook to stop',
+    )
+  else if (!mapped.has('prompt-submit'))
+    issue(
+      ['hookEvents'],
+      'no CLI event is mapped to prompt-submit: swarm could never confirm a pasted message was submitted; map its prompt-submit hook',
+    )
+}
 
 /**
  * What a spec's teammate runs is its command's first word: that is the program the preflight and
@@ -101,7 +156,10 @@ export type AdapterSpec = z.infer<typeof AdapterSpec>
  * absolute path; no placeholder), `binary` may only repeat it (or its file name), and
  * `resumeCommand` must run the same program.
  */
-function checkProgram(spec: { binary?: string | undefined; command: string[]; resumeCommand?: string[] | undefined }, ctx: z.RefinementCtx): void {
+function checkProgram(
+  spec: { binary?: string | undefined; command: string[]; resumeCommand?: string[] | undefined; requires?: string[] },
+  ctx: z.RefinementCtx,
+): void {
   const program = spec.command[0]
   const issue = (where: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path: where, message })
   if (program.includes('{{')) {
@@ -112,6 +170,11 @@ function checkProgram(spec: { binary?: string | undefined; command: string[]; re
     issue(
       ['binary'],
       `${JSON.stringify(spec.binary)} is not the program command runs (${JSON.stringify(program)}); drop binary or make it command's first word`,
+    )
+  } else if (LAUNCHERS.has(path.basename(program)) && !spec.requires?.length) {
+    issue(
+      ['requires'],
+      `command runs ${JSON.stringify(program)}, which starts another program: name the program it really runs in requires (checked before the spawn)`,
     )
   } else if (spec.resumeCommand && spec.resumeCommand[0] !== program) {
     issue(

@@ -112,13 +112,74 @@ export interface StatePatterns {
   waiting?: string
 }
 
-/** How the agent's state is observed, best first: hooks, an event stream, pane titles, the screen. */
+/** How the agent's state is observed, best first: hooks, its control channel, pane titles, the screen. */
 export interface StateObservation {
   hooks: boolean
-  /** A CLI-specific event stream (opencode's SSE `/event`). */
-  events?: 'opencode-sse'
   titles?: StatePatterns
   screen?: StatePatterns
+}
+
+/** One hook call from a control channel's event: `swarm hook`'s code, run in the pane wrapper. */
+export interface ChannelHook {
+  event: SwarmHookEvent
+  payload: unknown
+  signal?: AbortSignal
+  /** permission-request: the id of the request once on file (to withdraw it if answered elsewhere). */
+  onAsked?: (requestId: string) => void
+}
+
+/** What a control channel is opened with: the teammate it serves, in its pane wrapper. */
+export interface ChannelContext {
+  team: string
+  name: string
+  env: Env
+  /** Runs `swarm hook <event>` for this teammate in-process (its adapter, its pinned kind). */
+  runHook(hook: ChannelHook): Promise<HookReply>
+}
+
+/** One control channel, open for one teammate until its CLI exits. */
+export interface OpenChannel {
+  /** Where the courier delivers a message (`delivery: { method: 'http' }`); absent: the pane. */
+  promptBox?: PromptBox
+  close(): Promise<void>
+}
+
+/** A prompt box a courier types into over a CLI's own API, not its terminal. */
+export interface PromptBox {
+  appendPrompt(text: string): Promise<void>
+  submitPrompt(): Promise<void>
+  clearPrompt(): Promise<void>
+  /** The user prompts the CLI holds, newest last: asked before a retry, so a late confirmation is no resend. */
+  lastUserTexts(): Promise<string[]>
+}
+
+/**
+ * A CLI's own control channel beside its pane (opencode's HTTP API and SSE event stream): the pane
+ * wrapper opens it; its events run `swarm hook` in-process, and it may take the prompts. An open
+ * set: a CLI with a channel of its own declares it here, and nothing else names it.
+ */
+export interface ControlChannel {
+  /** For diagnostics (`opencode-sse`). */
+  readonly name: string
+  /** Opens it for one teammate; undefined when the CLI's environment names no endpoint to reach. */
+  open(ctx: ChannelContext): OpenChannel | undefined
+}
+
+/**
+ * The CLI's project config directory (`.codex`, `.gemini`…, under a teammate's cwd): what inside it
+ * makes the CLI run something or grant itself more, so that a write there is asked in every mode and
+ * read-only in every sandbox (sandbox/protected.ts is given this from the registry).
+ */
+export interface ProjectConfigDir {
+  /** Its name in the project (`.gemini`). */
+  readonly dir: string
+  /** The entries inside it that are protected (`settings.json`, `extensions`). */
+  readonly protect: readonly string[]
+  /**
+   * Made when missing before a CLI teammate starts in swarm's sandbox, so it is read-only whole
+   * (default true); false for a CLI that installs into a config directory it finds (opencode).
+   */
+  readonly makeWhenMissing?: boolean
 }
 
 /** What a CLI's hook payload says, read into one shape (fields absent when it did not say). */
@@ -182,6 +243,8 @@ export interface AgentAdapter {
   readonly binary: string
   /** A variable naming the executable, which then beats PATH (`SWARM_CLAUDE_BIN`); binary.ts looks it up. */
   readonly binaryEnv?: string
+  /** Programs its command really runs besides `binary` (a launcher's target): preflight looks for each too. */
+  readonly requiredBinaries?: readonly string[]
   /** What to do when the binary is missing (the install command); absent: binary.ts's generic hint. */
   readonly installHint?: string
   /** Arguments that print its version (`--version`). */
@@ -197,6 +260,26 @@ export interface AgentAdapter {
   readonly quit: QuitMethod
   /** How its process tree is confined; absent: `swarm`. */
   readonly confinement?: Confinement
+  /** Its project config directory: derived from it are the protected paths and the sandbox's read-only dirs. */
+  readonly projectConfig?: ProjectConfigDir
+  /**
+   * The variables naming its user config dir → where under a throwaway home (`{ CODEX_HOME: '.codex' }`):
+   * `swarm doctor`'s probes point each there (probe-home.ts), never at the user's own.
+   */
+  readonly configEnv?: Readonly<Record<string, string>>
+  /**
+   * Its tools that run a shell command with `command` in their input (`run_shell_command`): an
+   * "always" answer for one is kept as swarm's rule (hook-always.ts).
+   */
+  readonly shellTools?: readonly string[]
+  /**
+   * It reads and consumes its own inbox and reports its activity in its member entry's `isActive`
+   * (Claude Code's team protocol): swarm keeps a record of what it sent it, writes no state.json for
+   * it, and reads `isActive` as its state. Recorded on the member entry at spawn (`ownsInbox`).
+   */
+  readonly ownsInbox?: boolean
+  /** Its own control channel beside the pane (opencode's HTTP API + event stream). */
+  readonly channel?: ControlChannel
   /**
    * Writes the teammate's config dir (hook registration, MCP server `swarm mcp`, provider
    * config) and returns the pane's argv and env. Idempotent: resume calls it again.

@@ -20,7 +20,7 @@ import { describeFailure, errorEvent, idleReport, type LastTurn } from './turn-r
 import { appendUserText } from './conversation.js'
 import { markConsumed, messageKey } from './inbox-consume.js'
 
-import { refusalReason } from './lead-orders.js'
+import { refusalReason } from '../trust/gate.js'
 
 export { describeFailure } from './turn-report.js'
 export type { RuntimeOptions, TurnLog } from './runtime-options.js'

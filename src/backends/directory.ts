@@ -24,6 +24,9 @@ export const STOPPED_FIELD = 'swarmStopped'
  * by Claude Code the pane lives on that lead's tmux server, whose socket swarm finds itself.
  */
 export function paneRefOf(m: TeamMember, config?: TeamFile): PaneRef | undefined {
+  // The leader's pane is found by its tag; its server is recorded (the team's, wherever swarm is asked from).
+  const server = m[TMUX_SOCKET_FIELD]
+  if (!m.tmuxPaneId && typeof server === 'string' && server) return { agentId: m.agentId, paneId: '', socketPath: server }
   if (!m.tmuxPaneId || m.tmuxPaneId === 'in-process' || m.tmuxPaneId === 'leader') return undefined
   const lead = config && m[TMUX_SOCKET_FIELD] === undefined ? claudeLeadOf(config) : undefined
   if (lead) {

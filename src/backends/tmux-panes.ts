@@ -17,6 +17,11 @@ export interface PaneRow {
   windowId: string
   session: string
   socketPath: string
+  /** The pane's window's size. */
+  windowWidth: number
+  windowHeight: number
+  /** The team whose second window this pane is in (the window option @swarm_overflow), else ''. */
+  overflow: string
 }
 
 const FIELDS = [
@@ -29,6 +34,9 @@ const FIELDS = [
   '#{window_id}',
   '#{session_name}',
   '#{socket_path}',
+  '#{window_width}',
+  '#{window_height}',
+  '#{@swarm_overflow}',
 ]
 
 /** Every pane of the server, in one call. */
@@ -50,7 +58,7 @@ export function parsePaneRows(stdout: string): PaneRow[] {
   const rows: PaneRow[] = []
   for (const line of stdout.split('\n')) {
     if (!line.startsWith('%')) continue
-    const [paneId, dead, status, signal, pid, agent, windowId, session, socketPath] = line.split('\t')
+    const [paneId, dead, status, signal, pid, agent, windowId, session, socketPath, width, height, overflow] = line.split('\t')
     rows.push({
       paneId,
       dead: dead === '1',
@@ -61,6 +69,9 @@ export function parsePaneRows(stdout: string): PaneRow[] {
       windowId: windowId ?? '',
       session: session ?? '',
       socketPath: socketPath ?? '',
+      windowWidth: Number(width) || 0,
+      windowHeight: Number(height) || 0,
+      overflow: overflow ?? '',
     })
   }
   return rows
@@ -81,10 +92,14 @@ export function teamLeader(rows: PaneRow[], team: string): { paneId: string; win
   return pane && { paneId: pane.paneId, windowId: pane.windowId, socketPath: pane.socketPath }
 }
 
-/** The first pane of the window that holds most of `panes` (the team's window; a hidden pane is alone in its own). */
+/**
+ * The first pane of the window that holds most of `panes` (the team's window; a hidden pane is
+ * alone in its own; the second window, of teammates with no room beside the leader, does not count).
+ */
 export function teamWindowPane(panes: PaneRow[]): PaneRow | undefined {
   const count = new Map<string, number>()
-  for (const p of panes) count.set(p.windowId, (count.get(p.windowId) ?? 0) + 1)
+  const main = panes.filter((p) => !p.overflow)
+  for (const p of main.length ? main : panes) count.set(p.windowId, (count.get(p.windowId) ?? 0) + 1)
   const window = [...count].sort((a, b) => b[1] - a[1])[0]?.[0]
   return panes.find((p) => p.windowId === window)
 }

@@ -5,13 +5,12 @@
  */
 import { LEAD_NAME, agentId as makeAgentId } from '../home/paths.js'
 import { formatEscape, tmuxCommand } from './tmux-client.js'
+import { resizeHook } from './tmux-layout.js'
 import { argvArgs, envArgs } from './tmux-launch.js'
 import type { LeaderOptions } from './types.js'
 
 /** A detached session's size until a client attaches (80×24 leaves no room for 16 panes). */
 export const DETACHED_SIZE = ['-x', '220', '-y', '60']
-/** The leader's share of the window in main-vertical. */
-const MAIN_PANE_WIDTH = '30%'
 /**
  * tmux 3.3 has no per-pane border style (`set -p pane-border-style` sets the window's), so the
  * title is coloured from a per-pane option. The name comes from @agent_name because programs
@@ -44,14 +43,18 @@ export const OWN_SERVER_SETUP = [tmuxCommand('if', '-F', '#{==:#{set-clipboard},
 
 /** Window and leader-pane options, one command per line. */
 export function windowSetup(window: string, team: string, leaderPane = window): string[] {
+  return [...teamWindowOptions(window, team), ...leaderPaneSetup(leaderPane, team)]
+}
+
+/** The options of each window of the team's (its second one too), one command per line; the layout's resize hook on the window only. */
+export function teamWindowOptions(window: string, team: string): string[] {
   return [
     tmuxCommand('set', '-w', '-t', window, 'remain-on-exit', 'on'),
     tmuxCommand('set', '-w', '-t', window, 'pane-border-status', 'top'),
     tmuxCommand('set', '-w', '-t', window, 'pane-border-format', BORDER_FORMAT),
-    tmuxCommand('set', '-w', '-t', window, 'main-pane-width', MAIN_PANE_WIDTH),
     tmuxCommand('set', '-w', '-t', window, '@swarm_team', team),
     // A teammate's output is data: no escape sequence passed through raw to your terminal.
     tmuxCommand('set', '-w', '-t', window, 'allow-passthrough', 'off'),
-    ...leaderPaneSetup(leaderPane, team),
+    resizeHook(window, team),
   ]
 }

@@ -11,7 +11,8 @@ import { PaneExecutorBase } from './pane-executor-base.js'
 import { parseAgentId } from './shutdown.js'
 import { type PaneRow, TMUX_COLORS, findPane, listPanes, paneState, teamLeader, teamPanes, teamWindowPane } from './tmux-panes.js'
 import { EXIT_FILE_ENV, argvArgs, envArgs, exitStatusFile, recordExitStatus, recordedExitStatus } from './tmux-launch.js'
-import { DETACHED_SIZE, OWN_SERVER_SETUP, SPAWN_FORMAT, leaderPaneArgs, leaderPaneSetup, windowSetup } from './tmux-setup.js'
+import { relayoutTeam } from './tmux-layout.js'
+import { DETACHED_SIZE, OWN_SERVER_SETUP, SPAWN_FORMAT, leaderPaneArgs, leaderPaneSetup, teamWindowOptions, windowSetup } from './tmux-setup.js'
 import { TmuxClient, type TmuxSocket, formatEscape, isNoServer, resolveSocket, shellQuote, swarmSocket, tmuxCommand } from './tmux-client.js'
 import type { ExecutorOptions, LeaderOptions, LeaderPane, PaneExecutor, ProcessState, SpawnedTeammate, TeammateSpawnConfig } from './types.js'
 
@@ -23,6 +24,12 @@ export interface TmuxExecutorOptions extends ExecutorOptions {
   socket?: TmuxSocket
   /** Limit for each tmux call (default TMUX_TIMEOUT_MS). */
   tmuxTimeoutMs?: number
+}
+
+/** A team's leader pane as this executor knows it: where it is and the server it is on. */
+interface KnownLeader extends LeaderPane {
+  windowId: string
+  client: TmuxClient
 }
 
 /** `swarm-<team>`: the session of a team on the swarm server. */
@@ -41,8 +48,10 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
   readonly supportsHideShow = true
   readonly client: TmuxClient
   private readonly inside: boolean
-  private readonly leaders = new Map<string, LeaderPane & { windowId: string }>()
+  private readonly leaders = new Map<string, KnownLeader>()
   private readonly others = new Map<string, TmuxClient>()
+  /** Each team's last layout: layouts of one team run one after the other (parallel spawns). */
+  private readonly layouts = new Map<string, Promise<void>>()
 
   constructor(opts: TmuxExecutorOptions = {}) {
     super(opts)
@@ -57,9 +66,24 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
   }
 
   async ensureSession(team: string, leader: LeaderOptions): Promise<LeaderPane> {
-    const found = teamLeader(await listPanes(this.client), team)
-    if (found) return this.remember(team, { ...found, created: false })
+    const client = await this.teamClient(team)
+    const found = teamLeader(await listPanes(client), team)
+    if (found) return this.remember(team, { ...found, created: false, client })
     return this.inside ? this.createWindow(team, leader) : this.createSession(team, leader)
+  }
+
+  /**
+   * The server the team lives on: the one recorded for its leader (a team created inside your
+   * tmux, resumed or spawned into from any shell) while it still holds the team's panes, else
+   * this executor's own ($TMUX's inside tmux, else swarm's).
+   */
+  private async teamClient(team: string): Promise<TmuxClient> {
+    const recorded = (await this.lookup([makeAgentId(LEAD_NAME, team)])).values().next().value?.socketPath
+    if (!recorded) return this.client
+    const client = this.clientFor(recorded)
+    if (client === this.client) return client
+    const rows = await listPanes(client, { allowNoServer: true })
+    return rows !== 'no-server' && teamPanes(rows, team).length > 0 ? client : this.client
   }
 
   /**
@@ -68,9 +92,10 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
    * team's window; with no pane of the team at all, a new session or window (ensureSession).
    */
   async ensureLeader(team: string, leader: LeaderOptions): Promise<LeaderPane> {
-    const rows = await listPanes(this.client)
+    const client = await this.teamClient(team)
+    const rows = await listPanes(client)
     const lead = rows.find((r) => r.agent === makeAgentId(LEAD_NAME, team))
-    if (lead && !lead.dead) return this.remember(team, { ...lead, created: false })
+    if (lead && !lead.dead) return this.remember(team, { ...lead, created: false, client })
     if (lead) {
       leader = await this.withExitStatus(team, leader)
       const respawn = tmuxCommand(
@@ -83,18 +108,17 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
         ...envArgs(leader.env),
         ...argvArgs(leader.argv),
       )
-      await this.client.source([respawn], { what: 'respawn-pane' })
-      return this.remember(team, { paneId: lead.paneId, windowId: lead.windowId, socketPath: lead.socketPath, created: true })
+      await client.source([respawn], { what: 'respawn-pane' })
+      return this.remember(team, { paneId: lead.paneId, windowId: lead.windowId, socketPath: lead.socketPath, created: true, client })
     }
     const first = teamWindowPane(teamPanes(rows, team))
     if (!first) return this.ensureSession(team, leader)
     // -b: before the window's first pane, so main-vertical gives the leader the left side again.
     const split = tmuxCommand('split-window', '-h', '-b', '-t', first.paneId, ...leaderPaneArgs(await this.withExitStatus(team, leader)))
-    const [paneId, , socketPath, windowId] = (await this.client.source([split], { what: 'split-window' })).trim().split('\t')
-    await this.client.source([...leaderPaneSetup(paneId, team), tmuxCommand('select-layout', '-t', windowId, 'main-vertical')], {
-      what: 'set-option',
-    })
-    return this.remember(team, { paneId, socketPath, windowId, created: true })
+    const [paneId, , socketPath, windowId] = (await client.source([split], { what: 'split-window' })).trim().split('\t')
+    await client.source(leaderPaneSetup(paneId, team), { what: 'set-option' })
+    await this.relayout(team, client)
+    return this.remember(team, { paneId, socketPath, windowId, created: true, client })
   }
 
   private async createSession(team: string, leader: LeaderOptions): Promise<LeaderPane> {
@@ -121,7 +145,7 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
       throw err
     }
     const [paneId, , socketPath, windowId] = out.trim().split('\t')
-    return this.remember(team, { paneId, socketPath, windowId, created: true })
+    return this.remember(team, { paneId, socketPath, windowId, created: true, client: this.client })
   }
 
   private async createWindow(team: string, leader: LeaderOptions): Promise<LeaderPane> {
@@ -136,7 +160,7 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     const out = await this.client.source([create], { what: 'new-window' })
     const [paneId, , socketPath, windowId] = out.trim().split('\t')
     await this.client.source(windowSetup(windowId, team, paneId), { what: 'set-option' })
-    return this.remember(team, { paneId, socketPath, windowId, created: true })
+    return this.remember(team, { paneId, socketPath, windowId, created: true, client: this.client })
   }
 
   /**
@@ -151,7 +175,7 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     return { ...leader, argv: recordExitStatus(leader.argv), env: { ...leader.env, [EXIT_FILE_ENV]: exitFile } }
   }
 
-  private remember(team: string, leader: LeaderPane & { windowId: string }): LeaderPane {
+  private remember(team: string, leader: KnownLeader): LeaderPane {
     this.leaders.set(team, leader)
     return { paneId: leader.paneId, socketPath: leader.socketPath, created: leader.created }
   }
@@ -163,31 +187,34 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     await fs.rm(exitFile, { force: true }) // a previous run's status must not answer for this one
     config = { ...config, argv: recordExitStatus(config.argv), env: { ...config.env, [EXIT_FILE_ENV]: exitFile } }
     let leader = this.leaders.get(config.team) ?? (await this.leaderFor(config))
-    let r = await this.client.exec(['source-file', '-'], this.splitScript(config, agentId, logFile, leader))
+    let r = await leader.client.exec(['source-file', '-'], this.splitScript(config, agentId, logFile, leader))
     if (!r.stdout.startsWith('%') && (/can't find (pane|window)/.test(r.stderr) || isNoServer(r.stderr))) {
       // The cached leader pane is gone (closed by the user, or the server died); look again once.
       this.leaders.delete(config.team)
       leader = await this.leaderFor(config)
-      r = await this.client.exec(['source-file', '-'], this.splitScript(config, agentId, logFile, leader))
+      r = await leader.client.exec(['source-file', '-'], this.splitScript(config, agentId, logFile, leader))
     }
     // Judged by the pane id printed: once the pane exists, a failing layout command is cosmetic.
     const [paneId, pid, socketPath] = r.stdout.trim().split('\t')
-    if (!paneId?.startsWith('%')) throw this.client.failure('split-window', r.stderr || `no pane id printed (${JSON.stringify(r.stdout)})`)
+    if (!paneId?.startsWith('%')) throw leader.client.failure('split-window', r.stderr || `no pane id printed (${JSON.stringify(r.stdout)})`)
     const ref = { agentId, paneId, socketPath }
     this.refs.set(agentId, ref)
+    // Once the pane exists a layout that fails is cosmetic: the next spawn, kill or resize lays the team out again.
+    await this.relayout(config.team, leader.client).catch(() => undefined)
     return { agentId, backendType: 'tmux', paneId, pid: Number(pid) || undefined, socketPath }
   }
 
-  private async leaderFor(config: TeammateSpawnConfig): Promise<LeaderPane & { windowId: string }> {
+  private async leaderFor(config: TeammateSpawnConfig): Promise<KnownLeader> {
     const argv = this.opts.leaderArgv?.(config.team)
     if (!argv) {
-      const found = teamLeader(await listPanes(this.client), config.team)
+      const client = await this.teamClient(config.team)
+      const found = teamLeader(await listPanes(client), config.team)
       if (!found)
         throw new SwarmError('SWARM_NO_SESSION', `team ${config.team} has no tmux session`, {
           exitCode: ExitCode.notFound,
           hint: 'start the team first',
         })
-      this.remember(config.team, { ...found, created: false })
+      this.remember(config.team, { ...found, created: false, client })
     } else {
       await this.ensureSession(config.team, { argv, cwd: config.cwd, env: config.env })
     }
@@ -196,8 +223,8 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
 
   /**
    * One command group: split-window (the new pane becomes the target of the commands after it in
-   * the same group), its log piped before tmux reads any output, title, colour, identity; then
-   * the layout on a line of its own.
+   * the same group), its log piped before tmux reads any output, title, colour, identity; then,
+   * on a line of its own, the focus back to the leader (the layout follows: relayout).
    */
   private splitScript(config: TeammateSpawnConfig, agentId: string, logFile: string, leader: { paneId: string; windowId: string }): string {
     const color = TMUX_COLORS[config.color ?? ''] ?? config.color ?? 'default'
@@ -226,10 +253,22 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
       tmuxCommand('set', '-p', '@agent_name', title),
       tmuxCommand('set', '-p', '@swarm_agent', agentId),
     ].join(' ; ')
-    // main-vertical keeps the leader (the window's first pane) on the left; without a layout
-    // after each split, splits run out of room after ~6 panes. last-pane gives the focus back.
-    const layout = [tmuxCommand('select-layout', '-t', leader.windowId, 'main-vertical'), tmuxCommand('last-pane', '-t', leader.windowId)].join(' ; ')
-    return `${split}\n${layout}\n`
+    return `${split}\n${tmuxCommand('last-pane', '-t', leader.windowId)}\n`
+  }
+
+  /**
+   * Lays the team's panes out again for its window's size (backends/tmux-layout.ts): after each
+   * spawn, kill and show, and from `swarm layout`, which the windows' resize hook runs.
+   */
+  async relayout(team: string, client?: TmuxClient): Promise<void> {
+    const on = client ?? (await this.teamClient(team))
+    const next = (this.layouts.get(team) ?? Promise.resolve()).then(() => relayoutTeam(on, team, (w) => teamWindowOptions(w, team)))
+    // The chain only orders layouts; this one's caller gets its error.
+    this.layouts.set(
+      team,
+      next.catch(() => undefined),
+    )
+    return next
   }
 
   async kill(agentId: string): Promise<void> {
@@ -240,6 +279,7 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     const pane = rows === 'no-server' ? undefined : findPane(rows, agentId, ref)
     if (!pane) return
     await this.killPanes(client, [pane])
+    await this.relayout(parseAgentId(agentId).team, client)
   }
 
   /**
@@ -250,11 +290,7 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     if (panes.length === 0) return
     const live = panes.filter((p) => !p.dead && p.pid > 0)
     const trees = await processTrees(live.map((p) => p.pid))
-    const windows = [...new Set(panes.map((p) => p.windowId))]
-    const lines = [
-      ...panes.map((p) => tmuxCommand('kill-pane', '-t', p.paneId)),
-      ...windows.map((w) => tmuxCommand('select-layout', '-t', w, 'main-vertical')),
-    ]
+    const lines = panes.map((p) => tmuxCommand('kill-pane', '-t', p.paneId))
     await Promise.all([
       // Each command on its own line: a pane that vanished meanwhile does not stop the others;
       // the errors it reports ("can't find pane/window") are expected.
@@ -304,6 +340,7 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     // Inside tmux, a team started from outside lives on the swarm server: look there too.
     if (this.inside) clients.add(this.clientFor(undefined, swarmSocket(this.env)))
     for (const ref of (await this.opts.directory?.teamPanes(team, 'tmux')) ?? []) clients.add(this.clientFor(ref.socketPath))
+    clients.add(await this.teamClient(team))
     for (const client of clients) {
       const rows = await listPanes(client, { allowNoServer: true })
       if (rows === 'no-server') continue
@@ -322,6 +359,7 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
   async hide(agentId: string): Promise<void> {
     const { client, pane } = await this.requirePane(agentId)
     await client.run(['break-pane', '-d', '-s', pane.paneId, '-n', `hidden:${parseAgentId(agentId).name}`], 'break-pane')
+    await this.relayout(parseAgentId(agentId).team, client)
   }
 
   async show(agentId: string): Promise<void> {
@@ -330,15 +368,8 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     const leader = teamLeader(rows, team)
     if (!leader) throw new SwarmError('SWARM_NO_SESSION', `the leader pane of team ${team} is gone`, { exitCode: ExitCode.notFound })
     if (pane.windowId === leader.windowId) return
-    await client.source(
-      [
-        [
-          tmuxCommand('join-pane', '-h', '-d', '-s', pane.paneId, '-t', leader.paneId),
-          tmuxCommand('select-layout', '-t', leader.windowId, 'main-vertical'),
-        ].join(' ; '),
-      ],
-      { what: 'join-pane' },
-    )
+    await client.run(['join-pane', '-h', '-d', '-s', pane.paneId, '-t', leader.paneId], 'join-pane')
+    await this.relayout(team, client)
   }
 
   private async requirePane(agentId: string): Promise<{ client: TmuxClient; pane: PaneRow; rows: PaneRow[] }> {

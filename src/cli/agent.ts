@@ -7,6 +7,8 @@ import { updateMember } from '../teams/team-store.js'
 import { reportError } from './errors.js'
 import { collect } from './options.js'
 import { shutdownSignal } from './signals.js'
+// Installs the agent CLIs' protected config dirs, which its permission checks and Bash sandbox read.
+import '../adapters/registry.js'
 
 interface AgentFlags {
   team?: string

@@ -42,7 +42,13 @@ export async function runAttach(team: string): Promise<void> {
   }
   const insideSameServer = env.TMUX && env.TMUX.split(',')[0] === leader.socketPath
   if (insideSameServer) {
-    await tmux.run(['switch-client', '-t', leader.paneId], 'switch-client')
+    const r = await tmux.exec(['switch-client', '-t', leader.paneId])
+    // No client attached to that server (a detached session, a script run inside tmux): the team runs; say how to reach it.
+    if (r.code !== 0 && /no current client/.test(r.stderr)) {
+      println(`no tmux client is attached to switch to team ${team}; attach with: ${client.describeSocket(socket)} attach -t ${leader.paneId}`)
+      return
+    }
+    if (r.code !== 0) throw tmux.failure('switch-client', r.stderr)
     return
   }
   if (!process.stdin.isTTY || !process.stdout.isTTY) {

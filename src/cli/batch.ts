@@ -11,6 +11,8 @@ import { readTeam } from '../teams/team-store.js'
 import { PermissionModeName } from '../permissions/rules/modes.js'
 import { printJson, println } from '../terminal/output.js'
 import { shutdownSignal } from './signals.js'
+// Installs the agent CLIs' protected config dirs, which its permission checks and Bash sandbox read.
+import '../adapters/registry.js'
 
 /** `swarm batch <team> --from tasks.yaml`: independent subtasks, each in its own worktree and branch. */
 export function registerBatchCommand(program: Command): void {

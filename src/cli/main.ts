@@ -25,6 +25,7 @@ const GROUPS: Record<string, () => Promise<Register>> = {
   doctor: () => import('./doctor.js').then((m) => m.registerDoctorCommand),
   hide: () => import('./pane.js').then((m) => m.registerPaneCommands),
   unhide: () => import('./pane.js').then((m) => m.registerPaneCommands),
+  layout: () => import('./pane.js').then((m) => m.registerPaneCommands),
   worktrees: () => import('./worktrees.js').then((m) => m.registerWorktreeCommands),
   compact: () => import('./long-run.js').then((m) => m.registerLongRunCommands),
   budget: () => import('./long-run.js').then((m) => m.registerLongRunCommands),

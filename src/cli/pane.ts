@@ -11,8 +11,27 @@ export function registerPaneCommands(program: Command): void {
     .command('unhide <team> <name>')
     .description("bring a hidden teammate's pane back next to the leader")
     .action((team: string, name: string) => paneCommand('unhide', team, name))
+  program
+    .command('layout <team>')
+    .description("lay the team's tmux panes out again for its window's size (its windows' resize hook runs it)")
+    .option('--socket <path>', "the tmux server's socket (default: the team's)")
+    .action((team: string, opts: { socket?: string }) => layoutCommand(team, opts))
 }
 
+/** Plumbing for the resize hook: prints nothing (tmux would show it over your pane). */
+export async function layoutCommand(team: string, opts: { socket?: string }): Promise<void> {
+  const [{ validateName }, { TmuxExecutor }, { teamStoreDirectory }] = await Promise.all([
+    import('../home/paths.js'),
+    import('../backends/tmux.js'),
+    import('../backends/directory.js'),
+  ])
+  validateName(team)
+  // With --socket (the hook) the server is known and no team file is read: the hook runs in the tmux server's environment.
+  const executor = opts.socket
+    ? new TmuxExecutor({ socket: { path: opts.socket } })
+    : new TmuxExecutor({ env: process.env, directory: teamStoreDirectory(process.env) })
+  await executor.relayout(team)
+}
 export async function paneCommand(what: 'hide' | 'unhide', team: string, name: string): Promise<void> {
   const { hideTeammate, showTeammate } = await import('../supervisor/visibility.js')
   const { validateAgentName, validateName } = await import('../home/paths.js')

@@ -2,6 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { Command } from 'commander'
 import { backendChoices } from '../backends/registry.js'
+import { agentKindsHelp } from '../adapters/registry.js'
 import { definedOnly } from '../util/object.js'
 import { UsageError } from '../errors.js'
 import { LEAD_NAME } from '../home/paths.js'
@@ -52,7 +53,7 @@ export function registerSpawnCommands(program: Command): void {
     .option('--agent-type <type>', 'agent definition for the swarm agent')
     .option(
       '--agent <kind>',
-      'the agent CLI to run: swarm (default), codex, gemini, qwen, opencode, pi, claude, or a user-defined adapter (.claude/swarm-agents/<kind>.yaml)',
+      `the agent CLI to run: ${agentKindsHelp()} (swarm, the default, is swarm's own agent), or a user-defined adapter (.claude/swarm-agents/<kind>.yaml)`,
     )
     .option('--prompt <text>', "first message, put in the teammate's inbox from team-lead")
     .option(

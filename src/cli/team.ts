@@ -4,10 +4,11 @@ import type { Command } from 'commander'
 import { UsageError } from '../errors.js'
 import { modelConfigured } from '../agent/client.js'
 import { backendChoices, parseBackendChoice } from '../backends/registry.js'
+import { agentKindsHelp, builtInAdapter } from '../adapters/registry.js'
 import { runLeader } from '../leader/leader.js'
 import { deleteTeamFully, resumeTeam, startTeam } from '../leader/lifecycle.js'
 import type { ReapedProcess } from '../supervisor/reap-team.js'
-import { ensureTeamKeys } from '../mailbox/signing.js'
+import { ensureTeamKeys } from '../trust/keys.js'
 import { loadTeamSpec } from '../teams/team-spec.js'
 import { runAttach } from './attach.js'
 import { teamRekey } from './team-rekey.js'
@@ -64,7 +65,7 @@ export function registerTeamCommands(program: Command): void {
     .option('--agent-type <name:type>', 'agent type of a member, e.g. researcher:Explore (repeatable)', collect, [])
     .option(
       '--agent <name:kind>',
-      'the agent CLI a member runs, e.g. reviewer:codex (codex, gemini, qwen, opencode, pi, claude, swarm or a user-defined adapter; repeatable)',
+      `the agent CLI a member runs, e.g. reviewer:codex (${agentKindsHelp()} or a user-defined adapter; repeatable)`,
       collect,
       [],
     )
@@ -170,6 +171,7 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
         ...(m?.cwd !== undefined && { cwd: m.cwd }),
         ...firstLimit({ maxCostUsd: m?.maxCostUsd, maxTokens: m?.maxTokens }, budget),
         ...((kinds.get(a) ?? m?.agent) !== undefined && { agent: kinds.get(a) ?? m?.agent }),
+        ...(builtInAdapter(kinds.get(a) ?? m?.agent ?? '')?.ownsInbox && { ownsInbox: true }),
       }
     }),
     ...(teamBudget.maxCostUsd !== undefined || teamBudget.maxTokens !== undefined ? { budget: teamBudget } : {}),

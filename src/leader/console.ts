@@ -4,20 +4,21 @@ import pc from 'picocolors'
 import { errorMessage } from '../errors.js'
 import { describeMessage } from '../mailbox/describe.js'
 import { markRead } from '../mailbox/inbox.js'
-import { OrderLedger, consoleLedgerPath } from '../mailbox/order-ledger.js'
 import { parseStructured, type StructuredMessage } from '../mailbox/messages.js'
-import { classifyLeadMessage, resolveLeadVerifyKey } from '../mailbox/signing.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { watchInbox, type InboxWatcher } from '../mailbox/watch.js'
-import { answerRequest, listRequests, type BrokerRequest } from '../permissions/requests/broker.js'
+import { answerRequest, listRequests } from '../permissions/requests/broker.js'
 import { notifyHuman } from '../permissions/requests/notify.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { inboxPath, LEAD_NAME, pendingPermissionsDir } from '../home/paths.js'
 import { listTasks } from '../tasks/task-store.js'
 import { ensureDir } from '../util/fs.js'
 import { paintAgent } from '../terminal/colors.js'
-import { PromptQueue, shortRequestId, type ConsoleRequest } from './prompt-queue.js'
+import { PromptQueue, shortRequestId, toConsoleRequest, type ConsoleRequest } from './prompt-queue.js'
 import { terminalSafe } from '../terminal/neutralize.js'
+import { wrapLines } from '../terminal/wrap.js'
+import { LeadGate } from '../trust/gate.js'
+import { consoleLedgerPath } from '../trust/ledger.js'
 
 /** What the console can do to the team beyond messages (implemented by the team runner). */
 export interface TeamControl {
@@ -44,7 +45,7 @@ export interface LeaderConsoleOptions {
   team: string
   env: NodeJS.ProcessEnv
   input: NodeJS.ReadableStream
-  output: NodeJS.WritableStream & { isTTY?: boolean }
+  output: NodeJS.WritableStream & { isTTY?: boolean; columns?: number }
   control: TeamControl
   lead?: LeadAgent
   /** Why there is no lead agent (shown when the user types text for it). */
@@ -94,7 +95,8 @@ const block = (s: string) => terminalSafe(s).replace(/\n/g, '\n    │ ')
  */
 export class LeaderConsole {
   private readonly queue = new PromptQueue()
-  private ledger: Promise<OrderLedger> | undefined
+  /** The one gate, on the console's own ledger (spawn requests it honoured), apart from the lead agent's. */
+  private gate: Promise<LeadGate> | undefined
   private readonly c
   private watcher: InboxWatcher | undefined
   private dirWatch: fs.FSWatcher | undefined
@@ -156,7 +158,8 @@ export class LeaderConsole {
   }
 
   private line(s: string): void {
-    this.o.output.write(s + '\n')
+    // Wrapped on words to the pane's width now: a TTY's columns follow each resize (SIGWINCH).
+    this.o.output.write(wrapLines(s, this.o.output.isTTY ? this.o.output.columns : undefined) + '\n')
   }
 
   private who(name: string, color?: string): string {
@@ -194,13 +197,14 @@ export class LeaderConsole {
 
   /** `swarm spawn --backend in-process` from another shell: honoured only with the lead's signature. */
   private async spawnRequested(m: InboxMessage, s: Extract<StructuredMessage, { type: 'spawn_request' }>): Promise<void> {
-    if (classifyLeadMessage(m, await resolveLeadVerifyKey(this.o.team, this.o.env), LEAD_NAME) !== 'verified') {
-      this.line(this.c.yellow(`ignored an UNVERIFIED spawn request for ${one(s.name)} (no valid lead signature)`))
+    this.gate ??= LeadGate.open({ team: this.o.team, name: LEAD_NAME, env: this.o.env, ledgerFile: consoleLedgerPath(this.o.team, this.o.env) })
+    const verdict = await (await this.gate).acceptLeadOrder(m)
+    if (verdict === 'replayed') {
+      this.line(this.c.yellow(`ignored a REPLAYED spawn request for ${one(s.name)} (already honoured)`))
       return
     }
-    this.ledger ??= OrderLedger.open(consoleLedgerPath(this.o.team, this.o.env))
-    if (!(await (await this.ledger).claim(m.msg_id!, m.timestamp))) {
-      this.line(this.c.yellow(`ignored a REPLAYED spawn request for ${one(s.name)} (already honoured)`))
+    if (verdict !== 'verified') {
+      this.line(this.c.yellow(`ignored an UNVERIFIED spawn request for ${one(s.name)} (no valid lead signature)`))
       return
     }
     try {
@@ -384,17 +388,5 @@ export class LeaderConsole {
       default:
         return this.line(`unknown command /${cmd} — /help lists them`)
     }
-  }
-}
-
-function toConsoleRequest(r: BrokerRequest): ConsoleRequest {
-  return {
-    id: r.id,
-    kind: r.kind,
-    agent: r.agent,
-    tool: r.toolName,
-    detail: r.kind === 'plan' ? (r.planFilePath ?? r.summary) : r.summary,
-    suggestions: r.suggestions,
-    createdAt: r.createdAt,
   }
 }

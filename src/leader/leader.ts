@@ -14,7 +14,7 @@ import { transcriptPath } from '../agent/transcript.js'
 import { createExecutor } from '../backends/registry.js'
 import type { InProcessExecutor, TeammateMain } from '../backends/types.js'
 import { createPermissionLayer } from '../permissions/requests/client.js'
-import { leadSignerFor } from '../teams/messaging.js'
+import { teamLeadSigner } from '../trust/sign.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { readTeam, updateTeam } from '../teams/team-store.js'
 import { claudeLeadOf } from '../teams/claude-lead.js'
@@ -98,7 +98,7 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
         env,
       )
   const backend = teamBackend(config) ?? 'in-process'
-  const sign = await leadSignerFor(o.team, env)
+  const sign = await teamLeadSigner(o.team, env)
   const client: Anthropic | undefined = modelConfigured(env) ? createModelClient(env) : undefined
   const inProcess: InProcessExecutor | undefined = backend === 'in-process' ? createExecutor('in-process', { env, sign }) : undefined
 

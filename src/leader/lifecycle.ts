@@ -10,8 +10,8 @@ import { stopTeamMembers } from '../supervisor/stop.js'
 import { spawnTeammates, type SpawnTeammateInput } from '../supervisor/teammates.js'
 import type { BackendChoice, PaneExecutor } from '../backends/types.js'
 import { ConflictError, CorruptFileError, NotFoundError } from '../errors.js'
-import { ensureTeamKeys } from '../mailbox/signing.js'
-import { leadSignerFor } from '../teams/messaging.js'
+import { ensureTeamKeys } from '../trust/keys.js'
+import { teamLeadSigner } from '../trust/sign.js'
 import { LEAD_NAME, tasksDir, teamDir } from '../home/paths.js'
 import { removeFromRoster } from '../tasks/roster.js'
 import { deleteTeamFiles, findMember, readTeam, updateTeam } from '../teams/team-store.js'
@@ -29,6 +29,7 @@ import { teamBackend } from '../backends/team-backend.js'
 import { STOPPED_FIELD } from '../backends/directory.js'
 import { claudeLeadAlive, claudeLeadOf } from '../teams/claude-lead.js'
 import { endGoneLeadKeyHolders } from '../supervisor/lead-key-holders.js'
+import { recordLeaderServer } from './leader-server.js'
 
 type Env = NodeJS.ProcessEnv
 
@@ -59,9 +60,10 @@ export async function startTeam(team: string, opts: { backend: BackendChoice; en
   )
   if (detection.backend === 'in-process') return { backend: 'in-process', reason: detection.reason, teammates: [] }
   const config = await readTeam(team, env)
-  const executor = createExecutor(detection.backend, { env, sign: await leadSignerFor(team, env) })
+  const executor = createExecutor(detection.backend, { env, sign: await teamLeadSigner(team, env) })
   const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
   const leader = await executor.ensureSession(team, { argv: defaultLeaderArgv(team), cwd: leadCwd, env: teammateEnv(env, { team, name: LEAD_NAME }) })
+  await recordLeaderServer(team, leader, env)
   const inputs: SpawnTeammateInput[] = config.members
     .filter((m) => m.name !== LEAD_NAME)
     .map((m) => ({
@@ -94,7 +96,7 @@ export interface ResumeReport {
 function stoppedOnPurpose(m: TeamMember): boolean {
   if (m[STOPPED_FIELD] === true) return true
   // isActive false alone counts once the member had a pane (not a never-started --no-start member).
-  return m.agent !== 'claude' && m.isActive === false && (m.tmuxPaneId ?? '') !== '' && m.tmuxPaneId !== 'in-process'
+  return m.ownsInbox !== true && m.isActive === false && (m.tmuxPaneId ?? '') !== '' && m.tmuxPaneId !== 'in-process'
 }
 
 /**
@@ -135,7 +137,7 @@ export async function resumeTeam(team: string, opts: { env: Env }): Promise<Resu
     const stopped = config.members.filter((m) => m.name !== LEAD_NAME && m[STOPPED_FIELD] === true).map((m) => m.name)
     return { backend, leader: 'started', alive: [], respawned: [], stopped, reaped: reaped.killed }
   }
-  const sign = await leadSignerFor(team, env)
+  const sign = await teamLeadSigner(team, env)
   const executor: PaneExecutor = createExecutor(backend, { env, sign })
   const status = await teamStatus(team, { env, executors: { [backend]: executor } })
   const stateOf = (name: string) => status.members.find((r) => r.name === name)?.state
@@ -146,6 +148,7 @@ export async function resumeTeam(team: string, opts: { env: Env }): Promise<Resu
   const reaped = deadNames.length ? await reapTeam(team, env, deadNames) : { killed: [], survivors: [] }
   assertNoneSurvive(team, reaped.survivors, 'nothing was restarted')
   const leader = await executor.ensureLeader(team, { argv: defaultLeaderArgv(team), cwd: leadCwd, env: teammateEnv(env, { team, name: LEAD_NAME }) })
+  await recordLeaderServer(team, leader, env)
   const alive: string[] = []
   const stopped: string[] = []
   const dead: SpawnTeammateInput[] = []
@@ -221,7 +224,7 @@ export async function busyMembers(team: TeamFile, env: Env): Promise<Array<{ nam
     if (m.name === LEAD_NAME) continue
     const state = await readMemberState(team.name, m.name, env).catch(() => undefined)
     // Claude Code writes no state file; it sets isActive on its member entry while it works.
-    if (!state && m.isActive === true && (m.agent === 'claude' || claudeLed)) {
+    if (!state && m.isActive === true && (m.ownsInbox === true || claudeLed)) {
       busy.push({ name: m.name, status: 'working' })
       continue
     }
@@ -298,7 +301,7 @@ export async function deleteTeamFully(
     : { signalled: [] as string[], killed: [] as string[] }
   try {
     // Claude Code's lead holds its own keys: swarm cannot sign for it (and writes no key of its own there).
-    const sign = config && !claudeLead ? await leadSignerFor(team, env).catch(() => undefined) : undefined
+    const sign = config && !claudeLead ? await teamLeadSigner(team, env).catch(() => undefined) : undefined
     if (config)
       report = await stopTeamMembers(team, {
         env,

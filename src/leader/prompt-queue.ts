@@ -1,3 +1,5 @@
+import type { BrokerRequest } from '../permissions/requests/broker.js'
+
 /** A request the human answers at the leader's console. */
 export interface ConsoleRequest {
   id: string
@@ -77,4 +79,17 @@ export class PromptQueue {
 export function shortRequestId(id: string): string {
   const tail = /-([0-9a-f]{4,})$/.exec(id)?.[1]
   return tail ?? id
+}
+
+/** A pending request as the console shows it. */
+export function toConsoleRequest(r: BrokerRequest): ConsoleRequest {
+  return {
+    id: r.id,
+    kind: r.kind,
+    agent: r.agent,
+    tool: r.toolName,
+    detail: r.kind === 'plan' ? (r.planFilePath ?? r.summary) : r.summary,
+    suggestions: r.suggestions,
+    createdAt: r.createdAt,
+  }
 }

@@ -73,8 +73,8 @@ export async function teamReport(team: string, opts: { env?: NodeJS.ProcessEnv; 
     const usage = state?.usage
     const asks = pending.filter((p) => p.agent === m.name).length
     const entry = config.members.find((c) => c.name === m.name)
-    // Only Claude Code sets isActive as it works; for any other command it is swarm's "meant to run".
-    const isActive = entry?.agent === 'claude' || claudeLead ? entry?.isActive : undefined
+    // Only a member on its own inbox (Claude Code) sets isActive as it works; for any other it is swarm's "meant to run".
+    const isActive = entry?.ownsInbox === true || claudeLead ? entry?.isActive : undefined
     // A Claude Code lead runs in its own terminal: its process tells whether it lives.
     const status =
       m.name === LEAD_NAME && claudeLead

@@ -25,25 +25,41 @@ export const PROTECTED_FILES: readonly string[] = [
   'opencode.jsonc',
 ]
 /**
- * Inside an agent's config directory: what makes it run something or grant itself more — Claude
- * Code's settings, agent definitions, commands and swarm's adapter files; the hooks, policies,
- * extensions and plugins of Gemini CLI, Qwen Code, Codex, opencode and pi.
+ * Inside swarm's own project config directory: its settings, agent definitions and adapter files.
+ * The agent CLIs' directories are added by the adapter registry (installAgentConfigDirs).
  */
-export const PROTECTED_INSIDE: Readonly<Record<string, readonly string[]>> = {
-  '.claude': ['settings.json', 'settings.local.json', 'agents', 'commands', 'swarm-agents'],
-  '.gemini': ['settings.json', 'extensions', 'policies', 'commands'],
-  '.qwen': ['settings.json', 'extensions', 'agents', 'commands', 'skills', 'hooks'],
-  '.codex': ['config.toml', 'hooks.json'],
-  '.opencode': ['opencode.json', 'opencode.jsonc', 'plugin', 'plugins', 'agent', 'command', 'tool'],
-  '.pi': ['settings.json', 'extensions'],
+const SWARM_INSIDE: Readonly<Record<string, readonly string[]>> = {
+  '.claude': ['settings.json', 'settings.local.json', 'agents', 'swarm-agents'],
+}
+
+/**
+ * Each agent CLI's project config directory → what inside it makes the CLI run something or grant
+ * itself more (hooks, policies, extensions, plugins). Derived from the adapters' descriptors and
+ * installed by the adapter registry when it loads (sandbox/ sits below adapters/ and cannot read
+ * it); undefined until then, and every reader throws rather than protect a partial list.
+ */
+let inside: Map<string, Set<string>> | undefined
+
+/** Adds agent CLIs' config dirs (the registry's built-ins at load, then each adapter it registers). */
+export function installAgentConfigDirs(dirs: Readonly<Record<string, readonly string[]>>): void {
+  inside ??= new Map(Object.entries(SWARM_INSIDE).map(([d, names]) => [d, new Set(names)]))
+  for (const [dir, names] of Object.entries(dirs)) {
+    const key = dir.toLowerCase()
+    const set = inside.get(key) ?? new Set<string>()
+    for (const n of names) set.add(n.toLowerCase())
+    inside.set(key, set)
+  }
+}
+
+/** Every protected config directory (`.claude`, `.gemini`…) with what inside it is protected. */
+export function protectedInside(): ReadonlyMap<string, ReadonlySet<string>> {
+  if (!inside)
+    throw new Error("swarm: the agent CLIs' protected config directories were never installed (src/adapters/registry.ts installs them when it loads)")
+  return inside
 }
 
 function isProtectedName(name: string, parent: string): boolean {
-  return (
-    PROTECTED_DIRS.includes(name) ||
-    PROTECTED_FILES.includes(name) ||
-    (Object.hasOwn(PROTECTED_INSIDE, parent) && PROTECTED_INSIDE[parent].includes(name))
-  )
+  return PROTECTED_DIRS.includes(name) || PROTECTED_FILES.includes(name) || protectedInside().get(parent)?.has(name) === true
 }
 
 /**
@@ -70,6 +86,7 @@ const SKIP_DIRS = new Set(['node_modules', '.cache', 'dist', 'build', 'target', 
  */
 export function existingProtectedPaths(root: string, depth = PROTECTED_SCAN_DEPTH): string[] {
   const out: string[] = []
+  const configDirs = protectedInside()
   const walk = (dir: string, level: number, parent: string) => {
     let entries: fs.Dirent[]
     try {
@@ -85,7 +102,7 @@ export function existingProtectedPaths(root: string, depth = PROTECTED_SCAN_DEPT
         continue
       }
       // An agent's config directory is looked into at any level the scan reaches: what it protects sits one below.
-      if (!e.isDirectory() || (level >= depth && !Object.hasOwn(PROTECTED_INSIDE, name)) || SKIP_DIRS.has(name)) continue
+      if (!e.isDirectory() || (level >= depth && !configDirs.has(name)) || SKIP_DIRS.has(name)) continue
       walk(full, level + 1, name)
     }
   }

@@ -8,7 +8,7 @@ import { checkAgentType, loadAgentDefinitions } from '../agent/definitions/load.
 import type { AgentDefinition } from '../agent/definitions/types.js'
 import { definedOnly } from '../util/object.js'
 import { BackendUnavailableError, ConflictError, NotFoundError, UsageError } from '../errors.js'
-import { LEAD_VERIFY_KEY_ENV, loadLeadPublicKey } from '../mailbox/signing.js'
+import { LEAD_VERIFY_KEY_ENV, loadLeadPublicKey } from '../trust/keys.js'
 import { LEAD_NAME, validateAgentName, validateName } from '../home/paths.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { addMember, readTeam, updateTeam } from '../teams/team-store.js'
@@ -144,7 +144,7 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
               text: i.prompt,
               summary: 'initial prompt',
               env,
-              ...definedOnly({ recipientAgent: launches[k]?.kind }),
+              ...definedOnly({ recipientOwnsInbox: launches[k]?.ownsInbox }),
             }),
           ]
         : [],
@@ -181,6 +181,8 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
         Object.assign(m, definedOnly({ agentType, model, mode, prompt }))
         if (launches[k]) m.agent = launches[k].kind
         else if (inputs[k].command === undefined && inputs[k].argv === undefined) delete m.agent
+        if (launches[k]?.ownsInbox) m.ownsInbox = true
+        else delete m.ownsInbox
         m.backendType = s.backendType
         m.tmuxPaneId = s.paneId
         m.isActive = true
@@ -289,7 +291,7 @@ async function agentLaunchFor(
   adapter: AgentAdapter | undefined,
   cwd: string,
   env: Env,
-): Promise<{ kind: string; launch: AgentLaunch } | undefined> {
+): Promise<{ kind: string; ownsInbox: boolean; launch: AgentLaunch } | undefined> {
   if (!adapter) return undefined
   const launch = await planAgentLaunch(adapter, {
     team,
@@ -298,7 +300,7 @@ async function agentLaunchFor(
     env,
     ...definedOnly({ prompt: input.prompt, model: input.model, mode: input.mode, resume: input.resume }),
   })
-  return { kind: adapter.kind, launch }
+  return { kind: adapter.kind, ownsInbox: adapter.ownsInbox === true, launch }
 }
 
 async function findAgentDefinition(agentType: string, cwd: string, env: Env): Promise<AgentDefinition | undefined> {

@@ -47,6 +47,8 @@ export interface NewMember {
   maxTokens?: number
   /** The agent CLI adapter it runs (absent: swarm's own agent). */
   agent?: string
+  /** Its adapter consumes its own inbox (TeamMember.ownsInbox). */
+  ownsInbox?: boolean
 }
 
 export interface NewTeam {
@@ -348,6 +350,7 @@ function buildMember(team: string, m: NewMember, defaultCwd: string, joinedAt: n
     ...(m.maxCostUsd !== undefined && { maxCostUsd: m.maxCostUsd }),
     ...(m.maxTokens !== undefined && { maxTokens: m.maxTokens }),
     ...(m.agent !== undefined && { agent: m.agent }),
+    ...(m.ownsInbox === true && { ownsInbox: true }),
   })
 }
 

@@ -37,6 +37,11 @@ export const TeamMember = z.looseObject({
   maxTokens: z.number().int().positive().optional(),
   /** swarm's: the agent CLI it runs (`--agent codex`…; absent = swarm's own agent); Claude Code ignores it. */
   agent: z.string().optional(),
+  /**
+   * swarm's: it reads and consumes its inbox itself and reports its activity in `isActive` (Claude
+   * Code's team protocol) — its adapter's `ownsInbox`, recorded when the member is written.
+   */
+  ownsInbox: z.boolean().optional(),
 })
 export type TeamMember = z.infer<typeof TeamMember>
 

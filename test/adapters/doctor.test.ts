@@ -81,8 +81,8 @@ describe('swarm doctor and agent CLIs', () => {
     const adapters = path.join(dir, '.claude', 'swarm-agents')
     await fs.mkdir(adapters, { recursive: true })
     await fakeCli(path.join(binDir, 'mine-cli'), 'mine 1.2.3')
-    await fs.writeFile(path.join(adapters, 'mine.yaml'), 'command: [mine-cli, "{{prompt}}"]\n')
-    await fs.writeFile(path.join(adapters, 'gone.yaml'), 'binary: gone-cli\ncommand: [gone-cli]\n')
+    await fs.writeFile(path.join(adapters, 'mine.yaml'), 'command: [mine-cli, "{{prompt}}"]\nhookEvents: { Submit: prompt-submit, Done: stop }\n')
+    await fs.writeFile(path.join(adapters, 'gone.yaml'), 'binary: gone-cli\ncommand: [gone-cli]\nhookEvents: { Submit: prompt-submit, Done: stop }\n')
     await fs.writeFile(path.join(adapters, 'liar.yaml'), 'binary: mine-cli\ncommand: [gone-cli]\n')
     const report = (await doctorReport({ SWARM_AGENT_BIN_DIR: binDir })).agents
     expect(report.agents.find((a) => a.kind === 'mine')).toMatchObject({

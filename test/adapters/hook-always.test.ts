@@ -2,6 +2,9 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { codexAdapter } from '../../src/adapters/codex.js'
+import { geminiAdapter } from '../../src/adapters/gemini.js'
+import { piAdapter } from '../../src/adapters/pi.js'
 import { alwaysAllowed, alwaysRulesPath, rememberAlways, shellCommandOf, shellSuggestions } from '../../src/adapters/hook-always.js'
 
 /** The rules an "always" answer leaves for an agent-CLI teammate, decided by swarm's rule engine. */
@@ -15,12 +18,15 @@ beforeEach(async () => {
 afterEach(() => fs.rm(dir, { recursive: true, force: true }))
 
 describe("an agent-CLI teammate's always rules", () => {
-  it('knows the shell tools of the built-in CLIs, and nothing else', () => {
-    expect(shellCommandOf('run_shell_command', { command: 'ls' })).toBe('ls')
-    expect(shellCommandOf('bash', { command: 'ls' })).toBe('ls')
-    expect(shellCommandOf('Bash', { command: 'ls' })).toBe('ls')
-    expect(shellCommandOf('write_file', { command: 'ls' })).toBeUndefined()
-    expect(shellCommandOf('bash', { command: ['ls'] })).toBeUndefined()
+  it("knows each CLI's own shell tools, and nothing else", () => {
+    const shell = (a: { shellTools?: readonly string[] }) => a.shellTools ?? []
+    expect(shellCommandOf(shell(geminiAdapter), 'run_shell_command', { command: 'ls' })).toBe('ls')
+    expect(shellCommandOf(shell(piAdapter), 'bash', { command: 'ls' })).toBe('ls')
+    expect(shellCommandOf(shell(codexAdapter), 'Bash', { command: 'ls' })).toBe('ls')
+    // Another CLI's shell tool is not this one's.
+    expect(shellCommandOf(shell(geminiAdapter), 'bash', { command: 'ls' })).toBeUndefined()
+    expect(shellCommandOf(shell(geminiAdapter), 'write_file', { command: 'ls' })).toBeUndefined()
+    expect(shellCommandOf(shell(piAdapter), 'bash', { command: ['ls'] })).toBeUndefined()
   })
 
   it('keeps the suggested rule and allows what it covers, never a compound command or the control plane', async () => {

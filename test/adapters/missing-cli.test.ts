@@ -22,11 +22,11 @@ describe.skipIf(!hasTmux)('an agent CLI that is not installed', () => {
     fs.mkdirSync(dir, { recursive: true })
     fs.writeFileSync(
       path.join(dir, 'mycli.yaml'),
-      'description: a CLI of the user\nbinary: mycli-not-here\ncommand: [mycli-not-here, "{{prompt}}"]\n',
+      'description: a CLI of the user\nbinary: mycli-not-here\ncommand: [mycli-not-here, "{{prompt}}"]\nhookEvents: { Submit: prompt-submit, Done: stop }\n',
     )
     // What is looked for is the program the command runs: no `binary:`, or a path that is not there.
-    fs.writeFileSync(path.join(dir, 'nobin.yaml'), 'command: [nobin-not-here, "{{prompt}}"]\n')
-    fs.writeFileSync(path.join(dir, 'abs.yaml'), 'command: [/nonexistent/abs-cli, "{{prompt}}"]\n')
+    fs.writeFileSync(path.join(dir, 'nobin.yaml'), 'command: [nobin-not-here, "{{prompt}}"]\nhookEvents: { Submit: prompt-submit, Done: stop }\n')
+    fs.writeFileSync(path.join(dir, 'abs.yaml'), 'command: [/nonexistent/abs-cli, "{{prompt}}"]\nhookEvents: { Submit: prompt-submit, Done: stop }\n')
     // `binary: sh` is installed, but the command runs another program: the file is refused.
     fs.writeFileSync(path.join(dir, 'liar.yaml'), 'binary: sh\ncommand: [liar-not-here, "{{prompt}}"]\n')
     expect((await sb.swarm(['team', 'create', 't', '--no-start', '--cwd', sb.project])).code).toBe(0)

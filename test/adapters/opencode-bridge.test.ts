@@ -2,7 +2,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Courier } from '../../src/adapters/courier.js'
-import { setStatus } from '../../src/adapters/hook.js'
+import { runHook, setStatus } from '../../src/adapters/hook.js'
 import { OpencodeApi } from '../../src/adapters/opencode-api.js'
 import { OpencodeBridge } from '../../src/adapters/opencode-bridge.js'
 import { opencodeAdapter } from '../../src/adapters/opencode.js'
@@ -118,7 +118,13 @@ describe('opencode: the courier types over its HTTP API, its event stream runs t
     fake = await fakeOpencode(opts)
     await setStatus({ team: 't', name: 'oc', env: t.env }, 'starting', 'opencode') // as its pane wrapper does
     const api = new OpencodeApi(fake.url)
-    const bridge = new OpencodeBridge({ team: 't', name: 'oc', agent: 'opencode', api, env: t.env })
+    const bridge = new OpencodeBridge({
+      team: 't',
+      name: 'oc',
+      api,
+      env: t.env,
+      runHook: (h) => runHook({ ...h, team: 't', name: 'oc', agent: 'opencode', env: t.env }),
+    })
     const courier = new Courier({
       team: 't',
       name: 'oc',

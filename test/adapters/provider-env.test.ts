@@ -26,7 +26,7 @@ beforeEach(async () => {
   await fs.mkdir(path.join(h.project, '.claude', 'swarm-agents'), { recursive: true })
   await fs.writeFile(
     path.join(h.project, '.claude', 'swarm-agents', 'needy.yaml'),
-    "binary: sh\ncommand: [sh, -c, 'sleep 600']\nrequiredEnv: { anyOf: [NEEDY_KEY], without: refuse }\n",
+    "binary: sh\ncommand: [sh, -c, 'sleep 600']\nrequiredEnv: { anyOf: [NEEDY_KEY], without: refuse }\nhookEvents: { Submit: prompt-submit, Done: stop }\n",
   )
 })
 afterEach(async () => {

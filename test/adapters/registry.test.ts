@@ -106,7 +106,7 @@ describe('adapter registry', () => {
   it('keeps adapter files inside the config dir', async () => {
     await fs.writeFile(
       path.join(dir, 'project', '.claude', 'swarm-agents', 'escape.yaml'),
-      'binary: x\ncommand: [x]\nfiles:\n  - { path: ../../evil, text: hi }\n',
+      'binary: x\ncommand: [x]\nhookEvents: { Submit: prompt-submit, Done: stop }\nfiles:\n  - { path: ../../evil, text: hi }\n',
     )
     const adapter = await resolveAdapter('escape', { cwd: path.join(dir, 'project'), env })
     await expect(planAgentLaunch(adapter!, { team: 't1', name: 'bob', cwd: dir, env })).rejects.toThrow(/leaves the teammate's config dir/)
@@ -117,7 +117,15 @@ describe('adapter registry', () => {
     ["command: ['{{env:MYCLI}}', x]\n", 'command.0: the first word is the program swarm checks before starting it and cannot hold a placeholder'],
     ['command: [bin/mycli]\n', 'command.0: "bin/mycli" is a relative path'],
     ['command: [mycli]\nresumeCommand: [other, --continue]\n', 'resumeCommand.0: "other" is not the program command runs ("mycli")'],
-  ])('refuses a file whose program is not what its command runs: %j', async (text, message) => {
+    // A CLI that could never be delivered to, or a launcher whose real program the preflight cannot see.
+    ['command: [mycli]\nhookEvents: { Submit: prompt-submit }\n', 'hookEvents: no CLI event is mapped to stop'],
+    ['command: [mycli]\nhookEvents: { Done: stop }\n', 'hookEvents: no CLI event is mapped to prompt-submit'],
+    [
+      'command: [mycli]\nhookEvents: { Submit: prompt-submit, Done: stop }\ndelivery: { method: paste, confirm: screen }\n',
+      'delivery.confirm: screen cannot tell',
+    ],
+    ['command: [npx, -y, mycli]\nhookEvents: { Submit: prompt-submit, Done: stop }\n', 'requires: command runs "npx"'],
+  ])('refuses a file whose program is not what its command runs, or that could never deliver: %j', async (text, message) => {
     await fs.writeFile(path.join(dir, 'project', '.claude', 'swarm-agents', 'prog.yaml'), text)
     const err = await resolveAdapter('prog', { cwd: path.join(dir, 'project'), env }).catch((e: unknown) => e)
     expect(err).toMatchObject({ code: 'SWARM_CORRUPT_FILE' })
@@ -126,8 +134,11 @@ describe('adapter registry', () => {
 
   it("takes the command's first word as the program; binary may repeat it or its file name", async () => {
     const adapters = path.join(dir, 'project', '.claude', 'swarm-agents')
-    await fs.writeFile(path.join(adapters, 'plain.yaml'), 'command: [mycli, go]\n')
-    await fs.writeFile(path.join(adapters, 'abs.yaml'), 'binary: mycli\ncommand: [/opt/x/mycli]\nresumeCommand: [/opt/x/mycli, --continue]\n')
+    await fs.writeFile(path.join(adapters, 'plain.yaml'), 'command: [mycli, go]\nhookEvents: { Submit: prompt-submit, Done: stop }\n')
+    await fs.writeFile(
+      path.join(adapters, 'abs.yaml'),
+      'binary: mycli\ncommand: [/opt/x/mycli]\nresumeCommand: [/opt/x/mycli, --continue]\nhookEvents: { Submit: prompt-submit, Done: stop }\n',
+    )
     const lookup = { cwd: path.join(dir, 'project'), env }
     expect((await resolveAdapter('plain', lookup))?.binary).toBe('mycli')
     expect((await resolveAdapter('abs', lookup))?.binary).toBe('/opt/x/mycli')

@@ -60,11 +60,15 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
     expect(t('list-sessions', '-F', '#{session_name}').trim()).toBe('swarm-crew')
     expect((await tmux.ensureSession('crew', { argv: ['sleep', '600'], cwd: root })).created).toBe(false)
     for (let i = 0; i < 20; i++) await start(`m${i}`, ['record', path.join(root, `m${i}.json`)])
-    const rows = panes('#{pane_id} #{pane_left} #{pane_top} #{@agent_name}')
+    const rows = panes('#{pane_id} #{pane_left} #{pane_top} #{@agent_name} #{window_name}')
     expect(rows).toHaveLength(21)
-    const [leader] = rows.filter((r) => r.endsWith(' team-lead'))
+    const [leader] = rows.filter((r) => r.includes(' team-lead '))
     expect(leader.split(' ').slice(1, 3)).toEqual(['0', '1'])
-    expect(rows.filter((r) => !r.endsWith(' team-lead')).every((r) => Number(r.split(' ')[1]) > 0)).toBe(true)
+    // Beside the leader as many as fit at 220×60 (8 of 6 rows), the others in the team's second window.
+    const beside = rows.filter((r) => !r.includes(' team-lead ') && r.endsWith(' crew'))
+    expect(beside).toHaveLength(8)
+    expect(beside.every((r) => Number(r.split(' ')[1]) > 0)).toBe(true)
+    expect(rows.filter((r) => r.endsWith(' crew+'))).toHaveLength(12)
   })
 
   it('titles, colours and tags each pane, logs its output from the first byte, keeps a dead pane', async () => {

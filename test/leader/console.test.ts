@@ -7,7 +7,8 @@ import { encodeStructured } from '../../src/mailbox/messages.js'
 import type { InboxMessage } from '../../src/mailbox/types.js'
 import { answerRequest } from '../../src/permissions/requests/broker.js'
 import { permissionSuggestions } from '../../src/permissions/rules/suggest.js'
-import { ensureTeamKeys, classifyLeadMessage, loadLeadPublicKey } from '../../src/mailbox/signing.js'
+import { ensureTeamKeys, loadLeadPublicKey } from '../../src/trust/keys.js'
+import { verifyLeadMessage } from '../../src/trust/swarm-scheme.js'
 import { readResolved, writePending } from '../../src/permissions/requests/store.js'
 import { inboxPath } from '../../src/home/paths.js'
 import { createTask } from '../../src/tasks/task-store.js'
@@ -103,7 +104,7 @@ describe('the leader console', () => {
     // The answers reached the teammates as signed permission_responses.
     const key = await loadLeadPublicKey(TEAM, env)
     const [toBob] = (await readInbox(inboxPath(TEAM, 'bob', env))).filter((m) => m.text.includes('permission_response'))
-    expect(classifyLeadMessage(toBob, key, 'bob')).toBe('verified')
+    expect(verifyLeadMessage(key, toBob, 'bob')).toBe(true)
     // Shown messages are marked read (no lead agent to hand them to).
     expect((await readInbox(inboxPath(TEAM, 'team-lead', env))).every((m) => m.read)).toBe(true)
     c.close()
@@ -193,7 +194,7 @@ describe('the leader console', () => {
     await c.waitFor('→ alice')
     const [m] = await readInbox(inboxPath(TEAM, 'alice', env))
     expect(m).toMatchObject({ from: 'team-lead', text: 'please look at the logs' })
-    expect(classifyLeadMessage(m, await loadLeadPublicKey(TEAM, env), 'alice')).toBe('verified')
+    expect(verifyLeadMessage(await loadLeadPublicKey(TEAM, env), m, 'alice')).toBe(true)
     c.type('/spawn carol Explore -- map the repo')
     await c.waitFor('started carol')
     c.type('/kill bob now')

@@ -27,7 +27,7 @@ const swarm = async (...args: string[]) => {
 
 beforeEach(async () => {
   h = isolatedHome('swarm-consumed-')
-  await createTeam({ name: 'crew', members: [{ name: 'cc', agent: 'claude' }, { name: 'bob' }] }, h.env)
+  await createTeam({ name: 'crew', members: [{ name: 'cc', agent: 'claude', ownsInbox: true }, { name: 'bob' }] }, h.env)
 })
 afterEach(async () => {
   await h.cleanup()

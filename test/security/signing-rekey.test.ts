@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest'
 import { readMemberState } from '../../src/store/member-state.js'
-import { leadKeyPath, leadPublicKeyPath } from '../../src/mailbox/signing.js'
+import { leadKeyPath, leadPublicKeyPath } from '../../src/trust/keys.js'
 import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { isAlive } from '../../src/process/liveness.js'
 import { sandbox, type Sandbox } from '../e2e/helpers.js'

@@ -13,7 +13,9 @@ export function bashCliAdapter(script: string, o: { env?: Record<string, string>
     "command: ['bash', '{{configDir}}/probe.sh']",
     ...(o.env ? [`env: ${JSON.stringify(o.env)}`] : []),
     `files: ${JSON.stringify(files)}`,
-    'delivery: { method: paste, settleMs: 100, confirm: screen }',
+    // Its hooks are never called: nothing is delivered after its first prompt (in its argv).
+    'delivery: { method: paste, settleMs: 100, confirm: hook }',
+    'hookEvents: { Submit: prompt-submit, Done: stop }',
     'quit: { signal: SIGTERM, graceMs: 1000 }',
     '',
   ].join('\n')

@@ -4,7 +4,7 @@ import { afterEach, expect, it } from 'vitest'
 import { createExecutor } from '../../src/backends/registry.js'
 import type { InProcessExecutor } from '../../src/backends/types.js'
 import { LeaderControl } from '../../src/leader/control.js'
-import { leadSignerFor } from '../../src/teams/messaging.js'
+import { teamLeadSigner } from '../../src/trust/sign.js'
 import { addMember, createTeam, readTeam } from '../../src/teams/team-store.js'
 import { listTeamWorktrees, teardownWorktrees } from '../../src/worktrees/team-worktrees.js'
 import { GIT_ENV, initRepo } from './git-repo.js'
@@ -31,7 +31,7 @@ it('an in-process teammate spawned with a worktree (explicitly, or by its defini
     path.join(repo, '.claude/agents/isolated.md'),
     '---\nname: isolated\ndescription: works alone\nisolation: worktree\n---\nYou work alone.\n',
   )
-  const sign = await leadSignerFor('crew', env)
+  const sign = await teamLeadSigner('crew', env)
   inProcess = createExecutor('in-process', { env, sign })
   const seen = new Map<string, string>()
   const control = new LeaderControl({

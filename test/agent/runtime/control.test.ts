@@ -4,10 +4,10 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { readMemberState } from '../../../src/store/member-state.js'
 import { appendMessage, appendMessages } from '../../../src/mailbox/inbox.js'
-import { withLeadSignature } from '../../../src/mailbox/lead-signature.js'
+import { signEntry, teamLeadSigner } from '../../../src/trust/sign.js'
 import { encodeStructured } from '../../../src/mailbox/messages.js'
 import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
-import { leadSignerFor, sendTeamMessage } from '../../../src/teams/messaging.js'
+import { sendTeamMessage } from '../../../src/teams/messaging.js'
 import { inboxPath, LEAD_NAME } from '../../../src/home/paths.js'
 import {
   TEAM,
@@ -140,12 +140,9 @@ describe('shutdown', () => {
   it('a message and a signed shutdown_request in one batch while idle: the message gets its turn first, then shutdown', async () => {
     loopback.setScenario({ agents: { alice: [{ text: 'Handled the message.' }, { text: 'Bye.' }] } })
     const alice = await start()
-    const sign = await leadSignerFor(TEAM, fx.env)
+    const sign = await teamLeadSigner(TEAM, fx.env)
     const order = { from: LEAD_NAME, text: shutdownText('sd-batch'), timestamp: new Date().toISOString(), msg_id: randomUUID() }
-    await appendMessages(inboxPath(TEAM, 'alice', fx.env), [
-      { from: 'bob', text: 'last request before you go' },
-      withLeadSignature(order, sign, 'alice'),
-    ])
+    await appendMessages(inboxPath(TEAM, 'alice', fx.env), [{ from: 'bob', text: 'last request before you go' }, signEntry(order, sign, 'alice')])
     expect(await alice.done).toBe(0)
     const reqs = modelRequests(loopback, 'alice')
     expect(messageText(requestMessages(reqs[0]).at(-1))).toContain('last request before you go')

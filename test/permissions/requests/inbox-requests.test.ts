@@ -1,9 +1,10 @@
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { formatClaudeVerifyKey, parseClaudeVerifyKey, verifyClaudeLeadEntry } from '../../../src/mailbox/claude-lead-sig.js'
+import { parseClaudeVerifyKey, verifyClaudeLeadEntry } from '../../../src/trust/claude-scheme.js'
 import { appendMessage, readInbox } from '../../../src/mailbox/inbox.js'
 import { encodeStructured, parseStructured } from '../../../src/mailbox/messages.js'
-import { loadLeadPrivateKey } from '../../../src/mailbox/signing.js'
+import { loadLeadPrivateKey } from '../../../src/trust/keys.js'
+import { claudeVerifyKeyFor } from '../../../src/trust/sign.js'
 import { inboxPath } from '../../../src/home/paths.js'
 import { answerRequest, listRequests } from '../../../src/permissions/requests/broker.js'
 import { createTeam } from '../../../src/teams/team-store.js'
@@ -59,7 +60,7 @@ describe("Claude Code teammates' permission requests join the broker's queue", (
       tool_use_id: 'toolu_01',
     })
     expect(entry!.leadSig).toBeDefined()
-    const key = parseClaudeVerifyKey(formatClaudeVerifyKey(await loadLeadPrivateKey(TEAM, env), Date.now()))
+    const key = parseClaudeVerifyKey(claudeVerifyKeyFor(await loadLeadPrivateKey(TEAM, env), 'cc', Date.now()))
     expect(verifyClaudeLeadEntry(key, entry!)).toBe(true)
     // Answered: the inbox copy is not queued again.
     expect((await listRequests(TEAM, { env })).requests).toEqual([])
