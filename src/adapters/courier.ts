@@ -9,7 +9,7 @@
  */
 import { appendFile } from 'node:fs/promises'
 import path from 'node:path'
-import { readAgentState } from '../agent/state.js'
+import { readMemberState } from '../store/member-state.js'
 import { errorMessage } from '../errors.js'
 import { agentDir, inboxPath } from '../home/paths.js'
 import { markRead } from '../mailbox/inbox.js'
@@ -136,7 +136,7 @@ export class Courier {
 
   /** Idle, or (first prompt not in argv) the CLI has started its session. */
   private async ready(): Promise<boolean> {
-    const state = await readAgentState(this.o.team, this.o.name, this.o.env).catch(() => undefined)
+    const state = await readMemberState(this.o.team, this.o.name, this.o.env).catch(() => undefined)
     if (state?.status === 'idle') return true
     if (state?.status === 'starting' && !this.o.promptInArgv) {
       const log = await readHookLog(this.o.team, this.o.name, this.o.env)

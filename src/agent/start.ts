@@ -22,7 +22,8 @@ import { createOutput, type AgentOutput } from './render.js'
 import { LeadGate, type LeadVerdict } from '../trust/gate.js'
 import { teamLeadSigner, type LeadSignFn } from '../trust/sign.js'
 import { TeammateRuntime, type RuntimeOptions, type TurnLog } from './runtime.js'
-import { AgentStateFile, readAgentState, statePath } from './state.js'
+import { readMemberState } from '../store/member-state.js'
+import { AgentStateFile } from './state.js'
 import { allowAll, type AnyTool, type PermissionCheck } from './tool.js'
 import type { StructuredMessage } from '../mailbox/messages.js'
 import type { BashSandbox } from '../sandbox/types.js'
@@ -152,17 +153,24 @@ export async function assembleAgent(
   const transcript = new Transcript(transcriptPath(opts.team, opts.name, env))
   const messages = opts.resume ? rebuildConversation(await readTranscript(transcript.file)) : []
   // --resume continues the same agent: what it spent so far stays counted.
-  const before = opts.resume ? await readAgentState(opts.team, opts.name, env).catch(() => undefined) : undefined
+  const before = opts.resume ? await readMemberState(opts.team, opts.name, env).catch(() => undefined) : undefined
   // A raised budget (state.json, on --resume) beats what the flags, the config and the definition say.
   const budget = firstLimit(before?.budget, { maxCostUsd: opts.maxCostUsd, maxTokens: opts.maxTokens }, member, def)
-  const state = new AgentStateFile(statePath(opts.team, opts.name, env), {
-    pid: process.pid,
-    status: 'starting',
-    model,
-    modelSource: source,
-    mode: mode.data,
-    ...(before?.usage ? { usage: before.usage, costUsd: before.costUsd, turns: before.turns } : {}),
-    ...(budget.maxCostUsd !== undefined || budget.maxTokens !== undefined ? { budget } : {}),
+  // A new run: its record starts afresh (what --resume carries over is in it).
+  const state = new AgentStateFile({
+    team: opts.team,
+    name: opts.name,
+    env,
+    fresh: true,
+    initial: {
+      pid: process.pid,
+      status: 'starting',
+      model,
+      modelSource: source,
+      mode: mode.data,
+      ...(before?.usage ? { usage: before.usage, costUsd: before.costUsd, turns: before.turns } : {}),
+      ...(budget.maxCostUsd !== undefined || budget.maxTokens !== undefined ? { budget } : {}),
+    },
   })
   await state.update({})
   await transcript.append({ kind: 'start', model, mode: mode.data, resume: Boolean(opts.resume), pid: process.pid })

@@ -3,7 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import readline from 'node:readline'
 import pc from 'picocolors'
-import { readAgentState } from '../agent/state.js'
+import { readMemberState } from '../store/member-state.js'
 import { cachedShare, percent } from '../agent/pricing.js'
 import { selectBackend } from '../backends/detect.js'
 import { systemDetectInputs } from '../backends/detect.js'
@@ -223,7 +223,7 @@ async function waitAllIdle(env: NodeJS.ProcessEnv, ms: number): Promise<void> {
   const deadline = Date.now() + ms
   const names = (await readTeam(TEAM, env)).members.map((m) => m.name).filter((n) => n !== LEAD_NAME)
   while (Date.now() < deadline) {
-    const states = await Promise.all(names.map((n) => readAgentState(TEAM, n, env).catch(() => undefined)))
+    const states = await Promise.all(names.map((n) => readMemberState(TEAM, n, env).catch(() => undefined)))
     if (states.every((s) => s && (s.status === 'idle' || s.status === 'exited'))) return
     await delay(50)
   }
@@ -244,7 +244,7 @@ async function summarize(
   for (const m of config.members) {
     const file = inboxPath(TEAM, m.name, env)
     messages += (await readInbox(file)).length + (await readArchive(file).catch(() => [])).length
-    const state = await readAgentState(TEAM, m.name, env).catch(() => undefined)
+    const state = await readMemberState(TEAM, m.name, env).catch(() => undefined)
     tokens.input += state?.usage?.inputTokens ?? 0
     tokens.output += state?.usage?.outputTokens ?? 0
     tokens.cacheRead += state?.usage?.cacheReadTokens ?? 0

@@ -3,7 +3,7 @@ import type Anthropic from '@anthropic-ai/sdk'
 import { createModelClient, modelConfigured } from '../agent/client.js'
 import { createOutput } from '../agent/render.js'
 import { assembleAgent } from '../agent/start.js'
-import { AgentStateFile, statePath } from '../agent/state.js'
+import { updateMemberState } from '../store/member-state.js'
 import { coordinatorPrompt, workerScratchpadNote } from '../agent/subagents/coordinator-prompt.js'
 import type { Delegation } from '../agent/subagents/delegation.js'
 import { allowInScratchpad, ensureScratchpad } from '../agent/subagents/scratchpad.js'
@@ -118,8 +118,9 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
   const abort = new AbortController()
   onAbort(o.signal, () => abort.abort())
 
-  const leaderState = new AgentStateFile(statePath(o.team, LEAD_NAME, env), { pid: process.pid, status: 'idle' })
-  await leaderState.update({})
+  // Merged into team-lead's record, never over it: the lead agent (this process too) keeps its
+  // model, usage and cost there, which its next --resume starts from.
+  await updateMemberState(o.team, LEAD_NAME, { pid: process.pid, status: 'idle', detail: undefined }, env, { create: true })
 
   // An in-process team lives in this process: (re)start every teammate, resuming its conversation —
   // except those stopped with `swarm kill` (`team resume` names them; `swarm spawn` starts them again).
@@ -213,6 +214,6 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
       await Promise.all(ids.map((id) => inProcess.terminate(id, 'the leader is leaving', { timeoutMs: LEAVE_GRACE_MS }).catch(() => undefined)))
       await inProcess.killAll()
     }
-    await leaderState.update({ status: 'exited' })
+    await updateMemberState(o.team, LEAD_NAME, { status: 'exited' }, env)
   }
 }

@@ -1,5 +1,5 @@
 import fs from 'node:fs/promises'
-import { readAgentState } from '../agent/state.js'
+import { readMemberState } from '../store/member-state.js'
 import { transcriptPath } from '../agent/transcript.js'
 import { defaultLeaderArgv, defaultTeammateArgv, teammateEnv } from '../backends/launch.js'
 import { systemDetectInputs } from '../backends/detect.js'
@@ -222,7 +222,7 @@ export async function busyMembers(team: TeamFile, env: Env): Promise<Array<{ nam
   const claudeLed = claudeLeadOf(team) !== undefined
   for (const m of team.members) {
     if (m.name === LEAD_NAME) continue
-    const state = await readAgentState(team.name, m.name, env).catch(() => undefined)
+    const state = await readMemberState(team.name, m.name, env).catch(() => undefined)
     // Claude Code writes no state file; it sets isActive on its member entry while it works.
     if (!state && m.isActive === true && (m.ownsInbox === true || claudeLed)) {
       busy.push({ name: m.name, status: 'working' })
@@ -318,7 +318,7 @@ export async function deleteTeamFully(
     }
     // An in-process team lives inside its leader process: stop that process (and its children).
     // Found by its lock file, so a corrupt config does not hide it.
-    const lead = config ? await readAgentState(team, LEAD_NAME, env).catch(() => undefined) : undefined
+    const lead = config ? await readMemberState(team, LEAD_NAME, env).catch(() => undefined) : undefined
     await stopLeaderProcess(team, env, lead?.status !== 'exited' ? lead?.pid : undefined)
   } finally {
     clearInterval(ticker)
@@ -383,7 +383,7 @@ export async function removeTeammate(
 async function agentStopped(team: string, name: string, env: Env, waitMs: number): Promise<boolean> {
   const deadline = Date.now() + waitMs
   for (;;) {
-    const state = await readAgentState(team, name, env).catch(() => undefined)
+    const state = await readMemberState(team, name, env).catch(() => undefined)
     if (!state || state.status === 'exited' || state.status === 'dead' || state.pid === undefined || !isAlive(state.pid)) return true
     if (Date.now() >= deadline) return false
     await delay(100)

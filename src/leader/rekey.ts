@@ -6,7 +6,7 @@ import { leadKeyPath, loadLeadPrivateKey, replaceTeamKeys } from '../trust/keys.
 import { claudeVerifyKeyFor, leadSigner, signAddressed } from '../trust/sign.js'
 import { moveAside } from '../util/fs.js'
 import { createExecutor } from '../backends/registry.js'
-import { readAgentState } from '../agent/state.js'
+import { readMemberState } from '../store/member-state.js'
 import { backendOf } from '../backends/directory.js'
 import { isAlive } from '../process/liveness.js'
 import type { TeamFile, TeamMember } from '../teams/types.js'
@@ -74,7 +74,7 @@ export async function rekeyTeam(team: string, env: NodeJS.ProcessEnv = process.e
 /** The teammates whose process runs (its state file's pid lives), holding the old public key; an in-process one's pid is its leader's. */
 async function runningTeammates(config: TeamFile, env: NodeJS.ProcessEnv): Promise<TeamMember[]> {
   const states = await Promise.all(
-    config.members.map(async (m) => (m.name === LEAD_NAME ? undefined : await readAgentState(config.name, m.name, env).catch(() => undefined))),
+    config.members.map(async (m) => (m.name === LEAD_NAME ? undefined : await readMemberState(config.name, m.name, env).catch(() => undefined))),
   )
   return config.members.filter((_, i) => {
     const s = states[i]

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import fs from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { readAgentState } from '../../src/agent/state.js'
+import { readMemberState } from '../../src/store/member-state.js'
 import { inboxPath } from '../../src/home/paths.js'
 import { createEntry } from '../../src/mailbox/entry.js'
 import { appendMessage, readInbox } from '../../src/mailbox/inbox.js'
@@ -38,14 +38,14 @@ useAgentTeam({
   onReady: (t) => ({ fx } = t),
 })
 
-const budgetOf = async (name: string) => (await readAgentState(TEAM, name, fx.env))?.budget?.maxCostUsd
+const budgetOf = async (name: string) => (await readMemberState(TEAM, name, fx.env))?.budget?.maxCostUsd
 const budget = (addUsd: number) =>
   encodeStructured({ type: 'budget_update', from: 'team-lead', addUsd, scope: 'member', timestamp: new Date().toISOString() })
 
 /** A teammate process (its budget $1, from the roster), once it is idle. */
 async function start(name: string, args: string[] = []): Promise<ChildAgent> {
   const a = startSwarmAgent(fx, TEAM, name, args)
-  await waitFor(`${name} idle`, async () => (await readAgentState(TEAM, name, fx.env))?.status === 'idle', 15_000, { output: a.output })
+  await waitFor(`${name} idle`, async () => (await readMemberState(TEAM, name, fx.env))?.status === 'idle', 15_000, { output: a.output })
   return a
 }
 

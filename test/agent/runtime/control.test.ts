@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { readAgentState } from '../../../src/agent/state.js'
+import { readMemberState } from '../../../src/store/member-state.js'
 import { appendMessage, appendMessages } from '../../../src/mailbox/inbox.js'
 import { signEntry, teamLeadSigner } from '../../../src/trust/sign.js'
 import { encodeStructured } from '../../../src/mailbox/messages.js'
@@ -32,7 +32,7 @@ useAgentTeam({ team: (l) => makeFixture(l, [{ name: 'alice' }, { name: 'bob' }])
 
 const start = async (name = 'alice', opts: Parameters<typeof startAgent>[2] = {}) => {
   const a = await startAgent(fx, name, opts)
-  await waitFor(`${name} to start idle`, async () => (await readAgentState(TEAM, name, fx.env))?.status === 'idle', 10_000, { output: a.out })
+  await waitFor(`${name} to start idle`, async () => (await readMemberState(TEAM, name, fx.env))?.status === 'idle', 10_000, { output: a.out })
   return a
 }
 const shutdownText = (requestId: string, from = LEAD_NAME) =>
@@ -48,7 +48,7 @@ describe('shutdown', () => {
     expect(await alice.done).toBe(0)
     const approved = await leadStructured(fx, 'shutdown_approved', 'alice')
     expect(approved).toEqual([expect.objectContaining({ requestId: 'sd-1', from: 'alice' })])
-    expect((await readAgentState(TEAM, 'alice', fx.env))?.status).toBe('exited')
+    expect((await readMemberState(TEAM, 'alice', fx.env))?.status).toBe('exited')
     expect((await inbox(fx, 'alice')).every((m) => m.read)).toBe(true)
     expect(modelRequests(loopback)).toHaveLength(0)
   })
@@ -264,7 +264,7 @@ describe('abort', () => {
     const ms = Date.now() - t0
     expect(ms).toBeLessThan(10_000) // the stream alone would take ~30 s more
     await waitFor('the server to see the client go', () => modelRequests(loopback, 'alice')[0].clientClosed)
-    expect((await readAgentState(TEAM, 'alice', fx.env))?.status).toBe('exited')
+    expect((await readMemberState(TEAM, 'alice', fx.env))?.status).toBe('exited')
     expect(await idleCount()).toBe(0)
     expect((await inbox(fx, 'alice')).find((m) => m.text === 'talk a lot')?.read).toBe(false)
   })
@@ -307,14 +307,14 @@ describe('mode_set_request', () => {
     await sendTeamMessage({ team: TEAM, from: 'bob', to: 'alice', text: 'hello again', env: fx.env })
     await waitFor('the second turn', () => modelRequests(loopback, 'alice').length === 2, 10_000, { output: alice.out })
     expect(toolsOf(1)).not.toContain('ExitPlanMode')
-    expect((await readAgentState(TEAM, 'alice', fx.env))?.mode).toBe('default')
+    expect((await readMemberState(TEAM, 'alice', fx.env))?.mode).toBe('default')
     await sendTeamMessage({
       team: TEAM,
       to: 'alice',
       text: encodeStructured({ type: 'mode_set_request', mode: 'plan', from: LEAD_NAME }),
       env: fx.env,
     })
-    await waitFor('plan mode', async () => (await readAgentState(TEAM, 'alice', fx.env))?.mode === 'plan', 10_000, { output: alice.out })
+    await waitFor('plan mode', async () => (await readMemberState(TEAM, 'alice', fx.env))?.mode === 'plan', 10_000, { output: alice.out })
     await sendTeamMessage({ team: TEAM, from: 'bob', to: 'alice', text: 'and again', env: fx.env })
     await waitFor('the third turn', () => modelRequests(loopback, 'alice').length === 3, 10_000, { output: alice.out })
     expect(toolsOf(2)).toContain('ExitPlanMode')

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import Anthropic from '@anthropic-ai/sdk'
 import { describe, expect, it } from 'vitest'
-import { readAgentState } from '../../../src/agent/state.js'
+import { readMemberState } from '../../../src/store/member-state.js'
 import { runSubagent } from '../../../src/agent/subagents/fresh.js'
 import { allowAll, runTool, type AnyTool, type ToolContext } from '../../../src/agent/tool.js'
 import { allTools } from '../../../src/agent/tool-registry.js'
@@ -349,7 +349,7 @@ describe('assembleAgent', () => {
       output: alice.out,
     })
     expect(controls).toEqual(['mode_set_request'])
-    expect((await readAgentState(TEAM, 'alice', fx.env))?.mode).toBe('plan')
+    expect((await readMemberState(TEAM, 'alice', fx.env))?.mode).toBe('plan')
     expect(alice.out()).toContain('mode set to plan by team-lead')
 
     await alice.stop()
