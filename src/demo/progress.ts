@@ -1,4 +1,4 @@
-import { readAgentState } from '../agent/state.js'
+import { readMemberState } from '../store/member-state.js'
 import { readArchive } from '../mailbox/archive.js'
 import { readInbox } from '../mailbox/inbox.js'
 import { parseStructured } from '../mailbox/messages.js'
@@ -69,7 +69,7 @@ export class DemoProgress {
     else if (Date.now() - this.lastChange >= HEARTBEAT_MS) {
       this.lastChange = Date.now()
       const states = await Promise.all(
-        this.members.map(async (n) => `${n} ${(await readAgentState(this.team, n, this.env).catch(() => undefined))?.status ?? 'starting'}`),
+        this.members.map(async (n) => `${n} ${(await readMemberState(this.team, n, this.env).catch(() => undefined))?.status ?? 'starting'}`),
       )
       this.say(`still waiting (${Math.round((Date.now() - this.started) / 1000)} s): ${states.join(', ')}`)
     }
