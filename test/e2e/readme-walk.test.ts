@@ -76,6 +76,16 @@ describe.skipIf(!hasTmux)('the README quick start', () => {
     expect(lines.length).toBeGreaterThanOrEqual(8)
     let team: string | undefined
     for (const line of lines) {
+      if (line === 'swarm demo') {
+        // In a terminal the demo asks before its one command runs: the newcomer says yes.
+        const before = prompts('shell2')
+        type('shell2', line)
+        await waitFor("the demo's question", () => /approve\? \[Y\/n\]/.test(screen('shell2')), 120_000, { output: () => screen('shell2') })
+        type('shell2', 'y')
+        await waitFor('the demo to finish', () => prompts('shell2') > before, 120_000, { output: () => screen('shell2') })
+        expect(screen('shell2')).toMatch(/verdict\s+Review of src\/slug\.js: PASS/)
+        continue
+      }
       if (/^swarm model serve\b/.test(line)) {
         // Shell 1 runs the model; it prints the lines to export.
         type('shell1', line)
