@@ -8,13 +8,15 @@ import { defineConfig } from 'vitest/config'
 const UNIT = [
   'test/permissions/rules/**/*.test.ts',
   'test/agent/{definitions,tool,tool-filter,file-tools,search-tools}.test.ts',
-  'test/mailbox/{archive,bell,inbox-tail,inbox,signing,fence-token,order-ledger,claude-lead-sig}.test.ts',
+  'test/mailbox/{archive,bell,inbox-tail,inbox,fence-token}.test.ts',
+  'test/trust/{keys,swarm-scheme,claude-scheme,ledger,gate}.test.ts',
   'test/loopback-model/**/*.test.ts',
   'test/backends/detect.test.ts',
   'test/security/{protected-paths,sandbox-evaluate}.test.ts',
   'test/sandbox/seccomp-program.test.ts',
   'test/terminal/wrap.test.ts',
   'test/backends/tmux-layout-plan.test.ts',
+  'test/support/home-guard.test.ts',
 ]
 
 const shared = {
@@ -37,7 +39,7 @@ export default defineConfig({
           name: 'e2e',
           setupFiles: ['test/support/adapters-installed.ts'],
           include: ['test/**/*.test.ts'],
-          exclude: [...UNIT, 'test/interop/**', 'test/agents/**', '**/node_modules/**'],
+          exclude: [...UNIT, 'test/interop/**', 'test/agents/**', 'test/pack/**', '**/node_modules/**'],
         },
       },
     ],

@@ -10,6 +10,8 @@ export default defineConfig({
     // Each test runs several Claude Code processes; one file at a time on two cores.
     maxWorkers: 1,
     fileParallelism: false,
+    // The build, the run's own TMPDIR/HOME and the home guard (test/support/global-setup.ts).
+    globalSetup: ['test/support/global-setup.ts'],
     env: { NO_COLOR: '1' },
   },
 })

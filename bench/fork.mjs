@@ -22,7 +22,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const dist = (m) => import(path.join(root, 'dist', m))
 const { startLoopbackServer } = await dist('loopback-model/loopback-server.js')
 const { createTeam } = await dist('teams/team-store.js')
-const { ensureTeamKeys } = await dist('mailbox/signing.js')
+const { ensureTeamKeys } = await dist('trust/keys.js')
 const { assembleAgent } = await dist('agent/start.js')
 const { createOutput } = await dist('agent/render.js')
 const { createLeadDelegation } = await dist('agent/subagents/session.js')
@@ -68,7 +68,16 @@ async function run(mode, server) {
   await fs.mkdir(home, { recursive: true })
   await fs.mkdir(cwd, { recursive: true })
   await fs.writeFile(path.join(cwd, 'notes.md'), notes)
-  const env = { ...process.env, SWARM_HOME: home, CLAUDE_CONFIG_DIR: '', NO_COLOR: '1', ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: server.url }
+  const env = {
+    ...process.env,
+    HOME: path.join(base, mode, 'user-home'),
+    SWARM_HOME: home,
+    CLAUDE_CONFIG_DIR: '',
+    NO_COLOR: '1',
+    ANTHROPIC_API_KEY: 'test',
+    ANTHROPIC_BASE_URL: server.url,
+  }
+  await fs.mkdir(env.HOME, { recursive: true })
   for (const k of ['SWARM_LEAD_VERIFY_KEY', 'ANTHROPIC_AUTH_TOKEN', 'SWARM_SUBAGENT_MODEL', 'SWARM_SUBAGENT_MODEL_FORCE', 'DISABLE_PROMPT_CACHING'])
     delete env[k]
   if (mode === 'fork') env.SWARM_FORK_SUBAGENT = '1'

@@ -17,7 +17,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const dist = (m) => import(path.join(root, 'dist', m))
 const { startLoopbackServer } = await dist('loopback-model/loopback-server.js')
 const { createTeam } = await dist('teams/team-store.js')
-const { ensureTeamKeys } = await dist('mailbox/signing.js')
+const { ensureTeamKeys } = await dist('trust/keys.js')
 const { assembleAgent } = await dist('agent/start.js')
 const { createOutput } = await dist('agent/render.js')
 const { estimateCost, usageFromApi } = await dist('agent/pricing.js')
@@ -60,6 +60,7 @@ async function run(label, extraEnv) {
   const server = await startLoopbackServer({ scenario: scenario('alice', (i) => `files/f${i}.txt`) })
   const env = {
     ...process.env,
+    HOME: path.join(base, 'user-home'),
     SWARM_HOME: path.join(base, 'home'),
     CLAUDE_CONFIG_DIR: '',
     NO_COLOR: '1',
@@ -67,6 +68,7 @@ async function run(label, extraEnv) {
     ANTHROPIC_BASE_URL: server.url,
     ...extraEnv,
   }
+  await fs.mkdir(env.HOME, { recursive: true })
   for (const k of [
     'TMUX',
     'TMUX_PANE',

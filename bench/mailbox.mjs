@@ -33,7 +33,8 @@ const self = fileURLToPath(import.meta.url)
 
 async function main() {
   const home = await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-bench-'))
-  const env = { ...process.env, SWARM_HOME: home }
+  const env = { ...process.env, HOME: path.join(home, 'user-home'), SWARM_HOME: home }
+  await fs.mkdir(env.HOME, { recursive: true })
   // Other work on the machine changes throughput a lot on 2 cores: say how busy it was.
   const loadBefore = round(os.loadavg()[0])
   try {

@@ -17,7 +17,7 @@ import { createOutput } from '../dist/agent/render.js'
 import { startLoopbackServer } from '../dist/loopback-model/loopback-server.js'
 import { answerRequest } from '../dist/permissions/requests/broker.js'
 import { createPermissionLayer } from '../dist/permissions/requests/client.js'
-import { ensureTeamKeys } from '../dist/mailbox/signing.js'
+import { ensureTeamKeys } from '../dist/trust/keys.js'
 import { readPending } from '../dist/permissions/requests/store.js'
 import { sendTeamMessage } from '../dist/teams/messaging.js'
 import { pendingPermissionsDir } from '../dist/home/paths.js'
@@ -37,7 +37,15 @@ async function main() {
   const served = []
   const loopback = await startLoopbackServer({ scenario: { agents: { alice: [...steps, { text: 'done' }] } } })
   loopback.onRequest = (r) => served.push(r.receivedAt)
-  const env = { ...process.env, SWARM_HOME: path.join(base, 'home'), ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: loopback.url, NO_COLOR: '1' }
+  const env = {
+    ...process.env,
+    HOME: path.join(base, 'user-home'),
+    SWARM_HOME: path.join(base, 'home'),
+    ANTHROPIC_API_KEY: 'test',
+    ANTHROPIC_BASE_URL: loopback.url,
+    NO_COLOR: '1',
+  }
+  await fsp.mkdir(env.HOME, { recursive: true })
   delete env.TMUX
   const abort = new AbortController()
   const loadBefore = os.loadavg()[0]

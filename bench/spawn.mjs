@@ -19,7 +19,8 @@ const { teamStatus } = await dist('supervisor/status.js')
 const N = 16
 const SETTLE_MS = 200 // Claude Code's PANE_SHELL_INIT_DELAY_MS
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-bench-spawn-'))
-const env = { ...process.env, SWARM_HOME: path.join(tmp, 'home'), TMUX_TMPDIR: path.join(tmp, 'tmux') }
+const env = { ...process.env, HOME: path.join(tmp, 'user-home'), SWARM_HOME: path.join(tmp, 'home'), TMUX_TMPDIR: path.join(tmp, 'tmux') }
+fs.mkdirSync(env.HOME, { recursive: true })
 for (const k of ['TMUX', 'TMUX_PANE', 'SWARM_TMUX_SOCKET']) delete env[k]
 fs.mkdirSync(env.TMUX_TMPDIR, { recursive: true })
 const tmux = (...args) => execFileSync('tmux', ['-L', 'swarm', ...args], { env, encoding: 'utf8' })

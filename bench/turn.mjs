@@ -35,7 +35,7 @@ else await main()
 async function main() {
   const { startLoopbackServer } = await dist('loopback-model/loopback-server.js')
   const { createTeam } = await dist('teams/team-store.js')
-  const { ensureTeamKeys } = await dist('mailbox/signing.js')
+  const { ensureTeamKeys } = await dist('trust/keys.js')
   const base = await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-bench-turn-'))
   const cwd = path.join(base, 'project')
   await fs.mkdir(cwd)
@@ -43,12 +43,14 @@ async function main() {
   const server = await startLoopbackServer({ scenario: { agents: { alice: { rules: [reply] }, poller: { rules: [reply] } } } })
   const env = {
     ...process.env,
+    HOME: path.join(base, 'user-home'),
     SWARM_HOME: path.join(base, 'home'),
     CLAUDE_CONFIG_DIR: '',
     NO_COLOR: '1',
     ANTHROPIC_API_KEY: 'test',
     ANTHROPIC_BASE_URL: server.url,
   }
+  await fs.mkdir(env.HOME, { recursive: true })
   delete env.SWARM_LEAD_VERIFY_KEY
   delete env.ANTHROPIC_AUTH_TOKEN
   const children = []

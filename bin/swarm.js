@@ -7,8 +7,12 @@ import vm from 'node:vm'
 
 const bundleDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/bundle')
 
+/** `swarm`, `swarm --help`, `swarm --version`: answered by the bundle that loads no command group. */
+const ROOT_ARGS = new Set([undefined, '--help', '-h', '--version', '-V'])
+
 try {
-  const cli = runBundle(process.argv[2]) ?? (await import('../dist/cli/main.js'))
+  const root = process.argv.length <= 3 && ROOT_ARGS.has(process.argv[2])
+  const cli = runBundle(root ? ['_root', 'main'] : bundlesFor(process.argv[2])) ?? (await import('../dist/cli/main.js'))
   await cli.main(process.argv)
 } catch (err) {
   process.stderr.write(`swarm: failed to start — run "npm run build" first (${err?.message})\n`)
@@ -21,12 +25,12 @@ process.exit(process.exitCode ?? 0)
 
 /**
  * `npm run build` bundles the CLI (scripts/bundle.mjs): dist/bundle/<command>.cjs holds only that
- * command's group, one file instead of ~60 modules; main.cjs holds them all. Without a bundle
+ * command's group, one file instead of ~60 modules; main.cjs holds them all; _root.cjs none (for
+ * `swarm`, `--help`, `--version`). Without a bundle
  * (not built, or being rebuilt right now) tsc's dist/cli/main.js is the same program; it is also
  * the one run when it is newer than the bundle (tsc alone was run after changing the sources).
  */
-function runBundle(command) {
-  const names = command && /^[a-z][a-z0-9-]*$/.test(command) ? [command, 'main'] : ['main']
+function runBundle(names) {
   const compiled = fs.statSync(path.join(bundleDir, '../cli/main.js'), { throwIfNoEntry: false })
   for (const name of names) {
     const file = path.join(bundleDir, `${name}.cjs`)
@@ -79,6 +83,11 @@ function hash(text) {
   let h = 5381
   for (let i = 0; i < text.length; i++) h = (Math.imul(h, 33) ^ text.charCodeAt(i)) >>> 0
   return h.toString(36)
+}
+
+/** The bundles that can run `command`, best first. */
+function bundlesFor(command) {
+  return command && /^[a-z][a-z0-9-]*$/.test(command) ? [command, 'main'] : ['main']
 }
 
 function writeCache(cacheFile, script) {

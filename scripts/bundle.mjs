@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // Bundles the CLI for bin/swarm.js: dist/bundle/<command>.cjs holds main.ts with that command's
 // group only, in one file (`swarm status` then loads 1 module instead of ~60: start-up is most of
-// what a status call costs); dist/bundle/main.cjs holds every group (help, unknown commands).
+// what a status call costs); dist/bundle/main.cjs holds every group (unknown commands, and the
+// groups main.ts's WHOLE_PROGRAM names); dist/bundle/_root.cjs holds none: it answers `swarm`,
+// `--help` and `--version` from package.json's version and the help rendered here at build time.
 // tsc's dist/ stays the library that tests and fixtures import: only the CLI entry is bundled.
 import fs from 'node:fs'
+import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as esbuild from 'esbuild'
@@ -23,6 +26,25 @@ function commandGroups() {
     )
   }
   return groups
+}
+
+/** main.ts's WHOLE_PROGRAM: groups that run in main.cjs (no bundle of their own), with every group. */
+function wholeProgramGroups() {
+  const line = /^const WHOLE_PROGRAM = new Set\(\[([^\]]*)\]\)$/m.exec(fs.readFileSync(mainTs, 'utf8'))
+  if (!line) throw new Error('scripts/bundle.mjs: no `const WHOLE_PROGRAM = new Set([...])` line in src/cli/main.ts')
+  return new Set([...line[1].matchAll(/'([\w-]+)'/g)].map((m) => m[1]))
+}
+
+/** The bundle that loads no command group: bin/swarm.js runs it for `swarm`, `--help`, `--version`. */
+const ROOT_ENTRY = '_root'
+const version = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).version
+
+/** The whole program's top-level help, from the bundle just built (the same commands users run), 80 columns wide. */
+async function rootHelp(mainBundle) {
+  const { buildProgram } = createRequire(import.meta.url)(mainBundle)
+  const program = await buildProgram()
+  program.configureHelp({ helpWidth: 80 })
+  return program.helpInformation()
 }
 
 /**
@@ -90,9 +112,20 @@ const staging = `${outdir}.tmp-${process.pid}`
 fs.rmSync(staging, { recursive: true, force: true })
 try {
   const groups = commandGroups()
+  const whole = wholeProgramGroups()
+  const own = [...groups.keys()].filter((c) => !whole.has(c))
   await esbuild.build({
     ...options,
-    entryPoints: { main: mainTs, ...Object.fromEntries([...groups.keys()].map((c) => [c, `cli:${c}`])) },
+    define: { ...options.define, SWARM_BUILD: JSON.stringify({ version }) },
+    entryPoints: { main: mainTs, ...Object.fromEntries(own.map((c) => [c, `cli:${c}`])) },
+    outdir: staging,
+    plugins: [shakeZod, commandEntries(groups)],
+  })
+  const help = await rootHelp(path.join(staging, 'main.cjs'))
+  await esbuild.build({
+    ...options,
+    define: { ...options.define, SWARM_BUILD: JSON.stringify({ version, help }) },
+    entryPoints: { [ROOT_ENTRY]: `cli:${ROOT_ENTRY}` },
     outdir: staging,
     plugins: [shakeZod, commandEntries(groups)],
   })

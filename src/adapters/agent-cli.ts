@@ -123,7 +123,8 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
   const moved = await confined?.close().catch((err: unknown) => [`(could not settle its sandbox: ${errorMessage(err)})`])
   for (const m of moved ?? []) process.stderr.write(`swarm: moved aside a protected path ${o.name} created: ${m}\n`)
   if (!ownState)
-    await setStatus(o, code === 0 || stopping ? 'exited' : 'dead', `exit ${code}`).catch((err: unknown) =>
+    // `{}`: not made again for a teammate taken off the roster (or a team deleted) meanwhile.
+    await setStatus(o, code === 0 || stopping ? 'exited' : 'dead', `exit ${code}`, {}, {}).catch((err: unknown) =>
       process.stderr.write(`swarm: ${errorMessage(err)}\n`),
     )
   await reapSession()

@@ -1,13 +1,13 @@
 /**
  * Claude Code as a teammate (`--agent claude`): launched exactly as a Claude Code lead launches its
- * own (`--agent-id … --lead-verify-key <ms>.<key>`), with the team's key in Claude Code's format, so
- * it trusts swarm's signed answers and shutdowns; it reads and writes the team's inboxes itself.
+ * own (`--agent-id … --lead-verify-key <ms>.<key>`), with its own key derived from the team's
+ * (trust/sign: its `lead_sig` holds for its inbox only), so it trusts swarm's signed answers and shutdowns; it reads and writes the team's inboxes itself.
  */
 import { randomUUID } from 'node:crypto'
 import { UsageError } from '../errors.js'
 import { rootDir } from '../home/paths.js'
-import { formatClaudeVerifyKey } from '../mailbox/claude-lead-sig.js'
-import { ensureTeamKeys, loadLeadPrivateKey } from '../mailbox/signing.js'
+import { ensureTeamKeys, loadLeadPrivateKey } from '../trust/keys.js'
+import { claudeVerifyKeyFor } from '../trust/sign.js'
 import { findMember, readTeam } from '../teams/team-store.js'
 import { requireAgentBinary } from './binary.js'
 import { findClaudeSession } from './claude-session.js'
@@ -94,7 +94,7 @@ async function prepareClaude(ctx: AdapterContext): Promise<LaunchPlan> {
     name: ctx.name,
     color: member.color ?? 'blue',
     parentSessionId: config.leadSessionId ?? randomUUID(),
-    verifyKey: formatClaudeVerifyKey(key, Date.now()),
+    verifyKey: claudeVerifyKeyFor(key, ctx.name, Date.now()),
     ...(ctx.mode !== undefined && { mode: ctx.mode }),
     ...(ctx.model !== undefined && { model: ctx.model }),
     ...(member.agentType && member.agentType !== 'general-purpose' && { agentType: member.agentType }),

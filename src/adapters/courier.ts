@@ -4,19 +4,22 @@
  * submit key after the CLI's settle delay). A prompt counts as delivered only when the CLI confirms
  * it (its prompt-submit hook logged the prompt's digest); unconfirmed, it is submitted again —
  * Enter alone while the text still shows in the pane, pasted again only when it does not — and a
- * confirmed prompt is never sent again. Only then are the messages marked read.
+ * confirmed prompt is never sent again. Only then are the messages marked read. A lead order
+ * counts only through the member's one gate (trust/gate), as it does for swarm's own agent.
  */
 import { appendFile } from 'node:fs/promises'
 import path from 'node:path'
-import { readAgentState } from '../agent/state.js'
+import { readMemberState } from '../store/member-state.js'
 import { errorMessage } from '../errors.js'
 import { agentDir, inboxPath } from '../home/paths.js'
 import { markRead } from '../mailbox/inbox.js'
-import { acceptPrivileged, resolveLeadVerifyKey } from '../mailbox/signing.js'
 import { parseStructured } from '../mailbox/messages.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { watchInbox, type InboxWatcher } from '../mailbox/watch.js'
 import { delay } from '../process/delay.js'
+import { claudeLeadOf } from '../teams/claude-lead.js'
+import { readTeam } from '../teams/team-store.js'
+import { isLeadOrder, LeadGate, refusalReason } from '../trust/gate.js'
 import { promptDigest, readHookLog } from './hook-log.js'
 import { batchText, classifyMessage } from './message-text.js'
 import type { PaneIo } from './pane-io.js'
@@ -51,6 +54,7 @@ export class Courier {
   private wake: (() => void) | undefined
   private closed = false
   private running: Promise<void> | undefined
+  private gate: Promise<LeadGate | undefined> | undefined
   private readonly logFile: string
 
   constructor(private readonly o: CourierOptions) {
@@ -58,6 +62,8 @@ export class Courier {
   }
 
   start(): void {
+    // The member's one gate for lead orders, opened before the first message is judged.
+    this.gate = this.openGate()
     this.watcher = watchInbox(this.o.team, this.o.name, (unread) => this.enqueue(unread), {
       env: this.o.env,
       onError: (err) => void this.log(`inbox: ${errorMessage(err)}`),
@@ -72,12 +78,28 @@ export class Courier {
     await this.running
   }
 
+  private async openGate(): Promise<LeadGate | undefined> {
+    try {
+      const team = await readTeam(this.o.team, this.o.env)
+      return await LeadGate.open({ team: this.o.team, name: this.o.name, env: this.o.env, claudeLed: claudeLeadOf(team) !== undefined })
+    } catch (err) {
+      await this.log(`no lead order will be acted on: ${errorMessage(err)}`)
+      return undefined
+    }
+  }
+
   private async enqueue(unread: InboxMessage[]): Promise<void> {
-    const key = await resolveLeadVerifyKey(this.o.team, this.o.env).catch(() => undefined)
+    const gate = await this.gate
     for (const m of unread) {
-      if (!acceptPrivileged(m, parseStructured(m.text), key, this.o.name)) {
-        await this.log(`ignored an unverified privileged message from ${m.from}`)
-        continue
+      const order = parseStructured(m.text)
+      if (isLeadOrder(order)) {
+        const verdict = gate ? await gate.acceptLeadOrder(m) : 'unverified'
+        if (verdict !== 'verified') {
+          await this.log(`ignored ${order.type} from ${m.from}: ${refusalReason(verdict)}`)
+          // Never acted on, never pasted: consumed, so it is not judged again at every start.
+          await this.markRead([m])
+          continue
+        }
       }
       this.queue.push(m)
     }
@@ -114,7 +136,7 @@ export class Courier {
 
   /** Idle, or (first prompt not in argv) the CLI has started its session. */
   private async ready(): Promise<boolean> {
-    const state = await readAgentState(this.o.team, this.o.name, this.o.env).catch(() => undefined)
+    const state = await readMemberState(this.o.team, this.o.name, this.o.env).catch(() => undefined)
     if (state?.status === 'idle') return true
     if (state?.status === 'starting' && !this.o.promptInArgv) {
       const log = await readHookLog(this.o.team, this.o.name, this.o.env)

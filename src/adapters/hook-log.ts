@@ -1,7 +1,7 @@
 /**
  * `agents/<name>/hook-log.jsonl`: one line per hook a CLI teammate ran, appended by `swarm hook`
- * (O_APPEND, one write per line). The courier reads it to confirm a submission (the prompt's
- * digest), and status reads the last state. Prompts are stored as digests, never as text.
+ * (O_APPEND, one write per line). Only the courier reads it: to confirm a submission (the
+ * prompt's digest) and to see its session start. Prompts are stored as digests, never as text.
  */
 import { createHash } from 'node:crypto'
 import fs from 'node:fs/promises'

@@ -5,12 +5,10 @@
  * leader's decision in the CLI's own form. Its own failures never block the CLI (exit 0, no reply),
  * except on pre-tool / permission-request, where they deny the call (hook-fail.ts).
  */
-import { readAgentState, statePath, type AgentState, type AgentStatus } from '../agent/state.js'
-import { encodeStructured } from '../mailbox/messages.js'
-import { sendTeamMessage } from '../teams/messaging.js'
+import { readMemberState, updateMemberState, type MemberStatePatch, type MemberStateWrite, type MemberStatus } from '../store/member-state.js'
+import { sendIdleNotification } from '../teams/idle-notification.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
-import { atomicWriteJson } from '../util/fs.js'
 import { failClosed, isGatingEvent } from './hook-fail.js'
 import { askLead } from './hook-permission.js'
 import { fileToolDecision } from './hook-rules.js'
@@ -43,9 +41,6 @@ export function parseHookPayload(text: string): unknown {
     return { message: text }
   }
 }
-
-/** Summaries in idle notifications are previews, not transcripts. */
-const SUMMARY_MAX = 200
 
 export async function runHook(inv: HookInvocation): Promise<HookReply> {
   if (!isGatingEvent(inv.event)) return dispatch(inv, {})
@@ -165,54 +160,38 @@ async function permission(inv: HookInvocation, adapter: AgentAdapter, facts: Hoo
 
 /** Whether the state says a permission for `toolName` is being asked right now. */
 async function askingFor(inv: HookInvocation, toolName: string | undefined): Promise<boolean> {
-  const state = await readAgentState(inv.team, inv.name, inv.env).catch(() => undefined)
+  const state = await readMemberState(inv.team, inv.name, inv.env).catch(() => undefined)
   return state?.status === 'waiting' && toolName !== undefined && (state.detail ?? '').startsWith(`${toolName} `)
 }
 
-/** One notification per transition: a stop while already idle sends nothing. */
+/** One notification per transition: a stop while already idle sends nothing (judged in the same locked update). */
 async function goIdle(inv: HookInvocation, facts: HookFacts): Promise<void> {
-  const before = await readAgentState(inv.team, inv.name, inv.env).catch(() => undefined)
-  await setStatus(inv, 'idle', 'waiting for messages')
+  const change = await setStatus(inv, 'idle', 'waiting for messages')
   // Logged once the state says idle: the log's time is when `swarm status` could see it.
   await appendHookLog(inv.team, inv.name, { event: 'stop', at: Date.now() }, inv.env)
-  if (before?.status === 'idle') return
-  const summary = facts.lastAssistantText?.trim().replace(/\s+/g, ' ').slice(0, SUMMARY_MAX)
-  const note = encodeStructured({
-    type: 'idle_notification',
-    from: inv.name,
-    timestamp: new Date().toISOString(),
-    idleReason: 'available',
-    ...(summary && { summary }),
-  })
-  await sendTeamMessage({
-    team: inv.team,
-    from: inv.name,
-    to: LEAD_NAME,
-    text: note,
-    summary: summary ? `idle: ${summary.slice(0, 60)}` : 'idle',
-    env: inv.env,
-  })
+  if (change?.before?.status === 'idle') return
+  await sendIdleNotification(
+    inv.team,
+    inv.name,
+    { idleReason: 'available', ...(facts.lastAssistantText && { summary: facts.lastAssistantText }) },
+    inv.env,
+  )
 }
 
-/** Merges into `agents/<name>/state.json`, the file `swarm status` reads. */
+/**
+ * Records a CLI teammate's status (its hooks, its wrapper) through the one state writer; a
+ * `detail` not given keeps the one on file. A hook may make the member's directory (it speaks for
+ * a live member); the wrapper's last words pass `{}` so that a removed member stays removed.
+ */
 export async function setStatus(
   inv: Pick<HookInvocation, 'team' | 'name' | 'env'>,
-  status: AgentStatus,
+  status: MemberStatus,
   detail?: string,
-  extra: Partial<AgentState> = {},
-): Promise<void> {
-  const file = statePath(inv.team, inv.name, inv.env)
-  const old = await readAgentState(inv.team, inv.name, inv.env).catch(() => undefined)
-  const now = Date.now()
-  await atomicWriteJson(file, {
-    ...old,
-    ...extra,
-    status,
-    ...(detail !== undefined ? { detail } : {}),
-    lastActivity: now,
-    heartbeat: now,
-    ...(old?.status !== status && { since: now }),
-  })
+  extra: MemberStatePatch = {},
+  write: MemberStateWrite = { create: true },
+): ReturnType<typeof updateMemberState> {
+  const patch: MemberStatePatch = { ...extra, status, ...(detail !== undefined && { detail }), lastActivity: Date.now() }
+  return updateMemberState(inv.team, inv.name, patch, inv.env, write)
 }
 
 function describeCall(toolName: string, input: Record<string, unknown>): string {

@@ -8,7 +8,7 @@ import type { AgentStateFile } from './state.js'
 import type { AnyTool as Tool, PermissionCheck } from './tool.js'
 import type { Transcript } from './transcript.js'
 import type { GuardOptions } from './turn-guards.js'
-import type { LeadVerdict } from './lead-orders.js'
+import type { LeadVerdict } from '../trust/gate.js'
 import type { BashSandbox } from '../sandbox/types.js'
 
 /* What a TeammateRuntime is built from (assembled by start.ts), and what its turns report back. */

@@ -4,6 +4,7 @@ import { encodeStructured, parseStructured, PRIVILEGED_TYPES, type StructuredMes
 import type { InboxMessage } from '../mailbox/types.js'
 import { watchInbox, type InboxWatcher } from '../mailbox/watch.js'
 import { sendTeamMessage } from '../teams/messaging.js'
+import { sendIdleNotification } from '../teams/idle-notification.js'
 import { inboxPath, LEAD_NAME, tasksDir } from '../home/paths.js'
 import { onAbort } from '../util/abort.js'
 import { ensureDir } from '../util/fs.js'
@@ -12,14 +13,14 @@ import { createTurnGuards, type TurnGuards } from './turn-guards.js'
 import { addUsage, emptyUsage, estimateCost, type Usage } from './pricing.js'
 import { claimNextTask } from './auto-claim.js'
 import { formatTeammateMessage, shutdownPrompt } from './prompt.js'
-import type { AgentStatus } from './state.js'
+import type { MemberStatus } from '../store/member-state.js'
 import type { AnyTool as Tool } from './tool.js'
 import { runTurn, type TurnResult } from './turn.js'
-import { describeFailure, errorEvent, idleNotification, type LastTurn } from './turn-report.js'
+import { describeFailure, errorEvent, idleReport, type LastTurn } from './turn-report.js'
 import { appendUserText } from './conversation.js'
 import { markConsumed, messageKey } from './inbox-consume.js'
 
-import { refusalReason } from './lead-orders.js'
+import { refusalReason } from '../trust/gate.js'
 
 export { describeFailure } from './turn-report.js'
 export type { RuntimeOptions, TurnLog } from './runtime-options.js'
@@ -35,7 +36,7 @@ export class TeammateRuntime {
   private seen = new Set<string>()
   private wake: (() => void) | undefined
   private watcher: InboxWatcher | undefined
-  private status: AgentStatus = 'starting'
+  private status: MemberStatus = 'starting'
   private pendingShutdown: (StructuredMessage & { type: 'shutdown_request' }) | undefined
   private stopRequested = false
   private usage: Usage = emptyUsage()
@@ -135,7 +136,7 @@ export class TeammateRuntime {
     this.enqueue([{ from: 'task-notification', text, timestamp: new Date().toISOString(), msg_id: `note-${randomUUID()}`, local: true }])
   }
 
-  get currentStatus(): AgentStatus {
+  get currentStatus(): MemberStatus {
     return this.status
   }
 
@@ -241,7 +242,7 @@ export class TeammateRuntime {
     return markConsumed(inboxPath(this.o.team, this.o.name, this.o.env), all)
   }
 
-  async setStatus(status: AgentStatus, detail?: string): Promise<void> {
+  async setStatus(status: MemberStatus, detail?: string): Promise<void> {
     if (this.status === status && !detail) return
     this.status = status
     this.o.output.state(status, detail)
@@ -330,8 +331,7 @@ export class TeammateRuntime {
     await this.setStatus('idle')
     // The lead is the one idle notifications go to; it does not notify itself.
     if (!last || this.o.name === LEAD_NAME) return
-    const note = idleNotification(this.o.name, last, completedIds[completedIds.length - 1])
-    await this.sendToLead(encodeStructured(note), note.summary ? `idle: ${note.summary.slice(0, 60)}` : 'idle')
+    await sendIdleNotification(this.o.team, this.o.name, idleReport(last, completedIds[completedIds.length - 1]), this.o.env)
   }
 
   private async sendToLead(text: string, summary?: string): Promise<void> {

@@ -6,7 +6,6 @@ import type { ToolKind } from '../permissions/rules/tools.js'
 import { UsageError } from '../errors.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { LEAD_NAME } from '../home/paths.js'
-import { leadSignerFor } from '../teams/messaging.js'
 import { claudeLeadOf } from '../teams/claude-lead.js'
 import { findMember, readTeam } from '../teams/team-store.js'
 import { PermissionModeName } from '../permissions/rules/modes.js'
@@ -20,13 +19,12 @@ import { loadCacheSetting } from './cache-settings.js'
 import { readTeamBudget } from './team-budget.js'
 import { buildSystemPrompt } from './prompt.js'
 import { createOutput, type AgentOutput } from './render.js'
-import { LeadOrders, type LeadVerdict } from './lead-orders.js'
+import { LeadGate, type LeadVerdict } from '../trust/gate.js'
+import { teamLeadSigner, type LeadSignFn } from '../trust/sign.js'
 import { TeammateRuntime, type RuntimeOptions, type TurnLog } from './runtime.js'
-import { AgentStateFile, readAgentState, statePath } from './state.js'
+import { readMemberState } from '../store/member-state.js'
+import { AgentStateFile } from './state.js'
 import { allowAll, type AnyTool, type PermissionCheck } from './tool.js'
-import { resolveLeadVerifyKey } from '../mailbox/signing.js'
-import { CLAUDE_LEAD_VERIFY_KEY_ENV, parseClaudeVerifyKey } from '../mailbox/claude-lead-sig.js'
-import { classifyLeadEntry, type LeadSignFn } from '../mailbox/lead-signature.js'
 import type { StructuredMessage } from '../mailbox/messages.js'
 import type { BashSandbox } from '../sandbox/types.js'
 import { allTools } from './tool-registry.js'
@@ -122,7 +120,7 @@ export async function assembleAgent(
   const { model, source } = resolveModel({ spawnModel: opts.model ?? member.model, definitionModel: def.model, leaderModel: opts.leaderModel, env })
 
   const turnLog: TurnLog = { completedTaskIds: [], shutdownResponses: new Map() }
-  const sign = opts.sign ?? (isLead ? await leadSignerFor(opts.team, env) : undefined)
+  const sign = opts.sign ?? (isLead ? await teamLeadSigner(opts.team, env) : undefined)
   const host = { team: opts.team, name: opts.name, color: member.color, env, turnLog, ...(sign ? { sign } : {}) }
   const available: AnyTool[] = [...allTools(), createSendMessageTool(host), ...createTaskTools(host), ...(opts.extraTools ?? [])]
   // The tool set depends on the mode (ExitPlanMode only in plan mode), which team-lead may change.
@@ -155,17 +153,24 @@ export async function assembleAgent(
   const transcript = new Transcript(transcriptPath(opts.team, opts.name, env))
   const messages = opts.resume ? rebuildConversation(await readTranscript(transcript.file)) : []
   // --resume continues the same agent: what it spent so far stays counted.
-  const before = opts.resume ? await readAgentState(opts.team, opts.name, env).catch(() => undefined) : undefined
+  const before = opts.resume ? await readMemberState(opts.team, opts.name, env).catch(() => undefined) : undefined
   // A raised budget (state.json, on --resume) beats what the flags, the config and the definition say.
   const budget = firstLimit(before?.budget, { maxCostUsd: opts.maxCostUsd, maxTokens: opts.maxTokens }, member, def)
-  const state = new AgentStateFile(statePath(opts.team, opts.name, env), {
-    pid: process.pid,
-    status: 'starting',
-    model,
-    modelSource: source,
-    mode: mode.data,
-    ...(before?.usage ? { usage: before.usage, costUsd: before.costUsd, turns: before.turns } : {}),
-    ...(budget.maxCostUsd !== undefined || budget.maxTokens !== undefined ? { budget } : {}),
+  // A new run: its record starts afresh (what --resume carries over is in it).
+  const state = new AgentStateFile({
+    team: opts.team,
+    name: opts.name,
+    env,
+    fresh: true,
+    initial: {
+      pid: process.pid,
+      status: 'starting',
+      model,
+      modelSource: source,
+      mode: mode.data,
+      ...(before?.usage ? { usage: before.usage, costUsd: before.costUsd, turns: before.turns } : {}),
+      ...(budget.maxCostUsd !== undefined || budget.maxTokens !== undefined ? { budget } : {}),
+    },
   })
   await state.update({})
   await transcript.append({ kind: 'start', model, mode: mode.data, resume: Boolean(opts.resume), pid: process.pid })
@@ -184,21 +189,14 @@ export async function assembleAgent(
     setStatus: async (status, detail) => runtimeRef?.setStatus(status, detail),
   }
   const layer: PermissionLayer = opts.permissions ? await opts.permissions(assembly) : { check: allowAll }
-  // The lead verifies its own signature too: answers to its own permission requests come signed.
-  // Two schemes: swarm's own (recipient-bound, LeadOrders) and Claude Code's `lead_sig` (with the
-  // key a Claude Code lead passed, else the team's); either way each order counts once (the ledger).
-  const orders = await LeadOrders.open(opts.team, opts.name, env)
-  const leadKey = await resolveLeadVerifyKey(opts.team, env)
-  const claudeKey = parseClaudeVerifyKey(opts.leadVerifyKey ?? env[CLAUDE_LEAD_VERIFY_KEY_ENV])
-  const claudeVerifyKey = claudeKey ?? leadKey
-  // Joined to a Claude Code lead's team without its key: act on its (unsigned) orders, as its own keyless teammates do.
-  const keyless = leadKey === undefined && claudeKey === undefined && claudeLeadOf(team) !== undefined
-  const verifyLead = async (e: InboxMessage): Promise<LeadVerdict> => {
-    if (keyless && e.from === LEAD_NAME) return 'verified'
-    const verdict = await orders.judge(e)
-    if (verdict !== 'unverified' || claudeVerifyKey === undefined) return verdict
-    return classifyLeadEntry(e, { claude: claudeVerifyKey }) === 'verified' ? orders.claim(e) : 'unverified'
-  }
+  // Every order goes through the one gate (trust/gate), the lead's own answers included.
+  const gate = await LeadGate.open({
+    team: opts.team,
+    name: opts.name,
+    env,
+    ...(opts.leadVerifyKey !== undefined ? { claudeVerifyKey: opts.leadVerifyKey } : {}),
+    claudeLed: claudeLeadOf(team) !== undefined,
+  })
 
   const runtime = new TeammateRuntime({
     team: opts.team,
@@ -220,9 +218,10 @@ export async function assembleAgent(
     state,
     messages,
     turnLog,
-    verifyLead: opts.verifyLead ?? verifyLead,
+    verifyLead: opts.verifyLead ?? ((e) => gate.acceptLeadOrder(e)),
     checkPermission: layer.check,
-    onControl: (m, e) => (m.type === 'lead_key_update' ? orders.rotate(m.publicKey) : layer.onControl?.(m, e)),
+    // A key update is the gate's own business (it rotated when it verified it).
+    onControl: (m, e) => (m.type === 'lead_key_update' ? undefined : layer.onControl?.(m, e)),
     onExit: () => layer.close?.(),
     ...(member.color ? { color: member.color } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),

@@ -1,84 +1,45 @@
-import path from 'node:path'
-import { z } from 'zod'
-import { agentDir } from '../home/paths.js'
-import { atomicWriteJson, pathExists, readJsonFile } from '../util/fs.js'
+import { type MemberState, type MemberStatePatch, updateMemberState } from '../store/member-state.js'
 
-export const AgentStatus = z.enum(['starting', 'working', 'idle', 'waiting', 'exited', 'dead'])
-export type AgentStatus = z.infer<typeof AgentStatus>
+type Env = NodeJS.ProcessEnv
 
-/** `agents/<name>/state.json`, written only by the agent itself. */
-export const AgentState = z.looseObject({
-  pid: z.number().optional(),
-  status: AgentStatus,
-  model: z.string().optional(),
-  modelSource: z.string().optional(),
-  mode: z.string().optional(),
-  heartbeat: z.number().optional(),
-  lastActivity: z.number().optional(),
-  currentTask: z.string().optional(),
-  detail: z.string().optional(),
-  exitCode: z.number().optional(),
-  usage: z
-    .object({
-      inputTokens: z.number(),
-      outputTokens: z.number(),
-      cacheReadTokens: z.number(),
-      cacheWriteTokens: z.number(),
-      cacheWrite1hTokens: z.number().optional(),
-    })
-    .optional(),
-  costUsd: z.number().optional(),
-  /** The agent's spending limit, as raised so far. */
-  budget: z.object({ maxCostUsd: z.number().optional(), maxTokens: z.number().optional() }).optional(),
-  turns: z.number().optional(),
-  /** An agent-CLI teammate: how its whole process tree runs (`sandboxed`, `unavailable`, `unsandboxed`). */
-  sandbox: z.enum(['sandboxed', 'unavailable', 'unsandboxed']).optional(),
-})
-export type AgentState = z.infer<typeof AgentState>
-
-export function statePath(team: string, name: string, env?: NodeJS.ProcessEnv): string {
-  return path.join(agentDir(team, name, env), 'state.json')
+export interface AgentStateOptions {
+  team: string
+  name: string
+  env?: Env
+  initial: MemberState
+  /** The first write drops what an earlier run left (an agent's start); without it, it merges into it (the leader's `team-lead`). */
+  fresh: boolean
 }
 
-export async function readAgentState(team: string, name: string, env?: NodeJS.ProcessEnv): Promise<AgentState | undefined> {
-  return readJsonFile(statePath(team, name, env), AgentState)
-}
-
-/** Holds an agent's state in memory and writes it atomically on every change. */
+/**
+ * A swarm agent's view of its own `state.json`: an in-memory copy it reads back (mode, usage,
+ * turns), and updates queued in order through the one writer (`store/member-state.ts`), which
+ * merges them into what other processes wrote. The first write starts the record afresh; later
+ * ones never bring back a directory deleted meanwhile (the team or the member removed).
+ */
 export class AgentStateFile {
-  private state: AgentState
+  private state: MemberState
   private writing: Promise<void> = Promise.resolve()
-  constructor(
-    readonly file: string,
-    initial: AgentState,
-  ) {
-    this.state = initial
+  private started = false
+
+  constructor(private readonly o: AgentStateOptions) {
+    this.state = o.initial
   }
 
-  get current(): AgentState {
+  get current(): MemberState {
     return this.state
   }
 
-  private created = false
-
-  /**
-   * Merges `patch` and queues a write; writes are serialized so the last one wins on disk. Only
-   * the first write creates the directory: once the team is deleted, a late write (an agent on
-   * its way out) must not bring its directory back.
-   */
-  update(patch: Partial<AgentState>): Promise<void> {
-    this.state = { ...this.state, ...patch, heartbeat: Date.now() }
-    const snapshot = this.state
+  /** Merges `patch` (a field given as `undefined` is removed) and queues its write; writes land in call order. */
+  update(patch: MemberStatePatch): Promise<void> {
+    const next: Record<string, unknown> = { ...this.state, ...patch }
+    for (const [k, v] of Object.entries(next)) if (v === undefined) delete next[k]
+    this.state = next as MemberState
+    const write = this.started ? patch : this.state
+    const options = this.started ? {} : { create: true, replace: this.o.fresh }
+    this.started = true
     this.writing = this.writing.then(async () => {
-      if (!this.created) {
-        await atomicWriteJson(this.file, snapshot)
-        this.created = true
-        return
-      }
-      if (!(await pathExists(path.dirname(this.file)))) return
-      await atomicWriteJson(this.file, snapshot).catch((err: NodeJS.ErrnoException) => {
-        if (err.code !== 'ENOENT') throw err // ENOENT: the team was deleted under us
-      })
+      await updateMemberState(this.o.team, this.o.name, write, this.o.env, options)
     })
     return this.writing
   }

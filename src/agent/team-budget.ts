@@ -1,7 +1,7 @@
 import { readTeam } from '../teams/team-store.js'
 import type { BudgetLimit } from './budget.js'
 import { emptyUsage, addUsage } from './pricing.js'
-import { readAgentState } from './state.js'
+import { readMemberState } from '../store/member-state.js'
 import type { Spend } from './turn-guards.js'
 
 /**
@@ -12,7 +12,7 @@ export async function readTeamBudget(team: string, env: NodeJS.ProcessEnv): Prom
   const config = await readTeam(team, env).catch(() => undefined)
   const limit = config?.budget
   if (!config || !limit || (limit.maxCostUsd === undefined && limit.maxTokens === undefined)) return undefined
-  const states = await Promise.all(config.members.map((m) => readAgentState(team, m.name, env).catch(() => undefined)))
+  const states = await Promise.all(config.members.map((m) => readMemberState(team, m.name, env).catch(() => undefined)))
   let usage = emptyUsage()
   let costUsd = 0
   for (const s of states) {

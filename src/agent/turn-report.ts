@@ -1,5 +1,5 @@
 import { APIError } from '@anthropic-ai/sdk'
-import type { StructuredMessage } from '../mailbox/messages.js'
+import { oneLine, type IdleReport } from '../teams/idle-notification.js'
 import type { NewTranscriptEvent } from './transcript.js'
 import type { TurnResult } from './turn.js'
 
@@ -12,25 +12,18 @@ export interface LastTurn {
 }
 
 /**
- * The one idle_notification a teammate sends when it goes idle: what the turn did (its last text,
- * or partial / failed), and the task it completed.
+ * What a teammate's idle notification says about the turn that ended (its last text, or partial /
+ * failed) and the task it completed; `teams/idle-notification.ts` gives it its shape and cap.
  */
-export function idleNotification(
-  from: string,
-  last: LastTurn,
-  completedTaskId: string | undefined,
-): Extract<StructuredMessage, { type: 'idle_notification' }> {
+export function idleReport(last: LastTurn, completedTaskId: string | undefined): IdleReport {
   const summary = last.failure
     ? `turn failed: ${last.failure}`
     : last.result?.status === 'partial'
-      ? `stopped after ${last.result.iterations} model calls (maxTurns) — partial: ${oneLine(last.result.text)}`
+      ? `stopped after ${last.result.iterations} model calls (maxTurns) — partial: ${last.result.text}`
       : last.result?.status === 'stopped'
         ? `stopped: ${last.result.stopReason ?? 'no reason'}`
-        : oneLine(last.result?.text ?? '')
+        : (last.result?.text ?? '')
   return {
-    type: 'idle_notification',
-    from,
-    timestamp: new Date().toISOString(),
     idleReason: last.failure
       ? 'failed'
       : last.result?.status === 'aborted'
@@ -38,16 +31,10 @@ export function idleNotification(
         : last.result?.status === 'stopped'
           ? 'budget_exhausted'
           : 'available',
-    ...(summary ? { summary } : {}),
+    summary,
     ...(completedTaskId ? { completedTaskId, completedStatus: last.result?.status === 'partial' ? 'partial' : 'resolved' } : {}),
     ...(last.failure ? { failureReason: last.failure } : {}),
   }
-}
-
-/** Whitespace folded, at most 200 characters. */
-export function oneLine(s: string): string {
-  const t = s.replace(/\s+/g, ' ').trim()
-  return t.length > 200 ? t.slice(0, 197) + '...' : t
 }
 
 /** "rate_limit_error (status 429, request req_…): message" */

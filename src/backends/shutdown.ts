@@ -6,7 +6,7 @@ import type { InboxMessage } from '../mailbox/types.js'
 import { LEAD_NAME, inboxPath, validateAgentName, validateName } from '../home/paths.js'
 import { delay } from '../process/delay.js'
 import type { LeadSigner, TeammateExecutor, TerminateOptions, TerminateOutcome } from './types.js'
-import { withLeadSignature } from '../mailbox/lead-signature.js'
+import { signEntry } from '../trust/sign.js'
 
 type Env = NodeJS.ProcessEnv
 
@@ -58,7 +58,7 @@ export async function requestShutdown(agentId: string, reason: string | undefine
     timestamp: new Date().toISOString(),
   }
   const entry = createEntry({ from, text: encodeStructured(request), summary: 'shutdown request' })
-  await appendMessage(inboxPath(team, name, deps.env), withLeadSignature(entry, deps.sign, name))
+  await appendMessage(inboxPath(team, name, deps.env), signEntry(entry, deps.sign, name))
   return request.requestId
 }
 

@@ -1,5 +1,5 @@
 import type { LaunchedProcess, LaunchOptions } from '../process/launch.js'
-import type { LeadSignFn } from '../mailbox/lead-signature.js'
+import type { LeadSignFn } from '../trust/sign.js'
 import type { NewMessage } from '../mailbox/entry.js'
 import type { InboxMessage } from '../mailbox/types.js'
 /**

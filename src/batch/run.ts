@@ -139,7 +139,7 @@ async function runSubtask(o: BatchOptions, task: Subtask): Promise<SubtaskResult
       env,
       client: o.client,
       prompt: batchPrompt(task, wt),
-      ...(task.agent_type ? { agentType: task.agent_type } : {}),
+      ...(task.agentType ? { agentType: task.agentType } : {}),
       ...(task.model ? { model: task.model } : {}),
       ...(o.leaderModel ? { leaderModel: o.leaderModel } : {}),
       checkPermission: o.checkPermission,

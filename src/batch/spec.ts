@@ -1,8 +1,7 @@
-import fs from 'node:fs/promises'
-import YAML from 'yaml'
 import { z } from 'zod'
 import { UsageError } from '../errors.js'
 import { validateName } from '../home/paths.js'
+import { readSpecFile } from '../util/spec-file.js'
 
 /**
  * A batch file (`swarm batch <team> --from tasks.yaml`): 5–30 independent subtasks, each with a
@@ -12,7 +11,7 @@ import { validateName } from '../home/paths.js'
  * tasks:
  *   - name: rename-login
  *     prompt: In src/auth/login.ts rename login() to signIn() and update its callers.
- *     agent_type: general-purpose   # optional
+ *     agentType: general-purpose    # optional (spelled as in team files)
  *     model: sonnet                 # optional
  * ```
  */
@@ -23,12 +22,13 @@ export const MAX_SUBTASKS = 30
 export const Subtask = z.strictObject({
   name: z.string().refine((n) => safeName(n), { message: 'a name is 1–64 of A-Z a-z 0-9 . _ -, not starting with . or -' }),
   prompt: z.string().min(1),
-  agent_type: z.string().optional(),
+  agentType: z.string().optional(),
   model: z.string().optional(),
 })
 export type Subtask = z.infer<typeof Subtask>
 
-export const BatchFile = z.union([z.strictObject({ tasks: z.array(Subtask) }), z.array(Subtask).transform((tasks) => ({ tasks }))])
+/** `tasks: [...]`, or the list alone. */
+export const BatchFile = z.preprocess((v) => (Array.isArray(v) ? { tasks: v } : v), z.strictObject({ tasks: z.array(Subtask) }))
 
 function safeName(n: string): boolean {
   try {
@@ -57,22 +57,8 @@ export function checkSubtasks(tasks: Subtask[], source: string): Subtask[] {
   return tasks
 }
 
+/** Reads a batch file: a bad value or an unknown key is a UsageError (exit 2) naming the file and the key. */
 export async function loadBatchFile(file: string): Promise<Subtask[]> {
-  const text = await fs.readFile(file, 'utf8').catch((err: Error) => {
-    throw new UsageError(`cannot read ${file}: ${err.message}`, { hint: 'give the path of a YAML file with a `tasks:` list' })
-  })
-  let value: unknown
-  try {
-    value = YAML.parse(text)
-  } catch (err) {
-    throw new UsageError(`${file} is not valid YAML: ${(err as Error).message.split('\n')[0]}`, { hint: 'fix the file' })
-  }
-  const parsed = BatchFile.safeParse(value)
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!
-    throw new UsageError(`${file}: ${issue.path.join('.') || '(top level)'}: ${issue.message}`, {
-      hint: 'each subtask needs a name and a prompt (see swarm batch --help)',
-    })
-  }
-  return checkSubtasks(parsed.data.tasks, file)
+  const spec = await readSpecFile(file, BatchFile, 'batch file', ['tasks', ...Object.keys(Subtask.shape)])
+  return checkSubtasks(spec.tasks, file)
 }

@@ -26,7 +26,7 @@ export function createBatchTool(o: {
       'Use it for large mechanical changes that split into parts touching different files (a rename across modules, a migration, tests for many files). Every prompt must be self-contained. ' +
       'The result is the aggregate report: succeeded / failed, branch, files, tokens; failed subtasks keep their worktrees.',
     inputSchema: z.object({
-      tasks: z.array(Subtask).describe('Each: name (names its branch), prompt (self-contained), agent_type?, model?'),
+      tasks: z.array(Subtask).describe('Each: name (names its branch), prompt (self-contained), agentType?, model?'),
       parallel: z.number().int().min(1).max(MAX_SUBTASKS).optional().describe(`Subtasks at a time (default ${DEFAULT_PARALLEL})`),
     }),
     kind: 'coordination',

@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import { PLUMBING } from './options.js'
 import { UsageError } from '../errors.js'
 
 interface AgentCliOpts {
@@ -14,6 +15,7 @@ interface AgentCliOpts {
 export function registerAgentCliCommand(program: Command): void {
   program
     .command('agent-cli')
+    .helpGroup(PLUMBING)
     .description('run an agent CLI as a teammate in this pane: delivers its inbox, records its state (started by spawn --agent)')
     .requiredOption('--team <team>', 'team name')
     .requiredOption('--name <name>', 'teammate name')

@@ -5,7 +5,7 @@ import { createPermissionLayer } from '../permissions/requests/client.js'
 import { validateAgentName, validateName } from '../home/paths.js'
 import { updateMember } from '../teams/team-store.js'
 import { reportError } from './errors.js'
-import { collect } from './options.js'
+import { collect, PLUMBING } from './options.js'
 import { shutdownSignal } from './signals.js'
 // Installs the agent CLIs' protected config dirs, which its permission checks and Bash sandbox read.
 import '../adapters/registry.js'
@@ -45,6 +45,7 @@ const CLAUDE_MODES: Record<string, string> = { auto: 'default' }
 export function registerAgentCommand(program: Command): void {
   program
     .command('agent')
+    .helpGroup(PLUMBING)
     .description('run a teammate: a coding agent that lives on its inbox (started by a backend)')
     .option('--team <team>', 'team name (or --team-name)')
     .option('--name <name>', "this teammate's name (or --agent-name)")

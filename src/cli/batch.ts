@@ -21,7 +21,7 @@ export function registerBatchCommand(program: Command): void {
     .description(
       'run 5–30 independent subtasks in parallel, each in a git worktree and branch of its own, each ending in a commit; then an aggregate report',
     )
-    .requiredOption('--from <file>', 'YAML: tasks: [{name, prompt, agent_type?, model?}]')
+    .requiredOption('--from <file>', 'YAML: tasks: [{name, prompt, agentType?, model?}]')
     .option('--parallel <n>', `subtasks at a time (1–${MAX_SUBTASKS})`, String(DEFAULT_PARALLEL))
     .option('--mode <mode>', 'permission mode of the subtasks; what it would ask is denied (nobody answers in a batch)', 'acceptEdits')
     .option('--model <model>', 'model of the subtasks (default: the usual resolution)')

@@ -2,7 +2,9 @@ import type { Command } from 'commander'
 import type { PaneBackend } from '../backends/backend.js'
 import { ExitCode, SwarmError, errorMessage } from '../errors.js'
 import type { SandboxCheck } from '../sandbox/check.js'
+import { modelConfigured } from '../agent/client.js'
 import { colors, printJson, println } from '../terminal/output.js'
+import { MODEL_FIX } from './model-check.js'
 
 export interface DoctorCommandOptions {
   json?: boolean
@@ -35,6 +37,8 @@ export interface DoctorReport {
   it2: { ok: boolean; detail: string }
   /** Whether teammates' Bash calls run in the OS sandbox here (a real sandboxed command was run). */
   sandbox: SandboxCheck
+  /** Whether swarm's own agents have a model here: a key or token, and the server it goes to. */
+  model: { configured: boolean; detail: string }
   missing: string[]
   /** Agent CLIs swarm can run as teammates (adapters), installed or not. */
   agents?: import('../adapters/doctor.js').AgentCliReport
@@ -78,6 +82,7 @@ export async function diagnose(env: NodeJS.ProcessEnv = process.env): Promise<Do
     tmux: { ok: tmuxProbe.ok, detail: tmuxProbe.detail, socket: client.describeSocket(client.swarmSocket(env)), serverRunning: false, sessions: [] },
     it2: { ok: it2Probe.ok, detail: it2Probe.detail },
     sandbox: await sandboxing,
+    model: modelReport(env),
     missing: [],
   }
   try {
@@ -96,6 +101,7 @@ export async function diagnose(env: NodeJS.ProcessEnv = process.env): Promise<Do
     const clip = await used.exec(['show', '-sv', 'set-clipboard'])
     if (clip.code === 0) report.tmux.clipboard = clip.stdout.trim()
   }
+  if (!report.model.configured) report.missing.push(`model: ${report.model.detail} — ${MODEL_FIX}`)
   if (!report.sandbox.ok) report.missing.push(`sandbox: ${report.sandbox.detail} (until then every Bash call of a teammate is asked)`)
   // What would make each pane backend work: the standalone ones always, the others when inside them.
   for (const { backend, ok } of probes.values()) {
@@ -104,6 +110,17 @@ export async function diagnose(env: NodeJS.ProcessEnv = process.env): Promise<Do
   }
   report.agents = await (await import('../adapters/doctor.js')).agentCliReport(env, process.cwd())
   return report
+}
+
+/** The model configuration, as `team create` checks it (model-check.ts); never the key itself. */
+function modelReport(env: NodeJS.ProcessEnv): DoctorReport['model'] {
+  const server = env.ANTHROPIC_BASE_URL ? `at ${env.ANTHROPIC_BASE_URL}` : 'at the Anthropic API'
+  if (modelConfigured(env))
+    return { configured: true, detail: `${env.ANTHROPIC_API_KEY ? 'ANTHROPIC_API_KEY' : 'ANTHROPIC_AUTH_TOKEN'} set, ${server}` }
+  const detail = env.ANTHROPIC_BASE_URL
+    ? `ANTHROPIC_BASE_URL is ${env.ANTHROPIC_BASE_URL} but neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set`
+    : 'neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set, so swarm agents cannot think'
+  return { configured: false, detail }
 }
 
 /** The sandbox as the settings of the current directory configure it. */
@@ -132,6 +149,7 @@ function printReport(r: DoctorReport): void {
       )
   }
   println(`it2:     ${ok(r.it2.ok)} (${r.it2.detail})`)
+  println(`model:   ${ok(r.model.configured)} (${r.model.detail})`)
   println(`sandbox: ${ok(r.sandbox.ok)} (${r.sandbox.detail})${r.sandbox.enabled ? '' : ' — turned off here by sandbox.enabled: false'}`)
   const e = r.environment
   println(

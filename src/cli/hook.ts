@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import { PLUMBING } from './options.js'
 import { UsageError, errorMessage } from '../errors.js'
 import { onCrash } from '../process/handlers.js'
 import { SWARM_HOOK_EVENTS, type HookReply, type SwarmHookEvent } from '../adapters/types.js'
@@ -13,6 +14,7 @@ interface HookOpts {
 export function registerHookCommand(program: Command): void {
   program
     .command('hook <event>')
+    .helpGroup(PLUMBING)
     .description(`called by an agent CLI's hooks: records its state, bubbles permission requests (${SWARM_HOOK_EVENTS.join(', ')})`)
     .option('--team <team>', 'the team (default $SWARM_TEAM)')
     .option('--name <name>', 'the teammate (default $SWARM_AGENT_NAME)')

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module'
 import { Command } from 'commander'
 import { refuseDebuggerSignal } from '../process/handlers.js'
 import { oneLineUsageErrors, reportError } from './errors.js'
@@ -34,7 +35,23 @@ const GROUPS: Record<string, () => Promise<Register>> = {
   'agent-cli': () => import('./agent-cli.js').then((m) => m.registerAgentCliCommand),
   relay: () => import('./relay.js').then((m) => m.registerRelayCommand),
   batch: () => import('./batch.js').then((m) => m.registerBatchCommand),
+  model: () => import('./model.js').then((m) => m.registerModelCommands),
+  completion: () => import('./completion.js').then((m) => m.registerCompletionCommand),
 }
+
+/** Groups that need every other group registered: completion walks the whole program. scripts/bundle.mjs reads this line. */
+const WHOLE_PROGRAM = new Set(['completion'])
+
+/**
+ * Set by scripts/bundle.mjs (esbuild `define`): package.json's version, and — in the bundle that
+ * answers `swarm`, `swarm --help` and `swarm --version` without loading any command group — the
+ * whole program's top-level help, rendered at build time. tsc's dist/ has neither.
+ */
+declare const SWARM_BUILD: { version: string; help?: string } | undefined
+const BUILD = typeof SWARM_BUILD === 'undefined' ? undefined : SWARM_BUILD
+
+/** package.json's version: the build's, else read beside dist/ (and src/) at run time. */
+const VERSION: string = BUILD?.version ?? (createRequire(import.meta.url)('../../package.json') as { version: string }).version
 
 /** The program with every command group, or only `only`'s (same commands, cheaper to load). */
 export async function buildProgram(only?: string): Promise<Command> {
@@ -42,9 +59,9 @@ export async function buildProgram(only?: string): Promise<Command> {
   program
     .name('swarm')
     .description('A supervisor for teams of coding agents: tmux / iTerm2 / in-process teammates with file-locked inboxes.')
-    .version('0.1.0')
+    .version(VERSION)
     .exitOverride()
-  const names = only === '--version' || only === '-V' ? [] : only && GROUPS[only] ? [only] : Object.keys(GROUPS)
+  const names = only === '--version' || only === '-V' ? [] : only && GROUPS[only] && !WHOLE_PROGRAM.has(only) ? [only] : Object.keys(GROUPS)
   const registers = new Set(await Promise.all(names.map((n) => GROUPS[n]())))
   for (const register of registers) register(program)
   oneLineUsageErrors(program)
@@ -55,6 +72,13 @@ export async function buildProgram(only?: string): Promise<Command> {
 export async function main(argv: string[]): Promise<void> {
   // Every swarm process a teammate's pane runs (its wrapper, the relay's send/tasks) is in its process group.
   refuseDebuggerSignal()
+  const args = argv.slice(2)
+  if (BUILD?.help !== undefined && (args.length === 0 || (args.length === 1 && (args[0] === '--help' || args[0] === '-h')))) {
+    // As commander does: asked for, on stdout (exit 0); without a command, on stderr (exit 2).
+    ;(args.length ? process.stdout : process.stderr).write(BUILD.help)
+    process.exitCode = args.length ? 0 : 2
+    return
+  }
   try {
     const program = await buildProgram(argv[2])
     await program.parseAsync(argv)

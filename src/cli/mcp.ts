@@ -1,10 +1,12 @@
 import type { Command } from 'commander'
+import { PLUMBING } from './options.js'
 import { UsageError } from '../errors.js'
 
 /** `swarm mcp --team T --name N`: the team tools as an MCP stdio server (registered with agent CLIs by their adapters). */
 export function registerMcpCommand(program: Command): void {
   program
     .command('mcp')
+    .helpGroup(PLUMBING)
     .description('serve SendMessage, TaskList, TaskGet, TaskUpdate, TaskCreate to an agent CLI over MCP (stdio)')
     .option('--team <team>', 'the team (default $SWARM_TEAM)')
     .option('--name <name>', 'the member acting (default $SWARM_AGENT_NAME)')

@@ -15,3 +15,9 @@ export function budgetFlags(opts: { maxCost?: string; maxTokens?: string }): { m
     throw new UsageError(`--max-tokens ${JSON.stringify(opts.maxTokens)} is not a positive integer`, { hint: 'e.g. --max-tokens 500000' })
   return { ...(cost !== undefined ? { maxCostUsd: cost } : {}), ...(tokens !== undefined ? { maxTokens: tokens } : {}) }
 }
+
+/**
+ * The help heading of commands only swarm itself runs (a teammate's process, an agent CLI's hooks
+ * and MCP server, the relay): listed apart in `swarm --help`, left out of shell completion.
+ */
+export const PLUMBING = 'Plumbing (run by swarm itself):'

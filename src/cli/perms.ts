@@ -3,6 +3,7 @@ import { UsageError } from '../errors.js'
 import { refuseFromTeammate } from './lead-only.js'
 import { answerRequest, formatAge, listRequests, type RequestAnswer } from '../permissions/requests/broker.js'
 import { validateName } from '../home/paths.js'
+import { shortRequestId } from '../home/request-id.js'
 import { PermissionModeName } from '../permissions/rules/modes.js'
 import { printJson, println, table } from '../terminal/output.js'
 import { terminalSafe } from '../terminal/neutralize.js'
@@ -65,10 +66,10 @@ export async function listCommand(team: string | undefined, opts: ListOpts): Pro
   if (listing.requests.length === 0) return println(`no pending requests in team ${team}`)
   const rows = [['ID', 'KIND', 'WHO', 'TOOL', 'INPUT', 'AGE', 'ALWAYS WOULD ALLOW']]
   for (const r of listing.requests) {
-    rows.push([r.id, r.kind, r.agent, r.toolName, r.summary, formatAge(r.ageMs), r.suggestions.join(', ')])
+    rows.push([shortRequestId(r.id), r.kind, r.agent, r.toolName, r.summary, formatAge(r.ageMs), r.suggestions.join(', ')])
   }
   println(table(rows))
-  println(`\nanswer with: swarm perms approve|deny ${team} <id> [--always] [--feedback TEXT]`)
+  println(`\nanswer with: swarm perms approve|deny ${team} <id> [--always] [--feedback TEXT]   (the id, or a unique prefix of it)`)
 }
 
 export async function answerCommand(decision: 'approve' | 'deny', team: string, id: string, opts: AnswerOpts): Promise<void> {

@@ -1,10 +1,12 @@
 import type { Command } from 'commander'
-import { UsageError } from '../errors.js'
+import { BackendUnavailableError, UsageError } from '../errors.js'
 import { teammateOf } from '../home/marker.js'
 import { resolveRecipients } from '../mailbox/send.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { LEAD_NAME } from '../home/paths.js'
+import { livingInLeader } from '../teams/hosting.js'
 import { findMember, readTeam } from '../teams/team-store.js'
+import { runningLeader } from '../supervisor/leader-lock.js'
 import { printJson, println } from '../terminal/output.js'
 
 interface SendOpts {
@@ -13,7 +15,7 @@ interface SendOpts {
   json?: boolean
 }
 
-/** `swarm send <team> <to|*> <text>` */
+/** `swarm send <team> <to|*> <text>`; exit 7 (the message kept) when its recipient lives inside a leader that is not running. */
 export function registerSendCommands(program: Command): void {
   program
     .command('send <team> <to> <text>')
@@ -37,6 +39,19 @@ export async function send(team: string, to: string, text: string, opts: SendOpt
   // deliver writes one entry per recipient, in resolveRecipients' order.
   const receipts = sent.map((m, i) => ({ to: recipients[i], msg_id: m.msg_id, timestamp: m.timestamp }))
   if (opts.json) printJson({ team, from: sender.name, messages: receipts })
-  else if (receipts.length === 0) println('no recipients (the team has no other members)')
+  const waiting = runningLeader(team) === undefined ? livingInLeader(config, recipients) : []
+  if (waiting.length) throw leaderNotRunning(team, waiting)
+  if (opts.json) return
+  if (receipts.length === 0) println('no recipients (the team has no other members)')
   else println(`sent to ${receipts.map((r) => r.to).join(', ')}`)
+}
+
+/** Exit 7: the message is written, but nobody reads it until the leader runs again. */
+function leaderNotRunning(team: string, waiting: string[]): BackendUnavailableError {
+  const who = waiting.join(', ')
+  const lives = waiting.length === 1 ? 'lives' : 'live'
+  return new BackendUnavailableError(
+    `team ${team} has no running leader, and ${who} ${lives} inside it: the message is kept in ${waiting.length === 1 ? `${who}'s inbox` : 'their inboxes'}, unread until the leader runs`,
+    { hint: `start it with: swarm team resume ${team}` },
+  )
 }

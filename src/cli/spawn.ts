@@ -78,7 +78,7 @@ export function registerSpawnCommands(program: Command): void {
 
 export async function runSpawn(team: string, name: string, opts: SpawnCommandOptions): Promise<void> {
   refuseFromTeammate() // its first prompt is signed as team-lead
-  const [{ spawnTeammate }, { parseBackendChoice }, { describeSocket, resolveSocket }, { sessionName }, { validateAgentName, validateName }] =
+  const [{ spawnTeammate }, { parseBackendChoice }, { describeSocket, resolveSocket }, { sessionName }, { validateTeammateName, validateName }] =
     await Promise.all([
       import('../supervisor/teammates.js'),
       import('../backends/registry.js'),
@@ -88,7 +88,7 @@ export async function runSpawn(team: string, name: string, opts: SpawnCommandOpt
     ])
   // The names first: a bad one is exit 2 whatever the backend would have said.
   validateName(team)
-  validateAgentName(name)
+  validateTeammateName(name)
   const backend = parseBackendChoice(opts.backend)
   if (opts.command !== undefined && opts.agent !== undefined)
     throw new UsageError('--command and --agent both say what to run', { hint: 'give one of them' })

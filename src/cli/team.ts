@@ -2,25 +2,25 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { Command } from 'commander'
 import { UsageError } from '../errors.js'
-import { modelConfigured } from '../agent/client.js'
 import { backendChoices, parseBackendChoice } from '../backends/registry.js'
 import { agentKindsHelp, builtInAdapter } from '../adapters/registry.js'
 import { runLeader } from '../leader/leader.js'
 import { deleteTeamFully, resumeTeam, startTeam } from '../leader/lifecycle.js'
 import type { ReapedProcess } from '../supervisor/reap-team.js'
-import { ensureTeamKeys } from '../mailbox/signing.js'
+import { ensureTeamKeys } from '../trust/keys.js'
 import { loadTeamSpec } from '../teams/team-spec.js'
 import { runAttach } from './attach.js'
 import { teamRekey } from './team-rekey.js'
 import { budgetFlags, collect } from './options.js'
 import { firstLimit } from '../agent/budget.js'
 import { shutdownSignal } from './signals.js'
-import { LEAD_NAME, tasksDir, teamConfigPath, teamDir } from '../home/paths.js'
+import { LEAD_NAME, tasksDir, teamConfigPath, teamDir, validateTeammateName } from '../home/paths.js'
 import { createTeam, readTeam, teamExists, updateTeam } from '../teams/team-store.js'
 import { PermissionModeName } from '../permissions/rules/modes.js'
 import type { TeamFile } from '../teams/types.js'
 import { terminalSafe } from '../terminal/neutralize.js'
 import { colorize, colors, printJson, println } from '../terminal/output.js'
+import { assertTeamModel } from './model-check.js'
 import { warnIfNoSandbox } from './sandbox-warning.js'
 import { teamList, teamShow } from './team-view.js'
 import { announceDiscard, printTeardown, teardownJson } from './worktrees.js'
@@ -112,6 +112,8 @@ export function registerTeamCommands(program: Command): void {
 
 export async function teamCreate(name: string, opts: TeamCreateOptions): Promise<void> {
   const spec = opts.from ? await loadTeamSpec(opts.from, { backendChoices: backendChoices() }) : undefined
+  const names = [...(spec?.members.map((m) => m.name) ?? []), ...splitList(opts.agents)]
+  for (const n of names) validateTeammateName(n)
   const mode = opts.mode ?? spec?.mode
   if (mode !== undefined && !PermissionModeName.safeParse(mode).success) {
     throw new UsageError(`invalid --mode ${JSON.stringify(mode)}`, { hint: `use one of ${PermissionModeName.options.join(', ')}` })
@@ -129,7 +131,6 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
     ...spec?.teamBudget,
     ...(opts.teamMaxCost !== undefined ? { maxCostUsd: budgetFlags({ maxCost: opts.teamMaxCost }).maxCostUsd } : {}),
   }
-  const names = [...(spec?.members.map((m) => m.name) ?? []), ...splitList(opts.agents)]
   for (const t of types.keys()) if (!names.includes(t)) throw new UsageError(`--agent-type names ${t}, which is not in --agents`)
   for (const t of kinds.keys()) if (!names.includes(t)) throw new UsageError(`--agent names ${t}, which is not in --agents`)
   const agentKinds = names.map((a) => kinds.get(a) ?? spec?.members.find((x) => x.name === a)?.agent)
@@ -139,13 +140,7 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
     cwd,
     opts.start,
   )
-  // Only swarm's own agents think with the configured model; agent CLIs bring their own provider.
-  const swarmAgents = !names.length || agentKinds.some((k) => k === undefined || k === 'swarm') // 'swarm': registry.ts SWARM_AGENT_KIND (loaded lazily)
-  if (opts.start && swarmAgents && !modelConfigured(process.env)) {
-    throw new UsageError('no model is configured, so the teammates could not think', {
-      hint: 'set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a compatible server), or write the team only with --no-start; `swarm demo` runs offline',
-    })
-  }
+  if (opts.start) assertTeamModel(agentKinds, process.env, 'write the team only with --no-start')
   const isolated = worktreeChoice(opts.worktree, names)
   const members = names.map((a) => {
     const m = spec?.members.find((x) => x.name === a)
@@ -270,6 +265,12 @@ async function checkWorktrees(
 }
 
 export async function teamResume(name: string, opts: { attach: boolean; json?: boolean }): Promise<void> {
+  // Before anything is reaped or respawned: a teammate started without a model dies at once.
+  const config = await readTeam(name)
+  assertTeamModel(
+    config.members.filter((m) => m.name !== LEAD_NAME).map((m) => m.agent),
+    process.env,
+  )
   const report = await resumeTeam(name, { env: process.env })
   if (report.backend === 'in-process') {
     if (!opts.json) {

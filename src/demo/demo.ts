@@ -3,7 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import readline from 'node:readline'
 import pc from 'picocolors'
-import { readAgentState } from '../agent/state.js'
+import { readMemberState } from '../store/member-state.js'
 import { cachedShare, percent } from '../agent/pricing.js'
 import { selectBackend } from '../backends/detect.js'
 import { systemDetectInputs } from '../backends/detect.js'
@@ -11,7 +11,6 @@ import { killServer, socketArgs, swarmSocket } from '../backends/tmux-client.js'
 import { SwarmError, ExitCode, errorMessage } from '../errors.js'
 import { readArchive } from '../mailbox/archive.js'
 import { readInbox } from '../mailbox/inbox.js'
-import { parseStructured } from '../mailbox/messages.js'
 import { startLoopbackServer, type LoopbackServer } from '../loopback-model/loopback-server.js'
 import { answerRequest, listRequests, type BrokerRequest } from '../permissions/requests/broker.js'
 import { sendTeamMessage } from '../teams/messaging.js'
@@ -23,6 +22,7 @@ import { delay } from '../process/delay.js'
 import { deleteTeamFully, startTeam } from '../leader/lifecycle.js'
 import { runLeader } from '../leader/leader.js'
 import { DEMO_FILES, DEMO_SCENARIO } from './scenario.js'
+import { type DemoOutcome, DemoProgress, demoOutcome } from './progress.js'
 
 /** The demo gives up after this long. */
 export const DEMO_TIMEOUT_MS = 50_000
@@ -45,7 +45,10 @@ export interface DemoSummary {
   messages: number
   tasks: Array<{ id: string; subject: string; owner?: string; status: string }>
   permissions: Array<{ agent: string; tool: string; summary: string; decision: string; by: string }>
+  /** The reviewer's verdict, or `not reviewed — implementer: …` when the test run was denied or failed. */
   verdict?: string
+  /** False when the implementer's tests were denied or failed, so nothing went to review. */
+  reviewed: boolean
   tokens: { input: number; output: number; cacheRead: number; cacheWrite: number }
   files: string[]
 }
@@ -133,36 +136,41 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoSummary> {
 
     const permissions: DemoSummary['permissions'] = []
     const deadline = Date.now() + DEMO_TIMEOUT_MS
-    let verdict: string | undefined
+    const progress = new DemoProgress(TEAM, ['researcher', 'implementer', 'reviewer'], env, say, started)
+    let outcome: DemoOutcome | undefined
     const answered = new Set<string>()
     while (Date.now() < deadline) {
       for (const r of (await listRequests(TEAM, { env })).requests) {
         if (answered.has(r.id)) continue
         answered.add(r.id)
-        const decision = await decide(r, interactive && !opts.watch, say, c)
+        const asked = interactive && !opts.watch
+        const decision = await decide(r, asked, say, c)
         await answerRequest(
           TEAM,
           r.id,
           { decision, by: 'swarm demo', ...(decision === 'deny' ? { feedback: 'denied at the demo prompt' } : {}) },
           { env },
         )
+        if (asked) say(`${c.magenta('permission')} ${r.agent}'s ${r.toolName} ${decision === 'deny' ? c.red('denied') : 'approved'}`)
         permissions.push({ agent: r.agent, tool: r.toolName, summary: r.summary, decision, by: interactive ? 'you' : 'demo (non-interactive)' })
       }
-      verdict = await reviewVerdict(env)
+      await progress.tick()
+      outcome = await demoOutcome(TEAM, env)
+      // Not reviewed (the tests were denied or failed): nothing more will happen. Reviewed: the tasks close too.
+      if (outcome?.kind === 'not-reviewed') break
       const tasks = await listTasks(TEAM, env)
-      if (verdict && tasks.length >= 2 && tasks.every((t) => t.status === 'completed')) break
+      if (outcome && tasks.length >= 2 && tasks.every((t) => t.status === 'completed')) break
       await delay(100)
     }
-    if (!verdict) {
+    if (!outcome) {
       throw new SwarmError('SWARM_DEMO_TIMEOUT', `the demo team did not finish within ${DEMO_TIMEOUT_MS / 1000} s`, {
         exitCode: ExitCode.timeout,
         hint: "rerun with --keep: the team's transcripts are then kept in <the kept directory>/team/agents",
       })
     }
-    say(`reviewer → team-lead: ${verdict}`)
     // The reviewer reports before its turn ends: let every teammate go idle before the team is deleted.
     await waitAllIdle(env, Math.max(0, deadline - Date.now()))
-    summary = await summarize(env, project, backend, started, permissions, verdict, server)
+    summary = await summarize(env, project, backend, started, permissions, outcome, server)
     // Watching, the tmux client owns the screen until the session ends: the summary comes after.
     if (!attached) printSummary(summary, out, c)
     return summary
@@ -215,17 +223,10 @@ async function waitAllIdle(env: NodeJS.ProcessEnv, ms: number): Promise<void> {
   const deadline = Date.now() + ms
   const names = (await readTeam(TEAM, env)).members.map((m) => m.name).filter((n) => n !== LEAD_NAME)
   while (Date.now() < deadline) {
-    const states = await Promise.all(names.map((n) => readAgentState(TEAM, n, env).catch(() => undefined)))
+    const states = await Promise.all(names.map((n) => readMemberState(TEAM, n, env).catch(() => undefined)))
     if (states.every((s) => s && (s.status === 'idle' || s.status === 'exited'))) return
     await delay(50)
   }
-}
-
-/** The reviewer's verdict, once it reached team-lead's inbox. */
-async function reviewVerdict(env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  const file = inboxPath(TEAM, LEAD_NAME, env)
-  const all = [...(await readArchive(file).catch(() => [])), ...(await readInbox(file).catch(() => []))]
-  return all.find((m) => m.from === 'reviewer' && !parseStructured(m.text) && /PASS|FAIL/.test(m.text))?.text
 }
 
 async function summarize(
@@ -234,7 +235,7 @@ async function summarize(
   backend: string,
   started: number,
   permissions: DemoSummary['permissions'],
-  verdict: string,
+  outcome: DemoOutcome,
   server: LoopbackServer,
 ): Promise<DemoSummary> {
   const config = await readTeam(TEAM, env)
@@ -243,7 +244,7 @@ async function summarize(
   for (const m of config.members) {
     const file = inboxPath(TEAM, m.name, env)
     messages += (await readInbox(file)).length + (await readArchive(file).catch(() => [])).length
-    const state = await readAgentState(TEAM, m.name, env).catch(() => undefined)
+    const state = await readMemberState(TEAM, m.name, env).catch(() => undefined)
     tokens.input += state?.usage?.inputTokens ?? 0
     tokens.output += state?.usage?.outputTokens ?? 0
     tokens.cacheRead += state?.usage?.cacheReadTokens ?? 0
@@ -256,7 +257,8 @@ async function summarize(
     messages,
     tasks: (await listTasks(TEAM, env)).map((t) => ({ id: t.id, subject: t.subject, ...(t.owner ? { owner: t.owner } : {}), status: t.status })),
     permissions,
-    verdict,
+    verdict: outcome.verdict,
+    reviewed: outcome.kind === 'reviewed',
     tokens,
     files,
     ...(server.requests.length ? {} : {}),

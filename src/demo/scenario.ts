@@ -10,6 +10,10 @@ export const DEMO_FILES: Record<string, string> = {
 
 const SLUG_JS = "exports.slugify = (text) =>\n  text.toLowerCase().trim().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')\n"
 
+/** What the implementer tells team-lead when its test run was denied, or failed (then nothing is reviewed). */
+export const DENIED_REPORT = 'I could not run the tests: the command was denied at the prompt. Task #1 stays open, and nothing goes to review.'
+export const FAILED_REPORT = '`node test.js` failed: task #1 stays open, and nothing goes to review.'
+
 const tool = (name: string, input: Record<string, unknown>, text?: string) => ({
   content: [...(text ? [{ type: 'text' as const, text }] : []), { type: 'tool_use' as const, name, input }],
 })
@@ -18,7 +22,8 @@ const tool = (name: string, input: Record<string, unknown>, text?: string) => ({
  * What the built-in scripted model plays in `swarm demo`: a researcher that reads the project and
  * plans two tasks, an implementer that writes the code and runs the test (the one Bash call that
  * needs the lead's permission), a reviewer that reads it and reports PASS. Each waits for the
- * message that should wake it, so the order does not depend on timing.
+ * message that should wake it, so the order does not depend on timing. The implementer's script
+ * branches on the test run's result: denied or failing, it tells team-lead and nothing is reviewed.
  */
 export const DEMO_SCENARIO: ScenarioInput = {
   name: 'swarm-demo',
@@ -57,19 +62,31 @@ export const DEMO_SCENARIO: ScenarioInput = {
       tool('Write', { file_path: 'src/slug.js', content: SLUG_JS }),
       tool('Bash', { command: 'node test.js', description: 'run the tests' }),
       {
+        // What happened to the test run decides what is reported: only a passing run goes to review.
         oneOf: [
+          { when: { toolResultIncludes: '2 tests passed' }, ...tool('TaskUpdate', { taskId: '1', status: 'completed' }) },
+          {
+            when: { toolResultIncludes: 'Permission to use Bash was denied' },
+            ...tool('SendMessage', {
+              to: 'team-lead',
+              message: DENIED_REPORT,
+              summary: 'tests not run: denied',
+            }),
+          },
           {
             when: { toolResultIsError: true },
-            ...tool('SendMessage', { to: 'team-lead', message: 'I could not run the tests: the command was refused.', summary: 'tests not run' }),
+            ...tool('SendMessage', { to: 'team-lead', message: FAILED_REPORT, summary: 'tests failed' }),
           },
-          tool('TaskUpdate', { taskId: '1', status: 'completed' }),
         ],
       },
-      tool('SendMessage', {
-        to: 'reviewer',
-        message: 'slugify is ready in src/slug.js and `node test.js` passes. Please review (task #2).',
-        summary: 'ready for review',
-      }),
+      {
+        when: { toolResultIncludes: 'Updated #1 [completed]' },
+        ...tool('SendMessage', {
+          to: 'reviewer',
+          message: 'slugify is ready in src/slug.js and `node test.js` passes. Please review (task #2).',
+          summary: 'ready for review',
+        }),
+      },
       { text: 'Implemented slugify; tests pass.' },
     ],
     reviewer: [

@@ -1,6 +1,6 @@
 import os from 'node:os'
 import path from 'node:path'
-import { InvalidNameError } from '../errors.js'
+import { InvalidNameError, UsageError } from '../errors.js'
 
 /** The name of the lead member of every team. */
 export const LEAD_NAME = 'team-lead'
@@ -29,6 +29,16 @@ export function validateName(name: string, kind: 'team' | 'agent' = 'team'): str
 
 export function validateAgentName(name: string): string {
   return validateName(name, 'agent')
+}
+
+/** Names no teammate may take: the lead's (a teammate by that name would be folded into the lead). */
+export const RESERVED_NAMES: readonly string[] = [LEAD_NAME]
+
+/** A valid agent name that is not reserved: UsageError (exit 2) for `team-lead` in --agents, a team file or spawn. */
+export function validateTeammateName(name: string): string {
+  validateAgentName(name)
+  if (RESERVED_NAMES.includes(name)) throw new UsageError(`${name} is reserved for the team's lead; a teammate needs another name`)
+  return name
 }
 
 /** `<name>@<team>` */

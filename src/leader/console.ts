@@ -4,9 +4,7 @@ import pc from 'picocolors'
 import { errorMessage } from '../errors.js'
 import { describeMessage } from '../mailbox/describe.js'
 import { markRead } from '../mailbox/inbox.js'
-import { OrderLedger, consoleLedgerPath } from '../mailbox/order-ledger.js'
 import { parseStructured, type StructuredMessage } from '../mailbox/messages.js'
-import { classifyLeadMessage, resolveLeadVerifyKey } from '../mailbox/signing.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { watchInbox, type InboxWatcher } from '../mailbox/watch.js'
 import { answerRequest, listRequests } from '../permissions/requests/broker.js'
@@ -16,9 +14,13 @@ import { inboxPath, LEAD_NAME, pendingPermissionsDir } from '../home/paths.js'
 import { listTasks } from '../tasks/task-store.js'
 import { ensureDir } from '../util/fs.js'
 import { paintAgent } from '../terminal/colors.js'
-import { PromptQueue, shortRequestId, toConsoleRequest, type ConsoleRequest } from './prompt-queue.js'
+import { CONSOLE_HELP } from './console-help.js'
+import { PromptQueue, toConsoleRequest, type ConsoleRequest } from './prompt-queue.js'
+import { shortRequestId } from '../home/request-id.js'
 import { terminalSafe } from '../terminal/neutralize.js'
 import { wrapLines } from '../terminal/wrap.js'
+import { LeadGate } from '../trust/gate.js'
+import { consoleLedgerPath } from '../trust/ledger.js'
 
 /** What the console can do to the team beyond messages (implemented by the team runner). */
 export interface TeamControl {
@@ -58,23 +60,12 @@ export interface LeaderConsoleOptions {
   answersHere?: boolean
   /** How long after a prompt replaced an unanswered one a key is refused (default PROMPT_SETTLE_MS). */
   promptSettleMs?: number
+  /**
+   * At the end of input (a script's stdin, `< /dev/null`, a background job) the console stops
+   * reading but runs on — messages shown, requests answerable with `swarm perms` — until the signal.
+   */
+  runPastInputEnd?: boolean
 }
-
-const HELP = `commands:
-  /msg <name|*> <text>     send a message (signed by team-lead)
-  /spawn <name> [type] [-- prompt]   start a teammate
-  /kill <name> [now]       stop a teammate (graceful unless "now")
-  /status                  members, states, tasks, tokens
-  /tasks                   the task list
-  /approve [id] [always]   approve the shown (or named) request
-  /deny [id] [feedback]    deny it, telling the teammate why
-  /requests                list pending requests
-  /compact [focus]         compact the lead's conversation now (summary + recent files + team)
-  /help                    this help
-  /quit                    leave the console; the team keeps running (swarm team resume brings it back)
-when a request is shown: y = approve once, a = approve always, n [feedback] = deny
-(a key answers only the request whose prompt is on screen)
-anything else goes to the lead agent`
 
 /**
  * A key pressed this soon after the prompt on screen was replaced by another one (the shown
@@ -95,7 +86,8 @@ const block = (s: string) => terminalSafe(s).replace(/\n/g, '\n    │ ')
  */
 export class LeaderConsole {
   private readonly queue = new PromptQueue()
-  private ledger: Promise<OrderLedger> | undefined
+  /** The one gate, on the console's own ledger (spawn requests it honoured), apart from the lead agent's. */
+  private gate: Promise<LeadGate> | undefined
   private readonly c
   private watcher: InboxWatcher | undefined
   private dirWatch: fs.FSWatcher | undefined
@@ -110,6 +102,7 @@ export class LeaderConsole {
   private readonly answeredHere = new Set<string>()
   private syncing: Promise<void> = Promise.resolve()
   private stopped = false
+  private inputClosed = false
   private done!: () => void
   private readonly finished = new Promise<void>((r) => (this.done = r))
 
@@ -141,7 +134,7 @@ export class LeaderConsole {
     await this.watcher.ready
     this.rl = readline.createInterface({ input: this.o.input, terminal: false })
     this.rl.on('line', (line) => void this.onLine(line.trim()).catch((err) => this.line(this.c.red(`error: ${one(errorMessage(err))}`))))
-    this.rl.on('close', () => this.stop())
+    this.rl.on('close', () => (this.o.runPastInputEnd && !this.stopped ? this.inputEnded() : this.stop()))
     // Stopped while starting (a signal before or during the setup above): close what was opened since.
     if (this.stopped || this.o.signal?.aborted) this.stop()
     await this.finished
@@ -154,6 +147,15 @@ export class LeaderConsole {
     this.rl?.close()
     void this.watcher?.close()
     this.done()
+  }
+
+  private inputEnded(): void {
+    this.inputClosed = true
+    this.line(
+      this.c.dim(
+        `input closed: this console reads no more; team ${this.o.team} keeps running until \`swarm team delete ${this.o.team}\` or SIGTERM (answer requests with \`swarm perms ${this.o.team}\`)`,
+      ),
+    )
   }
 
   private line(s: string): void {
@@ -196,13 +198,14 @@ export class LeaderConsole {
 
   /** `swarm spawn --backend in-process` from another shell: honoured only with the lead's signature. */
   private async spawnRequested(m: InboxMessage, s: Extract<StructuredMessage, { type: 'spawn_request' }>): Promise<void> {
-    if (classifyLeadMessage(m, await resolveLeadVerifyKey(this.o.team, this.o.env), LEAD_NAME) !== 'verified') {
-      this.line(this.c.yellow(`ignored an UNVERIFIED spawn request for ${one(s.name)} (no valid lead signature)`))
+    this.gate ??= LeadGate.open({ team: this.o.team, name: LEAD_NAME, env: this.o.env, ledgerFile: consoleLedgerPath(this.o.team, this.o.env) })
+    const verdict = await (await this.gate).acceptLeadOrder(m)
+    if (verdict === 'replayed') {
+      this.line(this.c.yellow(`ignored a REPLAYED spawn request for ${one(s.name)} (already honoured)`))
       return
     }
-    this.ledger ??= OrderLedger.open(consoleLedgerPath(this.o.team, this.o.env))
-    if (!(await (await this.ledger).claim(m.msg_id!, m.timestamp))) {
-      this.line(this.c.yellow(`ignored a REPLAYED spawn request for ${one(s.name)} (already honoured)`))
+    if (verdict !== 'verified') {
+      this.line(this.c.yellow(`ignored an UNVERIFIED spawn request for ${one(s.name)} (no valid lead signature)`))
       return
     }
     try {
@@ -218,9 +221,11 @@ export class LeaderConsole {
     this.syncing = this.syncing.then(async () => {
       try {
         const listing = await listRequests(this.o.team, { env: this.o.env })
-        for (const c of listing.cancelled) this.line(this.c.yellow(one(`request ${c.id} from ${c.agent} (${c.toolName}) cancelled: ${c.reason}`)))
+        for (const c of listing.cancelled)
+          this.line(this.c.yellow(one(`request ${shortRequestId(c.id)} from ${c.agent} (${c.toolName}) cancelled: ${c.reason}`)))
         const added = this.queue.sync(listing.requests.map(toConsoleRequest))
-        for (const r of added) notifyHuman({ agent: r.agent, toolName: r.tool, kind: r.kind, summary: r.detail }, this.o.output, { env: this.o.env })
+        for (const r of added)
+          notifyHuman({ id: r.id, agent: r.agent, toolName: r.tool, kind: r.kind, summary: r.detail }, this.o.output, { env: this.o.env })
       } catch (err) {
         this.line(this.c.red(`cannot read pending requests: ${errorMessage(err)}`))
       }
@@ -242,11 +247,11 @@ export class LeaderConsole {
     const more = this.queue.size > 1 ? this.c.dim(` (+${this.queue.size - 1} more)`) : ''
     const what = r.kind === 'plan' ? `wants its plan approved: ${one(r.detail)}` : `wants to use ${this.c.bold(one(r.tool))}: ${one(r.detail)}`
     this.line(this.c.magenta(`? [${shortRequestId(r.id)}] ${this.c.bold(one(r.agent))} ${what}`) + more)
-    if (this.o.answersHere === false) return
+    if (this.o.answersHere === false || this.inputClosed) return
     if (r.suggestions?.length) this.line(this.c.dim(`  always would allow: ${one(r.suggestions.join(', '))}`))
     this.line(
       this.c.dim(
-        `  [y] approve once  [a] approve always  [n <feedback>] deny — request ${shortRequestId(r.id)} of ${one(r.agent)} (or: swarm perms approve ${this.o.team} ${one(r.id)})`,
+        `  [y] approve once  [a] approve always  [n <feedback>] deny — request ${shortRequestId(r.id)} of ${one(r.agent)} (or: swarm perms approve ${this.o.team} ${shortRequestId(r.id)})`,
       ),
     )
   }
@@ -330,7 +335,7 @@ export class LeaderConsole {
     const arg = line.slice(1 + cmd.length).trim()
     switch (cmd) {
       case 'help':
-        return this.line(HELP)
+        return this.line(CONSOLE_HELP)
       case 'msg': {
         const [to, ...words] = rest
         if (!to || words.length === 0) return this.line('usage: /msg <name|*> <text>')

@@ -6,7 +6,7 @@ import type { InProcessExecutor, PaneExecutor, TeammateMain } from '../backends/
 import { formatReport } from './report-format.js'
 import { teamReport } from './team-report.js'
 import { sendTeamMessage } from '../teams/messaging.js'
-import { agentId, LEAD_NAME } from '../home/paths.js'
+import { agentId, LEAD_NAME, validateTeammateName } from '../home/paths.js'
 import { addMember, readTeam, updateMember } from '../teams/team-store.js'
 import type { BackendType } from '../backends/types.js'
 import type { TeamMember } from '../teams/types.js'
@@ -57,6 +57,7 @@ export class LeaderControl implements TeamControl {
       maxTokens?: number
     },
   ): Promise<string> {
+    validateTeammateName(name)
     if (this.o.backend === 'in-process') {
       const config = await readTeam(this.o.team, this.o.env)
       const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()

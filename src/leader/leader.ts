@@ -3,7 +3,7 @@ import type Anthropic from '@anthropic-ai/sdk'
 import { createModelClient, modelConfigured } from '../agent/client.js'
 import { createOutput } from '../agent/render.js'
 import { assembleAgent } from '../agent/start.js'
-import { AgentStateFile, statePath } from '../agent/state.js'
+import { updateMemberState } from '../store/member-state.js'
 import { coordinatorPrompt, workerScratchpadNote } from '../agent/subagents/coordinator-prompt.js'
 import type { Delegation } from '../agent/subagents/delegation.js'
 import { allowInScratchpad, ensureScratchpad } from '../agent/subagents/scratchpad.js'
@@ -14,28 +14,18 @@ import { transcriptPath } from '../agent/transcript.js'
 import { createExecutor } from '../backends/registry.js'
 import type { InProcessExecutor, TeammateMain } from '../backends/types.js'
 import { createPermissionLayer } from '../permissions/requests/client.js'
-import { leadSignerFor } from '../teams/messaging.js'
+import { teamLeadSigner } from '../trust/sign.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { readTeam, updateTeam } from '../teams/team-store.js'
 import { claudeLeadOf } from '../teams/claude-lead.js'
-import type { TeamFile, TeamMember } from '../teams/types.js'
+import type { TeamFile } from '../teams/types.js'
 import { teamBackend } from '../backends/team-backend.js'
+import { hostedInProcess } from '../teams/hosting.js'
 import { nextStopSignal } from '../process/handlers.js'
 import { onAbort } from '../util/abort.js'
 import { LeaderConsole } from './console.js'
 import { acquireLeaderLock } from '../supervisor/leader-lock.js'
 import { LeaderControl, stoppedWithKill } from './control.js'
-
-/**
- * Whether this leader hosts the member: it is recorded in-process, or it has no backend of its own
- * in a team created in-process. A member written with `--no-start` and then spawned in a pane (or
- * running another agent CLI) is never also started here: no twin answers its messages.
- */
-export function hostedInProcess(config: TeamFile, m: TeamMember): boolean {
-  if (m.agent !== undefined) return false
-  if (m.backendType !== undefined) return m.backendType === 'in-process'
-  return config.swarmBackend === 'in-process' && (m.tmuxPaneId === '' || m.tmuxPaneId === 'in-process')
-}
 
 /**
  * A team led by Claude Code has its lead: this pane (opened when `swarm spawn` adds a swarm agent)
@@ -98,7 +88,7 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
         env,
       )
   const backend = teamBackend(config) ?? 'in-process'
-  const sign = await leadSignerFor(o.team, env)
+  const sign = await teamLeadSigner(o.team, env)
   const client: Anthropic | undefined = modelConfigured(env) ? createModelClient(env) : undefined
   const inProcess: InProcessExecutor | undefined = backend === 'in-process' ? createExecutor('in-process', { env, sign }) : undefined
 
@@ -128,8 +118,9 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
   const abort = new AbortController()
   onAbort(o.signal, () => abort.abort())
 
-  const leaderState = new AgentStateFile(statePath(o.team, LEAD_NAME, env), { pid: process.pid, status: 'idle' })
-  await leaderState.update({})
+  // Merged into team-lead's record, never over it: the lead agent (this process too) keeps its
+  // model, usage and cost there, which its next --resume starts from.
+  await updateMemberState(o.team, LEAD_NAME, { pid: process.pid, status: 'idle', detail: undefined }, env, { create: true })
 
   // An in-process team lives in this process: (re)start every teammate, resuming its conversation —
   // except those stopped with `swarm kill` (`team resume` names them; `swarm spawn` starts them again).
@@ -208,6 +199,8 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
       'no model is configured for the lead agent: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a compatible server); slash commands work without one (/help)',
     signal: abort.signal,
     ...(o.answersHere === false ? { answersHere: false } : {}),
+    // A script's or a CI job's stdin ends at once: the team must outlive it (stopped by `team delete` or a signal).
+    ...(o.input === undefined && !process.stdin.isTTY ? { runPastInputEnd: true } : {}),
   })
   try {
     await console_.run()
@@ -221,6 +214,6 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
       await Promise.all(ids.map((id) => inProcess.terminate(id, 'the leader is leaving', { timeoutMs: LEAVE_GRACE_MS }).catch(() => undefined)))
       await inProcess.killAll()
     }
-    await leaderState.update({ status: 'exited' })
+    await updateMemberState(o.team, LEAD_NAME, { status: 'exited' }, env)
   }
 }

@@ -1,5 +1,5 @@
 import fs from 'node:fs/promises'
-import { readAgentState } from '../agent/state.js'
+import { readMemberState } from '../store/member-state.js'
 import { transcriptPath } from '../agent/transcript.js'
 import { defaultLeaderArgv, defaultTeammateArgv, teammateEnv } from '../backends/launch.js'
 import { systemDetectInputs } from '../backends/detect.js'
@@ -10,8 +10,8 @@ import { stopTeamMembers } from '../supervisor/stop.js'
 import { spawnTeammates, type SpawnTeammateInput } from '../supervisor/teammates.js'
 import type { BackendChoice, PaneExecutor } from '../backends/types.js'
 import { ConflictError, CorruptFileError, NotFoundError } from '../errors.js'
-import { ensureTeamKeys } from '../mailbox/signing.js'
-import { leadSignerFor } from '../teams/messaging.js'
+import { ensureTeamKeys } from '../trust/keys.js'
+import { teamLeadSigner } from '../trust/sign.js'
 import { LEAD_NAME, tasksDir, teamDir } from '../home/paths.js'
 import { removeFromRoster } from '../tasks/roster.js'
 import { deleteTeamFiles, findMember, readTeam, updateTeam } from '../teams/team-store.js'
@@ -60,7 +60,7 @@ export async function startTeam(team: string, opts: { backend: BackendChoice; en
   )
   if (detection.backend === 'in-process') return { backend: 'in-process', reason: detection.reason, teammates: [] }
   const config = await readTeam(team, env)
-  const executor = createExecutor(detection.backend, { env, sign: await leadSignerFor(team, env) })
+  const executor = createExecutor(detection.backend, { env, sign: await teamLeadSigner(team, env) })
   const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
   const leader = await executor.ensureSession(team, { argv: defaultLeaderArgv(team), cwd: leadCwd, env: teammateEnv(env, { team, name: LEAD_NAME }) })
   await recordLeaderServer(team, leader, env)
@@ -137,7 +137,7 @@ export async function resumeTeam(team: string, opts: { env: Env }): Promise<Resu
     const stopped = config.members.filter((m) => m.name !== LEAD_NAME && m[STOPPED_FIELD] === true).map((m) => m.name)
     return { backend, leader: 'started', alive: [], respawned: [], stopped, reaped: reaped.killed }
   }
-  const sign = await leadSignerFor(team, env)
+  const sign = await teamLeadSigner(team, env)
   const executor: PaneExecutor = createExecutor(backend, { env, sign })
   const status = await teamStatus(team, { env, executors: { [backend]: executor } })
   const stateOf = (name: string) => status.members.find((r) => r.name === name)?.state
@@ -222,7 +222,7 @@ export async function busyMembers(team: TeamFile, env: Env): Promise<Array<{ nam
   const claudeLed = claudeLeadOf(team) !== undefined
   for (const m of team.members) {
     if (m.name === LEAD_NAME) continue
-    const state = await readAgentState(team.name, m.name, env).catch(() => undefined)
+    const state = await readMemberState(team.name, m.name, env).catch(() => undefined)
     // Claude Code writes no state file; it sets isActive on its member entry while it works.
     if (!state && m.isActive === true && (m.ownsInbox === true || claudeLed)) {
       busy.push({ name: m.name, status: 'working' })
@@ -301,7 +301,7 @@ export async function deleteTeamFully(
     : { signalled: [] as string[], killed: [] as string[] }
   try {
     // Claude Code's lead holds its own keys: swarm cannot sign for it (and writes no key of its own there).
-    const sign = config && !claudeLead ? await leadSignerFor(team, env).catch(() => undefined) : undefined
+    const sign = config && !claudeLead ? await teamLeadSigner(team, env).catch(() => undefined) : undefined
     if (config)
       report = await stopTeamMembers(team, {
         env,
@@ -318,7 +318,7 @@ export async function deleteTeamFully(
     }
     // An in-process team lives inside its leader process: stop that process (and its children).
     // Found by its lock file, so a corrupt config does not hide it.
-    const lead = config ? await readAgentState(team, LEAD_NAME, env).catch(() => undefined) : undefined
+    const lead = config ? await readMemberState(team, LEAD_NAME, env).catch(() => undefined) : undefined
     await stopLeaderProcess(team, env, lead?.status !== 'exited' ? lead?.pid : undefined)
   } finally {
     clearInterval(ticker)
@@ -383,7 +383,7 @@ export async function removeTeammate(
 async function agentStopped(team: string, name: string, env: Env, waitMs: number): Promise<boolean> {
   const deadline = Date.now() + waitMs
   for (;;) {
-    const state = await readAgentState(team, name, env).catch(() => undefined)
+    const state = await readMemberState(team, name, env).catch(() => undefined)
     if (!state || state.status === 'exited' || state.status === 'dead' || state.pid === undefined || !isAlive(state.pid)) return true
     if (Date.now() >= deadline) return false
     await delay(100)

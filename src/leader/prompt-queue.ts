@@ -1,4 +1,6 @@
+import { NotFoundError } from '../errors.js'
 import type { BrokerRequest } from '../permissions/requests/broker.js'
+import { matchRequestId } from '../home/request-id.js'
 
 /** A request the human answers at the leader's console. */
 export interface ConsoleRequest {
@@ -57,12 +59,19 @@ export class PromptQueue {
     return [...this.items.values()]
   }
 
-  /** By id, short id, or a prefix that names exactly one request (an ambiguous one must not pick a request). */
+  /**
+   * By id, short id, or a unique prefix of either (request-id.ts): undefined when none is queued;
+   * an ambiguous one throws a UsageError naming the candidates — it must not pick a request.
+   */
   get(id: string): ConsoleRequest | undefined {
     const exact = this.items.get(id)
     if (exact || !id) return exact
-    const matches = [...this.items.values()].filter((r) => r.id.startsWith(id) || shortRequestId(r.id) === id)
-    return matches.length === 1 ? matches[0] : undefined
+    try {
+      return this.items.get(matchRequestId(id, this.items.keys(), 'at this console'))
+    } catch (err) {
+      if (err instanceof NotFoundError) return undefined
+      throw err
+    }
   }
 
   onChange(fn: () => void): () => void {
@@ -73,12 +82,6 @@ export class PromptQueue {
   private changed(): void {
     for (const fn of this.listeners) fn()
   }
-}
-
-/** The short id a prompt names: the random tail of `perm-<time>-<hex>` (the whole id when it has no tail). */
-export function shortRequestId(id: string): string {
-  const tail = /-([0-9a-f]{4,})$/.exec(id)?.[1]
-  return tail ?? id
 }
 
 /** A pending request as the console shows it. */

@@ -1,11 +1,12 @@
 import { CorruptFileError, NotFoundError } from '../errors.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { encodeStructured, type MessageOf } from '../mailbox/messages.js'
-import { deliver } from '../mailbox/send.js'
-import { leadKeyPath, leadSigner, loadLeadPrivateKey, replaceTeamKeys } from '../mailbox/signing.js'
+import { addressMessage, deliverAddressed } from '../mailbox/send.js'
+import { leadKeyPath, loadLeadPrivateKey, replaceTeamKeys } from '../trust/keys.js'
+import { claudeVerifyKeyFor, leadSigner, signAddressed } from '../trust/sign.js'
 import { moveAside } from '../util/fs.js'
 import { createExecutor } from '../backends/registry.js'
-import { readAgentState } from '../agent/state.js'
+import { readMemberState } from '../store/member-state.js'
 import { backendOf } from '../backends/directory.js'
 import { isAlive } from '../process/liveness.js'
 import type { TeamFile, TeamMember } from '../teams/types.js'
@@ -14,8 +15,8 @@ import { resumeTeam } from './lifecycle.js'
 
 /**
  * `swarm team rekey <team>`: a new lead key pair. While the old private key is there, every
- * running teammate is handed the new public key in a `lead_key_update` signed by the OLD key, and
- * switches; when it is gone, no message could be trusted, so the running pane teammates are
+ * running teammate is handed the new public key (and its own new Claude-format key) in a
+ * `lead_key_update` signed by the OLD key, and switches in every scheme; when it is gone, no message could be trusted, so the running pane teammates are
  * restarted (continuing from their transcripts) and launch with the new key.
  */
 
@@ -36,22 +37,22 @@ export interface RekeyReport {
 export async function rekeyTeam(team: string, env: NodeJS.ProcessEnv = process.env): Promise<RekeyReport> {
   const config = await readTeam(team, env)
   const [old, running] = await Promise.all([oldKey(team, env), runningTeammates(config, env)])
-  const { publicKey } = await replaceTeamKeys(team, env)
+  const { privateKey, publicKey } = await replaceTeamKeys(team, env)
   const report: RekeyReport = { team, publicKey, oldKey: old.state, handedTo: [], restarted: [], notReached: [] }
   if (old.key) {
-    const update: MessageOf<'lead_key_update'> = { type: 'lead_key_update', from: LEAD_NAME, publicKey, timestamp: new Date().toISOString() }
     const members = config.members.map((m) => m.name)
+    const sign = leadSigner(old.key)
     for (const m of running) {
-      await deliver({
-        team,
-        members,
+      const now = Date.now()
+      const update: MessageOf<'lead_key_update'> = {
+        type: 'lead_key_update',
         from: LEAD_NAME,
-        to: m.name,
-        text: encodeStructured(update),
-        summary: 'new lead key',
-        sign: leadSigner(old.key),
-        env,
-      })
+        publicKey,
+        leadVerifyKey: claudeVerifyKeyFor(privateKey, m.name, now),
+        timestamp: new Date(now).toISOString(),
+      }
+      const addressed = addressMessage({ members, from: LEAD_NAME, to: m.name, text: encodeStructured(update), summary: 'new lead key' })
+      await deliverAddressed(team, signAddressed(addressed, sign), env)
       report.handedTo.push(m.name)
     }
     return report
@@ -73,7 +74,7 @@ export async function rekeyTeam(team: string, env: NodeJS.ProcessEnv = process.e
 /** The teammates whose process runs (its state file's pid lives), holding the old public key; an in-process one's pid is its leader's. */
 async function runningTeammates(config: TeamFile, env: NodeJS.ProcessEnv): Promise<TeamMember[]> {
   const states = await Promise.all(
-    config.members.map(async (m) => (m.name === LEAD_NAME ? undefined : await readAgentState(config.name, m.name, env).catch(() => undefined))),
+    config.members.map(async (m) => (m.name === LEAD_NAME ? undefined : await readMemberState(config.name, m.name, env).catch(() => undefined))),
   )
   return config.members.filter((_, i) => {
     const s = states[i]

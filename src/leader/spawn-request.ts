@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import { readAgentState } from '../agent/state.js'
+import { readMemberState } from '../store/member-state.js'
 import { BackendUnavailableError, ExitCode, SwarmError } from '../errors.js'
 import { encodeStructured } from '../mailbox/messages.js'
 import { sendTeamMessage } from '../teams/messaging.js'
-import { LEAD_NAME, validateAgentName } from '../home/paths.js'
+import { LEAD_NAME, validateTeammateName } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
 import type { TeamMember } from '../teams/types.js'
 import { delay } from '../process/delay.js'
@@ -30,8 +30,8 @@ export interface InProcessSpawn {
  * is a clear error (exit 7).
  */
 export async function requestInProcessSpawn(team: string, input: InProcessSpawn, env: NodeJS.ProcessEnv = process.env): Promise<TeamMember> {
-  validateAgentName(input.name)
-  const lead = await readAgentState(team, LEAD_NAME, env).catch(() => undefined)
+  validateTeammateName(input.name)
+  const lead = await readMemberState(team, LEAD_NAME, env).catch(() => undefined)
   if (!lead?.pid || lead.status === 'exited' || !isAlive(lead.pid)) {
     throw new BackendUnavailableError(`team ${team} has no running leader to host an in-process teammate`, {
       hint: `start it with "swarm team resume ${team}" (in-process teams run inside their leader), or spawn with --backend tmux`,
@@ -43,7 +43,7 @@ export async function requestInProcessSpawn(team: string, input: InProcessSpawn,
   const deadline = Date.now() + IN_PROCESS_SPAWN_TIMEOUT_MS
   while (Date.now() < deadline) {
     const member = (await readTeam(team, env)).members.find((m) => m.name === input.name)
-    const state = await readAgentState(team, input.name, env).catch(() => undefined)
+    const state = await readMemberState(team, input.name, env).catch(() => undefined)
     // Running: active in the roster and a state file written by this start (the leader's pid).
     if (
       member?.isActive &&

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { readAgentState, type AgentState } from '../agent/state.js'
+import { readMemberState, type MemberState } from '../store/member-state.js'
 import { teamStatus, type MemberStatus } from '../supervisor/status.js'
 import type { InProcessExecutor } from '../backends/types.js'
 import { readInbox } from '../mailbox/inbox.js'
@@ -63,7 +63,7 @@ export async function teamReport(team: string, opts: { env?: NodeJS.ProcessEnv; 
     teamWorktreeSummaries(team, config.members, env),
     Promise.all(
       config.members.map((m) =>
-        Promise.all([readAgentState(team, m.name, env).catch(() => undefined), readInbox(inboxPath(team, m.name, env)).catch(() => [])]),
+        Promise.all([readMemberState(team, m.name, env).catch(() => undefined), readInbox(inboxPath(team, m.name, env)).catch(() => [])]),
       ),
     ),
   ])
@@ -114,12 +114,13 @@ export async function teamReport(team: string, opts: { env?: NodeJS.ProcessEnv; 
 }
 
 /**
- * The member's lifecycle state (docs/architecture.md §3): the process view wins when the process is gone
- * (a clean exit is `exited`, anything else `dead`); while it lives, the agent's own state. An agent
- * that writes no state file (Claude Code) is told by its signals: a pending request makes it
- * `waiting`, else the `isActive` it sets on its member entry `working` or `idle`.
+ * The member's lifecycle state (docs/architecture.md §12): the process view wins when the process is gone
+ * (a clean exit is `exited`, anything else `dead`); while it lives, its state file
+ * (`store/member-state.ts`). A Claude Code teammate has none — its wrapper writes one only when
+ * its sandbox could not be set up (`dead`) — and is told by its signals: a pending request makes
+ * it `waiting`, else the `isActive` it sets on its member entry `working` or `idle`.
  */
-export function memberState(m: MemberStatus, state: AgentState | undefined, signals: { asks?: number; isActive?: boolean } = {}): string {
+export function memberState(m: MemberStatus, state: MemberState | undefined, signals: { asks?: number; isActive?: boolean } = {}): string {
   const cleanExit = state?.status === 'exited'
   if (m.state === 'exited') return cleanExit || m.exitCode === 0 ? 'exited' : 'dead'
   if (m.state === 'dead') return cleanExit ? 'exited' : m.reason === 'never started' ? 'not started' : 'dead'
@@ -129,8 +130,7 @@ export function memberState(m: MemberStatus, state: AgentState | undefined, sign
     if (state.status === 'exited') return 'exited'
     return state.pid !== undefined && isAlive(state.pid) ? state.status : 'dead'
   }
-  // A CLI that keeps its own state in the team file (Claude Code's isActive) is judged by it, not
-  // by the state file its pane wrapper (swarm agent-cli) wrote at start.
+  // A CLI that keeps its own state in the team file (Claude Code's isActive) is judged by it.
   if (signals.isActive !== undefined) return signals.asks ? 'waiting' : signals.isActive ? 'working' : 'idle'
   if (state && state.status !== 'exited') return state.status
   if (state) return 'alive'

@@ -4,8 +4,9 @@ import { z } from 'zod'
 import { ExitCode, SwarmError } from '../errors.js'
 
 /**
- * A scenario is what the loopback model server plays (JSON or YAML; full example in
- * test/model/fixtures/team.yaml):
+ * A scenario is what the loopback model server plays (JSON or YAML; the format with a whole
+ * team's example is documented in docs/offline.md, runnable as examples/offline-team.yaml with
+ * `swarm model serve`; more in test/loopback-model/fixtures/):
  *
  * ```yaml
  * agents:                      # one script per agent, picked by the x-swarm-agent header
@@ -27,11 +28,32 @@ import { ExitCode, SwarmError } from '../errors.js'
  *
  * Each step plays once, in order; a step whose `when` does not hold waits, and the request
  * gets `fallback` (default: a 400 invalid_request_error saying which step waits or that the
- * script is exhausted — loud, and not retried by the SDK).
+ * script is exhausted — loud, and not retried by the SDK). Step cursors and `times` live in the
+ * server's memory: a script that must survive a restarted agent or server is written as rules
+ * without `times`, each matched by what the request carries (examples/offline-team.yaml).
  */
 
 /** The header that names the agent of a request (send it per request from a shared client). */
 export const DEFAULT_AGENT_HEADER = 'x-swarm-agent'
+
+/** `/source/flags` or a bare source. */
+export function toRegExp(pattern: string): RegExp {
+  const m = /^\/(.*)\/([dgimsuvy]*)$/s.exec(pattern)
+  return m ? new RegExp(m[1]!, m[2]) : new RegExp(pattern)
+}
+
+/** A regular expression, checked when the file is read (a bad one would fail every request it meets). */
+const Pattern = z.string().refine(
+  (p) => {
+    try {
+      toRegExp(p)
+      return true
+    } catch {
+      return false
+    }
+  },
+  { message: 'not a valid regular expression' },
+)
 
 /** Conditions on the request; all given ones must hold. */
 export const When = z.strictObject({
@@ -40,9 +62,11 @@ export const When = z.strictObject({
   /** Substring of the text of the last user message (its text blocks; tool results excluded). */
   lastUserIncludes: z.string().optional(),
   /** Regular expression on the same text; `/source/flags` or a bare source. Its groups fill `{{match.N}}` in the response. */
-  lastUserMatches: z.string().optional(),
+  lastUserMatches: Pattern.optional(),
   /** Substring of any tool_result in the last user message. */
   toolResultIncludes: z.string().optional(),
+  /** Regular expression on each tool_result of the last user message (one must match); `/source/flags` or a bare source. Its groups fill `{{match.N}}` when `lastUserMatches` is not given. */
+  toolResultMatches: Pattern.optional(),
   /** The last user message carries a tool_result with `is_error: true` (or none with it, if false). */
   toolResultIsError: z.boolean().optional(),
   /** Substring of the system prompt. */
@@ -140,7 +164,7 @@ export const Scenario = z.strictObject({
   /** Header naming the agent of a request. */
   agentHeader: z.string().default(DEFAULT_AGENT_HEADER),
   /** Regular expression with one capture group, applied to the system prompt when the header is absent. */
-  agentFromSystem: z.string().optional(),
+  agentFromSystem: Pattern.optional(),
   /** Scripts by agent name. */
   agents: z.record(z.string(), ScriptSpec).default({}),
   /** The script of requests from agents without their own. */
@@ -157,7 +181,7 @@ export class ScenarioError extends SwarmError {
   constructor(message: string, options: { cause?: unknown } = {}) {
     super('SWARM_BAD_SCENARIO', message, {
       exitCode: ExitCode.usage,
-      hint: 'fix the scenario file (JSON or YAML; see test/model/fixtures for examples)',
+      hint: 'fix the scenario file (JSON or YAML; the format is in docs/offline.md, an example in examples/offline-team.yaml)',
       ...options,
     })
   }

@@ -1,4 +1,4 @@
-import type { ResponseSpec, RuleSpec, Scenario, StepSpec, When } from './scenario.js'
+import { type ResponseSpec, type RuleSpec, type Scenario, type StepSpec, type When, toRegExp } from './scenario.js'
 
 /** What the player needs to know about a request. */
 export interface RequestView {
@@ -52,7 +52,7 @@ export class ScriptPlayer {
     const fromHeader = req.headers[this.scenario.agentHeader.toLowerCase()]
     if (fromHeader) return fromHeader
     if (!this.scenario.agentFromSystem) return undefined
-    return new RegExp(this.scenario.agentFromSystem).exec(systemText(req.body))?.[1]
+    return toRegExp(this.scenario.agentFromSystem).exec(systemText(req.body))?.[1]
   }
 
   select(req: RequestView): Selection {
@@ -112,18 +112,18 @@ export function matches(when: When | undefined, req: RequestView, agent: string 
   if (when.lastUserIncludes !== undefined && !last.text.includes(when.lastUserIncludes)) return false
   if (when.lastUserMatches !== undefined && !toRegExp(when.lastUserMatches).test(last.text)) return false
   if (when.toolResultIncludes !== undefined && !last.toolResults.some((r) => r.text.includes(when.toolResultIncludes!))) return false
+  if (when.toolResultMatches !== undefined && !last.toolResults.some((r) => toRegExp(when.toolResultMatches!).test(r.text))) return false
   if (when.toolResultIsError !== undefined && last.toolResults.some((r) => r.isError) !== when.toolResultIsError) return false
   return true
 }
 
 /**
- * A response whose `when.lastUserMatches` captured groups gets `{{match.N}}` in its strings (text,
- * tool inputs) replaced by group N: a scripted agent can answer with an id it was just sent.
+ * A response whose `when.lastUserMatches` (else `when.toolResultMatches`) captured groups gets
+ * `{{match.N}}` in its strings (text, tool inputs) replaced by group N: a scripted agent can
+ * answer with an id it was just sent, or that its last tool returned.
  */
 export function withCaptures<T extends ResponseSpec | RuleSpec>(response: T, req: RequestView): T {
-  const pattern = response.when?.lastUserMatches
-  if (pattern === undefined) return response
-  const groups = toRegExp(pattern).exec(lastUserMessage(req.body).text)
+  const groups = captures(response.when, lastUserMessage(req.body))
   if (!groups) return response
   const fill = (v: unknown): unknown => {
     if (typeof v === 'string') return v.replace(/\{\{match\.(\d+)\}\}/g, (_, n: string) => groups[Number(n)] ?? '')
@@ -138,10 +138,15 @@ export function withCaptures<T extends ResponseSpec | RuleSpec>(response: T, req
   } as T
 }
 
-/** `/source/flags` or a bare source. */
-export function toRegExp(pattern: string): RegExp {
-  const m = /^\/(.*)\/([dgimsuvy]*)$/s.exec(pattern)
-  return m ? new RegExp(m[1]!, m[2]) : new RegExp(pattern)
+function captures(when: When | undefined, last: ReturnType<typeof lastUserMessage>): RegExpExecArray | undefined {
+  if (when?.lastUserMatches !== undefined) return toRegExp(when.lastUserMatches).exec(last.text) ?? undefined
+  if (when?.toolResultMatches === undefined) return undefined
+  const pattern = toRegExp(when.toolResultMatches)
+  for (const r of last.toolResults) {
+    const groups = pattern.exec(r.text)
+    if (groups) return groups
+  }
+  return undefined
 }
 
 export function systemText(body: MessagesRequestBody): string {

@@ -1,5 +1,6 @@
 import { parseStructured, type StructuredMessage } from './messages.js'
 import type { InboxMessage } from './types.js'
+import { shortRequestId } from '../home/request-id.js'
 
 /**
  * One readable line (or block, for multi-line plain text) for an inbox entry: its text, labelled
@@ -23,11 +24,11 @@ function describeStructured(s: StructuredMessage): string {
       return `${s.from} is idle (${s.idleReason ?? 'available'})${task}${why}`
     }
     case 'permission_request':
-      return `${s.agent_id} asks to use ${s.tool_name}: ${s.description} (request ${s.request_id})`
+      return `${s.agent_id} asks to use ${s.tool_name}: ${s.description} (request ${shortRequestId(s.request_id)})`
     case 'permission_response':
-      return `request ${s.request_id} ${s.subtype === 'success' ? 'allowed' : 'denied'}${s.error ? `: ${s.error}` : ''}`
+      return `request ${shortRequestId(s.request_id)} ${s.subtype === 'success' ? 'allowed' : 'denied'}${s.error ? `: ${s.error}` : ''}`
     case 'plan_approval_request':
-      return `${s.from} asks to approve the plan in ${s.planFilePath} (request ${s.requestId})`
+      return `${s.from} asks to approve the plan in ${s.planFilePath} (request ${shortRequestId(s.requestId)})`
     case 'plan_approval_response':
       return `plan ${s.approved ? 'approved' : 'rejected'}${s.feedback ? `: ${s.feedback}` : ''}`
     case 'shutdown_request':

@@ -141,12 +141,15 @@ export const SpawnRequest = base({
 
 /**
  * swarm's own: `swarm team rekey` hands each running teammate the team's new lead public key, in a
- * message signed by the old key; a teammate that verifies it switches keys. Claude Code ignores it.
+ * message signed by the old key; a teammate that verifies it switches keys in every scheme (trust/gate).
+ * Claude Code ignores it.
  */
 export const LeadKeyUpdate = base({
   type: z.literal('lead_key_update'),
   from: z.string(),
   publicKey: z.string(),
+  /** The recipient's new Claude-format key (`<ms>.<key>`) for `lead_sig`; absent, its old one is revoked. */
+  leadVerifyKey: z.string().optional(),
   timestamp: z.string(),
 })
 

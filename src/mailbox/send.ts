@@ -2,7 +2,6 @@ import { NotFoundError } from '../errors.js'
 import { inboxPath, validateAgentName } from '../home/paths.js'
 import { checkMessageSize, createEntry } from './entry.js'
 import { appendMessage } from './inbox.js'
-import { type LeadSignFn, withLeadSignature } from './lead-signature.js'
 import type { InboxMessage } from './types.js'
 
 /**
@@ -20,8 +19,7 @@ export function resolveRecipients(members: string[], to: string, from: string): 
   return [to]
 }
 
-export interface DeliverOptions {
-  team: string
+export interface MessageOptions {
   /** Names of the team's members (the roster the caller read). */
   members: string[]
   from: string
@@ -30,23 +28,31 @@ export interface DeliverOptions {
   text: string
   summary?: string
   color?: string
-  /** Signs each final entry (timestamp and msg_id set) for its recipient: its `leadSig` (and `lead_sig`). */
-  sign?: LeadSignFn
-  env?: NodeJS.ProcessEnv
+}
+
+/** One entry made for one recipient's inbox. */
+export interface AddressedEntry {
+  to: string
+  entry: InboxMessage
 }
 
 /**
- * Writes the message into each recipient's inbox (one entry and msg_id per recipient), in the order
- * of resolveRecipients. Every check (recipient, size, fields) runs before the first write, so a
- * broadcast is never half-refused.
+ * The entries of a message, one per recipient (its own msg_id), in the order of resolveRecipients.
+ * Every check (recipient, size, fields) runs here, before anything is written, so a broadcast is
+ * never half-refused. An author that signs (team-lead) signs these (trust/sign) before delivering.
  */
-export async function deliver(opts: DeliverOptions): Promise<InboxMessage[]> {
+export function addressMessage(opts: MessageOptions): AddressedEntry[] {
   const recipients = resolveRecipients(opts.members, opts.to, opts.from)
   checkMessageSize(opts.text)
-  const entries = recipients.map((to) => {
-    const entry = createEntry({ from: opts.from, text: opts.text, color: opts.color, summary: opts.summary })
-    return withLeadSignature(entry, opts.sign, to)
-  })
-  const files = recipients.map((name) => inboxPath(opts.team, name, opts.env))
-  return Promise.all(entries.map((entry, i) => appendMessage(files[i], entry)))
+  return recipients.map((to) => ({ to, entry: createEntry({ from: opts.from, text: opts.text, color: opts.color, summary: opts.summary }) }))
+}
+
+/** Writes each entry into its recipient's inbox, as given: transport adds and checks no signature. */
+export function deliverAddressed(team: string, addressed: AddressedEntry[], env?: NodeJS.ProcessEnv): Promise<InboxMessage[]> {
+  return Promise.all(addressed.map((a) => appendMessage(inboxPath(team, a.to, env), a.entry)))
+}
+
+/** An unsigned message into each recipient's inbox (addressMessage, then deliverAddressed). */
+export async function deliver(opts: MessageOptions & { team: string; env?: NodeJS.ProcessEnv }): Promise<InboxMessage[]> {
+  return await deliverAddressed(opts.team, addressMessage(opts), opts.env)
 }

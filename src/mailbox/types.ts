@@ -6,7 +6,7 @@ export const MAX_MESSAGE_BYTES = 1024 * 1024
 /**
  * One entry of an inbox file (a JSON array), in the shape Claude Code 2.1.332 writes.
  * `msg_id` may be absent (older writers); unknown fields are kept.
- * `leadSig` is swarm's Ed25519 signature over a lead message (see permissions/signing).
+ * `leadSig` is swarm's Ed25519 signature over a lead message (see trust/swarm-scheme).
  */
 export const InboxMessage = z.looseObject({
   from: z.string(),
@@ -20,7 +20,7 @@ export const InboxMessage = z.looseObject({
   msg_id: z.string().optional(),
   msgV: z.number().optional(),
   leadSig: z.string().optional(),
-  /** Claude Code's signature over a lead message (see mailbox/claude-lead-sig). */
+  /** Claude Code's signature over a lead message (see trust/claude-scheme). */
   lead_sig: z.string().optional(),
   /** When the recipient process took the message into its queue (swarm's receipt; see markDelivered). */
   deliveredAt: z.string().optional(),

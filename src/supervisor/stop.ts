@@ -1,6 +1,6 @@
 import { BackendUnavailableError, ExitCode, NotFoundError, SwarmError, UsageError } from '../errors.js'
 import { LEAD_NAME, agentId as makeAgentId } from '../home/paths.js'
-import { leadSignerIfAny } from '../teams/messaging.js'
+import { teamLeadSignerIfAny } from '../trust/sign.js'
 import { findMember, readTeam, updateTeam } from '../teams/team-store.js'
 import type { TeamFile } from '../teams/types.js'
 import { delay } from '../process/delay.js'
@@ -46,7 +46,7 @@ export interface StopReport {
 export async function stopTeamMembers(team: string, opts: StopOptions = {}): Promise<StopReport> {
   const env = opts.env ?? process.env
   const config = await readTeamIfAny(team, env)
-  const sign = opts.sign ?? (config ? await leadSignerIfAny(team, env) : undefined)
+  const sign = opts.sign ?? (config ? await teamLeadSignerIfAny(team, env) : undefined)
   const members = (config?.members ?? []).filter((m) => m.name !== LEAD_NAME)
   const report: StopReport = { team, exited: [], killed: [], unreachable: [] }
   const cache = new Map<string, TeammateExecutor<unknown>>()
@@ -151,7 +151,7 @@ export async function killTeammate(team: string, name: string, opts: KillOptions
   const member = findMember(config, name)
   const id = makeAgentId(name, team)
   // shutdown_request is privileged: unsigned, a teammate would ignore it.
-  const sign = opts.sign ?? (await leadSignerIfAny(team, env))
+  const sign = opts.sign ?? (await teamLeadSignerIfAny(team, env))
   const backend = backendOf(member)
   let outcome: KillOutcome
   if (!backend) {

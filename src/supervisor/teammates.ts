@@ -7,9 +7,9 @@ import type { AgentAdapter } from '../adapters/types.js'
 import { checkAgentType, loadAgentDefinitions } from '../agent/definitions/load.js'
 import type { AgentDefinition } from '../agent/definitions/types.js'
 import { definedOnly } from '../util/object.js'
-import { BackendUnavailableError, ConflictError, NotFoundError, UsageError } from '../errors.js'
-import { LEAD_VERIFY_KEY_ENV, loadLeadPublicKey } from '../mailbox/signing.js'
-import { LEAD_NAME, validateAgentName, validateName } from '../home/paths.js'
+import { BackendUnavailableError, ConflictError, NotFoundError } from '../errors.js'
+import { LEAD_VERIFY_KEY_ENV, loadLeadPublicKey } from '../trust/keys.js'
+import { LEAD_NAME, validateName, validateTeammateName } from '../home/paths.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { addMember, readTeam, updateTeam } from '../teams/team-store.js'
 import type { TeamFile, TeamMember } from '../teams/types.js'
@@ -93,8 +93,7 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
   const env = opts.env ?? process.env
   validateName(team)
   for (const i of inputs) {
-    validateAgentName(i.name)
-    if (i.name === LEAD_NAME) throw new UsageError(`${LEAD_NAME} is the leader, not a teammate`)
+    validateTeammateName(i.name)
   }
   const config = await readTeam(team, env)
   const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { z } from 'zod'
-import { CorruptFileError } from '../errors.js'
+import { UsageError } from '../errors.js'
 import { PermissionModeName } from '../permissions/rules/modes.js'
 import { readSpecFile } from '../util/spec-file.js'
 
@@ -55,14 +55,18 @@ export const TeamSpec = z.strictObject({
 })
 export type TeamSpec = z.infer<typeof TeamSpec>
 
+/** Every key a team file knows, at any level (an unknown key is named with its right spelling). */
+const TEAM_FILE_KEYS = [...new Set([...Object.keys(TeamSpec.shape), ...Object.keys(TeamSpecMember.shape), ...Object.keys(Budget.shape)])]
+
 /**
- * Reads a team file (YAML or JSON); relative `cwd`s are resolved against the file's directory.
+ * Reads a team file (YAML or JSON); relative `cwd`s are resolved against the file's directory. A
+ * bad value or an unknown key is a UsageError (exit 2) naming the file and the key.
  * `backendChoices` (the registry's, from the caller) checks `backend:` with the file named.
  */
 export async function loadTeamSpec(file: string, opts: { backendChoices?: readonly string[] } = {}): Promise<TeamSpec> {
-  const spec = await readSpecFile(file, TeamSpec, 'team file')
+  const spec = await readSpecFile(file, TeamSpec, 'team file', TEAM_FILE_KEYS)
   if (spec.backend !== undefined && opts.backendChoices && !opts.backendChoices.includes(spec.backend)) {
-    throw new CorruptFileError(file, `backend: ${JSON.stringify(spec.backend)} is not one of ${opts.backendChoices.join(', ')}`)
+    throw new UsageError(`${file}: backend: ${JSON.stringify(spec.backend)} is not one of ${opts.backendChoices.join(', ')}`)
   }
   const base = path.dirname(path.resolve(file))
   return {

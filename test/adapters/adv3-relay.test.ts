@@ -1,7 +1,7 @@
 import net from 'node:net'
 import { PassThrough, Readable } from 'node:stream'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { readAgentState } from '../../src/agent/state.js'
+import { readMemberState } from '../../src/store/member-state.js'
 import { runRelayClient } from '../../src/adapters/relay-client.js'
 import { readEndpoint } from '../../src/adapters/relay-frames.js'
 import type { Relay } from '../../src/adapters/relay-server.js'
@@ -88,7 +88,7 @@ describe('the relay against its own misbehaving teammate', () => {
       await new Promise((resolve) => setTimeout(resolve, 500))
       const hook = await raw(['hook', 'pre-tool'], [input(JSON.stringify({ tool_name: 'read_file', tool_input: {} })), { t: 'eof' }])
       expect(hook).toContain('"t":"exit"')
-      expect((await readAgentState('t', 'gem', h.env))?.status).toBe('working')
+      expect((await readMemberState('t', 'gem', h.env))?.status).toBe('working')
       void sends
     })
   })

@@ -6,17 +6,18 @@ import { checkClaudeAddressable, claudeTeammateFlags, findClaudeBinary } from '.
 import { findClaudeSession } from '../../src/adapters/claude-session.js'
 import { agentIdentity } from '../../src/cli/agent.js'
 import { ExitCode } from '../../src/errors.js'
-import { hostedInProcess } from '../../src/leader/leader.js'
+import { hostedInProcess } from '../../src/teams/hosting.js'
 import { busyMembers, deleteTeamFully } from '../../src/leader/lifecycle.js'
 import { claudeLeadAlive, claudeLeadOf } from '../../src/teams/claude-lead.js'
 import { createTeam, readTeam, updateTeam } from '../../src/teams/team-store.js'
 import type { TeamFile } from '../../src/teams/types.js'
+import { isolatedEnv } from '../support/home.js'
 
 let dir: string
 let env: NodeJS.ProcessEnv
 beforeEach(() => {
   dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-claude-')))
-  env = { ...process.env, SWARM_HOME: path.join(dir, 'home'), CLAUDE_CONFIG_DIR: '' }
+  env = isolatedEnv(dir, { CLAUDE_CONFIG_DIR: '' })
 })
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
 

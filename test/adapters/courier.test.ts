@@ -1,41 +1,9 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type AgentTeam, agentState, agentTeam, inboxOf, leftovers, panePids } from '../agents/helpers.js'
 import { waitFor } from '../support/wait.js'
-
-const FAKE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'fake-cli.mjs')
-
-/** A user-defined adapter for the fake CLI (no code of swarm names it), in the team's project. */
-async function fakeAdapter(t: AgentTeam, mode: string): Promise<string> {
-  // Inside its cwd: the CLI runs in swarm's sandbox, which lets it write only there (and its own home).
-  const log = path.join(t.work, 'submissions.jsonl')
-  const yaml = `
-binary: node
-command: ['${process.execPath}', '${FAKE}']
-env:
-  FAKE_MODE: '${mode}'
-  FAKE_LOG: '${log}'
-  FAKE_HOOK_SESSION_START: '{{hook:session-start}}'
-  FAKE_HOOK_PROMPT_SUBMIT: '{{hook:prompt-submit}}'
-  FAKE_HOOK_STOP: '{{hook:stop}}'
-delivery: { method: paste, settleMs: 100, confirm: hook }
-hookEvents: { Submit: prompt-submit, Stop: stop, Start: session-start }
-quit: { keys: [C-c], graceMs: 2000 }
-`
-  await fs.mkdir(path.join(t.work, '.claude', 'swarm-agents'), { recursive: true })
-  await fs.writeFile(path.join(t.work, '.claude', 'swarm-agents', 'fake.yaml'), yaml)
-  return log
-}
-
-async function submissions(log: string): Promise<string[]> {
-  const text = await fs.readFile(log, 'utf8').catch(() => '')
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as string)
-}
+import { fakeAdapter, submissions } from './fake-cli.js'
 
 describe('courier: exactly-once delivery into a TUI, confirmed by its hook', () => {
   let t: AgentTeam

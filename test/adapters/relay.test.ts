@@ -3,7 +3,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { PassThrough, Readable } from 'node:stream'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { readAgentState } from '../../src/agent/state.js'
+import { readMemberState } from '../../src/store/member-state.js'
 import { inboxPath } from '../../src/home/paths.js'
 import { readInbox } from '../../src/mailbox/inbox.js'
 import { withInboxLock } from '../../src/mailbox/inbox-lock.js'
@@ -60,7 +60,7 @@ describe('the relay', () => {
   it('runs a hook as the teammate: its state is recorded', async () => {
     const r = await client(['hook', 'prompt-submit', ...identity], JSON.stringify({ prompt: 'hello', session_id: 's1' }))
     expect(r.code).toBe(0)
-    expect((await readAgentState('t', 'gem', h.env))?.status).toBe('working')
+    expect((await readMemberState('t', 'gem', h.env))?.status).toBe('working')
   })
 
   it('runs swarm send as a child, as the teammate', async () => {

@@ -6,7 +6,7 @@ import { bashTool, MAX_BASH_OUTPUT_CHARS } from '../../src/agent/tools/bash.js'
 import { isAlive } from '../../src/process/liveness.js'
 import { HeadTailBuffer } from '../../src/agent/tools/shell.js'
 import { makeContext } from './helpers.js'
-import { useTempDir } from '../support/home.js'
+import { isolatedEnv, useTempDir } from '../support/home.js'
 import { waitFor } from '../support/wait.js'
 
 let dir: string
@@ -31,7 +31,7 @@ async function readPid(file: string): Promise<number> {
 
 describe('Bash', () => {
   it('runs in ctx.cwd with ctx.env and returns stdout and stderr', async () => {
-    const ctx = makeContext(dir, { env: { ...process.env, GREETING: 'hello' } })
+    const ctx = makeContext(dir, { env: isolatedEnv(dir, { GREETING: 'hello' }) })
     const result = await runTool(bashTool, { command: 'pwd; echo "$GREETING"; echo oops >&2' }, ctx)
     expect(result).toEqual({ content: `${dir}\nhello\noops`, isError: false })
   })

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { type AgentApiServer, startAgentApiServer } from '../../src/loopback-model/agent-api-server.js'
 import type { AgentScriptInput } from '../../src/loopback-model/agent-script.js'
+import { userHomeEnv } from '../support/home.js'
 
 const run = promisify(execFile)
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
@@ -41,7 +42,7 @@ export async function agentTeam(script: AgentScriptInput = {}): Promise<AgentTea
   const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'swarm-agents-'))
   const home = path.join(dir, 'swarm-home')
   const work = path.join(dir, 'work')
-  await Promise.all(['swarm-home', 'work', 'tmux', 'user', 'tmpdir'].map((d) => fsp.mkdir(path.join(dir, d))))
+  await Promise.all(['swarm-home', 'work', 'tmux', 'tmpdir'].map((d) => fsp.mkdir(path.join(dir, d))))
   const server = await startAgentApiServer({ script })
   const socket = `swarm-agents-${process.pid}-${path.basename(dir)}`
   const env: NodeJS.ProcessEnv = {
@@ -49,7 +50,8 @@ export async function agentTeam(script: AgentScriptInput = {}): Promise<AgentTea
     LANG: 'C.UTF-8',
     TERM: 'xterm-256color',
     NO_COLOR: '1',
-    HOME: path.join(dir, 'user'),
+    // HOME, its XDG dirs and the git identity of the test's own (test/support/home.ts).
+    ...userHomeEnv(dir),
     // Codex refuses to set up its sandbox helper under the temp dir: its home here is not under this one.
     TMPDIR: path.join(dir, 'tmpdir'),
     SWARM_HOME: home,

@@ -7,6 +7,7 @@ import { createExecutor } from '../../src/backends/registry.js'
 import { currentTeammate } from '../../src/backends/teammate-context.js'
 import type { InProcessExecutor, TeammateContext } from '../../src/backends/types.js'
 import { FIXTURES, tempDir } from './harness.js'
+import { isolatedEnv } from '../support/home.js'
 
 const run = promisify(execFile)
 
@@ -18,7 +19,7 @@ describe('in-process backend', () => {
   beforeEach(() => {
     output = []
     home = tempDir('swarm-inp-')
-    executor = createExecutor('in-process', { env: { ...process.env, SWARM_HOME: home }, output: (t) => output.push(t) })
+    executor = createExecutor('in-process', { env: isolatedEnv(home, { SWARM_HOME: home }), output: (t) => output.push(t) })
   })
   afterEach(async () => {
     await executor.killAll()
@@ -104,7 +105,7 @@ describe('in-process backend', () => {
 
   it('an uncaught error or a floating rejection in one teammate leaves the leader and the others running', async () => {
     const { stdout } = await run(process.execPath, [path.join(FIXTURES, 'in-process-leader.mjs')], {
-      env: { ...process.env, NO_COLOR: '1' },
+      env: isolatedEnv(home),
       timeout: 10_000,
     })
     const result = JSON.parse(stdout.trim().split('\n').at(-1)!)

@@ -10,7 +10,7 @@ import { UsageError } from '../../src/errors.js'
 import { teamStatus } from '../../src/supervisor/status.js'
 import { stopTeamMembers } from '../../src/supervisor/stop.js'
 import { createTeam, readTeam, updateMember } from '../../src/teams/team-store.js'
-import { useTempDir } from '../support/home.js'
+import { isolatedEnv, useTempDir } from '../support/home.js'
 
 /**
  * A new backend is one file and one registry line: a fake pane backend, registered at run time,
@@ -89,8 +89,7 @@ function fakeBackend(): PaneBackend {
 
 useTempDir('swarm-registry-', (d) => {
   home = d
-  env = { ...process.env, SWARM_HOME: home }
-  delete env.TMUX
+  env = isolatedEnv(home, { SWARM_HOME: home })
 })
 afterEach(() => {
   unregister?.()

@@ -25,21 +25,14 @@ function scenario(): ScenarioInput {
   return { agents }
 }
 
-const git = (cwd: string, ...args: string[]) => execa('git', args, { cwd }).then((r) => r.stdout)
-
 describe('swarm batch', () => {
   let sb: Sandbox
   let server: LoopbackServer
+  const git = (cwd: string, ...args: string[]) => execa('git', args, { cwd, env: sb.env }).then((r) => r.stdout)
   beforeAll(async () => {
     server = await startLoopbackServer({ scenario: scenario() })
-    sb = sandbox({
-      ANTHROPIC_API_KEY: 'test',
-      ANTHROPIC_BASE_URL: server.url,
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@t',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@t',
-    })
+    // The sandbox's env carries the git identity (test/support/home.ts): swarm's commits and the test's own.
+    sb = sandbox({ ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: server.url })
     await git(sb.project, 'init', '-q', '-b', 'main')
     await fs.writeFile(path.join(sb.project, 'README'), 'project\n')
     await git(sb.project, 'add', '.')

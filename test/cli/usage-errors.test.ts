@@ -3,15 +3,17 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { isolatedEnv } from '../support/home.js'
 import { BIN } from '../support/repo.js'
 
 /** Commander's usage errors, in the README's form: one line `swarm: … — run swarm <cmd> --help`, exit 2. */
 
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-usage-'))
+const env = isolatedEnv(home, { SWARM_HOME: home })
 afterAll(() => fs.rmSync(home, { recursive: true, force: true }))
 
 function swarm(...args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, SWARM_HOME: home, NO_COLOR: '1' }, encoding: 'utf8' })
+  const r = spawnSync(process.execPath, [BIN, ...args], { env, encoding: 'utf8' })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { readAgentState } from '../../src/agent/state.js'
+import { readMemberState } from '../../src/store/member-state.js'
 import { LEAD_NAME } from '../../src/home/paths.js'
 import { BIN, useModelSandbox, type Sandbox } from './helpers.js'
 import { waitFor } from '../support/wait.js'
@@ -26,14 +26,14 @@ describe('swarm leader of an in-process team, SIGTERM as its teammate goes idle'
       leader.stdout?.on('data', (d) => (out += String(d)))
       leader.stderr?.on('data', (d) => (out += String(d)))
       const exited = new Promise<number | null>((resolve) => leader.once('exit', (code) => resolve(code)))
-      await waitFor('a idle inside the leader', async () => (await readAgentState(team, 'a', sb.env))?.status === 'idle', 15_000, {
+      await waitFor('a idle inside the leader', async () => (await readMemberState(team, 'a', sb.env))?.status === 'idle', 15_000, {
         output: () => out,
       })
       leader.kill('SIGTERM')
       const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r(STILL_RUNNING), 8_000))])
       expect(code, `run ${i + 1} of ${RUNS}:\n${out}`).toBe(0)
-      expect((await readAgentState(team, 'a', sb.env))?.status).toBe('exited')
-      expect((await readAgentState(team, LEAD_NAME, sb.env))?.status).toBe('exited')
+      expect((await readMemberState(team, 'a', sb.env))?.status).toBe('exited')
+      expect((await readMemberState(team, LEAD_NAME, sb.env))?.status).toBe('exited')
     }
   }, 150_000)
 })

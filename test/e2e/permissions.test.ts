@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { execa } from 'execa'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { readAgentState } from '../../src/agent/state.js'
+import { readMemberState } from '../../src/store/member-state.js'
 import { appendMessage } from '../../src/mailbox/inbox.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
 import { inboxPath } from '../../src/home/paths.js'
@@ -62,7 +62,7 @@ async function killedWhileWaiting(): Promise<Record<string, unknown>> {
   return request
 }
 const counted = () => countLines(path.join(fx.cwd, 'count.txt'))
-const idle = async () => (await readAgentState(TEAM, 'alice', fx.env))?.status === 'idle'
+const idle = async () => (await readMemberState(TEAM, 'alice', fx.env))?.status === 'idle'
 
 describe('swarm agent asks, swarm perms answers', () => {
   it('approve: the request shows in `swarm perms --json` quickly and the command runs exactly once', async () => {
@@ -88,7 +88,7 @@ describe('swarm agent asks, swarm perms answers', () => {
 
     expect(viaCli).toMatchObject({ id: pending.id, kind: 'permission', agent: 'alice', toolName: 'Bash', summary: 'echo ran >> count.txt' })
     expect(viaCli.pid).toBe(agent.child.pid)
-    await waitFor('alice to show as waiting', async () => (await readAgentState(TEAM, 'alice', fx.env))?.status === 'waiting')
+    await waitFor('alice to show as waiting', async () => (await readMemberState(TEAM, 'alice', fx.env))?.status === 'waiting')
     const table = await perms([TEAM])
     expect(table.stdout).toMatch(new RegExp(`${pending.id}\\s+permission\\s+alice\\s+Bash\\s+echo ran >> count.txt\\s+\\d+ s`))
 

@@ -1,7 +1,7 @@
 import { type ChildProcess, execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { readAgentState } from '../../src/agent/state.js'
+import { readMemberState } from '../../src/store/member-state.js'
 import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { inboxPath } from '../../src/home/paths.js'
 import { isAlive } from '../../src/process/liveness.js'
@@ -42,7 +42,7 @@ describe.skipIf(!hasTmux)('team resume on an isolated tmux server', () => {
   }
   const idlePid = (team: string, name: string) =>
     waitFor(`${name} idle`, async () => {
-      const s = await readAgentState(team, name, sb.env)
+      const s = await readMemberState(team, name, sb.env)
       return s?.status === 'idle' && s.pid !== undefined && isAlive(s.pid) && s.pid
     })
 
@@ -109,7 +109,7 @@ describe.skipIf(!hasTmux)('team resume on an isolated tmux server', () => {
     let out = ''
     leader.stdout?.on('data', (d) => (out += String(d)))
     const a = await waitFor('a running inside the leader', async () => {
-      const s = await readAgentState('ip', 'a', sb.env)
+      const s = await readMemberState('ip', 'a', sb.env)
       return s?.status === 'idle' && s.pid === leader.pid && s
     })
     expect(a.pid, out).toBe(leader.pid)
@@ -129,7 +129,7 @@ describe.skipIf(!hasTmux)('team resume on an isolated tmux server', () => {
       leader.stdout?.on('data', (d) => (out += String(d)))
       for (const name of expected)
         await waitFor(`${name} running inside the leader`, async () => {
-          const s = await readAgentState('ik', name, sb.env)
+          const s = await readMemberState('ik', name, sb.env)
           return s?.status === 'idle' && s.pid === leader.pid
         })
       await waitFor('the console up', () => out.includes('swarm leader — team ik'))
@@ -147,7 +147,7 @@ describe.skipIf(!hasTmux)('team resume on an isolated tmux server', () => {
     const first = await resume(['a', 'b'])
     const killed = await sb.swarm(['kill', 'ik', 'b'])
     expect(killed.code, killed.stderr).toBe(0)
-    await waitFor('b shut down', async () => (await readAgentState('ik', 'b', sb.env))?.status === 'exited', 20_000)
+    await waitFor('b shut down', async () => (await readMemberState('ik', 'b', sb.env))?.status === 'exited', 20_000)
     await stop(first.leader)
 
     const second = await resume(['a'])
@@ -155,12 +155,12 @@ describe.skipIf(!hasTmux)('team resume on an isolated tmux server', () => {
     // its roster (each start marks the member active), so by then b would have been started.
     expect(second.out()).toContain('stopped: b (swarm kill); start it again with: swarm spawn ik b')
     expect((await readTeam('ik', sb.env)).members.find((m) => m.name === 'b')?.isActive).toBe(false)
-    expect((await readAgentState('ik', 'b', sb.env))?.pid).not.toBe(second.leader.pid)
-    expect((await readAgentState('ik', 'b', sb.env))?.status).toBe('exited')
+    expect((await readMemberState('ik', 'b', sb.env))?.pid).not.toBe(second.leader.pid)
+    expect((await readMemberState('ik', 'b', sb.env))?.status).toBe('exited')
 
     const spawned = await sb.swarm(['spawn', 'ik', 'b'])
     expect(spawned.code, spawned.stderr).toBe(0)
-    const b = await readAgentState('ik', 'b', sb.env)
+    const b = await readMemberState('ik', 'b', sb.env)
     expect(b?.pid).toBe(second.leader.pid)
     expect(b?.status).not.toBe('exited')
     expect((await readTeam('ik', sb.env)).members.find((m) => m.name === 'b')?.swarmStopped).toBeUndefined()

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { readArchive } from '../../src/mailbox/archive.js'
 import { appendMessage, readInbox } from '../../src/mailbox/inbox.js'
 import { encodeStructured } from '../../src/mailbox/messages.js'
-import { readAgentState } from '../../src/agent/state.js'
+import { readMemberState } from '../../src/store/member-state.js'
 import { readTeam } from '../../src/teams/team-store.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { inboxPath, teamDir } from '../../src/home/paths.js'
@@ -66,19 +66,20 @@ describe('in-process team end to end (the leader runs in the foreground)', () =>
     const spawned = await sb.swarm(['spawn', 'duo', 'bob', '--prompt', 'hello bob', '--max-cost', '2.5'])
     expect(spawned.code, spawned.stderr).toBe(0)
     expect(spawned.stdout).toContain('spawned bob in-process')
-    expect((await readAgentState('duo', 'bob', sb.env))?.pid).toBe(leader.pid)
+    expect((await readMemberState('duo', 'bob', sb.env))?.pid).toBe(leader.pid)
     await waitFor('the forged request reported', () => seen().includes('ignored an UNVERIFIED spawn request for mallory'))
     expect((await readTeam('duo', sb.env)).members.map((m) => m.name)).toEqual(['team-lead', 'alice', 'bob'])
     // The budget travels in the signed spawn_request and is the running teammate's.
     expect((await readTeam('duo', sb.env)).members.find((m) => m.name === 'bob')?.maxCostUsd).toBe(2.5)
-    expect((await readAgentState('duo', 'bob', sb.env))?.budget).toEqual({ maxCostUsd: 2.5 })
+    expect((await readMemberState('duo', 'bob', sb.env))?.budget).toEqual({ maxCostUsd: 2.5 })
 
     leader.kill('SIGKILL')
     await waitFor('the leader gone', () => !isAlive(leader.pid!))
     const dead = JSON.parse((await sb.swarm(['status', 'duo', '--json'])).stdout) as { members: Array<{ name: string; status: string }> }
     expect(dead.members.find((m) => m.name === 'alice')!.status).toBe('dead')
 
-    expect((await sb.swarm(['send', 'duo', 'alice', 'here is a second message'])).code).toBe(0)
+    // Nobody reads it while the leader is dead: exit 7, and the message waits in alice's inbox for the resumed leader.
+    expect((await sb.swarm(['send', 'duo', 'alice', 'here is a second message'])).code).toBe(7)
     const resumed = sb.start(process.execPath, [BIN, 'team', 'resume', 'duo'])
     const seen2 = output(resumed)
     await waitFor('done 2 after resume', () => leadSays('done 2'))

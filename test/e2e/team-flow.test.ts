@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { readAgentState } from '../../src/agent/state.js'
+import { readMemberState } from '../../src/store/member-state.js'
 import { readArchive } from '../../src/mailbox/archive.js'
 import { readInbox } from '../../src/mailbox/inbox.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
@@ -72,7 +72,7 @@ describe.skipIf(!hasTmux)('team lifecycle end to end on an isolated tmux server'
     )
     process.kill(clientPid, 'SIGHUP') // what closing the terminal does to the client
     await waitFor('the client gone', () => execFileSync('tmux', ['-L', 'swarm', 'list-clients'], { env: sb.env, encoding: 'utf8' }).trim() === '')
-    const alivePid = (await readAgentState('crew', 'alice', sb.env))!.pid!
+    const alivePid = (await readMemberState('crew', 'alice', sb.env))!.pid!
     expect(isAlive(alivePid), 'alice survives the client hangup').toBe(true)
 
     // The tmux server dies with everything in it.
@@ -92,10 +92,10 @@ describe.skipIf(!hasTmux)('team lifecycle end to end on an isolated tmux server'
 
     // The new leader writes its state.json when it starts; until then the file names the dead one.
     const pids = await waitFor('alice and a new leader running', async () => {
-      const p = [(await readAgentState('crew', 'alice', sb.env))?.pid, (await readAgentState('crew', 'team-lead', sb.env))?.pid]
+      const p = [(await readMemberState('crew', 'alice', sb.env))?.pid, (await readMemberState('crew', 'team-lead', sb.env))?.pid]
       return p.every((x) => x !== undefined && isAlive(x)) && (p as number[])
     })
-    await waitFor('alice idle', async () => (await readAgentState('crew', 'alice', sb.env))?.status === 'idle')
+    await waitFor('alice idle', async () => (await readMemberState('crew', 'alice', sb.env))?.status === 'idle')
     const deleted = await sb.swarm(['team', 'delete', 'crew', '--timeout', '10'])
     expect(deleted.code, deleted.stderr).toBe(0)
     await waitFor('every process gone', () => pids.every((p) => !isAlive(p)), 15_000)

@@ -51,9 +51,8 @@ export async function claudeSandbox(scenario: ScenarioInput): Promise<ClaudeSand
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
     SWARM_CLAUDE_BIN: bin,
   })
-  const home = path.join(sb.root, 'user-home')
-  fs.mkdirSync(home, { recursive: true })
-  sb.env.HOME = home
+  // The sandbox's own HOME (isolatedEnv): where Claude Code writes ~/.claude.json and the like.
+  const home = sb.env.HOME!
   writeClaudeConfig(sb.env.SWARM_HOME!, [sb.project])
   return {
     ...sb,

@@ -37,7 +37,7 @@ describe('Claude Code as a swarm teammate', () => {
     await sb?.close()
   })
 
-  it('spawns with the teammate argv Claude Code uses, the team key as --lead-verify-key', async () => {
+  it('spawns with the teammate argv Claude Code uses, its own key (derived from the team key) as --lead-verify-key', async () => {
     const r = await sb.swarm(['spawn', TEAM, 'cc', '--agent', 'claude', '--backend', 'tmux', '--prompt', 'PROBE-APPROVE please'], { timeout: 60_000 })
     expect(r.stderr).toBe('')
     expect(r.code).toBe(0)

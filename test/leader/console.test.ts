@@ -1,4 +1,3 @@
-import path from 'node:path'
 import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { LeaderConsole, type LeadAgent, type TeamControl } from '../../src/leader/console.js'
@@ -7,13 +6,14 @@ import { encodeStructured } from '../../src/mailbox/messages.js'
 import type { InboxMessage } from '../../src/mailbox/types.js'
 import { answerRequest } from '../../src/permissions/requests/broker.js'
 import { permissionSuggestions } from '../../src/permissions/rules/suggest.js'
-import { ensureTeamKeys, classifyLeadMessage, loadLeadPublicKey } from '../../src/mailbox/signing.js'
+import { ensureTeamKeys, loadLeadPublicKey } from '../../src/trust/keys.js'
+import { verifyLeadMessage } from '../../src/trust/swarm-scheme.js'
 import { readResolved, writePending } from '../../src/permissions/requests/store.js'
 import { inboxPath } from '../../src/home/paths.js'
 import { createTask } from '../../src/tasks/task-store.js'
 import { createTeam } from '../../src/teams/team-store.js'
 import { waitFor } from '../support/wait.js'
-import { useTempDir } from '../support/home.js'
+import { isolatedEnv, useTempDir } from '../support/home.js'
 
 const TEAM = 'crew'
 let base: string
@@ -21,7 +21,7 @@ let env: NodeJS.ProcessEnv
 
 useTempDir('swarm-console-', async (d) => {
   base = d
-  env = { ...process.env, SWARM_HOME: path.join(base, 'home'), CLAUDE_CONFIG_DIR: '', NO_COLOR: '1' }
+  env = isolatedEnv(base, { CLAUDE_CONFIG_DIR: '' })
   await createTeam({ name: TEAM, cwd: base, members: [{ name: 'alice' }, { name: 'bob' }] }, env)
   await ensureTeamKeys(TEAM, env)
 })
@@ -103,7 +103,7 @@ describe('the leader console', () => {
     // The answers reached the teammates as signed permission_responses.
     const key = await loadLeadPublicKey(TEAM, env)
     const [toBob] = (await readInbox(inboxPath(TEAM, 'bob', env))).filter((m) => m.text.includes('permission_response'))
-    expect(classifyLeadMessage(toBob, key, 'bob')).toBe('verified')
+    expect(verifyLeadMessage(key, toBob, 'bob')).toBe(true)
     // Shown messages are marked read (no lead agent to hand them to).
     expect((await readInbox(inboxPath(TEAM, 'team-lead', env))).every((m) => m.read)).toBe(true)
     c.close()
@@ -193,7 +193,7 @@ describe('the leader console', () => {
     await c.waitFor('→ alice')
     const [m] = await readInbox(inboxPath(TEAM, 'alice', env))
     expect(m).toMatchObject({ from: 'team-lead', text: 'please look at the logs' })
-    expect(classifyLeadMessage(m, await loadLeadPublicKey(TEAM, env), 'alice')).toBe('verified')
+    expect(verifyLeadMessage(await loadLeadPublicKey(TEAM, env), m, 'alice')).toBe(true)
     c.type('/spawn carol Explore -- map the repo')
     await c.waitFor('started carol')
     c.type('/kill bob now')
@@ -236,6 +236,27 @@ describe('the leader console', () => {
     expect(delivered.map((m) => m.text)).toEqual(['found the bug'])
     expect(said).toEqual(['fix it please'])
     expect(c.calls).toContain('closed bob')
+    c.close()
+    await c.done
+  })
+})
+
+describe('the leader console takes the short id it shows', () => {
+  it('/approve and /deny take the short id or a unique prefix; an ambiguous one answers nothing and names the candidates', async () => {
+    const [a, b] = ['perm-m1abcd-7a2a0f', 'perm-m1abce-7a99cc']
+    await pending(a, 'alice', 'npm test')
+    await pending(b, 'bob', 'make build')
+    const c = open()
+    await c.waitFor('? [7a2a0f] alice wants to use Bash: npm test')
+    expect(c.text()).toContain(`(or: swarm perms approve ${TEAM} 7a2a0f)`)
+    c.type('/deny perm- not yet')
+    await c.waitFor(`error: request id perm- is ambiguous at this console: 7a2a0f (${a}), 7a99cc (${b})`)
+    expect(await readResolved(TEAM, a, env)).toBeUndefined()
+    c.type('/approve 7a99')
+    await c.waitFor('approved 7a99cc: bob Bash make build')
+    c.type('/deny 7a2a0f not yet')
+    await c.waitFor('denied 7a2a0f: alice Bash npm test')
+    expect(await readResolved(TEAM, a, env)).toMatchObject({ decision: 'deny', feedback: 'not yet' })
     c.close()
     await c.done
   })

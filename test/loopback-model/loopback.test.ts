@@ -259,6 +259,42 @@ describe('scenarios', () => {
     expect(await say('go')).toBe('waiting')
   })
 
+  it('matches a rule on what the last tool returned, and fills {{match.N}} from it', async () => {
+    const { client, server: s } = await start({
+      rules: [
+        {
+          label: 'assign',
+          when: { toolResultMatches: '^Created task #(\\d+)' },
+          content: [{ type: 'tool_use', name: 'TaskUpdate', input: { taskId: '{{match.1}}' } }],
+        },
+        { label: 'said', when: { lastUserMatches: 'task (\\w+)', toolResultMatches: 'ignored (\\w+)' }, text: 'user said {{match.1}}' },
+      ],
+      fallback: { text: 'no match' },
+    })
+    const answerTo = (result: string, text?: string) =>
+      client.messages.create({
+        ...ask(''),
+        messages: [
+          { role: 'user', content: 'go' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'TaskCreate', input: {} }] },
+          {
+            role: 'user',
+            content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: result }, ...(text ? [{ type: 'text' as const, text }] : [])],
+          },
+        ],
+      })
+    expect((await answerTo('Created task #42: Write hello.txt')).content[0]).toMatchObject({ type: 'tool_use', input: { taskId: '42' } })
+    expect((await answerTo('Updated #42 [pending]')).content[0]).toEqual({ type: 'text', text: 'no match' })
+    // Both given: the groups come from the user's text.
+    expect((await answerTo('ignored result', 'about task seven')).content[0]).toEqual({ type: 'text', text: 'user said seven' })
+    expect(s.requests.map((r) => r.played?.label ?? r.played?.kind)).toEqual(['assign', 'fallback', 'said'])
+    // A pattern that cannot compile is refused when the file is read, not on the request it meets.
+    expect(() => parseScenario({ rules: [{ when: { toolResultMatches: '(' }, text: 'x' }] })).toThrow(
+      /rules\.0\.when\.toolResultMatches: not a valid regular expression/,
+    )
+    expect(() => parseScenario({ agentFromSystem: '[' })).toThrow(/agentFromSystem: not a valid regular expression/)
+  })
+
   it('loads JSON scenario files and reports invalid scenarios with the field at fault', async () => {
     expect((await loadScenarioFile(path.join(fixtures, 'simple.json'))).steps).toEqual([{ text: 'from json' }])
     expect(() => parseScenario({ steps: [{ text: 'a', error: { status: 429 } }] })).toThrow(ScenarioError)

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { InvalidNameError, NotFoundError, SwarmError } from '../../src/errors.js'
 import { readInbox } from '../../src/mailbox/inbox.js'
-import { deliver, resolveRecipients } from '../../src/mailbox/send.js'
+import { addressMessage, deliver, deliverAddressed, resolveRecipients } from '../../src/mailbox/send.js'
 import { MAX_MESSAGE_BYTES } from '../../src/mailbox/types.js'
 import { inboxPath, inboxesDir } from '../../src/home/paths.js'
 import { tempHome } from './helpers.js'
@@ -50,22 +50,11 @@ describe('deliver', () => {
     expect(sent[0]).toMatchObject({ from: 'alice', text: 'hi all', summary: 'hi', color: 'green', read: false })
   })
 
-  it('signs each final entry before it is written', async () => {
-    const signed: string[] = []
-    const [entry] = await deliver({
-      team: 'alpha',
-      members,
-      from: 'team-lead',
-      to: 'bob',
-      text: 'order',
-      env: home.env,
-      sign: (m) => {
-        signed.push(`${m.msg_id}|${m.timestamp}`)
-        return `sig:${m.msg_id}`
-      },
-    })
+  it('writes addressed entries as given: what the author signed is what the inbox holds', async () => {
+    const addressed = addressMessage({ members, from: 'team-lead', to: 'bob', text: 'order' })
+    const sealed = addressed.map((a) => ({ ...a, entry: { ...a.entry, leadSig: `sig:${a.entry.msg_id}` } }))
+    const [entry] = await deliverAddressed('alpha', sealed, home.env)
     expect(entry.leadSig).toBe(`sig:${entry.msg_id}`)
-    expect(signed).toEqual([`${entry.msg_id}|${entry.timestamp}`])
     expect((await readInbox(inboxPath('alpha', 'bob', home.env)))[0]).toEqual(entry)
   })
 

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { isAlive, waitForExit } from '../../src/process/liveness.js'
 import { findMarked, markerEnv, withoutMarker } from '../../src/process/marker.js'
 import { reapMarked } from '../../src/process/reap.js'
-import { type IsolatedHome, isolatedHome } from '../support/home.js'
+import { type IsolatedHome, isolatedEnv, isolatedHome } from '../support/home.js'
 import { runsProgram } from '../support/proc.js'
 import { waitFor } from '../support/wait.js'
 
@@ -104,7 +104,7 @@ describe.skipIf(process.platform !== 'linux')('team marker', () => {
     const teamDir = path.join(dir, 'teams/crew')
     const dist = path.resolve(__dirname, '../../dist/process/marker.js')
     const code = `const { findMarked } = await import(${JSON.stringify(dist)}); const f = await findMarked(${JSON.stringify(teamDir)}); console.log(JSON.stringify(f.map((p) => p.pid)))`
-    const env = { ...process.env, ...markerEnv({ team: 'crew', agentId: 'bob@crew', teamDir }) }
+    const env = isolatedEnv(dir, markerEnv({ team: 'crew', agentId: 'bob@crew', teamDir }))
     const child = spawn('sh', ['-c', `exec "${process.execPath}" --input-type=module -e '${code}'`], { env, stdio: ['ignore', 'pipe', 'inherit'] })
     let out = ''
     child.stdout.on('data', (d) => (out += String(d)))

@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, expect } from 'vitest'
-import { readAgentState } from '../../src/agent/state.js'
+import { readMemberState } from '../../src/store/member-state.js'
 import { isAlive } from '../../src/process/liveness.js'
 import { type ModelSandbox, modelSandbox, type Sandbox } from '../e2e/helpers.js'
 import { waitFor } from '../support/wait.js'
@@ -73,7 +73,7 @@ export async function waitForJob(sb: Sandbox, team: string, job: Job): Promise<{
 
 /** SIGKILLs the process in `name`'s state file and waits for it to be gone. */
 export async function sigkillMember(sb: Sandbox, team: string, name: string): Promise<number> {
-  const pid = (await readAgentState(team, name, sb.env))?.pid
+  const pid = (await readMemberState(team, name, sb.env))?.pid
   expect(pid, `${name} has a pid`).toBeGreaterThan(0)
   process.kill(pid!, 'SIGKILL')
   await waitFor(`${name} gone`, () => !isAlive(pid!), 15_000)

@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { readAgentState } from '../../src/agent/state.js'
+import { readMemberState } from '../../src/store/member-state.js'
 import { teamDir, teamsDir } from '../../src/home/paths.js'
 import { isAlive } from '../../src/process/liveness.js'
 import type { Sandbox } from '../e2e/helpers.js'
@@ -53,7 +53,7 @@ describe.skipIf(!hasTmux || process.platform !== 'linux')('reaping a tmux team',
     const { sb, job } = await startTeam()
     const pids = await startJob(sb, job)
     await sigkillMember(sb, 'crew', 'bob')
-    const leader = (await readAgentState('crew', 'team-lead', sb.env))!.pid!
+    const leader = (await readMemberState('crew', 'team-lead', sb.env))!.pid!
 
     const deleted = await sb.swarm(['team', 'delete', 'crew', '--force', '--json'])
     expect(deleted.code, deleted.stderr).toBe(0)
@@ -79,8 +79,8 @@ describe.skipIf(!hasTmux || process.platform !== 'linux')('reaping a tmux team',
   it('team delete --force with a corrupt config.json stops the leader, the teammates and the session, keeps the file aside, and the name can be used again', async () => {
     const { sb, job } = await startTeam()
     await startJob(sb, job)
-    const leader = (await readAgentState('crew', 'team-lead', sb.env))!.pid!
-    const bob = (await readAgentState('crew', 'bob', sb.env))!.pid!
+    const leader = (await readMemberState('crew', 'team-lead', sb.env))!.pid!
+    const bob = (await readMemberState('crew', 'bob', sb.env))!.pid!
     const config = path.join(teamDir('crew', sb.env), 'config.json')
     fs.writeFileSync(config, '{"name": "crew", "members": [')
 
@@ -104,7 +104,7 @@ describe.skipIf(!hasTmux || process.platform !== 'linux')('reaping a tmux team',
 
   it('a second leader for the team is refused with exit 4, naming the running one', async () => {
     const { sb } = await startTeam()
-    const leader = await waitFor('the leader has written its pid', async () => (await readAgentState('crew', 'team-lead', sb.env))?.pid)
+    const leader = await waitFor('the leader has written its pid', async () => (await readMemberState('crew', 'team-lead', sb.env))?.pid)
     const second = await sb.swarm(['leader', 'crew'])
     expect(second.code).toBe(4)
     expect(second.stderr).toContain(`pid ${leader}`)

@@ -5,6 +5,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BIN } from '../permissions/requests/bubbling-helpers.js'
 import { pathWithoutBwrap } from './sandbox-helpers.js'
+import { isolatedEnv } from '../support/home.js'
 
 /** What the user is told about the sandbox: `swarm doctor` runs it, `team create` warns when it cannot. */
 
@@ -26,7 +27,7 @@ function swarm(env: NodeJS.ProcessEnv, ...args: string[]) {
 function swarmIn(cwd: string, env: NodeJS.ProcessEnv, ...args: string[]) {
   const home = path.join(base, `home-${Math.random().toString(36).slice(2)}`)
   const r = spawnSync(process.execPath, [BIN, ...args], {
-    env: { ...process.env, SWARM_HOME: home, CLAUDE_CONFIG_DIR: '', NO_COLOR: '1', ...env },
+    env: isolatedEnv(base, { SWARM_HOME: home, CLAUDE_CONFIG_DIR: '', ...env }),
     cwd,
     encoding: 'utf8',
   })

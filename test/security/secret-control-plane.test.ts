@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { readAgentState } from '../../src/agent/state.js'
-import { leadKeyPath } from '../../src/mailbox/signing.js'
+import { readMemberState } from '../../src/store/member-state.js'
+import { leadKeyPath } from '../../src/trust/keys.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { tasksDir, teamDir } from '../../src/home/paths.js'
 import { TEAM, nudge, startInProcess, toolResult, type Fixture, type InProcessAgent, makeFixture } from '../permissions/requests/bubbling-helpers.js'
@@ -73,7 +73,7 @@ describe('the control plane is secret from every teammate file tool', () => {
       agent = await startInProcess(fx, { mode })
       await nudge(fx)
       await waitFor('every tool result', () => list.every(([id]) => toolResult(loopback, id) !== undefined), 15_000, { output: agent.pane })
-      await waitFor('alice idle', async () => (await readAgentState(TEAM, 'alice', fx.env))?.status === 'idle', 10_000, { output: agent.pane })
+      await waitFor('alice idle', async () => (await readMemberState(TEAM, 'alice', fx.env))?.status === 'idle', 10_000, { output: agent.pane })
 
       for (const [id, , , kind] of list) {
         const r = toolResult(loopback, id)!

@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest'
-import { readAgentState } from '../../src/agent/state.js'
-import { leadKeyPath, leadPublicKeyPath } from '../../src/mailbox/signing.js'
+import { readMemberState } from '../../src/store/member-state.js'
+import { leadKeyPath, leadPublicKeyPath } from '../../src/trust/keys.js'
 import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { isAlive } from '../../src/process/liveness.js'
 import { sandbox, type Sandbox } from '../e2e/helpers.js'
@@ -41,7 +41,7 @@ async function createCrew(): Promise<{ sb: Sandbox; pid: number }> {
 /** alice's pid once she runs and is idle. */
 function alicePid(box: Sandbox, not?: number): Promise<number> {
   return waitFor('alice idle', async () => {
-    const s = await readAgentState('crew', 'alice', box.env)
+    const s = await readMemberState('crew', 'alice', box.env)
     return s?.status === 'idle' && s.pid !== undefined && s.pid !== not && isAlive(s.pid) && s.pid
   })
 }
@@ -64,7 +64,7 @@ describe.skipIf(!hasTmux)('lead key loss and swarm team rekey', () => {
     await waitFor('alice to switch keys', () =>
       fs.readFileSync(box.env.SWARM_HOME + '/teams/crew/agents/alice/pane.log', 'utf8').includes('new lead key'),
     )
-    expect((await readAgentState('crew', 'alice', box.env))?.pid).toBe(pid) // not restarted
+    expect((await readMemberState('crew', 'alice', box.env))?.pid).toBe(pid) // not restarted
     // A shutdown_request signed with the NEW key is a verified order: alice agrees and stops.
     const killed = await box.swarm(['kill', 'crew', 'alice', '--timeout', '10000'])
     expectGracefulStop(box, killed.stdout)

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { readAgentState } from '../../src/agent/state.js'
+import { readMemberState } from '../../src/store/member-state.js'
 import { inboxPath, LEAD_NAME } from '../../src/home/paths.js'
 import { appendMessage } from '../../src/mailbox/inbox.js'
 import { encodeStructured, parseStructured } from '../../src/mailbox/messages.js'
-import { orderLedgerPath } from '../../src/mailbox/order-ledger.js'
+import { orderLedgerPath } from '../../src/trust/ledger.js'
 import type { InboxMessage } from '../../src/mailbox/types.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
@@ -28,11 +28,11 @@ useAgentTeam({ team: (l) => makeFixture(l, [{ name: 'alice' }, { name: 'bob' }])
 
 async function start(name: string, mode: string): Promise<TestAgent> {
   const a = await startAgent(fx, name, { mode, runtime: { autoClaimTasks: false } })
-  await waitFor(`${name} idle`, async () => (await readAgentState(TEAM, name, fx.env))?.status === 'idle', 10_000, { output: a.out })
+  await waitFor(`${name} idle`, async () => (await readMemberState(TEAM, name, fx.env))?.status === 'idle', 10_000, { output: a.out })
   return a
 }
 
-const modeOf = async (name: string) => (await readAgentState(TEAM, name, fx.env))?.mode
+const modeOf = async (name: string) => (await readMemberState(TEAM, name, fx.env))?.mode
 const setMode = (mode: string) => encodeStructured({ type: 'mode_set_request', mode, from: LEAD_NAME })
 
 /** The signed mode_set_request to `mode` as it sits in alice's inbox. */

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
-import { ensureTeamKeys } from '../../src/mailbox/signing.js'
+import { ensureTeamKeys } from '../../src/trust/keys.js'
 import { type LoopbackServer, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { createTeam, type NewMember } from '../../src/teams/team-store.js'
 import { isolatedHome } from './home.js'

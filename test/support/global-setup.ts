@@ -1,10 +1,12 @@
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
+import { isolateRun } from './run-isolation.js'
 
 /**
- * Subprocess tests run dist/ (bin/swarm.js, fixtures): `npx vitest run <file>` right after an edit
- * would test yesterday's build. Rebuild when any source file is newer than the build.
+ * Before the run: rebuild dist/ when src/ is newer (subprocess tests run dist/: `npx vitest run
+ * <file>` right after an edit would test yesterday's build), then give the run its own TMPDIR and
+ * HOME (run-isolation.ts). After it: fail the whole run if it touched the user's HOME or /tmp.
  */
 const ROOT = path.resolve(import.meta.dirname, '../..')
 
@@ -17,9 +19,21 @@ function newest(dir: string): number {
   return t
 }
 
-export default function setup(): void {
+function build(): void {
   const built = fs.statSync(path.join(ROOT, 'dist/cli/main.js'), { throwIfNoEntry: false })?.mtimeMs ?? 0
   if (built >= newest(path.join(ROOT, 'src'))) return
   process.stderr.write('vitest: dist/ is older than src/ — running npm run build\n')
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' })
+}
+
+export default function setup(): () => void {
+  build()
+  const run = isolateRun()
+  return () => {
+    const problems = run.finish()
+    if (problems.length === 0) return
+    // Every test may have passed: the run fails all the same, and says why.
+    process.stderr.write(`\nhome guard: FAILED — the test run touched files outside its temp dirs\n${problems.join('\n')}\n`)
+    process.exitCode = 1
+  }
 }

@@ -13,7 +13,7 @@ export interface IsolatedHome {
   project: string
   /** TMUX_TMPDIR: swarm's tmux server lives here, never the user's. */
   tmuxTmp: string
-  /** A full environment pointing at the above; nothing of the real ~/.claude, tmux or model key. */
+  /** A full environment pointing at the above and a HOME of its own; nothing of the real ~, ~/.claude, tmux, git config or model key. */
   env: NodeJS.ProcessEnv
   cleanup(): Promise<void>
 }
@@ -59,13 +59,45 @@ export function isolatedHome(prefix = 'swarm-test-', extra: NodeJS.ProcessEnv = 
   }
 }
 
+/** The git identity every test's git runs with: no test depends on the user's ~/.gitconfig. */
+export const GIT_IDENTITY = {
+  GIT_AUTHOR_NAME: 'Swarm Test',
+  GIT_AUTHOR_EMAIL: 'swarm@example.invalid',
+  GIT_COMMITTER_NAME: 'Swarm Test',
+  GIT_COMMITTER_EMAIL: 'swarm@example.invalid',
+} as const
+
 /**
- * The environment of an isolated home under `root`: SWARM_HOME=<root>/home and
- * TMUX_TMPDIR=<root>/tmux (both created), the session's own variables removed, then `extra`.
+ * A user's home of a test's own under `root`: HOME=<root>/user-home, the four XDG directories in
+ * it, the git identity, GIT_CONFIG_GLOBAL an (empty) file in it and no system git config. The one
+ * place a test process gets its HOME; everything it writes "to ~" lands in `root`.
+ */
+export function userHomeEnv(root: string): Record<string, string> {
+  const home = path.join(root, 'user-home')
+  const env = {
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, '.config'),
+    XDG_DATA_HOME: path.join(home, '.local', 'share'),
+    XDG_STATE_HOME: path.join(home, '.local', 'state'),
+    XDG_CACHE_HOME: path.join(home, '.cache'),
+    ...GIT_IDENTITY,
+    GIT_CONFIG_GLOBAL: path.join(home, '.gitconfig'),
+    GIT_CONFIG_NOSYSTEM: '1',
+  }
+  fs.mkdirSync(home, { recursive: true })
+  fs.closeSync(fs.openSync(env.GIT_CONFIG_GLOBAL, 'a'))
+  return env
+}
+
+/**
+ * The environment of an isolated home under `root`: SWARM_HOME=<root>/home, TMUX_TMPDIR=<root>/tmux
+ * (both created) and a user's home of its own (userHomeEnv), the session's own variables removed,
+ * then `extra`. TMPDIR stays the run's (global-setup.ts), whose leftovers are checked at the end.
  */
 export function isolatedEnv(root: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
+    ...userHomeEnv(root),
     SWARM_HOME: path.join(root, 'home'),
     TMUX_TMPDIR: path.join(root, 'tmux'),
     NO_COLOR: '1',

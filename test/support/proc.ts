@@ -12,3 +12,17 @@ export function runsProgram(pid: number, program: string): boolean {
     return false
   }
 }
+
+/** `pid argv` of every process whose environment holds `entry` (e.g. `SWARM_HOME=/tmp/x/home`): what a test left running. */
+export function processesWithEnv(entry: string): string[] {
+  const found: string[] = []
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(entry))
+        found.push(`${pid} ${fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')}`)
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return found
+}

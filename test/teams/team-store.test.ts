@@ -3,7 +3,7 @@ import path from 'node:path'
 import { z } from 'zod'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ConflictError, CorruptFileError, NotFoundError, UsageError } from '../../src/errors.js'
-import { AgentStateFile, statePath } from '../../src/agent/state.js'
+import { updateMemberState } from '../../src/store/member-state.js'
 import { deleteTeamFully } from '../../src/leader/lifecycle.js'
 import { inboxesDir, tasksDir, teamConfigPath, teamDir } from '../../src/home/paths.js'
 import { createTask, getTask, claimTask } from '../../src/tasks/task-store.js'
@@ -159,7 +159,7 @@ describe('team store', () => {
     await createTeam({ name: 'alpha', members: [{ name: 'alice', isActive: true }] }, home.env)
     await createTask('alpha', { subject: 'a', description: '' }, { env: home.env })
     // alice's state says she is working on task 1, with a live pid (this process).
-    await new AgentStateFile(statePath('alpha', 'alice', home.env), { status: 'working', pid: process.pid, currentTask: '1' }).update({})
+    await updateMemberState('alpha', 'alice', { status: 'working', pid: process.pid, currentTask: '1' }, home.env, { create: true })
     await expect(deleteTeamFully('alpha', { env: home.env })).rejects.toMatchObject({
       code: 'SWARM_TEAM_BUSY',
       exitCode: 4,

@@ -1,8 +1,8 @@
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { watchTree } from '../../src/util/tree-watch.js'
+import { useTempDir } from '../support/home.js'
 import { waitFor } from '../support/wait.js'
 
 /*
@@ -11,14 +11,17 @@ import { waitFor } from '../support/wait.js'
  */
 
 describe('watchTree', () => {
+  let root: string
+  useTempDir('swarm-watch-', (d) => (root = d))
+
   it('after a burst of atomic renames, the last call reads the last write', async () => {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-watch-'))
     const dir = path.join(root, 'agents', 'bob')
     fs.mkdirSync(dir, { recursive: true })
     const file = path.join(dir, 'state.json')
     fs.writeFileSync(file, '0')
     const reads: string[] = []
     const watch = watchTree(root, () => reads.push(fs.readFileSync(file, 'utf8')), { debounceMs: 100 })
+    onTestFinished(() => watch.close())
     await watch.ready
     for (let trial = 1; trial <= 5; trial++) {
       for (let i = 1; i <= 40; i++) {
@@ -30,18 +33,16 @@ describe('watchTree', () => {
       expect(reads.at(-1)).toBe(`${trial}-40`)
     }
     expect(reads.length, 'one call per burst, not one per event').toBeLessThan(5 * 10)
-    await watch.close()
   })
 
   it('reports the root going away', async () => {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-watch-'))
     fs.mkdirSync(path.join(root, 'inboxes'))
     let gone = false
     const watch = watchTree(root, () => {}, { onGone: () => (gone = true) })
+    onTestFinished(() => watch.close())
     await watch.ready
     fs.rmSync(root, { recursive: true })
     await waitFor('onGone', () => gone, 15_000)
     expect(gone).toBe(true)
-    await watch.close()
   })
 })

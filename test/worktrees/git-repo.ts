@@ -1,13 +1,14 @@
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
+import { GIT_IDENTITY } from '../support/home.js'
 
-/** git with a fixed identity and none of the user's configuration (hooks, signing, templates). */
+/**
+ * git with the tests' identity and no configuration at all (not even the test's own global file):
+ * no hooks, signing or templates of anyone's.
+ */
 export const GIT_ENV: Record<string, string> = {
-  GIT_AUTHOR_NAME: 'Swarm Test',
-  GIT_AUTHOR_EMAIL: 'swarm@example.invalid',
-  GIT_COMMITTER_NAME: 'Swarm Test',
-  GIT_COMMITTER_EMAIL: 'swarm@example.invalid',
+  ...GIT_IDENTITY,
   GIT_CONFIG_NOSYSTEM: '1',
   GIT_CONFIG_GLOBAL: '/dev/null',
 }

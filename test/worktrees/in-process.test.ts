@@ -4,11 +4,11 @@ import { afterEach, expect, it } from 'vitest'
 import { createExecutor } from '../../src/backends/registry.js'
 import type { InProcessExecutor } from '../../src/backends/types.js'
 import { LeaderControl } from '../../src/leader/control.js'
-import { leadSignerFor } from '../../src/teams/messaging.js'
+import { teamLeadSigner } from '../../src/trust/sign.js'
 import { addMember, createTeam, readTeam } from '../../src/teams/team-store.js'
 import { listTeamWorktrees, teardownWorktrees } from '../../src/worktrees/team-worktrees.js'
 import { GIT_ENV, initRepo } from './git-repo.js'
-import { useTempDir } from '../support/home.js'
+import { isolatedEnv, useTempDir } from '../support/home.js'
 
 let base: string
 let repo: string
@@ -18,7 +18,7 @@ let inProcess: InProcessExecutor | undefined
 useTempDir('swarm-wt-ip-', async (d) => {
   base = d
   repo = path.join(base, 'repo')
-  env = { ...process.env, ...GIT_ENV, SWARM_HOME: path.join(base, 'home'), CLAUDE_CONFIG_DIR: '', NO_COLOR: '1' }
+  env = isolatedEnv(base, { ...GIT_ENV, CLAUDE_CONFIG_DIR: '' })
   initRepo(repo, env)
   await createTeam({ name: 'crew', cwd: repo }, env)
 })
@@ -31,7 +31,7 @@ it('an in-process teammate spawned with a worktree (explicitly, or by its defini
     path.join(repo, '.claude/agents/isolated.md'),
     '---\nname: isolated\ndescription: works alone\nisolation: worktree\n---\nYou work alone.\n',
   )
-  const sign = await leadSignerFor('crew', env)
+  const sign = await teamLeadSigner('crew', env)
   inProcess = createExecutor('in-process', { env, sign })
   const seen = new Map<string, string>()
   const control = new LeaderControl({

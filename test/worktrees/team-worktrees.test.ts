@@ -9,7 +9,7 @@ import { findWorktreeRecord, worktreeNotice } from '../../src/worktrees/notice.j
 import { listTeamWorktrees, pruneWorktrees, teamWorktreesOf, teardownWorktrees } from '../../src/worktrees/team-worktrees.js'
 import { createWorktree } from '../../src/worktrees/worktree.js'
 import { GIT_ENV, branchExists, commitFile, git, initRepo } from './git-repo.js'
-import { useTempDir } from '../support/home.js'
+import { isolatedEnv, useTempDir } from '../support/home.js'
 
 let base: string
 let repo: string
@@ -18,7 +18,7 @@ let env: NodeJS.ProcessEnv
 useTempDir('swarm-wt-team-', (d) => {
   base = d
   repo = path.join(base, 'repo')
-  env = { ...process.env, ...GIT_ENV, SWARM_HOME: path.join(base, 'home'), CLAUDE_CONFIG_DIR: '' }
+  env = isolatedEnv(base, { ...GIT_ENV, CLAUDE_CONFIG_DIR: '' })
   initRepo(repo, env)
 })
 

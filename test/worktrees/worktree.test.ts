@@ -6,7 +6,7 @@ import { readWorktreeRecords } from '../../src/worktrees/record.js'
 import { validateSlug } from '../../src/worktrees/slug.js'
 import { createWorktree, planWorktree, removeWorktree, worktreeCwd } from '../../src/worktrees/worktree.js'
 import { GIT_ENV, branchExists, commitFile, commitFiles, git, initRepo } from './git-repo.js'
-import { useTempDir } from '../support/home.js'
+import { isolatedEnv, useTempDir } from '../support/home.js'
 
 let base: string
 let repo: string
@@ -16,7 +16,7 @@ let head: string
 useTempDir('swarm-wt-', (d) => {
   base = d
   repo = path.join(base, 'repo')
-  env = { ...process.env, ...GIT_ENV, SWARM_HOME: path.join(base, 'home'), CLAUDE_CONFIG_DIR: '' }
+  env = isolatedEnv(base, { ...GIT_ENV, CLAUDE_CONFIG_DIR: '' })
   head = initRepo(repo, env)
 })
 

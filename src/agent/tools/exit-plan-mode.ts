@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { planFilePath } from '../../home/paths.js'
-import { readAgentState } from '../state.js'
+import { readMemberState } from '../../store/member-state.js'
 import { defineTool, truncateLine } from '../tool.js'
 
 /**
@@ -30,7 +30,7 @@ export const exitPlanModeTool = defineTool({
   kind: 'coordination',
   summarize: (input) => truncateLine(input.plan.split('\n').find((l) => l.trim()) ?? input.plan, 60),
   async execute(_input, ctx) {
-    const state = await readAgentState(ctx.teamName, ctx.agentName, ctx.env).catch(() => undefined)
+    const state = await readMemberState(ctx.teamName, ctx.agentName, ctx.env).catch(() => undefined)
     const mode = state?.mode
     if (mode === undefined || mode === 'plan') {
       return { content: 'The plan was not approved: you are still in plan mode. Nobody answered the plan approval request.', isError: true }

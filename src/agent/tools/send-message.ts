@@ -1,8 +1,8 @@
 import { z } from 'zod'
 import { encodeStructured, type StructuredMessage } from '../../mailbox/messages.js'
-import { deliver } from '../../mailbox/send.js'
+import { addressMessage, deliverAddressed } from '../../mailbox/send.js'
 import { LEAD_NAME } from '../../home/paths.js'
-import type { LeadSignFn } from '../../mailbox/lead-signature.js'
+import { signAddressed, type LeadSignFn } from '../../trust/sign.js'
 import { readTeam } from '../../teams/team-store.js'
 import { defineTool } from '../tool.js'
 
@@ -76,17 +76,15 @@ export function createSendMessageTool(host: TeamToolHost) {
       const text = typeof i.message === 'string' ? i.message : structuredText(host, i.to, i.message)
       if (typeof text !== 'string') return { content: text.error, isError: true }
       const team = await readTeam(host.team, host.env)
-      const sent = await deliver({
-        team: host.team,
+      const addressed = addressMessage({
         members: team.members.map((m) => m.name),
         from: host.name,
         to: i.to,
         text,
         ...(i.summary ? { summary: i.summary } : {}),
         ...(host.color ? { color: host.color } : {}),
-        ...(host.name === LEAD_NAME && host.sign ? { sign: host.sign } : {}),
-        env: host.env,
       })
+      const sent = await deliverAddressed(host.team, signAddressed(addressed, host.name === LEAD_NAME ? host.sign : undefined), host.env)
       return `Message sent to ${i.to === '*' ? `${sent.length} members` : i.to}.`
     },
   })

@@ -16,6 +16,7 @@ import {
   readPending,
   readResolved,
   resolveRequest,
+  resolveRequestId,
   validateRequestId,
   type PendingRequest,
   type ResolvedRequest,
@@ -147,19 +148,21 @@ export interface AnswerResult {
 }
 
 /**
- * Answers a pending request. NotFoundError (exit 3) for an unknown id; ConflictError (exit 4) when
+ * Answers a pending request, named by its id, short id or a unique prefix (request-id.ts: an
+ * ambiguous one is a UsageError naming the candidates). NotFoundError (exit 3) for an unknown id; ConflictError (exit 4) when
  * it was answered already (saying by whom and how) or its teammate died (then it is cancelled).
  */
 export async function answerRequest(
   team: string,
-  id: string,
+  query: string,
   answer: RequestAnswer,
   options: { env?: NodeJS.ProcessEnv } = {},
 ): Promise<AnswerResult> {
   const env = options.env
-  validateRequestId(id)
+  validateRequestId(query)
   const config = await readTeam(team, env)
   await importInboxRequests(config, env)
+  const id = await resolveRequestId(team, query, env)
   const pending = await readPending(team, id, env)
   if (pending && maySweep(env) && !requesterAlive(pending)) {
     await cancelRequest(team, id, `${pending.agent} is no longer running`, 'swarm', env).catch(() => undefined)

@@ -7,6 +7,7 @@ import { LEAD_NAME, agentId } from '../../home/paths.js'
 import type { Answer, AnswerBoard, RequestKind } from './answers.js'
 import { notifyTmuxClients } from './notify.js'
 import { writePending } from './store.js'
+import { shortRequestId } from '../../home/request-id.js'
 
 /** What one agent's requests share: who asks, where answers arrive, how long to wait. */
 export interface BubbleContext {
@@ -93,9 +94,12 @@ export async function bubble(ctx: BubbleContext, req: OutgoingRequest, signal: A
       a.output.warn(`could not message team-lead (${errorMessage(err)}); the request stays listed in \`swarm perms ${a.team}\``)
     }
     if (ctx.notifyTmux)
-      void notifyTmuxClients({ team: a.team, agent: a.name, toolName: req.toolName, kind: req.kind, summary: req.summary }, { env: a.env })
+      void notifyTmuxClients(
+        { team: a.team, id: req.id, agent: a.name, toolName: req.toolName, kind: req.kind, summary: req.summary },
+        { env: a.env },
+      )
     a.output.info(
-      `asked team-lead: ${req.kind === 'plan' ? 'plan approval' : `${req.toolName} ${req.summary}`} (request ${req.id}; \`swarm perms approve ${a.team} ${req.id}\`)`,
+      `asked team-lead: ${req.kind === 'plan' ? 'plan approval' : `${req.toolName} ${req.summary}`} (request ${shortRequestId(req.id)}; \`swarm perms approve ${a.team} ${shortRequestId(req.id)}\`)`,
     )
     return await answer
   } finally {

@@ -2,7 +2,7 @@ import { ConflictError } from '../../errors.js'
 import { readInbox } from '../../mailbox/inbox.js'
 import { type MessageOf, parseStructured } from '../../mailbox/messages.js'
 import type { InboxMessage } from '../../mailbox/types.js'
-import { readAgentState } from '../../agent/state.js'
+import { readMemberState } from '../../store/member-state.js'
 import { LEAD_NAME, inboxPath } from '../../home/paths.js'
 import type { TeamFile } from '../../teams/types.js'
 import { type PendingRequest, readPending, readResolved, validateRequestId, writePending } from './store.js'
@@ -40,7 +40,7 @@ export async function importInboxRequest(config: TeamFile, entry: InboxMessage, 
   }
   if ((await readPending(config.name, req.request_id, env)) || (await readResolved(config.name, req.request_id, env))) return undefined
   const createdAt = Date.parse(entry.timestamp)
-  const state = await readAgentState(config.name, agent, env).catch(() => undefined)
+  const state = await readMemberState(config.name, agent, env).catch(() => undefined)
   try {
     return await writePending(
       config.name,

@@ -1,6 +1,7 @@
 import { LEAD_NAME, agentId } from '../../home/paths.js'
 import { runCommand } from '../../process/launch.js'
 import { terminalSafe } from '../../terminal/neutralize.js'
+import { shortRequestId } from '../../home/request-id.js'
 
 /** How long a tmux `display-message` stays on the attached clients. */
 export const TMUX_MESSAGE_MS = 5_000
@@ -15,13 +16,15 @@ export interface NotifiableRequest {
   kind?: 'permission' | 'plan'
   /** A short rendering of the input (`npm test`, a file path). */
   summary?: string
+  /** The request's id: shown by its short id, the one `swarm perms approve` and `/approve` take. */
+  id?: string
 }
 
-/** `alice asks to use Bash: npm test` / `alice asks team-lead to approve a plan` — one line, no control characters. */
+/** `[7a2a0f] alice asks to use Bash: npm test` / `alice asks team-lead to approve a plan` — one line, no control characters. */
 export function notificationText(r: NotifiableRequest): string {
   const text =
     r.kind === 'plan' ? `${r.agent} asks team-lead to approve a plan` : `${r.agent} asks to use ${r.toolName}${r.summary ? `: ${r.summary}` : ''}`
-  return clip(sanitize(text))
+  return (r.id ? `[${sanitize(shortRequestId(r.id))}] ` : '') + clip(sanitize(text))
 }
 
 /**

@@ -6,6 +6,7 @@ import { ConflictError, CorruptFileError, NotFoundError, UsageError } from '../.
 import { pendingPermissionsDir, resolvedPermissionsDir } from '../../home/paths.js'
 import { FILE_MODE, ensureDir, moveAside, parseJsonFile, readFileIfExists } from '../../util/fs.js'
 import { pidExists, sightProcess } from '../../process/liveness.js'
+import { matchRequestId } from '../../home/request-id.js'
 
 /**
  * Durable permission and plan requests: `permissions/pending/<id>.json` while a teammate waits,
@@ -161,6 +162,24 @@ export async function listPending(
   }
   requests.sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id))
   return { requests, problems }
+}
+
+/**
+ * The full id of the request `query` names (its id, short id or a unique prefix: request-id.ts),
+ * looked up among the pending requests, then among the answered ones (so that answering one
+ * twice by its short id says who answered it). NotFoundError (exit 3); UsageError when ambiguous.
+ */
+export async function resolveRequestId(team: string, query: string, env?: NodeJS.ProcessEnv): Promise<string> {
+  const where = `in team ${team}`
+  for (const dir of [pendingPermissionsDir(team, env), resolvedPermissionsDir(team, env)]) {
+    const ids = (await listJsonFiles(dir)).map((n) => n.slice(0, -'.json'.length)).filter((id) => ID_RE.test(id))
+    try {
+      return matchRequestId(query, ids, where)
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err
+    }
+  }
+  throw new NotFoundError(`no pending request ${query} ${where}`, { hint: `list them with \`swarm perms ${team}\`` })
 }
 
 async function listJsonFiles(dir: string): Promise<string[]> {

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { execa } from 'execa'
 import { beforeEach, describe, expect, it } from 'vitest'
-import { readAgentState } from '../../../src/agent/state.js'
+import { readMemberState } from '../../../src/store/member-state.js'
 import { readTranscript, transcriptPath } from '../../../src/agent/transcript.js'
 import { LEAD_NAME } from '../../../src/home/paths.js'
 import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
@@ -39,7 +39,7 @@ describe('budgets', () => {
     )
     expect(idle).toMatchObject({ idleReason: 'budget_exhausted' })
     expect(idle!.summary).toMatch(/^stopped: budget_exhausted: alice spent \d+ of 20000 tokens/)
-    const state = await readAgentState(TEAM, 'alice', fx.env)
+    const state = await readMemberState(TEAM, 'alice', fx.env)
     const spent = state!.usage!.inputTokens + state!.usage!.cacheReadTokens + state!.usage!.cacheWriteTokens + state!.usage!.outputTokens
     expect(spent).toBeGreaterThanOrEqual(20_000)
     expect(state).toMatchObject({ status: 'idle', budget: { maxTokens: 20_000 } })
@@ -68,7 +68,7 @@ describe('budgets', () => {
     await waitFor('the second idle notification', async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 2 || undefined)
     const last = (await leadStructured(fx, 'idle_notification', 'alice'))[1]
     expect(last).toMatchObject({ idleReason: 'available', summary: 'All read.' })
-    expect((await readAgentState(TEAM, 'alice', fx.env))?.budget).toEqual({ maxTokens: 120_000 })
+    expect((await readMemberState(TEAM, 'alice', fx.env))?.budget).toEqual({ maxTokens: 120_000 })
     expect((await readTeam(TEAM, fx.env)).members.find((m) => m.name === 'alice')?.maxTokens).toBe(120_000)
   })
 

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { cachedShare } from '../../../src/agent/pricing.js'
-import { readAgentState } from '../../../src/agent/state.js'
+import { readMemberState } from '../../../src/store/member-state.js'
 import type { LoopbackServer, RecordedRequest } from '../../../src/loopback-model/loopback-server.js'
 import { sendTeamMessage } from '../../../src/teams/messaging.js'
 import { TEAM, makeFixture, modelRequests, startAgent, type Fixture } from './helpers.js'
@@ -38,12 +38,12 @@ async function runTwoTurns(): Promise<RecordedRequest[]> {
   await sendTeamMessage({ team: TEAM, to: 'alice', text: 'first job', env: fx.env })
   await waitFor(
     'the first turn',
-    () => modelRequests(loopback, 'alice').length === 3 && readAgentState(TEAM, 'alice', fx.env).then((s) => s?.status === 'idle'),
+    () => modelRequests(loopback, 'alice').length === 3 && readMemberState(TEAM, 'alice', fx.env).then((s) => s?.status === 'idle'),
   )
   await sendTeamMessage({ team: TEAM, to: 'alice', text: 'second job', env: fx.env })
   await waitFor(
     'the second turn',
-    () => modelRequests(loopback, 'alice').length === 6 && readAgentState(TEAM, 'alice', fx.env).then((s) => s?.status === 'idle'),
+    () => modelRequests(loopback, 'alice').length === 6 && readMemberState(TEAM, 'alice', fx.env).then((s) => s?.status === 'idle'),
   )
   return modelRequests(loopback, 'alice')
 }
@@ -91,7 +91,7 @@ describe('prompt caching in the runtime, on the raw request bodies', () => {
     for (let i = 1; i < requests.length; i++) {
       expect(requests[i]!.usage!.cache_read_input_tokens).toBe(requests[i - 1]!.promptTokens! - (requests[i - 1]!.usage!.input_tokens ?? 0))
     }
-    const state = await readAgentState(TEAM, 'alice', fx.env)
+    const state = await readMemberState(TEAM, 'alice', fx.env)
     expect(state!.usage!.cacheReadTokens).toBeGreaterThan(0)
     expect(cachedShare(state!.usage!)).toBeGreaterThan(0.5)
   })
@@ -102,7 +102,7 @@ describe('prompt caching in the runtime, on the raw request bodies', () => {
     twoTurnScenario()
     const requests = await runTwoTurns()
     for (const r of requests) expect(breakpoints(bodyOf(r)).every((m) => m.ttl === '1h')).toBe(true)
-    const state = await readAgentState(TEAM, 'alice', fx.env)
+    const state = await readMemberState(TEAM, 'alice', fx.env)
     expect(state!.usage!.cacheWrite1hTokens).toBe(state!.usage!.cacheWriteTokens)
   })
 
@@ -114,7 +114,7 @@ describe('prompt caching in the runtime, on the raw request bodies', () => {
       expect(breakpoints(bodyOf(r))).toEqual([])
       expect(r.usage!.cache_read_input_tokens).toBe(0)
     }
-    const state = await readAgentState(TEAM, 'alice', fx.env)
+    const state = await readMemberState(TEAM, 'alice', fx.env)
     expect(state!.usage!.cacheReadTokens).toBe(0)
   })
 })

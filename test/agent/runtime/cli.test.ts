@@ -3,7 +3,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { execa } from 'execa'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { readAgentState } from '../../../src/agent/state.js'
+import { readMemberState } from '../../../src/store/member-state.js'
 import { Transcript, transcriptPath } from '../../../src/agent/transcript.js'
 import { encodeStructured } from '../../../src/mailbox/messages.js'
 import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
@@ -40,7 +40,7 @@ describe('swarm agent (child process)', () => {
       },
     })
     const child = startChildAgent(fx, 'alice', ['--mode', 'bypassPermissions'])
-    await waitFor('alice to start', async () => (await readAgentState(TEAM, 'alice', fx.env))?.status === 'idle', 15_000, { output: child.output })
+    await waitFor('alice to start', async () => (await readMemberState(TEAM, 'alice', fx.env))?.status === 'idle', 15_000, { output: child.output })
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'count the lines', env: fx.env })
     await waitFor('the idle notification', async () => (await leadStructured(fx, 'idle_notification', 'alice')).length > 0, 15_000, {
       output: child.output,
@@ -63,7 +63,7 @@ describe('swarm agent (child process)', () => {
     })
     expect(await child.exited).toBe(0)
     expect(await leadStructured(fx, 'shutdown_approved', 'alice')).toEqual([expect.objectContaining({ requestId: 'sd-cli' })])
-    expect((await readAgentState(TEAM, 'alice', fx.env))?.status).toBe('exited')
+    expect((await readMemberState(TEAM, 'alice', fx.env))?.status).toBe('exited')
     expect((await getMember(TEAM, 'alice', fx.env)).isActive).toBe(false)
     expect(modelRequests(loopback, 'alice')).toHaveLength(5)
   })

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { compactionPolicy } from '../../../src/agent/compaction/thresholds.js'
-import { readAgentState } from '../../../src/agent/state.js'
+import { readMemberState } from '../../../src/store/member-state.js'
 import { type CompactionEvent, readTranscript, rebuildConversation, transcriptPath } from '../../../src/agent/transcript.js'
 import { encodeStructured } from '../../../src/mailbox/messages.js'
 import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
@@ -147,7 +147,7 @@ describe('automatic compaction on the honest loopback', () => {
     expect(idle!.idleReason).toBe('failed')
     expect(idle!.failureReason).toMatch(/^compaction failed 3 times in a row; last: invalid_request_error .*summaries are refused here/)
     expect((await compactions()).filter((c) => c.stage === 'failed')).toHaveLength(3)
-    expect((await readAgentState(TEAM, 'alice', fx.env))?.status).toBe('exited')
+    expect((await readMemberState(TEAM, 'alice', fx.env))?.status).toBe('exited')
   })
 })
 

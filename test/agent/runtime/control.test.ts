@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { readAgentState } from '../../../src/agent/state.js'
+import { readMemberState } from '../../../src/store/member-state.js'
 import { appendMessage, appendMessages } from '../../../src/mailbox/inbox.js'
-import { withLeadSignature } from '../../../src/mailbox/lead-signature.js'
+import { signEntry, teamLeadSigner } from '../../../src/trust/sign.js'
 import { encodeStructured } from '../../../src/mailbox/messages.js'
 import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
-import { leadSignerFor, sendTeamMessage } from '../../../src/teams/messaging.js'
+import { sendTeamMessage } from '../../../src/teams/messaging.js'
 import { inboxPath, LEAD_NAME } from '../../../src/home/paths.js'
 import {
   TEAM,
@@ -32,7 +32,7 @@ useAgentTeam({ team: (l) => makeFixture(l, [{ name: 'alice' }, { name: 'bob' }])
 
 const start = async (name = 'alice', opts: Parameters<typeof startAgent>[2] = {}) => {
   const a = await startAgent(fx, name, opts)
-  await waitFor(`${name} to start idle`, async () => (await readAgentState(TEAM, name, fx.env))?.status === 'idle', 10_000, { output: a.out })
+  await waitFor(`${name} to start idle`, async () => (await readMemberState(TEAM, name, fx.env))?.status === 'idle', 10_000, { output: a.out })
   return a
 }
 const shutdownText = (requestId: string, from = LEAD_NAME) =>
@@ -48,7 +48,7 @@ describe('shutdown', () => {
     expect(await alice.done).toBe(0)
     const approved = await leadStructured(fx, 'shutdown_approved', 'alice')
     expect(approved).toEqual([expect.objectContaining({ requestId: 'sd-1', from: 'alice' })])
-    expect((await readAgentState(TEAM, 'alice', fx.env))?.status).toBe('exited')
+    expect((await readMemberState(TEAM, 'alice', fx.env))?.status).toBe('exited')
     expect((await inbox(fx, 'alice')).every((m) => m.read)).toBe(true)
     expect(modelRequests(loopback)).toHaveLength(0)
   })
@@ -140,12 +140,9 @@ describe('shutdown', () => {
   it('a message and a signed shutdown_request in one batch while idle: the message gets its turn first, then shutdown', async () => {
     loopback.setScenario({ agents: { alice: [{ text: 'Handled the message.' }, { text: 'Bye.' }] } })
     const alice = await start()
-    const sign = await leadSignerFor(TEAM, fx.env)
+    const sign = await teamLeadSigner(TEAM, fx.env)
     const order = { from: LEAD_NAME, text: shutdownText('sd-batch'), timestamp: new Date().toISOString(), msg_id: randomUUID() }
-    await appendMessages(inboxPath(TEAM, 'alice', fx.env), [
-      { from: 'bob', text: 'last request before you go' },
-      withLeadSignature(order, sign, 'alice'),
-    ])
+    await appendMessages(inboxPath(TEAM, 'alice', fx.env), [{ from: 'bob', text: 'last request before you go' }, signEntry(order, sign, 'alice')])
     expect(await alice.done).toBe(0)
     const reqs = modelRequests(loopback, 'alice')
     expect(messageText(requestMessages(reqs[0]).at(-1))).toContain('last request before you go')
@@ -267,7 +264,7 @@ describe('abort', () => {
     const ms = Date.now() - t0
     expect(ms).toBeLessThan(10_000) // the stream alone would take ~30 s more
     await waitFor('the server to see the client go', () => modelRequests(loopback, 'alice')[0].clientClosed)
-    expect((await readAgentState(TEAM, 'alice', fx.env))?.status).toBe('exited')
+    expect((await readMemberState(TEAM, 'alice', fx.env))?.status).toBe('exited')
     expect(await idleCount()).toBe(0)
     expect((await inbox(fx, 'alice')).find((m) => m.text === 'talk a lot')?.read).toBe(false)
   })
@@ -310,14 +307,14 @@ describe('mode_set_request', () => {
     await sendTeamMessage({ team: TEAM, from: 'bob', to: 'alice', text: 'hello again', env: fx.env })
     await waitFor('the second turn', () => modelRequests(loopback, 'alice').length === 2, 10_000, { output: alice.out })
     expect(toolsOf(1)).not.toContain('ExitPlanMode')
-    expect((await readAgentState(TEAM, 'alice', fx.env))?.mode).toBe('default')
+    expect((await readMemberState(TEAM, 'alice', fx.env))?.mode).toBe('default')
     await sendTeamMessage({
       team: TEAM,
       to: 'alice',
       text: encodeStructured({ type: 'mode_set_request', mode: 'plan', from: LEAD_NAME }),
       env: fx.env,
     })
-    await waitFor('plan mode', async () => (await readAgentState(TEAM, 'alice', fx.env))?.mode === 'plan', 10_000, { output: alice.out })
+    await waitFor('plan mode', async () => (await readMemberState(TEAM, 'alice', fx.env))?.mode === 'plan', 10_000, { output: alice.out })
     await sendTeamMessage({ team: TEAM, from: 'bob', to: 'alice', text: 'and again', env: fx.env })
     await waitFor('the third turn', () => modelRequests(loopback, 'alice').length === 3, 10_000, { output: alice.out })
     expect(toolsOf(2)).toContain('ExitPlanMode')

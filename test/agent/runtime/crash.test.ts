@@ -7,7 +7,7 @@ import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { createOutput } from '../../../src/agent/render.js'
 import { assembleAgent } from '../../../src/agent/start.js'
-import { readAgentState } from '../../../src/agent/state.js'
+import { readMemberState } from '../../../src/store/member-state.js'
 import { createExecutor } from '../../../src/backends/registry.js'
 import type { InProcessExecutor, TeammateContext } from '../../../src/backends/types.js'
 import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
@@ -15,6 +15,7 @@ import { sendTeamMessage } from '../../../src/teams/messaging.js'
 import { REPO, TEAM, leadStructured, makeFixture, modelRequests, type Fixture } from './helpers.js'
 import { useAgentTeam, track } from '../../support/agent-team.js'
 import { waitFor } from '../../support/wait.js'
+import { isolatedEnv } from '../../support/home.js'
 
 const run = promisify(execFile)
 
@@ -70,7 +71,7 @@ describe('a crash of one in-process teammate leaves the others working', () => {
     expect(pane).toMatch(/bob │ crashed: Error: bob tripped/)
     // Dead means stopped: the abort reached his runtime, which cut its stream and exited.
     await waitFor('bob’s stream to be cut', () => modelRequests(loopback, 'bob')[0].clientClosed)
-    await waitFor('bob’s state to say exited', async () => (await readAgentState(TEAM, 'bob', fx.env))?.status === 'exited')
+    await waitFor('bob’s state to say exited', async () => (await readMemberState(TEAM, 'bob', fx.env))?.status === 'exited')
 
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'you ok?', env: fx.env })
     await waitFor('alice’s answer', async () => (await leadStructured(fx, 'idle_notification', 'alice')).length === 1, 10_000, { output: () => pane })
@@ -86,7 +87,7 @@ describe('a crash of one in-process teammate leaves the others working', () => {
       const { stdout, stderr } = await run(process.execPath, [path.join(REPO, 'test/agent/runtime/fixtures/crash-leader.mjs'), dir], {
         timeout: 25_000,
         killSignal: 'SIGKILL',
-        env: { ...process.env, NO_COLOR: '1' },
+        env: isolatedEnv(dir),
       }).catch((err: { stdout?: string; stderr?: string; message: string }) => {
         throw new Error(`${err.message}\n${err.stdout ?? ''}\n${err.stderr ?? ''}`)
       })

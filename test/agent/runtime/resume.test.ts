@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { readAgentState } from '../../../src/agent/state.js'
+import { readMemberState } from '../../../src/store/member-state.js'
 import { readTranscript, rebuildConversation, Transcript, transcriptPath, type TranscriptEvent } from '../../../src/agent/transcript.js'
 import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
 import { sendTeamMessage } from '../../../src/teams/messaging.js'
@@ -144,19 +144,19 @@ describe('--resume', () => {
     const first = await startAgent(fx, 'alice')
     await turn(first, 1)
     await first.stop()
-    const once = await readAgentState(TEAM, 'alice', fx.env)
+    const once = await readMemberState(TEAM, 'alice', fx.env)
     expect(once?.usage).toEqual({ inputTokens: 1000, outputTokens: 100, cacheWriteTokens: 10, cacheReadTokens: 20 })
 
     const second = await startAgent(fx, 'alice', { resume: true })
-    expect((await readAgentState(TEAM, 'alice', fx.env))?.usage).toEqual(once?.usage)
+    expect((await readMemberState(TEAM, 'alice', fx.env))?.usage).toEqual(once?.usage)
     await turn(second, 2)
-    const twice = await readAgentState(TEAM, 'alice', fx.env)
+    const twice = await readMemberState(TEAM, 'alice', fx.env)
     expect(twice).toMatchObject({ usage: { inputTokens: 2000, outputTokens: 200, cacheWriteTokens: 20, cacheReadTokens: 40 }, turns: 2 })
     expect(twice!.costUsd!).toBeCloseTo(2 * once!.costUsd!, 5) // each rounded to micro-dollars
     await second.stop()
 
     await startAgent(fx, 'alice')
-    expect((await readAgentState(TEAM, 'alice', fx.env))?.usage).toBeUndefined()
+    expect((await readMemberState(TEAM, 'alice', fx.env))?.usage).toBeUndefined()
   })
 
   it('after a partial (maxTurns) turn and a follow-up, a resumed agent sends a valid conversation', async () => {
@@ -189,9 +189,9 @@ describe('--resume', () => {
     let child = startChildAgent(fx, 'alice', ['--model', 'claude-haiku-4-5'])
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'the fruit is kiwi', env: fx.env })
     await waitFor('the first turn', async () => (await notes()).length === 1, 15_000, { output: child.output })
-    expect(await readAgentState(TEAM, 'alice', fx.env)).toMatchObject({ status: 'idle', model: 'claude-haiku-4-5', pid: child.child.pid })
+    expect(await readMemberState(TEAM, 'alice', fx.env)).toMatchObject({ status: 'idle', model: 'claude-haiku-4-5', pid: child.child.pid })
     expect(await child.kill('SIGTERM')).toBe(0)
-    expect((await readAgentState(TEAM, 'alice', fx.env))?.status).toBe('exited')
+    expect((await readMemberState(TEAM, 'alice', fx.env))?.status).toBe('exited')
 
     child = startChildAgent(fx, 'alice', ['--resume'])
     await waitFor('the resumed start', () => child!.output().includes('resumed 2 messages'), 15_000, { output: child.output })

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { readAgentState } from '../../../src/agent/state.js'
+import { readMemberState } from '../../../src/store/member-state.js'
 import { readTranscript, transcriptPath } from '../../../src/agent/transcript.js'
 import { appendMessages } from '../../../src/mailbox/inbox.js'
 import { encodeStructured } from '../../../src/mailbox/messages.js'
@@ -35,7 +35,7 @@ const start = async (name: string, opts: Parameters<typeof startAgent>[2] = {}) 
   const a = await startAgent(fx, name, opts)
   return a
 }
-const status = async (name: string) => (await readAgentState(TEAM, name, fx.env))?.status
+const status = async (name: string) => (await readMemberState(TEAM, name, fx.env))?.status
 const idle = (name: string) => async () => (await status(name)) === 'idle'
 
 describe('a teammate turn', () => {
@@ -115,7 +115,7 @@ describe('a teammate turn', () => {
     expect(requestMessages(reqs[4])).toHaveLength(9)
 
     // state.json: usage summed over the five calls, a cost, the model used, idle.
-    const state = await readAgentState(TEAM, 'alice', fx.env)
+    const state = await readMemberState(TEAM, 'alice', fx.env)
     expect(state).toMatchObject({
       status: 'idle',
       model: 'claude-opus-4-7',
@@ -233,7 +233,7 @@ describe('task auto-claim', () => {
     expect(notes[0]).toMatchObject({ completedTaskId: free.id, completedStatus: 'resolved', summary: 'Finished the free work.' })
     expect(toolResults(loopback, 'alice').get('toolu_u')).toMatchObject({ isError: false })
     expect(modelRequests(loopback, 'alice')).toHaveLength(2)
-    expect((await readAgentState(TEAM, 'alice', fx.env))?.currentTask).toBeUndefined()
+    expect((await readMemberState(TEAM, 'alice', fx.env))?.currentTask).toBeUndefined()
   })
 
   it('an idle teammate notices a task created later, without any message to wake it', async () => {

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import Anthropic from '@anthropic-ai/sdk'
 import { describe, expect, it } from 'vitest'
-import { readAgentState } from '../../../src/agent/state.js'
+import { readMemberState } from '../../../src/store/member-state.js'
 import { runSubagent } from '../../../src/agent/subagents/fresh.js'
 import { allowAll, runTool, type AnyTool, type ToolContext } from '../../../src/agent/tool.js'
 import { allTools } from '../../../src/agent/tool-registry.js'
@@ -12,8 +12,10 @@ import { runTurn } from '../../../src/agent/turn.js'
 import { assembleAgent } from '../../../src/agent/start.js'
 import { encodeStructured, parseStructured, type StructuredMessage } from '../../../src/mailbox/messages.js'
 import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
-import { classifyLeadMessage, loadLeadPublicKey } from '../../../src/mailbox/signing.js'
-import { leadSignerFor, sendTeamMessage } from '../../../src/teams/messaging.js'
+import { loadLeadPublicKey } from '../../../src/trust/keys.js'
+import { teamLeadSigner } from '../../../src/trust/sign.js'
+import { verifyLeadMessage } from '../../../src/trust/swarm-scheme.js'
+import { sendTeamMessage } from '../../../src/teams/messaging.js'
 import { LEAD_NAME } from '../../../src/home/paths.js'
 import { claimTask, getTask } from '../../../src/tasks/task-store.js'
 import {
@@ -84,12 +86,12 @@ describe('SendMessage', () => {
   })
 
   it("the lead's messages are signed, and its structured shutdown_request verifies at the teammate", async () => {
-    const sign = await leadSignerFor(TEAM, fx.env)
+    const sign = await teamLeadSigner(TEAM, fx.env)
     const tool = createSendMessageTool(host(LEAD_NAME, { sign }))
     await runTool(tool, { to: 'bob', message: { type: 'shutdown_request', request_id: 'sd-9', reason: 'done' } }, ctx(LEAD_NAME))
     const [entry] = await inbox(fx, 'bob')
     expect(parseStructured(entry.text)).toMatchObject({ type: 'shutdown_request', requestId: 'sd-9', from: LEAD_NAME, reason: 'done' })
-    expect(classifyLeadMessage(entry, await loadLeadPublicKey(TEAM, fx.env), 'bob')).toBe('verified')
+    expect(verifyLeadMessage(await loadLeadPublicKey(TEAM, fx.env), entry, 'bob')).toBe(true)
     // sendTeamMessage signs team-lead's messages only.
     await sendTeamMessage({ team: TEAM, from: 'alice', to: 'bob', text: 'from alice', env: fx.env })
     expect((await inbox(fx, 'bob'))[1].leadSig).toBeUndefined()
@@ -347,7 +349,7 @@ describe('assembleAgent', () => {
       output: alice.out,
     })
     expect(controls).toEqual(['mode_set_request'])
-    expect((await readAgentState(TEAM, 'alice', fx.env))?.mode).toBe('plan')
+    expect((await readMemberState(TEAM, 'alice', fx.env))?.mode).toBe('plan')
     expect(alice.out()).toContain('mode set to plan by team-lead')
 
     await alice.stop()

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { readAgentState } from '../../../src/agent/state.js'
+import { readMemberState } from '../../../src/store/member-state.js'
 import { readInbox } from '../../../src/mailbox/inbox.js'
 import { encodeStructured, parseStructured } from '../../../src/mailbox/messages.js'
 import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
@@ -37,7 +37,7 @@ function planScenario(planFile: string): ScenarioInput {
 }
 
 async function mode(): Promise<string | undefined> {
-  return (await readAgentState(TEAM, 'alice', fx.env))?.mode
+  return (await readMemberState(TEAM, 'alice', fx.env))?.mode
 }
 const exitResult = () => toolResult(loopback, 'toolu_exit')
 
@@ -62,7 +62,7 @@ describe('plan mode', () => {
     expect(request).toMatchObject({ from: 'alice', planFilePath: planFile, planContent: PLAN, requestId: pending.id })
     const listed = await listRequests(TEAM, { env: fx.env })
     expect(listed.requests).toEqual([expect.objectContaining({ id: pending.id, kind: 'plan', summary: '# Plan', planFilePath: planFile })])
-    expect(await readAgentState(TEAM, 'alice', fx.env)).toMatchObject({ status: 'waiting', mode: 'plan' })
+    expect(await readMemberState(TEAM, 'alice', fx.env)).toMatchObject({ status: 'waiting', mode: 'plan' })
 
     await answerRequest(TEAM, pending.id, { decision: 'approve' }, { env: fx.env })
     const result = await waitFor('the ExitPlanMode result', exitResult, 10_000, { output: agent.pane })

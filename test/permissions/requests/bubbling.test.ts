@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import pc from 'picocolors'
-import { readAgentState } from '../../../src/agent/state.js'
+import { readMemberState } from '../../../src/store/member-state.js'
 import { readTranscript, transcriptPath } from '../../../src/agent/transcript.js'
 import { formatEvent } from '../../../src/cli/logs.js'
 import { appendMessage, readInbox } from '../../../src/mailbox/inbox.js'
@@ -37,7 +37,7 @@ useAgentTeam({ team: makeFixture, onReady: (t) => ({ loopback, fx } = t) })
 const appendCount = { command: 'echo ran >> count.txt', description: 'count a run' }
 const finished = (text: string) => () => waitFor(text, () => toolResultRequests(loopback).length > 0 && loopback.requests.length >= 2 && agentIdle())
 async function agentIdle(): Promise<boolean> {
-  return (await readAgentState(TEAM, 'alice', fx.env))?.status === 'idle'
+  return (await readMemberState(TEAM, 'alice', fx.env))?.status === 'idle'
 }
 
 describe('bubbling a permission request (in-process teammate)', () => {
@@ -54,7 +54,7 @@ describe('bubbling a permission request (in-process teammate)', () => {
       input: appendCount,
       pid: process.pid,
     })
-    await waitFor('alice to show as waiting', async () => (await readAgentState(TEAM, 'alice', fx.env))?.status === 'waiting')
+    await waitFor('alice to show as waiting', async () => (await readMemberState(TEAM, 'alice', fx.env))?.status === 'waiting')
     const leadInbox = await readInbox(inboxPath(TEAM, 'team-lead', fx.env))
     const request = leadInbox.map((m) => parseStructured(m.text)).find((m) => m?.type === 'permission_request')
     expect(request).toMatchObject({ request_id: pending.id, agent_id: 'alice', tool_name: 'Bash', tool_use_id: 'toolu_1', input: appendCount })

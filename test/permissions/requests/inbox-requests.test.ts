@@ -1,13 +1,13 @@
-import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { formatClaudeVerifyKey, parseClaudeVerifyKey, verifyClaudeLeadEntry } from '../../../src/mailbox/claude-lead-sig.js'
+import { parseClaudeVerifyKey, verifyClaudeLeadEntry } from '../../../src/trust/claude-scheme.js'
 import { appendMessage, readInbox } from '../../../src/mailbox/inbox.js'
 import { encodeStructured, parseStructured } from '../../../src/mailbox/messages.js'
-import { loadLeadPrivateKey } from '../../../src/mailbox/signing.js'
+import { loadLeadPrivateKey } from '../../../src/trust/keys.js'
+import { claudeVerifyKeyFor } from '../../../src/trust/sign.js'
 import { inboxPath } from '../../../src/home/paths.js'
 import { answerRequest, listRequests } from '../../../src/permissions/requests/broker.js'
 import { createTeam } from '../../../src/teams/team-store.js'
-import { useTempDir } from '../../support/home.js'
+import { isolatedEnv, useTempDir } from '../../support/home.js'
 
 let dir: string
 let env: NodeJS.ProcessEnv
@@ -33,7 +33,7 @@ function claudeRequest(from: string, id: string, agentId = from) {
 
 useTempDir('swarm-inboxreq-', async (d) => {
   dir = d
-  env = { ...process.env, SWARM_HOME: path.join(dir, 'home'), CLAUDE_CONFIG_DIR: '' }
+  env = isolatedEnv(dir, { CLAUDE_CONFIG_DIR: '' })
   await createTeam({ name: TEAM, cwd: dir, members: [{ name: 'cc' }, { name: 'bob' }] }, env)
 })
 
@@ -59,7 +59,7 @@ describe("Claude Code teammates' permission requests join the broker's queue", (
       tool_use_id: 'toolu_01',
     })
     expect(entry!.leadSig).toBeDefined()
-    const key = parseClaudeVerifyKey(formatClaudeVerifyKey(await loadLeadPrivateKey(TEAM, env), Date.now()))
+    const key = parseClaudeVerifyKey(claudeVerifyKeyFor(await loadLeadPrivateKey(TEAM, env), 'cc', Date.now()))
     expect(verifyClaudeLeadEntry(key, entry!)).toBe(true)
     // Answered: the inbox copy is not queued again.
     expect((await listRequests(TEAM, { env })).requests).toEqual([])

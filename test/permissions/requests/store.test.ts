@@ -15,7 +15,7 @@ import {
   type NewPendingRequest,
 } from '../../../src/permissions/requests/store.js'
 import { pendingPermissionsDir, resolvedPermissionsDir } from '../../../src/home/paths.js'
-import { useTempDir } from '../../support/home.js'
+import { isolatedEnv, useTempDir } from '../../support/home.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const distStore = path.resolve(here, '../../../dist/permissions/requests/store.js')
@@ -145,7 +145,7 @@ describe('resolveRequest', () => {
         execFile(
           process.execPath,
           [script, 't', name, startAt, ...ids],
-          { env: { ...process.env, ...env }, timeout: 20_000 },
+          { env: isolatedEnv(env.SWARM_HOME!, env), timeout: 20_000 },
           (err, stdout, stderr) => {
             if (err) reject(new Error(`${name} failed: ${err.message}\n${stderr}`))
             else resolve(JSON.parse(stdout))

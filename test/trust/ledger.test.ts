@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { MAX_LEDGER_IDS, OrderLedger } from '../../src/mailbox/order-ledger.js'
+import { MAX_LEDGER_IDS, OrderLedger } from '../../src/trust/ledger.js'
 import { useTempDir } from '../support/home.js'
 
 let dir: string

@@ -1,17 +1,16 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, verify, type KeyObject } from 'node:crypto'
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto'
 import { readFileSync, statSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { CorruptFileError, NotFoundError } from '../errors.js'
-import type { StructuredMessage } from './messages.js'
-import { PRIVILEGED_TYPES } from './messages.js'
-import { LEAD_KEY_FILE, LEAD_NAME, teamDir } from '../home/paths.js'
+import { LEAD_KEY_FILE, teamDir } from '../home/paths.js'
 import { FILE_MODE, atomicWriteFile, ensureDir, readFileIfExists, withPath } from '../util/fs.js'
+import { exportPublicKey, importPublicKey } from './swarm-scheme.js'
 
 /**
- * Lead signatures (docs/architecture.md §2): an Ed25519 key pair per team. The private key lives 0600 in the
- * team directory, where evaluatePermission keeps every teammate tool away from it; teammates get
- * the public key at launch through the environment (never argv) or the public file.
+ * The lead's keys (docs/architecture.md §2a): one Ed25519 key pair per team. The private key lives 0600
+ * in the team directory, where evaluatePermission keeps every teammate tool away from it; teammates
+ * get the public key at launch through the environment (never argv) or the public file.
  */
 
 /** Environment variable through which a teammate receives the lead's public key (base64, raw 32 bytes). */
@@ -88,15 +87,6 @@ export async function replaceTeamKeys(team: string, env?: NodeJS.ProcessEnv): Pr
   return { privateKey, publicKey }
 }
 
-/**
- * The lead's signer for a team, from `lead.key` — read again whenever the file is replaced
- * (`swarm team rekey`), so a long-running leader always signs with the current key.
- */
-export async function currentLeadSigner(team: string, env?: NodeJS.ProcessEnv): Promise<LeadSigner> {
-  const keyOf = await currentLeadKey(team, env)
-  return (m, to) => (m.msg_id === undefined ? undefined : signLeadMessage(keyOf(), { ...m, to, msg_id: m.msg_id }))
-}
-
 /** The lead's private key as a function: `lead.key` read again whenever the file is replaced. */
 export async function currentLeadKey(team: string, env?: NodeJS.ProcessEnv): Promise<() => KeyObject> {
   const file = leadKeyPath(team, env)
@@ -150,103 +140,4 @@ export async function resolveLeadVerifyKey(team: string, env: NodeJS.ProcessEnv 
     if (err instanceof NotFoundError) return undefined
     throw err
   }
-}
-
-/** base64 of the raw 32-byte Ed25519 public key. */
-export function exportPublicKey(key: KeyObject): string {
-  const jwk = key.export({ format: 'jwk' })
-  if (jwk.crv !== 'Ed25519' || typeof jwk.x !== 'string') throw new Error('not an Ed25519 public key')
-  return Buffer.from(jwk.x, 'base64url').toString('base64')
-}
-
-/** Accepts base64 raw (as exported), a PEM SPKI public key, or a KeyObject. */
-export function importPublicKey(key: string | KeyObject): KeyObject {
-  if (typeof key !== 'string') return key.type === 'private' ? createPublicKey(key) : key
-  if (key.includes('-----BEGIN')) return createPublicKey({ key, format: 'pem' })
-  const raw = Buffer.from(key.trim(), 'base64')
-  if (raw.length !== 32) throw new Error(`expected 32 bytes of Ed25519 public key, got ${raw.length}`)
-  return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' })
-}
-
-/**
- * What swarm's lead signature covers: the sender, the recipient (the inbox it was written to),
- * the message id, the text and the time — so a signed order is good for one teammate only, and
- * (with the teammate's ledger of acted-on ids, see agent/acted-orders) only once.
- */
-export interface SignedFields {
-  from: string
-  to: string
-  text: string
-  timestamp: string
-  msg_id: string
-}
-
-/** The version tag of swarm's signed payload (v1 had no recipient; its signatures no longer verify). */
-const PAYLOAD_VERSION = 'swarm-lead-v2'
-
-/** Canonical JSON (fixed key order, no whitespace) of the version tag and exactly the signed fields. */
-export function canonicalLeadPayload(m: SignedFields): string {
-  return JSON.stringify({ v: PAYLOAD_VERSION, from: m.from, to: m.to, msg_id: m.msg_id, text: m.text, timestamp: m.timestamp })
-}
-
-/** base64 Ed25519 signature over canonicalLeadPayload(m). */
-export function signLeadMessage(privateKey: KeyObject, m: SignedFields): string {
-  return sign(null, Buffer.from(canonicalLeadPayload(m), 'utf8'), privateKey).toString('base64')
-}
-
-/** Signs an inbox entry for the recipient `to`; undefined for an entry without a msg_id. */
-export type LeadSigner = (m: { from: string; text: string; timestamp: string; msg_id?: string }, to: string) => string | undefined
-
-/** A signer for `deliver({ sign })`: signs every entry that has a msg_id, for its recipient. */
-export function leadSigner(privateKey: KeyObject): LeadSigner {
-  return (m, to) => (m.msg_id === undefined ? undefined : signLeadMessage(privateKey, { ...m, to, msg_id: m.msg_id }))
-}
-
-/** The shape of an inbox entry this module reads. */
-export interface SignableEntry {
-  from: string
-  text: string
-  timestamp: string
-  msg_id?: string
-  leadSig?: string
-}
-
-/**
- * True when `entry.leadSig` is a valid signature by `publicKey` of this entry addressed to
- * `recipient` (the member whose inbox holds it); false for anything else, never throws.
- */
-export function verifyLeadMessage(publicKey: KeyObject | string | undefined, entry: SignableEntry, recipient: string): boolean {
-  if (publicKey === undefined || typeof entry.leadSig !== 'string' || typeof entry.msg_id !== 'string') return false
-  try {
-    const key = importPublicKey(publicKey)
-    const sig = Buffer.from(entry.leadSig, 'base64')
-    if (sig.length !== 64) return false
-    const fields: SignedFields = { from: entry.from, to: recipient, text: entry.text, timestamp: entry.timestamp, msg_id: entry.msg_id }
-    return verify(null, Buffer.from(canonicalLeadPayload(fields), 'utf8'), key, sig)
-  } catch {
-    return false // a malformed key or signature is simply not a valid signature
-  }
-}
-
-export type LeadClassification = 'verified' | 'unverified' | 'not-lead'
-
-/** `not-lead` unless `from` is team-lead; then `verified` only with a valid signature for `recipient`. */
-export function classifyLeadMessage(entry: SignableEntry, publicKey: KeyObject | string | undefined, recipient: string): LeadClassification {
-  if (entry.from !== LEAD_NAME) return 'not-lead'
-  return verifyLeadMessage(publicKey, entry, recipient) ? 'verified' : 'unverified'
-}
-
-/**
- * Whether a teammate may act on a structured message: privileged types (permission_response,
- * plan_approval_response, shutdown_request, mode_set_request, team_permission_update) count only
- * from team-lead with a valid signature; every other message (and plain text) passes.
- */
-export function acceptPrivileged(
-  entry: SignableEntry,
-  structured: StructuredMessage | undefined,
-  publicKey: KeyObject | string | undefined,
-  recipient: string,
-): boolean {
-  if (structured === undefined || !PRIVILEGED_TYPES.has(structured.type)) return true
-  return classifyLeadMessage(entry, publicKey, recipient) === 'verified'
 }

@@ -9,10 +9,11 @@ import {
   parseClaudeVerifyKey,
   signClaudeLeadEntry,
   verifyClaudeLeadEntry,
-} from '../../src/mailbox/claude-lead-sig.js'
-import { classifyLeadEntry, dualLeadSigner, withLeadSignature } from '../../src/mailbox/lead-signature.js'
+  recipientClaudeKey,
+} from '../../src/trust/claude-scheme.js'
 import { createEntry } from '../../src/mailbox/entry.js'
-import { leadSigner, verifyLeadMessage } from '../../src/mailbox/signing.js'
+import { claudeVerifyKeyFor, leadSigner, signEntry } from '../../src/trust/sign.js'
+import { verifyLeadMessage } from '../../src/trust/swarm-scheme.js'
 
 const fixture = JSON.parse(fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'claude-lead-entry.json'), 'utf8'))
 
@@ -52,32 +53,33 @@ describe("Claude Code's lead signature", () => {
   })
 })
 
-describe('one lead-signature layer, two schemes', () => {
+describe('swarm signs in both schemes, for one recipient', () => {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519')
-  const sign = dualLeadSigner(privateKey, leadSigner(privateKey))
-  const entry = withLeadSignature(
+  const entry = signEntry(
     createEntry({ from: 'team-lead', text: '{"type":"shutdown_request"}', color: 'blue', summary: 'stop' }),
-    sign,
+    leadSigner(privateKey),
     'alice',
   )
+  const claudeKeyOf = (name: string) => parseClaudeVerifyKey(claudeVerifyKeyFor(privateKey, name, Date.now()))
 
-  it('every lead entry carries both signatures, each verifying under its own scheme', () => {
+  it('every lead entry carries both signatures, each verifying under its own scheme for its recipient', () => {
     expect(typeof entry.leadSig).toBe('string')
     expect(typeof entry.lead_sig).toBe('string')
     expect(verifyLeadMessage(publicKey, entry, 'alice')).toBe(true)
-    expect(verifyClaudeLeadEntry(parseClaudeVerifyKey(formatClaudeVerifyKey(publicKey, Date.now())), entry)).toBe(true)
+    expect(verifyClaudeLeadEntry(claudeKeyOf('alice'), entry)).toBe(true)
   })
 
-  it('a reader accepts either signature and nothing else', () => {
-    const swarmOnly = { swarm: (e: typeof entry) => verifyLeadMessage(publicKey, e, 'alice') }
-    const claudeOnly = { claude: parseClaudeVerifyKey(formatClaudeVerifyKey(publicKey, Date.now())) }
-    const { lead_sig: _c, ...withoutClaude } = entry
-    const { leadSig: _s, ...withoutSwarm } = entry
-    expect(classifyLeadEntry(withoutClaude, swarmOnly)).toBe('verified')
-    expect(classifyLeadEntry(withoutSwarm, claudeOnly)).toBe('verified')
-    expect(classifyLeadEntry(withoutSwarm, swarmOnly)).toBe('unverified')
-    expect(classifyLeadEntry({ ...entry, text: 'forged' }, { ...swarmOnly, ...claudeOnly })).toBe('unverified')
-    expect(classifyLeadEntry({ ...entry, from: 'bob' }, swarmOnly)).toBe('not-lead')
-    expect(classifyLeadEntry(fixture.entry, { claude: parseClaudeVerifyKey(fixture.leadVerifyKey) })).toBe('verified')
+  it("the lead_sig holds under the recipient's derived key only: not another member's, not the team's own", () => {
+    expect(verifyClaudeLeadEntry(claudeKeyOf('bob'), entry)).toBe(false)
+    expect(verifyClaudeLeadEntry(parseClaudeVerifyKey(formatClaudeVerifyKey(publicKey, Date.now())), entry)).toBe(false)
+    expect(verifyLeadMessage(publicKey, entry, 'bob')).toBe(false)
+  })
+
+  it('derived keys are stable per team key and recipient, and change with the team key', () => {
+    const spki = (k: ReturnType<typeof recipientClaudeKey>) => formatClaudeVerifyKey(k, 1)
+    expect(spki(recipientClaudeKey(privateKey, 'alice'))).toBe(spki(recipientClaudeKey(privateKey, 'alice')))
+    expect(spki(recipientClaudeKey(privateKey, 'alice'))).not.toBe(spki(recipientClaudeKey(privateKey, 'bob')))
+    const next = generateKeyPairSync('ed25519').privateKey
+    expect(spki(recipientClaudeKey(next, 'alice'))).not.toBe(spki(recipientClaudeKey(privateKey, 'alice')))
   })
 })

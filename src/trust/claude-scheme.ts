@@ -1,9 +1,11 @@
-import { createPublicKey, sign, verify, type KeyObject } from 'node:crypto'
+import { createPrivateKey, createPublicKey, hkdfSync, sign, verify, type KeyObject } from 'node:crypto'
 
 /**
  * Claude Code's lead-signature scheme (2.1.332, checked against its binary): `lead_sig` is base64url
  * Ed25519 over `JSON.stringify(["claude-team-lead-entry-v1", msg_id, from, timestamp, text, summary,
  * color, from_plugin])` (absent → null); the key reaches a teammate as `--lead-verify-key <ms>.<key>`.
+ * The payload names no recipient, so the KEY is per recipient: Claude Code makes one pair per
+ * teammate, and swarm derives one per recipient from the team's key (recipientClaudeKey). Pure.
  */
 
 /** How swarm hands a Claude-format lead key to a swarm teammate (besides `--lead-verify-key`). */
@@ -31,6 +33,23 @@ export interface ClaudeVerifyKey {
 }
 
 const VERIFY_KEY_RE = /^(\d+)\.([\w-]+)$/
+
+/** The HKDF salt of swarm's per-recipient Claude-format keys (a new tag would be a new set of keys). */
+const RECIPIENT_KEY_SALT = 'swarm-claude-lead-recipient-v1'
+/** PKCS#8 DER of an Ed25519 private key, before its 32-byte seed (RFC 8410). */
+const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex')
+
+/**
+ * The private key swarm signs `lead_sig` with for `recipient`: HKDF-SHA256 of the team key's seed,
+ * with the recipient's name as info. A signature made for w1 does not verify under w2's key, and a
+ * new team key (`swarm team rekey`) makes new recipient keys.
+ */
+export function recipientClaudeKey(teamKey: KeyObject, recipient: string): KeyObject {
+  const d = teamKey.export({ format: 'jwk' }).d
+  if (typeof d !== 'string') throw new Error('not an Ed25519 private key')
+  const seed = Buffer.from(hkdfSync('sha256', Buffer.from(d, 'base64url'), RECIPIENT_KEY_SALT, recipient, 32))
+  return createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' })
+}
 
 export function claudeLeadPayload(e: ClaudeSignedFields): Buffer {
   const fields = [CLAUDE_LEAD_SIG_DOMAIN, e.msg_id, e.from, e.timestamp, e.text, e.summary ?? null, e.color ?? null, e.from_plugin ?? null]

@@ -91,11 +91,6 @@ export class OrderLedger {
   }
 }
 
-/** The ledger of `agent` in `team`. */
-export function openOrderLedger(team: string, agent: string, env?: NodeJS.ProcessEnv): Promise<OrderLedger> {
-  return OrderLedger.open(orderLedgerPath(team, agent, env))
-}
-
 function parseLine(raw: string): z.infer<typeof Line> | undefined {
   try {
     const r = Line.safeParse(JSON.parse(raw))

@@ -1,0 +1,83 @@
+import type { KeyObject } from 'node:crypto'
+import { NotFoundError } from '../errors.js'
+import type { InboxMessage } from '../mailbox/types.js'
+import { formatClaudeVerifyKey, recipientClaudeKey, signClaudeLeadEntry } from './claude-scheme.js'
+import { currentLeadKey, ensureTeamKeys } from './keys.js'
+import { signLeadMessage } from './swarm-scheme.js'
+
+/**
+ * Signing lead entries, done by the layer that authors them (never by mailbox transport): each
+ * entry gets swarm's `leadSig` (the recipient in its payload) and Claude Code's `lead_sig` made
+ * with the recipient's own derived key — so in both schemes a signature is good for one inbox.
+ */
+
+/** The signature fields of a lead entry. */
+export interface LeadSignatures {
+  leadSig?: string
+  lead_sig?: string
+}
+
+/** Signs an entry for its recipient `to`; undefined for an entry that cannot be signed (no msg_id). */
+export type LeadSignFn = (entry: InboxMessage, to: string) => LeadSignatures | undefined
+
+/** A signer in both schemes with the team's private key (a function: `lead.key` followed across `swarm team rekey`). */
+export function leadSigner(privateKey: KeyObject | (() => KeyObject)): LeadSignFn {
+  const keyOf = typeof privateKey === 'function' ? privateKey : () => privateKey
+  return (entry, to) => {
+    if (entry.msg_id === undefined) return undefined
+    const key = keyOf()
+    const msg_id = entry.msg_id
+    return {
+      leadSig: signLeadMessage(key, { from: entry.from, to, text: entry.text, timestamp: entry.timestamp, msg_id }),
+      lead_sig: signClaudeLeadEntry(recipientClaudeKey(key, to), { ...entry, msg_id, from_plugin: stringField(entry, 'from_plugin') }),
+    }
+  }
+}
+
+/** The entry with the signer's fields added (unchanged without a signer). */
+export function signEntry<T extends InboxMessage>(entry: T, sign: LeadSignFn | undefined, to: string): T {
+  const sigs = sign?.(entry, to)
+  if (sigs === undefined) return entry
+  return {
+    ...entry,
+    ...(sigs.leadSig !== undefined ? { leadSig: sigs.leadSig } : {}),
+    ...(sigs.lead_sig !== undefined ? { lead_sig: sigs.lead_sig } : {}),
+  }
+}
+
+/** Addressed entries (mailbox/send `addressMessage`), each signed for its recipient. */
+export function signAddressed<T extends { to: string; entry: InboxMessage }>(addressed: T[], sign: LeadSignFn | undefined): T[] {
+  return addressed.map((a) => ({ ...a, entry: signEntry(a.entry, sign, a.to) }))
+}
+
+/**
+ * The `--lead-verify-key` of a Claude Code teammate `recipient` (`<launchMs>.<key>`): the public half
+ * of its derived key, the only key its `lead_sig` checks hold for.
+ */
+export function claudeVerifyKeyFor(teamKey: KeyObject, recipient: string, launchMs: number = Date.now()): string {
+  return formatClaudeVerifyKey(recipientClaudeKey(teamKey, recipient), launchMs)
+}
+
+/**
+ * The lead's signer for a team (following `swarm team rekey`); a team that never had a key pair
+ * gets one, a team that lost its `lead.key` is an error naming `swarm team rekey`.
+ */
+export async function teamLeadSigner(team: string, env?: NodeJS.ProcessEnv): Promise<LeadSignFn> {
+  await ensureTeamKeys(team, env)
+  return leadSigner(await currentLeadKey(team, env))
+}
+
+/** The lead's signer, or undefined when `lead.key` is lost (stopping a team must still work; unsigned orders are then ignored and the stop is forced). */
+export async function teamLeadSignerIfAny(team: string, env?: NodeJS.ProcessEnv): Promise<LeadSignFn | undefined> {
+  try {
+    return await teamLeadSigner(team, env)
+  } catch (err) {
+    if (err instanceof NotFoundError) return undefined
+    throw err
+  }
+}
+
+function stringField(entry: InboxMessage, key: string): string | undefined {
+  const value = (entry as Record<string, unknown>)[key]
+  return typeof value === 'string' ? value : undefined
+}

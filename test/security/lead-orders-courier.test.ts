@@ -1,0 +1,84 @@
+import { readFileSync } from 'node:fs'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { inboxPath } from '../../src/home/paths.js'
+import { readInbox } from '../../src/mailbox/inbox.js'
+import { encodeStructured, parseStructured } from '../../src/mailbox/messages.js'
+import type { InboxMessage } from '../../src/mailbox/types.js'
+import { sendTeamMessage } from '../../src/teams/messaging.js'
+import { fakeAdapter, submissions } from '../adapters/fake-cli.js'
+import { type AgentTeam, agentState, agentTeam } from '../agents/helpers.js'
+import { hasTmux } from '../support/tmux.js'
+import { waitFor } from '../support/wait.js'
+
+/**
+ * An agent-CLI teammate's courier goes through the same lead-order gate as swarm's agent: a signed
+ * shutdown_request it obeyed, planted again for the respawned teammate, is REPLAYED (its ledger is
+ * on disk) and the CLI keeps running; a fresh one still stops it.
+ */
+
+const shutdown = (n: number) =>
+  encodeStructured({ type: 'shutdown_request', requestId: `shutdown-${Date.now()}-${n}@fay`, from: 'team-lead', timestamp: new Date().toISOString() })
+
+describe.skipIf(!hasTmux)("lead orders at an agent CLI's courier", () => {
+  let t: AgentTeam
+  afterEach(async () => t?.cleanup(), 30_000)
+
+  it('a signed shutdown_request replayed to the respawned CLI teammate is REPLAYED; it keeps running', async () => {
+    t = await agentTeam()
+    const log = await fakeAdapter(t)
+    expect((await t.swarm(['team', 'create', 't', '--no-start'])).code).toBe(0)
+    const spawned = await t.swarm(['spawn', 't', 'fay', '--agent', 'fake', '--backend', 'tmux', '--prompt', 'first: hello'])
+    expect(spawned.stderr).toBe('')
+    await waitFor('the first prompt', async () => (await submissions(log)).some((s) => s.includes('first: hello')), 30_000)
+    const courierLog = () => {
+      try {
+        return readFileSync(path.join(t.home, 'teams', 't', 'agents', 'fay', 'courier.log'), 'utf8')
+      } catch {
+        return '' // not written yet
+      }
+    }
+
+    await sendTeamMessage({ team: 't', to: 'fay', text: shutdown(1), env: t.env })
+    await waitFor('fay to obey the shutdown', async () => (await agentState(t, 'fay'))?.status === 'exited', 20_000)
+    const file = inboxPath('t', 'fay', t.env)
+    const order = (await readInbox(file)).find((m) => parseStructured(m.text)?.type === 'shutdown_request')
+    expect(order?.leadSig).toBeTypeOf('string')
+
+    // The attacker's copy, unread, for the next run (the mailbox keeps one entry per msg_id).
+    const copy: InboxMessage = {
+      from: order!.from,
+      text: order!.text,
+      timestamp: order!.timestamp,
+      msg_id: order!.msg_id,
+      leadSig: order!.leadSig,
+      read: false,
+    }
+    const others = (await readInbox(file)).filter((m) => m.msg_id !== order!.msg_id)
+    await fs.writeFile(`${file}.attack`, JSON.stringify([...others, copy]))
+    await fs.rename(`${file}.attack`, file)
+
+    // A teammate that obeyed a shutdown counts as stopped on purpose: it is started again by name.
+    const again = await t.swarm(['spawn', 't', 'fay', '--agent', 'fake', '--backend', 'tmux'])
+    expect(again.code, again.stderr).toBe(0)
+    await waitFor(
+      'the courier to refuse the replay',
+      async () => courierLog().includes('ignored shutdown_request from team-lead: REPLAYED'),
+      30_000,
+      {
+        output: courierLog,
+      },
+    )
+    // Still running: it takes the next message.
+    await sendTeamMessage({ team: 't', to: 'fay', text: 'still there?', env: t.env })
+    await waitFor('the next message submitted', async () => (await submissions(log)).some((p) => p.includes('still there?')), 30_000, {
+      output: courierLog,
+    })
+    expect((await agentState(t, 'fay'))?.status).not.toBe('exited')
+
+    // A fresh signed order still counts.
+    await sendTeamMessage({ team: 't', to: 'fay', text: shutdown(2), env: t.env })
+    await waitFor('fay to obey the fresh shutdown', async () => (await agentState(t, 'fay'))?.status === 'exited', 20_000)
+  }, 90_000)
+})
