@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Makes the package users install: <name>-<version>.tgz holding bin/, dist/, the README, LICENSE
+// Makes the package users install: <name>-<version>.tgz holding bin/, dist/, examples/, the README, LICENSE
 // and CHANGELOG, with a package.json that has no development scripts — an installed package builds
 // nothing (npm 11 warns about every install script, and `prepare` would rebuild for ~30 s).
 // Usage: node scripts/pack.mjs [--out DIR]   (builds first when dist/ is older than src/)
@@ -29,7 +29,7 @@ if (!fs.existsSync(path.join(root, 'dist/bundle/main.cjs')) || newest(path.join(
 
 const stage = fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-pack-'))
 try {
-  for (const entry of ['bin', 'dist', 'README.md', 'LICENSE', 'CHANGELOG.md']) {
+  for (const entry of ['bin', 'dist', 'examples', 'README.md', 'LICENSE', 'CHANGELOG.md']) {
     fs.cpSync(path.join(root, entry), path.join(stage, entry), {
       recursive: true,
       // V8 code caches are per machine and written on first run; none ships.
@@ -43,7 +43,7 @@ try {
     type: pkg.type,
     bin: pkg.bin,
     engines: pkg.engines,
-    files: ['bin', 'dist', 'CHANGELOG.md'],
+    files: ['bin', 'dist', 'examples', 'CHANGELOG.md'],
     license: pkg.license,
     dependencies: pkg.dependencies,
   }

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { ExitCode, SwarmError } from '../errors.js'
+import { CorruptFileError, ExitCode, SwarmError } from '../errors.js'
 import { LEAD_NAME, agentId as makeAgentId } from '../home/paths.js'
 import { delay } from '../process/delay.js'
 import { killTree, processTrees } from '../process/tree.js'
@@ -78,7 +78,13 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
    * this executor's own ($TMUX's inside tmux, else swarm's).
    */
   private async teamClient(team: string): Promise<TmuxClient> {
-    const recorded = (await this.lookup([makeAgentId(LEAD_NAME, team)])).values().next().value?.socketPath
+    // A corrupt config.json records no server: the team's panes are then looked for by their tags
+    // on this executor's own server (`team delete --force` of such a team still closes them).
+    const lead = await this.lookup([makeAgentId(LEAD_NAME, team)]).catch((err: unknown) => {
+      if (err instanceof CorruptFileError) return new Map<string, never>()
+      throw err
+    })
+    const recorded = lead.values().next().value?.socketPath
     if (!recorded) return this.client
     const client = this.clientFor(recorded)
     if (client === this.client) return client
@@ -192,6 +198,13 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
       // The cached leader pane is gone (closed by the user, or the server died); look again once.
       this.leaders.delete(config.team)
       leader = await this.leaderFor(config)
+      r = await leader.client.exec(['source-file', '-'], this.splitScript(config, agentId, logFile, leader))
+    }
+    // Spawns at once split the leader pane before any of them is laid out: once it is too narrow
+    // to split, the layout (which moves the panes that do not fit to the team's second window)
+    // gives it its width back, and the split is tried again.
+    for (let tries = 0; !r.stdout.startsWith('%') && /no space for new pane/.test(r.stderr) && tries < 8; tries++) {
+      await this.relayout(config.team, leader.client)
       r = await leader.client.exec(['source-file', '-'], this.splitScript(config, agentId, logFile, leader))
     }
     // Judged by the pane id printed: once the pane exists, a failing layout command is cosmetic.

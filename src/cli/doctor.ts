@@ -5,6 +5,8 @@ import type { SandboxCheck } from '../sandbox/check.js'
 import { modelConfigured } from '../agent/client.js'
 import { colors, printJson, println } from '../terminal/output.js'
 import { MODEL_FIX } from './model-check.js'
+// The sandbox check plans a real sandbox, whose protected paths the adapter registry installs when it loads.
+import '../adapters/registry.js'
 
 export interface DoctorCommandOptions {
   json?: boolean

@@ -1,5 +1,7 @@
+import fs from 'node:fs'
 import path from 'node:path'
 import type { Command } from 'commander'
+import { swarmArgv } from '../backends/launch.js'
 import { UsageError } from '../errors.js'
 import type { RecordedRequest } from '../loopback-model/loopback-server.js'
 import { nextStopSignal } from '../process/handlers.js'
@@ -16,7 +18,10 @@ export function registerModelCommands(program: Command): void {
   model
     .command('serve')
     .description('serve a scripted Messages API that plays a scenario file; export what it prints, then run a team in another shell')
-    .requiredOption('--scenario <file>', 'the scenario to play (YAML or JSON; format in docs/offline.md, example in examples/offline-team.yaml)')
+    .requiredOption(
+      '--scenario <file>',
+      "the scenario to play: a YAML or JSON file (format in docs/offline.md), or the name of one of the package's examples (offline-team)",
+    )
     .option('--port <n>', 'the port on 127.0.0.1 (default: any free port)', '0')
     .option('--json', 'print {url, port, env, scenario} as one JSON object, then the request log as JSON lines on stderr')
     .action((opts: ModelServeOptions) => modelServe(opts))
@@ -35,7 +40,7 @@ export async function modelServe(opts: ModelServeOptions): Promise<void> {
   const port = Number(opts.port)
   if (!/^\d+$/.test(opts.port) || port > 65_535) throw new UsageError(`--port ${opts.port} is not a port number (0–65535)`)
   const { startLoopbackServer } = await import('../loopback-model/loopback-server.js')
-  const file = path.resolve(opts.scenario)
+  const file = scenarioFile(opts.scenario)
   const server = await startLoopbackServer({ scenarioFile: file, port, onRequest: opts.json ? logJson : logLine }).catch((err: unknown) => {
     const code = (err as NodeJS.ErrnoException).code
     if (code === 'EADDRINUSE' || code === 'EACCES')
@@ -77,4 +82,12 @@ function logLine(r: RecordedRequest): void {
 
 function logJson(r: RecordedRequest): void {
   process.stderr.write(JSON.stringify({ at: r.receivedAt, agent: r.agent, path: r.path, played: r.played }) + '\n')
+}
+
+/** A scenario given by a bare name (`offline-team`) that is no file here is one of the package's examples/. */
+function scenarioFile(arg: string): string {
+  const given = path.resolve(arg)
+  if (fs.existsSync(given) || !/^[a-z0-9][a-z0-9-]*$/.test(arg)) return given
+  const example = path.join(path.dirname(swarmArgv()[1]), '..', 'examples', `${arg}.yaml`)
+  return fs.existsSync(example) ? example : given
 }

@@ -34,14 +34,18 @@ export async function checkSandbox(env: NodeJS.ProcessEnv, config: SandboxConfig
       writableDirs: () => [],
     })
     const probe = `echo ok > inside && ! test -e ${JSON.stringify(path.join(hidden, 'lead.key'))} && ! (echo x > ../outside) 2>/dev/null && echo confined`
-    const launch = await sandbox.launch(probe, work)
-    const r = await runCommand(launch.file, launch.args, {
-      cwd: work,
-      env: { ...env, ...launch.env },
-      timeoutMs: 10_000,
-      ...(launch.fd3 && { fd3: launch.fd3 }),
-    })
-    await sandbox.close()
+    // Closed also when the launch fails: the sandbox's private TMPDIR is made before its argv.
+    const r = await sandbox
+      .launch(probe, work)
+      .then((launch) =>
+        runCommand(launch.file, launch.args, {
+          cwd: work,
+          env: { ...env, ...launch.env },
+          timeoutMs: 10_000,
+          ...(launch.fd3 && { fd3: launch.fd3 }),
+        }),
+      )
+      .finally(() => sandbox.close())
     const wrote = await fs.readFile(path.join(work, 'inside'), 'utf8').catch(() => '')
     const leaked = await fs.stat(path.join(base, 'outside')).then(
       () => true,

@@ -22,6 +22,7 @@ import {
   type ChildAgent,
   type Fixture,
 } from '../permissions/requests/bubbling-helpers.js'
+import { shortRequestId } from '../../src/home/request-id.js'
 import { useAgentTeam } from '../support/agent-team.js'
 import { requireBuilt } from '../support/repo.js'
 import { waitFor } from '../support/wait.js'
@@ -90,7 +91,8 @@ describe('swarm agent asks, swarm perms answers', () => {
     expect(viaCli.pid).toBe(agent.child.pid)
     await waitFor('alice to show as waiting', async () => (await readMemberState(TEAM, 'alice', fx.env))?.status === 'waiting')
     const table = await perms([TEAM])
-    expect(table.stdout).toMatch(new RegExp(`${pending.id}\\s+permission\\s+alice\\s+Bash\\s+echo ran >> count.txt\\s+\\d+ s`))
+    // The table shows the short id (the one the console shows); `approve` below takes the full one.
+    expect(table.stdout).toMatch(new RegExp(`^${shortRequestId(pending.id)}\\s+permission\\s+alice\\s+Bash\\s+echo ran >> count.txt\\s+\\d+ s`, 'm'))
 
     const approved = await perms(['approve', TEAM, pending.id])
     expect(approved.exitCode, approved.stderr).toBe(0)

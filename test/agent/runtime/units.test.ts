@@ -9,7 +9,7 @@ import { buildSystemPrompt, formatTeammateMessage } from '../../../src/agent/pro
 import { systemText } from '../../../src/agent/cache-layout.js'
 import { createOutput, shortInput } from '../../../src/agent/render.js'
 import { describeFailure } from '../../../src/agent/runtime.js'
-import { CorruptFileError, NotFoundError } from '../../../src/errors.js'
+import { NotFoundError, UsageError } from '../../../src/errors.js'
 import { PromptQueue, type ConsoleRequest } from '../../../src/leader/prompt-queue.js'
 import type { InboxMessage } from '../../../src/mailbox/types.js'
 import { loadTeamSpec } from '../../../src/teams/team-spec.js'
@@ -171,7 +171,7 @@ describe('PromptQueue', () => {
     expect(q.get('perm-abc123')?.id).toBe('perm-abc123')
     expect(q.get('nope')).toBeUndefined()
     // An ambiguous prefix names no request: approving "the first of them" would approve a guess.
-    expect(q.get('perm-')).toBeUndefined()
+    expect(() => q.get('perm-')).toThrow(/ambiguous at this console: abc123 \(perm-abc123\), perm-xyz789/)
     expect(q.get('')).toBeUndefined()
   })
 })
@@ -210,22 +210,21 @@ describe('loadTeamSpec', () => {
     expect(await loadTeamSpec(await write('t.json', '{"members":[{"name":"a"}]}'))).toEqual({ members: [{ name: 'a' }] })
     expect(await loadTeamSpec(await write('empty.yaml', ''))).toEqual({ members: [] })
   })
-  it('an invalid field → CorruptFileError naming the file and the field', async () => {
+  it('an invalid field → a usage error (exit 2) naming the file and the field', async () => {
     const file = await write('bad.yaml', 'members:\n  - name: a\n    mode: sideways\n')
     const err = await loadTeamSpec(file).catch((e: unknown) => e)
-    expect(err).toBeInstanceOf(CorruptFileError)
-    expect((err as CorruptFileError).file).toBe(file)
+    expect(err).toBeInstanceOf(UsageError)
     expect((err as Error).message).toContain(file)
     expect((err as Error).message).toContain('members.0.mode')
-    expect((err as CorruptFileError).exitCode).toBe(5)
+    expect((err as UsageError).exitCode).toBe(2)
   })
-  it('an unknown field, a wrong type, bad YAML → CorruptFileError; a missing file → NotFoundError', async () => {
-    await expect(loadTeamSpec(await write('u.yaml', 'bogus: 1\n'))).rejects.toThrow(/Unrecognized key: "bogus"/)
+  it('an unknown field, a wrong type, bad YAML → a usage error naming it; a missing file → NotFoundError', async () => {
+    await expect(loadTeamSpec(await write('u.yaml', 'bogus: 1\n'))).rejects.toThrow(/\(top level\): unknown key "bogus"/)
     await expect(loadTeamSpec(await write('w.yaml', 'members:\n  - name: a\n    shoeSize: 9\n'))).rejects.toThrow(/members\.0.*shoeSize/)
     await expect(loadTeamSpec(await write('b.yaml', 'backend: screen\n'), { backendChoices: backendChoices() })).rejects.toThrow(
       /backend: "screen" is not one of auto, tmux, iterm2, in-process/,
     )
-    await expect(loadTeamSpec(await write('y.yaml', 'members: [\n'))).rejects.toBeInstanceOf(CorruptFileError)
+    await expect(loadTeamSpec(await write('y.yaml', 'members: [\n'))).rejects.toBeInstanceOf(UsageError)
     await expect(loadTeamSpec(path.join(dir, 'missing.yaml'))).rejects.toBeInstanceOf(NotFoundError)
   })
 })
