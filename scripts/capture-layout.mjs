@@ -94,14 +94,20 @@ export async function captureLayout({ columns, rows }) {
     swarm('send', TEAM, 'alice', 'please run the tests')
     let text = ''
     let last = ''
+    let lead = ''
     for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 250))) {
       const pane = leaderPane()
-      const lead = pane ? tmux('swarm', 'capture-pane', '-p', '-t', pane) : ''
+      lead = pane ? tmux('swarm', 'capture-pane', '-p', '-t', pane) : ''
       text = tmux('outer', 'capture-pane', '-p', '-t', 'terminal')
       // Done once the prompt is on screen and the picture stopped changing (the layout settled).
       if (/\[y\] approve once/.test(lead) && text === last) break
       last = text
     }
+    // The pane has it but the terminal does not: its tmux client stopped redrawing (a status message freezes it).
+    if (!/approve once/.test(text) && /approve once/.test(lead))
+      throw new Error(
+        `the leader's pane shows the prompt but the terminal does not (its tmux client did not redraw):\n${text}\n--- the leader's pane:\n${lead}`,
+      )
     if (!/approve once/.test(text)) throw new Error(`no permission prompt on screen after 60 s:\n${text}`)
     const pane = leaderPane()
     return { text: text.replace(/\s+$/, '') + '\n', panes: panes(), leader: tmux('swarm', 'capture-pane', '-p', '-t', pane) }

@@ -1,3 +1,4 @@
+import { LEAD_NAME, agentId } from '../../home/paths.js'
 import { runCommand } from '../../process/launch.js'
 import { terminalSafe } from '../../terminal/neutralize.js'
 import { shortRequestId } from '../../home/request-id.js'
@@ -40,20 +41,33 @@ export function notifyHuman(request: NotifiableRequest, stream: { write(chunk: s
 
 /**
  * Shows a `display-message` naming the teammate and the tool to every client attached to the
- * team's tmux session. Inside tmux (`$TMUX` set: a swarm pane, or the user's own session) the
- * server comes from `$TMUX` and the session from `$TMUX_PANE`; otherwise it is swarm's own
- * server (`tmux -L ${SWARM_TMUX_SOCKET ?? 'swarm'}`, TMUX_TMPDIR respected) and session
- * `swarm-<team>`. Never throws: no tmux, no server or no client is simply no notification.
- * Resolves with the number of clients notified.
+ * team's tmux session that does not show the leader's pane. Inside tmux (`$TMUX` set: a swarm
+ * pane, or the user's own session) the server comes from `$TMUX` and the session from
+ * `$TMUX_PANE`; otherwise it is swarm's own server (`tmux -L ${SWARM_TMUX_SOCKET ?? 'swarm'}`,
+ * TMUX_TMPDIR respected) and session `swarm-<team>`. tmux freezes a client's whole screen while a
+ * message is on its status line (until it times out or a key is pressed), and this message races
+ * the console drawing the prompt: where the leader's pane is on screen the prompt itself is the
+ * notice, and a message there would hide it for TMUX_MESSAGE_MS. Never throws: no tmux, no
+ * server or no client is simply no notification. Resolves with the number of clients notified.
  */
 export async function notifyTmuxClients(request: NotifiableRequest & { team: string }, options: { env?: NodeJS.ProcessEnv } = {}): Promise<number> {
   const env = options.env ?? process.env
   const server = env.TMUX ? [] : ['-L', env.SWARM_TMUX_SOCKET || 'swarm']
   const target = env.TMUX && env.TMUX_PANE ? env.TMUX_PANE : `swarm-${request.team}`
   try {
-    const listed = await tmux([...server, 'list-clients', '-t', target, '-F', '#{client_name}'], env)
+    // One call: each client with the window it shows, and where the leader's pane is.
+    const listed = await tmux(
+      [
+        ...server,
+        ...['list-clients', '-t', target, '-F', 'client\t#{client_name}\t#{window_id}', ';'],
+        ...['list-panes', '-s', '-t', target, '-F', 'pane\t#{window_id}\t#{window_zoomed_flag}\t#{pane_active}\t#{@swarm_agent}'],
+      ],
+      env,
+    )
     if (listed === undefined) return 0
-    const clients = listed.split('\n').filter(Boolean)
+    const rows = listed.split('\n').map((l) => l.split('\t'))
+    const shown = leaderWindows(rows, agentId(LEAD_NAME, request.team))
+    const clients = rows.filter(([kind, , window]) => kind === 'client' && !shown.has(window)).map(([, name]) => name)
     if (clients.length === 0) return 0
     // display-message expands #{…} formats: double every # so the text shows as written.
     const text = `swarm: ${notificationText(request)} — swarm perms ${request.team}`.replace(/#/g, '##')
@@ -63,6 +77,15 @@ export async function notifyTmuxClients(request: NotifiableRequest & { team: str
     // A notification is best effort: whatever goes wrong, the request itself goes on.
     return 0
   }
+}
+
+/** The windows that show the leader's pane: it is in them, and no other pane of theirs is zoomed. */
+function leaderWindows(rows: string[][], leader: string): Set<string> {
+  const windows = new Set<string>()
+  for (const [kind, window, zoomed, active, agent] of rows) {
+    if (kind === 'pane' && agent === leader && (zoomed !== '1' || active === '1')) windows.add(window)
+  }
+  return windows
 }
 
 /** stdout of one tmux command; undefined when it fails, is missing or hangs (killed after the timeout). */

@@ -10,14 +10,15 @@ let log: string
 beforeAll(async () => {
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-notify-'))
   log = path.join(dir, 'tmux.log')
-  // A fake tmux: records its argv (one JSON array per line) and has one attached client.
+  // A fake tmux: records its argv (one JSON array per line), has one attached client showing
+  // window @1, and the panes that $FAKE_PANES lists (the leader's, alice's).
   const fake = path.join(dir, 'bin', 'tmux')
   await fs.mkdir(path.dirname(fake))
   await fs.writeFile(
     fake,
     `#!/usr/bin/env node
 require('fs').appendFileSync(${JSON.stringify(log)}, JSON.stringify(process.argv.slice(2)) + '\\n')
-if (process.argv.includes('list-clients')) console.log('/dev/pts/7')
+if (process.argv.includes('list-clients')) console.log('client\\t/dev/pts/7\\t@1\\n' + (process.env.FAKE_PANES ?? ''))
 `,
     { mode: 0o755 },
   )
@@ -64,15 +65,30 @@ describe('notifyTmuxClients', () => {
     const n = await notifyTmuxClients({ ...request, team: 'crew' }, { env: env({ SWARM_TMUX_SOCKET: 'sock' }) })
     expect(n).toBe(1)
     expect(await calls()).toEqual([
-      ['-L', 'sock', 'list-clients', '-t', 'swarm-crew', '-F', '#{client_name}'],
+      [
+        ...['-L', 'sock', 'list-clients', '-t', 'swarm-crew', '-F', 'client\t#{client_name}\t#{window_id}', ';'],
+        ...['list-panes', '-s', '-t', 'swarm-crew', '-F', 'pane\t#{window_id}\t#{window_zoomed_flag}\t#{pane_active}\t#{@swarm_agent}'],
+      ],
       ['-L', 'sock', 'display-message', '-c', '/dev/pts/7', '-d', '5000', 'swarm: alice asks to use Bash: echo ##1 done — swarm perms crew'],
     ])
+  })
+
+  it("no message on a client that shows the leader's pane (tmux would freeze the screen the prompt is drawn on)", async () => {
+    const panes = (leader: string) => `pane\t@1\t${leader}\tteam-lead@crew\npane\t@2\t0\t1\talice@crew`
+    expect(await notifyTmuxClients({ ...request, team: 'crew' }, { env: env({ FAKE_PANES: panes('0\t0') }) })).toBe(0)
+    expect((await calls()).map((c) => c.find((a) => /^(list-clients|display-message)$/.test(a)))).toEqual(['list-clients'])
+    // Another pane of that window zoomed over it: the leader's pane is hidden, the message is shown.
+    expect(await notifyTmuxClients({ ...request, team: 'crew' }, { env: env({ FAKE_PANES: panes('1\t0') }) })).toBe(1)
+    // The leader of another team in the client's window does not count.
+    expect(await notifyTmuxClients({ ...request, team: 'other' }, { env: env({ FAKE_PANES: panes('0\t0') }) })).toBe(1)
+    await calls()
   })
 
   it('inside tmux: the server from $TMUX and the session of $TMUX_PANE', async () => {
     await notifyTmuxClients({ ...request, team: 'crew' }, { env: env({ TMUX: '/tmp/x/default,1,0', TMUX_PANE: '%3' }) })
     const [list] = await calls()
-    expect(list).toEqual(['list-clients', '-t', '%3', '-F', '#{client_name}'])
+    expect(list.slice(0, 3)).toEqual(['list-clients', '-t', '%3'])
+    expect(list.slice(list.indexOf('list-panes'), list.indexOf('list-panes') + 4)).toEqual(['list-panes', '-s', '-t', '%3'])
   })
 
   it('without tmux it quietly does nothing', async () => {
