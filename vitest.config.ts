@@ -17,6 +17,7 @@ const UNIT = [
   'test/terminal/wrap.test.ts',
   'test/backends/tmux-layout-plan.test.ts',
   'test/support/home-guard.test.ts',
+  'test/docs/links.test.ts',
 ]
 
 const shared = {
