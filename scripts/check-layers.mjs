@@ -1,7 +1,11 @@
 #!/usr/bin/env node
-// The layer check (npm run lint): every import between src/ folders must be an edge that
-// docs/layers.json allows, and no file imports itself back through a cycle (type-only imports
-// included: a cycle of types is still a cycle of knowledge). `--graph` prints the folder edges.
+// The layer check (npm run lint), two axes read from docs/layers.json. Layers: every import between
+// src/ folders is an edge the file lists, every listed edge is one the code uses (the file describes
+// the interface, it is no ceiling), and no file imports itself back through a cycle (type-only
+// imports included: a cycle of types is still a cycle of knowledge). Purity: a file of the "pure" set
+// reaches none of its I/O modules (fs, child_process, net, …), directly or through a local import.
+// `--graph` prints the folder edges with their counts; `--used` prints the edges in use as the
+// "layers" object of docs/layers.json and checks nothing.
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -10,8 +14,10 @@ import { fileURLToPath } from 'node:url'
 const rootArg = process.argv.indexOf('--root')
 const root = rootArg > 0 ? path.resolve(process.argv[rootArg + 1]) : path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const src = path.join(root, 'src')
-const spec = JSON.parse(fs.readFileSync(path.join(root, 'docs/layers.json'), 'utf8'))
+const SPEC = 'docs/layers.json'
+const spec = JSON.parse(fs.readFileSync(path.join(root, SPEC), 'utf8'))
 const layers = spec.layers
+const pure = { io: spec.pure?.io ?? [], files: spec.pure?.files ?? [] }
 
 function walk(dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -19,41 +25,88 @@ function walk(dir) {
     return e.isDirectory() ? walk(p) : e.name.endsWith('.ts') ? [p] : []
   })
 }
+const rel = (file) => path.relative(root, file)
 
 /** The layer a file belongs to: the longest layer name that is a prefix of its path under src/. */
 function layerOf(file) {
-  const rel = path.relative(src, file).replace(/\.ts$/, '')
+  const name = path.relative(src, file).replace(/\.ts$/, '')
   let best
-  for (const name of Object.keys(layers)) {
-    if (rel === name || rel.startsWith(name + '/')) if (!best || name.length > best.length) best = name
+  for (const layer of Object.keys(layers)) {
+    if (name === layer || name.startsWith(layer + '/')) if (!best || layer.length > best.length) best = layer
   }
   return best
 }
 
-const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'"`;]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|(?:^|\n)\s*import\s+['"]([^'"]+)['"]/g
+/** A "pure" entry is a file under src/ (`home/request-id.ts`) or a folder, with everything beneath it. */
+const inEntry = (file, entry) => {
+  const name = path.relative(src, file)
+  return entry.endsWith('.ts') ? name === entry : name.startsWith(entry.replace(/\/$/, '') + '/')
+}
+
+/**
+ * Every import of a file: its specifier, and whether it is type-only (`import type`, `export type`,
+ * `typeof import('…')`, `import('…').Name`) — erased by tsc under verbatimModuleSyntax, so it runs
+ * no I/O, though it still counts for layers and cycles.
+ */
+const STATIC = /(?:^|\n)\s*(?:import|export)\s([^'"`;]*?)from\s+['"]([^'"]+)['"]|(?:^|\n)\s*import\s+['"]([^'"]+)['"]/g
+const DYNAMIC = /(typeof\s+)?import\(\s*['"]([^'"]+)['"]\s*\)(\s*\.\s*([A-Za-z_$][\w$]*))?/g
+function importsOf(text) {
+  const out = []
+  for (const m of text.matchAll(STATIC)) out.push({ spec: m[2] ?? m[3], typeOnly: m[1] !== undefined && /^type[\s{]/.test(m[1]) })
+  for (const m of text.matchAll(DYNAMIC)) out.push({ spec: m[2], typeOnly: m[1] !== undefined || (m[4] !== undefined && m[4] !== 'then') })
+  return out
+}
+
 const files = walk(src)
-const graph = new Map()
+const graph = new Map() // file -> every local import (cycles)
+const valueDeps = new Map() // file -> local imports that run (purity)
+const directIo = new Map() // file -> the I/O module it imports itself, if any
 const problems = []
 const edges = new Map()
 for (const file of files) {
   const from = layerOf(file)
-  if (!from) problems.push(`${path.relative(root, file)}: in no layer of docs/layers.json`)
-  const text = fs.readFileSync(file, 'utf8')
+  if (!from) problems.push(`${rel(file)}: in no layer of ${SPEC}`)
   const deps = []
-  for (const m of text.matchAll(IMPORT)) {
-    const spec = m[1] ?? m[2] ?? m[3]
-    if (!spec.startsWith('.')) continue
-    const target = path.resolve(path.dirname(file), spec).replace(/\.js$/, '.ts')
+  const values = []
+  for (const { spec: s, typeOnly } of importsOf(fs.readFileSync(file, 'utf8'))) {
+    if (!s.startsWith('.')) {
+      if (!typeOnly && pure.io.includes(s) && !directIo.has(file)) directIo.set(file, s)
+      continue
+    }
+    const target = path.resolve(path.dirname(file), s).replace(/\.js$/, '.ts')
     deps.push(target)
+    if (!typeOnly) values.push(target)
     const to = layerOf(target)
     if (!from || !to || from === to) continue
     const key = `${from} -> ${to}`
-    edges.set(key, [...(edges.get(key) ?? []), path.relative(root, file)])
+    edges.set(key, [...(edges.get(key) ?? []), rel(file)])
     if (!(layers[from] ?? []).includes(to)) {
-      problems.push(`${path.relative(root, file)} imports ${path.relative(root, target)}: ${from} may not depend on ${to} (docs/layers.json)`)
+      problems.push(`${rel(file)} imports ${rel(target)}: ${from} may not depend on ${to} (${SPEC})`)
     }
   }
   graph.set(file, deps)
+  valueDeps.set(file, values)
+}
+
+if (process.argv.includes('--used')) {
+  const names = Object.keys(layers)
+  for (const [key] of edges) for (const n of key.split(' -> ')) if (!names.includes(n)) names.push(n)
+  const used = Object.fromEntries(names.map((n) => [n, names.filter((d) => edges.has(`${n} -> ${d}`))]))
+  console.log(JSON.stringify(used, null, 2))
+  process.exit(0)
+}
+
+// Narrow edges: an allowed edge nothing uses is a stale line of the interface.
+for (const [from, allowed] of Object.entries(layers)) {
+  for (const to of allowed) {
+    if (!edges.has(`${from} -> ${to}`)) problems.push(`layer ${from} may use ${to} but does not: remove it from ${SPEC}`)
+  }
+}
+// A note explains a layer, a listed edge (`a -> b`) or a pure entry (`pure: …`); one on anything else is stale.
+for (const key of Object.keys(spec.notes ?? {})) {
+  const [from, to] = key.split(' -> ')
+  const known = key.startsWith('pure: ') || (to === undefined ? from in layers : (layers[from] ?? []).includes(to))
+  if (!known) problems.push(`${SPEC}: note "${key}" explains no layer, listed edge or pure entry`)
 }
 
 // File-level cycles: depth-first search, reporting each cycle once.
@@ -78,20 +131,49 @@ function visit(f) {
 for (const f of files) if (!state.has(f)) visit(f)
 
 // Layer-level cycles follow from the allowed edges themselves: they must form a DAG.
-const order = []
 const seen = new Map()
 function topo(name, trail) {
   if (seen.get(name) === 2) return
   if (seen.get(name) === 1) {
-    problems.push(`docs/layers.json allows a cycle: ${[...trail.slice(trail.indexOf(name)), name].join(' -> ')}`)
+    problems.push(`${SPEC} allows a cycle: ${[...trail.slice(trail.indexOf(name)), name].join(' -> ')}`)
     return
   }
   seen.set(name, 1)
   for (const d of layers[name] ?? []) topo(d, [...trail, name])
   seen.set(name, 2)
-  order.push(name)
 }
 for (const name of Object.keys(layers)) topo(name, [])
+
+// Purity: the shortest chain of run-time imports from a pure file to an I/O module, if any.
+function ioChain(start) {
+  const prev = new Map([[start, undefined]])
+  const queue = [start]
+  while (queue.length > 0) {
+    const f = queue.shift()
+    if (directIo.has(f)) {
+      const chain = [directIo.get(f)]
+      for (let at = f; at !== undefined; at = prev.get(at)) chain.unshift(rel(at))
+      return chain
+    }
+    for (const d of valueDeps.get(f) ?? []) {
+      if (!prev.has(d) && valueDeps.has(d)) {
+        prev.set(d, f)
+        queue.push(d)
+      }
+    }
+  }
+  return undefined
+}
+for (const entry of pure.files) {
+  if (!files.some((f) => inEntry(f, entry))) problems.push(`${SPEC}: pure entry ${entry} names no file under src/`)
+}
+for (const file of files) {
+  if (!pure.files.some((e) => inEntry(file, e))) continue
+  const chain = ioChain(file)
+  if (!chain) continue
+  const how = chain.length === 2 ? `imports ${chain[1]}` : `reaches ${chain.at(-1)} through ${chain.slice(1, -1).join(' -> ')}`
+  problems.push(`${rel(file)} is pure (${SPEC} "pure") but ${how}: move the I/O out of it, or take it out of the pure set`)
+}
 
 if (process.argv.includes('--graph')) {
   for (const [k, v] of [...edges].sort()) console.log(`${k}  (${v.length})`)
@@ -101,4 +183,7 @@ if (problems.length > 0) {
   console.error(`check-layers: ${problems.length} problem(s)`)
   process.exit(1)
 }
-console.log(`check-layers: ${files.length} files in ${Object.keys(layers).length} layers, no forbidden edge, no cycle`)
+const pureCount = files.filter((f) => pure.files.some((e) => inEntry(f, e))).length
+console.log(
+  `check-layers: ${files.length} files in ${Object.keys(layers).length} layers, ${edges.size} edges, each used and allowed, no cycle; ${pureCount} pure files, no I/O import`,
+)

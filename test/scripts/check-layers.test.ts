@@ -10,20 +10,21 @@ const SCRIPT = path.resolve(import.meta.dirname, '../../scripts/check-layers.mjs
 
 /** A tiny tree with two layers, `low` below `high`, checked by the real script. */
 let h: IsolatedHome | undefined
-function tree(files: Record<string, string>): string {
+type Spec = { layers: Record<string, string[]>; pure?: { io: string[]; files: string[] }; notes?: Record<string, string> }
+function tree(files: Record<string, string>, spec: Spec = { layers: { low: [], high: ['low'] } }): string {
   h = isolatedHome('swarm-layers-')
   const root = h.project
   const write = (rel: string, text: string) => {
     fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true })
     fs.writeFileSync(path.join(root, rel), text)
   }
-  write('docs/layers.json', JSON.stringify({ layers: { low: [], high: ['low'] } }))
+  write('docs/layers.json', JSON.stringify(spec))
   for (const [rel, text] of Object.entries(files)) write(rel, text)
   return root
 }
-async function check(root: string): Promise<{ code: number; out: string }> {
+async function check(root: string, ...args: string[]): Promise<{ code: number; out: string }> {
   try {
-    const r = await run(process.execPath, [SCRIPT, '--root', root])
+    const r = await run(process.execPath, [SCRIPT, '--root', root, ...args])
     return { code: 0, out: r.stdout }
   } catch (err) {
     const e = err as { code: number; stderr: string }
@@ -38,7 +39,7 @@ afterEach(async () => {
 describe('scripts/check-layers.mjs', () => {
   it('passes an allowed edge, and fails a forbidden one, also a bare side-effect import', async () => {
     const ok = tree({ 'src/low/a.ts': 'export const a = 1\n', 'src/high/b.ts': "import { a } from '../low/a.js'\nexport const b = a\n" })
-    expect(await check(ok)).toMatchObject({ code: 0, out: expect.stringContaining('no forbidden edge, no cycle') })
+    expect(await check(ok)).toMatchObject({ code: 0, out: expect.stringContaining('1 edges, each used and allowed, no cycle') })
     for (const line of ["import { b } from '../high/b.js'\n", "import '../high/b.js'\n", "export { b } from '../high/b.js'\n"]) {
       fs.writeFileSync(path.join(ok, 'src/low/a.ts'), `${line}export const a = 1\n`)
       const r = await check(ok)
@@ -57,5 +58,78 @@ describe('scripts/check-layers.mjs', () => {
     expect(r.code).toBe(1)
     expect(r.out).toMatch(/import cycle: low\/a\.ts -> low\/b\.ts -> low\/a\.ts/)
     expect(r.out).toContain('src/stray/c.ts: in no layer of docs/layers.json')
+  })
+
+  it('fails an allowed edge the code does not use, and a note on an edge it does not list; --used prints the edges in use', async () => {
+    const root = tree(
+      {
+        'src/low/a.ts': 'export const a = 1\n',
+        'src/mid/m.ts': "import { a } from '../low/a.js'\nexport const m = a\n",
+        'src/high/b.ts': 'export const b = 2\n',
+      },
+      { layers: { low: [], mid: ['low'], high: ['low', 'mid'] }, notes: { 'mid -> low': 'used', 'low -> high': 'stale' } },
+    )
+    const r = await check(root)
+    expect(r.code).toBe(1)
+    expect(r.out).toContain('layer high may use low but does not: remove it from docs/layers.json')
+    expect(r.out).toContain('layer high may use mid but does not: remove it from docs/layers.json')
+    expect(r.out).toContain('docs/layers.json: note "low -> high" explains no layer, listed edge or pure entry')
+    expect(r.out).not.toContain('mid may use')
+    expect(r.out).not.toContain('"mid -> low"')
+    const used = await check(root, '--used')
+    expect(used.code).toBe(0)
+    expect(JSON.parse(used.out)).toEqual({ low: [], mid: ['low'], high: [] })
+  })
+
+  it('fails a pure file that imports an I/O module, directly or through a local import that runs', async () => {
+    const pure = { io: ['node:fs', 'node:child_process', 'execa'], files: ['low/rules', 'high/schema.ts'] }
+    const root = tree(
+      {
+        'src/low/rules/direct.ts': "import fs from 'node:fs'\nexport const d = fs.existsSync\n",
+        'src/low/disk.ts': "import { execa } from 'execa'\nexport const run = execa\n",
+        'src/low/rules/through.ts': "import { run } from '../disk.js'\nexport const t = run\n",
+        'src/low/rules/typed.ts': "import type { Stats } from 'node:fs'\nimport type { run } from '../disk.js'\nexport type T = Stats | typeof run\n",
+        'src/high/schema.ts': "import { t } from '../low/rules/through.js'\nexport const s = t\n",
+        'src/high/io.ts': "import { spawn } from 'node:child_process'\nexport const io = spawn\n",
+      },
+      { layers: { low: [], high: ['low'] }, pure },
+    )
+    const r = await check(root)
+    expect(r.code).toBe(1)
+    expect(r.out).toContain(
+      'src/low/rules/direct.ts is pure (docs/layers.json "pure") but imports node:fs: move the I/O out of it, or take it out of the pure set',
+    )
+    expect(r.out).toContain('src/low/rules/through.ts is pure (docs/layers.json "pure") but reaches execa through src/low/disk.ts')
+    expect(r.out).toContain(
+      'src/high/schema.ts is pure (docs/layers.json "pure") but reaches execa through src/low/rules/through.ts -> src/low/disk.ts',
+    )
+    expect(r.out).not.toContain('typed.ts') // type-only imports are erased: no I/O at run time
+    expect(r.out).not.toContain('src/high/io.ts') // not in the pure set
+    expect(r.out).toContain('check-layers: 3 problem(s)')
+
+    fs.rmSync(path.join(root, 'src/low/rules/direct.ts'))
+    fs.writeFileSync(path.join(root, 'src/low/disk.ts'), 'export const run = () => 1\n')
+    expect(await check(root)).toMatchObject({ code: 0, out: expect.stringContaining('3 pure files, no I/O import') })
+
+    fs.writeFileSync(path.join(root, 'src/high/schema.ts'), "export const s = await import('node:child_process')\n")
+    expect((await check(root)).out).toContain('src/high/schema.ts is pure (docs/layers.json "pure") but imports node:child_process')
+  })
+
+  it('fails a pure entry that names no file', async () => {
+    const root = tree(
+      { 'src/low/a.ts': 'export const a = 1\n', 'src/high/b.ts': "import { a } from '../low/a.js'\nexport const b = a\n" },
+      {
+        layers: { low: [], high: ['low'] },
+        pure: { io: ['node:fs'], files: ['low/gone.ts', 'low'] },
+      },
+    )
+    const r = await check(root)
+    expect(r.code).toBe(1)
+    expect(r.out).toContain('docs/layers.json: pure entry low/gone.ts names no file under src/')
+  })
+
+  it('passes the real tree: every edge of docs/layers.json used and allowed, the pure set free of I/O', async () => {
+    const r = await run(process.execPath, [SCRIPT])
+    expect(r.stdout).toMatch(/check-layers: \d+ files in \d+ layers, \d+ edges, each used and allowed, no cycle; \d+ pure files, no I\/O import/)
   })
 })

@@ -1,7 +1,8 @@
 import os from 'node:os'
 import path from 'node:path'
 import { rootDir as stateRoot, tasksRootDir, teamsDir } from '../../home/paths.js'
-import { dirForms, isWithin } from './paths.js'
+import { isWithin } from './paths.js'
+import { dirForms } from './physical-path.js'
 
 /**
  * The control plane (`<root>/teams`, `<root>/tasks`) is written by swarm only. These helpers

@@ -1,5 +1,6 @@
 import path from 'node:path'
-import { dirForms, isWithin } from './paths.js'
+import { isWithin } from './paths.js'
+import { dirForms } from './physical-path.js'
 
 /**
  * A file-path rule pattern (`Edit(src/**)`, `Read(~/.ssh/**)`), compiled. Forms, as in Claude Code:

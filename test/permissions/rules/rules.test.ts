@@ -3,7 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { compilePathPattern, matchesPathPattern } from '../../../src/permissions/rules/path-pattern.js'
-import { physicalPath } from '../../../src/permissions/rules/paths.js'
+import { physicalPath } from '../../../src/permissions/rules/physical-path.js'
 import { RuleSyntaxError, formatRule, parseRule, ruleFromValue, ruleToValue } from '../../../src/permissions/rules/rules.js'
 
 describe('parseRule / formatRule', () => {
