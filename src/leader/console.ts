@@ -296,11 +296,11 @@ export class LeaderConsole {
   }
 
   /**
-   * True when `r` may be approved here: its whole input has been on screen. A long input refused
-   * until `/show` printed it — not "press y twice", which a reflex defeats.
+   * True when `r` may be approved here: it is not long, or `/show` (or its prompt) printed all of
+   * it. A long input is refused until then — not "press y twice", which a reflex defeats.
    */
   private seenAll(r: ConsoleRequest): boolean {
-    if (r.kind === 'plan' || this.seenWhole.has(r.id)) return true
+    if (r.kind === 'plan' || this.seenWhole.has(r.id) || previewInput(r.inputLines).hiddenLines === 0) return true
     const short = shortRequestId(r.id)
     this.line(this.c.yellow(`not approved: you have not seen all of request ${short}'s input — /show ${short} prints it, then answer`))
     return false
