@@ -14,7 +14,7 @@ const one = (s: string) => terminalSafe(s, { singleLine: true })
 /** How long `swarm perms` keeps naming a request swarm cancelled because its teammate died (whoever cleared it). */
 const CANCELLED_SHOWN_MS = 15 * 60_000
 /** The table's INPUT cell: a usual command fits; a longer one says it is cut and how to read it. */
-const INPUT_CELL_MAX = 60
+const INPUT_CELL_MAX = 80
 
 interface ListOpts {
   json?: boolean
