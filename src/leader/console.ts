@@ -282,7 +282,10 @@ export class LeaderConsole {
   /** `/show [id]`: the request's whole input, every line, neutralised and wrapped; it may then be approved. */
   private showWhole(query: string | undefined): void {
     const r = query ? this.queue.get(query) : this.shown && this.queue.get(this.shown.id)
-    if (!r) return this.line(this.c.yellow(query ? `no pending request ${one(query)}` : 'no request is on screen; /show <id> names one'))
+    if (!r) {
+      this.line(this.c.yellow(query ? `no pending request ${one(query)}` : 'no request is on screen; /show <id> names one'))
+      return
+    }
     const short = shortRequestId(r.id)
     const what = r.kind === 'plan' ? `plan${r.detail ? ` (${one(r.detail)})` : ''}` : one(r.tool)
     this.line(

