@@ -10,6 +10,8 @@ import { readResolved, writePending, type ResolvedRequest } from '../permissions
 import { sendTeamMessage } from '../teams/messaging.js'
 import { LEAD_NAME, agentId, resolvedPermissionsDir } from '../home/paths.js'
 import { ensureDir } from '../util/fs.js'
+import { shortRequestId } from '../home/request-id.js'
+import { clipped } from '../terminal/clip.js'
 import { alwaysAllowed, memberCwd, rememberAlways, shellCommandOf, shellSuggestions } from './hook-always.js'
 import type { PermissionAnswer } from './types.js'
 
@@ -75,7 +77,7 @@ export async function askLead(req: HookPermissionRequest): Promise<PermissionAns
     from: req.name,
     to: LEAD_NAME,
     text: message,
-    summary: `permission: ${req.toolName} ${req.description}`.slice(0, 120),
+    summary: clipped(`permission: ${req.toolName} ${req.description}`, 120, `swarm perms show ${req.team} ${shortRequestId(id)}`),
     env: req.env,
   })
   const resolved = await waitResolved(req.team, id, req.env, req.signal)

@@ -1,6 +1,7 @@
 import pc from 'picocolors'
 import { paintAgent } from '../terminal/colors.js'
 import { terminalSafe } from '../terminal/neutralize.js'
+import { clipped } from '../terminal/clip.js'
 import type { ToolResult } from './tool.js'
 
 /**
@@ -25,12 +26,12 @@ export interface RenderOptions {
   agentColor?: string
 }
 
-/** A short, single-line rendering of a tool input for the pane. */
+/** A short, single-line rendering of a tool input for the pane's record of a call made (a cut says so). */
 export function shortInput(_name: string, input: unknown): string {
   const o = (input ?? {}) as Record<string, unknown>
   const pick = o.command ?? o.file_path ?? o.pattern ?? o.to ?? o.subject ?? o.taskId ?? o.description ?? o.prompt ?? JSON.stringify(o)
   const s = terminalSafe(String(pick).replace(/\s+/g, ' ').trim(), { singleLine: true })
-  return s.length > 80 ? s.slice(0, 77) + '...' : s
+  return clipped(s, 80)
 }
 
 function firstLine(s: string): string {

@@ -3,15 +3,18 @@ import { UsageError } from '../errors.js'
 import { refuseFromTeammate } from './lead-only.js'
 import { answerRequest, formatAge, listRequests, type RequestAnswer } from '../permissions/requests/broker.js'
 import { validateName } from '../home/paths.js'
-import { shortRequestId } from '../home/request-id.js'
+import { matchRequestId, shortRequestId } from '../home/request-id.js'
 import { PermissionModeName } from '../permissions/rules/modes.js'
 import { printJson, println, table } from '../terminal/output.js'
 import { terminalSafe } from '../terminal/neutralize.js'
+import { clipped } from '../terminal/clip.js'
 
 const one = (s: string) => terminalSafe(s, { singleLine: true })
 
 /** How long `swarm perms` keeps naming a request swarm cancelled because its teammate died (whoever cleared it). */
 const CANCELLED_SHOWN_MS = 15 * 60_000
+/** The table's INPUT cell: a usual command fits; a longer one says it is cut and how to read it. */
+const INPUT_CELL_MAX = 80
 
 interface ListOpts {
   json?: boolean
@@ -27,7 +30,7 @@ interface AnswerOpts {
   json?: boolean
 }
 
-/** `swarm perms <team>`, `swarm perms approve|deny <team> <id>` */
+/** `swarm perms <team>`, `swarm perms show|approve|deny <team> <id>` */
 export function registerPermsCommands(program: Command): void {
   const perms = program
     .command('perms')
@@ -35,6 +38,10 @@ export function registerPermsCommands(program: Command): void {
     .argument('[team]', 'team name')
     .option('--json', 'print the requests as JSON')
     .action((team: string | undefined, opts: ListOpts) => listCommand(team, opts))
+  perms
+    .command('show <team> <id>')
+    .description("print a request's whole input: a command exactly, an edit's file and text, a plan")
+    .action((team: string, id: string) => showCommand(team, id))
   for (const decision of ['approve', 'deny'] as const) {
     perms
       .command(`${decision} <team> <id>`)
@@ -66,10 +73,27 @@ export async function listCommand(team: string | undefined, opts: ListOpts): Pro
   if (listing.requests.length === 0) return println(`no pending requests in team ${team}`)
   const rows = [['ID', 'KIND', 'WHO', 'TOOL', 'INPUT', 'AGE', 'ALWAYS WOULD ALLOW']]
   for (const r of listing.requests) {
-    rows.push([shortRequestId(r.id), r.kind, r.agent, r.toolName, r.summary, formatAge(r.ageMs), r.suggestions.join(', ')])
+    const input = clipped(r.summary, INPUT_CELL_MAX, `swarm perms show ${team} ${shortRequestId(r.id)}`)
+    rows.push([shortRequestId(r.id), r.kind, r.agent, r.toolName, input, formatAge(r.ageMs), r.suggestions.join(', ')])
   }
   println(table(rows))
   println(`\nanswer with: swarm perms approve|deny ${team} <id> [--always] [--feedback TEXT]   (the id, or a unique prefix of it)`)
+  println(`read a whole input with: swarm perms show ${team} <id>`)
+}
+
+/** `swarm perms show <team> <id>`: every line of the request's input, neutralised (the broker's inputLines). */
+export async function showCommand(team: string, query: string): Promise<void> {
+  validateName(team)
+  const { requests } = await listRequests(team)
+  const id = matchRequestId(
+    query,
+    requests.map((r) => r.id),
+    `in team ${team}`,
+  )
+  const r = requests.find((p) => p.id === id)!
+  const what = r.kind === 'plan' ? `plan${r.planFilePath ? ` (${r.planFilePath})` : ''}` : r.toolName
+  println(one(`[${shortRequestId(r.id)}] ${r.agent} ${what} — ${r.id}, ${r.inputLines.length} line${r.inputLines.length === 1 ? '' : 's'}:`))
+  for (const line of r.inputLines) println(line)
 }
 
 export async function answerCommand(decision: 'approve' | 'deny', team: string, id: string, opts: AnswerOpts): Promise<void> {

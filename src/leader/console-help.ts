@@ -11,6 +11,7 @@ export const CONSOLE_HELP = `commands:
   /approve [id] [always]   approve the shown request, or the one named by its [id] (or a unique prefix)
   /deny [id] [feedback]    deny it, telling the teammate why
   /requests                list pending requests
+  /show [id]               print a request's whole input (the shown one, or [id]); a long one must be read so before y/a
   /compact [focus]         compact the lead's conversation now (summary + recent files + team)
   /help                    this help
   /quit                    leave the console; the team keeps running (swarm team resume brings it back)

@@ -19,6 +19,8 @@ import { PromptQueue, toConsoleRequest, type ConsoleRequest } from './prompt-que
 import { shortRequestId } from '../home/request-id.js'
 import { terminalSafe } from '../terminal/neutralize.js'
 import { wrapLines } from '../terminal/wrap.js'
+import { clipped } from '../terminal/clip.js'
+import { previewInput } from '../permissions/requests/input-view.js'
 import { LeadGate } from '../trust/gate.js'
 import { consoleLedgerPath } from '../trust/ledger.js'
 
@@ -73,6 +75,9 @@ export interface LeaderConsoleOptions {
  */
 export const PROMPT_SETTLE_MS = 1_000
 
+/** How much of an input one line of `/requests` or an answer's confirmation shows (the rest: `/show`). */
+const LISTED_INPUT_MAX = 120
+
 /** Text a teammate or model wrote, on one line. */
 const one = (s: string) => terminalSafe(s, { singleLine: true })
 /** Text a teammate or model wrote, as a block: continuation lines are indented, so none can pose as swarm's own. */
@@ -98,6 +103,8 @@ export class LeaderConsole {
   private shownAt = 0
   private shownReplaced = false
   private shownGone = false
+  /** Requests whose whole input has been printed here (by their prompt, or by `/show`): only those take y/a. */
+  private readonly seenWhole = new Set<string>()
   /** Requests this console answered: their leaving the queue is not news from elsewhere. */
   private readonly answeredHere = new Set<string>()
   private syncing: Promise<void> = Promise.resolve()
@@ -234,8 +241,10 @@ export class LeaderConsole {
   }
 
   /**
-   * Draws the request at the head of the queue — swarm's own text, every teammate-written field
-   * on one neutralised line, naming the requester and the short request id the keys answer.
+   * Draws the request at the head of the queue — swarm's own text, naming the requester and the
+   * short request id the keys answer, then the whole input, neutralised and wrapped, never cut: a
+   * one-line input on the prompt's line, more as `│` lines; a long one as its start and a line
+   * saying how much is left for `/show`.
    */
   private showCurrent(): void {
     const r = this.queue.current
@@ -244,16 +253,60 @@ export class LeaderConsole {
     this.shown = r
     this.shownGone = false
     this.shownAt = Date.now()
+    const short = shortRequestId(r.id)
     const more = this.queue.size > 1 ? this.c.dim(` (+${this.queue.size - 1} more)`) : ''
-    const what = r.kind === 'plan' ? `wants its plan approved: ${one(r.detail)}` : `wants to use ${this.c.bold(one(r.tool))}: ${one(r.detail)}`
-    this.line(this.c.magenta(`? [${shortRequestId(r.id)}] ${this.c.bold(one(r.agent))} ${what}`) + more)
+    const head = `? [${short}] ${this.c.bold(one(r.agent))}`
+    if (r.kind === 'plan') this.line(this.c.magenta(`${head} wants its plan approved: ${one(r.detail)}`) + more)
+    else {
+      const preview = previewInput(r.inputLines)
+      const inline = preview.hiddenLines === 0 && r.inputLines.length === 1
+      this.line(this.c.magenta(`${head} wants to use ${this.c.bold(one(r.tool))}:`) + (inline ? ` ${r.inputLines[0]}` : '') + more)
+      if (!inline) for (const l of preview.shown) this.line(`    │ ${l}`)
+      if (preview.hiddenLines === 0) this.seenWhole.add(r.id)
+      else
+        this.line(
+          this.c.yellow(
+            `  input continues: ${preview.hiddenLines} more line${preview.hiddenLines === 1 ? '' : 's'} (${preview.hiddenChars} more characters) — /show ${short} to read all before you answer`,
+          ),
+        )
+    }
     if (this.o.answersHere === false || this.inputClosed) return
     if (r.suggestions?.length) this.line(this.c.dim(`  always would allow: ${one(r.suggestions.join(', '))}`))
     this.line(
       this.c.dim(
-        `  [y] approve once  [a] approve always  [n <feedback>] deny — request ${shortRequestId(r.id)} of ${one(r.agent)} (or: swarm perms approve ${this.o.team} ${shortRequestId(r.id)})`,
+        `  [y] approve once  [a] approve always  [n <feedback>] deny  /show ${short} — request ${short} of ${one(r.agent)} (or: swarm perms approve ${this.o.team} ${short})`,
       ),
     )
+  }
+
+  /** `/show [id]`: the request's whole input, every line, neutralised and wrapped; it may then be approved. */
+  private showWhole(query: string | undefined): void {
+    const r = query ? this.queue.get(query) : this.shown && this.queue.get(this.shown.id)
+    if (!r) {
+      this.line(this.c.yellow(query ? `no pending request ${one(query)}` : 'no request is on screen; /show <id> names one'))
+      return
+    }
+    const short = shortRequestId(r.id)
+    const what = r.kind === 'plan' ? `plan${r.detail ? ` (${one(r.detail)})` : ''}` : one(r.tool)
+    this.line(
+      this.c.magenta(
+        `[${short}] ${this.c.bold(one(r.agent))} ${what}, whole input (${r.inputLines.length} line${r.inputLines.length === 1 ? '' : 's'}):`,
+      ),
+    )
+    for (const l of r.inputLines) this.line(`    │ ${l}`)
+    this.line(this.c.dim(`  end of request ${short}`))
+    this.seenWhole.add(r.id)
+  }
+
+  /**
+   * True when `r` may be approved here: it is not long, or `/show` (or its prompt) printed all of
+   * it. A long input is refused until then — not "press y twice", which a reflex defeats.
+   */
+  private seenAll(r: ConsoleRequest): boolean {
+    if (r.kind === 'plan' || this.seenWhole.has(r.id) || previewInput(r.inputLines).hiddenLines === 0) return true
+    const short = shortRequestId(r.id)
+    this.line(this.c.yellow(`not approved: you have not seen all of request ${short}'s input — /show ${short} prints it, then answer`))
+    return false
   }
 
   /** The request a key answers: the one on screen, if it is still pending and has been there long enough to be read. */
@@ -288,6 +341,7 @@ export class LeaderConsole {
       if (!current) return
       const key = m[1].toLowerCase()
       if (key.startsWith('n')) return this.answer(current.id, 'deny', { feedback: m[2] })
+      if (!this.seenAll(current)) return
       return this.answer(current.id, 'approve', { always: key.startsWith('a') })
     }
     if (this.o.lead) this.o.lead.say(line)
@@ -316,7 +370,7 @@ export class LeaderConsole {
       const added = opts.always && decision === 'approve' && r.suggestions?.length ? `; added the rules ${r.suggestions.join(', ')}` : ''
       this.line(
         this.c.green(
-          `${decision === 'approve' ? 'approved' : 'denied'}${opts.always ? ' (always)' : ''} ${shortRequestId(r.id)}: ${one(`${r.agent} ${r.tool} ${r.detail}${added}`)}`,
+          `${decision === 'approve' ? 'approved' : 'denied'}${opts.always ? ' (always)' : ''} ${shortRequestId(r.id)}: ${one(`${r.agent} ${r.tool} ${clipped(r.detail, LISTED_INPUT_MAX, `/show ${shortRequestId(r.id)}`)}${added}`)}`,
         ),
       )
     } catch (err) {
@@ -326,6 +380,7 @@ export class LeaderConsole {
     }
     if (this.shown?.id === r.id) this.shown = undefined
     this.queue.remove(r.id)
+    this.seenWhole.delete(r.id)
     await this.syncPending()
     this.answeredHere.delete(r.id)
   }
@@ -363,13 +418,20 @@ export class LeaderConsole {
       case 'requests': {
         const list = this.queue.list()
         if (list.length === 0) return this.line('no pending requests')
-        for (const r of list) this.line(one(`${shortRequestId(r.id)}  ${r.id}  ${r.agent}  ${r.tool}  ${r.detail}`))
+        for (const r of list)
+          this.line(
+            one(`${shortRequestId(r.id)}  ${r.id}  ${r.agent}  ${r.tool}  ${clipped(r.detail, LISTED_INPUT_MAX, `/show ${shortRequestId(r.id)}`)}`),
+          )
         return
       }
+      case 'show':
+        return this.showWhole(rest[0])
       case 'approve': {
         const always = rest.includes('always')
         const id = rest.find((w) => w !== 'always') ?? this.onScreen()?.id
         if (!id) return this.line('no pending request')
+        const named = this.queue.get(id)
+        if (named && !this.seenAll(named)) return
         return this.answer(id, 'approve', { always })
       }
       case 'deny': {

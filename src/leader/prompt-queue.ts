@@ -8,8 +8,10 @@ export interface ConsoleRequest {
   kind: 'permission' | 'plan'
   agent: string
   tool: string
-  /** One line: the short input or the plan file. */
+  /** One line: the whole input (neutralised, uncut) or the plan file. */
   detail: string
+  /** The whole input (or plan), neutralised, line by line: what the prompt and `/show` print. */
+  inputLines: string[]
   /** Every rule "approve always" adds (a compound command has one per part). */
   suggestions?: string[]
   createdAt: number
@@ -92,6 +94,7 @@ export function toConsoleRequest(r: BrokerRequest): ConsoleRequest {
     agent: r.agent,
     tool: r.toolName,
     detail: r.kind === 'plan' ? (r.planFilePath ?? r.summary) : r.summary,
+    inputLines: r.inputLines,
     suggestions: r.suggestions,
     createdAt: r.createdAt,
   }

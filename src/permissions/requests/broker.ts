@@ -6,8 +6,8 @@ import { LEAD_NAME } from '../../home/paths.js'
 import { readTeam, updateTeam } from '../../teams/team-store.js'
 import { sightedProcessGone } from '../../process/liveness.js'
 import { teammateOf } from '../../home/marker.js'
-import { shortInput } from '../../agent/render.js'
 import { sanitize } from './notify.js'
+import { inputText, neutralLines, oneNeutralLine } from './input-view.js'
 import {
   cancelDeadRequests,
   cancelRequest,
@@ -39,8 +39,13 @@ export interface BrokerRequest {
   agentId: string
   toolName: string
   input: Record<string, unknown>
-  /** One line: the command, the file, the first line of the plan. */
+  /**
+   * The whole input on one neutralised line (the plan's first line for a plan): never cut here —
+   * a place that must be short cuts it with `clipped`, which says so.
+   */
   summary: string
+  /** The whole input (the whole plan), neutralised, line by line: what a prompt and `/show` print. */
+  inputLines: string[]
   description: string
   /** Rule strings an "always" answer would add, e.g. `Bash(npm test:*)`. */
   suggestions: string[]
@@ -92,22 +97,26 @@ export async function listRequests(
   const dead = [...earlier.filter((e) => !swept.some((d) => d.id === e.id)), ...swept]
   const { requests, problems } = await listPending(team, { env: options.env, ...(options.now !== undefined ? { now: options.now } : {}) })
   return {
-    requests: requests.map((r) => ({
-      id: r.id,
-      kind: r.kind,
-      agent: r.agent,
-      agentId: r.agentId,
-      toolName: r.toolName,
-      input: r.input,
-      // Display fields: the model wrote them, so no escape sequence may reach a terminal.
-      summary: sanitize(r.kind === 'plan' ? firstLine(String(r.input.plan ?? '')) : shortInput(r.toolName, r.input)),
-      description: sanitize(r.description),
-      suggestions: suggestionStrings(r.suggestions),
-      createdAt: r.createdAt,
-      ageMs: r.ageMs,
-      ...(r.pid !== undefined ? { pid: r.pid } : {}),
-      ...(typeof r.planFilePath === 'string' ? { planFilePath: r.planFilePath } : {}),
-    })),
+    requests: requests.map((r) => {
+      const whole = r.kind === 'plan' ? String(r.input.plan ?? '') : inputText(r.input)
+      return {
+        id: r.id,
+        kind: r.kind,
+        agent: r.agent,
+        agentId: r.agentId,
+        toolName: r.toolName,
+        input: r.input,
+        // Display fields: the model wrote them, so no escape sequence may reach a terminal.
+        summary: r.kind === 'plan' ? oneNeutralLine(firstLine(whole)) : oneNeutralLine(whole),
+        inputLines: neutralLines(whole),
+        description: sanitize(r.description),
+        suggestions: suggestionStrings(r.suggestions),
+        createdAt: r.createdAt,
+        ageMs: r.ageMs,
+        ...(r.pid !== undefined ? { pid: r.pid } : {}),
+        ...(typeof r.planFilePath === 'string' ? { planFilePath: r.planFilePath } : {}),
+      }
+    }),
     cancelled: dead.map((d) => ({
       id: d.id,
       agent: d.agent,
@@ -311,12 +320,12 @@ export function formatAge(ms: number): string {
 }
 
 function firstLine(s: string): string {
-  const line =
+  return (
     s
       .split('\n')
       .find((l) => l.trim())
       ?.trim() ?? ''
-  return line.length > 80 ? line.slice(0, 77) + '...' : line
+  )
 }
 
 function safeUser(): string {

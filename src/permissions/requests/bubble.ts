@@ -8,6 +8,7 @@ import type { Answer, AnswerBoard, RequestKind } from './answers.js'
 import { notifyTmuxClients } from './notify.js'
 import { writePending } from './store.js'
 import { shortRequestId } from '../../home/request-id.js'
+import { clipped } from '../../terminal/clip.js'
 
 /** What one agent's requests share: who asks, where answers arrive, how long to wait. */
 export interface BubbleContext {
@@ -32,11 +33,16 @@ export interface OutgoingRequest {
   suggestions: unknown[]
   /** The inbox message to team-lead (permission_request or plan_approval_request). */
   message: StructuredMessage
-  /** The one-line status while waiting, and the input summary in notifications. */
+  /** The whole input on one neutralised line: the status while waiting and notifications cut it, saying so. */
   summary: string
   /** Extra fields for the pending record (planFilePath). */
   extra?: Record<string, unknown>
 }
+
+/** A status detail and an inbox preview are one short line (`swarm status`'s column, a listing). */
+const STATUS_MAX = 80
+/** The teammate's own "asked team-lead" line: room for a usual command, the rest by `swarm perms show`. */
+const ASKED_MAX = 240
 
 /** `perm-lq2x3k-a1b2c3`: sortable by time, unique across processes, a valid file name. */
 export function newRequestId(kind: RequestKind): string {
@@ -50,11 +56,14 @@ export function newRequestId(kind: RequestKind): string {
  */
 export async function bubble(ctx: BubbleContext, req: OutgoingRequest, signal: AbortSignal): Promise<Answer> {
   const a = ctx.assembly
+  const short = shortRequestId(req.id)
+  const whole = `swarm perms show ${a.team} ${short}`
+  const what = req.kind === 'plan' ? 'plan approval' : `${req.toolName} ${req.summary}`
   const answer = ctx.board.expect(req.id, req.kind, { signal, ...(ctx.timeoutMs !== undefined ? { timeoutMs: ctx.timeoutMs } : {}) })
   ctx.waiting.count++
   try {
     // Waiting before the request is visible: whoever sees the request sees its teammate waiting.
-    await a.setStatus('waiting', req.kind === 'plan' ? 'plan approval' : `${req.toolName} ${req.summary}`)
+    await a.setStatus('waiting', clipped(what, STATUS_MAX, whole))
     try {
       await writePending(
         a.team,
@@ -86,7 +95,7 @@ export async function bubble(ctx: BubbleContext, req: OutgoingRequest, signal: A
         from: a.name,
         to: LEAD_NAME,
         text: encodeStructured(req.message),
-        summary: req.kind === 'plan' ? 'plan approval request' : `permission: ${req.toolName} ${req.summary}`.slice(0, 80),
+        summary: req.kind === 'plan' ? 'plan approval request' : clipped(`permission: ${req.toolName} ${req.summary}`, STATUS_MAX, whole),
         env: a.env,
       })
     } catch (err) {
@@ -98,9 +107,7 @@ export async function bubble(ctx: BubbleContext, req: OutgoingRequest, signal: A
         { team: a.team, id: req.id, agent: a.name, toolName: req.toolName, kind: req.kind, summary: req.summary },
         { env: a.env },
       )
-    a.output.info(
-      `asked team-lead: ${req.kind === 'plan' ? 'plan approval' : `${req.toolName} ${req.summary}`} (request ${shortRequestId(req.id)}; \`swarm perms approve ${a.team} ${shortRequestId(req.id)}\`)`,
-    )
+    a.output.info(`asked team-lead: ${clipped(what, ASKED_MAX, whole)} (request ${short}; \`swarm perms approve ${a.team} ${short}\`)`)
     return await answer
   } finally {
     ctx.waiting.count--

@@ -1,7 +1,7 @@
 import os from 'node:os'
 import type { AgentAssembly, PermissionLayer } from '../../agent/start.js'
 import type { AnyTool, ToolVerdict as ToolDecision, ToolContext } from '../../agent/tool.js'
-import { shortInput } from '../../agent/render.js'
+import { inputText, oneNeutralLine } from './input-view.js'
 import { errorMessage } from '../../errors.js'
 import type { StructuredMessage } from '../../mailbox/messages.js'
 import { LEAD_NAME, agentHomesRoot, agentId, scratchpadDir, sentRoot } from '../../home/paths.js'
@@ -233,7 +233,7 @@ class TeammatePermissions implements PermissionLayer {
           input,
           permission_suggestions: suggestions,
         },
-        summary: shortInput(tool.name, input),
+        summary: oneNeutralLine(inputText(input)),
       },
       ctx.signal,
     )

@@ -2,6 +2,7 @@ import { LEAD_NAME, agentId } from '../../home/paths.js'
 import { runCommand } from '../../process/launch.js'
 import { terminalSafe } from '../../terminal/neutralize.js'
 import { shortRequestId } from '../../home/request-id.js'
+import { clipped } from '../../terminal/clip.js'
 
 /** How long a tmux `display-message` stays on the attached clients. */
 export const TMUX_MESSAGE_MS = 5_000
@@ -14,7 +15,7 @@ export interface NotifiableRequest {
   agent: string
   toolName: string
   kind?: 'permission' | 'plan'
-  /** A short rendering of the input (`npm test`, a file path). */
+  /** The input on one line (`npm test`, a file path); cut here, saying so, when it does not fit. */
   summary?: string
   /** The request's id: shown by its short id, the one `swarm perms approve` and `/approve` take. */
   id?: string
@@ -24,7 +25,8 @@ export interface NotifiableRequest {
 export function notificationText(r: NotifiableRequest): string {
   const text =
     r.kind === 'plan' ? `${r.agent} asks team-lead to approve a plan` : `${r.agent} asks to use ${r.toolName}${r.summary ? `: ${r.summary}` : ''}`
-  return (r.id ? `[${sanitize(shortRequestId(r.id))}] ` : '') + clip(sanitize(text))
+  const short = r.id ? sanitize(shortRequestId(r.id)) : undefined
+  return (short ? `[${short}] ` : '') + clipped(sanitize(text), MAX_TEXT, short ? `/show ${short}` : undefined)
 }
 
 /**
@@ -98,11 +100,10 @@ async function tmux(args: string[], env: NodeJS.ProcessEnv): Promise<string | un
   }
 }
 
-/** One line, every control shown visibly (terminalSafe): what a model wrote may not drive the human's terminal. */
+/**
+ * One line, every control shown visibly (terminalSafe): what a model wrote may not drive the
+ * human's terminal. A newline shows as `⏎`, not a space: it may start a second command.
+ */
 export function sanitize(s: string): string {
-  return terminalSafe(s.replace(/\s+/g, ' ').trim(), { singleLine: true })
-}
-
-function clip(s: string): string {
-  return s.length > MAX_TEXT ? s.slice(0, MAX_TEXT - 1) + '…' : s
+  return terminalSafe(s.trim(), { singleLine: true })
 }

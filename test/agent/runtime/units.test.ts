@@ -127,7 +127,15 @@ describe('describeFailure', () => {
 })
 
 describe('PromptQueue', () => {
-  const req = (id: string, agent = 'alice'): ConsoleRequest => ({ id, kind: 'permission', agent, tool: 'Bash', detail: 'ls', createdAt: 1 })
+  const req = (id: string, agent = 'alice'): ConsoleRequest => ({
+    id,
+    kind: 'permission',
+    agent,
+    tool: 'Bash',
+    detail: 'ls',
+    inputLines: ['ls'],
+    createdAt: 1,
+  })
   it('keeps arrival order; add ignores duplicates; remove; current is the oldest', () => {
     const q = new PromptQueue()
     let changes = 0

@@ -54,7 +54,15 @@ describe('notifyHuman', () => {
   it("never passes the model's escape sequences to the terminal", () => {
     const text = notificationText({ agent: 'alice', toolName: 'Bash', summary: 'x\x1b]0;pwned\x07\nrm -rf /' })
     expect([...text].some((ch) => ch.charCodeAt(0) < 0x20)).toBe(false)
-    expect(text).toBe('alice asks to use Bash: x␛]0;pwned␇ rm -rf /') // shown as data, on one line
+    expect(text).toBe('alice asks to use Bash: x␛]0;pwned␇⏎rm -rf /') // shown as data, on one line; the newline visible
+  })
+
+  it('a long input is cut saying so, with how much is left and the /show that prints it', () => {
+    const command = `npm test -- ${'--x=1 '.repeat(50)}--setupFiles=./.cache/x.js`
+    const text = notificationText({ id: 'perm-lq2x3k-7a2a0f', agent: 'alice', toolName: 'Bash', summary: command })
+    expect(text).toMatch(/^\[7a2a0f\] alice asks to use Bash: npm test -- --x=1 .* … \(\+\d+ chars: \/show 7a2a0f\)$/)
+    const kept = text.slice(text.indexOf('npm test'), text.indexOf(' … ('))
+    expect(Number(/\+(\d+) chars/.exec(text)?.[1])).toBe(command.length - kept.length)
   })
 })
 
