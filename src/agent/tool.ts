@@ -50,8 +50,12 @@ export interface ToolContext {
    * agent types that may only write to a scratch directory (Verification).
    */
   writableRoots?: readonly string[]
-  /** Runs Bash commands in the OS sandbox (set for teammates by the permission layer). */
-  sandbox?: BashSandbox
+  /**
+   * Where Bash commands run: the member's sandbox (subagents and forks inherit their parent's), or
+   * the explicit `unsandboxed(why)`, whose calls are always asked. Required: a context cannot be
+   * built without saying which.
+   */
+  sandbox: BashSandbox
   /** The request this call answers (set by the turn loop): what a fork copies byte for byte. */
   request?: TurnRequest
   /** How deep in delegation the caller is: 0 for the lead or a teammate, n for a subagent n levels down. */
