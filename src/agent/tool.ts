@@ -62,6 +62,8 @@ export interface ToolContext {
   depth?: number
   /** Set inside a fork child: a fork may not fork again. */
   forkChild?: boolean
+  /** Set for a call the runtime makes itself (compaction restore): what would be asked is denied, nobody is asked. */
+  unattended?: boolean
 }
 
 /** The parts of a model request a fork must repeat byte for byte (the live conversation, not a copy). */

@@ -26,6 +26,7 @@ export async function batchPermissions(
       allowedPaths: settings.additionalDirectories,
       ...controlPlaneOptions(ctx.cwd, env),
       ...(env.HOME ? { home: env.HOME } : {}),
+      denyRead: settings.sandbox.denyRead,
       // The worker's own sandbox: where it cannot run, the call is asked — and so denied here.
       ...(tool.name === 'Bash' ? await bashSandboxQuery(ctx.sandbox, input) : {}),
     })

@@ -113,6 +113,7 @@ class TeammatePermissions implements PermissionLayer {
       ...controlPlaneOptions(this.a.cwd, this.a.env),
       planFilePath: this.bubbling.planFile,
       home: this.home,
+      denyRead: this.settings.sandbox.denyRead,
       // Judged by the sandbox the call will run in (a subagent's is its parent's), never by this layer's own.
       ...(tool.name === 'Bash' ? await bashSandboxQuery(ctx.sandbox, input) : {}),
     })
@@ -125,6 +126,8 @@ class TeammatePermissions implements PermissionLayer {
       return requestPlanApproval(this.bubbling, String(input.plan ?? ''), ctx.toolUseId ?? '', ctx.signal)
     }
     if (decision.behavior === 'allow') return { behavior: 'allow' }
+    // A read the runtime makes itself (compaction restore) asks nobody: what would be asked is not done.
+    if (ctx.unattended) return { behavior: 'deny', message: `${decision.reason} (not asked: nobody answers for a read the runtime makes itself)` }
     return this.ask(tool, input, ctx, mode)
   }
 
