@@ -189,7 +189,9 @@ export async function assembleAgent(
     transcript,
     setStatus: async (status, detail) => runtimeRef?.setStatus(status, detail),
   }
-  const layer: PermissionLayer = opts.permissions ? await opts.permissions(assembly) : { check: allowAll, sandbox: unsandboxed('started without a permission layer (every call allowed)') }
+  const layer: PermissionLayer = opts.permissions
+    ? await opts.permissions(assembly)
+    : { check: allowAll, sandbox: unsandboxed('started without a permission layer (every call allowed)') }
   // Every order goes through the one gate (trust/gate), the lead's own answers included.
   const gate = await LeadGate.open({
     team: opts.team,

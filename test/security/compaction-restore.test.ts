@@ -60,7 +60,11 @@ describe('compaction restores only what the Read guard lets through now', () => 
         permissions: (a) => createPermissionLayer(a, { notifyTmux: false }),
       })
       const done = runtime.run()
-      track("alice's pane", () => (abort.abort(), done), pane.text)
+      const stop = () => {
+        abort.abort()
+        return done
+      }
+      track("alice's pane", stop, pane.text)
       await nudge(fx, 'read them')
       await waitFor('the reads answered', () => reads.every((r) => toolResult(loopback, r.id) !== undefined), 15_000, { output: pane.text })
       expect(toolResult(loopback, 'r_key')!.isError).toBe(true)
@@ -70,9 +74,14 @@ describe('compaction restores only what the Read guard lets through now', () => 
       runtime.compact()
       await nudge(fx, 'after compaction')
       const bodies = () => loopback.requests.map((r) => JSON.stringify(r.body ?? {}))
-      await waitFor('the request after compaction', () => bodies().some((b) => b.includes('Recently read file') && b.includes('after compaction')), 15_000, {
-        output: pane.text,
-      })
+      await waitFor(
+        'the request after compaction',
+        () => bodies().some((b) => b.includes('Recently read file') && b.includes('after compaction')),
+        15_000,
+        {
+          output: pane.text,
+        },
+      )
       const after = bodies().find((b) => b.includes('Recently read file') && b.includes('after compaction'))!
       expect(after).toContain('plain notes') // the read that succeeded is restored
       for (const b of bodies()) {

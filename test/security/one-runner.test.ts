@@ -29,7 +29,13 @@ describe('one command runner', () => {
       const options = { cwd: dir, signal: new AbortController().signal, timeoutMs: 5_000, maxOutputChars: 1_000 }
       await expect(runCommand(undefined, `touch ${marker}`, options)).rejects.toBeInstanceOf(MissingSandboxError)
       // A JavaScript caller (or a cast) that leaves it out gets the same from the Bash tool: a failed result, nothing run.
-      const ctx = { cwd: dir, signal: new AbortController().signal, agentName: 'a', teamName: 't', checkPermission: allowAll } as unknown as ToolContext
+      const ctx = {
+        cwd: dir,
+        signal: new AbortController().signal,
+        agentName: 'a',
+        teamName: 't',
+        checkPermission: allowAll,
+      } as unknown as ToolContext
       const r = await runTool(bashTool, { command: `touch ${marker}` }, ctx)
       expect(r.isError).toBe(true)
       expect(r.content).toMatch(/no sandbox value/)

@@ -39,7 +39,11 @@ async function startLeadWithLayer(): Promise<void> {
     { team: TEAM, parent: LEAD_NAME, cwd: fx.cwd, env: fx.env, client, checkPermission: (t, i, c) => leadCheck(t, i, c), deliver: () => {} },
     { spawnTeammate: async (i) => `spawned ${i.name}`, stopTeammate: async (n) => `no ${n}` },
   )
-  track('delegation', () => delegation.close(), () => '')
+  track(
+    'delegation',
+    () => delegation.close(),
+    () => '',
+  )
   const agent = await startAgent(fx, LEAD_NAME, {
     client,
     extraTools: tools,
@@ -88,7 +92,11 @@ describe("a subagent's and a fork's Bash run in the lead's sandbox", () => {
       await settings({ bwrapPath: '/nonexistent/bwrap' })
       scenario(kind)
       await startLeadWithLayer()
-      const asked = await waitFor('the Bash question', async () => (await listPending(TEAM, { env: fx.env })).requests.find((r) => r.toolName === 'Bash'), 20_000)
+      const asked = await waitFor(
+        'the Bash question',
+        async () => (await listPending(TEAM, { env: fx.env })).requests.find((r) => r.toolName === 'Bash'),
+        20_000,
+      )
       expect(JSON.stringify(asked)).toContain('lead.k*')
       expect(bodies()).not.toContain(PEM)
     })

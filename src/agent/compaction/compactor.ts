@@ -108,7 +108,10 @@ export class Compactor {
     try {
       const summary = await this.summarise(messages, tools, window, focus)
       const original = [...messages]
-      const restored = [...(await restoreFiles(recentlyReadFiles(original), this.o.readFile)), await teamContext(this.o.team, this.o.name, this.o.env)]
+      const restored = [
+        ...(await restoreFiles(recentlyReadFiles(original), this.o.readFile)),
+        await teamContext(this.o.team, this.o.name, this.o.env),
+      ]
       const next = compactedConversation(original, continuationText(summary, restored))
       messages.splice(0, messages.length, ...next)
       const tokensAfter = estimateRequestTokens(this.o.system, tools, messages)

@@ -10,7 +10,7 @@ import { runShellCommand, type ShellOptions, type ShellResult } from './shell.js
 export class MissingSandboxError extends Error {
   override name = 'MissingSandboxError'
   constructor() {
-    super('no sandbox value was given for this Bash call: nothing was run (a tool context needs the member\'s sandbox, or unsandboxed(why))')
+    super("no sandbox value was given for this Bash call: nothing was run (a tool context needs the member's sandbox, or unsandboxed(why))")
   }
 }
 
