@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { bashTool } from '../dist/agent/tools/bash.js'
 import { createBashSandbox, sandboxAvailability } from '../dist/sandbox/sandbox.js'
 import { defaultSandboxConfig } from '../dist/sandbox/settings.js'
+import { unsandboxed } from '../dist/sandbox/unsandboxed.js'
 
 const ROUNDS = 200
 const WARMUP = 10
@@ -48,6 +49,8 @@ async function main() {
     teamName: 'bench',
     checkPermission: () => ({ behavior: 'allow' }),
     env: process.env,
+    // The baseline: the explicit no-sandbox value, which launches plain `bash -c`.
+    sandbox: unsandboxed('the benchmark baseline'),
   }
   const run = async (withSandbox) => {
     const t0 = performance.now()

@@ -7,6 +7,7 @@ import readline from 'node:readline'
 import { allowAll, runTool, type AnyTool, type ToolContext } from '../agent/tool.js'
 import { createSendMessageTool, type TeamToolHost } from '../agent/tools/send-message.js'
 import { createTaskTools } from '../agent/tools/tasks.js'
+import { unsandboxed } from '../sandbox/unsandboxed.js'
 
 const PROTOCOL_VERSION = '2025-06-18'
 const TEAM_TOOLS = ['SendMessage', 'TaskList', 'TaskGet', 'TaskUpdate', 'TaskCreate']
@@ -37,7 +38,16 @@ export async function serveMcp(o: McpServerOptions): Promise<void> {
   const host: TeamToolHost = { team: o.team, name: o.name, env: o.env, turnLog: { completedTaskIds: [], shutdownResponses: new Map() } }
   const tools = teamTools(host)
   const controller = new AbortController()
-  const ctx: ToolContext = { cwd: o.cwd, signal: controller.signal, agentName: o.name, teamName: o.team, checkPermission: allowAll, env: o.env }
+  const ctx: ToolContext = {
+    cwd: o.cwd,
+    signal: controller.signal,
+    agentName: o.name,
+    teamName: o.team,
+    checkPermission: allowAll,
+    env: o.env,
+    // It serves team tools only (no Bash), so nothing runs here; the value still says so.
+    sandbox: unsandboxed('swarm mcp serves team tools only'),
+  }
   const send = (msg: unknown) => o.output.write(`${JSON.stringify(msg)}\n`)
   const lines = readline.createInterface({ input: o.input, crlfDelay: Number.POSITIVE_INFINITY })
   for await (const line of lines) {

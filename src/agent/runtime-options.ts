@@ -65,7 +65,7 @@ export interface RuntimeOptions {
   /** Write and Edit may write only inside these (Verification's scratch directory). */
   writableRoots?: string[]
   /** Where Bash commands run (see ToolContext.sandbox). */
-  sandbox?: BashSandbox
+  sandbox: BashSandbox
   /** This agent's spending limit (spawn flags, team file, definition); none by default. */
   budget?: BudgetLimit
   /** The team's limit and what its members spent together. */

@@ -291,7 +291,7 @@ export class TeammateRuntime {
           env: this.o.env,
           checkPermission: this.o.checkPermission,
           ...(this.o.writableRoots ? { writableRoots: this.o.writableRoots } : {}),
-          ...(this.o.sandbox ? { sandbox: this.o.sandbox } : {}),
+          sandbox: this.o.sandbox,
         },
         onText: (d) => this.o.output.text(d),
         onToolEnd: (name, input, res, ms) => this.o.output.tool(name, input, res, ms),

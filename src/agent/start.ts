@@ -32,6 +32,7 @@ import { createSendMessageTool } from './tools/send-message.js'
 import { createTaskTools } from './tools/tasks.js'
 import { readTranscript, rebuildConversation, Transcript, transcriptPath } from './transcript.js'
 import { findWorktreeRecord, worktreeNotice } from '../worktrees/notice.js'
+import { unsandboxed } from '../sandbox/unsandboxed.js'
 
 /** Model calls per turn when the agent definition does not set maxTurns. */
 export const DEFAULT_MAX_ITERATIONS = 50
@@ -91,8 +92,8 @@ export interface PermissionLayer {
   onControl?(message: StructuredMessage, entry: InboxMessage): void | Promise<void>
   /** Called when the agent exits: cancel what it still waits for. */
   close?(): Promise<void>
-  /** Where the agent's Bash commands run. */
-  sandbox?: BashSandbox
+  /** Where the agent's Bash commands run: its sandbox, or `unsandboxed(why)` (every Bash call asked). */
+  sandbox: BashSandbox
 }
 
 /**
@@ -188,7 +189,9 @@ export async function assembleAgent(
     transcript,
     setStatus: async (status, detail) => runtimeRef?.setStatus(status, detail),
   }
-  const layer: PermissionLayer = opts.permissions ? await opts.permissions(assembly) : { check: allowAll }
+  const layer: PermissionLayer = opts.permissions
+    ? await opts.permissions(assembly)
+    : { check: allowAll, sandbox: unsandboxed('started without a permission layer (every call allowed)') }
   // Every order goes through the one gate (trust/gate), the lead's own answers included.
   const gate = await LeadGate.open({
     team: opts.team,
@@ -226,7 +229,7 @@ export async function assembleAgent(
     ...(member.color ? { color: member.color } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
     ...(writableRoots ? { writableRoots } : {}),
-    ...(layer.sandbox ? { sandbox: layer.sandbox } : {}),
+    sandbox: layer.sandbox,
     ...opts.runtime,
   })
   runtimeRef = runtime

@@ -50,14 +50,20 @@ export interface ToolContext {
    * agent types that may only write to a scratch directory (Verification).
    */
   writableRoots?: readonly string[]
-  /** Runs Bash commands in the OS sandbox (set for teammates by the permission layer). */
-  sandbox?: BashSandbox
+  /**
+   * Where Bash commands run: the member's sandbox (subagents and forks inherit their parent's), or
+   * the explicit `unsandboxed(why)`, whose calls are always asked. Required: a context cannot be
+   * built without saying which.
+   */
+  sandbox: BashSandbox
   /** The request this call answers (set by the turn loop): what a fork copies byte for byte. */
   request?: TurnRequest
   /** How deep in delegation the caller is: 0 for the lead or a teammate, n for a subagent n levels down. */
   depth?: number
   /** Set inside a fork child: a fork may not fork again. */
   forkChild?: boolean
+  /** Set for a call the runtime makes itself (compaction restore): what would be asked is denied, nobody is asked. */
+  unattended?: boolean
 }
 
 /** The parts of a model request a fork must repeat byte for byte (the live conversation, not a copy). */

@@ -7,6 +7,9 @@ import type { CacheSetting, SystemPrompt } from './cache-layout.js'
 import { DEFAULT_MAX_TOKENS } from './turn.js'
 import { type BudgetLimit, budgetShare, describeSpend, raiseBudget, WARN_SHARE } from './budget.js'
 import { Compactor, type CompactorOptions } from './compaction/compactor.js'
+import type { PermissionCheck } from './tool.js'
+import { readForModel } from './tools/model-reader.js'
+import type { BashSandbox } from '../sandbox/types.js'
 import type { Usage } from './pricing.js'
 import type { TurnOptions } from './turn.js'
 
@@ -150,6 +153,9 @@ export interface GuardHost {
   output: AgentOutput
   budget?: BudgetLimit
   teamBudget?: GuardOptions['teamBudget']
+  /** What a restored file is read through (the agent's own permission check and sandbox). */
+  checkPermission: PermissionCheck
+  sandbox: BashSandbox
 }
 
 export function createTurnGuards(host: GuardHost, live: Pick<GuardOptions, 'signal' | 'spent' | 'onUsage' | 'tellLead'>): TurnGuards {
@@ -164,6 +170,16 @@ export function createTurnGuards(host: GuardHost, live: Pick<GuardOptions, 'sign
     cwd: host.cwd,
     team: host.team,
     name: host.name,
+    readFile: (file) =>
+      readForModel(file, {
+        cwd: host.cwd,
+        signal: live.signal ?? new AbortController().signal,
+        agentName: host.name,
+        teamName: host.team,
+        env: host.env,
+        checkPermission: host.checkPermission,
+        sandbox: host.sandbox,
+      }),
     record: (...events) => host.transcript.append(...events),
     info: (line) => host.output.info(line),
     warn: (line) => host.output.warn(line),

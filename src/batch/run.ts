@@ -5,6 +5,8 @@ import type { RunTracker } from '../agent/subagents/task-registry.js'
 import { addUsage, emptyUsage, type Usage } from '../agent/pricing.js'
 import type { AgentOutput } from '../agent/render.js'
 import type { PermissionCheck } from '../agent/tool.js'
+import { memberSandbox } from '../agent/member-sandbox.js'
+import type { LoadedSettings } from '../permissions/rules/settings.js'
 import { git, gitRaw } from '../worktrees/git.js'
 import { describeContents, inspectWorktree } from '../worktrees/inspect.js'
 import { teardownWorktrees } from '../worktrees/team-worktrees.js'
@@ -31,6 +33,11 @@ export interface BatchOptions {
   parallel?: number
   /** Asked for every tool call of every subtask (cwd: its worktree). */
   checkPermission: PermissionCheck
+  /**
+   * The settings' `sandbox` keys: each subtask's Bash runs in a sandbox of its own, writable only
+   * in its worktree and a private TMPDIR (where bwrap cannot run, every Bash call is asked: denied).
+   */
+  sandboxConfig: LoadedSettings['sandbox']
   /** Who runs it (permission requests are asked as this agent). */
   parent: string
   leaderModel?: string
@@ -131,11 +138,14 @@ async function runSubtask(o: BatchOptions, task: Subtask): Promise<SubtaskResult
   }
   let failure: string | undefined
   let resultLine = ''
+  const cwd = await worktreeCwd(wt)
+  const sandbox = memberSandbox({ config: o.sandboxConfig, cwd, env, label: `batch-${task.name}`, writableDirs: () => [wt.path] })
   try {
     const run = await runFreshSubagent({
       team: o.team,
       parent: o.parent,
-      cwd: await worktreeCwd(wt),
+      cwd,
+      sandbox,
       env,
       client: o.client,
       prompt: batchPrompt(task, wt),
@@ -154,6 +164,8 @@ async function runSubtask(o: BatchOptions, task: Subtask): Promise<SubtaskResult
     else if (/^FAILED\b/i.test(resultLine)) failure = resultLine.replace(/^FAILED\b:?\s*/i, '') || 'it said FAILED'
   } catch (err) {
     failure = errorMessage(err)
+  } finally {
+    await sandbox.close()
   }
   if (!failure) {
     const committed = await commitAll(wt, `${task.name}: ${resultLine}`, env).catch((err: unknown) => ({ error: errorMessage(err) }))

@@ -6,6 +6,7 @@ import { checkSubtasks, MAX_SUBTASKS, MIN_SUBTASKS, Subtask } from './spec.js'
 import { errorMessage } from '../errors.js'
 import type { AgentOutput } from '../agent/render.js'
 import { defineTool, type AnyTool } from '../agent/tool.js'
+import { loadPermissionSettings } from '../permissions/rules/settings.js'
 
 /**
  * The lead's Batch tool: `swarm batch` from a turn — 5–30 independent subtasks, each in its own
@@ -46,6 +47,7 @@ export function createBatchTool(o: {
         tasks: i.tasks,
         ...(i.parallel ? { parallel: i.parallel } : {}),
         checkPermission: ctx.checkPermission,
+        sandboxConfig: (await loadPermissionSettings({ cwd: ctx.cwd, env: o.env })).sandbox,
         parent: o.parent,
         ...(o.leaderModel ? { leaderModel: o.leaderModel } : {}),
         signal: ctx.signal,

@@ -61,7 +61,7 @@ export async function batchCommand(team: string, opts: BatchCommandOptions): Pro
       client: createModelClient(env),
       tasks: opts.model ? tasks.map((t) => ({ model: opts.model, ...t })) : tasks,
       parallel,
-      checkPermission: await batchPermissions(repoDir, env, mode.data),
+      ...(await batchPermissions(repoDir, env, mode.data)),
       parent: LEAD_NAME,
       signal: abort.signal,
       // Tool lines go to stderr, so that --json keeps stdout to the report.

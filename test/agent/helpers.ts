@@ -2,6 +2,7 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { allowAll, type ToolContext } from '../../src/agent/tool.js'
+import { unsandboxed } from '../../src/sandbox/unsandboxed.js'
 
 /** A fresh temp directory (realpath, so paths compare equal on macOS too). */
 export async function tempDir(prefix = 'swarm-agent-'): Promise<string> {
@@ -15,6 +16,7 @@ export function makeContext(cwd: string, overrides: Partial<ToolContext> = {}): 
     agentName: 'tester',
     teamName: 'team',
     checkPermission: allowAll,
+    sandbox: unsandboxed('a test context'),
     ...overrides,
   }
 }

@@ -10,6 +10,7 @@ import { createLeadTools, type LeadHost } from '../../src/agent/tools/lead.js'
 import { createSendMessageTool, type TeamToolHost } from '../../src/agent/tools/send-message.js'
 import { createTaskTools } from '../../src/agent/tools/tasks.js'
 import { createBatchTool } from '../../src/batch/tool.js'
+import { unsandboxed } from '../../src/sandbox/unsandboxed.js'
 
 /**
  * Every tool any agent can be given, made by the same factories the agent loop, the leader and
@@ -145,6 +146,7 @@ describe('tool registry', () => {
       agentName: 'a',
       teamName: 't',
       checkPermission: () => ({ behavior: 'allow' as const }),
+      sandbox: unsandboxed('a test context'),
     }
     expect(getTool('Write')!.paths({ file_path: 'src/x.ts', content: '' }, ctx)).toEqual(['/proj/src/x.ts'])
     expect(getTool('Glob')!.paths({ pattern: '*.ts' }, ctx)).toEqual(['/proj'])

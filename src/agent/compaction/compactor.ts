@@ -5,7 +5,7 @@ import type { NewTranscriptEvent } from '../transcript.js'
 import { describeFailure } from '../turn-report.js'
 import { clearOldToolResults } from './clear-tool-results.js'
 import { estimateRequestTokens } from './estimate.js'
-import { recentlyReadFiles, restoreFiles, teamContext } from './restore.js'
+import { type ModelFileReader, recentlyReadFiles, restoreFiles, teamContext } from './restore.js'
 import { continuationText, extractSummary, summaryRequest } from './summary-prompt.js'
 import { type CompactionPolicy, compactionPolicy } from './thresholds.js'
 
@@ -33,6 +33,8 @@ export interface CompactorOptions {
   cwd: string
   team: string
   name: string
+  /** Reads a restored file through the one guard the Read tool uses (readForModel). */
+  readFile: ModelFileReader
   record(...events: NewTranscriptEvent[]): Promise<void>
   onUsage(usage: Usage): void
   info(line: string): void
@@ -106,7 +108,10 @@ export class Compactor {
     try {
       const summary = await this.summarise(messages, tools, window, focus)
       const original = [...messages]
-      const restored = [...(await restoreFiles(recentlyReadFiles(original), this.o.cwd)), await teamContext(this.o.team, this.o.name, this.o.env)]
+      const restored = [
+        ...(await restoreFiles(recentlyReadFiles(original), this.o.readFile)),
+        await teamContext(this.o.team, this.o.name, this.o.env),
+      ]
       const next = compactedConversation(original, continuationText(summary, restored))
       messages.splice(0, messages.length, ...next)
       const tokensAfter = estimateRequestTokens(this.o.system, tools, messages)

@@ -109,6 +109,8 @@ export class Delegation {
               ...(call.model ? { model: call.model } : {}),
               ...(this.o.leaderModel ? { leaderModel: this.o.leaderModel } : {}),
               checkPermission: this.o.checkPermission,
+              // The caller's own sandbox (the lead's, or a nesting subagent's = the lead's).
+              sandbox: ctx.sandbox,
               signal,
               depth,
               label: `${this.o.parent}/${type}-${n}`,
@@ -215,6 +217,7 @@ export class Delegation {
             request,
             messages,
             checkPermission: this.o.checkPermission,
+            sandbox: ctx.sandbox,
             signal,
             depth,
             label: `${this.o.parent}/fork-${n}`,

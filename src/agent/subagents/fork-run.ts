@@ -5,6 +5,7 @@ import type { PermissionCheck, TurnRequest } from '../tool.js'
 import { runTurn } from '../turn.js'
 import { changedFiles, reportOf, type SubagentRun, subagentContext } from './fresh.js'
 import type { RunTracker } from './task-registry.js'
+import type { BashSandbox } from '../../sandbox/types.js'
 
 /** A fork runs long (Claude Code's fork agent: 200 model calls). */
 export const FORK_MAX_TURNS = 200
@@ -20,6 +21,8 @@ export interface ForkRunRequest {
   /** From buildForkMessages, taken at the moment of the Agent call. */
   messages: Anthropic.MessageParam[]
   checkPermission: PermissionCheck
+  /** The parent's sandbox: a fork's Bash runs where its parent's does. */
+  sandbox: BashSandbox
   signal: AbortSignal
   depth: number
   label: string

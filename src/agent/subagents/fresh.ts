@@ -13,6 +13,7 @@ import { allTools } from '../tool-registry.js'
 import type { AnyTool, PermissionCheck, ToolContext } from '../tool.js'
 import { runTurn, type TurnResult } from '../turn.js'
 import type { RunTracker } from './task-registry.js'
+import type { BashSandbox } from '../../sandbox/types.js'
 
 export interface SubagentRequest {
   team: string
@@ -26,6 +27,8 @@ export interface SubagentRequest {
   model?: string
   leaderModel?: string
   checkPermission: PermissionCheck
+  /** Where its Bash runs: its parent's sandbox (a batch worker: its own, on its worktree). */
+  sandbox: BashSandbox
   signal: AbortSignal
   output?: AgentOutput
   /** Its depth in delegation (the lead's subagents: 1). */
@@ -101,12 +104,21 @@ export async function runSubagent(req: SubagentRequest): Promise<string> {
   return (await runFreshSubagent(req)).report
 }
 
-/** The tool context of a subagent's calls: its permission requests are asked as its parent. */
+/** The tool context of a subagent's calls: asked as its parent, its Bash in its parent's sandbox. */
 export function subagentContext(
-  req: Pick<SubagentRequest, 'cwd' | 'signal' | 'parent' | 'team' | 'env' | 'checkPermission'>,
+  req: Pick<SubagentRequest, 'cwd' | 'signal' | 'parent' | 'team' | 'env' | 'checkPermission' | 'sandbox'>,
   depth: number,
 ): ToolContext {
-  return { cwd: req.cwd, signal: req.signal, agentName: req.parent, teamName: req.team, env: req.env, checkPermission: req.checkPermission, depth }
+  return {
+    cwd: req.cwd,
+    signal: req.signal,
+    agentName: req.parent,
+    teamName: req.team,
+    env: req.env,
+    checkPermission: req.checkPermission,
+    sandbox: req.sandbox,
+    depth,
+  }
 }
 
 /** The final text, marked when the run was cut short. */

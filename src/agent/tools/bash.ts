@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { defineTool, truncateLine } from '../tool.js'
 import { memberMarker } from '../../home/marker.js'
 import { markerEnv } from '../../process/marker.js'
-import { runShellCommand } from './shell.js'
+import { runCommand } from './command-runner.js'
 
 export const DEFAULT_BASH_TIMEOUT_MS = 120_000
 export const MAX_BASH_TIMEOUT_MS = 600_000
@@ -35,9 +35,7 @@ export const bashTool = defineTool({
   summarize: (input) => truncateLine(input.description ? `${input.command}  # ${input.description}` : input.command),
   async execute(input, ctx) {
     const timeoutMs = Math.min(input.timeout ?? DEFAULT_BASH_TIMEOUT_MS, MAX_BASH_TIMEOUT_MS)
-    const launch = ctx.sandbox ? await ctx.sandbox.launch(input.command, ctx.cwd) : undefined
-    const r = await runShellCommand(input.command, {
-      ...(launch ? { launch } : {}),
+    const r = await runCommand(ctx.sandbox, input.command, {
       cwd: ctx.cwd,
       env: { ...(ctx.env ?? process.env), ...markerEnv(memberMarker(ctx.teamName, ctx.agentName, ctx.env)) },
       signal: ctx.signal,
@@ -51,7 +49,7 @@ export const bashTool = defineTool({
     else if (r.aborted) parts.push('Command was aborted; it and its child processes were killed.')
     else if (r.signal) parts.push(`Command was killed by ${r.signal}.`)
     else if (r.exitCode !== 0) parts.push(`Exit code: ${r.exitCode}`)
-    const blocked = (await launch?.settle?.()) ?? []
+    const blocked = r.blocked
     if (blocked.length)
       parts.push(`The sandbox moved aside protected paths this command created (write them with Edit or Write, which ask): ${blocked.join(', ')}`)
     const failed = r.timedOut || r.aborted || r.signal !== null || r.exitCode !== 0 || blocked.length > 0

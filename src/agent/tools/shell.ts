@@ -18,8 +18,8 @@ export interface ShellOptions {
   maxOutputChars: number
   graceMs?: number
   onOutput?: (text: string) => void
-  /** What runs the command instead of `bash -c command` (the sandbox's bwrap argv); `env` is added to the environment. */
-  launch?: {
+  /** What runs the command: the sandbox's argv (bwrap, or `bash -c command` when unsandboxed); `env` is added to the environment. */
+  launch: {
     file: string
     args: string[]
     env?: Record<string, string>
@@ -42,16 +42,16 @@ export interface ShellResult {
 }
 
 /**
- * Runs `bash -c command` as the leader of its own process group. On timeout or abort the whole
+ * Runs the launched command as the leader of its own process group. On timeout or abort the whole
  * group is killed (SIGTERM, SIGKILL after the grace); when the command returns, whatever it
  * left running in the background is killed too, so no call outlives itself.
  */
-export async function runShellCommand(command: string, options: ShellOptions): Promise<ShellResult> {
+export async function runShellCommand(options: ShellOptions): Promise<ShellResult> {
   const cwdStat = await fs.stat(options.cwd).catch(() => undefined)
   if (!cwdStat?.isDirectory()) throw new Error(`working directory does not exist: ${options.cwd}`)
   const graceMs = options.graceMs ?? KILL_GRACE_MS
   const output = new HeadTailBuffer(options.maxOutputChars)
-  const { child, pid: pgid } = startShell(command, options)
+  const { child, pid: pgid } = startShell(options)
   const spawned = new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve)
     // Kept for the child's lifetime: an 'error' without a listener would crash the process.
@@ -104,11 +104,11 @@ export async function runShellCommand(command: string, options: ShellOptions): P
 }
 
 /**
- * The one place a Bash call's process starts: `bash -c command` as the leader of its own process
- * group, tracked by the process module until it exits (a wrapper such as a sandbox goes here).
+ * The one place a Bash call's process starts: the sandbox's launch (see command-runner) as the
+ * leader of its own process group, tracked by the process module until it exits.
  */
-export function startShell(command: string, options: Pick<ShellOptions, 'cwd' | 'env' | 'launch'>): LaunchedProcess {
-  const launch = options.launch ?? { file: 'bash', args: ['-c', command] }
+export function startShell(options: Pick<ShellOptions, 'cwd' | 'env' | 'launch'>): LaunchedProcess {
+  const launch = options.launch
   return launchProcess(launch.file, launch.args, {
     cwd: options.cwd,
     env: { ...(options.env ?? process.env), ...launch.env },

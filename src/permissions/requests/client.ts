@@ -4,14 +4,15 @@ import type { AnyTool, ToolVerdict as ToolDecision, ToolContext } from '../../ag
 import { inputText, oneNeutralLine } from './input-view.js'
 import { errorMessage } from '../../errors.js'
 import type { StructuredMessage } from '../../mailbox/messages.js'
-import { LEAD_NAME, agentHomesRoot, agentId, scratchpadDir, sentRoot } from '../../home/paths.js'
+import { LEAD_NAME, agentId, scratchpadDir } from '../../home/paths.js'
 import { readTeam } from '../../teams/team-store.js'
 import { PermissionModeName } from '../rules/modes.js'
 import { AnswerBoard, type Answer } from './answers.js'
 import { bubble, newRequestId, type BubbleContext } from './bubble.js'
 import { controlPlaneOptions } from '../rules/control-plane.js'
 import { evaluatePermission } from '../rules/evaluate.js'
-import { createBashSandbox } from '../../sandbox/sandbox.js'
+import { memberSandbox } from '../../agent/member-sandbox.js'
+import { bashSandboxQuery } from '../rules/sandbox-query.js'
 import type { BashSandbox } from '../../sandbox/types.js'
 import { runPermissionRequestHooks } from './hooks.js'
 import { planFilePath } from '../../home/paths.js'
@@ -71,14 +72,11 @@ class TeammatePermissions implements PermissionLayer {
       ...(options.permissionTimeoutMs !== undefined ? { timeoutMs: options.permissionTimeoutMs } : {}),
     }
     this.bubbling = { ...ctx, planFile: options.planFile ?? planFilePath(a.team, a.name, a.env), modeBeforePlan: () => this.lastModeOutsidePlan }
-    const cp = controlPlaneOptions(a.cwd, a.env)
-    this.sandbox = createBashSandbox({
+    this.sandbox = memberSandbox({
       config: settings.sandbox,
+      cwd: a.cwd,
       env: a.env,
       label: a.name,
-      // Beside the control plane: what the leads sent, and CLI teammates' homes (their relay tokens).
-      hidden: [...cp.controlPlaneDirs, sentRoot(a.env), agentHomesRoot(a.env)],
-      readOnly: cp.protectedPaths,
       writableDirs: async () => {
         const team = await readTeam(this.a.team, this.a.env)
         return this.allowedPaths(team.teamAllowedPaths ?? []).map((p) => (typeof p === 'string' ? p : p.path))
@@ -115,9 +113,9 @@ class TeammatePermissions implements PermissionLayer {
       ...controlPlaneOptions(this.a.cwd, this.a.env),
       planFilePath: this.bubbling.planFile,
       home: this.home,
-      ...(tool.name === 'Bash'
-        ? { bashSandbox: await this.sandbox.statusFor(String(input.command ?? '')), autoAllowSandboxedBash: this.sandbox.autoAllow }
-        : {}),
+      denyRead: this.settings.sandbox.denyRead,
+      // Judged by the sandbox the call will run in (a subagent's is its parent's), never by this layer's own.
+      ...(tool.name === 'Bash' ? await bashSandboxQuery(ctx.sandbox, input) : {}),
     })
     if (decision.behavior === 'deny') {
       const hint = mode === 'plan' && decision.source === 'mode' ? ` Write your plan to ${this.bubbling.planFile} or pass it to ExitPlanMode.` : ''
@@ -128,6 +126,8 @@ class TeammatePermissions implements PermissionLayer {
       return requestPlanApproval(this.bubbling, String(input.plan ?? ''), ctx.toolUseId ?? '', ctx.signal)
     }
     if (decision.behavior === 'allow') return { behavior: 'allow' }
+    // A read the runtime makes itself (compaction restore) asks nobody: what would be asked is not done.
+    if (ctx.unattended) return { behavior: 'deny', message: `${decision.reason} (not asked: nobody answers for a read the runtime makes itself)` }
     return this.ask(tool, input, ctx, mode)
   }
 

@@ -13,6 +13,7 @@ import type { AllowedPath, RuleDecision, PermissionQuery, PermissionRule } from 
  *  1. the control plane: a file tool reading, listing or writing under `<root>/teams` or
  *     `<root>/tasks` (the lead's key included) is denied — in every mode, `bypassPermissions`
  *     included; a search rooted above it runs, and the tool itself skips it (control-plane-guard);
+ *     A file tool reading under `sandbox.filesystem.denyRead` is denied the same way;
  *  2. deny rules (any matching form of the call);
  *  3. plan mode: anything but reading, coordination and writing the plan file is denied;
  *  4. forced asks: a Bash command naming the control plane, any Bash call when the sandbox is on
@@ -37,6 +38,8 @@ export function evaluatePermission(q: PermissionQuery): RuleDecision {
   if (family === 'read') {
     const hit = forms.find((p) => isWithinAny(p, controlForms))
     if (hit) return deny(`${q.toolName} may not read or list swarm's control plane (${hit})`, 'control-plane')
+    const hidden = q.denyRead?.length ? forms.find((p) => isWithinAny(p, allDirForms(q.denyRead!))) : undefined
+    if (hidden) return deny(`${q.toolName} may not read ${hidden}: sandbox.filesystem.denyRead hides it`, 'rule')
   }
 
   const bash = family === 'bash' ? bashRuleDecision(q.rules, q.input) : undefined

@@ -68,6 +68,8 @@ export interface PermissionQuery {
   bashSandbox?: { status: SandboxStatus; reason: string }
   /** settings' `sandbox.autoAllowBashIfSandboxed`: a sandboxed call no rule matched is allowed. */
   autoAllowSandboxedBash?: boolean
+  /** settings' `sandbox.filesystem.denyRead` (absolute): file tools may not read there either, in any mode. */
+  denyRead?: readonly string[]
 }
 
 /** Which step of the evaluation decided. */

@@ -32,6 +32,7 @@ import {
 } from './helpers.js'
 import { useAgentTeam } from '../../support/agent-team.js'
 import { waitFor } from '../../support/wait.js'
+import { unsandboxed } from '../../../src/sandbox/unsandboxed.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
@@ -51,6 +52,7 @@ const ctx = (name = 'alice'): ToolContext => ({
   teamName: TEAM,
   env: fx.env,
   checkPermission: allowAll,
+  sandbox: unsandboxed('a test context'),
 })
 const client = () => new Anthropic({ apiKey: 'test', baseURL: loopback.url, maxRetries: 0 })
 
@@ -227,6 +229,7 @@ describe('runSubagent', () => {
       prompt: 'look around',
       agentType: 'Explore',
       checkPermission: allowAll,
+      sandbox: unsandboxed('a test context'),
       signal: new AbortController().signal,
     })
     expect(report).toBe('Report: nothing found.')
@@ -270,6 +273,7 @@ describe('runSubagent', () => {
       client: client(),
       prompt: 'x',
       checkPermission: allowAll,
+      sandbox: unsandboxed('a test context'),
       signal: new AbortController().signal,
     }
     expect(await runSubagent({ ...req, agentType: 'one' })).toBe('(partial: stopped after 1 model calls)\nHalfway.')
@@ -309,6 +313,7 @@ describe('assembleAgent', () => {
             await a.setStatus('working')
             return { behavior: 'deny', message: 'no shell today' }
           },
+          sandbox: unsandboxed('a test layer'),
           onControl: (m) => void controls.push(m.type),
           close: async () => {
             closed = true
