@@ -66,7 +66,7 @@ describe('shell completion', () => {
     expect(reply('swarm team create x --ag')).toEqual(['--agents', '--agent-type', '--agent'])
     expect(reply('swarm send ')).toEqual(['alpha', 'beta'])
     expect(reply('swarm team show a')).toEqual(['alpha'])
-    expect(reply('swarm perms ')).toEqual(['approve', 'deny', 'alpha', 'beta'])
+    expect(reply('swarm perms ')).toEqual(['show', 'approve', 'deny', 'alpha', 'beta'])
     expect(reply('swarm ag')).toEqual([]) // agent, agent-cli: plumbing
     expect(reply('swarm team create x --cwd /nonexistent-dir-for-swarm/')).toEqual([]) // a value: files, not options
   }, 30_000)
@@ -90,15 +90,7 @@ describe('shell completion', () => {
     `
       const r = await execa('zsh', ['-f', '-c', script], { env, reject: false, cwd: home.project })
       expect(r.exitCode, r.stderr).toBe(0)
-      const blocks = Object.fromEntries(
-        r.stdout
-          .split(/^\[/m)
-          .slice(1)
-          .map((b) => {
-            const [head, ...rest] = b.split('\n')
-            return [head.replace(/\]$/, ''), rest.filter(Boolean)]
-          }),
-      )
+      const blocks = completionBlocks(r.stdout)
       expect(r.stdout).toContain('registered: _swarm')
       expect(blocks['swarm '].sort()).toEqual([...(await userCommands()), 'help'].sort())
       expect(blocks['swarm team show ']).toEqual(['alpha', 'beta'])
@@ -120,15 +112,7 @@ describe('shell completion', () => {
     `
       const r = await execa('fish', ['--no-config', '-c', script], { env, reject: false, cwd: home.project })
       expect(r.exitCode, r.stderr).toBe(0)
-      const blocks = Object.fromEntries(
-        r.stdout
-          .split(/^\[/m)
-          .slice(1)
-          .map((b) => {
-            const [head, ...rest] = b.split('\n')
-            return [head.replace(/\]$/, ''), rest.filter(Boolean).map((l) => l.split('\t')[0])]
-          }),
-      )
+      const blocks = completionBlocks(r.stdout, (l) => l.split('\t')[0])
       expect(r.stdout).toContain('team\tcreate, list, show and delete teams')
       expect(blocks['swarm te']).toEqual(['team'])
       expect(blocks['swarm team cr']).toEqual(['create'])
@@ -140,3 +124,16 @@ describe('shell completion', () => {
     30_000,
   )
 })
+
+/** What the script printed for each typed line: `[<line>]` then one candidate a line. */
+function completionBlocks(stdout: string, candidate: (line: string) => string = (l) => l): Record<string, string[]> {
+  return Object.fromEntries(
+    stdout
+      .split(/^\[/m)
+      .slice(1)
+      .map((b) => {
+        const [head, ...rest] = b.split('\n')
+        return [head.replace(/\]$/, ''), rest.filter(Boolean).map(candidate)]
+      }),
+  )
+}
