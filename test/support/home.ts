@@ -102,12 +102,22 @@ export function isolatedEnv(root: string, extra: NodeJS.ProcessEnv = {}): NodeJS
     TMUX_TMPDIR: path.join(root, 'tmux'),
     NO_COLOR: '1',
     ANTHROPIC_API_KEY: '',
+    // The tmux clients tests attach (through `script`, or a private outer server) need a terminal
+    // type tmux can draw and a UTF-8 locale, whatever the shell the suite runs from had (CI: none).
+    ...terminalEnv(process.env),
   }
   for (const k of SCRUBBED) delete env[k]
   Object.assign(env, extra)
   fs.mkdirSync(env.SWARM_HOME as string, { recursive: true })
   fs.mkdirSync(env.TMUX_TMPDIR as string, { recursive: true })
   return env
+}
+
+/** TERM and LANG for tmux clients: the parent's when usable, else xterm-256color and C.UTF-8. */
+function terminalEnv(parent: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const term = parent.TERM && parent.TERM !== 'dumb' ? parent.TERM : 'xterm-256color'
+  const utf8 = [parent.LC_ALL, parent.LC_CTYPE, parent.LANG].some((v) => /utf-?8/i.test(v ?? ''))
+  return { TERM: term, ...(!utf8 && { LANG: 'C.UTF-8' }) }
 }
 
 /**
