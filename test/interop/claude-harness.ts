@@ -53,6 +53,9 @@ export async function claudeSandbox(scenario: ScenarioInput): Promise<ClaudeSand
   })
   // The sandbox's own HOME (isolatedEnv): where Claude Code writes ~/.claude.json and the like.
   const home = sb.env.HOME!
+  // Claude Code keeps `claude-<uid>/` and `cc-socks/` in its TMPDIR: the sandbox's, removed with it.
+  sb.env.TMPDIR = path.join(sb.root, 'tmp')
+  fs.mkdirSync(sb.env.TMPDIR, { recursive: true })
   writeClaudeConfig(sb.env.SWARM_HOME!, [sb.project])
   return {
     ...sb,
@@ -204,6 +207,7 @@ export function startClaudeLead(sb: ClaudeSandbox, opts: { prompt: string; socke
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
     CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS: '1',
     TMUX_TMPDIR: sb.env.TMUX_TMPDIR!,
+    TMPDIR: sb.env.TMPDIR!,
     // swarm teammates it starts find the same home as swarm's CLI.
     SWARM_HOME: sb.env.SWARM_HOME!,
     ...opts.env,
