@@ -9,7 +9,7 @@ import { isAlive } from '../../src/process/liveness.js'
 import { killTree, processTrees } from '../../src/process/tree.js'
 import { isolatedEnv } from '../support/home.js'
 import { BIN } from '../support/repo.js'
-import { reapTmux } from '../support/tmux.js'
+import { reapAllTmux } from '../support/tmux.js'
 
 export { BIN } from '../support/repo.js'
 
@@ -26,8 +26,8 @@ export interface Sandbox {
 
 /**
  * Everything a whole-team test needs and nothing real: SWARM_HOME and the project in a temp dir,
- * tmux on a private TMUX_TMPDIR with TMUX unset, no colour. cleanup() kills the private tmux
- * server (by socket), every process started, and removes the directory.
+ * tmux on a private TMUX_TMPDIR with TMUX unset, no colour. cleanup() kills every tmux server
+ * under it (by socket), every process started, and removes the directory.
  */
 export function sandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-e2e-')))
@@ -55,7 +55,7 @@ export function sandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
       return child
     },
     async cleanup() {
-      await reapTmux(env)
+      await reapAllTmux(env)
       const pids = children.map((c) => c.pid).filter((p): p is number => p !== undefined && isAlive(p))
       const trees = [...(await processTrees(pids)).values()].flat()
       await Promise.all(trees.filter(isAlive).map((p) => killTree(p, { graceMs: 200 })))

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { readTeam } from '../../src/teams/team-store.js'
 import { processesWithEnv } from '../support/proc.js'
 import { REPO } from '../support/repo.js'
-import { hasTmux, reapTmux, tmuxSessions } from '../support/tmux.js'
+import { hasTmux, tmuxSessions } from '../support/tmux.js'
 import { waitFor } from '../support/wait.js'
 import { BIN, sandbox, type Sandbox } from './helpers.js'
 
@@ -33,7 +33,7 @@ const PROMPT = '__walk_prompt__'
 describe.skipIf(!hasTmux)('the README quick start', () => {
   let sb: Sandbox | undefined
   afterEach(async () => {
-    if (sb) await reapTmux(sb.env, 'user')
+    // The terminal's server, swarm's and a demo's cut short: cleanup reaps every one under its TMUX_TMPDIR.
     await sb?.cleanup()
     sb = undefined
   })

@@ -4,7 +4,6 @@ import path from 'node:path'
 import { type LoopbackServer, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import type { ScenarioInput } from '../../src/loopback-model/scenario.js'
 import { type Sandbox, sandbox } from '../e2e/helpers.js'
-import { reapTmux } from '../support/tmux.js'
 import { waitFor } from '../support/wait.js'
 
 /**
@@ -70,8 +69,7 @@ export async function claudeSandbox(scenario: ScenarioInput): Promise<ClaudeSand
       }
     },
     async close() {
-      for (const socket of tmuxSockets(sb.env)) await reapTmux(sb.env, socket)
-      await sb.cleanup()
+      await sb.cleanup() // every tmux server under its TMUX_TMPDIR: swarm's, the test's, Claude Code's
       await loopback.close()
     },
   }
@@ -172,16 +170,6 @@ export function bash(command: string, description = command) {
 
 /** The rule of a scripted swarm agent that agrees when asked to shut down. */
 export const BYE_ON_SHUTDOWN = { when: { lastUserIncludes: 'asks you to shut down' }, text: 'Bye.' }
-
-/** Every tmux server under the sandbox's TMUX_TMPDIR (swarm's, the test's, Claude Code's claude-swarm-<pid>). */
-export function tmuxSockets(env: NodeJS.ProcessEnv): string[] {
-  const dir = path.join(env.TMUX_TMPDIR!, `tmux-${process.getuid?.() ?? 0}`)
-  try {
-    return fs.readdirSync(dir)
-  } catch {
-    return []
-  }
-}
 
 export interface ClaudeLead {
   socket: string

@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
 import { isAlive, waitForExit } from '../../src/process/liveness.js'
 import { killTree, processTrees } from '../../src/process/tree.js'
 
@@ -39,6 +41,20 @@ export async function reapTmux(env: NodeJS.ProcessEnv, socket = 'swarm'): Promis
     // it went away by itself meanwhile
   }
   if (!(await waitForExit(trees, 2_000))) await Promise.all(trees.filter(isAlive).map((p) => killTree(p, { graceMs: 0 })))
+}
+
+/** Every tmux server under the test's TMUX_TMPDIR: swarm's, a demo's `swarm-demo-<pid>`, a test's own, Claude Code's. */
+export function tmuxSockets(env: NodeJS.ProcessEnv): string[] {
+  try {
+    return fs.readdirSync(path.join(env.TMUX_TMPDIR!, `tmux-${process.getuid?.() ?? 0}`))
+  } catch {
+    return []
+  }
+}
+
+/** Reaps every tmux server under the test's TMUX_TMPDIR (a test that fails midway leaves any of them). */
+export async function reapAllTmux(env: NodeJS.ProcessEnv): Promise<void> {
+  for (const socket of tmuxSockets(env)) await reapTmux(env, socket)
 }
 
 /** tmux sessions on the isolated server ([] when it is not running). */
