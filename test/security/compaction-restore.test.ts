@@ -1,13 +1,11 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { assembleAgent } from '../../src/agent/start.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { readMemberState } from '../../src/store/member-state.js'
-import { createPermissionLayer } from '../../src/permissions/requests/client.js'
 import { leadKeyPath } from '../../src/trust/keys.js'
-import { TEAM, captureOutput, makeFixture, nudge, toolResult, type Fixture } from '../permissions/requests/bubbling-helpers.js'
-import { track, useAgentTeam } from '../support/agent-team.js'
+import { TEAM, makeFixture, nudge, startInProcess, toolResult, type Fixture } from '../permissions/requests/bubbling-helpers.js'
+import { useAgentTeam } from '../support/agent-team.js'
 import { waitFor } from '../support/wait.js'
 
 /**
@@ -47,29 +45,12 @@ describe('compaction restores only what the Read guard lets through now', () => 
         },
         fallback: { text: 'ok' },
       })
-      const abort = new AbortController()
-      const pane = captureOutput()
-      const { runtime } = await assembleAgent({
-        team: TEAM,
-        name: 'alice',
-        env: fx.env,
-        mode,
-        output: pane.output,
-        signal: abort.signal,
-        runtime: { autoClaimTasks: false },
-        permissions: (a) => createPermissionLayer(a, { notifyTmux: false }),
-      })
-      const done = runtime.run()
-      const stop = () => {
-        abort.abort()
-        return done
-      }
-      track("alice's pane", stop, pane.text)
+      const { runtime, pane } = await startInProcess(fx, { mode })
       await nudge(fx, 'read them')
-      await waitFor('the reads answered', () => reads.every((r) => toolResult(loopback, r.id) !== undefined), 15_000, { output: pane.text })
+      await waitFor('the reads answered', () => reads.every((r) => toolResult(loopback, r.id) !== undefined), 15_000, { output: pane })
       expect(toolResult(loopback, 'r_key')!.isError).toBe(true)
       expect(toolResult(loopback, 'r_ssh')!.isError).toBe(true)
-      await waitFor('alice idle', async () => (await readMemberState(TEAM, 'alice', fx.env))?.status === 'idle', 10_000, { output: pane.text })
+      await waitFor('alice idle', async () => (await readMemberState(TEAM, 'alice', fx.env))?.status === 'idle', 10_000, { output: pane })
 
       runtime.compact()
       await nudge(fx, 'after compaction')
@@ -79,7 +60,7 @@ describe('compaction restores only what the Read guard lets through now', () => 
         () => bodies().some((b) => b.includes('Recently read file') && b.includes('after compaction')),
         15_000,
         {
-          output: pane.text,
+          output: pane,
         },
       )
       const after = bodies().find((b) => b.includes('Recently read file') && b.includes('after compaction'))!

@@ -51,6 +51,8 @@ export interface InProcessAgent {
   done: Promise<number>
   pane(): string
   stop(): Promise<number>
+  /** The agent's runtime (compact it, inspect it). */
+  runtime: Awaited<ReturnType<typeof assembleAgent>>['runtime']
 }
 
 export async function startInProcess(fx: Fixture, options: { mode?: string; layer?: PermissionLayerOptions } = {}): Promise<InProcessAgent> {
@@ -72,7 +74,7 @@ export async function startInProcess(fx: Fixture, options: { mode?: string; laye
     return done
   }
   track("alice's pane", stop, pane.text)
-  return { done, pane: pane.text, stop }
+  return { done, pane: pane.text, stop, runtime }
 }
 
 /** `swarm agent` for alice in the default mode, as a child process (the real teammate binary), killed after the test. */
