@@ -62,7 +62,7 @@ export interface StartAgentOptions {
   /** Claude Code's `--lead-verify-key` (`<ms>.<key>`); default `$SWARM_CLAUDE_LEAD_VERIFY_KEY`. */
   leadVerifyKey?: string
   runtime?: Partial<Pick<RuntimeOptions, 'external' | 'route' | 'onControl' | 'autoClaimTasks'>>
-  /** Overrides of the member's budget (`swarm agent --max-cost/--max-tokens`). */
+  /** The member's budget, from its team entry (`swarm spawn`/`team create --max-cost/--max-tokens`). */
   maxCostUsd?: number
   maxTokens?: number
   /** Replaces the agent type's own prompt (the coordinator's). */

@@ -1,6 +1,7 @@
 import { parseStructured, type StructuredMessage } from './messages.js'
 import type { InboxMessage } from './types.js'
 import { shortRequestId } from '../home/request-id.js'
+import { clipped } from '../terminal/clip.js'
 
 /**
  * One readable line (or block, for multi-line plain text) for an inbox entry: its text, labelled
@@ -73,7 +74,7 @@ function jsonType(text: string): string | undefined {
   }
 }
 
+/** A message of a type swarm does not know, on one line: its start, and the cut said (`swarm inbox --json` has it whole). */
 function truncate(s: string, max: number): string {
-  const flat = s.replace(/\s+/g, ' ')
-  return flat.length > max ? flat.slice(0, max - 1) + '…' : flat
+  return clipped(s.replace(/\s+/g, ' '), max, 'swarm inbox --json')
 }

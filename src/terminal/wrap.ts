@@ -1,7 +1,8 @@
 /**
  * Lines wrapped on word boundaries to a terminal's width, so tmux never cuts a word at the pane's
  * edge: widths count visible characters only (swarm's own colour codes do not count), a word
- * wider than the line is split, never dropped, and continuation lines are indented.
+ * wider than the line is split, never dropped, its pieces ending in SPLIT_MARK, and continuation
+ * lines are indented.
  */
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: swarm's own SGR colour codes are what is skipped
@@ -9,6 +10,9 @@ const SGR = /\x1b\[[0-9;]*m/g
 
 /** How continuation lines of a wrapped line start: deeper than any line of swarm's own (2 spaces). */
 export const CONTINUATION = '    '
+
+/** Ends each piece of a word split across lines, so a split is never mistaken for a space. */
+export const SPLIT_MARK = '↩'
 
 const SGR_HERE = new RegExp(SGR.source, 'y')
 
@@ -58,10 +62,10 @@ function wrapLine(line: string, width: number): string {
       current += ' '
       used++
     }
-    // A word wider than the room left on a fresh line: in pieces, never cut off.
+    // A word wider than the room left on a fresh line: in marked pieces, never cut off.
     while (used + visibleWidth(w) > width) {
-      const [head, rest] = splitVisible(w, width - used)
-      current += head
+      const [head, rest] = splitVisible(w, width - used - SPLIT_MARK.length)
+      current += head + SPLIT_MARK
       start()
       w = rest
     }

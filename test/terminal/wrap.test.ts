@@ -1,6 +1,6 @@
 import pc from 'picocolors'
 import { describe, expect, it } from 'vitest'
-import { CONTINUATION, visibleWidth, withoutColors, wrapLines } from '../../src/terminal/wrap.js'
+import { CONTINUATION, SPLIT_MARK, visibleWidth, withoutColors, wrapLines } from '../../src/terminal/wrap.js'
 
 const PROMPT =
   '? [7a2a0f] worker wants to use Bash: npm run build && npm test -- --reporter=verbose --coverage src/a/very/long/path/that/goes/on/and/on/forever/file.ts ok'
@@ -14,8 +14,18 @@ describe('wrapLines', () => {
       for (const l of out.slice(1)) expect(l.startsWith(CONTINUATION)).toBe(true)
       const longWord = 'src/a/very/long/path/that/goes/on/and/on/forever/file.ts'
       if (width > longWord.length + CONTINUATION.length) expect(words(out.join('\n'))).toEqual(words(PROMPT))
-      else expect(out.join('').replace(/\s+/g, '')).toBe(PROMPT.replace(/\s+/g, ''))
+      else expect(out.join('').replaceAll(SPLIT_MARK, '').replace(/\s+/g, '')).toBe(PROMPT.replace(/\s+/g, ''))
     }
+  })
+
+  it('marks each piece of a word split for being wider than the line', () => {
+    const word = 'x'.repeat(70)
+    const out = wrapLines(`run ${word}`, 30).split('\n')
+    for (const l of out) expect(visibleWidth(l)).toBeLessThanOrEqual(30)
+    expect(out[0]).toBe('run') // the long word starts on a line of its own
+    expect(out.slice(1, -1).every((l) => l.endsWith(SPLIT_MARK))).toBe(true)
+    expect(out.at(-1)!.endsWith(SPLIT_MARK)).toBe(false)
+    expect(out.join('').replaceAll(SPLIT_MARK, '').replace(/\s+/g, '')).toBe(`run${word}`)
   })
 
   it('does not count colour codes, and keeps them', () => {
