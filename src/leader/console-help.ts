@@ -14,7 +14,8 @@ export const CONSOLE_HELP = `commands:
   /show [id]               print a request's whole input (the shown one, or [id]); a long one must be read so before y/a
   /compact [focus]         compact the lead's conversation now (summary + recent files + team)
   /help                    this help
-  /quit                    leave the console; the team keeps running (swarm team resume brings it back)
+  /quit                    leave the console; pane teammates keep running, in-process ones stop
+                           with it (swarm team resume brings the team back)
 when a request is shown: y = approve once, a = approve always, n [feedback] = deny
 (a key answers only the request whose prompt is on screen)
 anything else goes to the lead agent`

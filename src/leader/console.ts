@@ -54,6 +54,8 @@ export interface LeaderConsoleOptions {
   lead?: LeadAgent
   /** Why there is no lead agent (shown when the user types text for it). */
   noLeadReason?: string
+  /** The teammates run inside this process (in-process backend): leaving the console stops them. */
+  teammatesInside?: boolean
   color?: boolean
   signal?: AbortSignal
   /** Safety sweep of pending requests (new ones, answered elsewhere, dead requesters). */
@@ -448,7 +450,11 @@ export class LeaderConsole {
         return this.line(this.c.dim(`compacting the lead's conversation${arg ? ` (focus: ${arg})` : ''}`))
       case 'quit':
       case 'exit':
-        this.line('leaving the console; the team keeps running. `swarm team resume ' + this.o.team + '` brings it back.')
+        this.line(
+          this.o.teammatesInside
+            ? `leaving the console stops the teammates running inside it (their conversations are kept); \`swarm team resume ${this.o.team}\` continues them.`
+            : `leaving the console; the team keeps running. \`swarm team resume ${this.o.team}\` brings it back.`,
+        )
         return this.stop()
       default:
         return this.line(`unknown command /${cmd} — /help lists them`)

@@ -198,6 +198,7 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
     noLeadReason:
       'no model is configured for the lead agent: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a compatible server); slash commands work without one (/help)',
     signal: abort.signal,
+    ...(inProcess ? { teammatesInside: true } : {}),
     ...(o.answersHere === false ? { answersHere: false } : {}),
     // A script's or a CI job's stdin ends at once: the team must outlive it (stopped by `team delete` or a signal).
     ...(o.input === undefined && !process.stdin.isTTY ? { runPastInputEnd: true } : {}),

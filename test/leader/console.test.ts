@@ -27,7 +27,7 @@ useTempDir('swarm-console-', async (d) => {
 })
 
 /** A console on streams, with a control that records what it was asked to do. */
-function open(opts: { lead?: LeadAgent; columns?: number } = {}) {
+function open(opts: { lead?: LeadAgent; columns?: number; teammatesInside?: boolean } = {}) {
   const input = new PassThrough()
   const output: PassThrough & { isTTY?: boolean; columns?: number } = new PassThrough()
   // A pane of that width: the console wraps its lines to it, as on a TTY.
@@ -57,6 +57,7 @@ function open(opts: { lead?: LeadAgent; columns?: number } = {}) {
     pendingPollMs: 200,
     promptSettleMs: 0,
     ...(opts.lead ? { lead: opts.lead } : {}),
+    ...(opts.teammatesInside ? { teammatesInside: true } : {}),
   })
   const done = console_.run()
   const type = (line: string) => input.write(line + '\n')
@@ -216,6 +217,14 @@ describe('the leader console', () => {
     c.type('/quit')
     await c.done
     expect(c.text()).toContain('the team keeps running')
+  })
+
+  it('says at /quit that in-process teammates stop with the console, not that the team keeps running', async () => {
+    const c = open({ teammatesInside: true })
+    c.type('/quit')
+    await c.done
+    expect(c.text()).toContain('leaving the console stops the teammates running inside it')
+    expect(c.text()).not.toContain('keeps running')
   })
 
   it('hands teammate messages and typed text to the lead agent, and closes the pane of a teammate that approved its shutdown', async () => {
