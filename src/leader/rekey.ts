@@ -3,7 +3,7 @@ import { LEAD_NAME } from '../home/paths.js'
 import { encodeStructured, type MessageOf } from '../mailbox/messages.js'
 import { addressMessage, deliverAddressed } from '../mailbox/send.js'
 import { leadKeyPath, loadLeadPrivateKey, replaceTeamKeys } from '../trust/keys.js'
-import { claudeVerifyKeyFor, leadSigner, signAddressed } from '../trust/sign.js'
+import { claudeVerifyKeyFor, leadSigner, seal } from '../trust/sign.js'
 import { moveAside } from '../util/fs.js'
 import { createExecutor } from '../backends/registry.js'
 import { readMemberState } from '../store/member-state.js'
@@ -52,7 +52,7 @@ export async function rekeyTeam(team: string, env: NodeJS.ProcessEnv = process.e
         timestamp: new Date(now).toISOString(),
       }
       const addressed = addressMessage({ members, from: LEAD_NAME, to: m.name, text: encodeStructured(update), summary: 'new lead key' })
-      await deliverAddressed(team, signAddressed(addressed, sign), env)
+      await deliverAddressed(team, seal(addressed, sign), env)
       report.handedTo.push(m.name)
     }
     return report

@@ -36,10 +36,18 @@ export interface AddressedEntry {
   entry: InboxMessage
 }
 
+declare const SEALED: unique symbol
+/**
+ * An addressed entry that went through its author's seal (trust/sign `seal`: a team-lead entry
+ * signed for its recipient, a teammate's as it is). Only `seal` makes one, and only a sealed
+ * entry is delivered: an unsigned lead order cannot be written by a path that forgot to sign.
+ */
+export type SealedEntry = AddressedEntry & { readonly [SEALED]: true }
+
 /**
  * The entries of a message, one per recipient (its own msg_id), in the order of resolveRecipients.
  * Every check (recipient, size, fields) runs here, before anything is written, so a broadcast is
- * never half-refused. An author that signs (team-lead) signs these (trust/sign) before delivering.
+ * never half-refused. The author seals them (trust/sign `seal`: team-lead signs) before delivering.
  */
 export function addressMessage(opts: MessageOptions): AddressedEntry[] {
   const recipients = resolveRecipients(opts.members, opts.to, opts.from)
@@ -47,12 +55,7 @@ export function addressMessage(opts: MessageOptions): AddressedEntry[] {
   return recipients.map((to) => ({ to, entry: createEntry({ from: opts.from, text: opts.text, color: opts.color, summary: opts.summary }) }))
 }
 
-/** Writes each entry into its recipient's inbox, as given: transport adds and checks no signature. */
-export function deliverAddressed(team: string, addressed: AddressedEntry[], env?: NodeJS.ProcessEnv): Promise<InboxMessage[]> {
+/** Writes each sealed entry into its recipient's inbox, as given: transport adds and checks no signature. */
+export function deliverAddressed(team: string, addressed: readonly SealedEntry[], env?: NodeJS.ProcessEnv): Promise<InboxMessage[]> {
   return Promise.all(addressed.map((a) => appendMessage(inboxPath(team, a.to, env), a.entry)))
-}
-
-/** An unsigned message into each recipient's inbox (addressMessage, then deliverAddressed). */
-export async function deliver(opts: MessageOptions & { team: string; env?: NodeJS.ProcessEnv }): Promise<InboxMessage[]> {
-  return await deliverAddressed(opts.team, addressMessage(opts), opts.env)
 }

@@ -1,15 +1,17 @@
 import { SwarmError, errorMessage } from '../errors.js'
 import { encodeStructured } from '../mailbox/messages.js'
-import { deliver } from '../mailbox/send.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { OWN_FILE, readJsonFile } from '../util/fs.js'
 import { LEAD_NAME, teamConfigPath } from '../home/paths.js'
 import { ownerName } from './task-graph.js'
 import { TeamFile } from '../teams/types.js'
+import { sendTeamMessage } from '../teams/messaging.js'
 import type { Task } from './types.js'
 
 /**
- * Tells a task's new owner about it with a `task_assignment` message in its inbox.
+ * Tells a task's new owner about it with a `task_assignment` message in its inbox, sent the one
+ * way team messages go (teams/messaging): signed when team-lead assigns, so a key-holding teammate
+ * sees a verified order, and logged for a recipient that consumes its own inbox.
  * Nothing is sent when the owner assigned the task to itself (a claim), or when the owner is
  * not a member of the team: owners are free-form strings in Claude Code's task files, and a
  * task list may outlive its team.
@@ -31,9 +33,8 @@ export async function notifyAssignment(team: string, task: Task, by: string | un
     assignedBy,
     timestamp: new Date().toISOString(),
   })
-  const color = config.members.find((m) => m.name === from)?.color
   try {
-    const [sent] = await deliver({ team, members, from, to, text, ...(color !== undefined && { color }), env })
+    const [sent] = await sendTeamMessage({ team, from, to, text, ...(env ? { env } : {}) })
     return sent
   } catch (err) {
     throw new SwarmError(

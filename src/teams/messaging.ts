@@ -2,7 +2,7 @@ import type { InboxMessage } from '../mailbox/types.js'
 import { addressMessage, deliverAddressed } from '../mailbox/send.js'
 import { prepareSentLog, recordSent } from '../mailbox/sent-log.js'
 import { LEAD_NAME, sentLogPath } from '../home/paths.js'
-import { signAddressed, teamLeadSigner } from '../trust/sign.js'
+import { seal, teamLeadSigner, type Sealer } from '../trust/sign.js'
 import { claudeLeadOf } from './claude-lead.js'
 import { findMember, readTeam } from './team-store.js'
 
@@ -28,7 +28,7 @@ export async function sendTeamMessage(msg: TeamMessage): Promise<InboxMessage[]>
   const config = await readTeam(msg.team, msg.env)
   const sender = findMember(config, msg.from ?? LEAD_NAME)
   // A Claude Code lead signs with keys only it holds: swarm neither signs for it nor writes key files into its team.
-  const sign = sender.name === LEAD_NAME && !claudeLeadOf(config) ? await teamLeadSigner(msg.team, msg.env) : undefined
+  const sealer: Sealer = sender.name !== LEAD_NAME ? 'teammate' : claudeLeadOf(config) ? 'claude-lead' : await teamLeadSigner(msg.team, msg.env)
   // Readers that delete what they consume (Claude Code, and a Claude Code lead's team-lead inbox):
   // swarm keeps its own record, so `swarm inbox` shows those messages as consumed, not missing.
   const claudeLed = claudeLeadOf(config) !== undefined
@@ -47,7 +47,7 @@ export async function sendTeamMessage(msg: TeamMessage): Promise<InboxMessage[]>
   })
   const logs = addressed.map(({ to }) => (consumes(to) ? sentLogPath(msg.team, to, msg.env) : undefined))
   for (const log of logs) if (log) await prepareSentLog(log)
-  const sent = await deliverAddressed(msg.team, signAddressed(addressed, sign), msg.env)
+  const sent = await deliverAddressed(msg.team, seal(addressed, sealer), msg.env)
   for (const [i, log] of logs.entries()) if (log) await recordSent(log, [sent[i]])
   return sent
 }

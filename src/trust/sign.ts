@@ -1,6 +1,8 @@
 import type { KeyObject } from 'node:crypto'
 import { NotFoundError } from '../errors.js'
 import type { InboxMessage } from '../mailbox/types.js'
+import type { AddressedEntry, SealedEntry } from '../mailbox/send.js'
+import { LEAD_NAME } from '../home/paths.js'
 import { formatClaudeVerifyKey, recipientClaudeKey, signClaudeLeadEntry } from './claude-scheme.js'
 import { currentLeadKey, ensureTeamKeys } from './keys.js'
 import { signLeadMessage } from './swarm-scheme.js'
@@ -45,9 +47,24 @@ export function signEntry<T extends InboxMessage>(entry: T, sign: LeadSignFn | u
   }
 }
 
-/** Addressed entries (mailbox/send `addressMessage`), each signed for its recipient. */
-export function signAddressed<T extends { to: string; entry: InboxMessage }>(addressed: T[], sign: LeadSignFn | undefined): T[] {
-  return addressed.map((a) => ({ ...a, entry: signEntry(a.entry, sign, a.to) }))
+/**
+ * Who seals an author's entries: team-lead's signer; `teammate` for a member that signs nothing;
+ * `claude-lead` for team-lead's entries in a team led by Claude Code, whose keys swarm does not hold.
+ */
+export type Sealer = LeadSignFn | 'teammate' | 'claude-lead'
+
+/**
+ * Addressed entries (mailbox/send `addressMessage`) made deliverable: each team-lead entry signed
+ * for its recipient. A team-lead entry without a signer is refused (an Error, before anything is
+ * written) unless the team is led by Claude Code: every order swarm writes as team-lead is signed.
+ */
+export function seal(addressed: readonly AddressedEntry[], sealer: Sealer): SealedEntry[] {
+  return addressed.map((a) => {
+    if (typeof sealer === 'function') return { ...a, entry: signEntry(a.entry, sealer, a.to) } as SealedEntry
+    if (a.entry.from === LEAD_NAME && sealer === 'teammate')
+      throw new Error(`an entry from ${LEAD_NAME} to ${a.to} must be signed: no lead signer was given`)
+    return a as SealedEntry
+  })
 }
 
 /**

@@ -1,8 +1,10 @@
+import { generateKeyPairSync } from 'node:crypto'
 import fs from 'node:fs/promises'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { InvalidNameError, NotFoundError, SwarmError } from '../../src/errors.js'
 import { readInbox } from '../../src/mailbox/inbox.js'
-import { addressMessage, deliver, deliverAddressed, resolveRecipients } from '../../src/mailbox/send.js'
+import { addressMessage, deliverAddressed, resolveRecipients, type MessageOptions } from '../../src/mailbox/send.js'
+import { leadSigner, seal } from '../../src/trust/sign.js'
 import { MAX_MESSAGE_BYTES } from '../../src/mailbox/types.js'
 import { inboxPath, inboxesDir } from '../../src/home/paths.js'
 import { tempHome } from './helpers.js'
@@ -35,6 +37,10 @@ describe('resolveRecipients', () => {
   })
 })
 
+/** A teammate's message, as teams/messaging sends one: addressed, sealed (unsigned), delivered. */
+const deliver = async (o: MessageOptions & { team: string; env: NodeJS.ProcessEnv }) =>
+  await deliverAddressed(o.team, seal(addressMessage(o), 'teammate'), o.env)
+
 describe('deliver', () => {
   let home: Awaited<ReturnType<typeof tempHome>>
   beforeEach(async () => (home = await tempHome()))
@@ -52,10 +58,18 @@ describe('deliver', () => {
 
   it('writes addressed entries as given: what the author signed is what the inbox holds', async () => {
     const addressed = addressMessage({ members, from: 'team-lead', to: 'bob', text: 'order' })
-    const sealed = addressed.map((a) => ({ ...a, entry: { ...a.entry, leadSig: `sig:${a.entry.msg_id}` } }))
-    const [entry] = await deliverAddressed('alpha', sealed, home.env)
-    expect(entry.leadSig).toBe(`sig:${entry.msg_id}`)
+    const sign = leadSigner(generateKeyPairSync('ed25519').privateKey)
+    const [entry] = await deliverAddressed('alpha', seal(addressed, sign), home.env)
+    expect(entry.leadSig).toMatch(/.+/)
+    expect(entry.lead_sig).toMatch(/.+/)
     expect((await readInbox(inboxPath('alpha', 'bob', home.env)))[0]).toEqual(entry)
+  })
+
+  it('refuses to seal a team-lead entry without a signer (outside a Claude Code-led team), before anything is written', async () => {
+    const addressed = addressMessage({ members, from: 'team-lead', to: '*', text: 'order' })
+    expect(() => seal(addressed, 'teammate')).toThrow(/must be signed/)
+    expect(seal(addressed, 'claude-lead').map((a) => a.entry.leadSig)).toEqual([undefined, undefined])
+    await expect(fs.access(inboxesDir('alpha', home.env))).rejects.toThrow()
   })
 
   it('creates no file for a non-member and writes nothing for an oversized broadcast', async () => {

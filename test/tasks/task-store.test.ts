@@ -1,6 +1,8 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { loadLeadPublicKey } from '../../src/trust/keys.js'
+import { verifyLeadMessage } from '../../src/trust/swarm-scheme.js'
 import { CorruptFileError, NotFoundError, UsageError } from '../../src/errors.js'
 import { readInbox } from '../../src/mailbox/inbox.js'
 import { parseStructured } from '../../src/mailbox/messages.js'
@@ -173,6 +175,20 @@ describe('owners', () => {
     ])
     await updateTask('t', '2', { owner: null }, { env })
     expect((await getTask('t', '2', env)).owner).toBeUndefined()
+  })
+
+  it("team-lead's task_assignment is signed for its recipient, as every lead order is; a teammate's is not", async () => {
+    await add('a', { owner: 'alice' })
+    await add('b')
+    await updateTask('t', '2', { owner: 'bob' }, { env, by: 'alice' })
+    const publicKey = await loadLeadPublicKey('t', env)
+    const [toAlice] = await readInbox(inboxPath('t', 'alice', env))
+    const [toBob] = await readInbox(inboxPath('t', 'bob', env))
+    expect(verifyLeadMessage(publicKey, toAlice, 'alice')).toBe(true)
+    // Bound to its recipient: the same entry copied into bob's inbox does not verify there.
+    expect(verifyLeadMessage(publicKey, toAlice, 'bob')).toBe(false)
+    expect(toBob.from).toBe('alice')
+    expect(toBob.leadSig).toBeUndefined()
   })
 
   it('releaseTasksOf returns unfinished tasks (owner by name or agentId) to pending', async () => {

@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { encodeStructured, type StructuredMessage } from '../../mailbox/messages.js'
 import { addressMessage, deliverAddressed } from '../../mailbox/send.js'
 import { LEAD_NAME } from '../../home/paths.js'
-import { signAddressed, type LeadSignFn } from '../../trust/sign.js'
+import { seal, type LeadSignFn } from '../../trust/sign.js'
 import { readTeam } from '../../teams/team-store.js'
 import { defineTool } from '../tool.js'
 
@@ -84,7 +84,7 @@ export function createSendMessageTool(host: TeamToolHost) {
         ...(i.summary ? { summary: i.summary } : {}),
         ...(host.color ? { color: host.color } : {}),
       })
-      const sent = await deliverAddressed(host.team, signAddressed(addressed, host.name === LEAD_NAME ? host.sign : undefined), host.env)
+      const sent = await deliverAddressed(host.team, seal(addressed, host.name === LEAD_NAME && host.sign ? host.sign : 'teammate'), host.env)
       return `Message sent to ${i.to === '*' ? `${sent.length} members` : i.to}.`
     },
   })
