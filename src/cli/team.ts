@@ -65,7 +65,7 @@ export function registerTeamCommands(program: Command): void {
     .option('--agent-type <name:type>', 'agent type of a member, e.g. researcher:Explore (repeatable)', collect, [])
     .option(
       '--agent <name:kind>',
-      `the agent CLI a member runs, e.g. reviewer:codex (${agentKindsHelp()} or a user-defined adapter; repeatable)`,
+      `the agent CLI a member runs, e.g. reviewer:codex (${agentKindsHelp()} or a user-defined adapter; repeatable; adds the member if --agents does not name it)`,
       collect,
       [],
     )
@@ -112,7 +112,10 @@ export function registerTeamCommands(program: Command): void {
 
 export async function teamCreate(name: string, opts: TeamCreateOptions): Promise<void> {
   const spec = opts.from ? await loadTeamSpec(opts.from, { backendChoices: backendChoices() }) : undefined
-  const names = [...(spec?.members.map((m) => m.name) ?? []), ...splitList(opts.agents)]
+  const types = parseAgentTypes(opts.agentType ?? [])
+  const kinds = parseNamePairs(opts.agent ?? [], '--agent', 'reviewer:codex')
+  // `--agent critic:codex` (or `--agent-type critic:Explore`) names a teammate by itself: no need to repeat it in --agents.
+  const names = [...new Set([...(spec?.members.map((m) => m.name) ?? []), ...splitList(opts.agents), ...kinds.keys(), ...types.keys()])]
   for (const n of names) validateTeammateName(n)
   const mode = opts.mode ?? spec?.mode
   if (mode !== undefined && !PermissionModeName.safeParse(mode).success) {
@@ -123,16 +126,12 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
   const stat = await fs.stat(cwd).catch(() => undefined)
   if (!stat?.isDirectory()) throw new UsageError(`--cwd ${cwd} is not a directory`)
   await warnIfNoSandbox(cwd)
-  const types = parseAgentTypes(opts.agentType ?? [])
-  const kinds = parseNamePairs(opts.agent ?? [], '--agent', 'reviewer:codex')
   const model = opts.model ?? spec?.model
   const budget = { ...spec?.budget, ...budgetFlags(opts) }
   const teamBudget = {
     ...spec?.teamBudget,
     ...(opts.teamMaxCost !== undefined ? { maxCostUsd: budgetFlags({ maxCost: opts.teamMaxCost }).maxCostUsd } : {}),
   }
-  for (const t of types.keys()) if (!names.includes(t)) throw new UsageError(`--agent-type names ${t}, which is not in --agents`)
-  for (const t of kinds.keys()) if (!names.includes(t)) throw new UsageError(`--agent names ${t}, which is not in --agents`)
   const agentKinds = names.map((a) => kinds.get(a) ?? spec?.members.find((x) => x.name === a)?.agent)
   await checkAdapters(
     name,

@@ -36,10 +36,17 @@ describe('--agent on team create, team files and spawn', () => {
     const unknown = await swarm(['team', 'create', 'bad', '--agents', 'a', '--agent', 'a:nope', '--no-start'])
     expect(unknown.code).toBe(2)
     expect(unknown.stderr).toMatch(/^swarm: unknown agent "nope" — use one of swarm, claude, codex, gemini, opencode, pi/)
-    const stray = await swarm(['team', 'create', 'bad', '--agents', 'a', '--agent', 'z:codex', '--no-start'])
-    expect(stray.code).toBe(2)
-    expect(stray.stderr).toContain('--agent names z, which is not in --agents')
     await expect(fs.stat(path.join(dir, 'home', 'teams', 'bad'))).rejects.toThrow()
+    // A member named only by --agent (or --agent-type) is a member: no need to repeat it in --agents.
+    const named = await swarm(['team', 'create', 'named', '--agents', 'a', '--agent', 'z:codex', '--agent-type', 'y:Explore', '--no-start', '--json'])
+    expect(named.code, named.stderr).toBe(0)
+    const roster = (JSON.parse(named.stdout) as { members: Array<{ name: string; agent?: string; agentType?: string }> }).members
+    expect(roster.map((m) => [m.name, m.agent, m.agentType])).toEqual([
+      ['team-lead', undefined, 'team-lead'],
+      ['a', undefined, 'general-purpose'],
+      ['z', 'codex', 'general-purpose'],
+      ['y', undefined, 'Explore'],
+    ])
 
     await fs.writeFile(path.join(dir, 'team.yaml'), 'members:\n  - { name: r, agent: pi }\n')
     const fromFile = await swarm(['team', 'create', 'file', '--from', path.join(dir, 'team.yaml'), '--no-start', '--json'])
