@@ -61,9 +61,9 @@ describe('swarm team create --from team.yaml / --agent-type', () => {
     expect(bad.exitCode).toBe(2)
     expect(bad.stderr).toContain(file)
     expect(bad.stderr).toContain('members.0.mode')
-    const badType = await swarm(home, ['team', 'create', 'x', '--agents', 'a', '--agent-type', 'b:Explore', '--no-start'])
-    expect(badType.exitCode).toBe(2)
-    expect(badType.stderr).toContain('not in --agents')
+    const badType = await swarm(home, ['team', 'create', 'x', '--agents', 'a', '--agent-type', 'b:NoSuchType', '--no-start'])
+    expect(badType.exitCode).toBe(3) // an agent type that is not defined: not found
+    expect(badType.stderr).toContain('NoSuchType')
     expect((await swarm(home, ['team', 'create', 'x', '--from', path.join(home.home, 'missing.yaml')])).exitCode).toBe(3)
     await expect(fs.access(path.join(home.home, 'teams', 'x'))).rejects.toThrow()
   })
