@@ -4,7 +4,7 @@ import type { Command } from 'commander'
 import { backendChoices } from '../backends/registry.js'
 import { agentKindsHelp } from '../adapters/registry.js'
 import { definedOnly } from '../util/object.js'
-import { UsageError } from '../errors.js'
+import { ConflictError, UsageError } from '../errors.js'
 import { LEAD_NAME } from '../home/paths.js'
 import type { KillOutcome } from '../supervisor/stop.js'
 import { printJson, println } from '../terminal/output.js'
@@ -30,6 +30,7 @@ export interface SpawnCommandOptions {
 
 export interface KillCommandOptions {
   now?: boolean
+  respectRefusal?: boolean
   remove?: boolean
   discard?: boolean
   timeout?: string
@@ -70,6 +71,7 @@ export function registerSpawnCommands(program: Command): void {
     .argument('<name>', 'teammate name')
     .option('--now', 'kill the pane and its process tree at once')
     .option('--timeout <ms>', 'how long to wait for a graceful stop', '10000')
+    .option('--respect-refusal', 'a teammate that refuses to shut down is left running (exit 4) instead of killed')
     .option('--remove', 'then remove it from the team: its open tasks go back to pending, its clean worktree is removed')
     .option('--discard', 'with --remove: remove its worktree even with uncommitted changes or unmerged commits (named first)')
     .option('--json', 'print the result as JSON')
@@ -157,7 +159,18 @@ export async function runKill(team: string, name: string, opts: KillCommandOptio
   if (!Number.isFinite(timeoutMs) || timeoutMs < 0)
     throw new UsageError(`--timeout must be a number of milliseconds (got ${JSON.stringify(opts.timeout)})`)
   if (opts.discard && !opts.remove) throw new UsageError('--discard is for the worktree of a teammate removed with --remove')
-  const result = await killTeammate(team, name, { now: opts.now, timeoutMs })
+  if (opts.respectRefusal && opts.now) throw new UsageError('--respect-refusal asks first; --now does not ask', { hint: 'give one of them' })
+  const result = await killTeammate(team, name, { now: opts.now, timeoutMs, ...(opts.respectRefusal ? { respectRefusal: true } : {}) })
+  if (result.outcome === 'refused') {
+    if (opts.json) {
+      printJson({ team, name, ...result })
+      process.exitCode = 4
+      return
+    }
+    throw new ConflictError('SWARM_SHUTDOWN_REFUSED', `${name} refused to shut down (${result.reason}); left running`, {
+      hint: `swarm kill ${team} ${name} without --respect-refusal stops it anyway`,
+    })
+  }
   if (opts.remove) return removeAfterKill(team, name, opts, result)
   if (opts.json) return printJson({ team, name, ...result })
   println(killLine(name, result, timeoutMs))
@@ -192,6 +205,8 @@ function killLine(name: string, result: KillOutcome, timeoutMs: number): string 
       return `${name} obeys only its gone Claude Code lead's signature: ended it with SIGTERM`
     case 'requested':
       return `asked ${name} to shut down (it runs inside its leader, which stops it)`
+    case 'refused':
+      return `${name} refused to shut down (${result.reason}); left running`
     case 'killed':
       if (result.after === 'timeout') return `${name} did not stop within ${timeoutMs} ms; killed it and its processes`
       if (result.after === 'rejected') return `${name} refused to shut down (${result.reason}); killed it and its processes`

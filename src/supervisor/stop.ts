@@ -124,6 +124,8 @@ export async function stopTeamMembers(team: string, opts: StopOptions = {}): Pro
 export interface KillOptions {
   /** Kill at once instead of asking first. */
   now?: boolean
+  /** A teammate that refuses the shutdown_request is left running (outcome `refused`) instead of killed. */
+  respectRefusal?: boolean
   timeoutMs?: number
   env?: Env
   sign?: LeadSigner
@@ -135,11 +137,14 @@ export type KillOutcome =
   | { outcome: 'signalled' }
   | { outcome: 'approved' }
   | { outcome: 'killed'; after?: 'timeout' | 'rejected'; reason?: string }
+  /** `respectRefusal`: it declined, and runs on untouched. */
+  | { outcome: 'refused'; reason: string }
   | { outcome: 'requested' }
 
 /**
  * `swarm kill`: graceful (shutdown_request, then forced after `timeoutMs` or a rejection — the
- * user asked for it to stop) or, with `now`, killed at once. A teammate of a gone Claude Code
+ * user asked for it to stop — unless `respectRefusal`, which leaves a refusing teammate running)
+ * or, with `now`, killed at once. A teammate of a gone Claude Code
  * lead is never asked (it would call the request forged): SIGTERM, as on `team delete`. An
  * in-process teammate can only be asked from here: killing it needs its leader (exit 7); with no
  * leader running, it is only marked stopped.
@@ -184,6 +189,8 @@ export async function killTeammate(team: string, name: string, opts: KillOptions
       outcome = { outcome: 'killed' }
     } else {
       const r = await executor.terminate(id, 'stopped with swarm kill', { timeoutMs: opts.timeoutMs })
+      // Respected, a refusal changes nothing: not killed, not reaped, not marked stopped.
+      if (r.outcome === 'rejected' && opts.respectRefusal) return { outcome: 'refused', reason: r.reason }
       if (r.outcome === 'timeout' || r.outcome === 'rejected') {
         await executor.kill(id)
         outcome = { outcome: 'killed', after: r.outcome, ...(r.outcome === 'rejected' && { reason: r.reason }) }

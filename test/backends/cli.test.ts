@@ -96,6 +96,29 @@ describe.skipIf(!hasTmux)('swarm spawn / status / kill / attach / doctor', () =>
     expect((await readTeam('crew', env)).members.find((m) => m.name === 'tree-b')?.isActive).toBe(false)
   })
 
+  it('kill --respect-refusal leaves a teammate that refuses running (exit 4); without it the refusal is overridden', async () => {
+    const inbox = (n: string) => inboxPath('crew', n, env)
+    for (const n of ['stubborn', 'stubborn-2'])
+      expect((await swarm('spawn', 'crew', n, '--backend', 'tmux', '--command', node('refuse-shutdown', inbox(n), inbox('team-lead'), n))).code).toBe(
+        0,
+      )
+    await waitFor('both to run', async () => (await statusOf('crew', 'stubborn-2')).state === 'alive', 15_000)
+    const respected = await swarm('kill', 'crew', 'stubborn', '--respect-refusal', '--timeout', '10000')
+    expect(respected.code, respected.stderr).toBe(4)
+    expect(respected.stderr).toMatch(/^swarm: stubborn refused to shut down \(in the middle of a migration\); left running/)
+    expect(await statusOf('crew', 'stubborn')).toMatchObject({ state: 'alive' })
+    expect((await readTeam('crew', env)).members.find((m) => m.name === 'stubborn')?.isActive).not.toBe(false)
+    const json = await swarm('kill', 'crew', 'stubborn', '--respect-refusal', '--json')
+    expect(json.code).toBe(4)
+    expect(JSON.parse(json.stdout)).toMatchObject({ outcome: 'refused', reason: 'in the middle of a migration' })
+    expect((await swarm('kill', 'crew', 'stubborn', '--respect-refusal', '--now')).code).toBe(2)
+    const forced = await swarm('kill', 'crew', 'stubborn-2')
+    expect(forced.code, forced.stderr).toBe(0)
+    expect(forced.stdout).toMatch(/refused to shut down \(in the middle of a migration\); killed it/)
+    expect((await statusOf('crew', 'stubborn-2')).state).toBe('dead')
+    expect((await swarm('kill', 'crew', 'stubborn', '--now')).code).toBe(0)
+  })
+
   it('fails with the documented exit codes and a one-line message', async () => {
     // A team that runs nowhere yet, and no TTY here: detection says in-process (a tmux team would spawn on tmux).
     await createTeam({ name: 'bare', cwd: root }, env)
