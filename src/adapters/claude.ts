@@ -103,7 +103,15 @@ async function prepareClaude(ctx: AdapterContext): Promise<LaunchPlan> {
   return {
     // umask 077: what it creates in the pane (and its files under the team) is the user's alone.
     argv: ['/bin/sh', '-c', 'umask 077 && exec "$0" "$@"', bin, ...flags],
-    env: { CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS: '1', CLAUDE_CONFIG_DIR: rootDir(ctx.env) },
+    env: {
+      CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS: '1',
+      CLAUDE_CONFIG_DIR: rootDir(ctx.env),
+      // On its default model Claude Code turns TaskList/TaskCreate/TaskUpdate off for teammates; this
+      // keeps the team's shared task list in its hands (the variable its changelog names).
+      CLAUDE_CODE_ENABLE_TODO_TOOLS: '1',
+      // Its Agent View daemon would adopt the teammate swarm supervises: swarm's alone.
+      CLAUDE_CODE_DISABLE_AGENT_VIEW: '1',
+    },
   }
 }
 

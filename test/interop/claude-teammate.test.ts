@@ -48,11 +48,17 @@ describe('Claude Code as a swarm teammate', () => {
       expect.arrayContaining(['--agent-id', `cc@${TEAM}`, '--agent-name', 'cc', '--team-name', TEAM, '--permission-mode', 'default']),
     )
     expect(argv[argv.indexOf('--lead-verify-key') + 1]).toMatch(/^\d+\.[\w-]+$/)
+    const environ = fs.readFileSync(`/proc/${pane!.pid}/environ`, 'utf8').split('\0')
+    expect(environ).toEqual(expect.arrayContaining(['CLAUDE_CODE_ENABLE_TODO_TOOLS=1', 'CLAUDE_CODE_DISABLE_AGENT_VIEW=1']))
   })
 
   it('its Bash request is in `swarm perms` with the bare name; approving it runs the command', async () => {
     const req = await waitForRequest(sb, TEAM, 'cc', () => sb.swarm(['send', TEAM, 'cc', 'PROBE-APPROVE please']))
     expect(req).toMatchObject({ toolName: 'Bash', input: { command: 'echo approved > approved.txt' } })
+    // On Claude Code's default model (no --model given) the shared task list's tools are offered to it.
+    const toolsOf = (r: { body: unknown }) => ((r.body as { tools?: Array<{ name?: string }> } | undefined)?.tools ?? []).map((t) => t.name)
+    const turn = sb.loopback.requests.find((r) => toolsOf(r).includes('Bash'))
+    expect(turn && toolsOf(turn)).toEqual(expect.arrayContaining(['TaskList', 'TaskCreate', 'TaskUpdate']))
     expect((await memberStatus(sb, TEAM, 'cc'))?.status).toBe('waiting')
     const r = await sb.swarm(['perms', 'approve', TEAM, req.id])
     expect(r.code).toBe(0)
