@@ -71,7 +71,7 @@ describe('courier on iTerm2: an agent CLI in an iTerm2 split gets its messages t
     const spawned = await t.swarm(['spawn', 't', 'fay', '--agent', 'fake', '--backend', 'iterm2', '--prompt', 'first: hello'])
     expect(spawned.stderr).toBe('')
     await waitFor('the first prompt', async () => (await submissions(log)).some((s) => s.includes('first: hello')), 30_000)
-    const texts = ['/slash first\nsecond line', '-s leading dash 😀', 'an end of paste \x1b[201~ then Enter\r']
+    const texts = ['/slash first\nsecond line', '@at sign ünï 😀', 'an end of paste \x1b[201~ then Enter\r']
     for (const text of texts) expect((await t.swarm(['send', 't', 'fay', text])).code).toBe(0)
     await waitFor(
       'all delivered and read',
@@ -81,7 +81,7 @@ describe('courier on iTerm2: an agent CLI in an iTerm2 split gets its messages t
     const all = (await submissions(log)).join('\n\u0000\n')
     expect(all.split('first: hello').length - 1).toBe(1)
     expect(all.split('/slash first\nsecond line').length - 1).toBe(1)
-    expect(all.split('-s leading dash 😀').length - 1).toBe(1)
+    expect(all.split('@at sign ünï 😀').length - 1).toBe(1)
     // Made visible, so the paste was not ended early and the Enter inside it submitted nothing.
     expect(all.split('an end of paste ^[[201~ then Enter').length - 1).toBe(1)
     const calls = (await fs.readFile(path.join(it2Dir, 'calls.log'), 'utf8')).split('\n').filter(Boolean)
