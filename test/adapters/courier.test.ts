@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -49,7 +50,8 @@ describe('courier: exactly-once delivery into a TUI, confirmed by its hook', () 
   }
 })
 
-describe('courier on iTerm2: an agent CLI in an iTerm2 split gets its messages through it2', () => {
+// The fake it2 gives a session a terminal through util-linux script(1); the fake CLI needs one.
+describe.skipIf(spawnSync('script', ['-V']).status !== 0)('courier on iTerm2: an agent CLI in an iTerm2 split gets its messages through it2', () => {
   let t: AgentTeam
   let it2Dir: string
   afterEach(async () => {
