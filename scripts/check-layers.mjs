@@ -18,6 +18,9 @@ const SPEC = 'docs/layers.json'
 const spec = JSON.parse(fs.readFileSync(path.join(root, SPEC), 'utf8'))
 const layers = spec.layers
 const pure = { io: spec.pure?.io ?? [], files: spec.pure?.files ?? [] }
+/** Sealed layers: layer -> the files of it (paths under the layer) that another layer may import. */
+const publicFiles = Object.fromEntries(Object.entries(spec.public ?? {}).filter(([k]) => k !== 'about'))
+const publicUsed = new Set()
 
 function walk(dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -83,6 +86,12 @@ for (const file of files) {
     if (!(layers[from] ?? []).includes(to)) {
       problems.push(`${rel(file)} imports ${rel(target)}: ${from} may not depend on ${to} (${SPEC})`)
     }
+    const inner = path.relative(path.join(src, to), target)
+    if (publicFiles[to] && !publicFiles[to].includes(inner)) {
+      problems.push(
+        `${rel(file)} imports ${rel(target)}: outside ${to}/ only its public files may be imported (${SPEC} "public": ${publicFiles[to].join(', ')})`,
+      )
+    } else if (publicFiles[to]) publicUsed.add(`${to}/${inner}`)
   }
   graph.set(file, deps)
   valueDeps.set(file, values)
@@ -100,6 +109,14 @@ if (process.argv.includes('--used')) {
 for (const [from, allowed] of Object.entries(layers)) {
   for (const to of allowed) {
     if (!edges.has(`${from} -> ${to}`)) problems.push(`layer ${from} may use ${to} but does not: remove it from ${SPEC}`)
+  }
+}
+// A public file of a sealed layer that no other layer imports is a stale line too.
+for (const [layer, names] of Object.entries(publicFiles)) {
+  if (!(layer in layers)) problems.push(`${SPEC}: "public" names ${layer}, which is no layer`)
+  for (const name of names) {
+    if (!fs.existsSync(path.join(src, layer, name))) problems.push(`${SPEC}: public file ${layer}/${name} does not exist`)
+    else if (!publicUsed.has(`${layer}/${name}`)) problems.push(`${SPEC}: public file ${layer}/${name} is imported by no other layer: remove it`)
   }
 }
 // A note explains a layer, a listed edge (`a -> b`) or a pure entry (`pure: …`); one on anything else is stale.

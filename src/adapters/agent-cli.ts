@@ -5,6 +5,8 @@
  * with the CLI's code, and reaps whatever the CLI left in the pane's session.
  */
 import { spawn } from 'node:child_process'
+import { ownPaneIo } from '../backends/registry.js'
+import type { PaneIo } from '../backends/pane-io.js'
 import { errorMessage } from '../errors.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { encodeStructured } from '../mailbox/messages.js'
@@ -20,7 +22,6 @@ import { confineCli } from './confine.js'
 import { Courier } from './courier.js'
 import { runHook, setStatus } from './hook.js'
 import { AGENT_PATH_ENV } from './launch.js'
-import { PaneIo, ownPane } from './pane-io.js'
 import type { AgentAdapter } from './types.js'
 
 type Env = NodeJS.ProcessEnv
@@ -93,8 +94,9 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
     runHook: (h) => runHook({ ...h, team: o.team, name: o.name, agent: o.adapter.kind, env: o.env }),
   })
   const promptBox = o.adapter.delivery.method === 'http' ? channel?.promptBox : undefined
-  const target = ownPane(o.env)
-  const pane = target ? new PaneIo(target, o.env) : undefined
+  // Through the executor that runs this member: its backend is named in the env it was started with.
+  const pane = ownPaneIo(o.env)
+  if (!pane && !ownState) process.stderr.write(`swarm: warning: ${o.name} runs in no pane swarm can type into: no message will reach it\n`)
   const courier = pane
     ? new Courier({
         team: o.team,

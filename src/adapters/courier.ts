@@ -9,6 +9,7 @@
  */
 import { appendFile } from 'node:fs/promises'
 import path from 'node:path'
+import type { PaneIo } from '../backends/pane-io.js'
 import { readMemberState } from '../store/member-state.js'
 import { errorMessage } from '../errors.js'
 import { agentDir, inboxPath } from '../home/paths.js'
@@ -22,7 +23,6 @@ import { readTeam } from '../teams/team-store.js'
 import { isLeadOrder, LeadGate, refusalReason } from '../trust/gate.js'
 import { promptDigest, readHookLog } from './hook-log.js'
 import { batchText, classifyMessage } from './message-text.js'
-import type { PaneIo } from './pane-io.js'
 import type { AgentAdapter, PromptBox } from './types.js'
 
 type Env = NodeJS.ProcessEnv

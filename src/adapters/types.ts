@@ -3,6 +3,7 @@
  * opencode, pi, Claude Code, or one a user describes in a YAML file) as a teammate. An adapter is
  * data plus a few pure functions; it starts nothing itself — the supervisor and the courier do.
  */
+import type { PasteChunk } from '../backends/types.js'
 
 type Env = NodeJS.ProcessEnv
 
@@ -98,12 +99,6 @@ export type Delivery =
     }
   | { method: 'http' }
   | { method: 'inbox' }
-
-/** The most one paste may hold: `chars` characters (code points) and `lines` lines. */
-export interface PasteChunk {
-  chars: number
-  lines: number
-}
 
 /** Regular expressions (as source text) matched against a pane's title or visible screen. */
 export interface StatePatterns {

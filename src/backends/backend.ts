@@ -1,4 +1,4 @@
-import type { ExecutorOptions, InProcessExecutor, PaneExecutor } from './types.js'
+import type { ExecutorOptions, InProcessExecutor, PaneAddress, PaneDriver, PaneExecutor } from './types.js'
 
 type Env = NodeJS.ProcessEnv
 
@@ -27,6 +27,31 @@ export interface PaneBackend {
   /** How to install or enable it on this OS. */
   installHint(platform: NodeJS.Platform, osRelease?: string): string
   create(opts: ExecutorOptions & Record<string, unknown>): PaneExecutor
+  /** The pane this process runs in, from what the terminal sets in it (tmux: $TMUX_PANE); undefined outside one. */
+  ownPane(env: Env): PaneAddress | undefined
+  /** The keyboard and screen of one of its panes (the registry hands it out wrapped in a PaneIo). */
+  paneDriver(pane: PaneAddress, env: Env): PaneDriver
+  /** How a person reaches the team's panes from another terminal, when that takes a command (tmux: `tmux -L swarm attach …`). */
+  attachHint?(team: string, env: Env): string | undefined
+  /** What `swarm doctor` reports of the server it runs teammates on (tmux: its socket, sessions, clipboard). */
+  inspect?(env: Env, probed: boolean): Promise<ServerReport>
+  /**
+   * Lays a team's panes out again for its window's size (tmux's resize hook runs `swarm layout`): on
+   * the server at `socketPath` without reading any team file (the hook runs in the server's env), else on the team's.
+   */
+  relayout?(team: string, socketPath: string | undefined, env: Env): Promise<void>
+  /** Stops the server of its own it would use for `env`, returning once it is gone (the demos run on one of theirs). */
+  closeServer?(env: Env): Promise<void>
+}
+
+/** A pane backend's server, as `swarm doctor` shows it. */
+export interface ServerReport {
+  /** How a person would address it (`tmux -L swarm`). */
+  socket: string
+  serverRunning: boolean
+  sessions: string[]
+  /** set-clipboard of the server teammates' panes run on (yours inside tmux), when it runs. */
+  clipboard?: string
 }
 
 /** In-process teammates: one per leader process, chosen when there is no terminal. */

@@ -1,21 +1,20 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { ExitCode, SwarmError } from '../errors.js'
+import { ExitCode, NotFoundError, SwarmError } from '../errors.js'
 import { agentDir } from '../home/paths.js'
 import { ensureDir } from '../util/fs.js'
 import { delay } from '../process/delay.js'
-import { type CommandResult, runCommand } from '../process/launch.js'
+import type { CommandResult } from '../process/launch.js'
 import { isAlive } from '../process/liveness.js'
 import { killTree } from '../process/tree.js'
-import { validateSpawnConfig } from './spawn-config.js'
+import { validateSpawnConfig, withBackendEnv } from './spawn-config.js'
 import { PaneExecutorBase } from './pane-executor-base.js'
 import { parseAgentId } from './shutdown.js'
 import { shellQuote } from './tmux-client.js'
+import { itermPaneDriver, runIt2 } from './iterm2-pane-driver.js'
 import type { PaneBackend } from './backend.js'
-import type { ExecutorOptions, LeaderPane, PaneExecutor, ProcessState, SpawnedTeammate, TeammateSpawnConfig } from './types.js'
+import type { AttachIo, ExecutorOptions, LeaderPane, PaneExecutor, ProcessState, SpawnedTeammate, TeammateSpawnConfig } from './types.js'
 
-/** Each it2 call starts a Python process that talks to iTerm2: allow it time. */
-const IT2_TIMEOUT_MS = 10_000
 /** How long spawn waits for the launcher to report its pid. */
 const READY_TIMEOUT_MS = 10_000
 
@@ -58,10 +57,7 @@ export class ITermExecutor extends PaneExecutorBase<ITermExecutorOptions> implem
 
   private async it2(args: string[]): Promise<CommandResult> {
     this.calls++
-    const r = await runCommand(this.opts.it2 ?? 'it2', args, { env: this.env, timeoutMs: IT2_TIMEOUT_MS })
-    if (r.code === 127 && !r.stderr)
-      throw new SwarmError('SWARM_IT2_MISSING', 'the it2 CLI is not installed (or not on PATH)', { exitCode: ExitCode.backendUnavailable })
-    return r
+    return runIt2(args, this.env, this.opts.it2)
   }
 
   /** The leader is the session swarm runs in; iTerm2 has nothing to create. */
@@ -76,6 +72,7 @@ export class ITermExecutor extends PaneExecutorBase<ITermExecutorOptions> implem
 
   async spawn(config: TeammateSpawnConfig): Promise<SpawnedTeammate> {
     const agentId = validateSpawnConfig(config)
+    config = withBackendEnv(config, this.type)
     const files = this.files(config.team, config.name)
     await ensureDir(path.dirname(files.launcher))
     await Promise.all([fs.rm(files.pid, { force: true }), fs.rm(files.exit, { force: true })])
@@ -206,6 +203,11 @@ export class ITermExecutor extends PaneExecutorBase<ITermExecutorOptions> implem
     throw new SwarmError('SWARM_UNSUPPORTED', 'showing a hidden pane is supported with tmux only', { exitCode: ExitCode.backendUnavailable })
   }
 
+  /** A team's iTerm2 panes are splits of the leader's own window, already in sight. */
+  async attach(team: string, _io: AttachIo): Promise<number> {
+    throw new NotFoundError(`team ${team} runs in iTerm2 panes: there is no tmux session to attach to`)
+  }
+
   private files(team: string, name: string) {
     const dir = agentDir(team, name, this.env)
     return { launcher: path.join(dir, 'launch.sh'), pid: path.join(dir, 'pane.pid'), exit: path.join(dir, 'pane.exit') }
@@ -255,6 +257,12 @@ export const iterm2Backend: PaneBackend = {
   probeWhenInside: true,
   installHint: () => it2InstallHint(),
   create: (opts) => new ITermExecutor(opts as ITermExecutorOptions),
+  // iTerm2 sets ITERM_SESSION_ID in each of its sessions, a teammate's split included.
+  ownPane: (env) => {
+    const paneId = leaderSessionId(env)
+    return paneId ? { paneId } : undefined
+  },
+  paneDriver: (pane, env) => itermPaneDriver(pane, env),
 }
 
 /** How to make the iTerm2 backend work. */

@@ -3,8 +3,12 @@ import type { Backend, InProcessBackend, PaneBackend } from './backend.js'
 import { teamStoreDirectory } from './directory.js'
 import { inProcessBackend } from './in-process.js'
 import { iterm2Backend } from './iterm2.js'
+import { PaneIo } from './pane-io.js'
+import { BACKEND_ENV } from './spawn-config.js'
 import { tmuxBackend } from './tmux-backend.js'
-import type { ExecutorOptions, InProcessExecutor, PaneExecutor } from './types.js'
+import type { ExecutorOptions, InProcessExecutor, PaneAddress, PaneExecutor } from './types.js'
+
+type Env = NodeJS.ProcessEnv
 
 /**
  * The one list of backends, in detection order: the only module that imports the concrete ones.
@@ -65,4 +69,45 @@ export function createExecutor(type: string, opts: AnyExecutorOptions = {}): Pan
   if (!backend) throw new UsageError(`unknown backend ${JSON.stringify(type)}`, { hint: `use one of ${backendChoices().slice(1).join(', ')}` })
   if (backend.kind === 'in-process') return (backend as InProcessBackend).create(opts)
   return backend.create({ ...opts, directory: opts.directory ?? teamStoreDirectory(opts.env) })
+}
+
+/** A pane backend by name; UsageError for an unknown one or one without panes. */
+function paneBackend(type: string): PaneBackend {
+  const backend = findBackend(type)
+  if (backend?.kind === 'pane') return backend
+  throw new UsageError(backend ? `${backend.label} teammates have no pane` : `unknown backend ${JSON.stringify(type)}`)
+}
+
+/** The keyboard and screen of a pane of backend `type` (the mixed demo types at its leader's console). */
+export function paneIo(type: string, pane: PaneAddress, env: Env = process.env): PaneIo {
+  return new PaneIo(paneBackend(type).paneDriver(pane, env))
+}
+
+/**
+ * The pane this process runs in, on the backend that started it (its name in BACKEND_ENV, set at
+ * spawn; a member started before that was recorded is tmux's when $TMUX says so): where an agent
+ * CLI's courier types. Undefined outside any pane that backend can find.
+ */
+export function ownPaneIo(env: Env): PaneIo | undefined {
+  const type = env[BACKEND_ENV] || (env.TMUX ? tmuxBackend.type : undefined)
+  const backend = type === undefined ? undefined : findBackend(type)
+  if (backend?.kind !== 'pane') return undefined
+  const pane = backend.ownPane(env)
+  return pane && new PaneIo(backend.paneDriver(pane, env))
+}
+
+/** The command that shows a team's panes from another terminal, when the backend needs one. */
+export function attachHint(type: string, team: string, env: Env = process.env): string | undefined {
+  const backend = findBackend(type)
+  return backend?.kind === 'pane' ? backend.attachHint?.(team, env) : undefined
+}
+
+/** Stops the server of its own backend `type` would use for `env` (the demos, on a server of theirs). */
+export async function closeServer(type: string, env: Env): Promise<void> {
+  await paneBackend(type).closeServer?.(env)
+}
+
+/** Lays a team's panes out again (the tmux resize hook's `swarm layout`); nothing for a backend whose terminal does it. */
+export async function relayout(type: string, team: string, socketPath: string | undefined, env: Env = process.env): Promise<void> {
+  await paneBackend(type).relayout?.(team, socketPath, env)
 }

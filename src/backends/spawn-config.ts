@@ -6,6 +6,14 @@ import type { TeammateSpawnConfig } from './types.js'
 
 const COLOR_RE = /^[A-Za-z0-9#]{1,32}$/
 
+/** Names the backend that started a member, in its env: an agent-CLI wrapper finds its own pane by it. */
+export const BACKEND_ENV = 'SWARM_BACKEND'
+
+/** `config` with the starting backend's name in its env. */
+export function withBackendEnv(config: TeammateSpawnConfig, backend: string): TeammateSpawnConfig {
+  return { ...config, env: { ...config.env, [BACKEND_ENV]: backend } }
+}
+
 /**
  * Checks what a backend is about to hand to tmux or a shell and returns the agent id. Names are
  * validated by agentId; a colour ends up in a tmux style, so it may only be a plain word.

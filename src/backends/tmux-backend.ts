@@ -1,5 +1,8 @@
 import { TmuxExecutor, type TmuxExecutorOptions } from './tmux.js'
 import type { PaneBackend } from './backend.js'
+import { teamStoreDirectory } from './directory.js'
+import { ownTmuxPane, tmuxPaneDriver } from './tmux-pane-driver.js'
+import { closeTmuxServer, inspectTmuxServer, tmuxAttachHint } from './tmux-server.js'
 
 /** tmux: inside it, a window of the user's session; outside, a session on swarm's own server. */
 export const tmuxBackend: PaneBackend = {
@@ -12,6 +15,13 @@ export const tmuxBackend: PaneBackend = {
   probeWhenInside: false,
   installHint: (platform, osRelease) => tmuxInstallHint(platform, osRelease),
   create: (opts) => new TmuxExecutor(opts as TmuxExecutorOptions),
+  ownPane: ownTmuxPane,
+  paneDriver: tmuxPaneDriver,
+  attachHint: tmuxAttachHint,
+  inspect: inspectTmuxServer,
+  closeServer: closeTmuxServer,
+  relayout: (team, socketPath, env) =>
+    (socketPath ? new TmuxExecutor({ socket: { path: socketPath } }) : new TmuxExecutor({ env, directory: teamStoreDirectory(env) })).relayout(team),
 }
 
 /** The install command for tmux on this OS. */

@@ -6,15 +6,25 @@ import { delay } from '../process/delay.js'
 import { killTree, processTrees } from '../process/tree.js'
 import { terminalSafe } from '../terminal/neutralize.js'
 import { ensureDir } from '../util/fs.js'
-import { prepareLogFile, validateSpawnConfig } from './spawn-config.js'
+import { prepareLogFile, validateSpawnConfig, withBackendEnv } from './spawn-config.js'
 import { PaneExecutorBase } from './pane-executor-base.js'
 import { parseAgentId } from './shutdown.js'
 import { type PaneRow, TMUX_COLORS, findPane, listPanes, paneState, teamLeader, teamPanes, teamWindowPane } from './tmux-panes.js'
 import { EXIT_FILE_ENV, argvArgs, envArgs, exitStatusFile, recordExitStatus, recordedExitStatus } from './tmux-launch.js'
 import { relayoutTeam } from './tmux-layout.js'
 import { DETACHED_SIZE, OWN_SERVER_SETUP, SPAWN_FORMAT, leaderPaneArgs, leaderPaneSetup, teamWindowOptions, windowSetup } from './tmux-setup.js'
+import { attachTmuxTeam, sessionName } from './tmux-server.js'
 import { TmuxClient, type TmuxSocket, formatEscape, isNoServer, resolveSocket, shellQuote, swarmSocket, tmuxCommand } from './tmux-client.js'
-import type { ExecutorOptions, LeaderOptions, LeaderPane, PaneExecutor, ProcessState, SpawnedTeammate, TeammateSpawnConfig } from './types.js'
+import type {
+  AttachIo,
+  ExecutorOptions,
+  LeaderOptions,
+  LeaderPane,
+  PaneExecutor,
+  ProcessState,
+  SpawnedTeammate,
+  TeammateSpawnConfig,
+} from './types.js'
 
 /** How long status waits, once, for tmux to learn the exit status of a pane that just died. */
 const STATUS_SETTLE_MS = 30
@@ -30,11 +40,6 @@ export interface TmuxExecutorOptions extends ExecutorOptions {
 interface KnownLeader extends LeaderPane {
   windowId: string
   client: TmuxClient
-}
-
-/** `swarm-<team>`: the session of a team on the swarm server. */
-export function sessionName(team: string): string {
-  return `swarm-${team}`
 }
 
 /**
@@ -191,7 +196,7 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     const logFile = await prepareLogFile(config, this.env)
     const exitFile = exitStatusFile(config.team, config.name, this.env)
     await fs.rm(exitFile, { force: true }) // a previous run's status must not answer for this one
-    config = { ...config, argv: recordExitStatus(config.argv), env: { ...config.env, [EXIT_FILE_ENV]: exitFile } }
+    config = withBackendEnv({ ...config, argv: recordExitStatus(config.argv), env: { ...config.env, [EXIT_FILE_ENV]: exitFile } }, this.type)
     let leader = this.leaders.get(config.team) ?? (await this.leaderFor(config))
     let r = await leader.client.exec(['source-file', '-'], this.splitScript(config, agentId, logFile, leader))
     if (!r.stdout.startsWith('%') && (/can't find (pane|window)/.test(r.stderr) || isNoServer(r.stderr))) {
@@ -383,6 +388,9 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     if (pane.windowId === leader.windowId) return
     await client.run(['join-pane', '-h', '-d', '-s', pane.paneId, '-t', leader.paneId], 'join-pane')
     await this.relayout(team, client)
+  }
+  attach(team: string, io: AttachIo): Promise<number> {
+    return attachTmuxTeam(team, io, this.env)
   }
 
   private async requirePane(agentId: string): Promise<{ client: TmuxClient; pane: PaneRow; rows: PaneRow[] }> {

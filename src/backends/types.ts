@@ -135,6 +135,11 @@ export interface PaneExecutor extends TeammateExecutor<TeammateSpawnConfig> {
   readonly supportsHideShow: boolean
   hide(agentId: string): Promise<void>
   show(agentId: string): Promise<void>
+  /**
+   * Puts this terminal on the team's panes (`swarm attach`) and resolves with the exit code of
+   * what it ran; NotFoundError when the team has nothing to attach to here.
+   */
+  attach(team: string, io: AttachIo): Promise<number>
 }
 
 /** The in-process backend, plus a way to wait for a teammate's function to finish. */
@@ -148,10 +153,45 @@ export interface InProcessExecutor extends TeammateExecutor<InProcessSpawnConfig
 }
 
 /** Where an agent's pane is, as recorded when it was spawned. */
-export interface PaneRef {
+export interface PaneRef extends PaneAddress {
   agentId: string
+}
+
+/** A pane of a pane backend: its id (tmux `%7`, an iTerm2 session id) and, for tmux, its server's socket. */
+export interface PaneAddress {
   paneId: string
   socketPath?: string
+}
+
+/** The most one paste may hold: `chars` characters (code points) and `lines` lines. */
+export interface PasteChunk {
+  chars: number
+  lines: number
+}
+
+declare const neutralised: unique symbol
+/** Text fit to paste: no control character but newline and tab. Only PaneIo (backends/pane-io.ts) makes one. */
+export type PastePiece = string & { readonly [neutralised]: true }
+
+/**
+ * A pane backend's raw keyboard and screen of one pane. Nothing outside backends/ holds one:
+ * callers get a PaneIo (the registry's paneIo, ownPaneIo), which neutralises what it pastes.
+ */
+export interface PaneDriver {
+  /** One bracketed paste of `piece` (never an argv for tmux: a buffer loaded on stdin). */
+  paste(piece: PastePiece): Promise<void>
+  /** tmux key names (`Enter`, `C-c`, `Escape`…), already checked by PaneIo; one call. */
+  keys(keys: readonly string[]): Promise<void>
+  /** `text` typed literally. */
+  type(text: string): Promise<void>
+  /** The visible screen, plain text. */
+  screen(): Promise<string>
+}
+
+/** How `swarm attach` talks to the person: whether a terminal is there, and a line to show first. */
+export interface AttachIo {
+  terminal: boolean
+  notice(line: string): void
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import type { PaneBackend } from '../backends/backend.js'
+import type { PaneBackend, ServerReport } from '../backends/backend.js'
 import { ExitCode, SwarmError, errorMessage } from '../errors.js'
 import type { SandboxCheck } from '../sandbox/check.js'
 import { modelConfigured } from '../agent/client.js'
@@ -27,15 +27,8 @@ export interface DoctorReport {
   error?: string
   trace: string[]
   environment: { insideTmux: boolean; insideITerm2: boolean; interactive: boolean; isTTY: boolean; ci?: string }
-  tmux: {
-    ok: boolean
-    detail: string
-    socket: string
-    serverRunning: boolean
-    sessions: string[]
-    /** set-clipboard of the server teammates' panes run on (yours inside tmux), when it runs. */
-    clipboard?: string
-  }
+  /** The tmux backend's probe and its server (`socket`, `serverRunning`, `sessions`, `clipboard`). */
+  tmux: { ok: boolean; detail: string } & ServerReport
   it2: { ok: boolean; detail: string }
   /** Whether teammates' Bash calls run in the OS sandbox here (a real sandboxed command was run). */
   sandbox: SandboxCheck
@@ -55,15 +48,13 @@ export async function runDoctor(opts: DoctorCommandOptions): Promise<void> {
 }
 
 export async function diagnose(env: NodeJS.ProcessEnv = process.env): Promise<DoctorReport> {
-  const [detect, client, registry] = await Promise.all([
-    import('../backends/detect.js'),
-    import('../backends/tmux-client.js'),
-    import('../backends/registry.js'),
-  ])
+  const [detect, registry] = await Promise.all([import('../backends/detect.js'), import('../backends/registry.js')])
   const inputs = detect.systemDetectInputs(env)
   const panes = registry.paneBackends()
   const probes = new Map(await Promise.all(panes.map(async (b) => [b.type, { backend: b, ...(await inputs.probe(b)) }] as const)))
   const tmuxProbe = probes.get('tmux') ?? { ok: false, detail: 'not registered' }
+  const tmux = registry.findBackend('tmux')
+  const tmuxServer = (tmux?.kind === 'pane' && (await tmux.inspect?.(env, tmuxProbe.ok))) || { socket: '', serverRunning: false, sessions: [] }
   const it2Probe = probes.get('iterm2') ?? { ok: false, detail: 'not registered' }
   // Started now, awaited below: a failure is a report line, never an unhandled rejection meanwhile.
   const sandboxing = sandboxReport(env).catch(
@@ -81,7 +72,7 @@ export async function diagnose(env: NodeJS.ProcessEnv = process.env): Promise<Do
       isTTY: inputs.isTTY,
       ...(env.CI !== undefined && { ci: env.CI }),
     },
-    tmux: { ok: tmuxProbe.ok, detail: tmuxProbe.detail, socket: client.describeSocket(client.swarmSocket(env)), serverRunning: false, sessions: [] },
+    tmux: { ok: tmuxProbe.ok, detail: tmuxProbe.detail, ...tmuxServer },
     it2: { ok: it2Probe.ok, detail: it2Probe.detail },
     sandbox: await sandboxing,
     model: modelReport(env),
@@ -93,15 +84,6 @@ export async function diagnose(env: NodeJS.ProcessEnv = process.env): Promise<Do
   } catch (err) {
     if (!(err instanceof SwarmError)) throw err
     report.error = err.hint ? `${err.message} — ${err.hint}` : err.message
-  }
-  if (tmuxProbe.ok) {
-    const tmux = new client.TmuxClient({ socket: client.swarmSocket(env), env, timeoutMs: 2_000 })
-    const r = await tmux.exec(['list-sessions', '-F', '#{session_name}'])
-    report.tmux.serverRunning = r.code === 0
-    report.tmux.sessions = r.code === 0 ? r.stdout.split('\n').filter(Boolean) : []
-    const used = new client.TmuxClient({ socket: client.resolveSocket(env), env, timeoutMs: 2_000 })
-    const clip = await used.exec(['show', '-sv', 'set-clipboard'])
-    if (clip.code === 0) report.tmux.clipboard = clip.stdout.trim()
   }
   if (!report.model.configured) report.missing.push(`model: ${report.model.detail} — ${MODEL_FIX}`)
   if (!report.sandbox.ok) report.missing.push(`sandbox: ${report.sandbox.detail} (until then every Bash call of a teammate is asked)`)

@@ -20,17 +20,10 @@ export function registerPaneCommands(program: Command): void {
 
 /** Plumbing for the resize hook: prints nothing (tmux would show it over your pane). */
 export async function layoutCommand(team: string, opts: { socket?: string }): Promise<void> {
-  const [{ validateName }, { TmuxExecutor }, { teamStoreDirectory }] = await Promise.all([
-    import('../home/paths.js'),
-    import('../backends/tmux.js'),
-    import('../backends/directory.js'),
-  ])
+  const [{ validateName }, { relayout }] = await Promise.all([import('../home/paths.js'), import('../backends/registry.js')])
   validateName(team)
   // With --socket (the hook) the server is known and no team file is read: the hook runs in the tmux server's environment.
-  const executor = opts.socket
-    ? new TmuxExecutor({ socket: { path: opts.socket } })
-    : new TmuxExecutor({ env: process.env, directory: teamStoreDirectory(process.env) })
-  await executor.relayout(team)
+  await relayout('tmux', team, opts.socket, process.env)
 }
 export async function paneCommand(what: 'hide' | 'unhide', team: string, name: string): Promise<void> {
   const { hideTeammate, showTeammate } = await import('../supervisor/visibility.js')

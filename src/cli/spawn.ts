@@ -80,14 +80,11 @@ export function registerSpawnCommands(program: Command): void {
 
 export async function runSpawn(team: string, name: string, opts: SpawnCommandOptions): Promise<void> {
   refuseFromTeammate() // its first prompt is signed as team-lead
-  const [{ spawnTeammate }, { parseBackendChoice }, { describeSocket, resolveSocket }, { sessionName }, { validateTeammateName, validateName }] =
-    await Promise.all([
-      import('../supervisor/teammates.js'),
-      import('../backends/registry.js'),
-      import('../backends/tmux-client.js'),
-      import('../backends/tmux.js'),
-      import('../home/paths.js'),
-    ])
+  const [{ spawnTeammate }, { attachHint, parseBackendChoice }, { validateTeammateName, validateName }] = await Promise.all([
+    import('../supervisor/teammates.js'),
+    import('../backends/registry.js'),
+    import('../home/paths.js'),
+  ])
   // The names first: a bad one is exit 2 whatever the backend would have said.
   validateName(team)
   validateTeammateName(name)
@@ -131,7 +128,7 @@ export async function runSpawn(team: string, name: string, opts: SpawnCommandOpt
     },
     { backend },
   )
-  const attach = spawned.backendType === 'tmux' && !process.env.TMUX ? `${describeSocket(resolveSocket())} attach -t ${sessionName(team)}` : undefined
+  const attach = attachHint(spawned.backendType, team)
   if (opts.json) {
     printJson({
       team,

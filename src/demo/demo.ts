@@ -7,7 +7,7 @@ import { readMemberState } from '../store/member-state.js'
 import { cachedShare, percent } from '../agent/pricing.js'
 import { selectBackend } from '../backends/detect.js'
 import { systemDetectInputs } from '../backends/detect.js'
-import { killServer, socketArgs, swarmSocket } from '../backends/tmux-client.js'
+import { closeServer, createExecutor } from '../backends/registry.js'
 import { SwarmError, ExitCode, errorMessage } from '../errors.js'
 import { readArchive } from '../mailbox/archive.js'
 import { readInbox } from '../mailbox/inbox.js'
@@ -17,7 +17,7 @@ import { sendTeamMessage } from '../teams/messaging.js'
 import { inboxPath, LEAD_NAME, teamDir } from '../home/paths.js'
 import { listTasks } from '../tasks/task-store.js'
 import { createTeam, readTeam } from '../teams/team-store.js'
-import { runCommand, runInTerminal } from '../process/launch.js'
+import { runCommand } from '../process/launch.js'
 import { delay } from '../process/delay.js'
 import { deleteTeamFully, startTeam } from '../leader/lifecycle.js'
 import { runLeader } from '../leader/leader.js'
@@ -184,11 +184,8 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoSummary> {
       say(`delete: ${errorMessage(err)}`)
       if (opts.keep) await fs.cp(teamDir(TEAM, env), kept, { recursive: true, force: false }).catch((e) => say(`keep: ${errorMessage(e)}`))
     })
-    if (backend === 'tmux') {
-      await killServer(swarmSocket(env), env)
-      // tmux leaves its socket file behind when the server exits; the demo's own socket goes too.
-      await fs.rm(path.join(env.TMUX_TMPDIR || '/tmp', `tmux-${process.getuid?.() ?? 0}`, env.SWARM_TMUX_SOCKET!), { force: true })
-    }
+    // The demo's own server, and its socket file.
+    if (backend === 'tmux') await closeServer('tmux', env)
     await server.close()
     await attached
     if (attached && summary) printSummary(summary, out, c)
@@ -285,5 +282,7 @@ function printSummary(s: DemoSummary, out: NodeJS.WritableStream, c: ReturnType<
 function attachInBackground(env: NodeJS.ProcessEnv): Promise<unknown> | undefined {
   if (!process.stdin.isTTY || !process.stdout.isTTY) return undefined
   // No tmux client (127): the demo still runs and prints its summary. The client ends with the session.
-  return runInTerminal('tmux', [...socketArgs(swarmSocket(env)), 'attach', '-t', `swarm-${TEAM}`], { env }).catch(() => undefined)
+  return createExecutor('tmux', { env })
+    .attach(TEAM, { terminal: true, notice: () => undefined })
+    .catch(() => undefined)
 }

@@ -5,12 +5,11 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import type pc from 'picocolors'
-import { socketArgs, swarmSocket } from '../backends/tmux-client.js'
+import { paneIo } from '../backends/registry.js'
 import { ExitCode, SwarmError } from '../errors.js'
 import type { LoopbackServer } from '../loopback-model/loopback-server.js'
 import { lastUserMessage } from '../loopback-model/script-player.js'
 import { delay } from '../process/delay.js'
-import { runCommand } from '../process/launch.js'
 import { LEAD_NAME } from '../home/paths.js'
 
 /** Variables that would send a CLI to a real service or config: the demo sets its own. */
@@ -34,16 +33,16 @@ export async function writeClaudeOnboarding(configDir: string, project: string, 
 
 /** Types a line at the leader console (its pane), once the console is up. */
 export async function typeAtLeader(env: NodeJS.ProcessEnv, pane: string, line: string, timeoutMs = 30_000): Promise<void> {
-  const tmux = (...args: string[]) => runCommand('tmux', [...socketArgs(swarmSocket(env)), ...args], { env, timeoutMs: 5_000 })
+  const leader = paneIo('tmux', { paneId: pane }, env)
   const deadline = Date.now() + timeoutMs
-  while (!(await tmux('capture-pane', '-p', '-t', pane)).stdout.includes('swarm leader')) {
+  while (!(await leader.screen().catch(() => '')).includes('swarm leader')) {
     if (Date.now() > deadline)
       throw new SwarmError('SWARM_DEMO_TIMEOUT', `the leader console did not start within ${timeoutMs / 1000} s`, { exitCode: ExitCode.timeout })
     await delay(100)
   }
-  await tmux('send-keys', '-t', pane, '-l', line)
+  await leader.type(line)
   await delay(200)
-  await tmux('send-keys', '-t', pane, 'Enter')
+  await leader.keys(['Enter'])
 }
 
 /** The lead agent's model requests that carried each of `needles`, as the line it was in. */

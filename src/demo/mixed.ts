@@ -11,7 +11,7 @@ import path from 'node:path'
 import pc from 'picocolors'
 import { locateAgentBinary } from '../adapters/binary.js'
 import { CLAUDE_INSTALL_HINT, findClaudeBinary } from '../adapters/claude.js'
-import { killServer, swarmSocket } from '../backends/tmux-client.js'
+import { closeServer } from '../backends/registry.js'
 import { BackendUnavailableError, ExitCode, SwarmError, errorMessage } from '../errors.js'
 import { busyMembers, deleteTeamFully, startTeam } from '../leader/lifecycle.js'
 import { type AgentApiServer, startAgentApiServer } from '../loopback-model/agent-api-server.js'
@@ -223,7 +223,7 @@ export async function runMixedDemo(opts: MixedDemoOptions = {}): Promise<MixedDe
   } finally {
     say('deleting the team…')
     await deleteTeamFully(TEAM, { env, timeoutMs: 15_000 }).catch((err) => say(`delete: ${errorMessage(err)}`))
-    await killServer(swarmSocket(env), env)
+    await closeServer('tmux', env)
     leftovers = await processesUnder(root)
     for (const pid of leftovers) killQuietly(pid)
     if (leftovers.length) say(c.red(`${leftovers.length} process(es) outlived team delete and were killed: ${leftovers.join(', ')}`))

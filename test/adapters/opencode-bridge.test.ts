@@ -6,7 +6,7 @@ import { runHook, setStatus } from '../../src/adapters/hook.js'
 import { OpencodeApi } from '../../src/adapters/opencode-api.js'
 import { OpencodeBridge } from '../../src/adapters/opencode-bridge.js'
 import { opencodeAdapter } from '../../src/adapters/opencode.js'
-import { PaneIo } from '../../src/adapters/pane-io.js'
+import { paneIo } from '../../src/backends/registry.js'
 import { type AgentTeam, agentState, agentTeam, hookLog, inboxOf } from '../agents/helpers.js'
 import { waitFor } from '../support/wait.js'
 
@@ -130,7 +130,7 @@ describe('opencode: the courier types over its HTTP API, its event stream runs t
       name: 'oc',
       adapter: opencodeAdapter,
       // Never typed into: delivery goes over HTTP.
-      pane: new PaneIo({ socket: { path: '/nonexistent' }, paneId: '%0' }, t.env),
+      pane: paneIo('tmux', { paneId: '%0', socketPath: '/nonexistent' }, t.env),
       env: t.env,
       promptInArgv: false,
       promptBox: api,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { pastePieces } from '../../src/adapters/pane-io.js'
+import { pastePieces } from '../../src/backends/pane-io.js'
 
 /** A courier pasting in pieces (Qwen Code folds a paste over 1000 characters or 10 lines into a placeholder). */
 

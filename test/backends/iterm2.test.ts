@@ -3,6 +3,9 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { launcherScript, leaderSessionId, parseSplitOutput } from '../../src/backends/iterm2.js'
+import { ownPaneIo, paneIo } from '../../src/backends/registry.js'
+import type { PaneExecutor } from '../../src/backends/types.js'
+import { UsageError } from '../../src/errors.js'
 import { agentDir } from '../../src/home/paths.js'
 import { type Harness, makeHarness, readJson } from './harness.js'
 import { waitFor } from '../support/wait.js'
@@ -67,6 +70,27 @@ describe('iTerm2 backend (fake it2)', () => {
     const status = await h.executor.status(['a@ti', 'b@ti', 'c@ti'])
     expect(status.get('a@ti')?.state).toBe('alive')
     expect(status.get('c@ti')?.state).toBe('alive')
+  })
+
+  it("types into a teammate's session through it2: a bracketed paste with controls shown, keys as their bytes, the screen read back", async () => {
+    const spawned = await (h.executor as PaneExecutor).spawn({
+      team: 'ti',
+      name: 'k',
+      cwd: h.env.SWARM_HOME!,
+      argv: ['/bin/sh', '-c', 'stty -echo; exec cat -v'],
+    })
+    h.track(spawned.pid!)
+    // The member's own pane, as its wrapper finds it: the backend from its env, the session iTerm2 set.
+    const pane = ownPaneIo({ ...h.env, SWARM_BACKEND: 'iterm2', ITERM_SESSION_ID: `w0t0p1:${spawned.paneId}` })!
+    await pane.paste('a\x1bb\r\nc')
+    await pane.keys(['Enter'])
+    await waitFor('the paste on its screen', async () => (await pane.screen()).includes('^[[200~a^[b'), 10_000)
+    expect(await paneIo('iterm2', { paneId: spawned.paneId }, h.env).screen()).toContain('c^[[201~')
+    await expect(pane.keys(['F13'])).rejects.toThrow(UsageError)
+    expect(calls().filter((c) => c[1] === 'send')).toEqual([
+      ['session', 'send', '-s', spawned.paneId, '--', '\x1b[200~a^[b\nc\x1b[201~'],
+      ['session', 'send', '-s', spawned.paneId, '--', '\r'],
+    ])
   })
 
   it('fails clearly when it2 cannot reach iTerm2', async () => {

@@ -3,9 +3,9 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { PaneBackend } from '../../src/backends/backend.js'
 import { detectBackend, resolveBackend, systemDetectInputs } from '../../src/backends/detect.js'
-import { backendChoices, createExecutor, paneBackends, parseBackendChoice, registerBackend } from '../../src/backends/registry.js'
+import { backendChoices, createExecutor, ownPaneIo, paneBackends, parseBackendChoice, registerBackend } from '../../src/backends/registry.js'
 import { teamBackend } from '../../src/backends/team-backend.js'
-import type { PaneExecutor, ProcessState, SpawnedTeammate, TeammateSpawnConfig } from '../../src/backends/types.js'
+import type { PaneDriver, PaneExecutor, ProcessState, SpawnedTeammate, TeammateSpawnConfig } from '../../src/backends/types.js'
 import { UsageError } from '../../src/errors.js'
 import { teamStatus } from '../../src/supervisor/status.js'
 import { stopTeamMembers } from '../../src/supervisor/stop.js'
@@ -66,6 +66,25 @@ class FakeExecutor implements PaneExecutor {
   }
   async hide(): Promise<void> {}
   async show(): Promise<void> {}
+  async attach(): Promise<number> {
+    return 0
+  }
+}
+
+/** The fake's panes' keyboards: what was typed into each, in a JSON file of its own. */
+function fakeDriver(file: string, paneId: string): PaneDriver {
+  const typed = (): Record<string, string[]> => (fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {})
+  const add = async (what: string) => {
+    const all = typed()
+    all[paneId] = [...(all[paneId] ?? []), what]
+    fs.writeFileSync(file, JSON.stringify(all))
+  }
+  return {
+    paste: (piece) => add(`paste:${piece}`),
+    keys: (keys) => add(`keys:${keys.join(' ')}`),
+    type: (text) => add(`type:${text}`),
+    screen: async () => (typed()[paneId] ?? []).join('\n'),
+  }
 }
 
 let home: string
@@ -84,6 +103,8 @@ function fakeBackend(): PaneBackend {
     probeWhenInside: true,
     installHint: () => 'install FakeTerm',
     create: () => new FakeExecutor(path.join(home, 'fake.json')),
+    ownPane: (e) => (e.FAKE_PANE ? { paneId: e.FAKE_PANE } : undefined),
+    paneDriver: (pane) => fakeDriver(path.join(home, 'typed.json'), pane.paneId),
   }
 }
 
@@ -145,5 +166,16 @@ describe('backend registry', () => {
     expect(report.killed).toContain('alice')
     expect(state().panes['alice@crew']).toBe('killed')
     expect(state().stopped).toEqual(['crew'])
+  })
+  it("a member's own pane is found on the backend named in its env, and what is pasted there is neutralised whatever the backend", async () => {
+    unregister = registerBackend(fakeBackend())
+    expect(ownPaneIo({ ...env, SWARM_BACKEND: 'fake' })).toBeUndefined() // in no pane of it
+    const pane = ownPaneIo({ ...env, SWARM_BACKEND: 'fake', FAKE_PANE: 'p1', TMUX: '/tmp/other,1,0', TMUX_PANE: '%1' })!
+    await pane.paste('/cmd \x1b[201~\x03 x\r\ny', { chars: 12, lines: 10 })
+    await pane.keys(['Enter'])
+    await expect(pane.keys(['Enter; rm'])).rejects.toThrow(UsageError)
+    const typed = JSON.parse(fs.readFileSync(path.join(home, 'typed.json'), 'utf8'))
+    expect(typed).toEqual({ p1: ['paste:/cmd ^[[201~', 'paste:^C x\ny', 'keys:Enter'] })
+    expect(ownPaneIo({ ...env, SWARM_BACKEND: 'in-process' })).toBeUndefined()
   })
 })

@@ -10,7 +10,12 @@ const SCRIPT = path.resolve(import.meta.dirname, '../../scripts/check-layers.mjs
 
 /** A tiny tree with two layers, `low` below `high`, checked by the real script. */
 let h: IsolatedHome | undefined
-type Spec = { layers: Record<string, string[]>; pure?: { io: string[]; files: string[] }; notes?: Record<string, string> }
+type Spec = {
+  layers: Record<string, string[]>
+  pure?: { io: string[]; files: string[] }
+  public?: Record<string, string[]>
+  notes?: Record<string, string>
+}
 function tree(files: Record<string, string>, spec: Spec = { layers: { low: [], high: ['low'] } }): string {
   h = isolatedHome('swarm-layers-')
   const root = h.project
@@ -126,6 +131,33 @@ describe('scripts/check-layers.mjs', () => {
     const r = await check(root)
     expect(r.code).toBe(1)
     expect(r.out).toContain('docs/layers.json: pure entry low/gone.ts names no file under src/')
+  })
+
+  it("fails an import of a sealed layer's private file from another layer (its own files may), and a stale public entry", async () => {
+    const spec = { layers: { low: [], high: ['low'] }, public: { low: ['registry.ts', 'gone.ts'] } }
+    const root = tree(
+      {
+        'src/low/concrete.ts': 'export const c = 1\n',
+        'src/low/registry.ts': "import { c } from './concrete.js'\nexport const r = c\n",
+        'src/high/b.ts': "import { r } from '../low/registry.js'\nimport { c } from '../low/concrete.js'\nexport const b = r + c\n",
+      },
+      spec,
+    )
+    const r = await check(root)
+    expect(r.code).toBe(1)
+    expect(r.out).toContain(
+      'src/high/b.ts imports src/low/concrete.ts: outside low/ only its public files may be imported (docs/layers.json "public": registry.ts, gone.ts)',
+    )
+    expect(r.out).toContain('docs/layers.json: public file low/gone.ts does not exist')
+    expect(r.out).not.toContain('registry.ts:')
+    fs.writeFileSync(path.join(root, 'src/high/b.ts'), "import { r } from '../low/registry.js'\nexport const b = r\n")
+    spec.public.low = ['registry.ts', 'concrete.ts']
+    fs.writeFileSync(path.join(root, 'docs/layers.json'), JSON.stringify(spec))
+    const stale = await check(root)
+    expect(stale.out).toContain('docs/layers.json: public file low/concrete.ts is imported by no other layer: remove it')
+    spec.public.low = ['registry.ts']
+    fs.writeFileSync(path.join(root, 'docs/layers.json'), JSON.stringify(spec))
+    expect((await check(root)).code).toBe(0)
   })
 
   it('passes the real tree: every edge of docs/layers.json used and allowed, the pure set free of I/O', async () => {
