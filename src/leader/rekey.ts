@@ -16,8 +16,10 @@ import { resumeTeam } from './lifecycle.js'
 /**
  * `swarm team rekey <team>`: a new lead key pair. While the old private key is there, every
  * running teammate is handed the new public key (and its own new Claude-format key) in a
- * `lead_key_update` signed by the OLD key, and switches in every scheme; when it is gone, no message could be trusted, so the running pane teammates are
- * restarted (continuing from their transcripts) and launch with the new key.
+ * `lead_key_update` signed by the OLD key, and switches in every scheme — except a member that
+ * reads its own inbox (Claude Code), which knows no such message and is restarted. When the old
+ * key is gone, no message could be trusted, so every running pane teammate is restarted
+ * (continuing from its transcript) and launches with the new key.
  */
 
 export interface RekeyReport {
@@ -39,36 +41,44 @@ export async function rekeyTeam(team: string, env: NodeJS.ProcessEnv = process.e
   const [old, running] = await Promise.all([oldKey(team, env), runningTeammates(config, env)])
   const { privateKey, publicKey } = await replaceTeamKeys(team, env)
   const report: RekeyReport = { team, publicKey, oldKey: old.state, handedTo: [], restarted: [], notReached: [] }
-  if (old.key) {
-    const members = config.members.map((m) => m.name)
-    const sign = leadSigner(old.key)
-    for (const m of running) {
-      const now = Date.now()
-      const update: MessageOf<'lead_key_update'> = {
-        type: 'lead_key_update',
-        from: LEAD_NAME,
-        publicKey,
-        leadVerifyKey: claudeVerifyKeyFor(privateKey, m.name, now),
-        timestamp: new Date(now).toISOString(),
-      }
-      const addressed = addressMessage({ members, from: LEAD_NAME, to: m.name, text: encodeStructured(update), summary: 'new lead key' })
-      await deliverAddressed(team, seal(addressed, sign), env)
-      report.handedTo.push(m.name)
-    }
+  if (!old.key) {
+    await restart(team, running, report, env)
     return report
   }
-  const panes = running.filter((m) => backendOf(m) === 'tmux' || backendOf(m) === 'iterm2')
-  for (const m of running) {
+  // A member that reads its own inbox (Claude Code) checks orders against the key it was started
+  // with and knows no lead_key_update: only a restart gives it the new key, and revokes the old.
+  const selfVerifying = running.filter((m) => m.ownsInbox === true)
+  const members = config.members.map((m) => m.name)
+  const sign = leadSigner(old.key)
+  for (const m of running.filter((r) => !selfVerifying.includes(r))) {
+    const now = Date.now()
+    const update: MessageOf<'lead_key_update'> = {
+      type: 'lead_key_update',
+      from: LEAD_NAME,
+      publicKey,
+      leadVerifyKey: claudeVerifyKeyFor(privateKey, m.name, now),
+      timestamp: new Date(now).toISOString(),
+    }
+    const addressed = addressMessage({ members, from: LEAD_NAME, to: m.name, text: encodeStructured(update), summary: 'new lead key' })
+    await deliverAddressed(team, seal(addressed, sign), env)
+    report.handedTo.push(m.name)
+  }
+  await restart(team, selfVerifying, report, env)
+  return report
+}
+
+/** Restarts pane teammates (continuing from their transcripts), so they launch with the new key; in-process ones need their leader. */
+async function restart(team: string, members: TeamMember[], report: RekeyReport, env: NodeJS.ProcessEnv): Promise<void> {
+  const panes = members.filter((m) => backendOf(m) === 'tmux' || backendOf(m) === 'iterm2')
+  for (const m of members) {
     if (!panes.includes(m))
       report.notReached.push({ name: m.name, reason: 'it runs inside the leader: restart the leader (/quit, then swarm team resume)' })
   }
   for (const m of panes) await createExecutor(backendOf(m) as 'tmux' | 'iterm2', { env }).kill(m.agentId)
-  if (panes.length) {
-    const resumed = await resumeTeam(team, { env })
-    report.restarted.push(...panes.map((m) => m.name).filter((n) => resumed.respawned.includes(n)))
-    for (const m of panes) if (!resumed.respawned.includes(m.name)) report.notReached.push({ name: m.name, reason: 'it was not respawned' })
-  }
-  return report
+  if (!panes.length) return
+  const resumed = await resumeTeam(team, { env })
+  report.restarted.push(...panes.map((m) => m.name).filter((n) => resumed.respawned.includes(n)))
+  for (const m of panes) if (!resumed.respawned.includes(m.name)) report.notReached.push({ name: m.name, reason: 'it was not respawned' })
 }
 
 /** The teammates whose process runs (its state file's pid lives), holding the old public key; an in-process one's pid is its leader's. */

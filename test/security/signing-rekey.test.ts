@@ -1,6 +1,7 @@
 import fs from 'node:fs'
 import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest'
 import { readMemberState } from '../../src/store/member-state.js'
+import { updateTeam } from '../../src/teams/team-store.js'
 import { leadKeyPath, leadPublicKeyPath } from '../../src/trust/keys.js'
 import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { isAlive } from '../../src/process/liveness.js'
@@ -68,6 +69,24 @@ describe.skipIf(!hasTmux)('lead key loss and swarm team rekey', () => {
     // A shutdown_request signed with the NEW key is a verified order: alice agrees and stops.
     const killed = await box.swarm(['kill', 'crew', 'alice', '--timeout', '10000'])
     expectGracefulStop(box, killed.stdout)
+  })
+
+  it('with the old key: a member that reads its own inbox (Claude Code: no lead_key_update) is restarted, not handed a message it would ignore', async () => {
+    const { sb: box, pid } = await createCrew()
+    // As a Claude Code member is recorded: it consumes its own inbox and checks orders with its start key.
+    await updateTeam(
+      'crew',
+      (t) => {
+        t.members.find((m) => m.name === 'alice')!.ownsInbox = true
+      },
+      box.env,
+    )
+    const r = await box.swarm(['team', 'rekey', 'crew'], { timeout: 60_000 })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toContain('restarted with the new key: alice')
+    expect(r.stdout).not.toContain('handed the new public key to: alice')
+    expect(await alicePid(box, pid)).not.toBe(pid)
+    expect(isAlive(pid)).toBe(false)
   })
 
   it('without it: every lead command names the file and swarm team rekey; rekey restarts the running teammates with the new key', async () => {
