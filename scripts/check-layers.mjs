@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-// The layer check (npm run lint), two axes read from docs/layers.json. Layers: every import between
+// The layer check (npm run lint), three axes read from docs/layers.json. Layers: every import between
 // src/ folders is an edge the file lists, every listed edge is one the code uses (the file describes
 // the interface, it is no ceiling), and no file imports itself back through a cycle (type-only
 // imports included: a cycle of types is still a cycle of knowledge). Purity: a file of the "pure" set
 // reaches none of its I/O modules (fs, child_process, net, …), directly or through a local import.
+// Owners: an act one folder or file alone performs (spawning, signalling, watching) — an import of an
+// owned module that runs, or a call written as an owned pattern, anywhere else fails.
 // `--graph` prints the folder edges with their counts; `--used` prints the edges in use as the
 // "layers" object of docs/layers.json and checks nothing.
 import fs from 'node:fs'
@@ -21,6 +23,7 @@ const pure = { io: spec.pure?.io ?? [], files: spec.pure?.files ?? [] }
 /** Sealed layers: layer -> the files of it (paths under the layer) that another layer may import. */
 const publicFiles = Object.fromEntries(Object.entries(spec.public ?? {}).filter(([k]) => k !== 'about'))
 const publicUsed = new Set()
+const owners = { imports: spec.owners?.imports ?? {}, calls: spec.owners?.calls ?? {}, except: spec.owners?.except ?? {} }
 
 function walk(dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -66,14 +69,35 @@ const valueDeps = new Map() // file -> local imports that run (purity)
 const directIo = new Map() // file -> the I/O module it imports itself, if any
 const problems = []
 const edges = new Map()
+const excused = new Set() // owners.except entries that excused something
+/** Whether `file` may do what `owner` entries own; an excepted file may, and its exception counts as used. */
+function mayOwn(file, allowed) {
+  if (allowed.some((e) => inEntry(file, e))) return true
+  const except = Object.keys(owners.except).find((e) => inEntry(file, e))
+  if (except) excused.add(except)
+  return except !== undefined
+}
+const CALLS = Object.entries(owners.calls).map(([call, allowed]) => ({
+  call,
+  allowed,
+  re: new RegExp(`(?<![\\w$.])${call.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+}))
 for (const file of files) {
   const from = layerOf(file)
   if (!from) problems.push(`${rel(file)}: in no layer of ${SPEC}`)
   const deps = []
   const values = []
-  for (const { spec: s, typeOnly } of importsOf(fs.readFileSync(file, 'utf8'))) {
+  const text = fs.readFileSync(file, 'utf8')
+  for (const { call, allowed, re } of CALLS) {
+    if (re.test(text) && !mayOwn(file, allowed))
+      problems.push(`${rel(file)} calls ${call}…), which only ${allowed.join(', ')} may (${SPEC} "owners")`)
+  }
+  for (const { spec: s, typeOnly } of importsOf(text)) {
     if (!s.startsWith('.')) {
       if (!typeOnly && pure.io.includes(s) && !directIo.has(file)) directIo.set(file, s)
+      const allowed = owners.imports[s]
+      if (!typeOnly && allowed && !mayOwn(file, allowed))
+        problems.push(`${rel(file)} imports ${s}, which only ${allowed.join(', ')} may (${SPEC} "owners")`)
       continue
     }
     const target = path.resolve(path.dirname(file), s).replace(/\.js$/, '.ts')
@@ -192,6 +216,13 @@ for (const file of files) {
   problems.push(`${rel(file)} is pure (${SPEC} "pure") but ${how}: move the I/O out of it, or take it out of the pure set`)
 }
 
+for (const [entry, allowed] of [...Object.entries(owners.imports), ...Object.entries(owners.calls)]) {
+  for (const e of allowed) if (!files.some((f) => inEntry(f, e))) problems.push(`${SPEC}: owner ${e} of ${entry} names no file under src/`)
+}
+for (const entry of Object.keys(owners.except)) {
+  if (!excused.has(entry)) problems.push(`${SPEC}: owners exception ${entry} excuses nothing: remove it`)
+}
+
 if (process.argv.includes('--graph')) {
   for (const [k, v] of [...edges].sort()) console.log(`${k}  (${v.length})`)
 }
@@ -202,5 +233,5 @@ if (problems.length > 0) {
 }
 const pureCount = files.filter((f) => pure.files.some((e) => inEntry(f, e))).length
 console.log(
-  `check-layers: ${files.length} files in ${Object.keys(layers).length} layers, ${edges.size} edges, each used and allowed, no cycle; ${pureCount} pure files, no I/O import`,
+  `check-layers: ${files.length} files in ${Object.keys(layers).length} layers, ${edges.size} edges, each used and allowed, no cycle; ${pureCount} pure files, no I/O import; ${Object.keys(owners.imports).length + Object.keys(owners.calls).length} owned acts, none done elsewhere`,
 )

@@ -4,18 +4,18 @@
  * courier beside it, quits the CLI its own way on a verified shutdown_request, records `exited`
  * with the CLI's code, and reaps whatever the CLI left in the pane's session.
  */
-import { spawn } from 'node:child_process'
 import { ownPaneIo } from '../backends/registry.js'
 import type { PaneIo } from '../backends/pane-io.js'
 import { errorMessage } from '../errors.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { encodeStructured } from '../mailbox/messages.js'
 import { delay } from '../process/delay.js'
-import { isAlive } from '../process/liveness.js'
-import { processTable } from '../process/table.js'
-import { killTree } from '../process/tree.js'
 import { ignoreSignal, onStopSignal } from '../process/handlers.js'
-import { signalExitCode } from '../process/signals.js'
+import { shellExitCode, startInTerminal } from '../process/launch.js'
+import { waitForExit } from '../process/liveness.js'
+import { sendSignal } from '../process/signals.js'
+import { processTable } from '../process/table.js'
+import { killPids, killTree } from '../process/tree.js'
 import { ownSession, sessionProcesses } from '../process/session.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { confineCli } from './confine.js'
@@ -67,14 +67,10 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
   const [file, args] = confined ? [confined.process.file, confined.process.args] : [o.argv[0], o.argv.slice(1)]
   // The sandbox's seccomp program goes to bwrap on fd 3, which reads it to its end.
   const fd3 = confined?.process.fd3
-  const child = spawn(file, args, { stdio: fd3 ? ['inherit', 'inherit', 'inherit', 'pipe'] : 'inherit', env })
-  if (fd3) (child.stdio[3] as NodeJS.WritableStream).on('error', () => undefined).end(fd3) // bwrap failing says so itself
-  const exited = new Promise<number>((resolve) => {
-    child.once('exit', (code, signal) => resolve(code ?? (signal ? signalExitCode(signal) : 1)))
-    child.once('error', (err) => {
-      process.stderr.write(`swarm: could not start ${o.argv[0]}: ${err.message} — is ${o.adapter.binary} installed and on PATH?\n`)
-      resolve(127)
-    })
+  const child = startInTerminal(file, args, { env, ...(fd3 && { fd3 }) })
+  const exited = child.exited.then((status) => {
+    if (status.error) process.stderr.write(`swarm: could not start ${o.argv[0]}: ${status.error} — is ${o.adapter.binary} installed and on PATH?\n`)
+    return shellExitCode(status)
   })
   // Ctrl-C in the pane is for the CLI; a hang-up or TERM (pane killed, team deleted) ends both.
   ignoreSignal('SIGINT')
@@ -82,7 +78,7 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
   const stop = () => {
     if (stopping) return
     stopping = true
-    if (child.pid) void killTree(child.pid, { graceMs: 1_000 })
+    if (child.pid) void killTree(child.pid)
   }
   onStopSignal(stop)
 
@@ -143,13 +139,13 @@ async function quit(adapter: AgentAdapter, pane: PaneIo, pid: number | undefined
     await delay(300)
     await pane.keys(['Enter']).catch(() => undefined)
   }
-  if (await waitGone(pid, q.graceMs)) return
+  if (await waitForExit([pid], q.graceMs)) return
   if (q.signal) {
     // bwrap passes no signal on: the CLI inside gets it itself.
-    for (const target of sandboxed ? await sandboxedProgram(pid) : [pid]) killQuietly(target, q.signal)
-    if (await waitGone(pid, q.graceMs)) return
+    for (const target of sandboxed ? await sandboxedProgram(pid) : [pid]) sendSignal(target, q.signal)
+    if (await waitForExit([pid], q.graceMs)) return
   }
-  await killTree(pid, { graceMs: 1_000 })
+  await killTree(pid)
 }
 
 /**
@@ -163,31 +159,10 @@ async function sandboxedProgram(pid: number): Promise<number[]> {
   return program.length ? program : [pid]
 }
 
-async function waitGone(pid: number, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms
-  while (Date.now() < deadline) {
-    if (!isAlive(pid)) return true
-    await delay(50)
-  }
-  return !isAlive(pid)
-}
-
 /** Whatever the CLI left in this pane's session (helpers that outlive it): TERM, then KILL. */
 async function reapSession(): Promise<void> {
   const sid = ownSession()
   // Only inside a pane's session (its leader is our parent, the exit-status shell, or we are).
   if (sid === undefined || (sid !== process.pid && sid !== process.ppid)) return
-  const left = sessionProcesses(sid).filter((pid) => pid !== process.ppid)
-  for (const pid of left) killQuietly(pid, 'SIGTERM')
-  const deadline = Date.now() + 1_000
-  while (Date.now() < deadline && left.some(isAlive)) await delay(50)
-  for (const pid of left) if (isAlive(pid)) killQuietly(pid, 'SIGKILL')
-}
-
-function killQuietly(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(pid, signal)
-  } catch {
-    // gone already
-  }
+  await killPids(sessionProcesses(sid).filter((pid) => pid !== process.ppid))
 }

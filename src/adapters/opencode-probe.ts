@@ -3,14 +3,13 @@
  * throwaway home (its own XDG dirs, offline variables, a password), must open its SSE `/event`
  * stream and send `server.connected` within the time limit; then it is stopped and the home removed.
  */
-import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { errorMessage } from '../errors.js'
 import { delay } from '../process/delay.js'
-import { killTree } from '../process/tree.js'
+import { launchProcess } from '../process/launch.js'
 import { OpencodeApi, freePort } from './opencode-api.js'
 import { OPENCODE_QUIET_ENV, opencodeDirs, writeOpencodeConfigDir } from './opencode-home.js'
 
@@ -22,16 +21,13 @@ export async function probeOpencode(binary: string, env: NodeJS.ProcessEnv): Pro
   await writeOpencodeConfigDir(dirs.XDG_CONFIG_HOME, { autoupdate: false, share: 'disabled' })
   const port = await freePort()
   const password = randomBytes(12).toString('base64url')
-  const child = spawn(binary, ['serve', '--port', String(port)], {
+  const child = launchProcess(binary, ['serve', '--port', String(port)], {
     cwd: home,
     env: { PATH: env.PATH, HOME: home, ...dirs, ...OPENCODE_QUIET_ENV, OPENCODE_SERVER_PASSWORD: password },
-    stdio: 'ignore',
-    detached: true,
   })
-  const exited = new Promise<string>((resolve) => {
-    child.once('exit', (code) => resolve(`opencode serve exited (${code}) before its event stream opened`))
-    child.once('error', (err) => resolve(`opencode serve did not start: ${err.message}`))
-  })
+  const exited = child.exited.then((s) =>
+    s.error ? `opencode serve did not start: ${s.error}` : `opencode serve exited (${s.code}) before its event stream opened`,
+  )
   const api = new OpencodeApi(`http://127.0.0.1:${port}`, password)
   const stop = new AbortController()
   const connected = (async (): Promise<string> => {
@@ -59,7 +55,7 @@ export async function probeOpencode(binary: string, env: NodeJS.ProcessEnv): Pro
     return await Promise.race([connected, exited])
   } finally {
     stop.abort()
-    if (child.pid) await killTree(child.pid, { graceMs: 1_000 }).catch(() => undefined)
+    await child.stop().catch(() => undefined) // its answer is the probe's result; the child is tracked and killed at exit anyway
     await fs.rm(home, { recursive: true, force: true }).catch(() => undefined) // a temp dir: best effort
   }
 }

@@ -5,14 +5,12 @@
  * its hooks and `swarm mcp` in-process, `swarm send` / `swarm tasks` as a child — always as that
  * teammate: an argv naming another team, member or adapter is refused, never obeyed.
  */
-import { spawn } from 'node:child_process'
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import net from 'node:net'
 import { PassThrough, Writable } from 'node:stream'
 import { swarmArgv } from '../backends/launch.js'
 import { errorMessage } from '../errors.js'
-import { signalExitCode } from '../process/signals.js'
-import { killTree } from '../process/tree.js'
+import { launchProcess, shellExitCode } from '../process/launch.js'
 import { onAbort } from '../util/abort.js'
 import { type Slots, slots } from '../util/slots.js'
 import { parseHookPayload, runHook } from './hook.js'
@@ -257,21 +255,16 @@ async function runChild(argv: string[], cwd: string, s: Session, o: RelayOptions
 async function spawnChild(argv: string[], cwd: string, s: Session, o: RelayOptions): Promise<void> {
   const [node, bin] = swarmArgv()
   const env = { ...o.env, SWARM_TEAM: o.team, SWARM_AGENT_NAME: o.name, SWARM_AGENT_ID: `${o.name}@${o.team}`, SWARM_AGENT_KIND: o.agent }
-  const child = spawn(node, [bin, ...argv], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] })
-  s.stdin.pipe(child.stdin).on('error', () => undefined) // it exited without reading its stdin
-  child.stdout.on('data', (c: Buffer) => s.send({ t: 'out', d: data(c) }))
-  child.stderr.on('data', (c: Buffer) => s.send({ t: 'err', d: data(c) }))
-  const stop = () => {
-    if (child.pid && child.exitCode === null) void killTree(child.pid, { graceMs: 1_000 })
-  }
+  const child = launchProcess(node, [bin, ...argv], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] })
+  const { stdin, stdout, stderr } = child.child
+  if (stdin) s.stdin.pipe(stdin).on('error', () => undefined) // it exited without reading its stdin
+  stdout?.on('data', (c: Buffer) => s.send({ t: 'out', d: data(c) }))
+  stderr?.on('data', (c: Buffer) => s.send({ t: 'err', d: data(c) }))
   // The client may be gone already (its connection closed while this started): stopped at once then.
-  const unlisten = onAbort(s.signal, stop)
-  const code = await new Promise<number>((resolve) => {
-    child.once('error', () => resolve(8))
-    child.once('close', (c, signal) => resolve(c ?? (signal ? signalExitCode(signal) : 1)))
-  })
+  const unlisten = onAbort(s.signal, () => void child.stop())
+  const status = await child.exited
   unlisten()
-  s.finish(code)
+  s.finish(status.error ? 8 : shellExitCode(status))
 }
 
 /** The first identity option naming someone else, described; undefined when all are the teammate's own. */

@@ -1,4 +1,3 @@
-import fs from 'node:fs'
 import { randomUUID } from 'node:crypto'
 import { encodeStructured, parseStructured, PRIVILEGED_TYPES, type StructuredMessage } from '../mailbox/messages.js'
 import type { InboxMessage } from '../mailbox/types.js'
@@ -8,6 +7,7 @@ import { sendIdleNotification } from '../teams/idle-notification.js'
 import { inboxPath, LEAD_NAME, tasksDir } from '../home/paths.js'
 import { onAbort } from '../util/abort.js'
 import { ensureDir } from '../util/fs.js'
+import { type PathWatch, watchPath } from '../watch/path-watch.js'
 import type { RuntimeOptions } from './runtime-options.js'
 import { createTurnGuards, type TurnGuards } from './turn-guards.js'
 import { addUsage, emptyUsage, estimateCost, type Usage } from './pricing.js'
@@ -61,7 +61,7 @@ export class TeammateRuntime {
 
   /** Runs until shutdown is approved or the signal aborts; resolves with the exit code. */
   async run(): Promise<number> {
-    let taskWatch: fs.FSWatcher | undefined
+    let taskWatch: PathWatch | undefined
     try {
       if (!this.o.external) {
         // `ready` hands over what is already unread (sent while we were dead) before anything new;
@@ -77,8 +77,8 @@ export class TeammateRuntime {
         // A task created or unblocked while we sleep wakes us to claim it (no polling).
         const dir = tasksDir(this.o.team, this.o.env)
         await ensureDir(dir)
-        taskWatch = fs.watch(dir, () => this.wake?.())
-        taskWatch.on('error', () => undefined) // the team was deleted; messages still wake us
+        // No poll, and a watch that breaks (the team was deleted) is not reported: messages still wake us.
+        taskWatch = watchPath(dir, () => this.wake?.())
       }
       while (!this.stopRequested) {
         if (this.guards.halted) {

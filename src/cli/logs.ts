@@ -4,15 +4,14 @@ import pc from 'picocolors'
 import type Anthropic from '@anthropic-ai/sdk'
 import { type CompactionEvent, readTranscript, transcriptPath, type TranscriptEvent } from '../agent/transcript.js'
 import { cachedShare, percent } from '../agent/pricing.js'
-import { NotFoundError } from '../errors.js'
+import { errorMessage, NotFoundError } from '../errors.js'
 import { nextStopSignal } from '../process/handlers.js'
 import { agentDir, validateAgentName, validateName } from '../home/paths.js'
 import { getMember } from '../teams/team-store.js'
 import { useColor } from '../terminal/output.js'
 import { terminalSafe } from '../terminal/neutralize.js'
-
-/** How often --follow checks a transcript that fs.watch may miss (a slow safety net). */
-const FOLLOW_POLL_MS = 1_000
+import { WATCH_INTERVALS } from '../watch/intervals.js'
+import { watchPath } from '../watch/path-watch.js'
 
 /** `swarm logs <team> <name> [--follow]` */
 export function registerLogsCommand(program: Command): void {
@@ -48,11 +47,13 @@ export async function logsCommand(team: string, name: string, opts: { follow?: b
   const kick = () => {
     chain = chain.then(flush)
   }
-  const watcher = fs.watch(agentDir(team, name), kick)
-  const timer = setInterval(kick, FOLLOW_POLL_MS)
+  const dir = agentDir(team, name)
+  const unwatched = (err: unknown) =>
+    process.stderr.write(`swarm: warning: not watching ${dir} (${errorMessage(err)}); looking every ${WATCH_INTERVALS.logsFollow / 1000} s\n`)
+  const watch = watchPath(dir, kick, { pollMs: WATCH_INTERVALS.logsFollow, onError: unwatched })
+  if (!watch.armed) unwatched(watch.error)
   await nextStopSignal()
-  watcher.close()
-  clearInterval(timer)
+  watch.close()
 }
 
 type Colors = ReturnType<typeof pc.createColors>

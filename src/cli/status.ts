@@ -2,17 +2,13 @@ import type { Command } from 'commander'
 import { formatReport } from '../leader/report-format.js'
 import { colors, println } from '../terminal/output.js'
 import { nextStopSignal } from '../process/handlers.js'
-import { watchTree } from '../util/tree-watch.js'
+import { WATCH_INTERVALS } from '../watch/intervals.js'
+import { watchTree } from '../watch/tree-watch.js'
 
 export interface StatusCommandOptions {
   json?: boolean
   watch?: boolean
 }
-
-/** `--watch` redraws on file events; this slow sweep catches a process that died silently. */
-const WATCH_SWEEP_MS = 2_000
-/** Events come in bursts (a turn writes state, transcript and inboxes); one redraw per burst. */
-const WATCH_DEBOUNCE_MS = 100
 
 /** `swarm status <team>` */
 export function registerStatusCommand(program: Command): void {
@@ -42,7 +38,11 @@ export async function runStatus(team: string, opts: StatusCommandOptions): Promi
     chain = chain.then(render).catch((err) => println(colors.red(String(err))))
   }
   const deleted = new AbortController()
-  const watcher = watchTree(teamDir(team), redraw, { debounceMs: WATCH_DEBOUNCE_MS, sweepMs: WATCH_SWEEP_MS, onGone: () => deleted.abort() })
+  const watcher = watchTree(teamDir(team), redraw, {
+    debounceMs: WATCH_INTERVALS.statusDebounce,
+    sweepMs: WATCH_INTERVALS.statusSweep,
+    onGone: () => deleted.abort(),
+  })
   await nextStopSignal(deleted.signal) // Ctrl-C, or the team was deleted
   await watcher.close()
 }

@@ -92,12 +92,4 @@ export async function processesUnder(root: string): Promise<number[]> {
   return out
 }
 
-export function killQuietly(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL')
-  } catch {
-    // gone already
-  }
-}
-
 export type Colors = ReturnType<typeof pc.createColors>

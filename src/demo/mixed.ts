@@ -19,6 +19,7 @@ import { type LoopbackServer, startLoopbackServer } from '../loopback-model/loop
 import { answerRequest, listRequests } from '../permissions/requests/broker.js'
 import { delay } from '../process/delay.js'
 import { runCommand } from '../process/launch.js'
+import { sendSignal } from '../process/signals.js'
 import { listTasks } from '../tasks/task-store.js'
 import { createTeam, readTeam } from '../teams/team-store.js'
 import { decide } from './demo.js'
@@ -36,7 +37,6 @@ import {
 } from './mixed-scenario.js'
 import {
   type Colors,
-  killQuietly,
   leadPlayed,
   leadSaw,
   processesUnder,
@@ -225,7 +225,7 @@ export async function runMixedDemo(opts: MixedDemoOptions = {}): Promise<MixedDe
     await deleteTeamFully(TEAM, { env, timeoutMs: 15_000 }).catch((err) => say(`delete: ${errorMessage(err)}`))
     await closeServer('tmux', env)
     leftovers = await processesUnder(root)
-    for (const pid of leftovers) killQuietly(pid)
+    for (const pid of leftovers) sendSignal(pid, 'SIGKILL')
     if (leftovers.length) say(c.red(`${leftovers.length} process(es) outlived team delete and were killed: ${leftovers.join(', ')}`))
     await Promise.all([lead.close(), codexServer.close(), geminiServer.close()])
     if (!opts.keep) await fs.rm(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })

@@ -1,4 +1,3 @@
-import fs from 'node:fs'
 import readline from 'node:readline'
 import pc from 'picocolors'
 import { errorMessage } from '../errors.js'
@@ -13,6 +12,8 @@ import { sendTeamMessage } from '../teams/messaging.js'
 import { inboxPath, LEAD_NAME, pendingPermissionsDir } from '../home/paths.js'
 import { listTasks } from '../tasks/task-store.js'
 import { ensureDir } from '../util/fs.js'
+import { WATCH_INTERVALS } from '../watch/intervals.js'
+import { type PathWatch, watchPath } from '../watch/path-watch.js'
 import { paintAgent } from '../terminal/colors.js'
 import { CONSOLE_HELP } from './console-help.js'
 import { PromptQueue, toConsoleRequest, type ConsoleRequest } from './prompt-queue.js'
@@ -58,7 +59,7 @@ export interface LeaderConsoleOptions {
   teammatesInside?: boolean
   color?: boolean
   signal?: AbortSignal
-  /** Safety sweep of pending requests (new ones, answered elsewhere, dead requesters). */
+  /** Safety sweep of pending requests (new ones, answered elsewhere, dead requesters); default WATCH_INTERVALS.pendingRequests. */
   pendingPollMs?: number
   /** False when nobody types at this console (the demo answers for it): requests are shown, not prompted. */
   answersHere?: boolean
@@ -97,8 +98,7 @@ export class LeaderConsole {
   private gate: Promise<LeadGate> | undefined
   private readonly c
   private watcher: InboxWatcher | undefined
-  private dirWatch: fs.FSWatcher | undefined
-  private poll: NodeJS.Timeout | undefined
+  private dirWatch: PathWatch | undefined
   private rl: readline.Interface | undefined
   /** The request whose prompt is on screen, when it was drawn, and whether it replaced an unanswered one. */
   private shown: ConsoleRequest | undefined
@@ -125,10 +125,8 @@ export class LeaderConsole {
     this.line(this.c.bold(`swarm leader — team ${this.o.team}`) + this.c.dim('  (/help for commands)'))
     const pendingDir = pendingPermissionsDir(this.o.team, this.o.env)
     await ensureDir(pendingDir)
-    this.dirWatch = fs.watch(pendingDir, () => void this.syncPending())
-    this.dirWatch.on('error', () => undefined) // the safety poll covers a watch that fails
-    this.poll = setInterval(() => void this.syncPending(), this.o.pendingPollMs ?? 2_000)
-    this.poll.unref()
+    // The safety poll covers a watch that fails (not reported: nothing is lost).
+    this.dirWatch = watchPath(pendingDir, () => void this.syncPending(), { pollMs: this.o.pendingPollMs ?? WATCH_INTERVALS.pendingRequests })
     this.queue.onChange(() => {
       const s = this.shown
       if (s && !this.shownGone && this.queue.get(s.id)?.id !== s.id) {
@@ -151,7 +149,6 @@ export class LeaderConsole {
 
   stop(): void {
     this.stopped = true
-    clearInterval(this.poll)
     this.dirWatch?.close()
     this.rl?.close()
     void this.watcher?.close()

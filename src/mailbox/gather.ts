@@ -1,5 +1,6 @@
 import fs from 'node:fs'
 import path from 'node:path'
+import { type PathWatch, watchPath } from '../watch/path-watch.js'
 import { ownerAlive, SLOT_SUFFIX, spoolDir } from './spool.js'
 
 /**
@@ -12,24 +13,23 @@ import { ownerAlive, SLOT_SUFFIX, spoolDir } from './spool.js'
 export class Gatherer {
   private readonly dir: string
   private readonly slots = new Map<string, number>()
-  private watcher: fs.FSWatcher | undefined
+  private readonly watch: PathWatch
   private wake: (() => void) | undefined
   private relist = true
   private readonly probe = Buffer.alloc(1)
 
   constructor(inboxFile: string) {
     this.dir = spoolDir(inboxFile)
-    try {
-      this.watcher = fs.watch(this.dir, (event, name) => {
+    // Without a watch (none could be set up, or it broke) the caller's timer decides, as with polling.
+    this.watch = watchPath(
+      this.dir,
+      (name, event) => {
         // A slot created or removed (or anything else renamed): list the directory again.
         if (event === 'rename' || name === null) this.relist = true
         this.wake?.()
-      })
-      this.watcher.on('error', () => this.unwatch())
-      this.watcher.unref()
-    } catch {
-      this.watcher = undefined // then the caller's timer decides, as with polling
-    }
+      },
+      { unref: true },
+    )
   }
 
   /** Resolves once every slot of the spool holds entries, or after `ms` (at once without a watch). */
@@ -42,7 +42,7 @@ export class Gatherer {
         this.wake = undefined
         resolve()
       }
-      const timer = setTimeout(finish, this.watcher ? ms : 0)
+      const timer = setTimeout(finish, this.watch.armed ? ms : 0)
       timer.unref()
       this.wake = () => {
         if (looking) return
@@ -65,7 +65,7 @@ export class Gatherer {
   }
 
   close(): void {
-    this.unwatch()
+    this.watch.close()
     for (const fd of this.slots.values()) fs.closeSync(fd)
     this.slots.clear()
   }
@@ -105,10 +105,5 @@ export class Gatherer {
         // Removed meanwhile: the next listing settles it.
       }
     }
-  }
-
-  private unwatch(): void {
-    this.watcher?.close()
-    this.watcher = undefined
   }
 }

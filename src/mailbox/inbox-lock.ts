@@ -4,6 +4,8 @@ import { LockTimeoutError } from '../errors.js'
 import { LOCK_STALE_MS } from '../util/lock.js'
 import { raiseHand, ringBell } from './bell.js'
 import { fencedFs, forgetLock, LockLostError } from '../util/lock-fence.js'
+import { WATCH_INTERVALS } from '../watch/intervals.js'
+import { type PathWatch, watchPath } from '../watch/path-watch.js'
 import type { Slot } from './slot.js'
 
 /*
@@ -16,13 +18,6 @@ import type { Slot } from './slot.js'
 
 /** How long an append or a mark waits for the inbox lock (longer than a dead holder's stale time). */
 export const LOCK_WAIT_MS = 12_000
-
-/**
- * How long a marker sleeps when its watch is armed: normally the release wakes it first; the timer
- * covers a holder that died (the lock goes stale after LOCK_STALE_MS) and filesystems whose events
- * do not arrive.
- */
-const SAFETY_WAIT_MS = 50
 
 /**
  * The timer of a waiter whose watches could not be set up: randomized, growing 1–10 ms (×1–2).
@@ -91,7 +86,7 @@ export async function withInboxLock<T>(file: string, fn: () => Promise<T>): Prom
     if (Date.now() > deadline) throw new LockTimeoutError(file)
     raiseHand(file) // again at each attempt: a raised hand counts for a short while only
     raised = true
-    await waitForTurn(file, undefined, SAFETY_WAIT_MS, backoffMs(attempt))
+    await waitForTurn(file, undefined, WATCH_INTERVALS.lockRelease, backoffMs(attempt))
   }
 }
 
@@ -116,7 +111,7 @@ export async function releaseLock(inboxFile: string, release: () => Promise<void
  */
 export function waitForTurn(inboxFile: string, slot: Slot | undefined, ms: number, fallbackMs = ms): Promise<'emptied' | 'turn' | 'timeout'> {
   return new Promise((resolve) => {
-    let watcher: fs.FSWatcher | undefined
+    let watcher: PathWatch | undefined
     let cancelSlot: (() => void) | undefined
     let timer: NodeJS.Timeout | undefined
     let finished = false
@@ -137,14 +132,10 @@ export function waitForTurn(inboxFile: string, slot: Slot | undefined, ms: numbe
       cancelSlot = slot.onBell(look)
       armed = slot.watched
     } else {
-      try {
-        watcher = fs.watch(`${inboxFile}.lock`, () => done('turn'))
-        // A broken watch leaves the timer to decide, never a busy loop.
-        watcher.on('error', () => watcher?.close())
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return done('turn') // released already
-        armed = false
-      }
+      // A watch that breaks is closed and leaves the timer to decide, never a busy loop.
+      watcher = watchPath(`${inboxFile}.lock`, () => done('turn'))
+      if ((watcher.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') return done('turn') // released already
+      armed = watcher.armed
     }
     timer = setTimeout(() => done('timeout'), armed ? ms : fallbackMs)
     // Emptied or released before the watch was set up: no event will come.

@@ -5,6 +5,7 @@ import { commit, createIfMissing, type Committed } from './commit.js'
 import { Gatherer } from './gather.js'
 import { backoffMs, LOCK_WAIT_MS, lockLooksHeld, releaseLock, tryLock, waitForTurn } from './inbox-lock.js'
 import { LockLostError } from '../util/lock-fence.js'
+import { WATCH_INTERVALS } from '../watch/intervals.js'
 import { Slot } from './slot.js'
 import { spoolPending } from './spool.js'
 import type { InboxMessage } from './types.js'
@@ -26,12 +27,6 @@ import type { InboxMessage } from './types.js'
 const MAX_HOLD_MS = 25
 /** How long a merging writer waits for more slots to fill before it merges what waits (or releases, when nothing does). */
 const GATHER_MS = 3
-/**
- * How long a waiting writer sleeps without news: the bell rings at every merge and release by a
- * swarm process, not when Claude Code releases the lock or when a holder dies (stale after
- * LOCK_STALE_MS), which this timer covers.
- */
-const WAIT_MS = 10
 
 const outboxes = new Map<string, Outbox>()
 
@@ -140,7 +135,7 @@ export class Outbox {
         slot.close() // a filled slot file stays
         throw new LockTimeoutError(this.file, { hint: 'the message is queued and goes into the inbox when the lock is free: do not send it again' })
       }
-      const news = await waitForTurn(this.file, slot, WAIT_MS, backoffMs(attempt))
+      const news = await waitForTurn(this.file, slot, WATCH_INTERVALS.spoolBell, backoffMs(attempt))
       if (news === 'emptied') return // merged by the writer holding the lock
       if (slot.gone() && !slot.emptied()) {
         // Removed under us with the message in it (the team was deleted): it is in no file.

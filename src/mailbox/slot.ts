@@ -3,6 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { onExit } from '../process/handlers.js'
 import { DIR_MODE, FILE_MODE, NOFOLLOW, openError } from '../util/fs.js'
+import { type PathWatch, watchPath } from '../watch/path-watch.js'
 import { bellPath, handRaised } from './bell.js'
 import { SLOT_SUFFIX, spoolDir } from './spool.js'
 import type { InboxMessage } from './types.js'
@@ -41,7 +42,7 @@ export class Slot {
   private readonly fd: number
   private readonly bellFd: number
   private readonly probe = Buffer.alloc(1)
-  private watcher: fs.FSWatcher | undefined
+  private readonly watch: PathWatch
   private onRing: (() => void) | undefined
   private idleTimer: NodeJS.Timeout | undefined
   private onIdle: (() => void) | undefined
@@ -60,15 +61,10 @@ export class Slot {
       fs.rmSync(file, { force: true })
       throw openError(bell, err)
     }
-    try {
-      this.watcher = fs.watch(bell, () => this.onRing?.())
-      // A broken watch leaves the waiter's timer to decide, never a busy loop.
-      this.watcher.on('error', () => this.unwatch())
-      // An idle slot must not keep the process alive; a waiting append has its own timer.
-      this.watcher.unref()
-    } catch {
-      this.watcher = undefined // e.g. out of inotify watches: waiters poll instead
-    }
+    // Unwatched (none could be set up, e.g. out of inotify watches, or it broke), waiters poll
+    // instead: never a busy loop. An idle slot must not keep the process alive; a waiting append
+    // has its own timer.
+    this.watch = watchPath(bell, () => this.onRing?.(), { unref: true })
     open.add(this)
     disposeExitHook ??= onExit(closeAllSlots)
   }
@@ -87,7 +83,7 @@ export class Slot {
 
   /** True when the bell is watched; otherwise the caller must poll. */
   get watched(): boolean {
-    return this.watcher !== undefined
+    return this.watch.armed
   }
 
   /** False once the file is gone (e.g. the team directory was deleted): fill a new slot instead. */
@@ -181,7 +177,7 @@ export class Slot {
       disposeExitHook = undefined
     }
     clearTimeout(this.idleTimer)
-    this.unwatch()
+    this.watch.close()
     try {
       if (this.emptied()) fs.unlinkSync(this.file)
     } catch {
@@ -189,10 +185,5 @@ export class Slot {
     }
     fs.closeSync(this.fd)
     fs.closeSync(this.bellFd)
-  }
-
-  private unwatch(): void {
-    this.watcher?.close()
-    this.watcher = undefined
   }
 }

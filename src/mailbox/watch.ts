@@ -1,15 +1,14 @@
 import { inboxPath } from '../home/paths.js'
 import { CorruptFileError, errorMessage } from '../errors.js'
 import { onAbort } from '../util/abort.js'
-import { DirWatch } from './dir-watch.js'
+import { DirWatch } from '../watch/dir-watch.js'
+import { WATCH_INTERVALS } from '../watch/intervals.js'
 import { messageKey } from './entry.js'
 import { flushSpool, markDelivered } from './inbox.js'
 import { InboxTail } from './inbox-tail.js'
 import { oldestSpoolAge } from './spool.js'
 import type { InboxMessage } from './types.js'
 
-/** Safety sweep: catches anything the directory watch missed (e.g. on a network filesystem). */
-export const DEFAULT_POLL_MS = 1_000
 /** A file that fails to parse is read again after this long before it is reported (torn in-place write). */
 const CORRUPT_RETRY_MS = 50
 /** Spooled entries this old were left by a writer that died before merging them (see spool.ts). */
@@ -17,7 +16,7 @@ const ORPHAN_SPOOL_MS = 2_000
 
 export interface WatchInboxOptions {
   env?: NodeJS.ProcessEnv
-  /** Safety-poll interval; default DEFAULT_POLL_MS. */
+  /** Safety-poll interval; default WATCH_INTERVALS.inbox. */
   pollMs?: number
   signal?: AbortSignal
   /** Deliver read entries too (an observer such as `swarm inbox --follow`); default false. */
@@ -87,7 +86,7 @@ class Watcher implements InboxWatcher {
       () => void this.rescan(),
       (err) => this.report(err),
     )
-    this.poll = setInterval(() => void this.sweep(), opts.pollMs ?? DEFAULT_POLL_MS)
+    this.poll = setInterval(() => void this.sweep(), opts.pollMs ?? WATCH_INTERVALS.inbox)
     onAbort(opts.signal, () => void this.close())
     this.ready = this.dirWatch.check().then(() => this.rescan())
   }

@@ -22,6 +22,13 @@ type Env = NodeJS.ProcessEnv
 export interface ExitStatus {
   code: number | null
   signal: NodeJS.Signals | null
+  /** Why it never started (`spawn foo ENOENT`); then `code` is 127. */
+  error?: string
+}
+
+/** The shell's reading of an exit: its code, 128 + N for death by signal N, 127 when it never started. */
+export function shellExitCode(s: ExitStatus): number {
+  return s.code ?? (s.signal ? signalExitCode(s.signal) : 1)
 }
 
 export interface LaunchOptions {
@@ -103,8 +110,12 @@ function withFd3(stdio: StdioOptions, fd3: Uint8Array | undefined): Options['std
 }
 
 function exitStatus(r: Result): ExitStatus {
-  if (r.exitCode === undefined && !r.signal) return { code: 127, signal: null } // never started
+  if (r.exitCode === undefined && !r.signal) return { code: 127, signal: null, error: startError(r) } // never started
   return { code: r.exitCode ?? null, signal: (r.signal as NodeJS.Signals | undefined) ?? null }
+}
+
+function startError(r: Result): string {
+  return r.cause instanceof Error ? r.cause.message : (r.shortMessage ?? 'it did not start')
 }
 
 function track(p: LaunchedProcess): void {
@@ -183,21 +194,38 @@ export async function runCommand(file: string, args: string[], opts: RunOptions 
     if (outcome.kind === 'abort') throw opts.signal?.reason ?? new Error('aborted')
     throw new CommandTimeoutError(`${file} ${args[0] ?? ''}`.trim(), timeoutMs)
   }
-  const { code, signal } = exitStatus(outcome.r)
-  return { code: code ?? (signal ? signalExitCode(signal) : 1), stdout: text(outcome.r.stdout), stderr: text(outcome.r.stderr) }
+  return { code: shellExitCode(exitStatus(outcome.r)), stdout: text(outcome.r.stdout), stderr: text(outcome.r.stderr) }
 }
 
 function text(out: unknown): string {
   return typeof out === 'string' ? out : ''
 }
 
+/** A program in the foreground of this terminal (startInTerminal). */
+export interface TerminalProcess {
+  /** Undefined when it could not be started (then `exited` says why). */
+  readonly pid: number | undefined
+  /** Resolves when it exited (never rejects); a missing program is code 127 with `error` set. */
+  readonly exited: Promise<ExitStatus>
+}
+
 /**
- * Runs `file args` in this terminal (stdio inherited, in this process's group so that it owns the
- * terminal: `tmux attach`) and resolves with its exit code; a missing program is 127. Not tracked:
- * it ends with the terminal session, like its parent.
+ * Starts `file args` in this terminal: stdio inherited, in this process's group so that it owns
+ * the terminal (`tmux attach`, an agent CLI in its pane). Not tracked: it ends with the terminal
+ * session, like its parent, and whoever started it decides when to stop it (killTree).
  */
+export function startInTerminal(file: string, args: string[], opts: { env?: Env; fd3?: Uint8Array } = {}): TerminalProcess {
+  const subprocess = execa(file, args, {
+    env: opts.env ?? process.env,
+    extendEnv: false,
+    stdio: withFd3('inherit', opts.fd3),
+    reject: false,
+    cleanup: false,
+  })
+  return { pid: subprocess.pid, exited: (subprocess as unknown as Promise<Result>).then(exitStatus) }
+}
+
+/** startInTerminal, resolving with its exit code (shellExitCode). */
 export async function runInTerminal(file: string, args: string[], opts: { env?: Env } = {}): Promise<number> {
-  const r = await execa(file, args, { env: opts.env ?? process.env, extendEnv: false, stdio: 'inherit', reject: false, cleanup: false })
-  const { code, signal } = exitStatus(r)
-  return code ?? (signal ? signalExitCode(signal) : 1)
+  return shellExitCode(await startInTerminal(file, args, opts).exited)
 }

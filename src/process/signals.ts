@@ -5,7 +5,14 @@ import os from 'node:os'
  * SIGTERM and SIGKILL, what exit code a signal stands for, and what "the target is gone" means.
  */
 
-/** How long a process (or group) gets between SIGTERM and SIGKILL, everywhere in swarm. */
+/**
+ * How long a process (or group) gets between SIGTERM and SIGKILL, everywhere in swarm: tree and
+ * group kills, `LaunchedProcess.stop`, team reaps, an agent CLI's wrapper (its last resort after
+ * the CLI's own quit, and the sweep of what the CLI left in its pane). Long enough for a Node
+ * program's SIGTERM handler to flush and remove its files, short enough that `swarm kill` and
+ * Ctrl-C feel immediate. Callers pass another grace only where a program's own contract names one
+ * (an adapter's `quit.graceMs`).
+ */
 export const KILL_GRACE_MS = 1_000
 /** Hard limit for every cleanup when swarm itself exits or is interrupted. */
 export const CLEANUP_TIME_LIMIT_MS = 3_000

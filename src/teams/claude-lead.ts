@@ -1,5 +1,7 @@
 import fs from 'node:fs'
 import { LEAD_NAME } from '../home/paths.js'
+import { pidExists } from '../process/liveness.js'
+import { procStartTime } from '../process/table.js'
 import type { TeamFile } from './types.js'
 
 /**
@@ -30,25 +32,10 @@ export function claudeLeadOf(config: TeamFile): ClaudeLead | undefined {
 
 /** Whether the Claude Code lead still runs (the same process: its start time matches when known). */
 export function claudeLeadAlive(lead: ClaudeLead): boolean {
-  if (!lead.pid || !signalable(lead.pid)) return false
+  if (!lead.pid || !pidExists(lead.pid)) return false
   if (lead.procStart === undefined) return true
-  try {
-    const stat = fs.readFileSync(`/proc/${lead.pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return fields[19] === lead.procStart
-  } catch {
-    return true // no /proc (macOS): the pid alone
-  }
-}
-
-/** Signal 0 reaches the pid (EPERM: it exists, another user's). teams/ sits below process/, hence not isAlive. */
-function signalable(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
+  const started = procStartTime(lead.pid)
+  return started === undefined || started === lead.procStart // no /proc (macOS): the pid alone
 }
 
 /** Claude Code's own tmux server for its teammates' panes when it runs outside tmux. */

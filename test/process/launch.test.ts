@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CommandTimeoutError, launchProcess, runCommand } from '../../src/process/launch.js'
+import { CommandTimeoutError, launchProcess, runCommand, shellExitCode, startInTerminal } from '../../src/process/launch.js'
+import { procStat } from '../../src/process/table.js'
 import { isAlive, waitForExit } from '../../src/process/liveness.js'
 import { killTree, processTree } from '../../src/process/tree.js'
 import { FIXTURES } from '../backends/harness.js'
@@ -12,6 +13,27 @@ describe('util/process', () => {
   it('runCommand returns code and output, feeds stdin, and reports a missing program as 127', async () => {
     expect(await runCommand('sh', ['-c', 'cat; echo err >&2; exit 3'], { input: 'in' })).toEqual({ code: 3, stdout: 'in', stderr: 'err\n' })
     expect((await runCommand('no-such-program-swarm', [])).code).toBe(127)
+  })
+
+  it('startInTerminal runs a program in this process group, hands it fd 3, and says why one never started', async () => {
+    const started = startInTerminal('sh', ['-c', 'test "$(cat <&3)" = "seccomp bytes" && kill -TERM $$; exit 1'], {
+      fd3: new TextEncoder().encode('seccomp bytes'),
+    })
+    expect(started.pid).toBeGreaterThan(0)
+    // The foreground of this terminal: our group, not one of its own (it owns the keyboard with us).
+    expect(procStat(started.pid!)?.pgid).toBe(procStat('self')?.pgid)
+    const status = await started.exited
+    expect(status).toEqual({ code: null, signal: 'SIGTERM' }) // it read the bytes on fd 3, then died by the signal
+    expect(shellExitCode(status)).toBe(143)
+
+    const missing = await startInTerminal('no-such-program-swarm', []).exited
+    expect(missing).toMatchObject({ code: 127, error: expect.stringContaining('no-such-program-swarm ENOENT') })
+    expect(shellExitCode(missing)).toBe(127)
+  })
+
+  it('launchProcess says why a program never started', async () => {
+    const missing = await launchProcess('no-such-program-swarm', []).exited
+    expect(missing).toMatchObject({ code: 127, signal: null, error: expect.stringContaining('ENOENT') })
   })
 
   it('runCommand kills the whole group on timeout, and does not wait for a grandchild holding stdout', async () => {

@@ -14,6 +14,7 @@ type Spec = {
   layers: Record<string, string[]>
   pure?: { io: string[]; files: string[] }
   public?: Record<string, string[]>
+  owners?: { imports?: Record<string, string[]>; calls?: Record<string, string[]>; except?: Record<string, string> }
   notes?: Record<string, string>
 }
 function tree(files: Record<string, string>, spec: Spec = { layers: { low: [], high: ['low'] } }): string {
@@ -160,8 +161,46 @@ describe('scripts/check-layers.mjs', () => {
     expect((await check(root)).code).toBe(0)
   })
 
+  it('fails an owned import or call outside its owner (type-only imports do not count), and a stale exception', async () => {
+    const owners = {
+      imports: { 'node:child_process': ['low/proc'] },
+      calls: { 'process.kill(': ['low/proc'], 'fs.watch(': ['low/watch.ts'] },
+      except: { 'high/generated.ts': 'a string of code for another program' },
+    }
+    const root = tree(
+      {
+        'src/low/proc/launch.ts':
+          "import { spawn } from 'node:child_process'\nexport const kill = (p: number) => process.kill(p, 'SIGTERM')\nexport const s = spawn\n",
+        'src/low/watch.ts': "import fs from 'node:fs'\nexport const w = (d: string) => fs.watch(d)\n",
+        'src/high/spawns.ts': "import { spawn } from 'node:child_process'\nexport const s = spawn\n",
+        'src/high/kills.ts': "export const k = () => process.kill(42, 'SIGKILL')\n",
+        'src/high/watches.ts':
+          "import fs from 'node:fs'\nexport const w = () => fs.watch('.')\nexport const p = (fsp: { watch(): void }) => fsp.watch()\n",
+        'src/high/typed.ts': "import type { ChildProcess } from 'node:child_process'\nexport type C = ChildProcess\n",
+        'src/high/generated.ts': "export const source = `\nimport { spawn } from 'node:child_process'\n`\n",
+      },
+      { layers: { low: [], high: [] }, owners },
+    )
+    const r = await check(root)
+    expect(r.code).toBe(1)
+    expect(r.out).toContain('src/high/spawns.ts imports node:child_process, which only low/proc may (docs/layers.json "owners")')
+    expect(r.out).toContain('src/high/kills.ts calls process.kill(…), which only low/proc may (docs/layers.json "owners")')
+    expect(r.out).toContain('src/high/watches.ts calls fs.watch(…), which only low/watch.ts may (docs/layers.json "owners")')
+    expect(r.out).not.toContain('src/low/') // the owners themselves
+    expect(r.out).not.toContain('typed.ts') // erased: it spawns nothing
+    expect(r.out).not.toContain('generated.ts') // excused
+    expect(r.out).toContain('check-layers: 3 problem(s)')
+
+    for (const f of ['spawns', 'kills', 'watches', 'generated']) fs.rmSync(path.join(root, `src/high/${f}.ts`))
+    const stale = await check(root)
+    expect(stale.out).toContain('docs/layers.json: owners exception high/generated.ts excuses nothing: remove it')
+    expect(stale.out).toContain('check-layers: 1 problem(s)')
+  })
+
   it('passes the real tree: every edge of docs/layers.json used and allowed, the pure set free of I/O', async () => {
     const r = await run(process.execPath, [SCRIPT])
-    expect(r.stdout).toMatch(/check-layers: \d+ files in \d+ layers, \d+ edges, each used and allowed, no cycle; \d+ pure files, no I\/O import/)
+    expect(r.stdout).toMatch(
+      /check-layers: \d+ files in \d+ layers, \d+ edges, each used and allowed, no cycle; \d+ pure files, no I\/O import; \d+ owned acts, none done elsewhere/,
+    )
   })
 })

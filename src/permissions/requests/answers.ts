@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { ConflictError, NotFoundError, errorMessage } from '../../errors.js'
-import { DirWatch } from '../../mailbox/dir-watch.js'
+import { DirWatch } from '../../watch/dir-watch.js'
 import { resolvedPermissionsDir } from '../../home/paths.js'
 import { readResolved, resolveRequest, type ResolvedRequest } from './store.js'
 

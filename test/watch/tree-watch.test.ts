@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it, onTestFinished } from 'vitest'
-import { watchTree } from '../../src/util/tree-watch.js'
+import { watchTree } from '../../src/watch/tree-watch.js'
 import { useTempDir } from '../support/home.js'
 import { waitFor } from '../support/wait.js'
 

@@ -3,7 +3,10 @@ import { type FSWatcher, watch } from 'chokidar'
 /*
  * Watching a directory tree (chokidar) for "something changed, look again": events are coalesced
  * into one call per burst, a slow sweep catches what no event reports, and the watch ends when
- * the directory goes away.
+ * the directory goes away. The one watch of swarm that is not path-watch.ts: a whole tree whose
+ * subdirectories come and go (a team's members, their agents' dirs), which fs.watch follows on
+ * Linux only with `recursive`, a userland walk in Node 20 that chokidar does for us, together
+ * with the removal of the root.
  */
 
 export interface TreeWatchOptions {
@@ -13,7 +16,7 @@ export interface TreeWatchOptions {
    * emitted one by < 50 ms, so the call that emitted one schedules already reads past it.
    */
   debounceMs?: number
-  /** Safety poll: `onChange` also runs this often. */
+  /** Safety poll: `onChange` also runs this often (an entry of WATCH_INTERVALS). */
   sweepMs?: number
   /** Called when the root is deleted or the watch fails. */
   onGone?: () => void

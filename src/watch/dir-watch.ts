@@ -1,6 +1,6 @@
-import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import path from 'node:path'
+import { type PathWatch, watchPath } from './path-watch.js'
 
 /**
  * Watches one file by name through its DIRECTORY, even before that directory exists.
@@ -12,10 +12,10 @@ import path from 'node:path'
  *
  * Until the directory exists, the nearest existing ancestor is watched for the next path
  * component to appear, then the watch moves down. `check()` re-arms after the directory was
- * deleted or replaced; the owner calls it from its safety poll.
+ * deleted or replaced; the owner calls it from its safety poll (an interval of WATCH_INTERVALS).
  */
 export class DirWatch {
-  private watcher: fs.FSWatcher | undefined
+  private watcher: PathWatch | undefined
   private watched: { dir: string; ino: number } | undefined
   private arming: Promise<void> | undefined
   private rearm = false
@@ -69,23 +69,20 @@ export class DirWatch {
       this.watcher?.close()
       this.watcher = undefined
       this.watched = undefined
-      let watcher: fs.FSWatcher
-      try {
-        watcher = fs.watch(dir, (_event, name) => this.onEvent(dir, name))
-      } catch (err) {
-        if (isGone(err)) continue // removed between stat and watch: look again
-        throw err
-      }
-      watcher.on('error', (err) => {
-        // The watched directory went away (or the watch broke): drop it and look again.
-        if (this.watcher === watcher) {
-          this.watcher.close()
+      const watcher = watchPath(dir, (name) => this.onEvent(dir, name), {
+        onError: (err) => {
+          // The watched directory went away (or the watch broke): look again.
+          if (this.watcher !== watcher) return
           this.watcher = undefined
           this.watched = undefined
           if (!isGone(err)) this.onError(err)
           void this.check()
-        }
+        },
       })
+      if (!watcher.armed) {
+        if (isGone(watcher.error)) continue // removed between stat and watch: look again
+        throw watcher.error
+      }
       this.watcher = watcher
       this.watched = { dir, ino }
       // Something created further down between the stat and the watch would never be reported.
@@ -95,10 +92,9 @@ export class DirWatch {
     }
   }
 
-  private onEvent(dir: string, name: string | Buffer | null): void {
+  private onEvent(dir: string, filename: string | null): void {
     if (this.closed) return
     const target = path.dirname(this.file)
-    const filename = name === null ? null : name.toString()
     if (dir === target) {
       if (filename === null || filename === path.basename(this.file)) this.onChange()
       return

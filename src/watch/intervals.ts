@@ -1,0 +1,29 @@
+/*
+ * Every interval of swarm's watches, in one place: the safety polls that catch what a file event
+ * missed (a network filesystem, a watch that broke, a process that died without a write), and the
+ * timers of waits whose real wake-up is an event. Each line says why it has its value.
+ */
+
+export const WATCH_INTERVALS = {
+  /**
+   * A writer waiting for its spool slot to be merged, the spool's bell watched: the bell rings at
+   * every merge and release by a swarm process, not when Claude Code releases the lock or a holder
+   * dies (stale after LOCK_STALE_MS), which this timer covers.
+   */
+  spoolBell: 10,
+  /**
+   * A marker waiting for the inbox lock, its lock directory watched: normally the release wakes it
+   * first; the timer covers a holder that died and filesystems whose events do not arrive.
+   */
+  lockRelease: 50,
+  /** `swarm status --watch`: quiet time after a change before one redraw (a turn writes state, transcript and inboxes at once). */
+  statusDebounce: 100,
+  /** An inbox's safety sweep (mailbox/watch.ts): re-arms a lost watch, merges a dead writer's spool, reads again. */
+  inbox: 1_000,
+  /** `swarm logs --follow`: a transcript append the directory watch missed shows within a second. */
+  logsFollow: 1_000,
+  /** The leader console's look at pending permission requests when no event came (a request is no hurry to the second). */
+  pendingRequests: 2_000,
+  /** `swarm status --watch`: a redraw this often even without events, for a process that died silently. */
+  statusSweep: 2_000,
+} as const
