@@ -72,7 +72,7 @@ export class AnswerBoard {
       }, RESOLVED_SAFETY_POLL_MS)
       poll.unref()
       let timer: NodeJS.Timeout | undefined
-      const onAbort = () => void this.withdraw(id, `${this.owner.agent} stopped waiting`, false)
+      const onAbort = () => void this.withdraw(id, 'the agent was stopped while waiting', false)
       const waiter: Waiter = {
         id,
         kind,

@@ -4,9 +4,9 @@
  */
 import type { Answer, Verdict } from './types.js'
 
-/** allow (with the lead's edited input) or deny, saying who denied it and why, or why it was withdrawn. */
+/** allow (with the lead's edited input) or deny: the lead's feedback (else who denied it), or why the request was withdrawn. */
 export function verdictOf(answer: Answer): Verdict {
   if (answer.kind === 'cancelled') return { behavior: 'deny', message: `the request was cancelled: ${answer.reason}` }
-  if (answer.kind === 'deny') return { behavior: 'deny', message: `${answer.by} denied it${answer.feedback ? `: ${answer.feedback}` : ''}` }
+  if (answer.kind === 'deny') return { behavior: 'deny', message: answer.feedback || `denied by ${answer.by}` }
   return { behavior: 'allow', ...(answer.updatedInput ? { updatedInput: answer.updatedInput } : {}) }
 }
