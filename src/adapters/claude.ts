@@ -11,7 +11,8 @@ import { claudeVerifyKeyFor } from '../trust/sign.js'
 import { findMember, readTeam } from '../teams/team-store.js'
 import { requireAgentBinary } from './binary.js'
 import { findClaudeSession } from './claude-session.js'
-import type { AdapterContext, AgentAdapter, HookReply, LaunchPlan, PermissionAnswer } from './types.js'
+import type { AdapterContext, AgentAdapter, HookReply, LaunchPlan } from './types.js'
+import type { Verdict } from '../asks/types.js'
 
 /** The environment variable naming the Claude Code binary (else `claude` on PATH). */
 export const CLAUDE_BIN_ENV = 'SWARM_CLAUDE_BIN'
@@ -116,7 +117,7 @@ async function prepareClaude(ctx: AdapterContext): Promise<LaunchPlan> {
 }
 
 /** Claude Code's PreToolUse hook reply (used only if a user wires swarm hooks into it). */
-function answerPermission(_event: string, answer: PermissionAnswer): HookReply {
+function answerPermission(_event: string, answer: Verdict): HookReply {
   const reason = answer.message ?? (answer.behavior === 'allow' ? 'approved by the team lead' : 'denied by the team lead')
   const output = { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: answer.behavior, permissionDecisionReason: reason } }
   return { stdout: `${JSON.stringify(output)}\n`, exitCode: 0 }

@@ -12,7 +12,8 @@ import { atomicWriteFile, ensureDir } from '../util/fs.js'
 import { commandHook, hookTable } from './hook-table.js'
 import { CLAUDE_STYLE_HOOK_FIELDS, CTRL_C_TWICE, readHookFields } from './spec-adapter.js'
 import { tomlDocument } from './toml.js'
-import type { AdapterContext, AgentAdapter, HookReply, LaunchPlan, PermissionAnswer, SwarmHookEvent } from './types.js'
+import type { AdapterContext, AgentAdapter, HookReply, LaunchPlan, SwarmHookEvent } from './types.js'
+import type { Verdict } from '../asks/types.js'
 
 const HOOK_EVENTS = {
   SessionStart: 'session-start',
@@ -95,7 +96,7 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
   return { argv, env: { CODEX_HOME: ctx.configDir }, readOnly: [configFile, hooksFile] }
 }
 
-function answerPermission(event: SwarmHookEvent, answer: PermissionAnswer): HookReply {
+function answerPermission(event: SwarmHookEvent, answer: Verdict): HookReply {
   if (event === 'pre-tool') {
     // PreToolUse can only deny; an allowed call goes on to Codex's own approval (and PermissionRequest).
     if (answer.behavior === 'allow') return { exitCode: 0 }

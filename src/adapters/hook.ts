@@ -135,27 +135,30 @@ async function permission(inv: HookInvocation, adapter: AgentAdapter, facts: Hoo
   const input = facts.toolInput ?? {}
   const description = describeCall(toolName, input)
   await appendHookLog(inv.team, inv.name, { event: inv.event, at: Date.now(), tool: toolName }, inv.env)
-  await setStatus(inv, 'waiting', `${toolName} ${description}`.slice(0, 120))
-  try {
-    const answer = await askLead({
-      team: inv.team,
-      name: inv.name,
-      toolName,
-      shellTools: adapter.shellTools ?? [],
-      input,
-      description,
-      env: inv.env,
-      // Said again once the request is on file: a side-by-side hook may have written `working` meanwhile.
-      onPending: async (id) => {
-        await setStatus(inv, 'waiting', `${toolName} ${description}`.slice(0, 120))
-        inv.onAsked?.(id)
-      },
-      ...(inv.signal && { signal: inv.signal }),
-    })
-    return adapter.answerPermission(inv.event, answer, facts)
-  } finally {
-    await setStatus(inv, 'working', toolName)
-  }
+  let waitingDetail = `${toolName} ${description}`
+  const answer = await askLead({
+    team: inv.team,
+    name: inv.name,
+    toolName,
+    shellTools: adapter.shellTools ?? [],
+    input,
+    description,
+    env: inv.env,
+    setStatus: async (status, detail) => {
+      if (status === 'waiting' && detail !== undefined) waitingDetail = detail
+      await setStatus(inv, status, status === 'working' ? toolName : detail)
+    },
+    // Said again once the request is on file: a side-by-side hook may have written `working` meanwhile.
+    onPending: async (id) => {
+      await setStatus(inv, 'waiting', waitingDetail)
+      inv.onAsked?.(id)
+    },
+    ...(inv.signal && { signal: inv.signal }),
+  }).finally(async () => {
+    // Cut off (the relay connection closed): the ask withdrew its request; the CLI goes on working.
+    if (inv.signal?.aborted) await setStatus(inv, 'working', toolName)
+  })
+  return adapter.answerPermission(inv.event, answer, facts)
 }
 
 /** Whether the state says a permission for `toolName` is being asked right now. */

@@ -13,7 +13,8 @@ import { OPENCODE_QUIET_ENV, opencodeDirs, writeOpencodeConfigDir } from './open
 import { probeOpencode } from './opencode-probe.js'
 import { opencodeChannel } from './opencode-bridge.js'
 import { CLAUDE_STYLE_HOOK_FIELDS, CTRL_C_TWICE, readHookFields } from './spec-adapter.js'
-import type { AdapterContext, AgentAdapter, LaunchPlan, PermissionAnswer } from './types.js'
+import type { AdapterContext, AgentAdapter, LaunchPlan } from './types.js'
+import type { Verdict } from '../asks/types.js'
 
 export const OPENCODE_PROVIDER = 'swarm'
 
@@ -83,9 +84,9 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
  * opencode's `always` adds the request's `always` patterns (bash: the command's prefix, `git
  * status *`; edit: `*`) to its instance's approved rules and then stops asking for them, so those
  * calls would never reach swarm's rules again (protected paths, the control plane, a later deny).
- * swarm keeps "always" as its own rule instead (hook-always.ts).
+ * swarm keeps "always" as its own rule instead (asks/always.ts).
  */
-function answerPermission(_event: unknown, answer: PermissionAnswer) {
+function answerPermission(_event: unknown, answer: Verdict) {
   const reply = answer.behavior === 'allow' ? { reply: 'once' } : { reply: 'reject', message: answer.message ?? 'denied by the team lead' }
   return { stdout: `${JSON.stringify(reply)}\n`, exitCode: 0 }
 }

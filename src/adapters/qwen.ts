@@ -13,7 +13,8 @@ import { rootDir } from '../home/paths.js'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
 import { commandHook, hookTable } from './hook-table.js'
 import { CLAUDE_STYLE_HOOK_FIELDS, CTRL_C_TWICE, readHookFields } from './spec-adapter.js'
-import type { AdapterContext, AgentAdapter, HookFacts, HookReply, LaunchPlan, PermissionAnswer, SwarmHookEvent } from './types.js'
+import type { AdapterContext, AgentAdapter, HookFacts, HookReply, LaunchPlan, SwarmHookEvent } from './types.js'
+import type { Verdict } from '../asks/types.js'
 
 /** Its file-writing tools, decided by swarm's rule engine in every mode (hook-rules.ts). */
 const FILE_TOOLS = { write_file: 'Write', edit: 'Edit', notebook_edit: 'Edit' } as const
@@ -88,7 +89,7 @@ function readHook(_event: SwarmHookEvent, payload: unknown): HookFacts {
  * `permission-request` comes from PermissionRequest (and, under yolo, from a PreToolUse on a file
  * tool): one reply both read — `decision.behavior` for the first, `permissionDecision` for the other.
  */
-function answerPermission(event: SwarmHookEvent, answer: PermissionAnswer): HookReply {
+function answerPermission(event: SwarmHookEvent, answer: Verdict): HookReply {
   const reason = answer.message ?? (answer.behavior === 'allow' ? 'approved by the team lead' : 'denied by the team lead')
   if (event === 'pre-tool') {
     if (answer.behavior === 'allow') return { exitCode: 0 }

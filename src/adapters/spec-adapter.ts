@@ -9,7 +9,8 @@ import { UsageError } from '../errors.js'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
 import { type AdapterSpec, specProgram } from './spec.js'
 import { contextVars, expandArgv, expandText, expandValue } from './template.js'
-import type { AdapterContext, AdapterSource, AgentAdapter, HookFacts, HookReply, LaunchPlan, PermissionAnswer, QuitMethod } from './types.js'
+import type { AdapterContext, AdapterSource, AgentAdapter, HookFacts, HookReply, LaunchPlan, QuitMethod } from './types.js'
+import type { Verdict } from '../asks/types.js'
 
 export interface SpecOrigin {
   kind: string
@@ -109,7 +110,7 @@ export const CLAUDE_STYLE_HOOK_FIELDS: AdapterSpec['payload'] = {
 /** Ctrl-C twice quits a TUI (the first only interrupts a running turn); then SIGTERM. */
 export const CTRL_C_TWICE: QuitMethod = { keys: ['C-c', 'C-c'], signal: 'SIGTERM', graceMs: 3_000 }
 
-function replyFromSpec(reply: { json?: unknown; stdout?: string; stderr?: string; exitCode: number }, answer: PermissionAnswer): HookReply {
+function replyFromSpec(reply: { json?: unknown; stdout?: string; stderr?: string; exitCode: number }, answer: Verdict): HookReply {
   const message = answer.message ?? (answer.behavior === 'allow' ? 'approved by the team lead' : 'denied by the team lead')
   const vars = (name: string) => (name === 'message' ? message : undefined)
   const stdout =

@@ -5,6 +5,8 @@
  */
 import type { PasteChunk } from '../backends/types.js'
 
+import type { Verdict } from '../asks/types.js'
+
 type Env = NodeJS.ProcessEnv
 
 /**
@@ -190,13 +192,6 @@ export interface HookFacts {
   message?: string
 }
 
-/** The leader's answer to a permission request, as the CLI must be told. */
-export interface PermissionAnswer {
-  behavior: 'allow' | 'deny'
-  /** Feedback for the agent on deny, or the reason shown on allow. */
-  message?: string
-}
-
 /** What `swarm hook` prints and exits with, in the CLI's own form. */
 export interface HookReply {
   stdout?: string
@@ -264,7 +259,7 @@ export interface AgentAdapter {
   readonly configEnv?: Readonly<Record<string, string>>
   /**
    * Its tools that run a shell command with `command` in their input (`run_shell_command`): an
-   * "always" answer for one is kept as swarm's rule (hook-always.ts).
+   * "always" answer for one is kept as swarm's rule (asks/always.ts).
    */
   readonly shellTools?: readonly string[]
   /**
@@ -293,8 +288,8 @@ export interface AgentAdapter {
   readonly fileTools?: Readonly<Record<string, 'Edit' | 'Write'>>
   /** Reads a hook payload (stdin JSON of the CLI's hook) into HookFacts. */
   readHook(event: SwarmHookEvent, payload: unknown): HookFacts
-  /** The hook's reply for a permission answer (pre-tool / permission-request) in the CLI's form. */
-  answerPermission(event: SwarmHookEvent, answer: PermissionAnswer, facts: HookFacts): HookReply
+  /** The hook's reply for the ask flow's Verdict (pre-tool / permission-request) in the CLI's form: `message` is the deny's feedback or the allow's reason. */
+  answerPermission(event: SwarmHookEvent, answer: Verdict, facts: HookFacts): HookReply
   /**
    * For a CLI driven over its own control channel (opencode's HTTP API): starts the installed
    * `binary` briefly in a throwaway home and says `ok` or what failed (`swarm doctor`).

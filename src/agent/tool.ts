@@ -5,6 +5,7 @@ import type { ToolKind } from '../permissions/rules/tools.js'
 import type { MessageParam, Tool as ApiTool, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages'
 import { errorMessage } from '../errors.js'
 import type { BashSandbox } from '../sandbox/types.js'
+import type { Verdict } from '../asks/types.js'
 import type { CacheSetting, SystemPrompt } from './cache-layout.js'
 
 /**
@@ -18,14 +19,12 @@ export interface ToolResult {
   ranInput?: Record<string, unknown>
 }
 
-/** The answer of a permission check. `updatedInput` replaces the input (it is validated again). */
-export type ToolVerdict = { behavior: 'allow'; updatedInput?: Record<string, unknown> } | { behavior: 'deny'; message: string }
-
 /**
- * Asked before EVERY tool call, after the input validated. The permissions layer supplies
+ * Asked before EVERY tool call, after the input validated, answered with the ask flow's Verdict
+ * (`updatedInput` replaces the input, which is validated again). The permissions layer supplies
  * the real one; `allowAll` is the default.
  */
-export type PermissionCheck = (tool: AnyTool, input: Record<string, unknown>, ctx: ToolContext) => ToolVerdict | Promise<ToolVerdict>
+export type PermissionCheck = (tool: AnyTool, input: Record<string, unknown>, ctx: ToolContext) => Verdict | Promise<Verdict>
 
 /**
  * Everything a tool may use from its caller. In-process agents share `process.cwd()` and

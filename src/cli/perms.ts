@@ -1,7 +1,8 @@
 import type { Command } from 'commander'
 import { UsageError } from '../errors.js'
 import { refuseFromTeammate } from './lead-only.js'
-import { answerRequest, formatAge, listRequests, type RequestAnswer } from '../permissions/requests/broker.js'
+import { answerRequest, formatAge, listRequests } from '../permissions/requests/broker.js'
+import type { GivenAnswer } from '../asks/types.js'
 import { validateName } from '../home/paths.js'
 import { matchRequestId, shortRequestId } from '../home/request-id.js'
 import { PermissionModeName } from '../permissions/rules/modes.js'
@@ -102,15 +103,18 @@ export async function answerCommand(decision: 'approve' | 'deny', team: string, 
   if (decision === 'deny' && (opts.always || opts.teamWide || opts.input !== undefined || opts.mode !== undefined)) {
     throw new UsageError('--always, --team-wide, --input and --mode go with approve, not deny')
   }
-  const answer: RequestAnswer = {
-    decision,
-    ...(opts.always || opts.teamWide ? { always: true } : {}),
-    ...(opts.teamWide ? { scope: 'team' as const } : {}),
-    ...(opts.feedback !== undefined ? { feedback: opts.feedback } : {}),
-    ...(opts.input !== undefined ? { updatedInput: parseInput(opts.input) } : {}),
-    ...(opts.mode !== undefined ? { permissionMode: parseMode(opts.mode) } : {}),
-    ...(opts.by !== undefined ? { by: opts.by } : {}),
-  }
+  const common = { ...(opts.feedback !== undefined ? { feedback: opts.feedback } : {}), ...(opts.by !== undefined ? { by: opts.by } : {}) }
+  const answer: GivenAnswer =
+    decision === 'deny'
+      ? { kind: 'deny', ...common }
+      : {
+          kind: 'approve',
+          ...common,
+          ...(opts.always || opts.teamWide ? { always: true } : {}),
+          ...(opts.teamWide ? { scope: 'team' as const } : {}),
+          ...(opts.input !== undefined ? { updatedInput: parseInput(opts.input) } : {}),
+          ...(opts.mode !== undefined ? { permissionMode: parseMode(opts.mode) } : {}),
+        }
   const result = await answerRequest(team, id, answer)
   if (opts.json) return printJson({ team, ...result })
   const r = result.request

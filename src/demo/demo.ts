@@ -148,7 +148,7 @@ export async function runDemo(opts: DemoOptions = {}): Promise<DemoSummary> {
         await answerRequest(
           TEAM,
           r.id,
-          { decision, by: 'swarm demo', ...(decision === 'deny' ? { feedback: 'denied at the demo prompt' } : {}) },
+          decision === 'deny' ? { kind: 'deny', by: 'swarm demo', feedback: 'denied at the demo prompt' } : { kind: 'approve', by: 'swarm demo' },
           { env },
         )
         if (asked) say(`${c.magenta('permission')} ${r.agent}'s ${r.toolName} ${decision === 'deny' ? c.red('denied') : 'approved'}`)

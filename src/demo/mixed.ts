@@ -182,7 +182,9 @@ export async function runMixedDemo(opts: MixedDemoOptions = {}): Promise<MixedDe
         await answerRequest(
           TEAM,
           r.id,
-          { decision, by: 'swarm demo --mixed', ...(decision === 'deny' && { feedback: 'denied at the demo prompt' }) },
+          decision === 'deny'
+            ? { kind: 'deny', by: 'swarm demo --mixed', feedback: 'denied at the demo prompt' }
+            : { kind: 'approve', by: 'swarm demo --mixed' },
           { env },
         )
         permissions.push({ agent: r.agent, tool: r.toolName, decision })

@@ -7,7 +7,7 @@ import { parseStructured, type StructuredMessage } from '../mailbox/messages.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { watchInbox, type InboxWatcher } from '../mailbox/watch.js'
 import { answerRequest, listRequests } from '../permissions/requests/broker.js'
-import { notifyHuman } from '../permissions/requests/notify.js'
+import { notifyHuman } from '../asks/notify.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { inboxPath, LEAD_NAME, pendingPermissionsDir } from '../home/paths.js'
 import { listTasks } from '../tasks/task-store.js'
@@ -21,7 +21,7 @@ import { shortRequestId } from '../home/request-id.js'
 import { terminalSafe } from '../terminal/neutralize.js'
 import { wrapLines } from '../terminal/wrap.js'
 import { clipped } from '../terminal/clip.js'
-import { previewInput } from '../permissions/requests/input-view.js'
+import { previewInput } from '../asks/input-view.js'
 import { LeadGate } from '../trust/gate.js'
 import { consoleLedgerPath } from '../trust/ledger.js'
 
@@ -359,8 +359,8 @@ export class LeaderConsole {
         this.o.team,
         r.id,
         {
-          decision,
-          ...(opts.always ? { always: true } : {}),
+          kind: decision,
+          ...(opts.always && decision === 'approve' ? { always: true } : {}),
           ...(opts.feedback ? { feedback: opts.feedback } : {}),
           by: 'team-lead console',
         },

@@ -86,7 +86,7 @@ describe('Qwen Code adapter', () => {
       permissionDecisionReason: 'not this',
     })
     expect(qwenAdapter.answerPermission('pre-tool', { behavior: 'allow' }, {})).toEqual({ exitCode: 0 })
-    const preDeny = JSON.parse(qwenAdapter.answerPermission('pre-tool', { behavior: 'deny' }, {}).stdout!)
+    const preDeny = JSON.parse(qwenAdapter.answerPermission('pre-tool', { behavior: 'deny', message: 'denied by the team lead' }, {}).stdout!)
     expect(preDeny.hookSpecificOutput).toEqual({
       hookEventName: 'PreToolUse',
       permissionDecision: 'deny',

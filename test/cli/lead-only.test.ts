@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { execa } from 'execa'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { writePending, readPending } from '../../src/permissions/requests/store.js'
+import { writePending, readPending } from '../../src/asks/store.js'
 import { type IsolatedHome, isolatedHome } from '../support/home.js'
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/swarm.js')

@@ -1,7 +1,7 @@
 import path from 'node:path'
 import { execa } from 'execa'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { writePending } from '../../src/permissions/requests/store.js'
+import { writePending } from '../../src/asks/store.js'
 import { type IsolatedHome, isolatedHome } from '../support/home.js'
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/swarm.js')

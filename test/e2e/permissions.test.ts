@@ -8,7 +8,7 @@ import { encodeStructured } from '../../src/mailbox/messages.js'
 import { inboxPath } from '../../src/home/paths.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { listRequests } from '../../src/permissions/requests/broker.js'
-import { listPending } from '../../src/permissions/requests/store.js'
+import { listPending } from '../../src/asks/store.js'
 import { isAlive } from '../../src/process/liveness.js'
 import {
   BIN,

@@ -8,7 +8,7 @@ import { answerRequest } from '../../src/permissions/requests/broker.js'
 import { permissionSuggestions } from '../../src/permissions/rules/suggest.js'
 import { ensureTeamKeys, loadLeadPublicKey } from '../../src/trust/keys.js'
 import { verifyLeadMessage } from '../../src/trust/swarm-scheme.js'
-import { readResolved, writePending } from '../../src/permissions/requests/store.js'
+import { readResolved, writePending } from '../../src/asks/store.js'
 import { inboxPath } from '../../src/home/paths.js'
 import { createTask } from '../../src/tasks/task-store.js'
 import { createTeam } from '../../src/teams/team-store.js'
@@ -149,7 +149,7 @@ describe('the leader console', () => {
       }),
     })
     await c.waitFor('? [req-3] alice wants to use Bash: rm -rf build')
-    await answerRequest(TEAM, 'req-3', { decision: 'approve', by: 'another shell' }, { env })
+    await answerRequest(TEAM, 'req-3', { kind: 'approve', by: 'another shell' }, { env })
     await pending('req-4', 'bob', 'ls')
     await c.waitFor('request req-3 of alice was answered elsewhere')
     await c.waitFor('? [req-4] bob wants to use Bash: ls')

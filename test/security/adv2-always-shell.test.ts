@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { alwaysAllowed, alwaysRulesPath } from '../../src/adapters/hook-always.js'
+import { alwaysAllowed, alwaysRulesPath } from '../../src/asks/always.js'
 import { type IsolatedHome, isolatedHome } from '../support/home.js'
 
 /**
@@ -34,7 +34,7 @@ describe('adversarial: an "always" shell rule of a CLI teammate and bash-only sy
   let h: IsolatedHome
   beforeEach(() => {
     h = isolatedHome('swarm-adv2-always-')
-    const file = alwaysRulesPath('team', 'gem', h.env)
+    const file = alwaysRulesPath({ team: 'team', member: 'gem' }, h.env)
     fs.mkdirSync(path.dirname(file), { recursive: true })
     fs.writeFileSync(file, JSON.stringify({ allow: ['Bash(touch:*)'] }))
   })

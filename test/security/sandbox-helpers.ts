@@ -5,7 +5,7 @@ import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js
 import type { ScenarioInput } from '../../src/loopback-model/scenario.js'
 import { ensureTeamKeys } from '../../src/trust/keys.js'
 import { answerRequest } from '../../src/permissions/requests/broker.js'
-import { listPending } from '../../src/permissions/requests/store.js'
+import { listPending } from '../../src/asks/store.js'
 import { createTeam } from '../../src/teams/team-store.js'
 import { createWorktree } from '../../src/worktrees/worktree.js'
 import { BIN, type Fixture, TEAM, nudge, startInProcess, toolResult } from '../permissions/requests/bubbling-helpers.js'
@@ -105,7 +105,7 @@ export async function runAttacks(
       async () => {
         for (const r of (await listPending(TEAM, { env: fx.env })).requests) {
           if (r.toolUseId) asked.add(r.toolUseId)
-          await answerRequest(TEAM, r.id, { decision: 'deny', by: 'tester' }, { env: fx.env }).catch(() => undefined)
+          await answerRequest(TEAM, r.id, { kind: 'deny', by: 'tester' }, { env: fx.env }).catch(() => undefined)
         }
         return attacks.every((a) => toolResult(loopback, a.id) !== undefined)
       },

@@ -6,8 +6,8 @@ import { LEAD_NAME } from '../../home/paths.js'
 import { readTeam, updateTeam } from '../../teams/team-store.js'
 import { sightedProcessGone } from '../../process/liveness.js'
 import { teammateOf } from '../../home/marker.js'
-import { sanitize } from './notify.js'
-import { inputText, neutralLines, oneNeutralLine } from './input-view.js'
+import { sanitize } from '../../asks/notify.js'
+import { inputText, neutralLines, oneNeutralLine } from '../../asks/input-view.js'
 import {
   cancelDeadRequests,
   cancelRequest,
@@ -17,11 +17,13 @@ import {
   readResolved,
   resolveRequest,
   resolveRequestId,
-  validateRequestId,
   type PendingRequest,
   type ResolvedRequest,
-} from './store.js'
+} from '../../asks/store.js'
 import { formatRuleValue, rulesFromUpdates, ruleDirectory, suggestionStrings, type RuleUpdate } from '../rules/updates.js'
+import { rememberAlways } from '../../asks/always.js'
+import type { GivenAnswer } from '../../asks/types.js'
+import { validateRequestId } from '../../home/request-id.js'
 import { importInboxRequests } from './inbox-requests.js'
 
 /**
@@ -129,22 +131,6 @@ export async function listRequests(
   }
 }
 
-/** How a request is answered. */
-export interface RequestAnswer {
-  decision: 'approve' | 'deny'
-  /** Approve always: add the suggested rule (for this teammate, or with scope team for all). */
-  always?: boolean
-  scope?: 'agent' | 'team'
-  /** Deny: what the model is told. Plans: why the plan was rejected, or notes with an approval. */
-  feedback?: string
-  /** Approve with edited input (for a plan: `{plan}`). */
-  updatedInput?: Record<string, unknown>
-  /** Plans: the mode to switch to on approval (default: the mode before plan mode). */
-  permissionMode?: string
-  /** Who answered, recorded in `resolved/` (default: `<user> via swarm perms`). */
-  by?: string
-}
-
 export interface AnswerResult {
   request: ResolvedRequest
   /** False when the message could not be sent; the teammate still finds the answer in `resolved/`. */
@@ -157,14 +143,16 @@ export interface AnswerResult {
 }
 
 /**
- * Answers a pending request, named by its id, short id or a unique prefix (request-id.ts: an
+ * Answers a pending request (the ask flow's GivenAnswer: approve — once, always for the member, or
+ * with scope team always for every member — or deny; `by` is recorded, default `<user> via swarm
+ * perms`), named by its id, short id or a unique prefix (request-id.ts: an
  * ambiguous one is a UsageError naming the candidates). NotFoundError (exit 3) for an unknown id; ConflictError (exit 4) when
  * it was answered already (saying by whom and how) or its teammate died (then it is cancelled).
  */
 export async function answerRequest(
   team: string,
   query: string,
-  answer: RequestAnswer,
+  answer: GivenAnswer,
   options: { env?: NodeJS.ProcessEnv } = {},
 ): Promise<AnswerResult> {
   const env = options.env
@@ -179,19 +167,20 @@ export async function answerRequest(
       hint: `restart it with \`swarm team resume ${team}\`; it will ask again`,
     })
   }
-  const always = answer.decision === 'approve' && (answer.always === true || answer.scope === 'team')
+  const always = answer.kind === 'approve' && (answer.always === true || answer.scope === 'team')
   const by = answer.by ?? `${safeUser()} via swarm perms`
   // The resolved record has no field for a plan's new mode; it rides in updatedInput, which the
   // ExitPlanMode schema strips before the tool sees it (see answerFromResolved).
-  const planMode = pending?.kind === 'plan' && answer.decision === 'approve' ? answer.permissionMode : undefined
-  const updatedInput = planMode !== undefined ? { ...answer.updatedInput, permissionMode: planMode } : answer.updatedInput
+  const planMode = pending?.kind === 'plan' && answer.kind === 'approve' ? answer.permissionMode : undefined
+  const edited = answer.kind === 'approve' ? answer.updatedInput : undefined
+  const updatedInput = planMode !== undefined ? { ...edited, permissionMode: planMode } : edited
   let resolved: ResolvedRequest
   try {
     resolved = await resolveRequest(
       team,
       id,
       {
-        decision: answer.decision,
+        decision: answer.kind,
         resolvedBy: by,
         ...(always ? { always } : {}),
         ...(answer.feedback !== undefined ? { feedback: answer.feedback } : {}),
@@ -217,14 +206,14 @@ export async function answerRequest(
     }
   }
   await send(resolved.agent, responseMessage(resolved, answer, updates))
-  if (always && answer.scope === 'team' && resolved.kind === 'permission' && updates.length > 0) {
+  if (always && answer.kind === 'approve' && answer.scope === 'team' && resolved.kind === 'permission' && updates.length > 0) {
     const cwd = config.members.find((m) => m.name === resolved.agent)?.cwd ?? process.cwd()
     Object.assign(result, await shareWithTeam(team, updates, cwd, by, send, env))
   }
   return result
 }
 
-function responseMessage(r: ResolvedRequest, answer: RequestAnswer, updates: RuleUpdate[]): StructuredMessage {
+function responseMessage(r: ResolvedRequest, answer: GivenAnswer, updates: RuleUpdate[]): StructuredMessage {
   if (r.kind === 'plan') {
     return {
       type: 'plan_approval_response',
@@ -232,7 +221,7 @@ function responseMessage(r: ResolvedRequest, answer: RequestAnswer, updates: Rul
       approved: r.decision === 'approve',
       ...(answer.feedback !== undefined ? { feedback: answer.feedback } : {}),
       timestamp: new Date().toISOString(),
-      ...(answer.permissionMode !== undefined && r.decision === 'approve' ? { permissionMode: answer.permissionMode } : {}),
+      ...(answer.kind === 'approve' && answer.permissionMode !== undefined ? { permissionMode: answer.permissionMode } : {}),
     }
   }
   if (r.decision === 'approve') {
@@ -258,8 +247,10 @@ function responseMessage(r: ResolvedRequest, answer: RequestAnswer, updates: Rul
 }
 
 /**
- * Team-wide "always": a `team_permission_update` to every teammate, and path rules recorded in the
- * team's `teamAllowedPaths` (so teammates started later get them too).
+ * Team-wide "always": the rules kept in the team's part of the always store (asks/always.ts),
+ * which every member's next ask consults — swarm's agents and agent CLIs' hooks alike; path rules
+ * recorded in the team's `teamAllowedPaths` (so teammates started later get them too); and a
+ * `team_permission_update` to every teammate (what a Claude Code teammate takes).
  */
 async function shareWithTeam(
   team: string,
@@ -287,6 +278,11 @@ async function shareWithTeam(
       env,
     )
   }
+  await rememberAlways(
+    { team },
+    updates.map((u) => ({ type: 'addRules', rules: [{ ...u.rule }], behavior: u.behavior, destination: 'session' })),
+    env,
+  )
   const behavior = updates[0].behavior
   await send('*', {
     type: 'team_permission_update',

@@ -1,14 +1,18 @@
 import os from 'node:os'
 import type { AgentAssembly, PermissionLayer } from '../../agent/start.js'
-import type { AnyTool, ToolVerdict as ToolDecision, ToolContext } from '../../agent/tool.js'
-import { inputText, oneNeutralLine } from './input-view.js'
+import type { AnyTool, ToolContext } from '../../agent/tool.js'
+import { inputText, oneNeutralLine } from '../../asks/input-view.js'
 import { errorMessage } from '../../errors.js'
 import type { StructuredMessage } from '../../mailbox/messages.js'
 import { LEAD_NAME, agentId, scratchpadDir } from '../../home/paths.js'
 import { readTeam } from '../../teams/team-store.js'
 import { PermissionModeName } from '../rules/modes.js'
-import { AnswerBoard, type Answer } from './answers.js'
-import { bubble, newRequestId, type BubbleContext } from './bubble.js'
+import { AnswerBoard } from '../../asks/answer-board.js'
+import { ask, type AskContext } from '../../asks/ask.js'
+import { alwaysRules, rememberAlways } from '../../asks/always.js'
+import type { Answer, Verdict } from '../../asks/types.js'
+import { verdictOf } from '../../asks/verdict.js'
+import { newRequestId } from '../../home/request-id.js'
 import { controlPlaneOptions } from '../rules/control-plane.js'
 import { evaluatePermission } from '../rules/evaluate.js'
 import { memberSandbox } from '../../agent/member-sandbox.js'
@@ -19,7 +23,7 @@ import { planFilePath } from '../../home/paths.js'
 import { requestPlanApproval, type PlanContext } from './plan.js'
 import { loadPermissionSettings, type CliPermissionOptions, type LoadedSettings } from '../rules/settings.js'
 import { permissionSuggestions } from '../rules/suggest.js'
-import type { AllowedPath, PermissionRule } from '../rules/types.js'
+import type { AllowedPath } from '../rules/types.js'
 import { formatRuleValue, rulesFromUpdates, teamPathRule, toPermissionRules } from '../rules/updates.js'
 
 export interface PermissionLayerOptions {
@@ -35,9 +39,10 @@ export interface PermissionLayerOptions {
 
 /**
  * A teammate's permission layer. Every tool call is evaluated against the agent's CURRENT mode
- * and its rules (settings, command line, team rules from team-lead, "always" answers of this
- * session); what needs asking goes to the PermissionRequest hooks, then to team-lead, and the
- * call waits for the answer (see bubble). ExitPlanMode asks team-lead to approve the plan.
+ * and its rules (settings, command line, the team's allowed paths, and the "always" rules of the
+ * one always store: the member's and the team's); what needs asking goes to the PermissionRequest
+ * hooks, then to team-lead through the one ask flow (asks/ask.ts), which every member kind uses.
+ * ExitPlanMode asks team-lead to approve the plan.
  */
 export async function createPermissionLayer(a: AgentAssembly, options: PermissionLayerOptions = {}): Promise<PermissionLayer> {
   const settings = await loadPermissionSettings({ cwd: a.cwd, env: a.env, ...(options.cli ? { cli: options.cli } : {}) })
@@ -46,8 +51,6 @@ export async function createPermissionLayer(a: AgentAssembly, options: Permissio
 }
 
 class TeammatePermissions implements PermissionLayer {
-  private readonly sessionRules: PermissionRule[] = []
-  private readonly teamRules: PermissionRule[] = []
   private readonly teamDirs: AllowedPath[] = []
   private readonly board: AnswerBoard
   private readonly bubbling: PlanContext
@@ -64,14 +67,26 @@ class TeammatePermissions implements PermissionLayer {
     this.board = new AnswerBoard({ team: a.team, agent: a.name, env: a.env, warn: (l) => a.output.warn(l) })
     const started = PermissionModeName.safeParse(a.mode)
     this.lastModeOutsidePlan = started.success && started.data !== 'plan' ? started.data : 'default'
-    const ctx: BubbleContext = {
-      assembly: a,
+    const ctx: AskContext = {
+      asker: {
+        team: a.team,
+        name: a.name,
+        env: a.env,
+        setStatus: (s, d) => a.setStatus(s, d),
+        info: (l) => a.output.info(l),
+        warn: (l) => a.output.warn(l),
+      },
       board: this.board,
       notifyTmux: options.notifyTmux ?? true,
       waiting: { count: 0 },
       ...(options.permissionTimeoutMs !== undefined ? { timeoutMs: options.permissionTimeoutMs } : {}),
     }
-    this.bubbling = { ...ctx, planFile: options.planFile ?? planFilePath(a.team, a.name, a.env), modeBeforePlan: () => this.lastModeOutsidePlan }
+    this.bubbling = {
+      ...ctx,
+      assembly: a,
+      planFile: options.planFile ?? planFilePath(a.team, a.name, a.env),
+      modeBeforePlan: () => this.lastModeOutsidePlan,
+    }
     this.sandbox = memberSandbox({
       config: settings.sandbox,
       cwd: a.cwd,
@@ -89,7 +104,7 @@ class TeammatePermissions implements PermissionLayer {
     return [scratchpadDir(this.a.team, this.a.env), ...this.settings.additionalDirectories, ...teamAllowed, ...this.teamDirs]
   }
 
-  check = async (tool: AnyTool, input: Record<string, unknown>, ctx: ToolContext): Promise<ToolDecision> => {
+  check = async (tool: AnyTool, input: Record<string, unknown>, ctx: ToolContext): Promise<Verdict> => {
     const mode = this.currentMode()
     if (mode !== 'plan') this.lastModeOutsidePlan = mode
     const team = await readTeam(this.a.team, this.a.env)
@@ -105,8 +120,7 @@ class TeammatePermissions implements PermissionLayer {
           teamAllowed.map((p) => ({ behavior: 'allow' as const, rule: teamPathRule(p) })),
           'team',
         ),
-        ...this.teamRules,
-        ...this.sessionRules,
+        ...(await alwaysRules(this.a.team, this.a.name, this.a.env)),
       ],
       cwd: this.a.cwd,
       allowedPaths: this.allowedPaths(teamAllowed),
@@ -154,10 +168,11 @@ class TeammatePermissions implements PermissionLayer {
         return
       }
       case 'team_permission_update': {
-        const rules = toPermissionRules(rulesFromUpdates([message.permissionUpdate]), 'team')
-        this.teamRules.push(...rules)
+        // A swarm lead kept these in the team's always store already; a Claude Code lead only sends them.
+        const updates = rulesFromUpdates([message.permissionUpdate])
+        await rememberAlways({ team: this.a.team }, [message.permissionUpdate], this.a.env)
         if (message.directoryPath) this.teamDirs.push({ path: message.directoryPath, ...(message.toolName ? { toolName: message.toolName } : {}) })
-        this.a.output.info(`team rule from team-lead: ${rules.map((r) => `${r.behavior} ${r.raw}`).join(', ') || '(none)'}`)
+        this.a.output.info(`team rule from team-lead: ${updates.map((u) => `${u.behavior} ${formatRuleValue(u.rule)}`).join(', ') || '(none)'}`)
         return
       }
       default:
@@ -181,7 +196,7 @@ class TeammatePermissions implements PermissionLayer {
     this.a.output.warn(`ignored ${type} for ${JSON.stringify(id)}: not a request ${this.a.name} is waiting on`)
   }
 
-  private async ask(tool: AnyTool, input: Record<string, unknown>, ctx: ToolContext, mode: PermissionModeName): Promise<ToolDecision> {
+  private async ask(tool: AnyTool, input: Record<string, unknown>, ctx: ToolContext, mode: PermissionModeName): Promise<Verdict> {
     const id = newRequestId('permission')
     const suggestions = this.suggest(tool.name, input)
     const description = typeof input.description === 'string' && input.description ? input.description : tool.summarize(input)
@@ -212,45 +227,20 @@ class TeammatePermissions implements PermissionLayer {
       }
       if (hook.behavior === 'deny') return { behavior: 'deny', message: hook.message ?? 'denied by a PermissionRequest hook' }
     }
-    const answer = await bubble(
+    const answer = await ask(
       this.bubbling,
       {
-        id,
         kind: 'permission',
         toolName: tool.name,
         toolUseId: ctx.toolUseId ?? '',
         input,
         description,
         suggestions,
-        message: {
-          type: 'permission_request',
-          request_id: id,
-          // The bare name, as Claude Code writes it: a Claude Code lead drops `name@team`.
-          agent_id: this.a.name,
-          tool_name: tool.name,
-          tool_use_id: ctx.toolUseId ?? '',
-          description,
-          input,
-          permission_suggestions: suggestions,
-        },
         summary: oneNeutralLine(inputText(input)),
       },
-      ctx.signal,
+      { signal: ctx.signal, id },
     )
-    return this.apply(tool.name, answer, suggestions)
-  }
-
-  private apply(toolName: string, answer: Answer, suggestions: unknown[]): ToolDecision {
-    if (answer.kind === 'cancelled') return { behavior: 'deny', message: `the request was cancelled: ${answer.reason}` }
-    if (answer.kind === 'deny') {
-      return { behavior: 'deny', message: `${answer.by} denied it${answer.feedback ? `: ${answer.feedback}` : ''}` }
-    }
-    if (answer.always || answer.permissionUpdates?.length) {
-      const updates = rulesFromUpdates(answer.permissionUpdates?.length ? answer.permissionUpdates : suggestions)
-      this.sessionRules.push(...toPermissionRules(updates, 'session'))
-      this.a.output.info(`always allowed from now on: ${updates.map((u) => formatRuleValue(u.rule)).join(', ') || toolName}`)
-    }
-    return { behavior: 'allow', ...(answer.updatedInput ? { updatedInput: answer.updatedInput } : {}) }
+    return verdictOf(answer)
   }
 
   private suggest(toolName: string, input: Record<string, unknown>): unknown[] {

@@ -5,7 +5,8 @@ import type { InboxMessage } from '../../mailbox/types.js'
 import { readMemberState } from '../../store/member-state.js'
 import { LEAD_NAME, inboxPath } from '../../home/paths.js'
 import type { TeamFile } from '../../teams/types.js'
-import { type PendingRequest, readPending, readResolved, validateRequestId, writePending } from './store.js'
+import { type PendingRequest, readPending, readResolved, writePending } from '../../asks/store.js'
+import { validateRequestId } from '../../home/request-id.js'
 
 /**
  * Permission requests that exist only as a message in team-lead's inbox — Claude Code teammates

@@ -1,52 +1,43 @@
-import type { ToolVerdict as ToolDecision } from '../../agent/tool.js'
-import type { StructuredMessage } from '../../mailbox/messages.js'
+import type { AgentAssembly } from '../../agent/start.js'
+import { ask, type AskContext } from '../../asks/ask.js'
+import type { Verdict } from '../../asks/types.js'
 import { PermissionModeName } from '../rules/modes.js'
 import { atomicWriteFile } from '../../util/fs.js'
-import { bubble, newRequestId, type BubbleContext } from './bubble.js'
 
-export interface PlanContext extends BubbleContext {
+export interface PlanContext extends AskContext {
+  assembly: AgentAssembly
   planFile: string
   /** The mode to return to on approval when the lead names none: the one before plan mode. */
   modeBeforePlan(): PermissionModeName
 }
 
 /**
- * ExitPlanMode: writes the plan file, sends `plan_approval_request` to team-lead and waits like a
- * permission request. Approval switches the agent to the lead's `permissionMode`, else back to
- * the mode it had before plan mode; rejection keeps plan mode and hands the feedback to the model.
+ * ExitPlanMode: writes the plan file, asks team-lead through the one ask flow (a
+ * `plan_approval_request`) and waits like a permission request. Approval switches the agent to
+ * the lead's `permissionMode`, else back to the mode it had before plan mode; rejection keeps plan
+ * mode and hands the feedback to the model.
  */
-export async function requestPlanApproval(ctx: PlanContext, plan: string, toolUseId: string, signal: AbortSignal): Promise<ToolDecision> {
+export async function requestPlanApproval(ctx: PlanContext, plan: string, toolUseId: string, signal: AbortSignal): Promise<Verdict> {
   const a = ctx.assembly
   await atomicWriteFile(ctx.planFile, plan.endsWith('\n') ? plan : plan + '\n')
-  const id = newRequestId('plan')
-  const message: StructuredMessage = {
-    type: 'plan_approval_request',
-    from: a.name,
-    timestamp: new Date().toISOString(),
-    planFilePath: ctx.planFile,
-    planContent: plan,
-    requestId: id,
-  }
   const firstLine =
     plan
       .split('\n')
       .find((l) => l.trim())
       ?.trim() ?? ''
-  const answer = await bubble(
+  const answer = await ask(
     ctx,
     {
-      id,
       kind: 'plan',
       toolName: 'ExitPlanMode',
       toolUseId,
       input: { plan },
       description: `plan: ${firstLine.slice(0, 100)}`,
       suggestions: [],
-      message,
       summary: firstLine.slice(0, 60),
-      extra: { planFilePath: ctx.planFile },
+      planFilePath: ctx.planFile,
     },
-    signal,
+    { signal },
   )
   if (answer.kind === 'cancelled') return { behavior: 'deny', message: `the plan was not approved: ${answer.reason}` }
   if (answer.kind === 'deny') {

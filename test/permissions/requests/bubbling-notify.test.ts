@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { notificationText, notifyHuman, notifyTmuxClients } from '../../../src/permissions/requests/notify.js'
+import { notificationText, notifyHuman, notifyTmuxClients } from '../../../src/asks/notify.js'
 
 let dir: string
 let log: string

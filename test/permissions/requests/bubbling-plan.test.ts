@@ -8,7 +8,7 @@ import type { LoopbackServer } from '../../../src/loopback-model/loopback-server
 import type { ScenarioInput } from '../../../src/loopback-model/scenario.js'
 import { answerRequest, listRequests } from '../../../src/permissions/requests/broker.js'
 import { planFilePath } from '../../../src/home/paths.js'
-import { readPending } from '../../../src/permissions/requests/store.js'
+import { readPending } from '../../../src/asks/store.js'
 import { sendTeamMessage } from '../../../src/teams/messaging.js'
 import { inboxPath } from '../../../src/home/paths.js'
 import { TEAM, nudge, startInProcess, toolResult, waitForPending, type Fixture, type InProcessAgent, makeFixture } from './bubbling-helpers.js'
@@ -64,7 +64,7 @@ describe('plan mode', () => {
     expect(listed.requests).toEqual([expect.objectContaining({ id: pending.id, kind: 'plan', summary: '# Plan', planFilePath: planFile })])
     expect(await readMemberState(TEAM, 'alice', fx.env)).toMatchObject({ status: 'waiting', mode: 'plan' })
 
-    await answerRequest(TEAM, pending.id, { decision: 'approve' }, { env: fx.env })
+    await answerRequest(TEAM, pending.id, { kind: 'approve' }, { env: fx.env })
     const result = await waitFor('the ExitPlanMode result', exitResult, 10_000, { output: agent.pane })
     expect(result).toMatchObject({ isError: false, content: expect.stringContaining('approved your plan') })
     expect(await mode()).toBe('default')
@@ -75,7 +75,7 @@ describe('plan mode', () => {
     agent = await startInProcess(fx, { mode: 'plan' })
     await nudge(fx, 'plan the feature')
     const pending = await waitForPending(fx, agent.pane)
-    await answerRequest(TEAM, pending.id, { decision: 'approve', permissionMode: 'acceptEdits' }, { env: fx.env })
+    await answerRequest(TEAM, pending.id, { kind: 'approve', permissionMode: 'acceptEdits' }, { env: fx.env })
     await waitFor('the mode to change', async () => (await mode()) === 'acceptEdits', 10_000, { output: agent.pane })
     expect((await waitFor('the ExitPlanMode result', exitResult)).content).toContain('acceptEdits')
   })
@@ -94,7 +94,7 @@ describe('plan mode', () => {
     })
     expect(await readPending(TEAM, pending.id, fx.env)).toBeDefined()
 
-    await answerRequest(TEAM, pending.id, { decision: 'deny', feedback: 'split step 1 into two files' }, { env: fx.env })
+    await answerRequest(TEAM, pending.id, { kind: 'deny', feedback: 'split step 1 into two files' }, { env: fx.env })
     const result = await waitFor('the ExitPlanMode result', exitResult, 10_000, { output: agent.pane })
     expect(result.isError).toBe(true)
     expect(result.content).toContain('split step 1 into two files')

@@ -9,7 +9,7 @@ import { appendMessage, readInbox } from '../../../src/mailbox/inbox.js'
 import { encodeStructured, parseStructured } from '../../../src/mailbox/messages.js'
 import type { LoopbackServer } from '../../../src/loopback-model/loopback-server.js'
 import { answerRequest, listRequests } from '../../../src/permissions/requests/broker.js'
-import { readPending, readResolved, resolveRequest } from '../../../src/permissions/requests/store.js'
+import { readPending, readResolved, resolveRequest } from '../../../src/asks/store.js'
 import { sendTeamMessage } from '../../../src/teams/messaging.js'
 import { inboxPath, teamConfigPath } from '../../../src/home/paths.js'
 import { readTeam } from '../../../src/teams/team-store.js'
@@ -61,7 +61,7 @@ describe('bubbling a permission request (in-process teammate)', () => {
     expect(JSON.stringify(request)).toContain('"toolName":"Bash"')
     expect(await countLines(path.join(fx.cwd, 'count.txt'))).toBe(0)
 
-    await answerRequest(TEAM, pending.id, { decision: 'approve', by: 'tester' }, { env: fx.env })
+    await answerRequest(TEAM, pending.id, { kind: 'approve', by: 'tester' }, { env: fx.env })
     await finished('the turn to end')()
     expect(await countLines(path.join(fx.cwd, 'count.txt'))).toBe(1)
     expect(toolResult(loopback, 'toolu_1')).toMatchObject({ isError: false })
@@ -75,7 +75,7 @@ describe('bubbling a permission request (in-process teammate)', () => {
     agent = await startInProcess(fx)
     await nudge(fx)
     const pending = await waitForPending(fx, agent.pane)
-    await answerRequest(TEAM, pending.id, { decision: 'deny', feedback: 'use the counter script instead' }, { env: fx.env })
+    await answerRequest(TEAM, pending.id, { kind: 'deny', feedback: 'use the counter script instead' }, { env: fx.env })
     await finished('the turn to end')()
     expect(await countLines(path.join(fx.cwd, 'count.txt'))).toBe(0)
     expect(toolResult(loopback, 'toolu_1')).toMatchObject({ isError: true, content: expect.stringContaining('use the counter script instead') })
@@ -86,7 +86,7 @@ describe('bubbling a permission request (in-process teammate)', () => {
     agent = await startInProcess(fx)
     await nudge(fx)
     const pending = await waitForPending(fx, agent.pane)
-    await answerRequest(TEAM, pending.id, { decision: 'approve', updatedInput: { command: 'echo edited >> edited.txt' } }, { env: fx.env })
+    await answerRequest(TEAM, pending.id, { kind: 'approve', updatedInput: { command: 'echo edited >> edited.txt' } }, { env: fx.env })
     await finished('the turn to end')()
     expect(await countLines(path.join(fx.cwd, 'count.txt'))).toBe(0)
     expect(await fs.readFile(path.join(fx.cwd, 'edited.txt'), 'utf8')).toBe('edited\n')
@@ -113,7 +113,7 @@ describe('bubbling a permission request (in-process teammate)', () => {
     const pending = await waitForPending(fx, agent.pane)
     const listed = (await listRequests(TEAM, { env: fx.env })).requests[0]
     expect(listed.suggestions).toEqual(['Bash(npm --version >> count.txt)'])
-    await answerRequest(TEAM, pending.id, { decision: 'approve', always: true }, { env: fx.env })
+    await answerRequest(TEAM, pending.id, { kind: 'approve', always: true }, { env: fx.env })
     await waitFor('the turn to end', () => loopback.requests.length >= 3 && agentIdle())
     expect(await countLines(path.join(fx.cwd, 'count.txt'))).toBe(2)
     expect(agent.pane()).toContain('always allowed from now on')
@@ -149,7 +149,7 @@ describe('bubbling a permission request (in-process teammate)', () => {
     expect(await readPending(TEAM, pending.id, fx.env)).toBeDefined()
     expect(await countLines(path.join(fx.cwd, 'count.txt'))).toBe(0)
 
-    await answerRequest(TEAM, pending.id, { decision: 'deny', feedback: 'no' }, { env: fx.env })
+    await answerRequest(TEAM, pending.id, { kind: 'deny', feedback: 'no' }, { env: fx.env })
     await finished('the turn to end')()
     expect(await countLines(path.join(fx.cwd, 'count.txt'))).toBe(0)
   })
@@ -196,7 +196,7 @@ describe('bubbling a permission request (in-process teammate)', () => {
     agent = await startInProcess(fx)
     await nudge(fx)
     const pending = await waitForPending(fx, agent.pane)
-    const result = await answerRequest(TEAM, pending.id, { decision: 'approve', always: true, scope: 'team' }, { env: fx.env })
+    const result = await answerRequest(TEAM, pending.id, { kind: 'approve', always: true, scope: 'team' }, { env: fx.env })
     expect(result.teamRules).toEqual(['Edit(src/lib/**)'])
     await finished('the turn to end')()
     expect(await fs.readFile(path.join(fx.cwd, 'src/lib/a.ts'), 'utf8')).toBe('export {}\n')
@@ -249,7 +249,7 @@ describe('PermissionRequest hooks', () => {
     agent = await startInProcess(fx)
     await nudge(fx)
     const pending = await waitForPending(fx, agent.pane)
-    await answerRequest(TEAM, pending.id, { decision: 'approve' }, { env: fx.env })
+    await answerRequest(TEAM, pending.id, { kind: 'approve' }, { env: fx.env })
     await finished('the turn to end')()
     expect(await countLines(path.join(fx.cwd, 'count.txt'))).toBe(1)
     expect(agent.pane()).toContain('asking instead')

@@ -49,7 +49,7 @@ describe("Claude Code teammates' permission requests join the broker's queue", (
 
   it('the answer goes back in the shape Claude Code acts on, signed in both schemes', async () => {
     await appendMessage(inboxPath(TEAM, 'team-lead', env), claudeRequest('cc', 'perm-1-a'))
-    const result = await answerRequest(TEAM, 'perm-1-a', { decision: 'approve' }, { env })
+    const result = await answerRequest(TEAM, 'perm-1-a', { kind: 'approve' }, { env })
     expect(result.delivered).toBe(true)
     const [entry] = await readInbox(inboxPath(TEAM, 'cc', env))
     expect(parseStructured(entry!.text)).toMatchObject({
@@ -67,7 +67,7 @@ describe("Claude Code teammates' permission requests join the broker's queue", (
 
   it('a denial carries the feedback as the error Claude Code shows its model', async () => {
     await appendMessage(inboxPath(TEAM, 'team-lead', env), claudeRequest('cc', 'perm-2-b'))
-    await answerRequest(TEAM, 'perm-2-b', { decision: 'deny', feedback: 'not that one' }, { env })
+    await answerRequest(TEAM, 'perm-2-b', { kind: 'deny', feedback: 'not that one' }, { env })
     const [entry] = await readInbox(inboxPath(TEAM, 'cc', env))
     expect(parseStructured(entry!.text)).toMatchObject({
       type: 'permission_response',

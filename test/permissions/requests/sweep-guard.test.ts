@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import path from 'node:path'
 import { execa } from 'execa'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { listPending, readResolved, writePending } from '../../../src/permissions/requests/store.js'
+import { listPending, readResolved, writePending } from '../../../src/asks/store.js'
 import { type IsolatedHome, isolatedHome } from '../../support/home.js'
 import { waitFor } from '../../support/wait.js'
 

@@ -1,8 +1,8 @@
-import { LEAD_NAME, agentId } from '../../home/paths.js'
-import { runCommand } from '../../process/launch.js'
-import { terminalSafe } from '../../terminal/neutralize.js'
-import { shortRequestId } from '../../home/request-id.js'
-import { clipped } from '../../terminal/clip.js'
+import { LEAD_NAME, agentId } from '../home/paths.js'
+import { runCommand } from '../process/launch.js'
+import { terminalSafe } from '../terminal/neutralize.js'
+import { shortRequestId } from '../home/request-id.js'
+import { clipped } from '../terminal/clip.js'
 
 /** How long a tmux `display-message` stays on the attached clients. */
 export const TMUX_MESSAGE_MS = 5_000

@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
-import { ConflictError, CorruptFileError, NotFoundError, UsageError } from '../../errors.js'
-import { pendingPermissionsDir, resolvedPermissionsDir } from '../../home/paths.js'
-import { FILE_MODE, ensureDir, moveAside, parseJsonFile, readFileIfExists } from '../../util/fs.js'
-import { pidExists, sightProcess } from '../../process/liveness.js'
-import { matchRequestId } from '../../home/request-id.js'
+import { ConflictError, CorruptFileError, NotFoundError } from '../errors.js'
+import { pendingPermissionsDir, resolvedPermissionsDir } from '../home/paths.js'
+import { FILE_MODE, ensureDir, moveAside, parseJsonFile, readFileIfExists } from '../util/fs.js'
+import { pidExists, sightProcess } from '../process/liveness.js'
+import { isRequestId, matchRequestId, validateRequestId } from '../home/request-id.js'
 
 /**
  * Durable permission and plan requests: `permissions/pending/<id>.json` while a teammate waits,
@@ -58,16 +58,6 @@ export interface Resolution {
   always?: boolean
   feedback?: string
   updatedInput?: Record<string, unknown>
-}
-
-const ID_RE = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/
-
-/** Request ids become file names: 1–128 of A-Z a-z 0-9 . _ -, not starting with . or -. */
-export function validateRequestId(id: string): string {
-  if (typeof id !== 'string' || !ID_RE.test(id)) {
-    throw new UsageError(`invalid request id ${JSON.stringify(id)}`, { hint: 'ids are 1-128 characters of A-Z a-z 0-9 . _ - (see `swarm perms`)' })
-  }
-  return id
 }
 
 function pendingPath(team: string, id: string, env?: NodeJS.ProcessEnv): string {
@@ -143,7 +133,7 @@ export async function listPending(
   const problems: CorruptFileError[] = []
   for (const name of await listJsonFiles(dir)) {
     const id = name.slice(0, -'.json'.length)
-    if (!ID_RE.test(id)) continue
+    if (!isRequestId(id)) continue
     const file = path.join(dir, name)
     if ((await readFileIfExists(resolvedPath(team, id, options.env))) !== undefined) {
       await fs.rm(file, { force: true })
@@ -172,7 +162,7 @@ export async function listPending(
 export async function resolveRequestId(team: string, query: string, env?: NodeJS.ProcessEnv): Promise<string> {
   const where = `in team ${team}`
   for (const dir of [pendingPermissionsDir(team, env), resolvedPermissionsDir(team, env)]) {
-    const ids = (await listJsonFiles(dir)).map((n) => n.slice(0, -'.json'.length)).filter((id) => ID_RE.test(id))
+    const ids = (await listJsonFiles(dir)).map((n) => n.slice(0, -'.json'.length)).filter(isRequestId)
     try {
       return matchRequestId(query, ids, where)
     } catch (err) {

@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { ConflictError, NotFoundError, UsageError } from '../../../src/errors.js'
+import { ConflictError, NotFoundError, UsageError } from '../../src/errors.js'
 import {
   cancelDeadRequests,
   isPidAlive,
@@ -13,12 +13,12 @@ import {
   resolveRequest,
   writePending,
   type NewPendingRequest,
-} from '../../../src/permissions/requests/store.js'
-import { pendingPermissionsDir, resolvedPermissionsDir } from '../../../src/home/paths.js'
-import { isolatedEnv, useTempDir } from '../../support/home.js'
+} from '../../src/asks/store.js'
+import { pendingPermissionsDir, resolvedPermissionsDir } from '../../src/home/paths.js'
+import { isolatedEnv, useTempDir } from '../support/home.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const distStore = path.resolve(here, '../../../dist/permissions/requests/store.js')
+const distStore = path.resolve(here, '../../dist/asks/store.js')
 
 let env: NodeJS.ProcessEnv
 useTempDir('swarm-perm-store-', (d) => (env = { SWARM_HOME: d }))

@@ -1,28 +1,29 @@
 import path from 'node:path'
-import { ConflictError, NotFoundError, errorMessage } from '../../errors.js'
-import { DirWatch } from '../../watch/dir-watch.js'
-import { resolvedPermissionsDir } from '../../home/paths.js'
+import { ConflictError, NotFoundError, errorMessage } from '../errors.js'
+import { DirWatch } from '../watch/dir-watch.js'
+import { resolvedPermissionsDir } from '../home/paths.js'
 import { readResolved, resolveRequest, type ResolvedRequest } from './store.js'
+import type { Answer, RequestKind } from './types.js'
 
-/** How often a waiting request re-reads its resolved file, in case the watch missed it. */
+/**
+ * How often a waiting request re-reads its resolved file, in case the watch missed it, and asks
+ * whether its asker was orphaned: the watch is the fast path, this only bounds a missed event.
+ */
 export const RESOLVED_SAFETY_POLL_MS = 2_000
 
-export type RequestKind = 'permission' | 'plan'
-
-/** An answer to one request, whichever way it came. */
-export type Answer =
-  | {
-      kind: 'approve'
-      by: string
-      updatedInput?: Record<string, unknown>
-      /** Always: the rules to add (Claude Code permission updates or rule strings). */
-      permissionUpdates?: unknown[]
-      always?: boolean
-      /** Plan approvals: the mode to switch to. */
-      permissionMode?: string
-    }
-  | { kind: 'deny'; by: string; feedback?: string }
-  | { kind: 'cancelled'; by: string; reason: string }
+/** Whose requests a board waits on. */
+export interface BoardOwner {
+  team: string
+  /** The member asking: the one recorded as having withdrawn its request. */
+  agent: string
+  env: NodeJS.ProcessEnv
+  warn(line: string): void
+  /**
+   * Checked on every safety poll: true when nobody is left to answer for (a CLI's hook whose CLI
+   * died). Its open requests are then withdrawn, recorded as cancelled.
+   */
+  orphaned?: () => boolean
+}
 
 export interface WaitOptions {
   signal?: AbortSignal
@@ -41,36 +42,31 @@ interface Waiter {
 }
 
 /**
- * The requests one agent is waiting on, and the three ways an answer arrives: a verified message
- * from team-lead (`offer`), the request's `resolved/<id>.json` (a directory watch plus a slow
- * poll, in case the message is lost), or the agent's own timeout or abort. The resolved file is
- * the one truth: an answer by message is recorded there first, and when someone else got there
- * earlier, their answer counts. Each wait has one cleanup.
+ * The one waiter of the ask flow: the requests one member is waiting on, keyed by id, and the
+ * ways an answer arrives — a verified message from team-lead (`offer`), the request's
+ * `resolved/<id>.json` (a directory watch plus a slow poll, in case the message is lost), or the
+ * member's own timeout, abort or orphaning. The resolved file is the one truth: an answer by
+ * message is recorded there first, and when someone else got there earlier, their answer counts;
+ * a withdrawal is recorded there as `cancelled`. Each wait has one cleanup.
  */
 export class AnswerBoard {
   private readonly waiters = new Map<string, Waiter>()
   /** Ids answered recently, so the second copy of an answer (file, then message) is not reported as unknown. */
   private readonly done = new Set<string>()
 
-  constructor(
-    private readonly o: {
-      team: string
-      agent: string
-      env: NodeJS.ProcessEnv
-      warn(line: string): void
-    },
-  ) {}
+  constructor(private readonly owner: BoardOwner) {}
 
   /** Starts waiting for `id`. Call before the request is sent, so a fast answer is not missed. */
   expect(id: string, kind: RequestKind, options: WaitOptions = {}): Promise<Answer> {
     return new Promise<Answer>((resolve) => {
-      const file = path.join(resolvedPermissionsDir(this.o.team, this.o.env), `${id}.json`)
+      const file = path.join(resolvedPermissionsDir(this.owner.team, this.owner.env), `${id}.json`)
       const watch = new DirWatch(
         file,
         () => void this.readFile(id),
-        (err) => this.o.warn(`watching ${file}: ${errorMessage(err)}`),
+        (err) => this.owner.warn(`watching ${file}: ${errorMessage(err)}`),
       )
       const poll = setInterval(() => {
+        if (this.owner.orphaned?.()) return void this.withdraw(id, 'the member that asked is gone', false)
         void watch.check()
         void this.readFile(id)
       }, RESOLVED_SAFETY_POLL_MS)
@@ -139,7 +135,7 @@ export class AnswerBoard {
     const decision = answer.kind === 'approve' ? 'approve' : answer.kind === 'deny' ? 'deny' : 'cancelled'
     try {
       await resolveRequest(
-        this.o.team,
+        this.owner.team,
         id,
         {
           decision,
@@ -148,13 +144,13 @@ export class AnswerBoard {
           ...(answer.kind === 'approve' && answer.always ? { always: true } : {}),
           ...(answer.kind === 'deny' && answer.feedback !== undefined ? { feedback: answer.feedback } : {}),
         },
-        this.o.env,
+        this.owner.env,
       )
       this.settle(id, answer)
     } catch (err) {
       if (err instanceof NotFoundError) return this.settle(id, answer) // never written to disk (a lead that skips the store)
       if (!(err instanceof ConflictError)) {
-        this.o.warn(`could not record the answer to ${id}: ${errorMessage(err)}`)
+        this.owner.warn(`could not record the answer to ${id}: ${errorMessage(err)}`)
         return this.settle(id, answer)
       }
       const earlier = await this.readResolvedSafe(id)
@@ -170,13 +166,19 @@ export class AnswerBoard {
     if (!w || w.settled || w.busy) return
     w.busy = true
     try {
-      const cancelled = await resolveRequest(this.o.team, id, { decision: 'cancelled', feedback: reason, resolvedBy: this.o.agent }, this.o.env)
+      const cancelled = await resolveRequest(
+        this.owner.team,
+        id,
+        { decision: 'cancelled', feedback: reason, resolvedBy: this.owner.agent },
+        this.owner.env,
+      )
       this.settle(id, answerFromResolved(cancelled))
     } catch (err) {
       const earlier = err instanceof ConflictError ? await this.readResolvedSafe(id) : undefined
       if (earlier && honourLateAnswer) return this.settle(id, answerFromResolved(earlier))
-      if (!(err instanceof ConflictError) && !(err instanceof NotFoundError)) this.o.warn(`could not withdraw request ${id}: ${errorMessage(err)}`)
-      this.settle(id, { kind: 'cancelled', by: this.o.agent, reason })
+      if (!(err instanceof ConflictError) && !(err instanceof NotFoundError))
+        this.owner.warn(`could not withdraw request ${id}: ${errorMessage(err)}`)
+      this.settle(id, { kind: 'cancelled', by: this.owner.agent, reason })
     }
   }
 
@@ -189,9 +191,9 @@ export class AnswerBoard {
 
   private async readResolvedSafe(id: string): Promise<ResolvedRequest | undefined> {
     try {
-      return await readResolved(this.o.team, id, this.o.env)
+      return await readResolved(this.owner.team, id, this.owner.env)
     } catch (err) {
-      this.o.warn(`cannot read the answer to ${id}: ${errorMessage(err)}`)
+      this.owner.warn(`cannot read the answer to ${id}: ${errorMessage(err)}`)
       return undefined
     }
   }

@@ -1,4 +1,4 @@
-import { terminalSafe } from '../../terminal/neutralize.js'
+import { terminalSafe } from '../terminal/neutralize.js'
 
 /**
  * What a human deciding on a request reads: the request's whole input — a Bash command exactly as

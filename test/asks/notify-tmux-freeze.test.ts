@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { notifyTmuxClients } from '../../../src/permissions/requests/notify.js'
-import { isolatedHome, type IsolatedHome } from '../../support/home.js'
-import { hasTmux, reapTmux } from '../../support/tmux.js'
+import { notifyTmuxClients } from '../../src/asks/notify.js'
+import { isolatedHome, type IsolatedHome } from '../support/home.js'
+import { hasTmux, reapTmux } from '../support/tmux.js'
 
 /*
  * tmux freezes a client's whole screen while a message is on its status line (status_message_set
