@@ -17,8 +17,8 @@ import { codexAdapter } from './codex.js'
 import { opencodeAdapter } from './opencode.js'
 import { piAdapter } from './pi.js'
 import { qwenAdapter } from './qwen.js'
-import { SWARM_AGENT_KIND, specAdapter } from './spec-loader.js'
-import type { AdapterSource, AgentAdapter, ProjectConfigDir } from './types.js'
+import { specAdapter } from './spec-loader.js'
+import { type AdapterSource, type AgentAdapter, type ProjectConfigDir, SWARM_AGENT_KIND } from './types.js'
 import { installAgentConfigDirs } from '../sandbox/protected.js'
 
 /** A built-in: a TypeScript descriptor, or a spec file (builtin-spec.ts) read when first asked for. */

@@ -10,10 +10,7 @@ import { CorruptFileError } from '../errors.js'
 import { parseSpecText } from '../util/spec-file.js'
 import { AdapterSpec } from './spec.js'
 import { adapterFromSpec } from './spec-adapter.js'
-import type { AdapterSource, AgentAdapter } from './types.js'
-
-/** `--agent swarm` (and no --agent at all): swarm's own agent runtime, which needs no adapter. */
-export const SWARM_AGENT_KIND = 'swarm'
+import { type AdapterSource, type AgentAdapter, SWARM_AGENT_KIND } from './types.js'
 
 /** What kind the file may define: not one of `reserved` (a user's file), or exactly `builtIn`. */
 export type KindRule = { reserved: readonly string[] } | { builtIn: string }
