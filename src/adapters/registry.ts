@@ -1,6 +1,6 @@
 /**
- * The one list of agent adapters: the built-ins — TypeScript descriptors, or spec files in the
- * package's `adapters/` read by the same loader as a user's — then user-defined adapter files —
+ * The one list of agent adapters: the built-ins — TypeScript descriptors, or spec files in
+ * `adapters/builtin/` read by the same loader as a user's — then user-defined adapter files —
  * `<root>/swarm-agents/*.yaml` (user), then `<cwd>/.claude/swarm-agents/*.yaml` (project), a later
  * file replacing an earlier one of the same kind. A file never replaces a built-in kind: it is
  * refused (a diagnostic) and the built-in stays. Only this file imports the built-in adapters, and

@@ -13,7 +13,7 @@ import { adapterFromSpec } from './spec-adapter.js'
 import { type AdapterSource, type AgentAdapter, SWARM_AGENT_KIND } from './types.js'
 
 /** What kind the file may define: not one of `reserved` (a user's file), or exactly `builtIn`. */
-export type KindRule = { reserved: readonly string[] } | { builtIn: string }
+type KindRule = { reserved: readonly string[] } | { builtIn: string }
 
 /** The adapter the bytes of `file` describe, with their sha256 (what a spawn of a user's adapter pins). */
 export function specAdapter(file: string, source: AdapterSource, bytes: Buffer, rule: KindRule): AgentAdapter {

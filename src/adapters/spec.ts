@@ -46,7 +46,7 @@ const ReplySpec = z.strictObject({
 })
 
 /** A spec's `projectConfig`: the CLI's project config dir and the entries inside it that are protected. */
-export const ProjectConfigSpec = z.strictObject({
+const ProjectConfigSpec = z.strictObject({
   dir: z.string().regex(/^\.[A-Za-z0-9._-]{1,63}$/, 'a dot-directory name such as .mycli'),
   protect: z.array(z.string().regex(/^[^/\\]{1,255}$/, 'a name inside the directory')).min(1),
   makeWhenMissing: z.boolean().default(true),
