@@ -14,6 +14,7 @@ import { withProbeHome } from './probe-home.js'
 import { relayEndpointFile } from './relay-frames.js'
 import { startRelay } from './relay-server.js'
 import { loadAdapters } from './registry.js'
+import type { AgentAdapter } from './types.js'
 
 export interface AgentCliStatus {
   kind: string
@@ -42,8 +43,8 @@ export async function agentCliReport(env: NodeJS.ProcessEnv, cwd: string): Promi
   const agents = await Promise.all(
     [...adapters.values()].map(async (a): Promise<AgentCliStatus> => {
       const found = locateAgentBinary(a, env)
-      const version = found.found ? await versionOf(found.path, a.versionArgs, env) : undefined
-      const control = found.found && a.probe ? await withProbeHome(env, (probeEnv) => a.probe!(found.path, probeEnv)) : undefined
+      const version = found.found ? await versionOf(found.path, a, env) : undefined
+      const control = found.found && a.probe ? await withProbeHome(env, (probeEnv) => a.probe!(found.path, probeEnv), a.configEnv) : undefined
       return {
         kind: a.kind,
         source: a.source,
@@ -64,8 +65,10 @@ export async function agentCliReport(env: NodeJS.ProcessEnv, cwd: string): Promi
   return { agents, problems: diagnostics.map((d) => `${d.file}: ${d.message}`) }
 }
 
-async function versionOf(file: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  const r = await withProbeHome(env, (probeEnv) => runCommand(file, [...args], { env: probeEnv, timeoutMs: 15_000 })).catch(() => undefined)
+async function versionOf(file: string, a: Pick<AgentAdapter, 'versionArgs' | 'configEnv'>, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const r = await withProbeHome(env, (probeEnv) => runCommand(file, [...a.versionArgs], { env: probeEnv, timeoutMs: 15_000 }), a.configEnv).catch(
+    () => undefined,
+  )
   if (r?.code !== 0) return undefined
   return (r!.stdout.trim() || r.stderr.trim()).split('\n').pop()?.trim() || undefined
 }

@@ -6,8 +6,9 @@
 import fs from 'node:fs/promises'
 import { z } from 'zod'
 import { ConflictError } from '../errors.js'
-import { SWARM_AGENT_KIND, adapterFromBytes, builtInAdapter, sha256Hex } from './registry.js'
-import type { AdapterSource, AgentAdapter } from './types.js'
+import { adapterFromBytes, builtInAdapter } from './registry.js'
+import { sha256Hex } from './spec-loader.js'
+import { type AdapterSource, type AgentAdapter, SWARM_AGENT_KIND } from './types.js'
 
 /** The member entry's field holding its pin (Claude Code ignores unknown fields). */
 export const ADAPTER_PIN_FIELD = 'swarmAdapterPin'

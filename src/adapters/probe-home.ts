@@ -18,11 +18,16 @@ const HOME_DIRS: Readonly<Record<string, string>> = {
   XDG_CACHE_HOME: '.cache',
 }
 
-export async function withProbeHome<T>(env: NodeJS.ProcessEnv, run: (env: NodeJS.ProcessEnv) => Promise<T>): Promise<T> {
+/** `configEnv`: the probed adapter's own variables besides every registered CLI's (a user adapter's are not registered). */
+export async function withProbeHome<T>(
+  env: NodeJS.ProcessEnv,
+  run: (env: NodeJS.ProcessEnv) => Promise<T>,
+  configEnv: Readonly<Record<string, string>> = {},
+): Promise<T> {
   const home = await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-probe-home-'))
   try {
     const probeEnv: NodeJS.ProcessEnv = { ...env }
-    for (const [name, sub] of Object.entries({ ...HOME_DIRS, ...probeHomeConfigEnv() })) {
+    for (const [name, sub] of Object.entries({ ...HOME_DIRS, ...probeHomeConfigEnv(), ...configEnv })) {
       probeEnv[name] = path.join(home, sub)
       await fs.mkdir(probeEnv[name], { recursive: true, mode: 0o700 })
     }

@@ -1,33 +1,32 @@
 /**
- * The one list of agent adapters: the built-ins, then user-defined adapter files — `<root>/
- * swarm-agents/*.yaml` (user), then `<cwd>/.claude/swarm-agents/*.yaml` (project), a later file
- * replacing an earlier one of the same kind. A file never replaces a built-in kind: it is refused
- * (a diagnostic) and the built-in stays. Only this file imports the built-in adapters, and every
- * list of them is derived here: kinds for --help, the protected config dirs it installs into the
- * sandbox layer when it loads, the probe home's variables, each kind's shell tools.
+ * The one list of agent adapters: the built-ins — TypeScript descriptors, or spec files in
+ * `adapters/builtin/` read by the same loader as a user's — then user-defined adapter files —
+ * `<root>/swarm-agents/*.yaml` (user), then `<cwd>/.claude/swarm-agents/*.yaml` (project), a later
+ * file replacing an earlier one of the same kind. A file never replaces a built-in kind: it is
+ * refused (a diagnostic) and the built-in stays. Only this file imports the built-in adapters, and
+ * every list of them is derived here: kinds for --help, the protected config dirs it installs into
+ * the sandbox layer when it loads, the probe home's variables, each kind's shell tools.
  */
-import { createHash } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { CorruptFileError, NotFoundError, UsageError } from '../errors.js'
 import { rootDir } from '../home/paths.js'
+import { type SpecBuiltIn, specBuiltIn } from './builtin-spec.js'
 import { claudeAdapter } from './claude.js'
 import { codexAdapter } from './codex.js'
-import { geminiAdapter } from './gemini.js'
 import { opencodeAdapter } from './opencode.js'
 import { piAdapter } from './pi.js'
 import { qwenAdapter } from './qwen.js'
-import { AdapterSpec } from './spec.js'
-import { adapterFromSpec } from './spec-adapter.js'
-import type { AdapterSource, AgentAdapter } from './types.js'
-import { parseSpecText } from '../util/spec-file.js'
+import { specAdapter } from './spec-loader.js'
+import { type AdapterSource, type AgentAdapter, type ProjectConfigDir, SWARM_AGENT_KIND } from './types.js'
 import { installAgentConfigDirs } from '../sandbox/protected.js'
 
-/** `--agent swarm` (and no --agent at all): swarm's own agent runtime, which needs no adapter. */
-export const SWARM_AGENT_KIND = 'swarm'
+/** A built-in: a TypeScript descriptor, or a spec file (builtin-spec.ts) read when first asked for. */
+type BuiltIn = AgentAdapter | SpecBuiltIn
+const adapterOf = (b: BuiltIn): AgentAdapter => ('adapter' in b ? b.adapter() : b)
 
 /** The built-ins, then those registered at run time (registerAdapter). */
-const BUILT_INS: AgentAdapter[] = [claudeAdapter, codexAdapter, geminiAdapter, opencodeAdapter, piAdapter, qwenAdapter]
+const BUILT_INS: BuiltIn[] = [claudeAdapter, codexAdapter, specBuiltIn('gemini'), opencodeAdapter, piAdapter, qwenAdapter]
 installConfigDirsOf(BUILT_INS)
 
 /** The kinds swarm defines itself (and those registered); no adapter file may take one of them. */
@@ -37,7 +36,8 @@ export function builtInKinds(): string[] {
 
 /** The built-in adapter of `kind`; undefined for swarm's own agent and for any other kind. */
 export function builtInAdapter(kind: string): AgentAdapter | undefined {
-  return BUILT_INS.find((a) => a.kind === kind)
+  const found = BUILT_INS.find((a) => a.kind === kind)
+  return found && adapterOf(found)
 }
 
 /**
@@ -46,8 +46,7 @@ export function builtInAdapter(kind: string): AgentAdapter | undefined {
  * the lists (the protection stays: a protected path never becomes writable again mid-process).
  */
 export function registerAdapter(adapter: AgentAdapter): () => void {
-  if (adapter.kind === SWARM_AGENT_KIND || builtInAdapter(adapter.kind))
-    throw new UsageError(`agent adapter ${JSON.stringify(adapter.kind)} is already registered`)
+  if (builtInKinds().includes(adapter.kind)) throw new UsageError(`agent adapter ${JSON.stringify(adapter.kind)} is already registered`)
   BUILT_INS.push(adapter)
   installConfigDirsOf([adapter])
   return () => {
@@ -63,17 +62,17 @@ export function agentKindsHelp(): string {
 
 /** The variables naming each registered CLI's config dir → where under a probe home (probe-home.ts). */
 export function probeHomeConfigEnv(): Record<string, string> {
-  return Object.assign({}, ...BUILT_INS.map((a) => a.configEnv ?? {})) as Record<string, string>
+  return Object.assign({}, ...BUILT_INS.map((a) => adapterOf(a).configEnv ?? {})) as Record<string, string>
 }
 
 /** The project config dirs of the registered CLIs and of `extra` (a user adapter), each once. */
-export function projectConfigDirsOf(extra: readonly AgentAdapter[] = []): NonNullable<AgentAdapter['projectConfig']>[] {
-  const seen = new Map<string, NonNullable<AgentAdapter['projectConfig']>>()
+export function projectConfigDirsOf(extra: readonly AgentAdapter[] = []): ProjectConfigDir[] {
+  const seen = new Map<string, ProjectConfigDir>()
   for (const a of [...BUILT_INS, ...extra]) if (a.projectConfig && !seen.has(a.projectConfig.dir)) seen.set(a.projectConfig.dir, a.projectConfig)
   return [...seen.values()]
 }
 
-function installConfigDirsOf(adapters: readonly AgentAdapter[]): void {
+function installConfigDirsOf(adapters: readonly Pick<AgentAdapter, 'projectConfig'>[]): void {
   installAgentConfigDirs(Object.fromEntries(adapters.flatMap((a) => (a.projectConfig ? [[a.projectConfig.dir, a.projectConfig.protect]] : []))))
 }
 
@@ -104,7 +103,7 @@ export function projectAdaptersDir(cwd: string): string {
 
 /** Every adapter, by kind: built-in, then user, then project (a later kind replaces an earlier). */
 export async function loadAdapters(lookup: AdapterLookup): Promise<LoadedAdapters> {
-  const adapters = new Map<string, AgentAdapter>(BUILT_INS.map((a) => [a.kind, a]))
+  const adapters = new Map<string, AgentAdapter>(BUILT_INS.map((a) => [a.kind, adapterOf(a)]))
   const diagnostics: AdapterDiagnostic[] = []
   for (const [dir, source] of [
     [userAdaptersDir(lookup.env), 'user'],
@@ -141,7 +140,7 @@ export async function resolveAdapter(kind: string | undefined, lookup: AdapterLo
 }
 
 /** Reads one adapter file (YAML or JSON); its kind is its `kind:` or its file name. */
-export async function loadAdapterFile(file: string, source: AdapterSource): Promise<AgentAdapter> {
+export async function loadAdapterFile(file: string, source: Exclude<AdapterSource, 'built-in'>): Promise<AgentAdapter> {
   let bytes: Buffer
   try {
     bytes = await fs.readFile(file)
@@ -152,23 +151,12 @@ export async function loadAdapterFile(file: string, source: AdapterSource): Prom
   return adapterFromBytes(file, source, bytes)
 }
 
-/** The adapter the bytes of `file` describe, with their sha256 (what a spawn pins). */
-export function adapterFromBytes(file: string, source: AdapterSource, bytes: Buffer): AgentAdapter {
-  const spec = parseSpecText(file, bytes.toString('utf8'), AdapterSpec)
-  const kind = spec.kind ?? path.basename(file).replace(/\.(ya?ml|json)$/, '')
-  if (!/^[a-z][a-z0-9-]{0,31}$/.test(kind))
-    throw new CorruptFileError(file, `the file name makes the kind ${JSON.stringify(kind)}; set kind: to lowercase letters, digits and -`)
-  if (kind === SWARM_AGENT_KIND) throw new CorruptFileError(file, `kind "${SWARM_AGENT_KIND}" is swarm's own agent and cannot be redefined`)
-  if (builtInKinds().includes(kind))
-    throw new CorruptFileError(file, `kind "${kind}" is built in and cannot be redefined (the built-in is used); give this adapter another kind`)
-  const adapter = adapterFromSpec(spec, { kind, source, file, sha256: sha256Hex(bytes) })
+/** The adapter the bytes of a user's `file` describe, with their sha256 (what a spawn pins); never a built-in kind. */
+export function adapterFromBytes(file: string, source: Exclude<AdapterSource, 'built-in'>, bytes: Buffer): AgentAdapter {
+  const adapter = specAdapter(file, source, bytes, { reserved: builtInKinds() })
   // Protected in this process from the moment it is read (its own teammate's sandbox also names it: confine.ts).
   installConfigDirsOf([adapter])
   return adapter
-}
-
-export function sha256Hex(bytes: Buffer): string {
-  return createHash('sha256').update(bytes).digest('hex')
 }
 
 async function adapterFiles(dir: string): Promise<string[]> {

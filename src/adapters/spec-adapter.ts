@@ -1,14 +1,14 @@
 /**
- * Turns an AdapterSpec (data) into an AgentAdapter. prepare() writes the spec's files into the
- * teammate's config dir (0600, atomically) and expands argv and env; hook payloads are read by the
- * field names the spec gives; permission replies are the spec's templates with {{message}}.
+ * Turns an AdapterSpec (data: a user's file or a built-in's) into an AgentAdapter. prepare() writes
+ * the spec's files into the teammate's config dir (0600, atomically) and expands argv and env; hook
+ * payloads are read by the field names the spec gives; permission replies are the spec's templates with {{message}}.
  */
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { UsageError } from '../errors.js'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
 import { type AdapterSpec, specProgram } from './spec.js'
-import { contextVars, expandArgv, expandText, expandValue } from './template.js'
+import { contextVars, expandArgv, expandText, expandValue, withSpecVars } from './template.js'
 import type { AdapterContext, AdapterSource, AgentAdapter, HookFacts, HookReply, LaunchPlan, QuitMethod } from './types.js'
 import type { Verdict } from '../asks/types.js'
 
@@ -45,14 +45,19 @@ export function adapterFromSpec(spec: AdapterSpec, origin: SpecOrigin): AgentAda
     ...(spec.projectConfig && { projectConfig: spec.projectConfig }),
     ...(spec.shellTools.length && { shellTools: spec.shellTools }),
     ...(Object.keys(spec.fileTools).length && { fileTools: spec.fileTools }),
+    ...(Object.keys(spec.configEnv).length && { configEnv: spec.configEnv }),
     prepare: (ctx) => prepareFromSpec(spec, ctx),
-    readHook: (_event, payload) => readHookFields(payload, spec.payload),
+    readHook: (event, payload) => {
+      // Only a submission carries the prompt: another event's copy (Gemini CLI's AfterAgent repeats it) is no submission.
+      const { prompt, ...facts } = readHookFields(payload, spec.payload)
+      return event === 'prompt-submit' && prompt !== undefined ? { ...facts, prompt } : facts
+    },
     answerPermission: (_event, answer) => replyFromSpec((spec.permission ?? DEFAULT_PERMISSION)[answer.behavior], answer),
   }
 }
 
 export async function prepareFromSpec(spec: AdapterSpec, ctx: AdapterContext): Promise<LaunchPlan> {
-  const vars = contextVars(ctx)
+  const vars = withSpecVars(contextVars(ctx), spec.vars)
   await ensureDir(ctx.configDir)
   const readOnly: string[] = []
   for (const f of spec.files) {

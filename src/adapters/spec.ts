@@ -1,6 +1,6 @@
 /**
- * The data form of an adapter: what a user writes in `.claude/swarm-agents/<kind>.yaml`, validated
- * here at the trust boundary (the built-ins are TypeScript descriptors of the same AgentAdapter).
+ * The data form of an adapter: what a user writes in `.claude/swarm-agents/<kind>.yaml` and what
+ * the built-ins in the package's `adapters/` are written as, validated here at the trust boundary.
  * Strings may hold `{{…}}` placeholders (template.ts). A spec that could never deliver is refused.
  */
 import path from 'node:path'
@@ -16,6 +16,12 @@ const Pattern = z.string().refine((s) => {
     return false
   }
 }, 'not a valid regular expression')
+const Words = z.union([z.string(), z.array(z.string())])
+/** A spec's own variable (`{{var:NAME}}`): cases tried in order, the last one without `when`. */
+const VarCases = z
+  .array(z.strictObject({ when: z.record(z.string().min(1), Words).optional(), value: Words }))
+  .min(1)
+  .refine((cases) => cases.at(-1)?.when === undefined, 'the last case has no `when`: it is the value when no other case holds')
 const Patterns = z.strictObject({ working: Pattern.optional(), idle: Pattern.optional(), waiting: Pattern.optional() })
 
 /**
@@ -39,6 +45,13 @@ const ReplySpec = z.strictObject({
   exitCode: z.number().int().min(0).max(255).default(0),
 })
 
+/** A spec's `projectConfig`: the CLI's project config dir and the entries inside it that are protected. */
+const ProjectConfigSpec = z.strictObject({
+  dir: z.string().regex(/^\.[A-Za-z0-9._-]{1,63}$/, 'a dot-directory name such as .mycli'),
+  protect: z.array(z.string().regex(/^[^/\\]{1,255}$/, 'a name inside the directory')).min(1),
+  makeWhenMissing: z.boolean().default(true),
+})
+
 export const AdapterSpec = z
   .strictObject({
     kind: z
@@ -58,6 +71,11 @@ export const AdapterSpec = z
     command: z.array(z.string()).min(1),
     /** argv used instead by `team resume` (default: command). */
     resumeCommand: z.array(z.string()).min(1).optional(),
+    /**
+     * Values that depend on the teammate (`{{var:modelArgs}}`): for each name, cases whose `when`
+     * holds placeholders and the value (or values) each must have; the first case that holds is used.
+     */
+    vars: z.record(z.string().regex(/^[A-Za-z][\w-]{0,63}$/, 'letters, digits, _ and -, starting with a letter'), VarCases).default({}),
     env: z.record(z.string(), z.string()).default({}),
     providerEnv: z.array(z.string()).default([]),
     /** At least one of these must be set at spawn: else a warning, or (refuse) exit 2. */
@@ -81,13 +99,17 @@ export const AdapterSpec = z
       ])
       .default({ method: 'paste', settleMs: 300, submitKeys: ['Enter'], confirm: 'hook' }),
     /** Its project config dir (`.mycli`) and what inside it is protected (asked in every mode, read-only in every sandbox). */
-    projectConfig: z
-      .strictObject({
-        dir: z.string().regex(/^\.[A-Za-z0-9._-]{1,63}$/, 'a dot-directory name such as .mycli'),
-        protect: z.array(z.string().regex(/^[^/\\]{1,255}$/, 'a name inside the directory')).min(1),
-        makeWhenMissing: z.boolean().default(true),
-      })
-      .optional(),
+    projectConfig: ProjectConfigSpec.optional(),
+    /**
+     * The variables naming its user config dir → where under a throwaway home (`{ MYCLI_HOME: .mycli }`):
+     * `swarm doctor`'s probes point each there, never at the user's own.
+     */
+    configEnv: z
+      .record(
+        z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name'),
+        z.string().refine((p) => !path.isAbsolute(p) && !p.split(/[\\/]/).includes('..'), 'a path inside the probe home'),
+      )
+      .default({}),
     /** Its tools that run a shell command (with `command` in their input): "always" keeps a rule for them. */
     shellTools: z.array(z.string().min(1)).default([]),
     /** Its file-writing tools, as swarm's Edit or Write: decided by swarm's rules with the path they write. */
@@ -95,7 +117,7 @@ export const AdapterSpec = z
     states: z.strictObject({ titles: Patterns.optional(), screen: Patterns.optional() }).default({}),
     /** The CLI's hook event names → swarm's. */
     hookEvents: z.record(z.string(), HookEventName).default({}),
-    /** Where its hook payload keeps each fact (top-level field names). */
+    /** Where its hook payload keeps each fact (top-level field names); the prompt is read from a prompt-submit event only. */
     payload: z
       .strictObject({
         sessionId: z.string().default('session_id'),

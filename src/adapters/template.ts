@@ -4,6 +4,7 @@
  * placeholder (a prompt, a path) is never expanded again, so it cannot inject another one.
  */
 import { UsageError } from '../errors.js'
+import { rootDir } from '../home/paths.js'
 import type { AdapterContext, SwarmHookEvent } from './types.js'
 import { SWARM_HOOK_EVENTS } from './types.js'
 
@@ -15,8 +16,8 @@ const PLACEHOLDER = /\{\{\s*([A-Za-z][\w.-]*(?::[^}\s]+)?)\s*\}\}/g
 
 /**
  * The variables of an adapter context: prompt, configDir, cwd, team, name, agentId, model, mode,
- * hook:<event> (shell command), hookArgv:<event> (list), mcpArgv (list), mcpCommand, mcpArgs
- * (list), env:<VAR> (the spawner's variable, empty if unset), plus `extra`.
+ * swarmHome (swarm's state root), hook:<event> (shell command), hookArgv:<event> (list), mcpArgv
+ * (list), mcpCommand, mcpArgs (list), env:<VAR> (the spawner's variable, empty if unset), plus `extra`.
  */
 export function contextVars(ctx: AdapterContext, extra: Record<string, TemplateValue> = {}): TemplateVars {
   const plain: Record<string, TemplateValue | undefined> = {
@@ -28,6 +29,7 @@ export function contextVars(ctx: AdapterContext, extra: Record<string, TemplateV
     agentId: ctx.agentId,
     model: ctx.model ?? '',
     mode: ctx.mode ?? '',
+    swarmHome: rootDir(ctx.env),
     mcpArgv: ctx.mcpArgv,
     mcpCommand: ctx.mcpArgv[0],
     mcpArgs: ctx.mcpArgv.slice(1),
@@ -40,6 +42,33 @@ export function contextVars(ctx: AdapterContext, extra: Record<string, TemplateV
     if (head === 'hook') return ctx.hookCommand(hookEvent(arg))
     if (head === 'hookArgv') return ctx.hookArgv(hookEvent(arg))
     return undefined
+  }
+}
+
+/** One case of a spec's own variable (`vars:`): its value when each placeholder in `when` has one of the values given; no `when`: always. */
+export interface VarCase {
+  when?: Readonly<Record<string, string | readonly string[]>>
+  value: string | readonly string[]
+}
+
+/**
+ * A spec's own variables on top of `base`: `{{var:NAME}}` is the value of NAME's first case that
+ * holds, expanded from `base` (never from another var, so no definition can refer to itself).
+ */
+export function withSpecVars(base: TemplateVars, defs: Readonly<Record<string, readonly VarCase[]>>): TemplateVars {
+  return (name) => {
+    const [head, arg] = splitOnce(name)
+    if (head !== 'var' || arg === undefined) return base(name)
+    const cases = defs[arg]
+    if (!cases) return undefined
+    const holds = (c: VarCase) =>
+      Object.entries(c.when ?? {}).every(([k, want]) => {
+        const v = lookup(k, base)
+        return typeof v === 'string' && [want].flat().includes(v)
+      })
+    const hit = cases.find(holds)
+    if (!hit) throw new UsageError(`no case of {{var:${arg}}} holds in an agent adapter`, { hint: 'end its cases with one without `when`' })
+    return typeof hit.value === 'string' ? expandString(hit.value, base) : expandArgv(hit.value, base)
   }
 }
 

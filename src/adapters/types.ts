@@ -25,6 +25,9 @@ export const SWARM_HOOK_EVENTS = [
 ] as const
 export type SwarmHookEvent = (typeof SWARM_HOOK_EVENTS)[number]
 
+/** `--agent swarm` (and no --agent at all): swarm's own agent runtime, which needs no adapter. */
+export const SWARM_AGENT_KIND = 'swarm'
+
 /** Where an adapter was defined; project beats user beats built-in. */
 export type AdapterSource = 'built-in' | 'user' | 'project'
 

@@ -3,6 +3,7 @@ import path from 'node:path'
 import type { Command } from 'commander'
 import { backendChoices } from '../backends/registry.js'
 import { agentKindsHelp } from '../adapters/registry.js'
+import { SWARM_AGENT_KIND } from '../adapters/types.js'
 import { definedOnly } from '../util/object.js'
 import { ConflictError, UsageError } from '../errors.js'
 import { LEAD_NAME } from '../home/paths.js'
@@ -96,7 +97,7 @@ export async function runSpawn(team: string, name: string, opts: SpawnCommandOpt
   if (backend === 'in-process' || (backend === 'auto' && (await teamRunsInProcess(team)))) {
     if (opts.command !== undefined)
       throw new UsageError('an in-process teammate runs the swarm agent, not a command', { hint: 'use --backend tmux with --command' })
-    if (opts.agent !== undefined && opts.agent !== 'swarm')
+    if (opts.agent !== undefined && opts.agent !== SWARM_AGENT_KIND)
       throw new UsageError(`an in-process teammate runs the swarm agent, not ${opts.agent}`, { hint: 'use --backend tmux with --agent' })
     if (opts.worktree) await checkWorktree(team, name, cwd, opts.worktree)
     if (opts.agentType !== undefined) await checkType(team, cwd, opts.agentType)

@@ -23,9 +23,16 @@ export async function readSpecFile<S extends z.ZodType>(file: string, schema: S,
 
 /** The same check for a file swarm finds itself (an adapter file, hashed and parsed from one read): a CorruptFileError (exit 5). */
 export function parseSpecText<S extends z.ZodType>(file: string, text: string, schema: S): z.output<S> {
-  const checked = checkSpecText(text, schema, [])
+  const checked = checkSpecText(text, schema, [], file.endsWith('.json'))
   if (!checked.ok) throw new CorruptFileError(file, checked.detail)
   return checked.data
+}
+
+/** The data of a spec file's text (YAML; a .json file read as JSON when it is), unchecked: CorruptFileError when it is neither. */
+export function parseSpecData(file: string, text: string): unknown {
+  const parsed = parseText(text, file.endsWith('.json'))
+  if (!parsed.ok) throw new CorruptFileError(file, parsed.detail)
+  return parsed.raw
 }
 
 type Checked<T> = { ok: true; data: T } | { ok: false; detail: string; hint?: string }
@@ -34,14 +41,10 @@ type Checked<T> = { ok: true; data: T } | { ok: false; detail: string; hint?: st
  * `keys` are the format's own keys: an unknown key that differs from one of them only in case, `_`
  * or `-` (`agent_type`, `max-cost-usd`) is named with the right spelling.
  */
-function checkSpecText<S extends z.ZodType>(text: string, schema: S, keys: readonly string[]): Checked<z.output<S>> {
-  let raw: unknown
-  try {
-    raw = YAML.parse(text)
-  } catch (err) {
-    return { ok: false, detail: `not valid YAML: ${(err as Error).message.split('\n')[0]}` }
-  }
-  const parsed = schema.safeParse(raw ?? {})
+function checkSpecText<S extends z.ZodType>(text: string, schema: S, keys: readonly string[], json = false): Checked<z.output<S>> {
+  const data = parseText(text, json)
+  if (!data.ok) return data
+  const parsed = schema.safeParse(data.raw ?? {})
   if (parsed.success) return { ok: true, data: parsed.data }
   const issue = parsed.error.issues[0]
   const where = issue.path.join('.') || '(top level)'
@@ -53,6 +56,24 @@ function checkSpecText<S extends z.ZodType>(text: string, schema: S, keys: reado
       : { ok: false, detail: `${where}: unknown key ${JSON.stringify(key)}`, ...(keys.length ? { hint: `known keys: ${keys.join(', ')}` } : {}) }
   }
   return { ok: false, detail: `${where}: ${issue.message}` }
+}
+
+function parseText(text: string, json: boolean): { ok: true; raw: unknown } | { ok: false; detail: string } {
+  try {
+    // A .json file is read as JSON when it is (YAML's parse costs tens of ms at a cold start), else as the YAML it may be.
+    const asJson = json ? parseJson(text) : undefined
+    return { ok: true, raw: asJson ? asJson.value : YAML.parse(text) }
+  } catch (err) {
+    return { ok: false, detail: `not valid YAML: ${(err as Error).message.split('\n')[0]}` }
+  }
+}
+
+function parseJson(text: string): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(text) }
+  } catch {
+    return undefined // not JSON: read as YAML, whose errors the message then names
+  }
 }
 
 const spelling = (key: string) => key.toLowerCase().replace(/[-_]/g, '')

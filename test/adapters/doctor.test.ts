@@ -98,6 +98,21 @@ describe('swarm doctor and agent CLIs', () => {
     expect(report.problems).toContainEqual(expect.stringMatching(/liar\.yaml.*binary: "mine-cli" is not the program command runs \("gone-cli"\)/))
   })
 
+  it("points a user-defined adapter's configEnv into the probe home too", async () => {
+    const adapters = path.join(dir, '.claude', 'swarm-agents')
+    await fs.mkdir(adapters, { recursive: true })
+    const seen = path.join(dir, 'mine-home.log')
+    await fs.writeFile(path.join(binDir, 'mine-cli'), `#!/bin/sh\necho "$HOME $MINE_HOME" > ${JSON.stringify(seen)}\necho mine 1\n`, { mode: 0o755 })
+    await fs.writeFile(
+      path.join(adapters, 'mine.yaml'),
+      'command: [mine-cli]\nconfigEnv: { MINE_HOME: .mine }\nhookEvents: { Submit: prompt-submit, Done: stop }\n',
+    )
+    expect((await doctor({ SWARM_AGENT_BIN_DIR: binDir })).agents.find((a) => a.kind === 'mine')).toMatchObject({ version: 'mine 1' })
+    const [home, mineHome] = (await fs.readFile(seen, 'utf8')).trim().split(' ')
+    expect(home).not.toBe(userHome)
+    expect(mineHome).toBe(path.join(home, '.mine'))
+  })
+
   it('finds Claude Code through $SWARM_CLAUDE_BIN, as spawn does, and names a bad one', async () => {
     const claude = path.join(dir, 'elsewhere', 'my-claude')
     await fs.mkdir(path.dirname(claude))

@@ -38,6 +38,8 @@ describe.skipIf(!hasTmux)('an agent CLI that is not installed', () => {
   it.each([
     ['p', 'pi', /^swarm: pi: `pi` is not installed \(not on PATH, SWARM_AGENT_BIN_DIR unset\) — install it, or point SWARM_AGENT_BIN_DIR/],
     ['cx', 'codex', /^swarm: codex: `codex` is not installed \(not on PATH, SWARM_AGENT_BIN_DIR unset\)/],
+    // A built-in written as a spec passes the same preflight.
+    ['g', 'gemini', /^swarm: gemini: `gemini` is not installed \(not on PATH, SWARM_AGENT_BIN_DIR unset\)/],
     ['my', 'mycli', /^swarm: mycli: `mycli-not-here` is not installed \(not on PATH, SWARM_AGENT_BIN_DIR unset\)/],
     ['nb', 'nobin', /^swarm: nobin: `nobin-not-here` is not installed \(not on PATH, SWARM_AGENT_BIN_DIR unset\)/],
     ['ab', 'abs', /^swarm: abs: `\/nonexistent\/abs-cli` is not installed \(no executable file there\)/],

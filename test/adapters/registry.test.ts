@@ -125,11 +125,35 @@ describe('adapter registry', () => {
       'delivery.confirm: screen cannot tell',
     ],
     ['command: [npx, -y, mycli]\nhookEvents: { Submit: prompt-submit, Done: stop }\n', 'requires: command runs "npx"'],
+    // A variable whose cases might all fail, and a configEnv that leaves the probe home.
+    ['command: [mycli]\nvars: { m: [{ when: { mode: plan }, value: x }] }\n', 'vars.m: the last case has no `when`'],
+    ['command: [mycli]\nconfigEnv: { MYCLI_HOME: ../up }\n', 'configEnv.MYCLI_HOME: a path inside the probe home'],
   ])('refuses a file whose program is not what its command runs, or that could never deliver: %j', async (text, message) => {
     await fs.writeFile(path.join(dir, 'project', '.claude', 'swarm-agents', 'prog.yaml'), text)
     const err = await resolveAdapter('prog', { cwd: path.join(dir, 'project'), env }).catch((e: unknown) => e)
     expect(err).toMatchObject({ code: 'SWARM_CORRUPT_FILE' })
     expect((err as Error).message).toContain(message)
+  })
+
+  it('expands its own variables by the teammate: the first case that holds, a list spliced into argv', async () => {
+    await fs.writeFile(
+      path.join(dir, 'project', '.claude', 'swarm-agents', 'vars.yaml'),
+      [
+        "command: [mycli, '{{var:modelArgs}}', --ask, '{{var:ask}}']",
+        'vars:',
+        "  modelArgs: [{ when: { model: '' }, value: [] }, { value: [--model, '{{model}}'] }]",
+        '  ask: [{ when: { mode: [bypassPermissions, dontAsk] }, value: never }, { value: "{{mode}}-{{name}}" }]',
+        "env: { ASK: 'ask={{var:ask}}' }",
+        'hookEvents: { Submit: prompt-submit, Done: stop }',
+      ].join('\n'),
+    )
+    const adapter = (await resolveAdapter('vars', { cwd: path.join(dir, 'project'), env }))!
+    const cli = async (o: { model?: string; mode?: string }) => {
+      const launch = await planAgentLaunch(adapter, { team: 't1', name: 'bob', cwd: dir, env, ...o })
+      return { argv: launch.argv.slice(launch.argv.indexOf('--') + 1), ask: launch.env.ASK }
+    }
+    expect(await cli({ mode: 'default' })).toEqual({ argv: ['mycli', '--ask', 'default-bob'], ask: 'ask=default-bob' })
+    expect(await cli({ model: 'big', mode: 'dontAsk' })).toEqual({ argv: ['mycli', '--model', 'big', '--ask', 'never'], ask: 'ask=never' })
   })
 
   it("takes the command's first word as the program; binary may repeat it or its file name", async () => {

@@ -3,9 +3,11 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { codexAdapter } from '../../src/adapters/codex.js'
-import { geminiAdapter } from '../../src/adapters/gemini.js'
+import { builtInAdapter } from '../../src/adapters/registry.js'
 import { piAdapter } from '../../src/adapters/pi.js'
 import { alwaysAllowed, alwaysRules, alwaysRulesPath, rememberAlways, shellCommandOf, shellSuggestions } from '../../src/asks/always.js'
+
+const geminiAdapter = builtInAdapter('gemini')!
 
 /** The one "always" store: the rules an "always" answer leaves for a member (or the team), decided by swarm's rule engine. */
 let dir: string

@@ -43,7 +43,16 @@ describe('the packed package', () => {
     expect(packed.scripts).toBeUndefined()
     expect(Object.keys(packed.bin)).toEqual(expect.arrayContaining(['swarm', pkg.name]))
     const { stdout: list } = await run('tar', ['-tzf', tarball])
-    for (const f of ['package/LICENSE', 'package/README.md', 'package/CHANGELOG.md', 'package/bin/swarm.js', 'package/dist/bundle/main.cjs'])
+    // The built-in adapters written as specs, which the bundle reads at run time.
+    const specs = ['package/dist/adapters/builtin/gemini.yaml', 'package/dist/adapters/builtin/gemini.json']
+    for (const f of [
+      'package/LICENSE',
+      'package/README.md',
+      'package/CHANGELOG.md',
+      'package/bin/swarm.js',
+      'package/dist/bundle/main.cjs',
+      ...specs,
+    ])
       expect(list.split('\n')).toContain(f)
     expect(list).not.toMatch(/\.cache\n/)
   })
@@ -55,6 +64,11 @@ describe('the packed package', () => {
     const swarm = path.join(prefix, 'bin', 'swarm')
     const version = await run(swarm, ['--version'], { env, cwd: h.project })
     expect(version.stdout.trim()).toBe(pkg.version)
+    // The installed CLI finds them: gemini is listed, and its adapter loads (doctor reads every adapter).
+    const help = await run(swarm, ['spawn', '--help'], { env, cwd: h.project })
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain('gemini')
+    const doctor = await run(swarm, ['doctor', '--json'], { env, cwd: h.project }).catch((e: { stdout: string }) => e)
+    expect((JSON.parse(doctor.stdout) as { agents: { agents: { kind: string }[] } }).agents.agents.map((a) => a.kind)).toContain('gemini')
     const demo = await run(swarm, ['demo', '--backend', 'in-process', '--yes'], { env, cwd: h.project, timeout: 120_000 })
     expect(demo.stdout).toMatch(/verdict\s+Review of src\/slug\.js: PASS/)
   }, 240_000)
