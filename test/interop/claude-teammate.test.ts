@@ -55,11 +55,6 @@ describe('Claude Code as a swarm teammate', () => {
   it('its Bash request is in `swarm perms` with the bare name; approving it runs the command', async () => {
     const req = await waitForRequest(sb, TEAM, 'cc', () => sb.swarm(['send', TEAM, 'cc', 'PROBE-APPROVE please']))
     expect(req).toMatchObject({ toolName: 'Bash', input: { command: 'echo approved > approved.txt' } })
-    // On Claude Code's default model (no --model given) the shared task list's tools are offered to
-    // it: deferred tools (found through ToolSearch), so named in the turn, not in its `tools`.
-    const toolsOf = (r: { body: unknown }) => ((r.body as { tools?: Array<{ name?: string }> } | undefined)?.tools ?? []).map((t) => t.name)
-    const turn = sb.loopback.requests.find((r) => toolsOf(r).includes('Bash'))
-    for (const name of ['TaskList', 'TaskCreate', 'TaskUpdate']) expect(JSON.stringify(turn?.body)).toContain(name)
     expect((await memberStatus(sb, TEAM, 'cc'))?.status).toBe('waiting')
     const r = await sb.swarm(['perms', 'approve', TEAM, req.id])
     expect(r.code).toBe(0)
