@@ -1,4 +1,5 @@
 import fs from 'node:fs'
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { memberCgroup } from '../../src/process/containment.js'
 import { teamDir } from '../../src/home/paths.js'
@@ -26,7 +27,10 @@ function cgroupsHere(): boolean {
   const probeHome = fs.mkdtempSync('/tmp/swarm-cg-probe-')
   try {
     const dir = memberCgroup(probeHome, 'probe', {})
-    if (dir) fs.rmdirSync(dir)
+    if (dir) {
+      fs.rmdirSync(dir)
+      fs.rmdirSync(path.dirname(dir))
+    }
     return dir !== undefined
   } finally {
     fs.rmSync(probeHome, { recursive: true, force: true })
