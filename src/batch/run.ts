@@ -163,7 +163,10 @@ async function runSubtask(o: BatchOptions, task: Subtask): Promise<SubtaskResult
       ...(o.output ? { output: o.output } : {}),
     })
     resultLine = [...run.report.matchAll(RESULT_LINE)].at(-1)?.[1]?.trim() ?? ''
-    if (run.status !== 'done') failure = run.status === 'partial' ? 'stopped at its maxTurns before finishing' : 'stopped'
+    if (run.status === 'partial') failure = 'stopped at its maxTurns before finishing'
+    // A budget stop says which budget: the report's first line, "(stopped: budget_exhausted: …)".
+    else if (run.status === 'stopped') failure = /^\(stopped: (.*)\)$/m.exec(run.report)?.[1] ?? 'stopped'
+    else if (run.status !== 'done') failure = 'stopped'
     else if (!resultLine) failure = 'ended without a RESULT line'
     else if (/^FAILED\b/i.test(resultLine)) failure = resultLine.replace(/^FAILED\b:?\s*/i, '') || 'it said FAILED'
   } catch (err) {
