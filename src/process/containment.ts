@@ -13,9 +13,13 @@ import { delay } from './delay.js'
  * cgroup is the proof. Where no cgroup v2 hierarchy can be written, there is none (marker only).
  */
 
-/** The directory member cgroups go under: SWARM_CGROUP_ROOT (a delegated subtree), else `<cgroup2 mount>/swarm-<uid>`. */
+/** The directory member cgroups go under: SWARM_CGROUP_ROOT (a delegated subtree), else defaultCgroupRoot(). */
 function rootFor(env: NodeJS.ProcessEnv): string | undefined {
-  if (env.SWARM_CGROUP_ROOT) return env.SWARM_CGROUP_ROOT
+  return env.SWARM_CGROUP_ROOT || defaultCgroupRoot()
+}
+
+/** `<cgroup2 mount>/swarm-<uid>`; undefined without a cgroup v2 hierarchy (whether it can be written is probed at use). */
+export function defaultCgroupRoot(): string | undefined {
   const mount = cgroup2Mount()
   return mount ? path.join(mount, `swarm-${process.getuid?.() ?? 0}`) : undefined
 }

@@ -26,7 +26,7 @@ const newTeamJob = jobFixture(unmarkedJob)
 function cgroupsHere(): boolean {
   const probeHome = fs.mkdtempSync('/tmp/swarm-cg-probe-')
   try {
-    const dir = memberCgroup(probeHome, 'probe', {})
+    const dir = memberCgroup(probeHome, 'probe', process.env)
     if (dir) {
       fs.rmdirSync(dir)
       fs.rmdirSync(path.dirname(dir))
