@@ -7,7 +7,9 @@
  * the hooks are ours, written into a config dir no one else uses, so Codex's trust prompt is moot.
  */
 import path from 'node:path'
-import { LEAD_KEY_FILE, rootDir } from '../home/paths.js'
+import { agentHomesRoot, LEAD_KEY_FILE, rootDir, sentRoot } from '../home/paths.js'
+import { loadPermissionSettings } from '../permissions/rules/settings.js'
+import { strippedProviderVars } from '../sandbox/settings.js'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
 import { commandHook, hookTable } from './hook-table.js'
 import { CLAUDE_STYLE_HOOK_FIELDS, CTRL_C_TWICE, readHookFields } from './spec-adapter.js'
@@ -40,13 +42,26 @@ const PROFILE = 'swarm'
 /**
  * What its sandboxed commands may touch: the workspace (its cwd) and a private TMPDIR are written;
  * /tmp and the inherited $TMPDIR only read (swarm's root may live there); swarm's root — the
- * team's permissions, inboxes, this very config — only read, and the leads' keys not even that.
- * So `swarm send` / `swarm tasks` from its shell are asked (an escalated command →
- * PermissionRequest), and `swarm mcp` is the unasked way to talk to the team. (A deny holds for
- * escalated commands too: the whole root denied would leave them no `swarm` to run.)
+ * team's permissions, this very config — only read; not even that for the leads' keys, the teams'
+ * inboxes, what the leads sent, and the agent-CLI teammates' homes (their relay tokens) but its own
+ * (its `swarm` shim and relay endpoint; the more specific entry wins). So `swarm send` / `swarm
+ * tasks` from its shell are asked (an escalated command → PermissionRequest; the shim reaches the
+ * relay), and `swarm mcp` is the unasked way to talk to the team. (A deny holds for escalated
+ * commands too: the whole root denied would leave them no `swarm` to run.)
  */
-function filesystem(root: string, tmp: string): Record<string, string> {
-  return { ':tmpdir': 'read', ':slash_tmp': 'read', [path.join(root, 'teams', '*', LEAD_KEY_FILE)]: 'deny', [tmp]: 'write' }
+function filesystem(env: NodeJS.ProcessEnv, ownHome: string, tmp: string): Record<string, string> {
+  const teams = path.join(rootDir(env), 'teams', '*')
+  return {
+    ':tmpdir': 'read',
+    ':slash_tmp': 'read',
+    [path.join(teams, LEAD_KEY_FILE)]: 'deny',
+    [path.join(teams, 'inboxes')]: 'deny',
+    [path.join(teams, 'inboxes', '**')]: 'deny',
+    [sentRoot(env)]: 'deny',
+    [agentHomesRoot(env)]: 'deny',
+    [ownHome]: 'read',
+    [tmp]: 'write',
+  }
 }
 
 async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
@@ -55,6 +70,7 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
   const policy = policyFor(ctx.mode)
   const tmp = path.join(ctx.configDir, 'tmp')
   await ensureDir(tmp)
+  const { sandbox } = await loadPermissionSettings({ cwd: ctx.cwd, env: ctx.env })
   const config = tomlDocument(
     {
       model: ctx.model,
@@ -73,8 +89,10 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
           ]
         : []),
       [['permissions', PROFILE], { extends: ':workspace' }],
-      [['permissions', PROFILE, 'filesystem'], filesystem(rootDir(ctx.env), tmp)],
+      [['permissions', PROFILE, 'filesystem'], filesystem(ctx.env, ctx.configDir, tmp)],
       [['projects', ctx.cwd], { trust_level: 'trusted' }],
+      // Its commands never see the provider keys (Codex itself keeps them), unless sandbox.keepEnv says so.
+      [['shell_environment_policy'], { exclude: strippedProviderVars(sandbox) }],
       // Codex's shell takes PATH from a login-shell snapshot: the `swarm` shim is put back in front.
       [
         ['shell_environment_policy', 'set'],

@@ -4,6 +4,7 @@
  * inputs and results, acting as the teammate named by --name. Requests are answered in order.
  */
 import readline from 'node:readline'
+import { unmetered } from '../agent/spend-meter.js'
 import { allowAll, runTool, type AnyTool, type ToolContext } from '../agent/tool.js'
 import { createSendMessageTool, type TeamToolHost } from '../agent/tools/send-message.js'
 import { createTaskTools } from '../agent/tools/tasks.js'
@@ -47,6 +48,7 @@ export async function serveMcp(o: McpServerOptions): Promise<void> {
     env: o.env,
     // It serves team tools only (no Bash), so nothing runs here; the value still says so.
     sandbox: unsandboxed('swarm mcp serves team tools only'),
+    meter: unmetered('swarm mcp serves team tools only: no model request is made here'),
   }
   const send = (msg: unknown) => o.output.write(`${JSON.stringify(msg)}\n`)
   const lines = readline.createInterface({ input: o.input, crlfDelay: Number.POSITIVE_INFINITY })

@@ -16,6 +16,7 @@ import { formatTeammateMessage, shutdownPrompt } from './prompt.js'
 import type { MemberStatus } from '../store/member-state.js'
 import type { AnyTool as Tool } from './tool.js'
 import { runTurn, type TurnResult } from './turn.js'
+import type { SpendMeter } from './spend-meter.js'
 import { describeFailure, errorEvent, idleReport, type LastTurn } from './turn-report.js'
 import { appendUserText } from './conversation.js'
 import { markConsumed, messageKey } from './inbox-consume.js'
@@ -40,6 +41,12 @@ export class TeammateRuntime {
   private pendingShutdown: (StructuredMessage & { type: 'shutdown_request' }) | undefined
   private stopRequested = false
   private usage: Usage = emptyUsage()
+  private costUsd = 0
+  /** This member's account: its turns, its compactions, and its subagents', forks' and batch workers' requests. */
+  readonly meter: SpendMeter = {
+    check: () => this.guards.checkSpend(),
+    record: (model, u) => void this.addSpend(model, u),
+  }
   private readonly turnAbort = new AbortController()
   private exitCode = 0
   private wakeBudget: (() => void) | undefined
@@ -49,10 +56,14 @@ export class TeammateRuntime {
   constructor(private readonly o: RuntimeOptions) {
     // A resumed agent's state file starts from what it had spent before.
     this.usage = o.state.current.usage ?? emptyUsage()
-    this.guards = createTurnGuards(o, {
+    this.costUsd = o.state.current.costUsd ?? 0
+    // The team's spend is read from disk: what this member spent is written before it is read.
+    const teamBudget = o.teamBudget
+    const host = { ...o, ...(teamBudget ? { teamBudget: () => o.state.flushed().then(teamBudget) } : {}) }
+    this.guards = createTurnGuards(host, {
       signal: this.turnAbort.signal,
-      spent: () => ({ costUsd: estimateCost(o.model, this.usage), usage: this.usage }),
-      onUsage: (u) => void this.addUsage(u),
+      spent: () => ({ costUsd: this.costUsd, usage: this.usage }),
+      onUsage: (u) => this.meter.record(o.model, u),
       tellLead: (text, summary) => (o.name === LEAD_NAME ? Promise.resolve() : this.sendToLead(text, summary)),
     })
     // Also a signal that fired while the agent was being assembled: run() then ends at once.
@@ -292,10 +303,10 @@ export class TeammateRuntime {
           checkPermission: this.o.checkPermission,
           ...(this.o.writableRoots ? { writableRoots: this.o.writableRoots } : {}),
           sandbox: this.o.sandbox,
+          meter: this.meter,
         },
         onText: (d) => this.o.output.text(d),
         onToolEnd: (name, input, res, ms) => this.o.output.tool(name, input, res, ms),
-        onUsage: (u) => void this.addUsage(u),
         record: (...events) => this.o.transcript.append(...events),
         ...this.guards.hooks(),
       })
@@ -317,9 +328,12 @@ export class TeammateRuntime {
 
   private lastTurn: LastTurn | undefined
 
-  private async addUsage(u: Usage): Promise<void> {
+  /** One request this member caused: added to its spend, and to its state.json (an addition, never an overwrite). */
+  private async addSpend(model: string, u: Usage): Promise<void> {
+    const costUsd = estimateCost(model, u)
     this.usage = addUsage(this.usage, u)
-    await this.o.state.update({ usage: this.usage, costUsd: estimateCost(this.o.model, this.usage), turns: (this.o.state.current.turns ?? 0) + 1 })
+    this.costUsd += costUsd
+    await this.o.state.addSpend({ usage: u, costUsd }, { turns: (this.o.state.current.turns ?? 0) + 1 })
   }
 
   /** One idle_notification per transition to idle, with what the turn did. */

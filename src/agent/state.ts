@@ -1,4 +1,4 @@
-import { type MemberState, type MemberStatePatch, updateMemberState } from '../store/member-state.js'
+import { addMemberSpend, type MemberSpend, type MemberState, type MemberStatePatch, updateMemberState } from '../store/member-state.js'
 
 type Env = NodeJS.ProcessEnv
 
@@ -41,6 +41,37 @@ export class AgentStateFile {
     this.writing = this.writing.then(async () => {
       await updateMemberState(this.o.team, this.o.name, write, this.o.env, options)
     })
+    return this.writing
+  }
+
+  /**
+   * Adds one request's spend (and `patch`) to the copy and queues it as an addition on disk
+   * (`addMemberSpend`), so what another process adds for this member (a batch run) is kept.
+   */
+  addSpend(spend: MemberSpend, patch: MemberStatePatch = {}): Promise<void> {
+    const cur = this.state
+    const u = cur.usage
+    const usage = {
+      inputTokens: (u?.inputTokens ?? 0) + spend.usage.inputTokens,
+      outputTokens: (u?.outputTokens ?? 0) + spend.usage.outputTokens,
+      cacheReadTokens: (u?.cacheReadTokens ?? 0) + spend.usage.cacheReadTokens,
+      cacheWriteTokens: (u?.cacheWriteTokens ?? 0) + spend.usage.cacheWriteTokens,
+      ...(u?.cacheWrite1hTokens || spend.usage.cacheWrite1hTokens
+        ? { cacheWrite1hTokens: (u?.cacheWrite1hTokens ?? 0) + (spend.usage.cacheWrite1hTokens ?? 0) }
+        : {}),
+    }
+    const costUsd = Math.round(((cur.costUsd ?? 0) + spend.costUsd) * 1_000_000) / 1_000_000
+    // Before the first write the whole record goes out, spend included.
+    if (!this.started) return this.update({ ...patch, usage, costUsd })
+    this.state = { ...cur, ...patch, usage, costUsd } as MemberState
+    this.writing = this.writing.then(async () => {
+      await addMemberSpend(this.o.team, this.o.name, spend, { ...(this.o.env ? { env: this.o.env } : {}), patch })
+    })
+    return this.writing
+  }
+
+  /** Resolves once every queued write is on disk (a budget check reads what was spent). */
+  flushed(): Promise<void> {
     return this.writing
   }
 }

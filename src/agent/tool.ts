@@ -6,6 +6,7 @@ import type { MessageParam, Tool as ApiTool, ToolResultBlockParam } from '@anthr
 import { errorMessage } from '../errors.js'
 import type { BashSandbox } from '../sandbox/types.js'
 import type { Verdict } from '../asks/types.js'
+import type { SpendMeter } from './spend-meter.js'
 import type { CacheSetting, SystemPrompt } from './cache-layout.js'
 
 /**
@@ -55,6 +56,11 @@ export interface ToolContext {
    * built without saying which.
    */
   sandbox: BashSandbox
+  /**
+   * The account every model request of this context is checked against and recorded in: the
+   * member's own (subagents, forks and batch workers carry their parent's). Required, as the sandbox.
+   */
+  meter: SpendMeter
   /** The request this call answers (set by the turn loop): what a fork copies byte for byte. */
   request?: TurnRequest
   /** How deep in delegation the caller is: 0 for the lead or a teammate, n for a subagent n levels down. */

@@ -12,11 +12,12 @@ import { readForModel } from './tools/model-reader.js'
 import type { BashSandbox } from '../sandbox/types.js'
 import type { Usage } from './pricing.js'
 import type { TurnOptions } from './turn.js'
+import { unmetered } from './spend-meter.js'
 
 /**
  * What stands between a long-running agent and its next model request: compaction (automatic,
- * asked for, or after a prompt-too-long answer) and budgets (its own and the team's). They end a
- * turn cleanly, never mid-request; `halted` (compaction gave up) and `exhausted` (budget) tell the
+ * asked for, or after a prompt-too-long answer) and budgets (its own and the team's, checked by
+ * the member's meter for every request it causes). They end a turn cleanly, never mid-request; `halted` (compaction gave up) and `exhausted` (budget) tell the
  * runtime how to go idle.
  */
 
@@ -112,15 +113,19 @@ export class TurnGuards {
     if (this.pending) await this.compactNow(messages, tools)
     else await this.compactor.beforeRequest(messages, tools)
     if (this.halted) return { stop: this.halted }
-    const over = await this.checkBudget()
-    if (over) {
-      this.exhausted = over
-      return { stop: over }
-    }
     return undefined
   }
 
-  /** The reason to stop, if a budget is spent; tells the lead once at 80 %. */
+  /**
+   * The member's meter check (before every request it causes, its subagents' too): the reason to
+   * stop, if a budget is spent — the runtime then waits for the lead; tells the lead once at 80 %.
+   */
+  async checkSpend(): Promise<string | undefined> {
+    const over = await this.checkBudget()
+    if (over) this.exhausted = over
+    return over
+  }
+
   private async checkBudget(): Promise<string | undefined> {
     const own = { limit: this.budget, spent: this.o.spent(), whose: 'its budget' }
     const team = await this.o.teamBudget?.()
@@ -179,6 +184,8 @@ export function createTurnGuards(host: GuardHost, live: Pick<GuardOptions, 'sign
         env: host.env,
         checkPermission: host.checkPermission,
         sandbox: host.sandbox,
+        // A file read for the model, not a model request.
+        meter: unmetered('a compaction restore reads files; its summary request is recorded through onUsage'),
       }),
     record: (...events) => host.transcript.append(...events),
     info: (line) => host.output.info(line),

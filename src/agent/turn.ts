@@ -17,7 +17,7 @@ export interface TurnEvents {
   onToolEnd?(name: string, input: unknown, result: ToolResult, ms: number): void
   onUsage?(usage: Usage): void
   record?(...events: NewTranscriptEvent[]): Promise<void>
-  /** Before each model request (compaction, budgets): may change `messages` in place, or end the turn. */
+  /** Before each model request (compaction): may change `messages` in place, or end the turn. Budgets: `toolContext.meter`. */
   beforeRequest?(messages: MessageParam[], tools: Anthropic.Tool[]): Promise<{ stop: string } | undefined>
   /** After a 400 "prompt is too long": true once the conversation was made to fit, for one retry. */
   onPromptTooLong?(messages: MessageParam[], tools: Anthropic.Tool[], error: APIError): Promise<boolean>
@@ -77,6 +77,9 @@ export async function runTurn(opts: TurnOptions): Promise<TurnResult> {
     if (opts.signal.aborted) return { status: 'aborted', text, iterations: iteration - 1, toolCalls }
     const gate = await opts.beforeRequest?.(opts.messages, apiTools)
     if (gate) return { status: 'stopped', stopReason: gate.stop, text, iterations: iteration - 1, toolCalls }
+    // Every request is the member's spend: a spent budget stops the turn before it is sent.
+    const over = await opts.toolContext.meter.check()
+    if (over) return { status: 'stopped', stopReason: over, text, iterations: iteration - 1, toolCalls }
     let final: Anthropic.Message | undefined
     for (let attempt = 1; !final; attempt++) {
       try {
@@ -88,6 +91,7 @@ export async function runTurn(opts: TurnOptions): Promise<TurnResult> {
       }
     }
     const usage = usageFromApi(final.usage)
+    opts.toolContext.meter.record(opts.model, usage)
     opts.onUsage?.(usage)
     const assistant: MessageParam = { role: 'assistant', content: final.content as Anthropic.ContentBlockParam[] }
     opts.messages.push(assistant)

@@ -3,6 +3,8 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { memberMarker } from '../home/marker.js'
 import { markerEnv } from '../process/marker.js'
+import { containedArgv, memberCgroup } from '../process/containment.js'
+import { teamDir } from '../home/paths.js'
 
 type Env = NodeJS.ProcessEnv
 
@@ -84,4 +86,14 @@ export function defaultLeaderArgv(team: string): string[] {
 /** `--command 'SHELL CMD'`: the user's command is for a shell by definition. */
 export function shellCommandArgv(command: string): string[] {
   return ['/bin/sh', '-c', command]
+}
+
+/**
+ * A member's argv as its pane runs it: inside the member's cgroup where the system has one
+ * (process/containment.ts — what `team delete` finds its processes by, whatever their
+ * environment), else as given (the marker alone finds them).
+ */
+export function containedMemberArgv(team: string, name: string, argv: string[], env: Env): string[] {
+  const cgroup = memberCgroup(teamDir(team, env), name, env)
+  return cgroup ? containedArgv(argv, cgroup) : argv
 }

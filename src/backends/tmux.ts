@@ -12,6 +12,7 @@ import { parseAgentId } from './shutdown.js'
 import { type PaneRow, TMUX_COLORS, findPane, listPanes, paneState, teamLeader, teamPanes, teamWindowPane } from './tmux-panes.js'
 import { EXIT_FILE_ENV, argvArgs, envArgs, exitStatusFile, recordExitStatus, recordedExitStatus } from './tmux-launch.js'
 import { relayoutTeam } from './tmux-layout.js'
+import { containedMemberArgv } from './launch.js'
 import { DETACHED_SIZE, OWN_SERVER_SETUP, SPAWN_FORMAT, leaderPaneArgs, leaderPaneSetup, teamWindowOptions, windowSetup } from './tmux-setup.js'
 import { attachTmuxTeam, sessionName } from './tmux-server.js'
 import { TmuxClient, type TmuxSocket, formatEscape, isNoServer, resolveSocket, shellQuote, swarmSocket, tmuxCommand } from './tmux-client.js'
@@ -183,7 +184,8 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     const exitFile = exitStatusFile(team, LEAD_NAME, this.env)
     await ensureDir(path.dirname(exitFile))
     await fs.rm(exitFile, { force: true }) // a previous run's status must not answer for this one
-    return { ...leader, argv: recordExitStatus(leader.argv), env: { ...leader.env, [EXIT_FILE_ENV]: exitFile } }
+    const argv = recordExitStatus(containedMemberArgv(team, LEAD_NAME, leader.argv, this.env))
+    return { ...leader, argv, env: { ...leader.env, [EXIT_FILE_ENV]: exitFile } }
   }
 
   private remember(team: string, leader: KnownLeader): LeaderPane {
@@ -196,7 +198,8 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     const logFile = await prepareLogFile(config, this.env)
     const exitFile = exitStatusFile(config.team, config.name, this.env)
     await fs.rm(exitFile, { force: true }) // a previous run's status must not answer for this one
-    config = withBackendEnv({ ...config, argv: recordExitStatus(config.argv), env: { ...config.env, [EXIT_FILE_ENV]: exitFile } }, this.type)
+    const argv = recordExitStatus(containedMemberArgv(config.team, config.name, config.argv, this.env))
+    config = withBackendEnv({ ...config, argv, env: { ...config.env, [EXIT_FILE_ENV]: exitFile } }, this.type)
     let leader = this.leaders.get(config.team) ?? (await this.leaderFor(config))
     let r = await leader.client.exec(['source-file', '-'], this.splitScript(config, agentId, logFile, leader))
     if (!r.stdout.startsWith('%') && (/can't find (pane|window)/.test(r.stderr) || isNoServer(r.stderr))) {

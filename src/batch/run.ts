@@ -2,6 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk'
 import { errorMessage } from '../errors.js'
 import { runFreshSubagent } from '../agent/subagents/fresh.js'
 import type { RunTracker } from '../agent/subagents/task-registry.js'
+import type { SpendMeter } from '../agent/spend-meter.js'
 import { addUsage, emptyUsage, type Usage } from '../agent/pricing.js'
 import type { AgentOutput } from '../agent/render.js'
 import type { PermissionCheck } from '../agent/tool.js'
@@ -40,6 +41,8 @@ export interface BatchOptions {
   sandboxConfig: LoadedSettings['sandbox']
   /** Who runs it (permission requests are asked as this agent). */
   parent: string
+  /** The account of every subtask's requests: the parent's (the lead's meter, or its state.json for `swarm batch`). */
+  meter: SpendMeter
   leaderModel?: string
   signal: AbortSignal
   output?: AgentOutput
@@ -146,6 +149,7 @@ async function runSubtask(o: BatchOptions, task: Subtask): Promise<SubtaskResult
       parent: o.parent,
       cwd,
       sandbox,
+      meter: o.meter,
       env,
       client: o.client,
       prompt: batchPrompt(task, wt),
@@ -159,7 +163,10 @@ async function runSubtask(o: BatchOptions, task: Subtask): Promise<SubtaskResult
       ...(o.output ? { output: o.output } : {}),
     })
     resultLine = [...run.report.matchAll(RESULT_LINE)].at(-1)?.[1]?.trim() ?? ''
-    if (run.status !== 'done') failure = run.status === 'partial' ? 'stopped at its maxTurns before finishing' : 'stopped'
+    if (run.status === 'partial') failure = 'stopped at its maxTurns before finishing'
+    // A budget stop says which budget: the report's first line, "(stopped: budget_exhausted: …)".
+    else if (run.status === 'stopped') failure = /^\(stopped: (.*)\)$/m.exec(run.report)?.[1] ?? 'stopped'
+    else if (run.status !== 'done') failure = 'stopped'
     else if (!resultLine) failure = 'ended without a RESULT line'
     else if (/^FAILED\b/i.test(resultLine)) failure = resultLine.replace(/^FAILED\b:?\s*/i, '') || 'it said FAILED'
   } catch (err) {

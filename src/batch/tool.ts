@@ -49,6 +49,7 @@ export function createBatchTool(o: {
         checkPermission: ctx.checkPermission,
         sandboxConfig: (await loadPermissionSettings({ cwd: ctx.cwd, env: o.env })).sandbox,
         parent: o.parent,
+        meter: ctx.meter,
         ...(o.leaderModel ? { leaderModel: o.leaderModel } : {}),
         signal: ctx.signal,
         ...(o.output ? { output: o.output } : {}),

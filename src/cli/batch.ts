@@ -4,6 +4,7 @@ import { createOutput } from '../agent/render.js'
 import { batchPermissions } from '../batch/permissions.js'
 import { formatBatchReport, subtaskLine } from '../batch/report.js'
 import { DEFAULT_PARALLEL, runBatch } from '../batch/run.js'
+import { storeMeter } from '../agent/store-meter.js'
 import { loadBatchFile, MAX_SUBTASKS } from '../batch/spec.js'
 import { ExitCode, SwarmError, UsageError } from '../errors.js'
 import { LEAD_NAME } from '../home/paths.js'
@@ -63,6 +64,8 @@ export async function batchCommand(team: string, opts: BatchCommandOptions): Pro
       parallel,
       ...(await batchPermissions(repoDir, env, mode.data)),
       parent: LEAD_NAME,
+      // The subtasks' requests are the lead's spend, against its budget and the team's.
+      meter: storeMeter({ team, name: LEAD_NAME, env }),
       signal: abort.signal,
       // Tool lines go to stderr, so that --json keeps stdout to the report.
       output: createOutput({ stream: process.stderr, prefix: 'batch' }),

@@ -2,7 +2,7 @@ import fsp from 'node:fs/promises'
 import { BWRAP_INSTALL, bwrapArgs, findBwrap, probeBwrap } from './bwrap.js'
 import { seatbeltArgs } from './seatbelt.js'
 import { seccompProgram } from './seccomp.js'
-import { isExcludedCommand, type SandboxConfig } from './settings.js'
+import { isExcludedCommand, strippedProviderVars, type SandboxConfig } from './settings.js'
 import type { BashSandbox, SandboxPlan, SandboxStatus } from './types.js'
 import { exists, makePrivateTmp, moveAsideCreated, planView } from './view.js'
 
@@ -52,12 +52,14 @@ export function createBashSandbox(o: SandboxOptions): BashSandbox {
       if (status !== 'sandboxed') return { file: 'bash', args: ['-c', command] }
       const p = await plan(command, cwd)
       const settle = () => moveAsideCreated(p.writable, p.before)
-      if (platform === 'darwin') return { file: '/usr/bin/sandbox-exec', args: seatbeltArgs(p), env: p.setenv, settle }
+      const unsetEnv = strippedProviderVars(o.config)
+      if (platform === 'darwin') return { file: '/usr/bin/sandbox-exec', args: seatbeltArgs(p), env: p.setenv, unsetEnv, settle }
       const seccomp = seccompProgram({ blockUnixSockets: !o.config.allowAllUnixSockets })
       return {
         file: findBwrap(o.env, o.config.bwrapPath)!,
         args: bwrapArgs({ ...p, seccomp }),
         reapsItself: true,
+        unsetEnv,
         settle,
         ...(seccomp && { fd3: seccomp }),
       }

@@ -12,6 +12,8 @@ export const SandboxSettings = z.looseObject({
   autoAllowBashIfSandboxed: z.boolean().optional(),
   excludedCommands: z.array(z.string()).optional(),
   bwrapPath: z.string().optional(),
+  /** Provider keys (PROVIDER_KEY_VARS) left in sandboxed commands' environment; swarm's own key, not Claude Code's. */
+  keepEnv: z.array(z.string()).optional(),
   filesystem: z
     .looseObject({
       allowWrite: z.array(z.string()).optional(),
@@ -44,6 +46,38 @@ export interface SandboxConfig {
   network: boolean
   /** Sandboxed commands may create AF_UNIX sockets (`network.allowAllUnixSockets`); by default the seccomp filter refuses them. */
   allowAllUnixSockets: boolean
+  /** Of PROVIDER_KEY_VARS, those sandboxed commands keep (`sandbox.keepEnv`); the others are removed. */
+  keepEnv: string[]
+}
+
+/**
+ * The one list of provider credentials a sandboxed command does not need and must not carry (the
+ * network is open: a command could send them anywhere). Removed from swarm's sandboxed Bash and
+ * from the shell of an agent CLI that sandboxes its own (Codex), unless `sandbox.keepEnv` names one.
+ */
+export const PROVIDER_KEY_VARS: readonly string[] = [
+  'ANTHROPIC_API_KEY',
+  'ANTHROPIC_AUTH_TOKEN',
+  'CLAUDE_CODE_OAUTH_TOKEN',
+  'OPENAI_API_KEY',
+  'AZURE_OPENAI_API_KEY',
+  'GEMINI_API_KEY',
+  'GOOGLE_API_KEY',
+  'GOOGLE_GENERATIVE_AI_API_KEY',
+  'DASHSCOPE_API_KEY',
+  'OPENROUTER_API_KEY',
+  'MISTRAL_API_KEY',
+  'GROQ_API_KEY',
+  'DEEPSEEK_API_KEY',
+  'XAI_API_KEY',
+  'TOGETHER_API_KEY',
+  'FIREWORKS_API_KEY',
+  'CEREBRAS_API_KEY',
+]
+
+/** The provider keys sandboxed commands lose under `config`. */
+export function strippedProviderVars(config: Pick<SandboxConfig, 'keepEnv'>): string[] {
+  return PROVIDER_KEY_VARS.filter((k) => !config.keepEnv.includes(k))
 }
 
 export function defaultSandboxConfig(): SandboxConfig {
@@ -56,6 +90,7 @@ export function defaultSandboxConfig(): SandboxConfig {
     denyRead: [],
     network: true,
     allowAllUnixSockets: false,
+    keepEnv: [],
   }
 }
 
@@ -65,6 +100,7 @@ export function mergeSandboxSettings(into: SandboxConfig, s: SandboxSettings, fi
   if (s.autoAllowBashIfSandboxed !== undefined) into.autoAllow = s.autoAllowBashIfSandboxed
   if (s.bwrapPath !== undefined) into.bwrapPath = resolvePath(s.bwrapPath, file.baseDir)
   into.excludedCommands.push(...(s.excludedCommands ?? []))
+  into.keepEnv.push(...(s.keepEnv ?? []))
   const fsSettings = s.filesystem ?? {}
   into.allowWrite.push(...(fsSettings.allowWrite ?? []).map((p) => resolvePath(p, file.baseDir)))
   into.denyWrite.push(...(fsSettings.denyWrite ?? []).map((p) => resolvePath(p, file.baseDir)))

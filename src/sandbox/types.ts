@@ -36,6 +36,8 @@ export interface SandboxLaunch {
   args: string[]
   /** Added to the command's environment. */
   env?: Record<string, string>
+  /** Removed from the command's environment (the provider keys a sandboxed command does not get). */
+  unsetEnv?: readonly string[]
   /** Every process of the call dies when it exits (bwrap's pid namespace). */
   reapsItself?: boolean
   /** Written into a pipe at the child's fd 3, then closed: the seccomp program bwrap reads there. */

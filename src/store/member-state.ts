@@ -3,6 +3,8 @@
  * is its only writer, whoever the process (swarm's agent, the leader, an agent CLI's wrapper or
  * hook processes): every update takes the file's lock, reads, merges and renames the whole file
  * into place, so concurrent writers lose nothing. No write ever brings a deleted team back.
+ * Spending (`usage`, `costUsd`) is only ever added (`addMemberSpend`): every process that spends
+ * for a member — its runtime, a `swarm batch` run — adds its requests, none overwrites another's.
  */
 import path from 'node:path'
 import { z } from 'zod'
@@ -84,7 +86,7 @@ export interface MemberStateChange {
 export async function updateMemberState(
   team: string,
   name: string,
-  patch: MemberStatePatch,
+  patch: MemberStatePatch | ((old: MemberState | undefined) => MemberStatePatch),
   env?: Env,
   write: MemberStateWrite = {},
 ): Promise<MemberStateChange | undefined> {
@@ -95,6 +97,7 @@ export async function updateMemberState(
     const old = write.replace ? undefined : await readForMerge(file)
     if (!(await writable(team, file, env, write))) return undefined // deleted while we waited
     const now = Date.now()
+    if (typeof patch === 'function') patch = patch(old)
     const merged: Record<string, unknown> = { ...old, ...patch, heartbeat: now }
     const status = patch.status ?? old?.status
     if (!status) throw new Error(`${file}: the first state of ${name} must say its status`)
@@ -104,6 +107,50 @@ export async function updateMemberState(
     await atomicWriteJson(file, next)
     return { before: old, after: next }
   })
+}
+
+export type MemberUsage = NonNullable<MemberState['usage']>
+
+/** One model request's spend (or several), to add to what the member's record says. */
+export interface MemberSpend {
+  usage: MemberUsage
+  costUsd: number
+}
+
+/**
+ * Adds `spend` to the member's `usage` and `costUsd` under the file's lock (with `patch` merged in
+ * the same write). With `create`, a member with no record yet gets one with `status` (the writer
+ * says what it knows: a batch run for a lead that is not running says `exited`).
+ */
+export async function addMemberSpend(
+  team: string,
+  name: string,
+  spend: MemberSpend,
+  o: { env?: Env | undefined; patch?: MemberStatePatch; status?: MemberStatus; create?: boolean } = {},
+): Promise<MemberStateChange | undefined> {
+  return updateMemberState(
+    team,
+    name,
+    (old) => ({
+      ...(old ? {} : { status: o.status ?? 'exited' }),
+      ...o.patch,
+      usage: addUsageFields(old?.usage, spend.usage),
+      costUsd: Math.round(((old?.costUsd ?? 0) + spend.costUsd) * 1_000_000) / 1_000_000,
+    }),
+    o.env,
+    { create: o.create === true },
+  )
+}
+
+function addUsageFields(a: MemberUsage | undefined, b: MemberUsage): MemberUsage {
+  const long = (a?.cacheWrite1hTokens ?? 0) + (b.cacheWrite1hTokens ?? 0)
+  return {
+    inputTokens: (a?.inputTokens ?? 0) + b.inputTokens,
+    outputTokens: (a?.outputTokens ?? 0) + b.outputTokens,
+    cacheReadTokens: (a?.cacheReadTokens ?? 0) + b.cacheReadTokens,
+    cacheWriteTokens: (a?.cacheWriteTokens ?? 0) + b.cacheWriteTokens,
+    ...(long ? { cacheWrite1hTokens: long } : {}),
+  }
 }
 
 /** The team still exists (its config.json), and so does the member's directory unless it may be made. */

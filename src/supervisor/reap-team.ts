@@ -7,13 +7,16 @@ import { delay } from '../process/delay.js'
 import { isAlive } from '../process/liveness.js'
 import type { MarkedProcess } from '../process/marker.js'
 import { type ReapReport, reapMarked } from '../process/reap.js'
+import { type ContainedProcess, reapContained } from '../process/containment.js'
 import { sendSignal } from '../process/signals.js'
 import { killTree } from '../process/tree.js'
 import { pathExists } from '../util/fs.js'
 
 /*
  * Finding and stopping every process of a team, whatever its config says: the leader by its
- * lock file, everything else by the marker in its environment (process/marker.ts). Used by
+ * lock file, everything else by the marker in its environment (process/marker.ts) and, where
+ * the system has cgroups, by its member's cgroup, which no environment change leaves
+ * (process/containment.ts). Used by
  * `team delete`, `team resume` and `kill`; a survivor is an error, never a silent leftover.
  */
 
@@ -33,7 +36,14 @@ export interface ReapedProcess {
 /** Stops the team's processes (all, or those of `names`); returns what was killed and what survived. */
 export async function reapTeam(team: string, env: Env, names?: readonly string[]): Promise<{ killed: ReapedProcess[]; survivors: ReapedProcess[] }> {
   const report: ReapReport = await reapMarked(teamDir(team, env), names ? { agentIds: names.map((n) => agentId(n, team)) } : {})
-  return { killed: report.killed.map(describe), survivors: report.survivors.map(describe) }
+  // Then what the marker cannot find (a child that cleared its environment): the members' cgroups.
+  const contained = await reapContained(teamDir(team, env), env, names ? { members: names } : {})
+  const marked = new Set(report.killed.map((p) => p.pid))
+  const byCgroup = (p: ContainedProcess): ReapedProcess => ({ pid: p.pid, agent: p.member, command: p.command })
+  return {
+    killed: [...report.killed.map(describe), ...contained.killed.filter((p) => !marked.has(p.pid)).map(byCgroup)],
+    survivors: [...report.survivors.map(describe), ...contained.survivors.map(byCgroup)],
+  }
 }
 
 function describe(p: MarkedProcess): ReapedProcess {

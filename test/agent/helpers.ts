@@ -3,6 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { allowAll, type ToolContext } from '../../src/agent/tool.js'
 import { unsandboxed } from '../../src/sandbox/unsandboxed.js'
+import { unmetered } from '../../src/agent/spend-meter.js'
 
 /** A fresh temp directory (realpath, so paths compare equal on macOS too). */
 export async function tempDir(prefix = 'swarm-agent-'): Promise<string> {
@@ -17,6 +18,7 @@ export function makeContext(cwd: string, overrides: Partial<ToolContext> = {}): 
     teamName: 'team',
     checkPermission: allowAll,
     sandbox: unsandboxed('a test context'),
+    meter: unmetered('a test context'),
     ...overrides,
   }
 }

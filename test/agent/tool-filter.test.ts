@@ -11,6 +11,7 @@ import { createSendMessageTool, type TeamToolHost } from '../../src/agent/tools/
 import { createTaskTools } from '../../src/agent/tools/tasks.js'
 import { createBatchTool } from '../../src/batch/tool.js'
 import { unsandboxed } from '../../src/sandbox/unsandboxed.js'
+import { unmetered } from '../../src/agent/spend-meter.js'
 
 /**
  * Every tool any agent can be given, made by the same factories the agent loop, the leader and
@@ -147,6 +148,7 @@ describe('tool registry', () => {
       teamName: 't',
       checkPermission: () => ({ behavior: 'allow' as const }),
       sandbox: unsandboxed('a test context'),
+      meter: unmetered('a test context'),
     }
     expect(getTool('Write')!.paths({ file_path: 'src/x.ts', content: '' }, ctx)).toEqual(['/proj/src/x.ts'])
     expect(getTool('Glob')!.paths({ pattern: '*.ts' }, ctx)).toEqual(['/proj'])

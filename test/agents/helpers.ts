@@ -63,6 +63,8 @@ export async function agentTeam(script: AgentScriptInput = {}): Promise<AgentTea
     GOOGLE_GEMINI_BASE_URL: server.url,
     GEMINI_API_KEY: 'loopback-key',
     ANTHROPIC_API_KEY: '',
+    // The run's own cgroup root (test/support/run-isolation.ts), so its member cgroups go with the run.
+    ...(process.env.SWARM_CGROUP_ROOT && { SWARM_CGROUP_ROOT: process.env.SWARM_CGROUP_ROOT }),
   }
   const swarm = async (args: string[], opts: { input?: string } = {}) => {
     try {

@@ -7,6 +7,8 @@ import { afterAll, beforeAll } from 'vitest'
 import { type LoopbackServer, type LoopbackServerOptions, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { isAlive } from '../../src/process/liveness.js'
 import { killTree, processTrees } from '../../src/process/tree.js'
+import { reapContained } from '../../src/process/containment.js'
+import { teamsDir } from '../../src/home/paths.js'
 import { isolatedEnv } from '../support/home.js'
 import { BIN } from '../support/repo.js'
 import { reapAllTmux } from '../support/tmux.js'
@@ -59,6 +61,11 @@ export function sandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
       const pids = children.map((c) => c.pid).filter((p): p is number => p !== undefined && isAlive(p))
       const trees = [...(await processTrees(pids)).values()].flat()
       await Promise.all(trees.filter(isAlive).map((p) => killTree(p, { graceMs: 200 })))
+      // The member cgroups of teams a test left undeleted (process/containment.ts): emptied and removed.
+      const teams = teamsDir(env)
+      for (const t of fs.existsSync(teams) ? fs.readdirSync(teams, { withFileTypes: true }) : []) {
+        if (t.isDirectory()) await reapContained(path.join(teams, t.name), env, { timeoutMs: 2_000 })
+      }
       fs.rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
     },
   }

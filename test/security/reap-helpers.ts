@@ -89,7 +89,7 @@ export function killSleepers(job: Job): void {
  * Per test: a new job, a loopback model playing it for `bob`, and a sandbox using that model;
  * everything (the sleeps included, should a test fail) is reaped after each test.
  */
-export function jobFixture(): () => Promise<{ sb: Sandbox; job: Job }> {
+export function jobFixture(make: () => Job = newJob): () => Promise<{ sb: Sandbox; job: Job }> {
   let t: ModelSandbox | undefined
   let job: Job | undefined
   afterEach(async () => {
@@ -98,7 +98,7 @@ export function jobFixture(): () => Promise<{ sb: Sandbox; job: Job }> {
     t = job = undefined
   })
   return async () => {
-    job = newJob()
+    job = make()
     t = await modelSandbox(jobScenario('bob', job))
     const { sb } = t
     // Without the Bash sandbox (off, or bwrap missing): bwrap's --die-with-parent and pid

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { AgentStateFile } from '../../src/agent/state.js'
 import { agentDir, teamDir } from '../../src/home/paths.js'
-import { readMemberState, updateMemberState } from '../../src/store/member-state.js'
+import { addMemberSpend, readMemberState, updateMemberState } from '../../src/store/member-state.js'
 import { createTeam, deleteMemberFiles, deleteTeamFiles } from '../../src/teams/team-store.js'
 import { isolatedHome, type IsolatedHome } from '../support/home.js'
 import { REPO, requireBuilt } from '../support/repo.js'
@@ -77,6 +77,20 @@ describe('the member state store', () => {
     await own.update({ status: 'exited' })
     expect(await updateMemberState('t', 'gem', { status: 'dead' }, h.env, { create: true })).toBeUndefined()
     expect(fs.existsSync(teamDir('t', h.env))).toBe(false)
+  })
+
+  it('spend is added, never overwritten: two writers for one member (its runtime, a batch run) both count', async () => {
+    const own = new AgentStateFile({ team: 't', name: 'gem', env: h.env, initial: { status: 'working' }, fresh: true })
+    await own.update({})
+    await own.addSpend({ usage: usage(10), costUsd: 0.25 }, { turns: 1 })
+    await addMemberSpend('t', 'gem', { usage: usage(5), costUsd: 0.5 }, { env: h.env })
+    await own.addSpend({ usage: usage(1), costUsd: 0.125 }, { turns: 2 })
+    await own.flushed()
+    expect(await readMemberState('t', 'gem', h.env)).toMatchObject({ costUsd: 0.875, turns: 2, usage: { inputTokens: 16, outputTokens: 3 } })
+    // Without create, a member with no record is written nothing; with it, the record says what the writer knows.
+    expect(await addMemberSpend('t', 'lead', { usage: usage(1), costUsd: 1 }, { env: h.env })).toBeUndefined()
+    const made = await addMemberSpend('t', 'lead', { usage: usage(1), costUsd: 1 }, { env: h.env, create: true })
+    expect(made?.after).toMatchObject({ status: 'exited', costUsd: 1, usage: usage(1) })
   })
 
   it('a corrupt state.json is moved aside (kept) and the record starts afresh', async () => {

@@ -3,6 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { compare, describeDifference, HOME_WATCHED, isEmpty, namesIn, snapshot, without } from './home-guard.js'
 import { userHomeEnv } from './home.js'
+import { defaultCgroupRoot } from '../../src/process/containment.js'
 
 /**
  * A test run of its own, set up by the vitest main process before any worker starts: a run
@@ -105,6 +106,9 @@ export function isolateRun(o: IsolateRunOptions = {}): RunIsolation {
     npm_config_userconfig: env.npm_config_userconfig || path.join(realHome, '.npmrc'),
     SWARM_AGENT_CLI_CACHE: env.SWARM_AGENT_CLI_CACHE || path.join(realHome, '.cache', 'swarm', 'agent-clis'),
   })
+  // The run's own cgroup root (process/containment.ts): what its teams leave there is killed and removed at the end.
+  const cgroups = runCgroupRoot(root)
+  if (cgroups) env.SWARM_CGROUP_ROOT = cgroups
   const runHomeBefore = snapshot(user.HOME, ['.'])
   // Another run's tests may write the user's HOME or /tmp meanwhile: seen, they are not blamed on this one.
   const others = new Set(otherRuns())
@@ -116,6 +120,7 @@ export function isolateRun(o: IsolateRunOptions = {}): RunIsolation {
     root,
     finish() {
       clearInterval(sampler)
+      if (cgroups) removeCgroupTree(cgroups)
       for (const pid of otherRuns()) others.add(pid)
       const problems: string[] = []
       // The user's HOME and /tmp are shared with any other test run on this machine (an older
@@ -162,5 +167,43 @@ export function isolateRun(o: IsolateRunOptions = {}): RunIsolation {
       fs.rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 })
       return problems
     },
+  }
+}
+
+/** `<swarm's cgroup root>/test-<run dir name>`, made; undefined where member cgroups cannot be made. */
+function runCgroupRoot(runDir: string): string | undefined {
+  const base = defaultCgroupRoot()
+  if (!base) return undefined
+  const dir = path.join(base, `test-${path.basename(runDir)}`)
+  try {
+    fs.mkdirSync(dir, { recursive: true })
+    fs.accessSync(path.join(dir, 'cgroup.procs'), fs.constants.W_OK)
+    return dir
+  } catch {
+    return undefined // no writable cgroup v2 here: the run's teams have no cgroups either
+  }
+}
+
+/** Kills what is left in `dir`'s cgroups and removes them, deepest first (up to 2 s). */
+function removeCgroupTree(dir: string): void {
+  const dirs: string[] = []
+  const walk = (d: string): void => {
+    dirs.push(d)
+    for (const e of namesIn(d, (n) => fs.statSync(path.join(d, n), { throwIfNoEntry: false })?.isDirectory() === true)) walk(path.join(d, e))
+  }
+  walk(dir)
+  for (const d of dirs.reverse()) {
+    try {
+      fs.writeFileSync(path.join(d, 'cgroup.kill'), '1')
+    } catch {
+      // gone, or a kernel before cgroup.kill: rmdir below fails and the directory stays
+    }
+    for (const end = Date.now() + 2_000; fs.existsSync(d) && Date.now() < end; ) {
+      try {
+        fs.rmdirSync(d)
+      } catch {
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20) // still emptying
+      }
+    }
   }
 }

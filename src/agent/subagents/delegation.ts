@@ -111,6 +111,8 @@ export class Delegation {
               checkPermission: this.o.checkPermission,
               // The caller's own sandbox (the lead's, or a nesting subagent's = the lead's).
               sandbox: ctx.sandbox,
+              // Its requests are the caller's spend (the lead's, or a nesting subagent's = the lead's).
+              meter: ctx.meter,
               signal,
               depth,
               label: `${this.o.parent}/${type}-${n}`,
@@ -218,6 +220,7 @@ export class Delegation {
             messages,
             checkPermission: this.o.checkPermission,
             sandbox: ctx.sandbox,
+            meter: ctx.meter,
             signal,
             depth,
             label: `${this.o.parent}/fork-${n}`,

@@ -6,6 +6,7 @@ import { runTurn } from '../turn.js'
 import { changedFiles, reportOf, type SubagentRun, subagentContext } from './fresh.js'
 import type { RunTracker } from './task-registry.js'
 import type { BashSandbox } from '../../sandbox/types.js'
+import type { SpendMeter } from '../spend-meter.js'
 
 /** A fork runs long (Claude Code's fork agent: 200 model calls). */
 export const FORK_MAX_TURNS = 200
@@ -23,6 +24,8 @@ export interface ForkRunRequest {
   checkPermission: PermissionCheck
   /** The parent's sandbox: a fork's Bash runs where its parent's does. */
   sandbox: BashSandbox
+  /** The parent's account. */
+  meter: SpendMeter
   signal: AbortSignal
   depth: number
   label: string

@@ -14,6 +14,7 @@ import type { AnyTool, PermissionCheck, ToolContext } from '../tool.js'
 import { runTurn, type TurnResult } from '../turn.js'
 import type { RunTracker } from './task-registry.js'
 import type { BashSandbox } from '../../sandbox/types.js'
+import type { SpendMeter } from '../spend-meter.js'
 
 export interface SubagentRequest {
   team: string
@@ -29,6 +30,8 @@ export interface SubagentRequest {
   checkPermission: PermissionCheck
   /** Where its Bash runs: its parent's sandbox (a batch worker: its own, on its worktree). */
   sandbox: BashSandbox
+  /** Whose account its requests are checked against and recorded in: its parent's. */
+  meter: SpendMeter
   signal: AbortSignal
   output?: AgentOutput
   /** Its depth in delegation (the lead's subagents: 1). */
@@ -104,9 +107,9 @@ export async function runSubagent(req: SubagentRequest): Promise<string> {
   return (await runFreshSubagent(req)).report
 }
 
-/** The tool context of a subagent's calls: asked as its parent, its Bash in its parent's sandbox. */
+/** The tool context of a subagent's calls: asked as its parent, its Bash in its parent's sandbox, its requests on its parent's account. */
 export function subagentContext(
-  req: Pick<SubagentRequest, 'cwd' | 'signal' | 'parent' | 'team' | 'env' | 'checkPermission' | 'sandbox'>,
+  req: Pick<SubagentRequest, 'cwd' | 'signal' | 'parent' | 'team' | 'env' | 'checkPermission' | 'sandbox' | 'meter'>,
   depth: number,
 ): ToolContext {
   return {
@@ -117,6 +120,7 @@ export function subagentContext(
     env: req.env,
     checkPermission: req.checkPermission,
     sandbox: req.sandbox,
+    meter: req.meter,
     depth,
   }
 }
@@ -125,6 +129,7 @@ export function subagentContext(
 export function reportOf(result: TurnResult, empty: string): string {
   if (result.status === 'partial') return `(partial: stopped after ${result.iterations} model calls)\n${result.text}`
   if (result.status === 'aborted') return `(aborted)\n${result.text}`
+  if (result.status === 'stopped') return `(stopped: ${result.stopReason ?? 'a guard ended it'})\n${result.text}`
   return result.text || empty
 }
 

@@ -23,6 +23,8 @@ export interface ShellOptions {
     file: string
     args: string[]
     env?: Record<string, string>
+    /** Removed from its environment (the provider keys a sandboxed command does not get). */
+    unsetEnv?: readonly string[]
     /** Everything it started dies with it (a pid namespace): nothing is left to kill once it exited. */
     reapsItself?: boolean
     /** Written into a pipe at its fd 3 (bwrap's seccomp program). */
@@ -111,10 +113,17 @@ export function startShell(options: Pick<ShellOptions, 'cwd' | 'env' | 'launch'>
   const launch = options.launch
   return launchProcess(launch.file, launch.args, {
     cwd: options.cwd,
-    env: { ...(options.env ?? process.env), ...launch.env },
+    env: launchEnv(options.env ?? process.env, launch),
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(launch.fd3 && { fd3: launch.fd3 }),
   })
+}
+
+/** The command's environment: the caller's, what the sandbox adds, without what it removes. */
+function launchEnv(base: NodeJS.ProcessEnv, launch: ShellOptions['launch']): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...base, ...launch.env }
+  for (const name of launch.unsetEnv ?? []) delete env[name]
+  return env
 }
 
 function collect(stream: Readable, into: HeadTailBuffer, onOutput?: (text: string) => void): Promise<void> {

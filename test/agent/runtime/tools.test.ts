@@ -33,6 +33,7 @@ import {
 import { useAgentTeam } from '../../support/agent-team.js'
 import { waitFor } from '../../support/wait.js'
 import { unsandboxed } from '../../../src/sandbox/unsandboxed.js'
+import { unmetered } from '../../../src/agent/spend-meter.js'
 
 let loopback: LoopbackServer
 let fx: Fixture
@@ -53,6 +54,7 @@ const ctx = (name = 'alice'): ToolContext => ({
   env: fx.env,
   checkPermission: allowAll,
   sandbox: unsandboxed('a test context'),
+  meter: unmetered('a test context'),
 })
 const client = () => new Anthropic({ apiKey: 'test', baseURL: loopback.url, maxRetries: 0 })
 
@@ -230,6 +232,7 @@ describe('runSubagent', () => {
       agentType: 'Explore',
       checkPermission: allowAll,
       sandbox: unsandboxed('a test context'),
+      meter: unmetered('a test context'),
       signal: new AbortController().signal,
     })
     expect(report).toBe('Report: nothing found.')
@@ -274,6 +277,7 @@ describe('runSubagent', () => {
       prompt: 'x',
       checkPermission: allowAll,
       sandbox: unsandboxed('a test context'),
+      meter: unmetered('a test context'),
       signal: new AbortController().signal,
     }
     expect(await runSubagent({ ...req, agentType: 'one' })).toBe('(partial: stopped after 1 model calls)\nHalfway.')

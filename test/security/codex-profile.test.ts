@@ -1,0 +1,89 @@
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { codexAdapter } from '../../src/adapters/codex.js'
+import type { AdapterContext } from '../../src/adapters/types.js'
+import { agentHomeDir, agentHomesRoot, rootDir, sentRoot } from '../../src/home/paths.js'
+import { isolatedHome, type IsolatedHome } from '../support/home.js'
+
+/**
+ * Issue 23 finding 11 (Codex): the permission profile of Codex's sandboxed commands denied only
+ * `lead.key`, so its unasked shell could read other teammates' relay tokens
+ * (`agent-homes/<team>/<name>/relay/endpoint.json`), every inbox and what the lead sent; its shell
+ * also inherited the provider's key. Now the profile denies those (its own home stays readable)
+ * and the shell's environment policy excludes the provider keys, unless `sandbox.keepEnv` keeps one.
+ */
+
+let h: IsolatedHome
+afterEach(() => h?.cleanup())
+
+/** The config.toml's sections: `[a.b]` → its `key = value` lines, keys and values JSON-decoded (swarm writes JSON-quoted TOML). */
+type Sections = Record<string, Record<string, unknown>>
+
+function sections(text: string): Sections {
+  const out: Sections = {}
+  let current: Record<string, unknown> = {}
+  out[''] = current
+  for (const line of text.split('\n')) {
+    const header = /^\[(.+)\]$/.exec(line)
+    if (header) out[header[1]!] = current = {}
+    const kv = /^("(?:[^"\\]|\\.)*"|[A-Za-z0-9_-]+) = (.*)$/.exec(line)
+    if (kv) current[kv[1]!.startsWith('"') ? JSON.parse(kv[1]!) : kv[1]!] = JSON.parse(kv[2]!)
+  }
+  return out
+}
+
+async function codexConfig(settings?: Record<string, unknown>): Promise<Sections> {
+  h = isolatedHome('swarm-codex-profile-', { OPENAI_API_KEY: 'sk-oai', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' })
+  if (settings) {
+    await fs.mkdir(path.join(h.project, '.claude'), { recursive: true })
+    await fs.writeFile(path.join(h.project, '.claude', 'settings.json'), JSON.stringify(settings))
+  }
+  const configDir = agentHomeDir('t', 'cx', h.env)
+  await fs.mkdir(configDir, { recursive: true })
+  const ctx: AdapterContext = {
+    team: 't',
+    name: 'cx',
+    agentId: 'cx@t',
+    cwd: h.project,
+    configDir,
+    firstPrompt: 'hello',
+    mode: 'default',
+    resume: false,
+    hookArgv: (e) => ['swarm', 'hook', e],
+    hookCommand: (e) => `swarm hook ${e}`,
+    mcpArgv: ['swarm', 'mcp'],
+    env: h.env,
+  }
+  await codexAdapter.prepare(ctx)
+  return sections(await fs.readFile(path.join(configDir, 'config.toml'), 'utf8'))
+}
+
+describe("Codex's permission profile", () => {
+  it("denies the inboxes, what the leads sent and the other teammates' homes (relay tokens), not its own home", async () => {
+    const config = await codexConfig()
+    const fsRules = config['permissions.swarm.filesystem']
+    const teams = path.join(rootDir(h.env), 'teams', '*')
+    expect(fsRules).toMatchObject({
+      [path.join(teams, 'lead.key')]: 'deny',
+      [path.join(teams, 'inboxes')]: 'deny',
+      [path.join(teams, 'inboxes', '**')]: 'deny',
+      [sentRoot(h.env)]: 'deny',
+      [agentHomesRoot(h.env)]: 'deny',
+      [agentHomeDir('t', 'cx', h.env)]: 'read',
+    })
+    // Another teammate's relay endpoint falls under the deny; only the member's own home is re-allowed.
+    const other = path.join(agentHomeDir('t', 'other', h.env), 'relay', 'endpoint.json')
+    expect(other.startsWith(`${agentHomesRoot(h.env)}/`)).toBe(true)
+    expect(other.startsWith(`${agentHomeDir('t', 'cx', h.env)}/`)).toBe(false)
+  })
+
+  it("excludes the provider keys from its shell's environment, unless sandbox.keepEnv keeps one", async () => {
+    const plain = await codexConfig()
+    expect(plain.shell_environment_policy!.exclude).toEqual(expect.arrayContaining(['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'GEMINI_API_KEY']))
+    await h.cleanup()
+    const kept = await codexConfig({ sandbox: { keepEnv: ['OPENAI_API_KEY'] } })
+    expect(kept.shell_environment_policy!.exclude).not.toContain('OPENAI_API_KEY')
+    expect(kept.shell_environment_policy!.exclude).toContain('ANTHROPIC_API_KEY')
+  })
+})
