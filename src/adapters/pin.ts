@@ -6,7 +6,8 @@
 import fs from 'node:fs/promises'
 import { z } from 'zod'
 import { ConflictError } from '../errors.js'
-import { SWARM_AGENT_KIND, adapterFromBytes, builtInAdapter, sha256Hex } from './registry.js'
+import { sha256Hex } from '../util/pin.js'
+import { SWARM_AGENT_KIND, adapterFromBytes, builtInAdapter } from './registry.js'
 import type { AdapterSource, AgentAdapter } from './types.js'
 
 /** The member entry's field holding its pin (Claude Code ignores unknown fields). */

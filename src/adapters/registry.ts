@@ -6,7 +6,7 @@
  * list of them is derived here: kinds for --help, the protected config dirs it installs into the
  * sandbox layer when it loads, the probe home's variables, each kind's shell tools.
  */
-import { createHash } from 'node:crypto'
+import { sha256Hex } from '../util/pin.js'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { CorruptFileError, NotFoundError, UsageError } from '../errors.js'
@@ -165,10 +165,6 @@ export function adapterFromBytes(file: string, source: AdapterSource, bytes: Buf
   // Protected in this process from the moment it is read (its own teammate's sandbox also names it: confine.ts).
   installConfigDirsOf([adapter])
   return adapter
-}
-
-export function sha256Hex(bytes: Buffer): string {
-  return createHash('sha256').update(bytes).digest('hex')
 }
 
 async function adapterFiles(dir: string): Promise<string[]> {
