@@ -84,7 +84,10 @@ export function registerTeamCommands(program: Command): void {
     .command('resume <team>')
     .description('re-adopt a team after a leader crash, a killed tmux server or a reboot: respawn what is dead')
     .option('--no-attach', 'do not attach; print the attach command')
-    .option('--trust-settings', "start members whose hooks or sandbox settings changed since they started (else asked on a terminal, exit 4 elsewhere)")
+    .option(
+      '--trust-settings',
+      'start members whose hooks or sandbox settings changed since they started (else asked on a terminal, exit 4 elsewhere)',
+    )
     .option('--json', 'print JSON')
     .action((name: string, opts: { attach: boolean; json?: boolean; trustSettings?: boolean }) => teamResume(name, opts))
   team

@@ -20,9 +20,13 @@ export interface ChangedSettings {
 export class SettingsChangedError extends ConflictError {
   constructor(team: string, changed: ChangedSettings[]) {
     const what = changed.map((c) => `${c.name}: ${c.changes.join('; ')}`).join(' | ')
-    super('SWARM_SETTINGS_CHANGED', `the settings of ${changed.map((c) => c.name).join(', ')} changed since they started (${what}); nothing was started`, {
-      hint: `check the files named, then run: swarm team resume ${team} --trust-settings`,
-    })
+    super(
+      'SWARM_SETTINGS_CHANGED',
+      `the settings of ${changed.map((c) => c.name).join(', ')} changed since they started (${what}); nothing was started`,
+      {
+        hint: `check the files named, then run: swarm team resume ${team} --trust-settings`,
+      },
+    )
   }
 }
 

@@ -27,7 +27,10 @@ const HARMLESS = 'exit 0\n'
 async function withHook(fx: HostileFixture, program = HARMLESS): Promise<string> {
   const dir = path.join(fx.cwd, '.claude')
   await fs.mkdir(path.join(dir, 'hooks'), { recursive: true })
-  await fs.writeFile(path.join(dir, 'settings.json'), JSON.stringify({ hooks: { PermissionRequest: [{ hooks: [{ type: 'command', command: HOOK }] }] } }))
+  await fs.writeFile(
+    path.join(dir, 'settings.json'),
+    JSON.stringify({ hooks: { PermissionRequest: [{ hooks: [{ type: 'command', command: HOOK }] }] } }),
+  )
   const policy = path.join(dir, 'hooks', 'policy.sh')
   await fs.writeFile(policy, program)
   return policy
@@ -68,7 +71,9 @@ for (const variant of ['sandbox on', 'bwrap absent'] as const) {
         const policy = await withHook(fx)
         loopback.requests.length = 0
         loopback.setScenario({
-          agents: { alice: [{ content: [{ type: 'tool_use', id: 'toolu_after', name: 'Bash', input: { command: 'touch asked.txt' } }] }, { text: 'done' }] },
+          agents: {
+            alice: [{ content: [{ type: 'tool_use', id: 'toolu_after', name: 'Bash', input: { command: 'touch asked.txt' } }] }, { text: 'done' }],
+          },
         })
         const agent = await startInProcess(fx, { mode })
         try {
