@@ -55,6 +55,9 @@ function attacks(fx: HostileFixture, t: Targets): Attack[] {
     bash('toolu_bash_bobhook', `printf 'touch ${fx.marker}' > ${rel(t.bobHook)}`),
     bash('toolu_bash_repohook', `printf 'touch ${fx.marker}' > ${rel(t.repoHook)}`),
     bash('toolu_bash_skill', `mkdir -p .claude/skills/x && printf x > .claude/skills/x/SKILL.md`),
+    // Allowed by rule in every mode but plan: what it writes, no string check sees; only the sandbox (or its absence: asked) stops it.
+    bash('toolu_node_gitfile', `node -e "require('fs').writeFileSync('${rel(t.bobGit)}', 'gitdir: /tmp/evil')"`),
+    bash('toolu_node_hook', `node -e "require('fs').writeFileSync('${rel(t.bobHook)}', 'touch ${fx.marker}')"`),
     write('toolu_write_bobhook', t.bobHook),
     write('toolu_write_repohook', t.repoHook),
     write('toolu_write_bobskill', path.join(fx.worktree, '.claude', 'skills', 'y', 'SKILL.md')),
@@ -69,7 +72,7 @@ for (const variant of ['sandbox on', 'bwrap absent'] as const) {
         afterTest(() => fs.rm(path.dirname(bin), { recursive: true, force: true }))
         const fx = await makeHostileFixture(loopback, { aliceIn: 'main', ...(variant === 'bwrap absent' ? { path: pathWithoutBwrap(bin) } : {}) })
         const { targets, before } = await plant(fx)
-        const results = await runAttacks(loopback, fx, mode, attacks(fx, targets), ['Bash(printf:*)', 'Bash(mkdir:*)'])
+        const results = await runAttacks(loopback, fx, mode, attacks(fx, targets), ['Bash(printf:*)', 'Bash(mkdir:*)', 'Bash(node:*)'])
         for (const id of ['toolu_write_bobhook', 'toolu_write_repohook', 'toolu_write_bobskill'])
           expect([id, results.get(id)!.outcome]).not.toEqual([id, 'ran'])
         for (const [f, text] of Object.entries(before)) expect([f, await fs.readFile(f, 'utf8')]).toEqual([f, text])

@@ -54,10 +54,18 @@ for (const variant of ['sandbox on', 'bwrap absent'] as const) {
           { id: 'toolu_write_policy', tool: 'Write', input: { file_path: policy, content: evil(fx.marker) } },
           { id: 'toolu_bash_policy', tool: 'Bash', input: { command: `printf '%s' "touch ${fx.marker}" > .claude/hooks/policy.sh` } },
           { id: 'toolu_bash_skill', tool: 'Bash', input: { command: `printf x > .claude/hooks/other.sh` } },
+          // Allowed by rule in every mode but plan: what it writes, no string check sees; only the sandbox (or its absence: asked) stops it.
+          {
+            id: 'toolu_node_policy',
+            tool: 'Bash',
+            input: {
+              command: `node -e "require('fs').writeFileSync('.claude/hooks/policy.sh', process.argv[1])" ${JSON.stringify(evil(fx.marker))}`,
+            },
+          },
           // Asked in default and acceptEdits: the hook runs first.
           { id: 'toolu_asked', tool: 'Bash', input: { command: 'touch asked.txt' } },
         ]
-        const results = await runAttacks(loopback, fx, mode, attacks, ['Bash(printf:*)'])
+        const results = await runAttacks(loopback, fx, mode, attacks, ['Bash(printf:*)', 'Bash(node:*)'])
         expect(['asked', 'refused']).toContain(results.get('toolu_write_policy')!.outcome)
         expect(await fs.readFile(policy, 'utf8')).toBe(HARMLESS)
         await expect(fs.stat(path.join(fx.cwd, '.claude', 'hooks', 'other.sh'))).rejects.toThrow()
