@@ -17,7 +17,7 @@ const run = promisify(execFile)
  * start her with that file unasked: without `--trust-settings` and no terminal it names the change
  * and exits 4 with nothing started; with it, she starts (and the settings are pinned anew).
  */
-const PROBE = String.raw`
+const PROBE = `
 echo "run" >> "$PWD/runs.out"
 exec sleep 600
 `
