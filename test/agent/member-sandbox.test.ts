@@ -11,7 +11,7 @@ describe('teamWorktrees (what every member sandbox protects by rule)', () => {
     afterTest(iso.cleanup)
     const repo = iso.project
     const bobWt = `${repo}/.claude/worktrees/t-bob`
-    await createTeam({ name: 't', cwd: repo, members: [{ name: 'bob', cwd: bobWt, worktreePath: bobWt }] }, iso.env)
+    await createTeam({ name: 't', cwd: repo, members: [{ name: 'bob', cwd: bobWt }] }, iso.env)
     expect(new Set(await teamWorktrees('t', iso.env))).toEqual(new Set([repo, bobWt]))
     const carolWt = `${repo}/deep/a/b/c/t-carol`
     await writeWorktreeRecord(

@@ -40,7 +40,8 @@ describe('settings pin', () => {
     fs.mkdirSync(proj, { recursive: true })
     fs.writeFileSync(path.join(proj, 'check.py'), '')
     expect(hookNamedFiles(HOOK, proj, env.HOME)).toEqual([policy])
-    expect(hookNamedFiles('python3 check.py; ~/bin/x | node ${CLAUDE_PROJECT_DIR}/a.js $OTHER/b', proj, env.HOME)).toEqual([
+    const braced = '$' + '{CLAUDE_PROJECT_DIR}'
+    expect(hookNamedFiles(`python3 check.py; ~/bin/x | node ${braced}/a.js $OTHER/b`, proj, env.HOME)).toEqual([
       path.join(proj, 'check.py'),
       path.join(env.HOME, 'bin', 'x'),
       path.join(proj, 'a.js'),
