@@ -5,6 +5,7 @@
  * writable, the files swarm wrote for it (hooks, shim, relay endpoint) read-only.
  */
 import path from 'node:path'
+import { teamWorktrees } from '../agent/member-sandbox.js'
 import { agentHomeDir, agentHomesRoot, rootDir, sentRoot } from '../home/paths.js'
 import { controlPlaneOptions } from '../permissions/rules/control-plane.js'
 import { loadPermissionSettings } from '../permissions/rules/settings.js'
@@ -36,7 +37,11 @@ export interface ConfinedCli {
 export async function confineCli(o: ConfineCliOptions): Promise<ConfinedCli> {
   const home = agentHomeDir(o.team, o.name, o.env)
   const endpointFile = relayEndpointFile(home)
-  const [settings, team] = await Promise.all([loadPermissionSettings({ cwd: o.cwd, env: o.env }), readTeam(o.team, o.env)])
+  const [settings, team, worktrees] = await Promise.all([
+    loadPermissionSettings({ cwd: o.cwd, env: o.env }),
+    readTeam(o.team, o.env),
+    teamWorktrees(o.team, o.env),
+  ])
   const relay = await startRelay({ team: o.team, name: o.name, agent: o.agent, endpointFile, env: o.env, cwd: o.cwd })
   try {
     const cp = controlPlaneOptions(o.cwd, o.env)
@@ -55,6 +60,8 @@ export async function confineCli(o: ConfineCliOptions): Promise<ConfinedCli> {
       readOnly: [...cp.protectedPaths.filter((p) => p !== homes), ...configDirs, path.dirname(endpointFile), ...o.readOnly],
       hidden,
       masked: [homes],
+      // Fixed at its start: a teammate spawned later is covered by the `.claude/` mount rule in the usual layout.
+      protectedRoots: worktrees,
     })
     return {
       process: confined,

@@ -6,8 +6,8 @@
 import fs from 'node:fs/promises'
 import { z } from 'zod'
 import { ConflictError } from '../errors.js'
+import { sha256Hex } from '../util/pin.js'
 import { adapterFromBytes, builtInAdapter } from './registry.js'
-import { sha256Hex } from './spec-loader.js'
 import { type AdapterSource, type AgentAdapter, SWARM_AGENT_KIND } from './types.js'
 
 /** The member entry's field holding its pin (Claude Code ignores unknown fields). */

@@ -4,10 +4,10 @@
  * the adapter (spec-adapter.ts). A user's file may not take a reserved kind; a built-in's file must
  * define the kind it is registered as.
  */
-import { createHash } from 'node:crypto'
 import path from 'node:path'
 import { CorruptFileError } from '../errors.js'
 import { parseSpecText } from '../util/spec-file.js'
+import { sha256Hex } from '../util/pin.js'
 import { AdapterSpec } from './spec.js'
 import { adapterFromSpec } from './spec-adapter.js'
 import { type AdapterSource, type AgentAdapter, SWARM_AGENT_KIND } from './types.js'
@@ -26,8 +26,4 @@ export function specAdapter(file: string, source: AdapterSource, bytes: Buffer, 
   if ('reserved' in rule && rule.reserved.includes(kind))
     throw new CorruptFileError(file, `kind "${kind}" is built in and cannot be redefined (the built-in is used); give this adapter another kind`)
   return adapterFromSpec(spec, { kind, source, file, sha256: sha256Hex(bytes) })
-}
-
-export function sha256Hex(bytes: Buffer): string {
-  return createHash('sha256').update(bytes).digest('hex')
 }

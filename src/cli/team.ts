@@ -23,6 +23,7 @@ import { colorize, colors, printJson, println } from '../terminal/output.js'
 import { assertTeamModel } from './model-check.js'
 import { warnIfNoSandbox } from './sandbox-warning.js'
 import { teamList, teamShow } from './team-view.js'
+import { settingsTrust } from './trust-settings.js'
 import { announceDiscard, printTeardown, teardownJson } from './worktrees.js'
 
 export interface TeamCreateOptions {
@@ -83,8 +84,12 @@ export function registerTeamCommands(program: Command): void {
     .command('resume <team>')
     .description('re-adopt a team after a leader crash, a killed tmux server or a reboot: respawn what is dead')
     .option('--no-attach', 'do not attach; print the attach command')
+    .option(
+      '--trust-settings',
+      'start members whose hooks or sandbox settings changed since they started (else asked on a terminal, exit 4 elsewhere)',
+    )
     .option('--json', 'print JSON')
-    .action((name: string, opts: { attach: boolean; json?: boolean }) => teamResume(name, opts))
+    .action((name: string, opts: { attach: boolean; json?: boolean; trustSettings?: boolean }) => teamResume(name, opts))
   team
     .command('list')
     .description('list teams')
@@ -263,14 +268,14 @@ async function checkWorktrees(
   }
 }
 
-export async function teamResume(name: string, opts: { attach: boolean; json?: boolean }): Promise<void> {
+export async function teamResume(name: string, opts: { attach: boolean; json?: boolean; trustSettings?: boolean }): Promise<void> {
   // Before anything is reaped or respawned: a teammate started without a model dies at once.
   const config = await readTeam(name)
   assertTeamModel(
     config.members.filter((m) => m.name !== LEAD_NAME).map((m) => m.agent),
     process.env,
   )
-  const report = await resumeTeam(name, { env: process.env })
+  const report = await resumeTeam(name, { env: process.env, trustSettings: settingsTrust(opts) })
   if (report.backend === 'in-process') {
     if (!opts.json) {
       println(`resuming in-process team ${name}: the leader runs here, its teammates continue from their transcripts`)

@@ -30,6 +30,7 @@ import { STOPPED_FIELD } from '../backends/directory.js'
 import { claudeLeadAlive, claudeLeadOf } from '../teams/claude-lead.js'
 import { endGoneLeadKeyHolders } from '../supervisor/lead-key-holders.js'
 import { recordLeaderServer } from './leader-server.js'
+import { type ChangedSettings, SettingsChangedError, changedSettings, recordSettingsPins } from '../supervisor/settings-pins.js'
 
 type Env = NodeJS.ProcessEnv
 
@@ -125,11 +126,34 @@ async function resumeBackend(team: string, config: TeamFile, env: Env): Promise<
  * new pane (teammates that live keep theirs); with the session gone, a new one with the same
  * layout. An in-process team is resumed by running its leader (the caller does that).
  */
-export async function resumeTeam(team: string, opts: { env: Env }): Promise<ResumeReport> {
+export interface ResumeOptions {
+  env: Env
+  /**
+   * Asked when members to be started have settings (hooks, the files they name, sandbox) that
+   * changed since they started: true trusts them (and pins them anew). Absent or false: nothing
+   * is started, SettingsChangedError (exit 4) names them.
+   */
+  trustSettings?: (changed: ChangedSettings[]) => Promise<boolean> | boolean
+}
+
+/** Before anything is reaped or started: changed settings of `members` are trusted, or the resume stops. */
+async function checkSettings(team: string, members: TeamMember[], opts: ResumeOptions): Promise<void> {
+  const changed = await changedSettings(members, opts.env)
+  if (!changed.length) return
+  if (!(await opts.trustSettings?.(changed))) throw new SettingsChangedError(team, changed)
+  await recordSettingsPins(team, members, opts.env)
+}
+
+export async function resumeTeam(team: string, opts: ResumeOptions): Promise<ResumeReport> {
   const env = opts.env
   const config = await readTeam(team, env)
   const backend = await resumeBackend(team, config, env)
   if (backend === 'in-process') {
+    await checkSettings(
+      team,
+      config.members.filter((m) => m.name !== LEAD_NAME && m[STOPPED_FIELD] !== true),
+      opts,
+    )
     // The team lived inside its leader: unless that one still runs (the new leader is then
     // refused), whatever the old one's teammates left running goes before they restart.
     const reaped = runningLeader(team, env) === undefined ? await reapTeam(team, env) : { killed: [], survivors: [] }
@@ -141,6 +165,11 @@ export async function resumeTeam(team: string, opts: { env: Env }): Promise<Resu
   const executor: PaneExecutor = createExecutor(backend, { env, sign })
   const status = await teamStatus(team, { env, executors: { [backend]: executor } })
   const stateOf = (name: string) => status.members.find((r) => r.name === name)?.state
+  await checkSettings(
+    team,
+    config.members.filter((m) => m.name !== LEAD_NAME && stateOf(m.name) !== 'alive' && !stoppedOnPurpose(m)),
+    opts,
+  )
   const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
   // What dead members (and a dead leader) left running — a Bash command, a setsid'd child — goes
   // before anything is started again; what lives is left alone.

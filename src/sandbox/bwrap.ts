@@ -8,8 +8,9 @@ import { isDirectorySync } from '../util/fs.js'
 
 /**
  * The Linux sandbox: a bubblewrap argv for one Bash call, and a probe that actually runs bwrap.
- * The root is mounted read-only; only the plan's writable directories are bound read-write, its
- * read-only paths are bound over them again, and hidden paths get an empty read-only tmpfs.
+ * The root is mounted read-only; the plan's writable and shadowed directories are bound in path
+ * order (read-write, read-only), its read-only paths over them all, and hidden paths get an empty
+ * read-only tmpfs.
  */
 
 /** Where to get bwrap when it is missing (Debian and Ubuntu). */
@@ -40,7 +41,7 @@ export function bwrapArgs(plan: SandboxPlan): string[] {
 export function bwrapViewArgs(plan: Omit<SandboxPlan, 'command'>): string[] {
   const args = [...ISOLATION]
   for (const dir of plan.masked ?? []) args.push('--tmpfs', dir)
-  for (const dir of plan.writable) args.push('--bind', dir, dir)
+  for (const m of layeredMounts(plan)) args.push(m.writable ? '--bind' : '--ro-bind', m.path, m.path)
   for (const p of plan.readOnly) args.push('--ro-bind', p, p)
   for (const p of plan.hidden) {
     if (isDirectorySync(p)) args.push('--tmpfs', p, '--remount-ro', p)
@@ -52,6 +53,18 @@ export function bwrapViewArgs(plan: Omit<SandboxPlan, 'command'>): string[] {
   args.push(...seccompArgs(plan))
   args.push('--chdir', plan.cwd)
   return args
+}
+
+/**
+ * The writable and shadowed directories in mount order: a parent before what lies beneath it (a
+ * later mount covers an earlier one below it), a shadowed directory after a writable one of the
+ * same path. So the deepest entry decides: `<repo>` writable, `<repo>/.claude` read-only, the
+ * member's own `<repo>/.claude/worktrees/<slug>` writable again.
+ */
+export function layeredMounts(plan: Pick<SandboxPlan, 'writable' | 'shadowed'>): Array<{ path: string; writable: boolean }> {
+  const all = [...plan.writable.map((p) => ({ path: p, writable: true })), ...(plan.shadowed ?? []).map((p) => ({ path: p, writable: false }))]
+  const depth = (p: string) => p.split(path.sep).filter(Boolean).length
+  return all.sort((a, b) => depth(a.path) - depth(b.path) || Number(a.writable === false) - Number(b.writable === false))
 }
 
 /** The bwrap to use: `configured` (settings' `sandbox.bwrapPath`) or the first `bwrap` on env's PATH. */

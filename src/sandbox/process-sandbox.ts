@@ -24,6 +24,8 @@ export interface ProcessSandboxOptions {
   readOnly: readonly string[]
   hidden: readonly string[]
   masked: readonly string[]
+  /** Every member's worktree: their `.git` and `.claude` read-only whatever their depth (see ViewInput). */
+  protectedRoots?: readonly string[]
   platform?: NodeJS.Platform
 }
 

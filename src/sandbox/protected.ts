@@ -74,6 +74,33 @@ export function protectedPart(p: string): string | undefined {
   return undefined
 }
 
+/** A project's agent config directory: protected whole (see configDirPart), its `worktrees/` excepted. */
+export const PROJECT_CONFIG_DIR = '.claude'
+/** Where swarm (and Claude Code) put a repository's worktrees, inside its config directory. */
+export const WORKTREES_SUBDIR = 'worktrees'
+
+/**
+ * The project config directory that absolute `p` lies in ("/repo/.claude"), or undefined: edits
+ * anywhere beneath one are asked in every mode (hooks, skills and the programs settings run live
+ * there). A `.claude/worktrees/<slug>/…` path is a worktree, a project of its own: its own
+ * `.claude` counts, the outer one does not. `exempt` lists `.claude` directories that are not a
+ * project's (swarm's state root `~/.claude`, whose control plane and settings are guarded apart).
+ */
+export function configDirPart(p: string, exempt: readonly string[] = []): string | undefined {
+  const parts = path.resolve(p).split(path.sep)
+  const skip = new Set(exempt.map((e) => path.resolve(e).toLowerCase()))
+  let found: string | undefined
+  for (let i = 1; i < parts.length; i++) {
+    if (parts[i].toLowerCase() !== PROJECT_CONFIG_DIR) continue
+    const dir = parts.slice(0, i + 1).join(path.sep)
+    if (skip.has(dir.toLowerCase())) continue
+    // `.claude/worktrees/<slug>/…`: look on inside the worktree.
+    if (parts[i + 1]?.toLowerCase() === WORKTREES_SUBDIR && parts.length > i + 3) continue
+    found ??= dir
+  }
+  return found
+}
+
 /** How deep below a writable root the sandbox looks for protected paths that exist. */
 export const PROTECTED_SCAN_DEPTH = 3
 /** Directories never descended into by that scan (large, and git never reads config from them). */

@@ -23,6 +23,8 @@ export interface SandboxOptions {
   readOnly: string[]
   /** Where the command may write: its cwd or worktree, teamAllowedPaths, additionalDirectories. */
   writableDirs(): Promise<string[]> | string[]
+  /** Every member's worktree: their `.git` and `.claude` read-only whatever their depth (see ViewInput). */
+  protectedRoots?(): Promise<string[]> | string[]
   platform?: NodeJS.Platform
 }
 
@@ -39,8 +41,8 @@ export function createBashSandbox(o: SandboxOptions): BashSandbox {
   }
 
   const plan = async (command: string, cwd: string): Promise<SandboxPlan & { before: ReadonlyMap<string, string> }> => {
-    const [tmp, writable] = await Promise.all([privateTmp(), o.writableDirs()])
-    const view = await planView({ cwd, writable, readOnly: o.readOnly, hidden: o.hidden, config: o.config, tmp, env: o.env })
+    const [tmp, writable, protectedRoots] = await Promise.all([privateTmp(), o.writableDirs(), o.protectedRoots?.() ?? []])
+    const view = await planView({ cwd, writable, protectedRoots, readOnly: o.readOnly, hidden: o.hidden, config: o.config, tmp, env: o.env })
     return { command, network: o.config.network, ...view }
   }
 

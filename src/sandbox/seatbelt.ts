@@ -1,3 +1,4 @@
+import { layeredMounts } from './bwrap.js'
 import type { SandboxPlan } from './types.js'
 
 /**
@@ -11,8 +12,10 @@ export function seatbeltProfile(plan: SandboxPlan): string {
     '(version 1)',
     '(allow default)',
     '(deny file-write*)',
-    `(allow file-write* ${[...plan.writable.map((d) => `(subpath ${q(d)})`), '(literal "/dev/null")', '(regex #"^/dev/tty")', '(regex #"^/dev/fd/")'].join(' ')})`,
+    '(allow file-write* (literal "/dev/null") (regex #"^/dev/tty") (regex #"^/dev/fd/"))',
   ]
+  // The later rule wins, as the later mount does in bwrap: parents first, the deepest decides.
+  for (const m of layeredMounts(plan)) lines.push(`(${m.writable ? 'allow' : 'deny'} file-write* (subpath ${q(m.path)}))`)
   if (plan.readOnly.length) lines.push(`(deny file-write* ${plan.readOnly.map((p) => `(subpath ${q(p)})`).join(' ')})`)
   if (plan.hidden.length) lines.push(`(deny file-read* file-write* ${plan.hidden.map((p) => `(subpath ${q(p)})`).join(' ')})`)
   if (!plan.network) lines.push('(deny network*)')

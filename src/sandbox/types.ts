@@ -9,7 +9,13 @@ export interface SandboxPlan {
   cwd: string
   /** Bound read-write (existing directories only). */
   writable: string[]
-  /** Bound read-only over the writable ones: protected paths, `filesystem.denyWrite`. */
+  /**
+   * Bound read-only in path order with the writable ones, so that a writable directory beneath
+   * one is bound again on top: a project's `.claude/` over the member's own worktree in
+   * `.claude/worktrees/` (mount rule, not scan). Everything else beneath stays read-only.
+   */
+  shadowed?: string[]
+  /** Bound read-only over the writable and shadowed ones: protected paths, `filesystem.denyWrite`. */
   readOnly: string[]
   /** Replaced by an empty read-only tmpfs (directories) or /dev/null (files): the control plane, `filesystem.denyRead`. */
   hidden: string[]

@@ -3,6 +3,7 @@ import { planAgentLaunch, type AgentLaunch } from '../adapters/launch.js'
 import { preflightAdapter } from '../adapters/preflight.js'
 import { resolveAdapter } from '../adapters/registry.js'
 import { ADAPTER_PIN_FIELD, pinOf } from '../adapters/pin.js'
+import { recordSettingsPins } from './settings-pins.js'
 import type { AgentAdapter } from '../adapters/types.js'
 import { checkAgentType, loadAgentDefinitions } from '../agent/definitions/load.js'
 import type { AgentDefinition } from '../agent/definitions/types.js'
@@ -130,6 +131,12 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
   )
   const launches = await Promise.all(inputs.map((input, k) => agentLaunchFor(team, input, adapters[k], cwds[k], env)))
   await recordAdapterPins(team, inputs, members, adapters, env)
+  // Its hooks and sandbox settings as they are at its start: `team resume` names what changed since.
+  await recordSettingsPins(
+    team,
+    inputs.map((i, k) => ({ name: i.name, cwd: cwds[k] })),
+    env,
+  )
   // A CLI that takes its first prompt in its argv has it there; everyone else finds it in the inbox.
   // Sent as the lead sends (signed, recorded for a reader that deletes it): a Claude Code teammate
   // holding the team's key shows an unsigned prompt to its model as an unverified lead message.

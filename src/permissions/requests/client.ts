@@ -19,6 +19,7 @@ import { memberSandbox } from '../../agent/member-sandbox.js'
 import { bashSandboxQuery } from '../rules/sandbox-query.js'
 import type { BashSandbox } from '../../sandbox/types.js'
 import { runPermissionRequestHooks } from './hooks.js'
+import { pinSettings, pinnedHookFiles, type SettingsPin } from '../rules/settings-pin.js'
 import { planFilePath } from '../../home/paths.js'
 import { requestPlanApproval, type PlanContext } from './plan.js'
 import { loadPermissionSettings, type CliPermissionOptions, type LoadedSettings } from '../rules/settings.js'
@@ -57,6 +58,8 @@ class TeammatePermissions implements PermissionLayer {
   private readonly home: string
   private lastModeOutsidePlan: PermissionModeName
   readonly sandbox: BashSandbox
+  /** The executable settings as they were when this member started (settings-pin.ts). */
+  private readonly settingsPin: SettingsPin
 
   constructor(
     private readonly a: AgentAssembly,
@@ -87,11 +90,14 @@ class TeammatePermissions implements PermissionLayer {
       planFile: options.planFile ?? planFilePath(a.team, a.name, a.env),
       modeBeforePlan: () => this.lastModeOutsidePlan,
     }
+    this.settingsPin = pinSettings(settings, a.cwd, this.home)
     this.sandbox = memberSandbox({
       config: settings.sandbox,
       cwd: a.cwd,
       env: a.env,
       label: a.name,
+      team: a.team,
+      readOnly: pinnedHookFiles(this.settingsPin),
       writableDirs: async () => {
         const team = await readTeam(this.a.team, this.a.env)
         return this.allowedPaths(team.teamAllowedPaths ?? []).map((p) => (typeof p === 'string' ? p : p.path))
@@ -124,7 +130,7 @@ class TeammatePermissions implements PermissionLayer {
       ],
       cwd: this.a.cwd,
       allowedPaths: this.allowedPaths(teamAllowed),
-      ...controlPlaneOptions(this.a.cwd, this.a.env),
+      ...this.controlPlane(),
       planFilePath: this.bubbling.planFile,
       home: this.home,
       denyRead: this.settings.sandbox.denyRead,
@@ -185,6 +191,12 @@ class TeammatePermissions implements PermissionLayer {
     await this.sandbox.close()
   }
 
+  /** The control plane and protected paths, with the files the pinned hooks name. */
+  private controlPlane() {
+    const cp = controlPlaneOptions(this.a.cwd, this.a.env)
+    return { ...cp, protectedPaths: [...cp.protectedPaths, ...pinnedHookFiles(this.settingsPin)] }
+  }
+
   private currentMode(): PermissionModeName {
     const m = PermissionModeName.safeParse(this.a.state.current.mode ?? this.a.mode)
     return m.success ? m.data : 'default'
@@ -218,7 +230,7 @@ class TeammatePermissions implements PermissionLayer {
           request_id: id,
           description,
         },
-        { cwd: this.a.cwd, env: this.a.env, signal: ctx.signal },
+        { cwd: this.a.cwd, env: this.a.env, signal: ctx.signal, sandbox: this.sandbox, pin: this.settingsPin },
       )
       for (const d of hook.diagnostics) this.a.output.warn(d)
       if (hook.behavior === 'allow') {

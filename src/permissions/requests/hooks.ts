@@ -1,7 +1,15 @@
 import type { ChildProcess } from 'node:child_process'
 import { launchProcess } from '../../process/launch.js'
 import { KILL_GRACE_MS, killGroup as signalGroup } from '../../process/signals.js'
+import type { BashSandbox, SandboxLaunch } from '../../sandbox/types.js'
+import { type SettingsPin, hookDrift } from '../rules/settings-pin.js'
 import type { PermissionHook } from '../rules/types.js'
+
+/**
+ * PermissionRequest hooks: project code, so run as the member's Bash is — through its sandbox,
+ * with a minimal environment (no provider keys, no swarm secrets) — and only as pinned when the
+ * member started: a hook whose command or named files changed is not run, team-lead is asked.
+ */
 
 /** A hook that has not answered after this long is killed (its whole process group). */
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000
@@ -41,8 +49,22 @@ export interface HookDecision {
 
 export interface RunHookOptions {
   cwd: string
+  /** The member's environment; the hook gets only the HOOK_ENV part of it. */
   env?: NodeJS.ProcessEnv
   signal?: AbortSignal
+  /** The member's Bash sandbox: the hook runs in it (required: a hook never runs outside it). */
+  sandbox: BashSandbox
+  /** The settings pinned when the member started: a hook that differs from it is not run. */
+  pin: SettingsPin
+}
+
+/** What a hook keeps of the member's environment; everything else (API keys, SWARM_*, tokens) is dropped. */
+export const HOOK_ENV: readonly string[] = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'TERM', 'TZ', 'TMPDIR']
+
+/** The hook's environment: HOOK_ENV and LC_* from `env`, the sandbox's additions, CLAUDE_PROJECT_DIR. */
+export function hookEnv(env: NodeJS.ProcessEnv, cwd: string, launch?: Pick<SandboxLaunch, 'env'>): NodeJS.ProcessEnv {
+  const kept = Object.entries(env).filter(([k, v]) => v !== undefined && (HOOK_ENV.includes(k) || k.startsWith('LC_')))
+  return { ...Object.fromEntries(kept), ...launch?.env, CLAUDE_PROJECT_DIR: cwd }
 }
 
 /**
@@ -72,6 +94,9 @@ export async function runPermissionRequestHooks(
   options: RunHookOptions,
 ): Promise<HookDecision> {
   const matching = hooksFor(hooks, input.tool_name)
+  // One changed hook and none runs: its answer could be the one that decides.
+  const drift = matching.map((h) => hookDrift(options.pin, h)).filter((d): d is string => d !== undefined)
+  if (drift.length) return { behavior: 'ask', diagnostics: drift.map((d) => `PermissionRequest ${d}: not run; asking team-lead instead`) }
   const answers = await Promise.all(matching.map((h) => runPermissionHook(h, input, options)))
   const diagnostics = answers.flatMap((a) => a.diagnostics)
   const decided = answers.find((a) => a.behavior === 'deny') ?? answers.find((a) => a.behavior === 'allow')
@@ -86,16 +111,45 @@ export function killRunningHooks(): void {
 }
 
 /**
- * Runs one hook: `sh -c <command>` in its own process group, the request as JSON on stdin.
+ * Runs one hook: `bash -c <command>` in the member's sandbox (its `bash -c` when the sandbox is off
+ * or cannot run here) in its own process group, the request as JSON on stdin.
  * The answer is stdout JSON — `{behavior, message?, updatedInput?}` or Claude Code's
  * `{hookSpecificOutput: {decision: {behavior, message?, updatedInput?}}}` — or the exit code:
  * 0 with no output = no decision (ask), 2 = deny with stderr as the message. Any other exit,
  * a timeout (the group is killed), an abort or unparsable output falls back to ask, with a
  * diagnostic. Never throws.
  */
-export function runPermissionHook(hook: PermissionHook, input: PermissionHookInput, options: RunHookOptions): Promise<HookDecision> {
-  const timeoutMs = hook.timeout !== undefined ? hook.timeout * 1000 : DEFAULT_HOOK_TIMEOUT_MS
+export async function runPermissionHook(hook: PermissionHook, input: PermissionHookInput, options: RunHookOptions): Promise<HookDecision> {
   const label = `PermissionRequest hook ${JSON.stringify(hook.command)} (${hook.file})`
+  const drift = hookDrift(options.pin, hook)
+  if (drift) return { behavior: 'ask', diagnostics: [`PermissionRequest ${drift}: not run; asking team-lead instead`] }
+  let launch: SandboxLaunch
+  try {
+    launch = await options.sandbox.launch(hook.command, options.cwd)
+  } catch (err) {
+    return {
+      behavior: 'ask',
+      diagnostics: [`${label}: could not be sandboxed (${err instanceof Error ? err.message : String(err)}); asking instead`],
+    }
+  }
+  const decision = await runLaunched(hook, label, launch, input, options)
+  try {
+    const moved = (await launch.settle?.()) ?? []
+    if (moved.length) decision.diagnostics.push(`${label} created protected paths, moved aside: ${moved.join(', ')}`)
+  } catch (err) {
+    decision.diagnostics.push(`${label}: what it created could not be checked (${err instanceof Error ? err.message : String(err)})`)
+  }
+  return decision
+}
+
+function runLaunched(
+  hook: PermissionHook,
+  label: string,
+  launch: SandboxLaunch,
+  input: PermissionHookInput,
+  options: RunHookOptions,
+): Promise<HookDecision> {
+  const timeoutMs = hook.timeout !== undefined ? hook.timeout * 1000 : DEFAULT_HOOK_TIMEOUT_MS
   return new Promise((resolve) => {
     let stdout = ''
     let stderr = ''
@@ -105,10 +159,11 @@ export function runPermissionHook(hook: PermissionHook, input: PermissionHookInp
     let killTimer: NodeJS.Timeout | undefined
 
     // Its own process group, tracked (and reaped on exit) by the process module.
-    const { child } = launchProcess('sh', ['-c', hook.command], {
+    const { child } = launchProcess(launch.file, launch.args, {
       cwd: options.cwd,
-      env: { ...(options.env ?? process.env), CLAUDE_PROJECT_DIR: options.cwd },
+      env: hookEnv(options.env ?? process.env, options.cwd, launch),
       stdio: ['pipe', 'pipe', 'pipe'],
+      ...(launch.fd3 && { fd3: launch.fd3 }),
     })
     running.add(child)
 

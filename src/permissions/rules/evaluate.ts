@@ -2,7 +2,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { allDirForms, bashMentionsControlPlane, bashMentionsProtected } from './control-plane.js'
 import { bashRuleDecision, ruleMatchesCall, type CallView } from './match.js'
-import { protectedPart } from '../../sandbox/protected.js'
+import { configDirPart, protectedPart } from '../../sandbox/protected.js'
 import { isWithinAny } from './paths.js'
 import { pathCandidates } from './physical-path.js'
 import { bashCommand, targetPaths, toolFamily } from './tools.js'
@@ -75,20 +75,22 @@ export function evaluatePermission(q: PermissionQuery): RuleDecision {
 }
 
 /**
- * A write to a protected path (`.git`, `.vscode`, shell start-up files… see protectedPart): asked
- * in every mode unless an allow rule of the user's names that path itself (`Edit(.git/config)`);
- * a directory-wide grant such as a teamAllowedPaths entry does not count.
+ * A write to a protected path (`.git`, `.vscode`, shell start-up files… see protectedPart) or
+ * anywhere under a project's `.claude/` (configDirPart; swarm's state root is not a project's):
+ * asked in every mode unless an allow rule of the user's names that path itself
+ * (`Edit(.git/config)`); a directory-wide grant such as a teamAllowedPaths entry does not count.
  */
 function protectedWrite(q: PermissionQuery, family: string, forms: string[], call: CallView): RuleDecision | undefined {
   if (family !== 'edit') return undefined
-  const hit = forms.map((p) => protectedPart(p)).find((p) => p !== undefined)
+  const exempt = q.rootDir ? allDirForms([q.rootDir]) : []
+  const hit = forms.map((p) => protectedPart(p) ?? configDirPart(p, exempt)).find((p) => p !== undefined)
   if (!hit) return undefined
   const named = q.rules.some(
     (r) =>
       r.behavior === 'allow' &&
       r.source !== 'team' &&
       r.content !== undefined &&
-      protectedPart(path.posix.join('/', r.content)) !== undefined &&
+      (protectedPart(path.posix.join('/', r.content)) ?? configDirPart(path.posix.join('/', r.content))) !== undefined &&
       ruleMatchesCall(r, call),
   )
   if (named) return undefined

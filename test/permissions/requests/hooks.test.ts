@@ -10,6 +10,9 @@ import {
   type PermissionHookInput,
 } from '../../../src/permissions/requests/hooks.js'
 import type { PermissionHook } from '../../../src/permissions/rules/types.js'
+import { pinSettings } from '../../../src/permissions/rules/settings-pin.js'
+import { defaultSandboxConfig } from '../../../src/sandbox/settings.js'
+import { unsandboxed } from '../../../src/sandbox/unsandboxed.js'
 import { waitFor } from '../../support/wait.js'
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-perm-hooks-'))
@@ -32,7 +35,14 @@ const hook = (command: string, over: Partial<PermissionHook> = {}): PermissionHo
   file: '/p/.claude/settings.json',
   ...over,
 })
-const run = (command: string, over: Partial<PermissionHook> = {}) => runPermissionHook(hook(command, over), input, { cwd: tmp })
+/** Options that run `hooks` as pinned now, unsandboxed (the sandboxed run is test/security's). */
+const opts = (hooks: PermissionHook[], extra: { signal?: AbortSignal } = {}) => ({
+  cwd: tmp,
+  sandbox: unsandboxed('unit test'),
+  pin: pinSettings({ permissionRequestHooks: hooks, sandbox: defaultSandboxConfig() }, tmp),
+  ...extra,
+})
+const run = (command: string, over: Partial<PermissionHook> = {}) => runPermissionHook(hook(command, over), input, opts([hook(command, over)]))
 
 describe('runPermissionHook', () => {
   it.each([
@@ -75,7 +85,7 @@ describe('runPermissionHook', () => {
 
   it('answers even when the hook never reads its input', async () => {
     const big = { ...input, tool_input: { command: 'x'.repeat(1024 * 1024) } }
-    const d = await runPermissionHook(hook(`echo '{"behavior":"deny"}'`), big, { cwd: tmp })
+    const d = await runPermissionHook(hook(`echo '{"behavior":"deny"}'`), big, opts([hook(`echo '{"behavior":"deny"}'`)]))
     expect(d.behavior).toBe('deny')
   })
 
@@ -99,7 +109,7 @@ describe('runPermissionHook', () => {
 
   it('stops on abort', async () => {
     const ac = new AbortController()
-    const p = runPermissionHook(hook('sleep 30'), input, { cwd: tmp, signal: ac.signal })
+    const p = runPermissionHook(hook('sleep 30'), input, opts([hook('sleep 30')], { signal: ac.signal }))
     setTimeout(() => ac.abort(), 50)
     const d = await p
     expect(d.behavior).toBe('ask')
@@ -126,11 +136,35 @@ describe('runPermissionRequestHooks', () => {
     const allow = hook(`echo '{"behavior":"allow"}'`)
     const deny = hook('echo no >&2; exit 2')
     const broken = hook('exit 1')
-    expect(await runPermissionRequestHooks([allow, broken], input, { cwd: tmp })).toMatchObject({ behavior: 'allow', hook: allow })
-    const d = await runPermissionRequestHooks([allow, deny, broken], input, { cwd: tmp })
+    expect(await runPermissionRequestHooks([allow, broken], input, opts([allow, broken]))).toMatchObject({ behavior: 'allow', hook: allow })
+    const d = await runPermissionRequestHooks([allow, deny, broken], input, opts([allow, deny, broken]))
     expect(d).toMatchObject({ behavior: 'deny', message: 'no', hook: deny })
     expect(d.diagnostics).toHaveLength(1)
-    expect(await runPermissionRequestHooks([hook('exit 2', { matcher: 'Edit' })], input, { cwd: tmp })).toEqual({ behavior: 'ask', diagnostics: [] })
+    expect(await runPermissionRequestHooks([hook('exit 2', { matcher: 'Edit' })], input, opts([]))).toEqual({ behavior: 'ask', diagnostics: [] })
+  })
+
+  it('runs no hook when one that matches was not pinned, or a file it names changed: asks instead', async () => {
+    const script = path.join(tmp, 'policy.sh')
+    fs.writeFileSync(script, `echo '{"behavior":"allow"}'\n`)
+    const policy = hook(`sh "$CLAUDE_PROJECT_DIR/policy.sh"`)
+    const pinned = opts([policy])
+    expect(await runPermissionRequestHooks([policy], input, pinned)).toMatchObject({ behavior: 'allow' })
+    fs.writeFileSync(script, `touch ${tmp}/ran; echo '{"behavior":"allow"}'\n`)
+    const d = await runPermissionRequestHooks([policy], input, pinned)
+    expect(d.behavior).toBe('ask')
+    expect(d.diagnostics[0]).toContain(`${script} changed since the member started: not run`)
+    expect(fs.existsSync(path.join(tmp, 'ran'))).toBe(false)
+    const other = hook(`echo '{"behavior":"allow"}'`)
+    expect((await runPermissionRequestHooks([other], input, opts([]))).diagnostics[0]).toContain('was not there when the member started')
+  })
+
+  it('gives the hook a minimal environment: no provider keys, no SWARM_*', async () => {
+    const env = { PATH: process.env.PATH, HOME: tmp, ANTHROPIC_API_KEY: 'sk-secret', SWARM_HOME: '/x', OPENAI_API_KEY: 'o' }
+    const envHook = hook(`env > ${tmp}/env.out`)
+    await runPermissionHook(envHook, input, { ...opts([envHook]), env })
+    const seen = fs.readFileSync(path.join(tmp, 'env.out'), 'utf8')
+    expect(seen).toContain(`CLAUDE_PROJECT_DIR=${tmp}`)
+    expect(seen).not.toMatch(/API_KEY|SWARM_HOME/)
   })
 })
 

@@ -292,3 +292,30 @@ describe('the control plane', () => {
     expect(ev('Bash', { command: 'echo {} > .claude/settings.local.json' }, 'bypassPermissions').behavior).toBe('ask')
   })
 })
+
+describe("a project's .claude/ (configDirPart): asked in every mode, a worktree in it a project of its own", () => {
+  const wt = p('.claude/worktrees/t-alice')
+  it.each(['default', 'acceptEdits', 'bypassPermissions'] as const)('%s: a hook, a skill or a new file under .claude/ is asked', (mode) => {
+    for (const f of ['.claude/hooks/policy.sh', '.claude/skills/x/SKILL.md', '.claude/anything', '.claude/worktrees/t-bob/.claude/hooks/p.sh']) {
+      expect([f, ev('Write', { file_path: p(f), content: 'x' }, mode).behavior]).toEqual([f, 'ask'])
+    }
+  })
+  it('dontAsk denies it; plan mode denies it', () => {
+    expect(ev('Write', { file_path: p('.claude/hooks/policy.sh'), content: 'x' }, 'dontAsk').behavior).toBe('deny')
+    expect(ev('Write', { file_path: p('.claude/hooks/policy.sh'), content: 'x' }, 'plan').behavior).toBe('deny')
+  })
+  it("a member's own worktree files pass as usual; its own .claude/ does not", () => {
+    const inWt = { ...controlPlaneOptions(wt, { SWARM_HOME: root }), cwd: wt }
+    expect(ev('Write', { file_path: path.join(wt, 'src', 'a.ts'), content: 'x' }, 'acceptEdits', [], inWt).behavior).toBe('allow')
+    expect(ev('Write', { file_path: path.join(wt, '.claude', 'hooks', 'x.sh'), content: 'x' }, 'bypassPermissions', [], inWt).behavior).toBe('ask')
+  })
+  it("swarm's state root ~/.claude is not a project's: its scratchpad passes under bypassPermissions", () => {
+    expect(ev('Write', { file_path: path.join(root, 'scratchpad', 't1', 'n.md'), content: 'x' }, 'bypassPermissions').behavior).toBe('allow')
+  })
+  it('an allow rule of the user naming the path lets it pass', () => {
+    expect(
+      ev('Write', { file_path: p('.claude/hooks/policy.sh'), content: 'x' }, 'default', rules({ allow: ['Write(.claude/hooks/policy.sh)'] }))
+        .behavior,
+    ).toBe('allow')
+  })
+})

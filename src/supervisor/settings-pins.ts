@@ -1,0 +1,71 @@
+/**
+ * Each member's settings pin (permissions/rules/settings-pin.ts) in its team entry: written when
+ * it is spawned, compared by `team resume` before the member starts again with what is there now
+ * — a hook another teammate planted meanwhile is named and asked about, never trusted silently.
+ */
+import { ConflictError, errorMessage } from '../errors.js'
+import { SETTINGS_PIN_FIELD, SettingsPin, currentSettingsPin, settingsPinChanges } from '../permissions/rules/settings-pin.js'
+import { updateTeam } from '../teams/team-store.js'
+import type { TeamMember } from '../teams/types.js'
+
+type Env = NodeJS.ProcessEnv
+
+/** One member whose executable settings differ from its pin, with what differs. */
+export interface ChangedSettings {
+  name: string
+  changes: string[]
+}
+
+/** `team resume` found changed settings and nobody trusted them (exit 4). */
+export class SettingsChangedError extends ConflictError {
+  constructor(team: string, changed: ChangedSettings[]) {
+    const what = changed.map((c) => `${c.name}: ${c.changes.join('; ')}`).join(' | ')
+    super(
+      'SWARM_SETTINGS_CHANGED',
+      `the settings of ${changed.map((c) => c.name).join(', ')} changed since they started (${what}); nothing was started`,
+      {
+        hint: `check the files named, then run: swarm team resume ${team} --trust-settings`,
+      },
+    )
+  }
+}
+
+/** Records the pin of each member as its settings are now (at spawn, or once a resume trusted them). */
+export async function recordSettingsPins(team: string, members: ReadonlyArray<{ name: string; cwd: string }>, env: Env): Promise<void> {
+  const pins = new Map<string, SettingsPin | undefined>()
+  for (const m of members) {
+    // A settings file that does not parse stops the member itself, with its name: no pin for it.
+    pins.set(m.name, await currentSettingsPin(m.cwd, env).catch(() => undefined))
+  }
+  await updateTeam(
+    team,
+    (t) => {
+      for (const m of t.members) {
+        if (!pins.has(m.name)) continue
+        const pin = pins.get(m.name)
+        if (pin) m[SETTINGS_PIN_FIELD] = pin
+        else delete m[SETTINGS_PIN_FIELD]
+      }
+    },
+    env,
+  )
+}
+
+/**
+ * The members among `members` whose settings differ from their pin now. A member with no pin
+ * (spawned by an older swarm) has nothing to compare with and is not listed; settings that no
+ * longer parse are a change.
+ */
+export async function changedSettings(members: readonly TeamMember[], env: Env): Promise<ChangedSettings[]> {
+  const out: ChangedSettings[] = []
+  for (const m of members) {
+    const pinned = SettingsPin.safeParse(m[SETTINGS_PIN_FIELD])
+    if (!pinned.success) continue
+    const changes = await currentSettingsPin(m.cwd, env).then(
+      (now) => settingsPinChanges(pinned.data, now),
+      (err: unknown) => [`its settings cannot be read: ${errorMessage(err)}`],
+    )
+    if (changes.length) out.push({ name: m.name, changes })
+  }
+  return out
+}
