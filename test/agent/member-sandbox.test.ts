@@ -1,14 +1,13 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { teamWorktrees } from '../../src/agent/member-sandbox.js'
 import { createTeam } from '../../src/teams/team-store.js'
 import { writeWorktreeRecord } from '../../src/worktrees/record.js'
-import { afterTest } from '../support/agent-team.js'
 import { isolatedHome } from '../support/home.js'
 
 describe('teamWorktrees (what every member sandbox protects by rule)', () => {
   it("lists the roster's cwds and worktrees and the worktree records, read afresh on each call", async () => {
     const iso = isolatedHome('swarm-team-worktrees-')
-    afterTest(iso.cleanup)
+    onTestFinished(iso.cleanup)
     const repo = iso.project
     const bobWt = `${repo}/.claude/worktrees/t-bob`
     await createTeam({ name: 't', cwd: repo, members: [{ name: 'bob', cwd: bobWt }] }, iso.env)
