@@ -29,6 +29,12 @@ export interface TeammateSpawnConfig {
   title?: string
   /** Where the pane's output is logged; defaults to `agents/<name>/pane.log`. */
   logFile?: string
+  /**
+   * Has the command got through its start-up since `since` (ms)? A backend that starts many at once
+   * (spawnMany) lets a few start at a time and the next ones when this says so; without it, the
+   * command takes no turn (a plain command is cheap to start).
+   */
+  started?: (since: number) => Promise<boolean>
 }
 
 /** What an in-process teammate runs instead of a command: its exit code (0 when it returns nothing). */
@@ -125,6 +131,11 @@ export interface LeaderOptions {
 export interface PaneExecutor extends TeammateExecutor<TeammateSpawnConfig> {
   readonly type: string
   readonly kind: 'pane'
+  /**
+   * Starts many teammates: every pane first, then their commands, a few at a time (`started`);
+   * one result per config, in order. A teammate whose pane exists is not reported failed.
+   */
+  spawnMany(configs: TeammateSpawnConfig[]): Promise<Array<PromiseSettledResult<SpawnedTeammate>>>
   /** The team's leader pane, created (running `argv`) when there is none yet. */
   ensureSession(team: string, leader: LeaderOptions): Promise<LeaderPane>
   /** A running leader pane (started again when it is dead or gone), the teammates' panes untouched. */

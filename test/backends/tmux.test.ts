@@ -64,11 +64,12 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
     expect(rows).toHaveLength(21)
     const [leader] = rows.filter((r) => r.includes(' team-lead '))
     expect(leader.split(' ').slice(1, 3)).toEqual(['0', '1'])
-    // Beside the leader as many as fit at 220×60 (8 of 6 rows), the others in the team's second window.
+    // Beside the leader as many as fit at 220×60 (8 of 6 rows), the first started on top; the others in pages of 8 (`crew+`, `crew+2`).
     const beside = rows.filter((r) => !r.includes(' team-lead ') && r.endsWith(' crew'))
-    expect(beside).toHaveLength(8)
+    expect(beside.map((r) => r.split(' ')[3])).toEqual(['m0', 'm1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7'])
     expect(beside.every((r) => Number(r.split(' ')[1]) > 0)).toBe(true)
-    expect(rows.filter((r) => r.endsWith(' crew+'))).toHaveLength(12)
+    expect(rows.filter((r) => r.endsWith(' crew+')).map((r) => r.split(' ')[3])).toEqual(['m8', 'm9', 'm10', 'm11', 'm12', 'm13', 'm14', 'm15'])
+    expect(rows.filter((r) => r.endsWith(' crew+2'))).toHaveLength(4)
   })
 
   it('titles, colours and tags each pane, logs its output from the first byte, keeps a dead pane', async () => {
