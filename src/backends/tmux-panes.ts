@@ -126,7 +126,7 @@ export function findPane(rows: PaneRow[], agentId: string, ref: PaneRef | undefi
 
 export function paneState(row: PaneRow | undefined, recorded: boolean, exitStatus: () => number | undefined): ProcessState {
   if (!row) return { state: 'dead', reason: recorded ? 'pane closed' : 'no pane recorded' }
-  if (!row.dead) return { state: 'alive', pid: row.pid, paneId: row.paneId }
+  if (!row.dead) return { state: 'alive', pid: row.pid, paneId: row.paneId, ...(row.windowName && { window: row.windowName }) }
   if (row.deadStatus !== undefined) return { state: 'exited', code: row.deadStatus }
   if (row.deadSignal !== undefined) return { state: 'dead', reason: `killed by signal ${row.deadSignal}` }
   // tmux 3.3a sometimes never learns the status of a pane that has pipe-pane set (measured: about

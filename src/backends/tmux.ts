@@ -428,8 +428,8 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     await client.run(['join-pane', '-h', '-d', '-s', pane.paneId, '-t', leader.paneId], 'join-pane')
     await this.relayout(team, client)
   }
-  attach(team: string, io: AttachIo): Promise<number> {
-    return attachTmuxTeam(team, io, this.env)
+  attach(team: string, io: AttachIo, member?: string): Promise<number> {
+    return attachTmuxTeam(team, io, this.env, member)
   }
 
   private async requirePane(agentId: string): Promise<{ client: TmuxClient; pane: PaneRow; rows: PaneRow[] }> {

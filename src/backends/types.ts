@@ -78,8 +78,8 @@ export interface SpawnedTeammate {
 }
 
 /** A teammate's process as the backend sees it. */
-/** `paneId`: where a pane backend found it (the leader, who has no pane recorded, is found by its tag). */
-export type ProcessState = { state: 'alive'; pid?: number; paneId?: string } | { state: 'exited'; code: number } | { state: 'dead'; reason: string }
+/** `paneId`: where a pane backend found it (the leader, who has no pane recorded, is found by its tag); `window`: the name of its tmux window (a page `<team>+N`). */
+export type ProcessState = { state: 'alive'; pid?: number; paneId?: string; window?: string } | { state: 'exited'; code: number } | { state: 'dead'; reason: string }
 
 /** How a graceful stop ended. `rejected` and `timeout` leave the teammate running. */
 export type TerminateOutcome = { outcome: 'exited' } | { outcome: 'approved' } | { outcome: 'rejected'; reason: string } | { outcome: 'timeout' }
@@ -148,9 +148,10 @@ export interface PaneExecutor extends TeammateExecutor<TeammateSpawnConfig> {
   show(agentId: string): Promise<void>
   /**
    * Puts this terminal on the team's panes (`swarm attach`) and resolves with the exit code of
-   * what it ran; NotFoundError when the team has nothing to attach to here.
+   * what it ran; NotFoundError when the team has nothing to attach to here. With `member`, its
+   * pane is the one shown (its window made current, the pane selected); NotFoundError without one.
    */
-  attach(team: string, io: AttachIo): Promise<number>
+  attach(team: string, io: AttachIo, member?: string): Promise<number>
 }
 
 /** The in-process backend, plus a way to wait for a teammate's function to finish. */
