@@ -66,8 +66,8 @@ describe('startThrottled', () => {
   })
 
   it('sizes itself to the machine unless SWARM_START_CONCURRENCY says otherwise', () => {
-    expect(startConcurrency({})).toBeGreaterThanOrEqual(4)
+    expect(startConcurrency({})).toBeGreaterThanOrEqual(8)
     expect(startConcurrency({ SWARM_START_CONCURRENCY: '3' })).toBe(3)
-    expect(startConcurrency({ SWARM_START_CONCURRENCY: 'x' })).toBeGreaterThanOrEqual(4)
+    expect(startConcurrency({ SWARM_START_CONCURRENCY: 'x' })).toBeGreaterThanOrEqual(8)
   })
 })
