@@ -79,7 +79,10 @@ export interface SpawnedTeammate {
 
 /** A teammate's process as the backend sees it. */
 /** `paneId`: where a pane backend found it (the leader, who has no pane recorded, is found by its tag); `window`: the name of its tmux window (a page `<team>+N`). */
-export type ProcessState = { state: 'alive'; pid?: number; paneId?: string; window?: string } | { state: 'exited'; code: number } | { state: 'dead'; reason: string }
+export type ProcessState =
+  | { state: 'alive'; pid?: number; paneId?: string; window?: string }
+  | { state: 'exited'; code: number }
+  | { state: 'dead'; reason: string }
 
 /** How a graceful stop ended. `rejected` and `timeout` leave the teammate running. */
 export type TerminateOutcome = { outcome: 'exited' } | { outcome: 'approved' } | { outcome: 'rejected'; reason: string } | { outcome: 'timeout' }

@@ -62,7 +62,13 @@ export function formatOverview(r: TeamReport): string {
   const mates = r.members.filter((m) => m.name !== LEAD_NAME)
   const counts = new Map<string, number>()
   for (const m of mates) counts.set(m.status, (counts.get(m.status) ?? 0) + 1)
-  const rows = mates.map((m) => [m.name, m.status, m.window ?? '-', m.currentTask ? `#${m.currentTask}` : '-', m.lastActivity ? ago(m.lastActivity) : '-'])
+  const rows = mates.map((m) => [
+    m.name,
+    m.status,
+    m.window ?? '-',
+    m.currentTask ? `#${m.currentTask}` : '-',
+    m.lastActivity ? ago(m.lastActivity) : '-',
+  ])
   const lines = rows.length ? table(rows).split('\n') : []
   return [
     `${mates.length} teammate${mates.length === 1 ? '' : 's'}: ${[...counts].map(([s, n]) => `${n} ${s}`).join(', ') || 'none'}`,

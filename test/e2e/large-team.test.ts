@@ -41,7 +41,12 @@ describe.skipIf(!hasTmux)('a large tmux team under load', () => {
     for (const b of burners) b.kill('SIGKILL')
     burners = []
     const rows = panes()
-    expect(rows.filter((r) => r.name !== 'team-lead').map((r) => r.name).sort()).toEqual([...names].sort())
+    expect(
+      rows
+        .filter((r) => r.name !== 'team-lead')
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual([...names].sort())
     expect(rows.every((r) => !r.dead)).toBe(true)
     // 220×60: 8 stacked beside the leader (the first started on top), then pages of 8, in start order.
     const inWindow = (w: string) => rows.filter((r) => r.window === w && r.name !== 'team-lead').map((r) => r.name)
@@ -49,8 +54,14 @@ describe.skipIf(!hasTmux)('a large tmux team under load', () => {
     expect(inWindow('big+')).toEqual(names.slice(8, 16))
     expect(inWindow('big+2')).toEqual(names.slice(16, 24))
     // Every gate opened: each agent got through its start-up.
-    await waitFor('every teammate idle', async () => (await Promise.all(names.map((n) => readMemberState('big', n, sb.env)))).every((s) => s?.status === 'idle'), 45_000)
-    const config = JSON.parse(fs.readFileSync(path.join(teamDir('big', sb.env), 'config.json'), 'utf8')) as { members: Array<{ name: string; tmuxPaneId: string }> }
+    await waitFor(
+      'every teammate idle',
+      async () => (await Promise.all(names.map((n) => readMemberState('big', n, sb.env)))).every((s) => s?.status === 'idle'),
+      45_000,
+    )
+    const config = JSON.parse(fs.readFileSync(path.join(teamDir('big', sb.env), 'config.json'), 'utf8')) as {
+      members: Array<{ name: string; tmuxPaneId: string }>
+    }
     for (const r of rows) if (r.name !== 'team-lead') expect(config.members.find((m) => m.name === r.name)?.tmuxPaneId).toBe(r.pane)
 
     // A client in a terminal: `swarm attach big m20` shows m20's page with m20's pane selected.
