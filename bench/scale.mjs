@@ -82,6 +82,16 @@ process.exitCode = missed.length ? 1 : 0
 /** One team: created, measured, deleted, in a fresh home and tmux server of its own. */
 async function runTeam(n, backend) {
   const h = home(`${backend}-${n}`)
+  const started = []
+  try {
+    return await measureTeam(h, n, backend, started)
+  } finally {
+    for (const c of started) c.kill('SIGKILL') // the in-process leader, when the run failed before its delete
+    h.cleanup() // and a tmux server left by a run that threw
+  }
+}
+
+async function measureTeam(h, n, backend, started) {
   const team = `scale${n}`
   const names = Array.from({ length: n }, (_, i) => `m${i}`)
   const t0 = performance.now()
@@ -94,6 +104,7 @@ async function runTeam(n, backend) {
       detached: backend === 'in-process',
     },
   )
+  started.push(create)
   let createOut = ''
   create.stdout.on('data', (d) => (createOut += d))
   create.stderr.on('data', (d) => (createOut += d))
@@ -142,8 +153,6 @@ async function runTeam(n, backend) {
       : {}),
     nothingLeft: r.processesLeft === TARGETS.processesLeft,
   }
-  create.kill('SIGKILL')
-  h.cleanup()
   return r
 }
 
@@ -152,31 +161,32 @@ async function baseline(n) {
   const h = home(`baseline-${n}`)
   const team = `base${n}`
   const names = Array.from({ length: n }, (_, i) => `m${i}`)
-  swarm(h, ['team', 'create', team, '--agents', names.join(','), '--backend', 'tmux', '--no-start', '--cwd', h.project])
   const tmux = (...a) => execFileSync('tmux', ['-L', 'bench-baseline', ...a], { env: h.env, encoding: 'utf8' })
-  tmux('new-session', '-d', '-s', team, '-x', '220', '-y', '60', 'sleep', '600')
-  const t0 = performance.now()
-  for (const name of names) {
-    tmux('new-window', '-d', '-t', `${team}:`, '-c', h.project, process.execPath, BIN, 'agent', '--team', team, '--name', name)
-  }
-  const launchMs = performance.now() - t0
-  const readyMs = await waitReady(h, team, names, t0)
-  const r = {
-    backend: 'baseline: tmux new-window per teammate',
-    teammates: n,
-    launchMs: round(launchMs),
-    readyMs: round(readyMs),
-    ready: readyMs !== undefined,
-  }
   try {
-    tmux('kill-server')
-  } catch {
-    // gone already
+    swarm(h, ['team', 'create', team, '--agents', names.join(','), '--backend', 'tmux', '--no-start', '--cwd', h.project])
+    tmux('new-session', '-d', '-s', team, '-x', '220', '-y', '60', 'sleep', '600')
+    const t0 = performance.now()
+    for (const name of names) {
+      tmux('new-window', '-d', '-t', `${team}:`, '-c', h.project, process.execPath, BIN, 'agent', '--team', team, '--name', name)
+    }
+    const launchMs = performance.now() - t0
+    const readyMs = await waitReady(h, team, names, t0)
+    return {
+      backend: 'baseline: tmux new-window per teammate',
+      teammates: n,
+      launchMs: round(launchMs),
+      readyMs: round(readyMs),
+      ready: readyMs !== undefined,
+    }
+  } finally {
+    try {
+      tmux('kill-server') // its panes' agents get SIGHUP and go
+    } catch {
+      // gone already
+    }
+    await sleep(1000)
+    h.cleanup()
   }
-  await sleep(1000)
-  for (const p of marked(h, team)) process.kill(p, 'SIGKILL')
-  h.cleanup()
-  return r
 }
 
 /** `send '*'`, then until a request carrying the text came from every teammate. */
