@@ -204,7 +204,7 @@ export class ITermExecutor extends PaneExecutorBase<ITermExecutorOptions> implem
   }
 
   /** A team's iTerm2 panes are splits of the leader's own window, already in sight. */
-  async attach(team: string, _io: AttachIo): Promise<number> {
+  async attach(team: string, _io: AttachIo, _member?: string): Promise<number> {
     throw new NotFoundError(`team ${team} runs in iTerm2 panes: there is no tmux session to attach to`)
   }
 

@@ -6,7 +6,7 @@
 import type { NewMessage } from '../mailbox/entry.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { gracefulStop, sendToInbox } from './shutdown.js'
-import type { ExecutorOptions, PaneRef, ProcessState, TerminateOptions, TerminateOutcome } from './types.js'
+import type { ExecutorOptions, PaneRef, ProcessState, SpawnedTeammate, TeammateSpawnConfig, TerminateOptions, TerminateOutcome } from './types.js'
 
 export abstract class PaneExecutorBase<O extends ExecutorOptions> {
   readonly kind = 'pane' as const
@@ -21,6 +21,12 @@ export abstract class PaneExecutorBase<O extends ExecutorOptions> {
 
   abstract status(agentIds: string[]): Promise<Map<string, ProcessState>>
   abstract kill(agentId: string): Promise<void>
+  abstract spawn(config: TeammateSpawnConfig): Promise<SpawnedTeammate>
+
+  /** Every config's spawn at once; a backend that can make many panes in one call overrides it (tmux). */
+  spawnMany(configs: TeammateSpawnConfig[]): Promise<Array<PromiseSettledResult<SpawnedTeammate>>> {
+    return Promise.allSettled(configs.map((c) => this.spawn(c)))
+  }
 
   sendMessage(agentId: string, message: NewMessage | InboxMessage): Promise<void> {
     return sendToInbox(agentId, message, this.env)

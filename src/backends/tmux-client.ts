@@ -8,6 +8,13 @@ type Env = NodeJS.ProcessEnv
 
 /** Every tmux call gets this long before its process group is killed. */
 export const TMUX_TIMEOUT_MS = 5_000
+/** What a script of many commands adds to its limit per command (a split and a new pane's setup take ~1 ms each; 25× for a loaded machine). */
+export const TMUX_PER_COMMAND_MS = 25
+
+/** The limit of one tmux invocation that runs `commands` commands: it grows with the work. */
+export function scaledTimeout(commands: number, base = TMUX_TIMEOUT_MS): number {
+  return base + TMUX_PER_COMMAND_MS * Math.max(0, commands)
+}
 /** The named server swarm uses outside tmux (`tmux -L swarm`). */
 export const DEFAULT_SOCKET_NAME = 'swarm'
 
@@ -105,15 +112,19 @@ export class TmuxClient {
     this.bin = opts.bin ?? 'tmux'
   }
 
-  /** One tmux invocation with argv (never put secrets here). Does not throw on a non-zero exit. */
-  async exec(args: string[], input?: string): Promise<CommandResult> {
+  /**
+   * One tmux invocation with argv (never put secrets here). Does not throw on a non-zero exit.
+   * A script of `commands` commands gets a limit that grows with them (scaledTimeout).
+   */
+  async exec(args: string[], input?: string, opts: { commands?: number } = {}): Promise<CommandResult> {
     this.calls++
+    const timeoutMs = scaledTimeout(opts.commands ?? 0, this.timeoutMs)
     try {
       // -u: without a UTF-8 locale (LANG unset, C) tmux prints a format's tabs (and non-ASCII) as `_`, and ids could not be read.
       const result = await runCommand(this.bin, ['-u', ...socketArgs(this.socket), ...args], {
         env: withoutMarker(this.env),
         input,
-        timeoutMs: this.timeoutMs,
+        timeoutMs,
       })
       if (result.code === 127 && !result.stderr) {
         throw new SwarmError('SWARM_TMUX_MISSING', 'tmux is not installed (or not on PATH)', { exitCode: ExitCode.backendUnavailable })
@@ -123,7 +134,7 @@ export class TmuxClient {
       if (err instanceof CommandTimeoutError) {
         throw new CommandTimeoutError(
           `tmux (${describeSocket(this.socket)})`,
-          this.timeoutMs,
+          timeoutMs,
           `the tmux server is not responding; check it with "${describeSocket(this.socket)} list-sessions"`,
         )
       }
@@ -141,10 +152,11 @@ export class TmuxClient {
   /**
    * Runs `lines` (each one tmux command group, already quoted) through `source-file -`. With
    * `startServer`, the server is started first in the same invocation (source-file alone does not).
+   * Its limit grows with the number of lines (scaledTimeout).
    */
   async source(lines: string[], opts: { startServer?: boolean; what?: string } = {}): Promise<string> {
     const args = opts.startServer ? ['start-server', ';', 'source-file', '-'] : ['source-file', '-']
-    const r = await this.exec(args, lines.join('\n') + '\n')
+    const r = await this.exec(args, lines.join('\n') + '\n', { commands: lines.length })
     if (r.code !== 0) throw this.failure(opts.what ?? 'source-file', r.stderr)
     return r.stdout
   }

@@ -27,6 +27,22 @@ export function recordExitStatus(argv: string[]): string[] {
   return ['/bin/sh', '-c', `"$@"; s=$?; printf '%s' "$s" > "$${EXIT_FILE_ENV}"; exit "$s"`, 'swarm-teammate', ...argv]
 }
 
+/** The tmux wait-for channel a gated pane waits on before its command starts, and the server to ask. */
+export const START_GATE_ENV = 'SWARM_START_GATE'
+export const START_SOCKET_ENV = 'SWARM_START_SOCKET'
+
+/**
+ * recordExitStatus's wrapper behind a start gate: the pane exists at once, its command starts only
+ * when `tmux wait-for -S <channel>` is run (a channel signalled before anyone waits lets the waiter
+ * through at once). Both variables are gone from the command's environment; a server that dies
+ * first ends the pane with 1.
+ */
+export function gatedExitStatus(argv: string[]): string[] {
+  const [sh, c, script, ...rest] = recordExitStatus(argv)
+  const gate = `tmux -S "$${START_SOCKET_ENV}" wait-for "$${START_GATE_ENV}" || exit 1; unset ${START_GATE_ENV} ${START_SOCKET_ENV}; `
+  return [sh, c, gate + script, ...rest]
+}
+
 export function recordedExitStatus(agentId: string, env: NodeJS.ProcessEnv): number | undefined {
   const at = agentId.lastIndexOf('@')
   try {

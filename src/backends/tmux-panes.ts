@@ -20,8 +20,14 @@ export interface PaneRow {
   /** The pane's window's size. */
   windowWidth: number
   windowHeight: number
-  /** The team whose second window this pane is in (the window option @swarm_overflow), else ''. */
+  /** The team whose further window this pane is in (the window option @swarm_overflow), else ''. */
   overflow: string
+  /**
+   * In such a window: its page (@swarm_page: 1 for `<team>+`, 2 for `<team>+2`…; 0 for a new pane's
+   * window before the layout places it; a window of an older swarm without the option is page 1).
+   */
+  page: number
+  windowName: string
 }
 
 const FIELDS = [
@@ -37,6 +43,8 @@ const FIELDS = [
   '#{window_width}',
   '#{window_height}',
   '#{@swarm_overflow}',
+  '#{@swarm_page}',
+  '#{window_name}',
 ]
 
 /** Every pane of the server, in one call. */
@@ -58,7 +66,7 @@ export function parsePaneRows(stdout: string): PaneRow[] {
   const rows: PaneRow[] = []
   for (const line of stdout.split('\n')) {
     if (!line.startsWith('%')) continue
-    const [paneId, dead, status, signal, pid, agent, windowId, session, socketPath, width, height, overflow] = line.split('\t')
+    const [paneId, dead, status, signal, pid, agent, windowId, session, socketPath, width, height, overflow, page, windowName] = line.split('\t')
     rows.push({
       paneId,
       dead: dead === '1',
@@ -72,6 +80,8 @@ export function parsePaneRows(stdout: string): PaneRow[] {
       windowWidth: Number(width) || 0,
       windowHeight: Number(height) || 0,
       overflow: overflow ?? '',
+      page: overflow ? (page === undefined || page === '' ? 1 : Number(page) || 0) : 0,
+      windowName: windowName ?? '',
     })
   }
   return rows
@@ -116,7 +126,7 @@ export function findPane(rows: PaneRow[], agentId: string, ref: PaneRef | undefi
 
 export function paneState(row: PaneRow | undefined, recorded: boolean, exitStatus: () => number | undefined): ProcessState {
   if (!row) return { state: 'dead', reason: recorded ? 'pane closed' : 'no pane recorded' }
-  if (!row.dead) return { state: 'alive', pid: row.pid, paneId: row.paneId }
+  if (!row.dead) return { state: 'alive', pid: row.pid, paneId: row.paneId, ...(row.windowName && { window: row.windowName }) }
   if (row.deadStatus !== undefined) return { state: 'exited', code: row.deadStatus }
   if (row.deadSignal !== undefined) return { state: 'dead', reason: `killed by signal ${row.deadSignal}` }
   // tmux 3.3a sometimes never learns the status of a pane that has pipe-pane set (measured: about

@@ -6,6 +6,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { NotFoundError, UsageError } from '../errors.js'
+import { agentId } from '../home/paths.js'
 import { runInTerminal } from '../process/launch.js'
 import { readTeam, teamExists } from '../teams/team-store.js'
 import { TMUX_SOCKET_FIELD } from './directory.js'
@@ -28,20 +29,30 @@ export function tmuxAttachHint(team: string, env: Env): string | undefined {
 
 /**
  * Finds the team's panes (on the server its members recorded, else `tmux -L swarm`) and attaches;
- * inside tmux on that same server it switches to the team's window instead of nesting.
+ * inside tmux on that same server it switches to the team's window instead of nesting. With
+ * `member`, to that teammate's pane instead of the leader's: tmux makes its window (a page
+ * `<team>+N`, a hidden pane's own) current and selects it.
  */
-export async function attachTmuxTeam(team: string, io: AttachIo, env: Env): Promise<number> {
+export async function attachTmuxTeam(team: string, io: AttachIo, env: Env, member?: string): Promise<number> {
   const config = (await teamExists(team, env)) ? await readTeam(team, env) : undefined
   const recorded = config?.members.map((m) => m[TMUX_SOCKET_FIELD]).find((s): s is string => typeof s === 'string' && s !== '')
   const socket = recorded ? { path: recorded } : swarmSocket(env)
   const tmux = new TmuxClient({ socket, env })
-  const leader = teamLeader(await listPanes(tmux), team)
+  const rows = await listPanes(tmux)
+  const lead = teamLeader(rows, team)
   const plain = `${describeSocket(socket)} attach -t ${sessionName(team)}`
-  if (!leader) {
+  if (!lead) {
     throw new NotFoundError(`team ${team} has no tmux session on ${describeSocket(socket)}`, {
       hint: `start it with "swarm team create ${team}" or "swarm spawn ${team} <name>"`,
     })
   }
+  const pane = member === undefined ? lead : rows.find((r) => r.agent === agentId(member, team))
+  if (!pane) {
+    throw new NotFoundError(`${member} of team ${team} has no tmux pane on ${describeSocket(socket)}`, {
+      hint: `see who runs with "swarm status ${team}"`,
+    })
+  }
+  const leader = { ...lead, paneId: pane.paneId }
   if (env.TMUX && env.TMUX.split(',')[0] === leader.socketPath) {
     const r = await tmux.exec(['switch-client', '-t', leader.paneId])
     // No client attached to that server (a detached session, a script run inside tmux): the team runs; say how to reach it.

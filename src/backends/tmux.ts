@@ -1,21 +1,33 @@
+import { randomUUID } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { CorruptFileError, ExitCode, SwarmError } from '../errors.js'
 import { LEAD_NAME, agentId as makeAgentId } from '../home/paths.js'
 import { delay } from '../process/delay.js'
 import { killTree, processTrees } from '../process/tree.js'
-import { terminalSafe } from '../terminal/neutralize.js'
 import { ensureDir } from '../util/fs.js'
 import { prepareLogFile, validateSpawnConfig, withBackendEnv } from './spawn-config.js'
 import { PaneExecutorBase } from './pane-executor-base.js'
 import { parseAgentId } from './shutdown.js'
-import { type PaneRow, TMUX_COLORS, findPane, listPanes, paneState, teamLeader, teamPanes, teamWindowPane } from './tmux-panes.js'
-import { EXIT_FILE_ENV, argvArgs, envArgs, exitStatusFile, recordExitStatus, recordedExitStatus } from './tmux-launch.js'
+import { type PaneRow, findPane, listPanes, paneState, teamLeader, teamPanes, teamWindowPane } from './tmux-panes.js'
+import {
+  EXIT_FILE_ENV,
+  START_GATE_ENV,
+  START_SOCKET_ENV,
+  argvArgs,
+  envArgs,
+  exitStatusFile,
+  gatedExitStatus,
+  recordExitStatus,
+  recordedExitStatus,
+} from './tmux-launch.js'
+import { type PaneLaunch, makePanes, paneSetup } from './tmux-spawn.js'
+import { startConcurrency, startThrottled } from './start-throttle.js'
 import { relayoutTeam } from './tmux-layout.js'
 import { containedMemberArgv } from './launch.js'
-import { DETACHED_SIZE, OWN_SERVER_SETUP, SPAWN_FORMAT, leaderPaneArgs, leaderPaneSetup, teamWindowOptions, windowSetup } from './tmux-setup.js'
+import { DETACHED_SIZE, OWN_SERVER_SETUP, leaderPaneArgs, leaderPaneSetup, teamWindowOptions, windowSetup } from './tmux-setup.js'
 import { attachTmuxTeam, sessionName } from './tmux-server.js'
-import { TmuxClient, type TmuxSocket, formatEscape, isNoServer, resolveSocket, shellQuote, swarmSocket, tmuxCommand } from './tmux-client.js'
+import { TmuxClient, type TmuxSocket, formatEscape, isNoServer, resolveSocket, swarmSocket, tmuxCommand } from './tmux-client.js'
 import type {
   AttachIo,
   ExecutorOptions,
@@ -194,35 +206,103 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
   }
 
   async spawn(config: TeammateSpawnConfig): Promise<SpawnedTeammate> {
+    const [r] = await this.spawnMany([config])
+    if (r.status === 'rejected') throw r.reason
+    return r.value
+  }
+
+  /**
+   * Every pane from one tmux client (tmux-spawn.ts), their setup from a second, one layout, then
+   * the commands let through a few at a time (start-throttle.ts): panes made together never race
+   * each other for the server, and their Node start-ups do not starve the tmux calls still to come.
+   */
+  override async spawnMany(configs: TeammateSpawnConfig[]): Promise<Array<PromiseSettledResult<SpawnedTeammate>>> {
+    const results: Array<PromiseSettledResult<SpawnedTeammate>> = []
+    const prepared = await Promise.allSettled(configs.map((c) => this.prepareLaunch(c)))
+    const byTeam = new Map<string, number[]>()
+    for (const [k, p] of prepared.entries()) {
+      if (p.status === 'rejected') results[k] = p
+      else byTeam.set(configs[k].team, [...(byTeam.get(configs[k].team) ?? []), k])
+    }
+    for (const [team, ks] of byTeam) {
+      const launches = ks.map((k) => (prepared[k] as PromiseFulfilledResult<PaneLaunch>).value)
+      const spawned = await this.spawnTeamPanes(team, launches).catch((reason: unknown) => ks.map(() => ({ status: 'rejected' as const, reason })))
+      for (const [i, k] of ks.entries()) results[k] = spawned[i]
+    }
+    return results
+  }
+
+  /** A teammate's launch: its log file, a fresh exit-status file, its argv gated and wrapped. */
+  private async prepareLaunch(config: TeammateSpawnConfig): Promise<PaneLaunch> {
     const agentId = validateSpawnConfig(config)
     const logFile = await prepareLogFile(config, this.env)
     const exitFile = exitStatusFile(config.team, config.name, this.env)
     await fs.rm(exitFile, { force: true }) // a previous run's status must not answer for this one
-    const argv = recordExitStatus(containedMemberArgv(config.team, config.name, config.argv, this.env))
-    config = withBackendEnv({ ...config, argv, env: { ...config.env, [EXIT_FILE_ENV]: exitFile } }, this.type)
-    let leader = this.leaders.get(config.team) ?? (await this.leaderFor(config))
-    let r = await leader.client.exec(['source-file', '-'], this.splitScript(config, agentId, logFile, leader))
-    if (!r.stdout.startsWith('%') && (/can't find (pane|window)/.test(r.stderr) || isNoServer(r.stderr))) {
+    const env = { ...config.env, [EXIT_FILE_ENV]: exitFile, [START_GATE_ENV]: `swarm-start.${agentId}.${randomUUID()}` }
+    return {
+      config: withBackendEnv(
+        { ...config, argv: gatedExitStatus(containedMemberArgv(config.team, config.name, config.argv, this.env)), env },
+        this.type,
+      ),
+      agentId,
+      logFile,
+    }
+  }
+
+  private async spawnTeamPanes(team: string, launches: PaneLaunch[]): Promise<Array<PromiseSettledResult<SpawnedTeammate>>> {
+    let leader = this.leaders.get(team) ?? (await this.leaderFor(launches[0].config))
+    const gated = (l: PaneLaunch, socket: string): PaneLaunch => ({
+      ...l,
+      config: { ...l.config, env: { ...l.config.env, [START_SOCKET_ENV]: socket } },
+    })
+    let { made, failed } = await makePanes(
+      leader.client,
+      leader.windowId,
+      team,
+      launches.map((l) => gated(l, leader.socketPath ?? '')),
+    )
+    if (made.size === 0 && (/can't find (pane|window)/.test(failed) || isNoServer(failed))) {
       // The cached leader pane is gone (closed by the user, or the server died); look again once.
-      this.leaders.delete(config.team)
-      leader = await this.leaderFor(config)
-      r = await leader.client.exec(['source-file', '-'], this.splitScript(config, agentId, logFile, leader))
+      this.leaders.delete(team)
+      leader = await this.leaderFor(launches[0].config)
+      ;({ made, failed } = await makePanes(
+        leader.client,
+        leader.windowId,
+        team,
+        launches.map((l) => gated(l, leader.socketPath ?? '')),
+      ))
     }
-    // Spawns at once split the leader pane before any of them is laid out: once it is too narrow
-    // to split, the layout (which moves the panes that do not fit to the team's second window)
-    // gives it its width back, and the split is tried again.
-    for (let tries = 0; !r.stdout.startsWith('%') && /no space for new pane/.test(r.stderr) && tries < 8; tries++) {
-      await this.relayout(config.team, leader.client)
-      r = await leader.client.exec(['source-file', '-'], this.splitScript(config, agentId, logFile, leader))
-    }
-    // Judged by the pane id printed: once the pane exists, a failing layout command is cosmetic.
-    const [paneId, pid, socketPath] = r.stdout.trim().split('\t')
-    if (!paneId?.startsWith('%')) throw leader.client.failure('split-window', r.stderr || `no pane id printed (${JSON.stringify(r.stdout)})`)
-    const ref = { agentId, paneId, socketPath }
-    this.refs.set(agentId, ref)
-    // Once the pane exists a layout that fails is cosmetic: the next spawn, kill or resize lays the team out again.
-    await this.relayout(config.team, leader.client).catch(() => undefined)
-    return { agentId, backendType: 'tmux', paneId, pid: Number(pid) || undefined, socketPath }
+    const client = leader.client
+    const ok = launches.filter((l) => made.has(l.agentId))
+    // Judged by the pane id printed: once a pane exists, its setup and the layout are cosmetic
+    // (the next spawn, kill or resize lays the team out again) and it is started whatever they say.
+    await client
+      .source(
+        ok.flatMap((l) => paneSetup(team, l, made.get(l.agentId)!)),
+        { what: 'set-option' },
+      )
+      .catch(() => undefined)
+    for (const l of ok)
+      this.refs.set(l.agentId, { agentId: l.agentId, paneId: made.get(l.agentId)!.paneId, socketPath: made.get(l.agentId)!.socketPath })
+    await this.relayout(team, client).catch(() => undefined)
+    await startThrottled(ok, {
+      limit: startConcurrency(this.env),
+      release: async (batch) => {
+        await client.source(
+          batch.map((l) => tmuxCommand('wait-for', '-S', l.config.env![START_GATE_ENV]!)),
+          { what: 'wait-for' },
+        )
+      },
+      probe: (l) => l.config.started,
+    })
+    return launches.map((l): PromiseSettledResult<SpawnedTeammate> => {
+      const pane = made.get(l.agentId)
+      if (!pane) return { status: 'rejected', reason: client.failure('new-window', failed) }
+      return {
+        status: 'fulfilled',
+        value: { agentId: l.agentId, backendType: 'tmux', paneId: pane.paneId, pid: pane.pid, socketPath: pane.socketPath },
+      }
+    })
   }
 
   private async leaderFor(config: TeammateSpawnConfig): Promise<KnownLeader> {
@@ -240,41 +320,6 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
       await this.ensureSession(config.team, { argv, cwd: config.cwd, env: config.env })
     }
     return this.leaders.get(config.team)!
-  }
-
-  /**
-   * One command group: split-window (the new pane becomes the target of the commands after it in
-   * the same group), its log piped before tmux reads any output, title, colour, identity; then,
-   * on a line of its own, the focus back to the leader (the layout follows: relayout).
-   */
-  private splitScript(config: TeammateSpawnConfig, agentId: string, logFile: string, leader: { paneId: string; windowId: string }): string {
-    const color = TMUX_COLORS[config.color ?? ''] ?? config.color ?? 'default'
-    // The title may come from a model (the lead agent's Agent tool): shown, never acted on.
-    const title = terminalSafe(config.title ?? config.name, { singleLine: true })
-    const split = [
-      tmuxCommand(
-        'split-window',
-        '-h',
-        '-t',
-        leader.paneId,
-        '-P',
-        '-F',
-        SPAWN_FORMAT,
-        '-c',
-        formatEscape(config.cwd),
-        ...envArgs(config.env),
-        ...argvArgs(config.argv),
-      ),
-      tmuxCommand('pipe-pane', '-o', formatEscape(`exec cat >> ${shellQuote(logFile)}`)),
-      tmuxCommand('set', '-p', 'remain-on-exit', 'on'),
-      // On the pane, not only its window: it moves with the pane when hidden (break-pane makes a window of tmux.conf's defaults).
-      tmuxCommand('set', '-p', 'allow-passthrough', 'off'),
-      tmuxCommand('select-pane', '-T', title),
-      tmuxCommand('set', '-p', '@agent_color', color),
-      tmuxCommand('set', '-p', '@agent_name', title),
-      tmuxCommand('set', '-p', '@swarm_agent', agentId),
-    ].join(' ; ')
-    return `${split}\n${tmuxCommand('last-pane', '-t', leader.windowId)}\n`
   }
 
   /**
@@ -392,8 +437,8 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     await client.run(['join-pane', '-h', '-d', '-s', pane.paneId, '-t', leader.paneId], 'join-pane')
     await this.relayout(team, client)
   }
-  attach(team: string, io: AttachIo): Promise<number> {
-    return attachTmuxTeam(team, io, this.env)
+  attach(team: string, io: AttachIo, member?: string): Promise<number> {
+    return attachTmuxTeam(team, io, this.env, member)
   }
 
   private async requirePane(agentId: string): Promise<{ client: TmuxClient; pane: PaneRow; rows: PaneRow[] }> {

@@ -29,6 +29,12 @@ export interface TeammateSpawnConfig {
   title?: string
   /** Where the pane's output is logged; defaults to `agents/<name>/pane.log`. */
   logFile?: string
+  /**
+   * Has the command got through its start-up since `since` (ms)? A backend that starts many at once
+   * (spawnMany) lets a few start at a time and the next ones when this says so; without it, the
+   * command takes no turn (a plain command is cheap to start).
+   */
+  started?: (since: number) => Promise<boolean>
 }
 
 /** What an in-process teammate runs instead of a command: its exit code (0 when it returns nothing). */
@@ -72,8 +78,11 @@ export interface SpawnedTeammate {
 }
 
 /** A teammate's process as the backend sees it. */
-/** `paneId`: where a pane backend found it (the leader, who has no pane recorded, is found by its tag). */
-export type ProcessState = { state: 'alive'; pid?: number; paneId?: string } | { state: 'exited'; code: number } | { state: 'dead'; reason: string }
+/** `paneId`: where a pane backend found it (the leader, who has no pane recorded, is found by its tag); `window`: the name of its tmux window (a page `<team>+N`). */
+export type ProcessState =
+  | { state: 'alive'; pid?: number; paneId?: string; window?: string }
+  | { state: 'exited'; code: number }
+  | { state: 'dead'; reason: string }
 
 /** How a graceful stop ended. `rejected` and `timeout` leave the teammate running. */
 export type TerminateOutcome = { outcome: 'exited' } | { outcome: 'approved' } | { outcome: 'rejected'; reason: string } | { outcome: 'timeout' }
@@ -125,6 +134,11 @@ export interface LeaderOptions {
 export interface PaneExecutor extends TeammateExecutor<TeammateSpawnConfig> {
   readonly type: string
   readonly kind: 'pane'
+  /**
+   * Starts many teammates: every pane first, then their commands, a few at a time (`started`);
+   * one result per config, in order. A teammate whose pane exists is not reported failed.
+   */
+  spawnMany(configs: TeammateSpawnConfig[]): Promise<Array<PromiseSettledResult<SpawnedTeammate>>>
   /** The team's leader pane, created (running `argv`) when there is none yet. */
   ensureSession(team: string, leader: LeaderOptions): Promise<LeaderPane>
   /** A running leader pane (started again when it is dead or gone), the teammates' panes untouched. */
@@ -137,9 +151,10 @@ export interface PaneExecutor extends TeammateExecutor<TeammateSpawnConfig> {
   show(agentId: string): Promise<void>
   /**
    * Puts this terminal on the team's panes (`swarm attach`) and resolves with the exit code of
-   * what it ran; NotFoundError when the team has nothing to attach to here.
+   * what it ran; NotFoundError when the team has nothing to attach to here. With `member`, its
+   * pane is the one shown (its window made current, the pane selected); NotFoundError without one.
    */
-  attach(team: string, io: AttachIo): Promise<number>
+  attach(team: string, io: AttachIo, member?: string): Promise<number>
 }
 
 /** The in-process backend, plus a way to wait for a teammate's function to finish. */

@@ -7,6 +7,8 @@ export const CONSOLE_HELP = `commands:
   /spawn <name> [type] [-- prompt]   start a teammate
   /kill <name> [now]       stop a teammate (graceful unless "now")
   /status                  members, states, tasks, tokens
+  /team                    one line per teammate: state, window (page), task, last seen
+  /focus <name>            show that teammate's pane (its window made current)
   /tasks                   the task list
   /approve [id] [always]   approve the shown request, or the one named by its [id] (or a unique prefix)
   /deny [id] [feedback]    deny it, telling the teammate why

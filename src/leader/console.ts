@@ -34,8 +34,10 @@ export interface TeamControl {
   kill(name: string, opts: { now?: boolean }): Promise<string>
   /** A teammate approved its shutdown: close its pane. */
   closed(name: string): Promise<void>
-  /** The rendered `swarm status` table. */
-  status(): Promise<string>
+  /** The rendered `swarm status` table; `overview`: one short line per teammate (`/team`). */
+  status(view?: 'table' | 'overview'): Promise<string>
+  /** Shows the person the teammate's pane (`/focus`); undefined where there are no panes. */
+  focus?(name: string): Promise<string>
 }
 
 /** The lead agent, when a model is configured. */
@@ -408,6 +410,13 @@ export class LeaderConsole {
       }
       case 'status':
         return this.line(await this.o.control.status())
+      case 'team':
+        return this.line(await this.o.control.status('overview'))
+      case 'focus': {
+        if (!rest[0]) return this.line('usage: /focus <name>')
+        if (!this.o.control.focus) return this.line('no panes here: teammates run inside this console')
+        return this.line(await this.o.control.focus(rest[0]))
+      }
       case 'tasks': {
         const tasks = await listTasks(this.o.team, this.o.env)
         if (tasks.length === 0) return this.line('no tasks')

@@ -3,7 +3,7 @@ import { createExecutor } from '../backends/registry.js'
 import { killTeammate } from '../supervisor/stop.js'
 import { spawnTeammate } from '../supervisor/teammates.js'
 import type { InProcessExecutor, PaneExecutor, TeammateMain } from '../backends/types.js'
-import { formatReport } from './report-format.js'
+import { formatOverview, formatReport } from './report-format.js'
 import { teamReport } from './team-report.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { agentId, LEAD_NAME, validateTeammateName } from '../home/paths.js'
@@ -193,7 +193,16 @@ export class LeaderControl implements TeamControl {
     await this.pane.kill(id)
   }
 
-  async status(): Promise<string> {
-    return formatReport(await teamReport(this.o.team, { env: this.o.env, ...(this.o.inProcess ? { inProcess: this.o.inProcess } : {}) }))
+  async status(view: 'table' | 'overview' = 'table'): Promise<string> {
+    const report = await teamReport(this.o.team, { env: this.o.env, ...(this.o.inProcess ? { inProcess: this.o.inProcess } : {}) })
+    return view === 'overview' ? formatOverview(report) : formatReport(report)
+  }
+
+  /** `/focus <name>`: the person's tmux client shown the teammate's pane (its window, a page, made current). */
+  async focus(name: string): Promise<string> {
+    if (!this.pane) return 'in-process teammates have no pane: their output is in this console'
+    let notice = ''
+    await this.pane.attach(this.o.team, { terminal: false, notice: (line) => (notice = line) }, name)
+    return notice || `showing ${name}`
   }
 }

@@ -1,3 +1,4 @@
+import { LEAD_NAME } from '../home/paths.js'
 import { cachedShare, percent } from '../agent/pricing.js'
 import { paintAgent } from '../terminal/colors.js'
 import { terminalSafe } from '../terminal/neutralize.js'
@@ -49,6 +50,29 @@ export function formatReport(r: TeamReport): string {
     lines[0],
     ...r.members.map((m, i) => paintAgent(colors, m.color, one(m.name)) + paintState(m, lines[i + 1].slice(one(m.name).length))),
     ...formatWorktrees(r),
+  ].join('\n')
+}
+
+/**
+ * The console's `/team`: one short line per teammate, the lead left out — state, the window its
+ * pane is in (a page `<team>+N` is where to look), its task, when it was last active — fitting
+ * the leader's 60 columns at 64 teammates, where the full table wraps.
+ */
+export function formatOverview(r: TeamReport): string {
+  const mates = r.members.filter((m) => m.name !== LEAD_NAME)
+  const counts = new Map<string, number>()
+  for (const m of mates) counts.set(m.status, (counts.get(m.status) ?? 0) + 1)
+  const rows = mates.map((m) => [
+    m.name,
+    m.status,
+    m.window ?? '-',
+    m.currentTask ? `#${m.currentTask}` : '-',
+    m.lastActivity ? ago(m.lastActivity) : '-',
+  ])
+  const lines = rows.length ? table(rows).split('\n') : []
+  return [
+    `${mates.length} teammate${mates.length === 1 ? '' : 's'}: ${[...counts].map(([s, n]) => `${n} ${s}`).join(', ') || 'none'}`,
+    ...mates.map((m, i) => paintAgent(colors, m.color, one(m.name)) + paintState(m, lines[i].slice(one(m.name).length))),
   ].join('\n')
 }
 

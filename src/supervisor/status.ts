@@ -15,6 +15,8 @@ export interface MemberStatus {
   backend?: BackendType
   /** Pane or session id ('' when none is recorded). */
   pane: string
+  /** The tmux window its pane is in now: the team's, a page `<team>+N`, `hidden:<name>`. */
+  window?: string
   color?: string
   /** What config.json says. */
   isActive?: boolean
@@ -88,7 +90,7 @@ function describe(m: TeamMember, s: Seen | undefined, seenBy: BackendType | unde
   // The leader's pane was found by its tag: show where.
   if (!base.backend) base.backend = seenBy
   if (s.state === 'alive' && !base.pane && s.paneId) base.pane = s.paneId
-  if (s.state === 'alive') return { ...base, state: 'alive', ...(s.pid !== undefined && { pid: s.pid }) }
+  if (s.state === 'alive') return { ...base, state: 'alive', ...(s.pid !== undefined && { pid: s.pid }), ...(s.window && { window: s.window }) }
   if (s.state === 'exited') return { ...base, state: 'exited', exitCode: s.code }
   return { ...base, state: s.state, reason: s.reason }
 }

@@ -8,6 +8,7 @@ import type { AgentAdapter } from '../adapters/types.js'
 import { checkAgentType, loadAgentDefinitions } from '../agent/definitions/load.js'
 import type { AgentDefinition } from '../agent/definitions/types.js'
 import { definedOnly } from '../util/object.js'
+import { readMemberState } from '../store/member-state.js'
 import { BackendUnavailableError, ConflictError, NotFoundError } from '../errors.js'
 import { LEAD_VERIFY_KEY_ENV, loadLeadPublicKey } from '../trust/keys.js'
 import { LEAD_NAME, validateName, validateTeammateName } from '../home/paths.js'
@@ -84,8 +85,8 @@ export async function spawnTeammate(team: string, input: SpawnTeammateInput, opt
 
 /**
  * Starts teammates in panes and registers them in the team's config.json: each is added (or,
- * if it exists and is not running, reused), gets its prompt in its inbox, is spawned — all at
- * once — and then recorded (backendType, tmuxPaneId, cwd, worktreePath, isActive) in one config
+ * if it exists and is not running, reused), gets its prompt in its inbox, is spawned — all
+ * panes at once, their agents a few at a time (executor.spawnMany) — and then recorded (backendType, tmuxPaneId, cwd, worktreePath, isActive) in one config
  * write. A teammate that wants a worktree (`worktree`, or its definition's `isolation`) gets it
  * first and runs in it.
  * In-process teammates need a running leader and are refused here (exit 7).
@@ -156,12 +157,12 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
         : [],
     ),
   )
-  const spawned = await Promise.allSettled(
+  const spawned = await executor.spawnMany(
     inputs.map((input, k) => {
       const member = members[k]
       const cwd = cwds[k]
       const launch = launches[k]?.launch
-      return executor.spawn({
+      return {
         team,
         name: input.name,
         argv:
@@ -171,7 +172,11 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
         cwd,
         env: teammateEnv(env, { team, name: input.name }, { ...verifyKey, ...launch?.env, ...input.env }),
         color: member.color,
-      })
+        // swarm's agent and an agent CLI's wrapper write their state once started; a plain command is cheap to start.
+        ...(input.command === undefined && input.argv === undefined
+          ? { started: (since: number) => wroteStateSince(team, input.name, since, env) }
+          : {}),
+      }
     }),
   )
   const ok = new Map<string, SpawnedTeammate>()
@@ -214,6 +219,12 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
     spawned: ok.get(i.name)!,
     ...(worktrees[k] ? { worktree: worktrees[k] } : {}),
   }))
+}
+
+/** Has the member written its state.json since `since` (ms): its process got through its start-up? */
+async function wroteStateSince(team: string, name: string, since: number, env: Env): Promise<boolean> {
+  const state = await readMemberState(team, name, env).catch(() => undefined)
+  return (state?.heartbeat ?? 0) >= since
 }
 
 /**

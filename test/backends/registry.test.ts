@@ -37,6 +37,11 @@ class FakeExecutor implements PaneExecutor {
     this.write(s)
     return { agentId, backendType: this.type, paneId: `fake-${config.name}` }
   }
+  async spawnMany(configs: TeammateSpawnConfig[]): Promise<Array<PromiseSettledResult<SpawnedTeammate>>> {
+    const results: Array<PromiseSettledResult<SpawnedTeammate>> = []
+    for (const c of configs) results.push({ status: 'fulfilled', value: await this.spawn(c) }) // one at a time: each rewrites the file
+    return results
+  }
   async sendMessage(): Promise<void> {}
   async terminate() {
     return { outcome: 'timeout' as const }

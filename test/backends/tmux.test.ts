@@ -64,11 +64,41 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
     expect(rows).toHaveLength(21)
     const [leader] = rows.filter((r) => r.includes(' team-lead '))
     expect(leader.split(' ').slice(1, 3)).toEqual(['0', '1'])
-    // Beside the leader as many as fit at 220×60 (8 of 6 rows), the others in the team's second window.
+    // Beside the leader as many as fit at 220×60 (8 of 6 rows), the first started on top; the others in pages of 8 (`crew+`, `crew+2`).
     const beside = rows.filter((r) => !r.includes(' team-lead ') && r.endsWith(' crew'))
-    expect(beside).toHaveLength(8)
+    expect(beside.map((r) => r.split(' ')[3])).toEqual(['m0', 'm1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7'])
     expect(beside.every((r) => Number(r.split(' ')[1]) > 0)).toBe(true)
-    expect(rows.filter((r) => r.endsWith(' crew+'))).toHaveLength(12)
+    expect(rows.filter((r) => r.endsWith(' crew+')).map((r) => r.split(' ')[3])).toEqual(['m8', 'm9', 'm10', 'm11', 'm12', 'm13', 'm14', 'm15'])
+    expect(rows.filter((r) => r.endsWith(' crew+2'))).toHaveLength(4)
+  })
+
+  it('pages follow the window size: a smaller window moves teammates to more pages, a larger one brings them back', async () => {
+    await tmux.ensureSession('crew', { argv: ['sleep', '600'], cwd: root })
+    await spawnTeammates(
+      'crew',
+      Array.from({ length: 12 }, (_, i) => ({ name: `p${i}`, argv: ['sleep', '600'], cwd: root })),
+      { executor: tmux, env },
+    )
+    const where = () => {
+      const byWindow = new Map<string, string[]>()
+      for (const r of panes('#{window_name} #{@agent_name}')) {
+        const [w, n] = r.split(' ')
+        if (n !== 'team-lead') byWindow.set(w, [...(byWindow.get(w) ?? []), n])
+      }
+      return Object.fromEntries(byWindow)
+    }
+    const names = Array.from({ length: 12 }, (_, i) => `p${i}`)
+    expect(where()).toEqual({ crew: names.slice(0, 8), 'crew+': names.slice(8) })
+    const relayout = (tmux as PaneExecutor & { relayout(team: string): Promise<void> }).relayout.bind(tmux)
+    t('resize-window', '-t', 'swarm-crew:crew', '-x', '80', '-y', '24')
+    await relayout('crew')
+    // 80×24: no room beside the leader; pages of 2 × 2.
+    expect(where()).toEqual({ 'crew+': names.slice(0, 4), 'crew+2': names.slice(4, 8), 'crew+3': names.slice(8) })
+    await relayout('crew') // again: nothing moves
+    expect(where()).toEqual({ 'crew+': names.slice(0, 4), 'crew+2': names.slice(4, 8), 'crew+3': names.slice(8) })
+    t('resize-window', '-t', 'swarm-crew:crew', '-x', '220', '-y', '60')
+    await relayout('crew')
+    expect(where()).toEqual({ crew: names.slice(0, 8), 'crew+': names.slice(8) })
   })
 
   it('titles, colours and tags each pane, logs its output from the first byte, keeps a dead pane', async () => {

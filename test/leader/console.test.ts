@@ -45,7 +45,11 @@ function open(opts: { lead?: LeadAgent; columns?: number; teammatesInside?: bool
       return `stopped ${name}`
     },
     closed: async (name) => void calls.push(`closed ${name}`),
-    status: async () => 'STATUS TABLE',
+    status: async (view) => (view === 'overview' ? 'ONE LINE EACH' : 'STATUS TABLE'),
+    focus: async (name) => {
+      calls.push(`focus ${name}`)
+      return `showing ${name}`
+    },
   }
   const console_ = new LeaderConsole({
     team: TEAM,
@@ -188,7 +192,7 @@ describe('the leader console', () => {
     expect(ended).toBe('ended')
   })
 
-  it('slash commands: /msg (signed), /spawn, /kill, /status, /tasks, /requests, /help, unknown; text without a lead agent says why', async () => {
+  it('slash commands: /msg (signed), /spawn, /kill, /status, /team, /focus, /tasks, /requests, /help, unknown; text without a lead agent says why', async () => {
     await createTask(TEAM, { subject: 'write docs', description: '' }, { env })
     const c = open()
     await c.waitFor('swarm leader')
@@ -203,6 +207,13 @@ describe('the leader console', () => {
     await c.waitFor('stopped bob')
     c.type('/status')
     await c.waitFor('STATUS TABLE')
+    c.type('/team')
+    await c.waitFor('ONE LINE EACH')
+    c.type('/focus alice')
+    await c.waitFor('showing alice')
+    expect(c.calls).toContain('focus alice')
+    c.type('/focus')
+    await c.waitFor('usage: /focus <name>')
     c.type('/tasks')
     await c.waitFor('#1 [pending] write docs')
     c.type('/requests')
@@ -213,7 +224,7 @@ describe('the leader console', () => {
     await c.waitFor('unknown command /bogus')
     c.type('what should we do next?')
     await c.waitFor('no lead agent')
-    expect(c.calls).toEqual(['spawn carol Explore map the repo', 'kill bob now'])
+    expect(c.calls).toEqual(['spawn carol Explore map the repo', 'kill bob now', 'focus alice'])
     c.type('/quit')
     await c.done
     expect(c.text()).toContain('the team keeps running')

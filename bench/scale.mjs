@@ -1,0 +1,395 @@
+#!/usr/bin/env node
+// bench:scale — whole teams of real `swarm agent` teammates on the loopback model, as a user runs
+// them (bin/swarm.js), at 16 and 64 teammates on the tmux and in-process backends: ready time,
+// `status` time, a broadcast (`send '*'`) until every teammate's model request arrives, idle CPU
+// over a window (20 s by default, not the issue's 60, so the bench stays runnable: --idle-seconds),
+// RSS/PSS per teammate (/proc/<pid>/smaps_rollup), delete time and the processes left. The
+// baseline, in the same run: the same `swarm agent` command started by one plain `tmux new-window`
+// per teammate, timed to the same "ready". Prints one JSON object; exits 1 when a target is missed.
+//
+//   node bench/scale.mjs [--sizes 16,64] [--backends tmux,in-process] [--idle-seconds 20] [--burners 0]
+import { spawn, spawnSync, execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const BIN = path.join(root, 'bin/swarm.js')
+const { startLoopbackServer } = await import(path.join(root, 'dist/loopback-model/loopback-server.js'))
+
+const args = process.argv.slice(2)
+const opt = (name, fallback) => {
+  const i = args.indexOf(`--${name}`)
+  return i >= 0 ? args[i + 1] : fallback
+}
+const SIZES = opt('sizes', '16,64').split(',').map(Number)
+const BACKENDS = opt('backends', 'tmux,in-process').split(',')
+const IDLE_S = Number(opt('idle-seconds', '20'))
+const BURNERS = Number(opt('burners', '0'))
+const READY_LIMIT_MS = 180_000
+
+const TARGETS = {
+  createExit: 0,
+  readyMs64Quiet: 3000,
+  broadcastMs: 1000,
+  statusMs64: 200,
+  idleCorePercent: 2,
+  paneRssMb: 40,
+  panePssMb: 10,
+  processesLeft: 0,
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+const round = (x) => (x === undefined || Number.isNaN(x) ? x : Math.round(x * 10) / 10)
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+const CLK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
+
+const burners = Array.from({ length: BURNERS }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }))
+const server = await startLoopbackServer({ scenario: { fallback: { text: 'ok' } } })
+const results = []
+const missed = []
+
+try {
+  for (const n of SIZES) {
+    for (const backend of BACKENDS) results.push(await runTeam(n, backend))
+    if (BACKENDS.includes('tmux')) results.push(await baseline(n))
+  }
+} finally {
+  for (const b of burners) b.kill('SIGKILL')
+  await server.close()
+}
+
+for (const r of results) for (const [k, ok] of Object.entries(r.targets ?? {})) if (!ok) missed.push(`${r.backend}@${r.teammates}: ${k}`)
+console.log(
+  JSON.stringify(
+    {
+      bench: 'scale',
+      machine: { cores: os.availableParallelism(), loadavg: os.loadavg().map(round), burners: BURNERS },
+      idleWindowSeconds: IDLE_S,
+      targets: TARGETS,
+      results,
+      missed,
+      notes:
+        "readyMs: from the start of `team create` until every teammate state.json says idle (createMs: until the command exited). broadcastMs: `swarm send <team> * …` started → the last teammate model request carrying it arrived (sendMs: the sender alone); first and second broadcast. idle CPU: CPU-seconds of every process carrying the team marker (leader and teammates) plus the tmux server, over the idle window. rss/pss per teammate: the sum over each teammate's marked processes (pane backends) or the leader process divided by N (in-process: the leader included). baseline: `tmux new-window -d` once per teammate of the same `swarm agent` argv, from a shell loop; its ready is the same idle state.",
+    },
+    null,
+    0,
+  ),
+)
+process.exitCode = missed.length ? 1 : 0
+
+/** One team: created, measured, deleted, in a fresh home and tmux server of its own. */
+async function runTeam(n, backend) {
+  const h = home(`${backend}-${n}`)
+  const started = []
+  try {
+    return await measureTeam(h, n, backend, started)
+  } finally {
+    for (const c of started) c.kill('SIGKILL') // the in-process leader, when the run failed before its delete
+    h.cleanup() // and a tmux server left by a run that threw
+  }
+}
+
+async function measureTeam(h, n, backend, started) {
+  const team = `scale${n}`
+  const names = Array.from({ length: n }, (_, i) => `m${i}`)
+  const t0 = performance.now()
+  const create = spawn(
+    process.execPath,
+    [BIN, 'team', 'create', team, '--agents', names.join(','), '--backend', backend, '--no-attach', '--cwd', h.project],
+    {
+      env: h.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: backend === 'in-process',
+    },
+  )
+  started.push(create)
+  let createOut = ''
+  create.stdout.on('data', (d) => (createOut += d))
+  create.stderr.on('data', (d) => (createOut += d))
+  const exited = new Promise((r) => create.on('exit', (code) => r({ code, ms: performance.now() - t0 })))
+  // in-process: the leader runs in the foreground of `team create`; its stdin stays open.
+  const createResult = backend === 'in-process' ? undefined : await exited
+  const readyMs = await waitReady(h, team, names, t0)
+  const r = {
+    backend,
+    teammates: n,
+    createExit: createResult?.code ?? 'runs (in-process leader)',
+    createMs: round(createResult?.ms),
+    readyMs: round(readyMs),
+  }
+  if (createResult && createResult.code !== 0) r.createOutput = createOut.slice(-600)
+  r.ready = readyMs !== undefined
+  if (r.ready) {
+    await sleep(500)
+    r.statusMs = round(median([0, 1, 2].map(() => timed(() => swarm(h, ['status', team, '--json'])))))
+    r.broadcast = []
+    for (const k of [1, 2]) {
+      r.broadcast.push(await broadcast(h, team, names, `ping ${k} of ${backend}-${n}`))
+      await waitReady(h, team, names, performance.now(), 60_000)
+    }
+    await sleep(2000) // idle notifications settle
+    const leader = backend === 'in-process' ? [create.pid] : [] // the leader is `team create` itself: it carries no marker
+    r.idle = await idleCpu(h, team, leader)
+    r.memory = memory(h, team, n, backend, leader)
+  }
+  const td = performance.now()
+  const del = spawnSync(process.execPath, [BIN, 'team', 'delete', team, '--timeout', '15'], { env: h.env, encoding: 'utf8' })
+  r.deleteExit = del.status
+  r.deleteMs = round(performance.now() - td)
+  if (backend === 'in-process') await Promise.race([exited, sleep(10_000)])
+  await sleep(1000)
+  r.processesLeft = marked(h, team).length
+  r.targets = {
+    createExit: backend === 'in-process' ? true : createResult.code === TARGETS.createExit,
+    allReady: r.ready,
+    ...(n >= 64 ? { readyMs64Quiet: r.ready && readyMs <= TARGETS.readyMs64Quiet } : {}),
+    broadcastMs: (r.broadcast ?? []).every((b) => b.arrivedMs !== undefined && b.arrivedMs <= TARGETS.broadcastMs),
+    ...(n >= 64 ? { statusMs64: r.statusMs <= TARGETS.statusMs64 } : {}),
+    idleCpu: r.idle !== undefined && r.idle.corePercent < TARGETS.idleCorePercent,
+    ...(backend === 'tmux' && r.memory
+      ? { paneRss: r.memory.rssMbPerTeammate <= TARGETS.paneRssMb, panePss: r.memory.pssMbPerTeammate <= TARGETS.panePssMb }
+      : {}),
+    nothingLeft: r.processesLeft === TARGETS.processesLeft,
+  }
+  return r
+}
+
+/** The same `swarm agent` per teammate, each started by one `tmux new-window` from a loop, as a user's script would. */
+async function baseline(n) {
+  const h = home(`baseline-${n}`)
+  const team = `base${n}`
+  const names = Array.from({ length: n }, (_, i) => `m${i}`)
+  const tmux = (...a) => execFileSync('tmux', ['-L', 'bench-baseline', ...a], { env: h.env, encoding: 'utf8' })
+  try {
+    swarm(h, ['team', 'create', team, '--agents', names.join(','), '--backend', 'tmux', '--no-start', '--cwd', h.project])
+    tmux('new-session', '-d', '-s', team, '-x', '220', '-y', '60', 'sleep', '600')
+    const t0 = performance.now()
+    for (const name of names) {
+      tmux('new-window', '-d', '-t', `${team}:`, '-c', h.project, process.execPath, BIN, 'agent', '--team', team, '--name', name)
+    }
+    const launchMs = performance.now() - t0
+    const readyMs = await waitReady(h, team, names, t0)
+    return {
+      backend: 'baseline: tmux new-window per teammate',
+      teammates: n,
+      launchMs: round(launchMs),
+      readyMs: round(readyMs),
+      ready: readyMs !== undefined,
+    }
+  } finally {
+    try {
+      tmux('kill-server') // its panes' agents get SIGHUP and go
+    } catch {
+      // gone already
+    }
+    await sleep(1000)
+    h.cleanup()
+  }
+}
+
+/** `send '*'`, then until a request carrying the text came from every teammate. */
+async function broadcast(h, team, names, text) {
+  const from = server.requests.length
+  const t0 = performance.now()
+  const sendMs = timed(() => swarm(h, ['send', team, '*', text]))
+  const seen = new Set()
+  const deadline = t0 + 60_000
+  while (performance.now() < deadline) {
+    for (const req of server.requests.slice(from)) if (req.agent && JSON.stringify(req.body ?? '').includes(text)) seen.add(req.agent)
+    if (names.every((m) => seen.has(m))) {
+      const last = Math.max(...server.requests.slice(from).map((q) => q.receivedAt))
+      return { sendMs: round(sendMs), arrivedMs: round(last - (performance.timeOrigin + t0)), recipients: seen.size }
+    }
+    await sleep(20)
+  }
+  return { sendMs: round(sendMs), arrivedMs: undefined, recipients: seen.size }
+}
+
+/** CPU-seconds of the team's processes (and the tmux server) over the idle window. */
+async function idleCpu(h, team, extra) {
+  const pids = () => [...marked(h, team), ...tmuxServerPid(h), ...extra]
+  const before = cpuTicks(pids())
+  await sleep(IDLE_S * 1000)
+  const after = cpuTicks(pids())
+  let ticks = 0
+  for (const [pid, t] of after) ticks += t - (before.get(pid) ?? 0)
+  const cpuSeconds = ticks / CLK
+  return { windowSeconds: IDLE_S, cpuSeconds: round(cpuSeconds), corePercent: round((100 * cpuSeconds) / IDLE_S), processes: after.size }
+}
+
+function memory(h, team, n, backend, leader) {
+  const byAgent = new Map()
+  for (const pid of [...marked(h, team), ...leader]) {
+    const agent = leader.includes(pid) ? `team-lead@${team}` : readEnv(pid).SWARM_AGENT_ID
+    const m = smaps(pid)
+    if (!agent || !m) continue
+    const a = byAgent.get(agent) ?? { rss: 0, pss: 0, processes: 0 }
+    a.rss += m.rss
+    a.pss += m.pss
+    a.processes++
+    byAgent.set(agent, a)
+  }
+  const lead = byAgent.get(`team-lead@${team}`)
+  const mates = [...byAgent].filter(([id]) => !id.startsWith('team-lead@')).map(([, v]) => v)
+  const sum = (k) => mates.reduce((s, v) => s + v[k], 0)
+  const kb = 1024
+  if (backend === 'in-process')
+    return {
+      leaderRssMb: round(lead?.rss / kb),
+      leaderPssMb: round(lead?.pss / kb),
+      rssMbPerTeammate: round(lead?.rss / kb / n),
+      pssMbPerTeammate: round(lead?.pss / kb / n),
+      note: 'the leader process holds every teammate: its whole RSS/PSS divided by N',
+    }
+  const cats = tmuxServerPid(h)
+    .flatMap((p) => children(p))
+    .filter((p) => /^cat\b/.test(cmdline(p)))
+  return {
+    rssMbPerTeammate: round(sum('rss') / kb / mates.length),
+    pssMbPerTeammate: round(sum('pss') / kb / mates.length),
+    processesPerTeammate: round(sum('processes') / mates.length),
+    pipePaneCats: cats.length,
+    leaderRssMb: round(lead?.rss / kb),
+  }
+}
+
+async function waitReady(h, team, names, t0, limit = READY_LIMIT_MS) {
+  const dir = path.join(h.env.SWARM_HOME, 'teams', team, 'agents')
+  while (performance.now() - t0 < limit) {
+    if (names.every((m) => readState(path.join(dir, m, 'state.json'))?.status === 'idle')) return performance.now() - t0
+    await sleep(50)
+  }
+  return undefined
+}
+
+function readState(file) {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8'))
+  } catch {
+    return undefined
+  }
+}
+
+function home(label) {
+  const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `swarm-bench-scale-${label}-`)))
+  const env = { ...process.env, HOME: path.join(base, 'user-home'), SWARM_HOME: path.join(base, 'home'), TMUX_TMPDIR: path.join(base, 'tmux') }
+  for (const k of ['TMUX', 'TMUX_PANE', 'SWARM_TMUX_SOCKET', 'SWARM_TEAM', 'SWARM_AGENT_ID', 'SWARM_TEAM_DIR']) delete env[k]
+  Object.assign(env, { ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: server.url, NO_COLOR: '1' })
+  const project = path.join(base, 'project')
+  for (const d of [env.HOME, env.TMUX_TMPDIR, project]) fs.mkdirSync(d, { recursive: true })
+  return {
+    env,
+    project,
+    cleanup() {
+      try {
+        execFileSync('tmux', ['-L', 'swarm', 'kill-server'], { env, stdio: 'ignore' })
+      } catch {
+        // no server left: the delete closed it
+      }
+      fs.rmSync(base, { recursive: true, force: true })
+    },
+  }
+}
+
+function swarm(h, a) {
+  const r = spawnSync(process.execPath, [BIN, ...a], { env: h.env, encoding: 'utf8', cwd: h.project })
+  if (r.status !== 0) throw new Error(`swarm ${a.join(' ').slice(0, 80)} exited ${r.status}: ${r.stderr}`)
+  return r.stdout
+}
+
+function timed(f) {
+  const t = performance.now()
+  f()
+  return performance.now() - t
+}
+
+/** Live processes carrying the team's marker (this bench process never does). */
+function marked(h, team) {
+  const dir = path.join(h.env.SWARM_HOME, 'teams', team)
+  return procPids().filter((pid) => {
+    const e = readEnv(pid)
+    return e.SWARM_TEAM === team && (e.SWARM_TEAM_DIR === undefined || e.SWARM_TEAM_DIR === dir) && !isZombie(pid)
+  })
+}
+
+function procPids() {
+  return fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number)
+}
+
+function readEnv(pid) {
+  try {
+    return Object.fromEntries(
+      fs
+        .readFileSync(`/proc/${pid}/environ`, 'utf8')
+        .split('\0')
+        .filter(Boolean)
+        .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+    )
+  } catch {
+    return {}
+  }
+}
+
+function statFields(pid) {
+  try {
+    const s = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return s.slice(s.lastIndexOf(')') + 2).split(' ')
+  } catch {
+    return undefined
+  }
+}
+
+function isZombie(pid) {
+  return statFields(pid)?.[0] === 'Z'
+}
+
+function cpuTicks(pids) {
+  const out = new Map()
+  for (const pid of pids) {
+    const f = statFields(pid)
+    if (f) out.set(pid, Number(f[11]) + Number(f[12])) // utime + stime
+  }
+  return out
+}
+
+function smaps(pid) {
+  try {
+    const text = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
+    const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? 0)
+    return { rss: kb('Rss'), pss: kb('Pss') }
+  } catch {
+    return undefined
+  }
+}
+
+function tmuxServerPid(h) {
+  try {
+    const pid = Number(
+      execFileSync('tmux', ['-L', 'swarm', 'display-message', '-p', '#{pid}'], {
+        env: h.env,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim(),
+    )
+    return pid > 0 ? [pid] : []
+  } catch {
+    return []
+  }
+}
+
+function children(pid) {
+  return procPids().filter((p) => Number(statFields(p)?.[1]) === pid)
+}
+
+function cmdline(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ')
+  } catch {
+    return ''
+  }
+}
