@@ -23,8 +23,7 @@ import { Courier } from './courier.js'
 import { runHook, setStatus } from './hook.js'
 import { AGENT_PATH_ENV } from './launch.js'
 import type { AgentAdapter } from './types.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 export interface AgentCliOptions {
   team: string

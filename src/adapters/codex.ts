@@ -136,7 +136,8 @@ export const codexAdapter: AgentAdapter = {
   providerEnv: ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_ORG_ID', 'OPENAI_PROJECT_ID', 'CODEX_*'],
   // Without a key its TUI stops at "Sign in with ChatGPT" (or, with OPENAI_BASE_URL, errors every turn): still answerable in the pane.
   requiredEnv: { anyOf: ['OPENAI_API_KEY'], without: 'warn' },
-  // Measured: an Enter sooner than ~100 ms after the paste became a newline in the composer.
+  // Measured: an Enter sooner than ~100 ms after the paste became a newline in the composer; settleMs is checked by
+  // test/agents/codex.test.ts (describeAgentCli: "submits 20 messages … each exactly once").
   delivery: { method: 'paste', settleMs: 400, submitKeys: ['Enter'], confirm: 'hook' },
   states: { hooks: true },
   hookEvents: HOOK_EVENTS,

@@ -24,8 +24,7 @@ import { isLeadOrder, LeadGate, refusalReason } from '../trust/gate.js'
 import { promptDigest, readHookLog } from './hook-log.js'
 import { batchText, classifyMessage } from './message-text.js'
 import type { AgentAdapter, PromptBox } from './types.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /** How long one submission may take to be confirmed before it is retried. */
 export const CONFIRM_MS = 4_000
@@ -57,15 +56,15 @@ export class Courier {
   private gate: Promise<LeadGate | undefined> | undefined
   private readonly logFile: string
 
-  constructor(private readonly o: CourierOptions) {
-    this.logFile = path.join(agentDir(o.team, o.name, o.env), 'courier.log')
+  constructor(private readonly options: CourierOptions) {
+    this.logFile = path.join(agentDir(options.team, options.name, options.env), 'courier.log')
   }
 
   start(): void {
     // The member's one gate for lead orders, opened before the first message is judged.
     this.gate = this.openGate()
-    this.watcher = watchInbox(this.o.team, this.o.name, (unread) => this.enqueue(unread), {
-      env: this.o.env,
+    this.watcher = watchInbox(this.options.team, this.options.name, (unread) => this.enqueue(unread), {
+      env: this.options.env,
       onError: (err) => void this.log(`inbox: ${errorMessage(err)}`),
     })
     this.running = this.loop().catch((err: unknown) => this.log(`stopped: ${errorMessage(err)}`))
@@ -80,8 +79,13 @@ export class Courier {
 
   private async openGate(): Promise<LeadGate | undefined> {
     try {
-      const team = await readTeam(this.o.team, this.o.env)
-      return await LeadGate.open({ team: this.o.team, name: this.o.name, env: this.o.env, claudeLed: claudeLeadOf(team) !== undefined })
+      const team = await readTeam(this.options.team, this.options.env)
+      return await LeadGate.open({
+        team: this.options.team,
+        name: this.options.name,
+        env: this.options.env,
+        claudeLed: claudeLeadOf(team) !== undefined,
+      })
     } catch (err) {
       await this.log(`no lead order will be acted on: ${errorMessage(err)}`)
       return undefined
@@ -122,7 +126,7 @@ export class Courier {
         const c = classifyMessage(m)
         if (c.kind === 'shutdown') {
           await this.markRead([m])
-          await this.o.onShutdown(c.requestId)
+          await this.options.onShutdown(c.requestId)
         } else if (c.kind === 'skip') skipped.push(m)
         else texts.push(c.text)
       }
@@ -136,10 +140,10 @@ export class Courier {
 
   /** Idle, or (first prompt not in argv) the CLI has started its session. */
   private async ready(): Promise<boolean> {
-    const state = await readMemberState(this.o.team, this.o.name, this.o.env).catch(() => undefined)
+    const state = await readMemberState(this.options.team, this.options.name, this.options.env).catch(() => undefined)
     if (state?.status === 'idle') return true
-    if (state?.status === 'starting' && !this.o.promptInArgv) {
-      const log = await readHookLog(this.o.team, this.o.name, this.o.env)
+    if (state?.status === 'starting' && !this.options.promptInArgv) {
+      const log = await readHookLog(this.options.team, this.options.name, this.options.env)
       if (log.some((e) => e.event === 'session-start')) return true
     }
     return false
@@ -148,21 +152,21 @@ export class Courier {
   /** Submits one prompt; true once the CLI confirmed it (exactly once). */
   async deliver(text: string): Promise<boolean> {
     const digest = promptDigest(text)
-    const delivery = this.o.adapter.delivery
-    const from = (await readHookLog(this.o.team, this.o.name, this.o.env)).length
-    if (delivery.method === 'http' && this.o.promptBox) return this.deliverHttp(this.o.promptBox, text, digest, from)
+    const delivery = this.options.adapter.delivery
+    const from = (await readHookLog(this.options.team, this.options.name, this.options.env)).length
+    if (delivery.method === 'http' && this.options.promptBox) return this.deliverHttp(this.options.promptBox, text, digest, from)
     if (delivery.method !== 'paste') return false
     const probe = probeOf(text)
     for (let attempt = 1; attempt <= MAX_ATTEMPTS && !this.closed; attempt++) {
       // 1: paste + Enter. 2: Enter alone (the first became a newline). Later: Enter while the text
       // shows in the pane, else paste again (the paste was lost).
-      const repaste = attempt === 1 || (attempt > 2 && !(await this.o.pane.screen().catch(() => '')).includes(probe))
+      const repaste = attempt === 1 || (attempt > 2 && !(await this.options.pane.screen().catch(() => '')).includes(probe))
       if (repaste) {
-        await this.o.pane.paste(text, delivery.chunk)
+        await this.options.pane.paste(text, delivery.chunk)
         await delay(delivery.settleMs)
       }
-      await this.o.pane.keys(delivery.submitKeys)
-      const seen = await this.submitted(digest, from, this.o.confirmMs ?? CONFIRM_MS)
+      await this.options.pane.keys(delivery.submitKeys)
+      const seen = await this.submitted(digest, from, this.options.confirmMs ?? CONFIRM_MS)
       if (seen) {
         if (attempt > 1 || seen === 'other')
           await this.log(
@@ -196,7 +200,7 @@ export class Courier {
       } catch (err) {
         await this.log(`prompt ${digest}: attempt ${attempt} failed: ${errorMessage(err)}`)
       }
-      const seen = await this.submitted(digest, from, this.o.confirmMs ?? CONFIRM_MS)
+      const seen = await this.submitted(digest, from, this.options.confirmMs ?? CONFIRM_MS)
       if (seen) {
         if (attempt > 1 || seen === 'other') await this.log(`prompt ${digest}: ${seen} submission confirmed after ${attempt} attempt(s)`)
         return true
@@ -214,7 +218,9 @@ export class Courier {
   private async submitted(digest: string, from: number, waitMs: number): Promise<'exact' | 'other' | undefined> {
     const deadline = Date.now() + waitMs
     for (;;) {
-      const submits = (await readHookLog(this.o.team, this.o.name, this.o.env)).slice(from).filter((e) => e.event === 'prompt-submit')
+      const submits = (await readHookLog(this.options.team, this.options.name, this.options.env))
+        .slice(from)
+        .filter((e) => e.event === 'prompt-submit')
       if (submits.some((e) => e.digest === digest)) return 'exact'
       if (Date.now() >= deadline || this.closed) return submits.length ? 'other' : undefined
       await delay(POLL_MS)
@@ -223,7 +229,7 @@ export class Courier {
 
   private async markRead(messages: InboxMessage[]): Promise<void> {
     const ids = messages.map((m) => m.msg_id).filter((id): id is string => typeof id === 'string')
-    if (ids.length) await markRead(inboxPath(this.o.team, this.o.name, this.o.env), { msgIds: ids })
+    if (ids.length) await markRead(inboxPath(this.options.team, this.options.name, this.options.env), { msgIds: ids })
   }
 
   private async log(line: string): Promise<void> {

@@ -15,8 +15,7 @@ import { fileToolDecision } from './hook-rules.js'
 import { appendHookLog, promptDigest } from './hook-log.js'
 import { AdapterPinError, pinnedAdapter } from './pin.js'
 import type { AgentAdapter, HookFacts, HookReply, SwarmHookEvent } from './types.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 export interface HookInvocation {
   event: SwarmHookEvent

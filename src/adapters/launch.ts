@@ -13,8 +13,7 @@ import { relayEndpointFile } from './relay-frames.js'
 import { enforceProviderEnv } from './provider-check.js'
 import { shellQuote } from './template.js'
 import type { AdapterContext, AgentAdapter, LaunchPlan, SwarmHookEvent } from './types.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 export interface AgentLaunchInput {
   team: string

@@ -43,8 +43,8 @@ export class OpencodeBridge {
   private lastText: string | undefined
   private readonly logFile: string
 
-  constructor(private readonly o: BridgeOptions) {
-    this.logFile = path.join(agentDir(o.team, o.name, o.env), 'courier.log')
+  constructor(private readonly options: BridgeOptions) {
+    this.logFile = path.join(agentDir(options.team, options.name, options.env), 'courier.log')
   }
 
   start(): void {
@@ -61,7 +61,7 @@ export class OpencodeBridge {
   private async loop(): Promise<void> {
     while (!this.abort.signal.aborted) {
       try {
-        await this.o.api.events((e) => this.enqueue(e), this.abort.signal)
+        await this.options.api.events((e) => this.enqueue(e), this.abort.signal)
       } catch (err) {
         if (this.abort.signal.aborted) break
         // Refused connections are expected until its server is up; anything else is worth a line.
@@ -121,7 +121,13 @@ export class OpencodeBridge {
         if (typeof p.requestID === 'string') this.replied.add(p.requestID)
         // Answered in its pane, not through swarm: the request on file is withdrawn.
         if (typeof p.requestID === 'string' && this.filed.has(p.requestID) && !this.answered.has(p.requestID))
-          await cancelRequest(this.o.team, this.filed.get(p.requestID) as string, 'answered in the opencode pane', this.o.name, this.o.env).catch(
+          await cancelRequest(
+            this.options.team,
+            this.filed.get(p.requestID) as string,
+            'answered in the opencode pane',
+            this.options.name,
+            this.options.env,
+          ).catch(
             () => undefined, // resolved by the lead meanwhile: nothing to withdraw
           )
         return
@@ -144,11 +150,11 @@ export class OpencodeBridge {
    * turn running though one was (or a session exists, the first prompt's, and none was seen) → idle.
    */
   private async reconcile(): Promise<void> {
-    const busy = (await this.o.api.busySessions()).filter((id) => !this.children.has(id))
+    const busy = (await this.options.api.busySessions()).filter((id) => !this.children.has(id))
     if (busy.length && !this.busy) {
       this.busy = true
       await this.hook('prompt-submit', {})
-    } else if (!busy.length && (this.busy || (!this.seenTurn && (await this.o.api.sessionCount()) > 0))) {
+    } else if (!busy.length && (this.busy || (!this.seenTurn && (await this.options.api.sessionCount()) > 0))) {
       this.busy = false
       this.seenTurn = true
       await this.hook('stop', { ...(this.lastText !== undefined && { last_assistant_message: this.lastText }) })
@@ -191,7 +197,7 @@ export class OpencodeBridge {
     const metadata = (p.metadata ?? {}) as Json
     const patterns = Array.isArray(p.patterns) ? p.patterns.filter((x): x is string => typeof x === 'string') : []
     const input = Object.keys(metadata).length ? metadata : { patterns }
-    const reply = await this.o.runHook({
+    const reply = await this.options.runHook({
       event: 'permission-request',
       payload: { tool_name: typeof p.permission === 'string' ? p.permission : 'tool', tool_input: input },
       signal: this.abort.signal,
@@ -202,7 +208,7 @@ export class OpencodeBridge {
     })
     const answer = JSON.parse(reply.stdout ?? '{}') as { reply?: PermissionReply; message?: string }
     this.answered.add(id)
-    if (answer.reply && !this.replied.has(id)) await this.o.api.replyPermission(id, answer.reply, answer.message)
+    if (answer.reply && !this.replied.has(id)) await this.options.api.replyPermission(id, answer.reply, answer.message)
   }
 
   private isChild(sessionID: unknown): boolean {
@@ -210,7 +216,7 @@ export class OpencodeBridge {
   }
 
   private async hook(event: SwarmHookEvent, payload: Json): Promise<void> {
-    await this.o.runHook({ event, payload })
+    await this.options.runHook({ event, payload })
   }
 
   private async log(line: string): Promise<void> {

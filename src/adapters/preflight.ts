@@ -8,8 +8,7 @@ import { requireAgentBinary } from './binary.js'
 import { checkProviderEnv } from './provider-check.js'
 import { resolveAdapter } from './registry.js'
 import type { AgentAdapter } from './types.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 export interface PreflightInput {
   team: string

@@ -6,8 +6,7 @@
 import type { PasteChunk } from '../backends/types.js'
 
 import type { Verdict } from '../asks/types.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /**
  * The hook events swarm understands, whatever a CLI calls them (Codex `UserPromptSubmit`, Gemini

@@ -53,40 +53,40 @@ export class TeammateRuntime {
   /** Compaction and budgets, checked before every model request. */
   readonly guards: TurnGuards
 
-  constructor(private readonly o: RuntimeOptions) {
+  constructor(private readonly options: RuntimeOptions) {
     // A resumed agent's state file starts from what it had spent before.
-    this.usage = o.state.current.usage ?? emptyUsage()
-    this.costUsd = o.state.current.costUsd ?? 0
+    this.usage = options.state.current.usage ?? emptyUsage()
+    this.costUsd = options.state.current.costUsd ?? 0
     // The team's spend is read from disk: what this member spent is written before it is read.
-    const teamBudget = o.teamBudget
-    const host = { ...o, ...(teamBudget ? { teamBudget: () => o.state.flushed().then(teamBudget) } : {}) }
+    const teamBudget = options.teamBudget
+    const host = { ...options, ...(teamBudget ? { teamBudget: () => options.state.flushed().then(teamBudget) } : {}) }
     this.guards = createTurnGuards(host, {
       signal: this.turnAbort.signal,
       spent: () => ({ costUsd: this.costUsd, usage: this.usage }),
-      onUsage: (u) => this.meter.record(o.model, u),
-      tellLead: (text, summary) => (o.name === LEAD_NAME ? Promise.resolve() : this.sendToLead(text, summary)),
+      onUsage: (u) => this.meter.record(options.model, u),
+      tellLead: (text, summary) => (options.name === LEAD_NAME ? Promise.resolve() : this.sendToLead(text, summary)),
     })
     // Also a signal that fired while the agent was being assembled: run() then ends at once.
-    onAbort(o.signal, () => this.stop())
+    onAbort(options.signal, () => this.stop())
   }
 
   /** Runs until shutdown is approved or the signal aborts; resolves with the exit code. */
   async run(): Promise<number> {
     let taskWatch: PathWatch | undefined
     try {
-      if (!this.o.external) {
+      if (!this.options.external) {
         // `ready` hands over what is already unread (sent while we were dead) before anything new;
         // each batch is recorded as delivered once it is in our queue.
-        this.watcher = watchInbox(this.o.team, this.o.name, (msgs) => this.enqueue(msgs), {
-          env: this.o.env,
+        this.watcher = watchInbox(this.options.team, this.options.name, (msgs) => this.enqueue(msgs), {
+          env: this.options.env,
           signal: this.turnAbort.signal,
           markDelivered: true,
         })
         await this.watcher.ready
       }
-      if (this.o.autoClaimTasks !== false) {
+      if (this.options.autoClaimTasks !== false) {
         // A task created or unblocked while we sleep wakes us to claim it (no polling).
-        const dir = tasksDir(this.o.team, this.o.env)
+        const dir = tasksDir(this.options.team, this.options.env)
         await ensureDir(dir)
         // No poll, and a watch that breaks (the team was deleted) is not reported: messages still wake us.
         taskWatch = watchPath(dir, () => this.wake?.())
@@ -124,10 +124,10 @@ export class TeammateRuntime {
       }
     } finally {
       taskWatch?.close()
-      await this.o.onExit?.()
+      await this.options.onExit?.()
       await this.watcher?.close()
       await this.setStatus('exited')
-      this.o.output.flush()
+      this.options.output.flush()
     }
     return this.exitCode
   }
@@ -166,13 +166,13 @@ export class TeammateRuntime {
   }
 
   private get currentTools(): Tool[] {
-    return this.o.toolsForMode?.(this.o.state.current.mode ?? this.o.mode ?? 'default') ?? this.o.tools
+    return this.options.toolsForMode?.(this.options.state.current.mode ?? this.options.mode ?? 'default') ?? this.options.tools
   }
 
   private async compactBetweenTurns(): Promise<void> {
     await this.setStatus('working', 'compacting')
     await this.guards.compactNow(
-      this.o.messages,
+      this.options.messages,
       this.currentTools.map((t) => t.toApiTool()),
     )
     if (this.guards.halted) this.lastTurn = { failure: this.guards.halted }
@@ -196,7 +196,7 @@ export class TeammateRuntime {
       if (this.seen.has(k) || m.read) continue
       this.seen.add(k)
       const structured = parseStructured(m.text)
-      const routed = this.o.route?.(m, structured) ?? 'default'
+      const routed = this.options.route?.(m, structured) ?? 'default'
       if (routed === 'consume') {
         this.background(this.consume([m]))
         continue
@@ -216,15 +216,15 @@ export class TeammateRuntime {
 
   /** Work started from a watcher callback: its failure is reported in the pane, never unhandled. */
   private background(work: Promise<unknown>): void {
-    work.catch((err: unknown) => this.o.output.warn(`inbox: ${(err as Error)?.message ?? String(err)}`))
+    work.catch((err: unknown) => this.options.output.warn(`inbox: ${(err as Error)?.message ?? String(err)}`))
   }
 
   private async handleControl(entry: InboxMessage, msg: StructuredMessage): Promise<void> {
-    const verdict = entry.from === LEAD_NAME ? await this.o.verifyLead(entry) : 'not-lead'
+    const verdict = entry.from === LEAD_NAME ? await this.options.verifyLead(entry) : 'not-lead'
     await this.consume([entry])
     if (verdict !== 'verified') {
-      this.o.output.warn(`ignored ${msg.type} from ${entry.from}: ${refusalReason(verdict)}`)
-      await this.o.transcript.append({ kind: 'state', state: this.status, detail: `ignored ${verdict} ${msg.type} from ${entry.from}` })
+      this.options.output.warn(`ignored ${msg.type} from ${entry.from}: ${refusalReason(verdict)}`)
+      await this.options.transcript.append({ kind: 'state', state: this.status, detail: `ignored ${verdict} ${msg.type} from ${entry.from}` })
       return
     }
     if (msg.type === 'shutdown_request') {
@@ -233,32 +233,32 @@ export class TeammateRuntime {
         this.stop()
       } else {
         this.pendingShutdown = msg
-        this.o.output.info(`shutdown requested by team-lead${msg.reason ? ` (${msg.reason})` : ''}; finishing the current turn`)
+        this.options.output.info(`shutdown requested by team-lead${msg.reason ? ` (${msg.reason})` : ''}; finishing the current turn`)
       }
       return
     }
-    await this.guards.handleControl(msg, this.o, () => {
+    await this.guards.handleControl(msg, this.options, () => {
       this.wake?.()
       this.wakeBudget?.()
     })
     if (msg.type === 'mode_set_request') {
-      await this.o.state.update({ mode: msg.mode })
-      this.o.output.info(`mode set to ${msg.mode} by team-lead`)
+      await this.options.state.update({ mode: msg.mode })
+      this.options.output.info(`mode set to ${msg.mode} by team-lead`)
     }
-    if (msg.type === 'lead_key_update') this.o.output.info('team-lead handed out a new lead key; orders are verified with it from now on')
-    await this.o.onControl?.(msg, entry)
+    if (msg.type === 'lead_key_update') this.options.output.info('team-lead handed out a new lead key; orders are verified with it from now on')
+    await this.options.onControl?.(msg, entry)
   }
 
   private consume(all: InboxMessage[]): Promise<void> {
-    return markConsumed(inboxPath(this.o.team, this.o.name, this.o.env), all)
+    return markConsumed(inboxPath(this.options.team, this.options.name, this.options.env), all)
   }
 
   async setStatus(status: MemberStatus, detail?: string): Promise<void> {
     if (this.status === status && !detail) return
     this.status = status
-    this.o.output.state(status, detail)
-    await this.o.state.update({ status, detail, lastActivity: Date.now() })
-    await this.o.transcript.append({ kind: 'state', state: status, ...(detail ? { detail } : {}) })
+    this.options.output.state(status, detail)
+    await this.options.state.update({ status, detail, lastActivity: Date.now() })
+    await this.options.transcript.append({ kind: 'state', state: status, ...(detail ? { detail } : {}) })
   }
 
   private async runUserTurn(batch: InboxMessage[]): Promise<void> {
@@ -267,10 +267,10 @@ export class TeammateRuntime {
     if (this.pendingShutdown && this.queue.length === 0) {
       const req = this.pendingShutdown
       await this.runModelTurn(shutdownPrompt(req), [])
-      const answer = this.o.turnLog.shutdownResponses.get(req.requestId)
+      const answer = this.options.turnLog.shutdownResponses.get(req.requestId)
       this.pendingShutdown = undefined
       if (answer && !answer.approve) {
-        this.o.output.info(`shutdown rejected: ${answer.reason ?? '(no reason)'}`)
+        this.options.output.info(`shutdown rejected: ${answer.reason ?? '(no reason)'}`)
         return
       }
       await this.approveShutdown(req)
@@ -280,42 +280,42 @@ export class TeammateRuntime {
 
   private async runModelTurn(text: string, batch: InboxMessage[], taskId?: string): Promise<TurnResult | undefined> {
     await this.setStatus('working', taskId ? `task #${taskId}` : undefined)
-    appendUserText(this.o.messages, text)
-    await this.o.transcript.append({ kind: 'message', message: this.o.messages[this.o.messages.length - 1] })
+    appendUserText(this.options.messages, text)
+    await this.options.transcript.append({ kind: 'message', message: this.options.messages[this.options.messages.length - 1] })
     let result: TurnResult | undefined
     let failure: string | undefined
     try {
       result = await runTurn({
-        client: this.o.client,
-        model: this.o.model,
-        system: this.o.system,
-        ...(this.o.cache ? { cache: this.o.cache } : {}),
+        client: this.options.client,
+        model: this.options.model,
+        system: this.options.system,
+        ...(this.options.cache ? { cache: this.options.cache } : {}),
         tools: this.currentTools,
-        messages: this.o.messages,
-        maxIterations: this.o.maxIterations,
+        messages: this.options.messages,
+        maxIterations: this.options.maxIterations,
         signal: this.turnAbort.signal,
         toolContext: {
-          cwd: this.o.cwd,
+          cwd: this.options.cwd,
           signal: this.turnAbort.signal,
-          agentName: this.o.name,
-          teamName: this.o.team,
-          env: this.o.env,
-          checkPermission: this.o.checkPermission,
-          ...(this.o.writableRoots ? { writableRoots: this.o.writableRoots } : {}),
-          sandbox: this.o.sandbox,
+          agentName: this.options.name,
+          teamName: this.options.team,
+          env: this.options.env,
+          checkPermission: this.options.checkPermission,
+          ...(this.options.writableRoots ? { writableRoots: this.options.writableRoots } : {}),
+          sandbox: this.options.sandbox,
           meter: this.meter,
         },
-        onText: (d) => this.o.output.text(d),
-        onToolEnd: (name, input, res, ms) => this.o.output.tool(name, input, res, ms),
-        record: (...events) => this.o.transcript.append(...events),
+        onText: (d) => this.options.output.text(d),
+        onToolEnd: (name, input, res, ms) => this.options.output.tool(name, input, res, ms),
+        record: (...events) => this.options.transcript.append(...events),
         ...this.guards.hooks(),
       })
-      this.o.output.flush()
+      this.options.output.flush()
     } catch (err) {
-      this.o.output.flush()
+      this.options.output.flush()
       failure = describeFailure(err)
-      this.o.output.warn(`turn failed: ${failure}`)
-      await this.o.transcript.append(errorEvent(err))
+      this.options.output.warn(`turn failed: ${failure}`)
+      await this.options.transcript.append(errorEvent(err))
     }
     // Read only once the turn consumed them (a crash before this point re-delivers them). An
     // aborted turn did not: like a crash, its messages stay unread for the next start (--resume
@@ -333,7 +333,7 @@ export class TeammateRuntime {
     const costUsd = estimateCost(model, u)
     this.usage = addUsage(this.usage, u)
     this.costUsd += costUsd
-    await this.o.state.addSpend({ usage: u, costUsd }, { turns: (this.o.state.current.turns ?? 0) + 1 })
+    await this.options.state.addSpend({ usage: u, costUsd }, { turns: (this.options.state.current.turns ?? 0) + 1 })
   }
 
   /** One idle_notification per transition to idle, with what the turn did. */
@@ -341,37 +341,49 @@ export class TeammateRuntime {
     const last = this.lastTurn
     this.lastTurn = undefined
     // Tasks completed since the last idle, also in turns that ran back to back (queued messages).
-    const completedIds = this.o.turnLog.completedTaskIds.splice(0)
+    const completedIds = this.options.turnLog.completedTaskIds.splice(0)
     await this.setStatus('idle')
     // The lead is the one idle notifications go to; it does not notify itself.
-    if (!last || this.o.name === LEAD_NAME) return
-    await sendIdleNotification(this.o.team, this.o.name, idleReport(last, completedIds[completedIds.length - 1]), this.o.env)
+    if (!last || this.options.name === LEAD_NAME) return
+    await sendIdleNotification(this.options.team, this.options.name, idleReport(last, completedIds[completedIds.length - 1]), this.options.env)
   }
 
   private async sendToLead(text: string, summary?: string): Promise<void> {
-    await sendTeamMessage({ team: this.o.team, from: this.o.name, to: LEAD_NAME, text, ...(summary ? { summary } : {}), env: this.o.env })
+    await sendTeamMessage({
+      team: this.options.team,
+      from: this.options.name,
+      to: LEAD_NAME,
+      text,
+      ...(summary ? { summary } : {}),
+      env: this.options.env,
+    })
   }
 
   private async approveShutdown(req: StructuredMessage & { type: 'shutdown_request' }): Promise<void> {
     const approved: StructuredMessage = {
       type: 'shutdown_approved',
       requestId: req.requestId,
-      from: this.o.name,
+      from: this.options.name,
       timestamp: new Date().toISOString(),
     }
     await this.sendToLead(encodeStructured(approved), 'shutdown approved')
-    this.o.output.info('shutdown approved; exiting')
+    this.options.output.info('shutdown approved; exiting')
     this.pendingShutdown = undefined
   }
 
   /** After a turn, with nothing in the inbox: claim the next unowned, unblocked task. */
   private async maybeClaimTask(): Promise<boolean> {
-    if (this.o.autoClaimTasks === false || this.stopRequested) return false
-    const next = await claimNextTask({ team: this.o.team, name: this.o.name, env: this.o.env, warn: (line) => this.o.output.warn(line) })
+    if (this.options.autoClaimTasks === false || this.stopRequested) return false
+    const next = await claimNextTask({
+      team: this.options.team,
+      name: this.options.name,
+      env: this.options.env,
+      warn: (line) => this.options.output.warn(line),
+    })
     if (!next) return false
-    await this.o.state.update({ currentTask: next.id })
+    await this.options.state.update({ currentTask: next.id })
     await this.runModelTurn(next.prompt, [], next.id)
-    await this.o.state.update({ currentTask: undefined })
+    await this.options.state.update({ currentTask: undefined })
     return true
   }
 }

@@ -1,6 +1,5 @@
 import { addMemberSpend, type MemberSpend, type MemberState, type MemberStatePatch, updateMemberState } from '../store/member-state.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 export interface AgentStateOptions {
   team: string
@@ -22,8 +21,8 @@ export class AgentStateFile {
   private writing: Promise<void> = Promise.resolve()
   private started = false
 
-  constructor(private readonly o: AgentStateOptions) {
-    this.state = o.initial
+  constructor(private readonly options: AgentStateOptions) {
+    this.state = options.initial
   }
 
   get current(): MemberState {
@@ -36,10 +35,10 @@ export class AgentStateFile {
     for (const [k, v] of Object.entries(next)) if (v === undefined) delete next[k]
     this.state = next as MemberState
     const write = this.started ? patch : this.state
-    const options = this.started ? {} : { create: true, replace: this.o.fresh }
+    const options = this.started ? {} : { create: true, replace: this.options.fresh }
     this.started = true
     this.writing = this.writing.then(async () => {
-      await updateMemberState(this.o.team, this.o.name, write, this.o.env, options)
+      await updateMemberState(this.options.team, this.options.name, write, this.options.env, options)
     })
     return this.writing
   }
@@ -65,7 +64,7 @@ export class AgentStateFile {
     if (!this.started) return this.update({ ...patch, usage, costUsd })
     this.state = { ...cur, ...patch, usage, costUsd } as MemberState
     this.writing = this.writing.then(async () => {
-      await addMemberSpend(this.o.team, this.o.name, spend, { ...(this.o.env ? { env: this.o.env } : {}), patch })
+      await addMemberSpend(this.options.team, this.options.name, spend, { ...(this.options.env ? { env: this.options.env } : {}), patch })
     })
     return this.writing
   }

@@ -45,9 +45,9 @@ export class TurnGuards {
   /** Why the budget stopped the last turn (the agent waits for the lead). */
   exhausted: string | undefined
 
-  constructor(private readonly o: GuardOptions) {
-    this.compactor = new Compactor(o)
-    this.budget = o.budget
+  constructor(private readonly options: GuardOptions) {
+    this.compactor = new Compactor(options)
+    this.budget = options.budget
   }
 
   /** Why compaction gave up (the agent stops), after MAX_CONSECUTIVE_FAILURES failures in a row. */
@@ -104,7 +104,7 @@ export class TurnGuards {
       if (msg.scope === 'team') this.exhausted = undefined
       else this.raise({ ...(msg.addUsd !== undefined ? { usd: msg.addUsd } : {}), ...(msg.addTokens !== undefined ? { tokens: msg.addTokens } : {}) })
       await host.state.update({ budget: this.budget })
-      host.output.info(`budget raised by team-lead: now ${describeSpend(this.budget, this.o.spent())}`)
+      host.output.info(`budget raised by team-lead: now ${describeSpend(this.budget, this.options.spent())}`)
     } else return
     wake()
   }
@@ -127,15 +127,15 @@ export class TurnGuards {
   }
 
   private async checkBudget(): Promise<string | undefined> {
-    const own = { limit: this.budget, spent: this.o.spent(), whose: 'its budget' }
-    const team = await this.o.teamBudget?.()
+    const own = { limit: this.budget, spent: this.options.spent(), whose: 'its budget' }
+    const team = await this.options.teamBudget?.()
     for (const b of [own, ...(team ? [{ ...team, whose: "the team's budget" }] : [])]) {
       const share = budgetShare(b.limit, b.spent)
-      if (share >= 1) return `budget_exhausted: ${this.o.name} spent ${describeSpend(b.limit, b.spent)} (${b.whose})`
+      if (share >= 1) return `budget_exhausted: ${this.options.name} spent ${describeSpend(b.limit, b.spent)} (${b.whose})`
       if (share >= WARN_SHARE && b === own && this.warnedAt !== this.budget) {
         this.warnedAt = this.budget
-        await this.o.tellLead(
-          `${this.o.name} has used ${Math.floor(share * 100)}% of its budget: ${describeSpend(b.limit, b.spent)}. Raise it with \`swarm budget ${this.o.team} ${this.o.name} --add USD\`.`,
+        await this.options.tellLead(
+          `${this.options.name} has used ${Math.floor(share * 100)}% of its budget: ${describeSpend(b.limit, b.spent)}. Raise it with \`swarm budget ${this.options.team} ${this.options.name} --add USD\`.`,
           'budget 80% used',
         )
       }

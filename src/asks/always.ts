@@ -18,8 +18,7 @@ import { formatRuleValue, rulesFromUpdates } from '../permissions/rules/updates.
 import { atomicWriteJson, OWN_FILE, readJsonFile } from '../util/fs.js'
 import { withFileLock } from '../util/lock.js'
 import { readTeam } from '../teams/team-store.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 const AlwaysRules = z.strictObject({ allow: z.array(z.string()), deny: z.array(z.string()).optional(), ask: z.array(z.string()).optional() })
 type AlwaysRules = z.infer<typeof AlwaysRules>

@@ -1,6 +1,5 @@
 import type { ExecutorOptions, InProcessExecutor, PaneAddress, PaneDriver, PaneExecutor } from './types.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /**
  * A backend as the registry knows it: a name, how to tell whether it works here and whether swarm

@@ -4,8 +4,7 @@ import { runCommand } from '../process/launch.js'
 import type { PaneBackend } from './backend.js'
 import { findBackend, paneBackends, parseBackendChoice } from './registry.js'
 import type { BackendChoice, BackendType } from './types.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /** The answer of one probe (`tmux -V`, `it2 session list`). */
 export interface ProbeResult {

@@ -4,8 +4,7 @@ import { readTeam } from '../teams/team-store.js'
 import type { TeamFile, TeamMember } from '../teams/types.js'
 import { parseAgentId } from './shutdown.js'
 import type { BackendType, PaneDirectory, PaneRef } from './types.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /**
  * The member field where swarm records a tmux pane's server socket (config.json keeps unknown

@@ -9,8 +9,7 @@
 import { ExitCode, SwarmError, UsageError } from '../errors.js'
 import { type CommandResult, runCommand } from '../process/launch.js'
 import type { PaneAddress, PaneDriver } from './types.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /** Each it2 call starts a Python process that talks to iTerm2: allow it time. */
 export const IT2_TIMEOUT_MS = 10_000

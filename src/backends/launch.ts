@@ -5,8 +5,7 @@ import { memberMarker } from '../home/marker.js'
 import { markerEnv } from '../process/marker.js'
 import { containedArgv, memberCgroup } from '../process/containment.js'
 import { teamDir } from '../home/paths.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /** Variables a teammate inherits from whoever spawns it (tmux panes do not inherit the client's env). */
 const FORWARDED = new Set([

@@ -7,8 +7,7 @@ import { PaneIo } from './pane-io.js'
 import { BACKEND_ENV } from './spawn-config.js'
 import { tmuxBackend } from './tmux-backend.js'
 import type { ExecutorOptions, InProcessExecutor, PaneAddress, PaneExecutor } from './types.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /**
  * The one list of backends, in detection order: the only module that imports the concrete ones.

@@ -7,8 +7,7 @@ import { LEAD_NAME, inboxPath, validateAgentName, validateName } from '../home/p
 import { delay } from '../process/delay.js'
 import type { LeadSigner, TeammateExecutor, TerminateOptions, TerminateOutcome } from './types.js'
 import { signEntry } from '../trust/sign.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /** How long terminate waits for a teammate to stop by itself. */
 export const GRACEFUL_STOP_MS = 10_000

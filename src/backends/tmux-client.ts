@@ -3,8 +3,7 @@ import { type CommandResult, CommandTimeoutError, runCommand } from '../process/
 // The server this may start serves every team: it must not carry one team's marker.
 import { withoutMarker } from '../process/marker.js'
 import { waitForExit } from '../process/liveness.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /** Every tmux call gets this long before its process group is killed. */
 export const TMUX_TIMEOUT_MS = 5_000

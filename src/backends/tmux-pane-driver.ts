@@ -6,8 +6,7 @@
 import { randomBytes } from 'node:crypto'
 import { TmuxClient, resolveSocket } from './tmux-client.js'
 import type { PaneAddress, PaneDriver } from './types.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /** The pane this process runs in, from tmux's own variables ($TMUX = socket,pid,session; $TMUX_PANE). */
 export function ownTmuxPane(env: Env): PaneAddress | undefined {

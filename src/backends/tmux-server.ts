@@ -14,8 +14,7 @@ import type { ServerReport } from './backend.js'
 import { TmuxClient, describeSocket, killServer, resolveSocket, socketArgs, swarmSocket } from './tmux-client.js'
 import { listPanes, teamLeader } from './tmux-panes.js'
 import type { AttachIo } from './types.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /** `swarm-<team>`: the session of a team on the swarm server. */
 export function sessionName(team: string): string {

@@ -2,6 +2,7 @@ import type { LaunchedProcess, LaunchOptions } from '../process/launch.js'
 import type { LeadSignFn } from '../trust/sign.js'
 import type { NewMessage } from '../mailbox/entry.js'
 import type { InboxMessage } from '../mailbox/types.js'
+import type { Env } from '../home/env.js'
 /**
  * A registered backend's name (`tmux`, `iterm2`, `in-process`, or one added with registerBackend):
  * checked against backends/registry.ts wherever one is read from a user or a file.
@@ -10,8 +11,6 @@ export type BackendType = string
 
 /** `--backend`: a backend, or `auto` for detection. */
 export type BackendChoice = 'auto' | BackendType
-
-type Env = NodeJS.ProcessEnv
 
 /** What a pane backend needs to start a teammate. Nothing in it is ever interpreted by a shell. */
 export interface TeammateSpawnConfig {

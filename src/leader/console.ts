@@ -117,18 +117,18 @@ export class LeaderConsole {
   private done!: () => void
   private readonly finished = new Promise<void>((r) => (this.done = r))
 
-  constructor(private readonly o: LeaderConsoleOptions) {
-    this.c = pc.createColors(o.color ?? (Boolean(o.output.isTTY) && !o.env.NO_COLOR))
-    o.signal?.addEventListener('abort', () => this.stop(), { once: true })
+  constructor(private readonly options: LeaderConsoleOptions) {
+    this.c = pc.createColors(options.color ?? (Boolean(options.output.isTTY) && !options.env.NO_COLOR))
+    options.signal?.addEventListener('abort', () => this.stop(), { once: true })
   }
 
   /** Runs until /quit, the end of input, or the signal. */
   async run(): Promise<void> {
-    this.line(this.c.bold(`swarm leader — team ${this.o.team}`) + this.c.dim('  (/help for commands)'))
-    const pendingDir = pendingPermissionsDir(this.o.team, this.o.env)
+    this.line(this.c.bold(`swarm leader — team ${this.options.team}`) + this.c.dim('  (/help for commands)'))
+    const pendingDir = pendingPermissionsDir(this.options.team, this.options.env)
     await ensureDir(pendingDir)
     // The safety poll covers a watch that fails (not reported: nothing is lost).
-    this.dirWatch = watchPath(pendingDir, () => void this.syncPending(), { pollMs: this.o.pendingPollMs ?? WATCH_INTERVALS.pendingRequests })
+    this.dirWatch = watchPath(pendingDir, () => void this.syncPending(), { pollMs: this.options.pendingPollMs ?? WATCH_INTERVALS.pendingRequests })
     this.queue.onChange(() => {
       const s = this.shown
       if (s && !this.shownGone && this.queue.get(s.id)?.id !== s.id) {
@@ -139,13 +139,13 @@ export class LeaderConsole {
       this.showCurrent()
     })
     await this.syncPending()
-    this.watcher = watchInbox(this.o.team, LEAD_NAME, (msgs) => this.onMessages(msgs), { env: this.o.env, markDelivered: true })
+    this.watcher = watchInbox(this.options.team, LEAD_NAME, (msgs) => this.onMessages(msgs), { env: this.options.env, markDelivered: true })
     await this.watcher.ready
-    this.rl = readline.createInterface({ input: this.o.input, terminal: false })
+    this.rl = readline.createInterface({ input: this.options.input, terminal: false })
     this.rl.on('line', (line) => void this.onLine(line.trim()).catch((err) => this.line(this.c.red(`error: ${one(errorMessage(err))}`))))
-    this.rl.on('close', () => (this.o.runPastInputEnd && !this.stopped ? this.inputEnded() : this.stop()))
+    this.rl.on('close', () => (this.options.runPastInputEnd && !this.stopped ? this.inputEnded() : this.stop()))
     // Stopped while starting (a signal before or during the setup above): close what was opened since.
-    if (this.stopped || this.o.signal?.aborted) this.stop()
+    if (this.stopped || this.options.signal?.aborted) this.stop()
     await this.finished
   }
 
@@ -161,14 +161,14 @@ export class LeaderConsole {
     this.inputClosed = true
     this.line(
       this.c.dim(
-        `input closed: this console reads no more; team ${this.o.team} keeps running until \`swarm team delete ${this.o.team}\` or SIGTERM (answer requests with \`swarm perms ${this.o.team}\`)`,
+        `input closed: this console reads no more; team ${this.options.team} keeps running until \`swarm team delete ${this.options.team}\` or SIGTERM (answer requests with \`swarm perms ${this.options.team}\`)`,
       ),
     )
   }
 
   private line(s: string): void {
     // Wrapped on words to the pane's width now: a TTY's columns follow each resize (SIGWINCH).
-    this.o.output.write(wrapLines(s, this.o.output.isTTY ? this.o.output.columns : undefined) + '\n')
+    this.options.output.write(wrapLines(s, this.options.output.isTTY ? this.options.output.columns : undefined) + '\n')
   }
 
   private who(name: string, color?: string): string {
@@ -193,20 +193,25 @@ export class LeaderConsole {
       }
       if (s?.type === 'shutdown_approved') {
         consumed.push(m.msg_id ?? '')
-        await this.o.control.closed(m.from).catch((err) => this.line(this.c.red(one(`could not close ${m.from}'s pane: ${errorMessage(err)}`))))
+        await this.options.control.closed(m.from).catch((err) => this.line(this.c.red(one(`could not close ${m.from}'s pane: ${errorMessage(err)}`))))
         continue
       }
       // The lead agent gets what teammates say; never its own words back.
-      if (this.o.lead && m.from !== LEAD_NAME) this.o.lead.deliver([m])
+      if (this.options.lead && m.from !== LEAD_NAME) this.options.lead.deliver([m])
       else consumed.push(m.msg_id ?? '')
     }
     const ids = consumed.filter(Boolean)
-    if (ids.length) await markRead(inboxPath(this.o.team, LEAD_NAME, this.o.env), { msgIds: ids })
+    if (ids.length) await markRead(inboxPath(this.options.team, LEAD_NAME, this.options.env), { msgIds: ids })
   }
 
   /** `swarm spawn --backend in-process` from another shell: honoured only with the lead's signature. */
   private async spawnRequested(m: InboxMessage, s: Extract<StructuredMessage, { type: 'spawn_request' }>): Promise<void> {
-    this.gate ??= LeadGate.open({ team: this.o.team, name: LEAD_NAME, env: this.o.env, ledgerFile: consoleLedgerPath(this.o.team, this.o.env) })
+    this.gate ??= LeadGate.open({
+      team: this.options.team,
+      name: LEAD_NAME,
+      env: this.options.env,
+      ledgerFile: consoleLedgerPath(this.options.team, this.options.env),
+    })
     const verdict = await (await this.gate).acceptLeadOrder(m)
     if (verdict === 'replayed') {
       this.line(this.c.yellow(`ignored a REPLAYED spawn request for ${one(s.name)} (already honoured)`))
@@ -218,7 +223,7 @@ export class LeaderConsole {
     }
     try {
       const { requestId: _id, type: _t, from: _f, timestamp: _ts, name, ...opts } = s
-      this.line(await this.o.control.spawn(name, opts))
+      this.line(await this.options.control.spawn(name, opts))
     } catch (err) {
       this.line(this.c.red(`could not start ${one(s.name)}: ${one(errorMessage(err))}`))
     }
@@ -228,12 +233,12 @@ export class LeaderConsole {
   private syncPending(): Promise<void> {
     this.syncing = this.syncing.then(async () => {
       try {
-        const listing = await listRequests(this.o.team, { env: this.o.env })
+        const listing = await listRequests(this.options.team, { env: this.options.env })
         for (const c of listing.cancelled)
           this.line(this.c.yellow(one(`request ${shortRequestId(c.id)} from ${c.agent} (${c.toolName}) cancelled: ${c.reason}`)))
         const added = this.queue.sync(listing.requests.map(toConsoleRequest))
         for (const r of added)
-          notifyHuman({ id: r.id, agent: r.agent, toolName: r.tool, kind: r.kind, summary: r.detail }, this.o.output, { env: this.o.env })
+          notifyHuman({ id: r.id, agent: r.agent, toolName: r.tool, kind: r.kind, summary: r.detail }, this.options.output, { env: this.options.env })
       } catch (err) {
         this.line(this.c.red(`cannot read pending requests: ${errorMessage(err)}`))
       }
@@ -271,11 +276,11 @@ export class LeaderConsole {
           ),
         )
     }
-    if (this.o.answersHere === false || this.inputClosed) return
+    if (this.options.answersHere === false || this.inputClosed) return
     if (r.suggestions?.length) this.line(this.c.dim(`  always would allow: ${one(r.suggestions.join(', '))}`))
     this.line(
       this.c.dim(
-        `  [y] approve once  [a] approve always  [n <feedback>] deny  /show ${short} — request ${short} of ${one(r.agent)} (or: swarm perms approve ${this.o.team} ${short})`,
+        `  [y] approve once  [a] approve always  [n <feedback>] deny  /show ${short} — request ${short} of ${one(r.agent)} (or: swarm perms approve ${this.options.team} ${short})`,
       ),
     )
   }
@@ -321,7 +326,7 @@ export class LeaderConsole {
       this.shown = undefined
       return undefined
     }
-    if (this.shownReplaced && Date.now() - this.shownAt < (this.o.promptSettleMs ?? PROMPT_SETTLE_MS)) {
+    if (this.shownReplaced && Date.now() - this.shownAt < (this.options.promptSettleMs ?? PROMPT_SETTLE_MS)) {
       this.line(
         this.c.yellow(
           `the request on screen just changed to ${shortRequestId(r.id)} of ${one(r.agent)}; nothing answered — read it and answer again`,
@@ -345,8 +350,8 @@ export class LeaderConsole {
       if (!this.seenAll(current)) return
       return this.answer(current.id, 'approve', { always: key.startsWith('a') })
     }
-    if (this.o.lead) this.o.lead.say(line)
-    else this.line(this.c.yellow(this.o.noLeadReason ?? 'no lead agent is running'))
+    if (this.options.lead) this.options.lead.say(line)
+    else this.line(this.c.yellow(this.options.noLeadReason ?? 'no lead agent is running'))
   }
 
   private async answer(id: string, decision: 'approve' | 'deny', opts: { always?: boolean; feedback?: string }): Promise<void> {
@@ -358,7 +363,7 @@ export class LeaderConsole {
     this.answeredHere.add(r.id)
     try {
       await answerRequest(
-        this.o.team,
+        this.options.team,
         r.id,
         {
           kind: decision,
@@ -366,7 +371,7 @@ export class LeaderConsole {
           ...(opts.feedback ? { feedback: opts.feedback } : {}),
           by: 'team-lead console',
         },
-        { env: this.o.env },
+        { env: this.options.env },
       )
       const added = opts.always && decision === 'approve' && r.suggestions?.length ? `; added the rules ${r.suggestions.join(', ')}` : ''
       this.line(
@@ -395,30 +400,30 @@ export class LeaderConsole {
       case 'msg': {
         const [to, ...words] = rest
         if (!to || words.length === 0) return this.line('usage: /msg <name|*> <text>')
-        await sendTeamMessage({ team: this.o.team, to, text: arg.slice(to.length).trim(), env: this.o.env })
+        await sendTeamMessage({ team: this.options.team, to, text: arg.slice(to.length).trim(), env: this.options.env })
         return this.line(this.c.dim(`→ ${to}`))
       }
       case 'spawn': {
         const [head, prompt] = arg.split(/\s+--\s+/, 2)
         const [name, type] = head.split(/\s+/)
         if (!name) return this.line('usage: /spawn <name> [type] [-- prompt]')
-        return this.line(await this.o.control.spawn(name, { ...(type ? { agentType: type } : {}), ...(prompt ? { prompt } : {}) }))
+        return this.line(await this.options.control.spawn(name, { ...(type ? { agentType: type } : {}), ...(prompt ? { prompt } : {}) }))
       }
       case 'kill': {
         if (!rest[0]) return this.line('usage: /kill <name> [now]')
-        return this.line(await this.o.control.kill(rest[0], { now: rest[1] === 'now' }))
+        return this.line(await this.options.control.kill(rest[0], { now: rest[1] === 'now' }))
       }
       case 'status':
-        return this.line(await this.o.control.status())
+        return this.line(await this.options.control.status())
       case 'team':
-        return this.line(await this.o.control.status('overview'))
+        return this.line(await this.options.control.status('overview'))
       case 'focus': {
         if (!rest[0]) return this.line('usage: /focus <name>')
-        if (!this.o.control.focus) return this.line('no panes here: teammates run inside this console')
-        return this.line(await this.o.control.focus(rest[0]))
+        if (!this.options.control.focus) return this.line('no panes here: teammates run inside this console')
+        return this.line(await this.options.control.focus(rest[0]))
       }
       case 'tasks': {
-        const tasks = await listTasks(this.o.team, this.o.env)
+        const tasks = await listTasks(this.options.team, this.options.env)
         if (tasks.length === 0) return this.line('no tasks')
         for (const t of tasks) this.line(one(`#${t.id} [${t.status}] ${t.subject}${t.owner ? ` (${t.owner})` : ''}`))
         return
@@ -451,15 +456,15 @@ export class LeaderConsole {
         return this.answer(id, 'deny', { ...(feedback ? { feedback } : {}) })
       }
       case 'compact':
-        if (!this.o.lead) return this.line(this.c.yellow(this.o.noLeadReason ?? 'there is no lead agent to compact'))
-        this.o.lead.compact(arg || undefined)
+        if (!this.options.lead) return this.line(this.c.yellow(this.options.noLeadReason ?? 'there is no lead agent to compact'))
+        this.options.lead.compact(arg || undefined)
         return this.line(this.c.dim(`compacting the lead's conversation${arg ? ` (focus: ${arg})` : ''}`))
       case 'quit':
       case 'exit':
         this.line(
-          this.o.teammatesInside
-            ? `leaving the console stops the teammates running inside it (their conversations are kept); \`swarm team resume ${this.o.team}\` continues them.`
-            : `leaving the console; the team keeps running. \`swarm team resume ${this.o.team}\` brings it back.`,
+          this.options.teammatesInside
+            ? `leaving the console stops the teammates running inside it (their conversations are kept); \`swarm team resume ${this.options.team}\` continues them.`
+            : `leaving the console; the team keeps running. \`swarm team resume ${this.options.team}\` brings it back.`,
         )
         return this.stop()
       default:

@@ -39,8 +39,8 @@ export function stoppedWithKill(m: TeamMember): boolean {
 /** The team's hands as the leader console and the lead agent use them. */
 export class LeaderControl implements TeamControl {
   private pane: PaneExecutor | undefined
-  constructor(private readonly o: LeaderControlOptions) {
-    if (o.backend !== 'in-process') this.pane = createExecutor(o.backend, { env: o.env, sign: o.sign })
+  constructor(private readonly options: LeaderControlOptions) {
+    if (options.backend !== 'in-process') this.pane = createExecutor(options.backend, { env: options.env, sign: options.sign })
   }
 
   /** `worktree`: in a git worktree of its own, a string naming it (undefined: as its agent definition's `isolation` says). */
@@ -58,15 +58,15 @@ export class LeaderControl implements TeamControl {
     },
   ): Promise<string> {
     validateTeammateName(name)
-    if (this.o.backend === 'in-process') {
-      const config = await readTeam(this.o.team, this.o.env)
+    if (this.options.backend === 'in-process') {
+      const config = await readTeam(this.options.team, this.options.env)
       const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
-      if (opts.agentType !== undefined) await checkAgentType(opts.agentType, { cwd: opts.cwd ?? leadCwd, env: this.o.env })
+      if (opts.agentType !== undefined) await checkAgentType(opts.agentType, { cwd: opts.cwd ?? leadCwd, env: this.options.env })
       const wt = await this.wantedWorktree(name, { ...opts, repoDir: opts.cwd ?? leadCwd, leadCwd })
       try {
         if (!config.members.some((m) => m.name === name)) {
           await addMember(
-            this.o.team,
+            this.options.team,
             {
               name,
               agentType: opts.agentType,
@@ -80,20 +80,21 @@ export class LeaderControl implements TeamControl {
               ...(opts.maxCostUsd !== undefined ? { maxCostUsd: opts.maxCostUsd } : {}),
               ...(opts.maxTokens !== undefined ? { maxTokens: opts.maxTokens } : {}),
             },
-            this.o.env,
+            this.options.env,
           )
         }
-        if (wt) await updateMember(this.o.team, name, { cwd: await worktreeCwd(wt), worktreePath: wt.path }, this.o.env)
+        if (wt) await updateMember(this.options.team, name, { cwd: await worktreeCwd(wt), worktreePath: wt.path }, this.options.env)
       } catch (err) {
-        if (wt && !wt.reused) await removeWorktree(wt, { env: this.o.env }).catch(() => undefined) // nothing half-made stays
+        if (wt && !wt.reused) await removeWorktree(wt, { env: this.options.env }).catch(() => undefined) // nothing half-made stays
         throw err
       }
-      if (opts.prompt) await sendTeamMessage({ team: this.o.team, to: name, text: opts.prompt, summary: 'task from team-lead', env: this.o.env })
+      if (opts.prompt)
+        await sendTeamMessage({ team: this.options.team, to: name, text: opts.prompt, summary: 'task from team-lead', env: this.options.env })
       await this.startInProcess(name, false)
       return `started ${name} (in-process)${wt ? ` in worktree ${wt.path} (branch ${wt.branch})` : ''}`
     }
     const r = await spawnTeammate(
-      this.o.team,
+      this.options.team,
       {
         name,
         ...(opts.agentType ? { agentType: opts.agentType } : {}),
@@ -102,9 +103,10 @@ export class LeaderControl implements TeamControl {
         ...(opts.cwd ? { cwd: opts.cwd } : {}),
         ...(opts.worktree !== undefined ? { worktree: opts.worktree } : {}),
       },
-      { env: this.o.env, ...(this.pane ? { executor: this.pane } : {}) },
+      { env: this.options.env, ...(this.pane ? { executor: this.pane } : {}) },
     )
-    if (opts.prompt) await sendTeamMessage({ team: this.o.team, to: name, text: opts.prompt, summary: 'task from team-lead', env: this.o.env })
+    if (opts.prompt)
+      await sendTeamMessage({ team: this.options.team, to: name, text: opts.prompt, summary: 'task from team-lead', env: this.options.env })
     return `started ${name} in pane ${r.spawned.paneId}${r.worktree ? ` in worktree ${r.worktree.path} (branch ${r.worktree.branch})` : ''}`
   }
 
@@ -113,9 +115,9 @@ export class LeaderControl implements TeamControl {
    * made first when the roster asks for one (`worktree`, or its definition's isolation) and it has none yet.
    */
   async startInProcess(name: string, resume: boolean): Promise<void> {
-    const exec = this.o.inProcess
-    if (!exec || !this.o.inProcessMain) throw new Error('this leader has no in-process executor')
-    const config = await readTeam(this.o.team, this.o.env)
+    const exec = this.options.inProcess
+    if (!exec || !this.options.inProcessMain) throw new Error('this leader has no in-process executor')
+    const config = await readTeam(this.options.team, this.options.env)
     let member = config.members.find((m) => m.name === name)
     if (!member) throw new Error(`no member ${name}`)
     if (!member.worktreePath) {
@@ -125,20 +127,20 @@ export class LeaderControl implements TeamControl {
         repoDir: member.cwd,
         leadCwd,
       })
-      if (wt) member = await updateMember(this.o.team, name, { cwd: await worktreeCwd(wt), worktreePath: wt.path }, this.o.env)
+      if (wt) member = await updateMember(this.options.team, name, { cwd: await worktreeCwd(wt), worktreePath: wt.path }, this.options.env)
     }
     await exec.spawn({
-      team: this.o.team,
+      team: this.options.team,
       name,
       cwd: member.cwd,
       ...(member.color ? { color: member.color } : {}),
-      run: this.o.inProcessMain(name, { resume }),
+      run: this.options.inProcessMain(name, { resume }),
     })
     await updateMember(
-      this.o.team,
+      this.options.team,
       name,
       { backendType: 'in-process', tmuxPaneId: 'in-process', isActive: true, [STOPPED_FIELD]: undefined },
-      this.o.env,
+      this.options.env,
     )
   }
 
@@ -147,43 +149,43 @@ export class LeaderControl implements TeamControl {
     name: string,
     o: { worktree?: boolean | string; agentType?: string; repoDir: string; leadCwd: string },
   ): Promise<Worktree | undefined> {
-    const wanted = await wantsWorktree({ ...definedOnly({ worktree: o.worktree, agentType: o.agentType }), cwd: o.leadCwd, env: this.o.env })
+    const wanted = await wantsWorktree({ ...definedOnly({ worktree: o.worktree, agentType: o.agentType }), cwd: o.leadCwd, env: this.options.env })
     if (!wanted) return undefined
     return createWorktree({
       repoDir: o.repoDir,
-      team: this.o.team,
+      team: this.options.team,
       name,
-      env: this.o.env,
+      env: this.options.env,
       ...(typeof o.worktree === 'string' ? { slug: o.worktree } : {}),
     })
   }
 
   async kill(name: string, opts: { now?: boolean }): Promise<string> {
-    const exec = this.o.inProcess
-    const config = await readTeam(this.o.team, this.o.env)
+    const exec = this.options.inProcess
+    const config = await readTeam(this.options.team, this.options.env)
     const member = config.members.find((m) => m.name === name)
     if (member?.backendType === 'in-process' && exec) {
-      const id = agentId(name, this.o.team)
+      const id = agentId(name, this.options.team)
       if (opts.now) await exec.kill(id)
       else {
         const r = await exec.terminate(id, 'stopped by team-lead', { timeoutMs: 10_000 })
         if (r.outcome === 'timeout' || r.outcome === 'rejected') await exec.kill(id)
       }
-      await updateMember(this.o.team, name, { isActive: false, [STOPPED_FIELD]: true }, this.o.env)
+      await updateMember(this.options.team, name, { isActive: false, [STOPPED_FIELD]: true }, this.options.env)
       return `stopped ${name}`
     }
-    const r = await killTeammate(this.o.team, name, { env: this.o.env, sign: this.o.sign, ...(opts.now ? { now: true } : {}) })
+    const r = await killTeammate(this.options.team, name, { env: this.options.env, sign: this.options.sign, ...(opts.now ? { now: true } : {}) })
     return `${name}: ${r.outcome}${'after' in r && r.after ? ` after ${r.after}` : ''}`
   }
 
   async closed(name: string): Promise<void> {
     if (name === LEAD_NAME) return
-    const config = await readTeam(this.o.team, this.o.env)
+    const config = await readTeam(this.options.team, this.options.env)
     const member = config.members.find((m) => m.name === name)
     if (!member) return
-    await updateMember(this.o.team, name, { isActive: false }, this.o.env)
+    await updateMember(this.options.team, name, { isActive: false }, this.options.env)
     if (member.backendType === 'in-process' || !this.pane) return
-    const id = agentId(name, this.o.team)
+    const id = agentId(name, this.options.team)
     // The teammate exits by itself after approving; give it a moment, then close the pane.
     for (let waited = 0; waited < CLOSE_AFTER_APPROVAL_MS; waited += 100) {
       const s = (await this.pane.status([id])).get(id)
@@ -194,7 +196,10 @@ export class LeaderControl implements TeamControl {
   }
 
   async status(view: 'table' | 'overview' = 'table'): Promise<string> {
-    const report = await teamReport(this.o.team, { env: this.o.env, ...(this.o.inProcess ? { inProcess: this.o.inProcess } : {}) })
+    const report = await teamReport(this.options.team, {
+      env: this.options.env,
+      ...(this.options.inProcess ? { inProcess: this.options.inProcess } : {}),
+    })
     return view === 'overview' ? formatOverview(report) : formatReport(report)
   }
 
@@ -202,7 +207,7 @@ export class LeaderControl implements TeamControl {
   async focus(name: string): Promise<string> {
     if (!this.pane) return 'in-process teammates have no pane: their output is in this console'
     let notice = ''
-    await this.pane.attach(this.o.team, { terminal: false, notice: (line) => (notice = line) }, name)
+    await this.pane.attach(this.options.team, { terminal: false, notice: (line) => (notice = line) }, name)
     return notice || `showing ${name}`
   }
 }

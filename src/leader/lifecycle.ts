@@ -31,8 +31,7 @@ import { claudeLeadAlive, claudeLeadOf } from '../teams/claude-lead.js'
 import { endGoneLeadKeyHolders } from '../supervisor/lead-key-holders.js'
 import { recordLeaderServer } from './leader-server.js'
 import { type ChangedSettings, SettingsChangedError, changedSettings, recordSettingsPins } from '../supervisor/settings-pins.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 export interface StartedTeam {
   backend: BackendType

@@ -5,6 +5,7 @@ import { delay } from './delay.js'
 import { onCleanup, onExit } from './handlers.js'
 import { KILL_GRACE_MS, killGroup, signalExitCode } from './signals.js'
 import { killTree } from './tree.js'
+import type { Env } from '../home/env.js'
 
 /*
  * Starting processes (on execa): every child is the leader of its own process group, tracked
@@ -16,8 +17,6 @@ import { killTree } from './tree.js'
 const PIPE_DRAIN_MS = 100
 /** Default limit for a short helper command (tmux, it2, git). */
 export const COMMAND_TIMEOUT_MS = 5_000
-
-type Env = NodeJS.ProcessEnv
 
 export interface ExitStatus {
   code: number | null

@@ -12,8 +12,7 @@ import { CorruptFileError } from '../errors.js'
 import { agentDir, teamConfigPath } from '../home/paths.js'
 import { atomicWriteJson, OWN_FILE, pathExists, readJsonFile, readJsonForWrite } from '../util/fs.js'
 import { withFileLock } from '../util/lock.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 export const MemberStatus = z.enum(['starting', 'working', 'idle', 'waiting', 'exited', 'dead'])
 export type MemberStatus = z.infer<typeof MemberStatus>

@@ -11,6 +11,7 @@ import { type ContainedProcess, reapContained } from '../process/containment.js'
 import { sendSignal } from '../process/signals.js'
 import { killTree } from '../process/tree.js'
 import { pathExists } from '../util/fs.js'
+import type { Env } from '../home/env.js'
 
 /*
  * Finding and stopping every process of a team, whatever its config says: the leader by its
@@ -19,8 +20,6 @@ import { pathExists } from '../util/fs.js'
  * (process/containment.ts). Used by
  * `team delete`, `team resume` and `kill`; a survivor is an error, never a silent leftover.
  */
-
-type Env = NodeJS.ProcessEnv
 
 /** How long a leader gets to take its in-process teammates down after SIGTERM. */
 const LEADER_STOP_MS = 5_000

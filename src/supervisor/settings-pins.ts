@@ -7,8 +7,7 @@ import { ConflictError, errorMessage } from '../errors.js'
 import { SETTINGS_PIN_FIELD, SettingsPin, currentSettingsPin, settingsPinChanges } from '../permissions/rules/settings-pin.js'
 import { updateTeam } from '../teams/team-store.js'
 import type { TeamMember } from '../teams/types.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /** One member whose executable settings differ from its pin, with what differs. */
 export interface ChangedSettings {

@@ -5,8 +5,7 @@ import type { TeamFile, TeamMember } from '../teams/types.js'
 import { backendOf } from '../backends/directory.js'
 import { createExecutor } from '../backends/registry.js'
 import type { BackendType, InProcessExecutor, PaneExecutor, ProcessState } from '../backends/types.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /** One row of `swarm status`. */
 export interface MemberStatus {

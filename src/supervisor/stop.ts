@@ -11,8 +11,7 @@ import { endGoneLeadKeyHolders } from './lead-key-holders.js'
 import { runningLeader } from './leader-lock.js'
 import { GRACEFUL_STOP_MS, requestShutdown } from '../backends/shutdown.js'
 import type { InProcessExecutor, LeadSigner, PaneExecutor, TeammateExecutor } from '../backends/types.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 export interface StopOptions {
   /** Ask with shutdown_request first and wait up to timeoutMs (default true). */

@@ -24,8 +24,7 @@ import { selectBackend } from '../backends/detect.js'
 import { createExecutor } from '../backends/registry.js'
 import { teamBackend } from '../backends/team-backend.js'
 import type { BackendChoice, PaneExecutor, SpawnedTeammate } from '../backends/types.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /** One teammate to start (the fields of `swarm spawn`). */
 export interface SpawnTeammateInput {

@@ -7,8 +7,7 @@ import { tasksDir, validateAgentName } from '../home/paths.js'
 import { notifyAssignment } from './task-assign.js'
 import { assertNoCycle, openBlockers, ownerName, unblockedBy } from './task-graph.js'
 import { Task, TaskStatus } from './types.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /** Who makes a change (for `task_assignment.assignedBy`; default team-lead) and where the root is. */
 export interface TaskOptions {

@@ -6,8 +6,8 @@
 import { LEAD_NAME } from '../home/paths.js'
 import { encodeStructured, type MessageOf } from '../mailbox/messages.js'
 import { sendTeamMessage } from './messaging.js'
+import type { Env } from '../home/env.js'
 
-type Env = NodeJS.ProcessEnv
 export type IdleNotification = MessageOf<'idle_notification'>
 
 /** The longest summary an idle notification carries, prefixes ("turn failed: ", "… — partial: ") included. */

@@ -25,8 +25,7 @@ import {
   validateName,
 } from '../home/paths.js'
 import { TeamFile, TeamMember } from './types.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /** What a caller says about a member; the store fills in agentId, joinedAt, colour and defaults. */
 export interface NewMember {

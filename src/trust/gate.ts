@@ -40,7 +40,7 @@ export function isLeadOrder(message: StructuredMessage | undefined): message is 
 
 export class LeadGate {
   private constructor(
-    private readonly o: LeadGateOptions,
+    private readonly options: LeadGateOptions,
     /** swarm's scheme (`leadSig`): `$SWARM_LEAD_VERIFY_KEY` or lead.pub, until a key update. */
     private swarmKey: KeyObject | undefined,
     /** Claude Code's scheme (`lead_sig`): only the key the member was started with, until a key update revokes it. */
@@ -71,14 +71,14 @@ export class LeadGate {
   }
 
   private async signatureHolds(entry: InboxMessage): Promise<boolean> {
-    if (verifyLeadMessage(this.swarmKey, entry, this.o.name)) return true
-    if (this.o.name === LEAD_NAME) {
+    if (verifyLeadMessage(this.swarmKey, entry, this.options.name)) return true
+    if (this.options.name === LEAD_NAME) {
       // The lead lives in the leader, which owns the key files: after `swarm team rekey`, answers
       // to its own requests come signed with the new key, and lead.pub says which it is.
-      const current = await loadLeadPublicKey(this.o.team, this.o.env).catch(() => undefined)
+      const current = await loadLeadPublicKey(this.options.team, this.options.env).catch(() => undefined)
       if (current !== undefined) {
         this.swarmKey = importPublicKey(current)
-        if (verifyLeadMessage(this.swarmKey, entry, this.o.name)) return true
+        if (verifyLeadMessage(this.swarmKey, entry, this.options.name)) return true
       }
     }
     return this.claudeKey !== undefined && verifyClaudeLeadEntry(this.claudeKey, { ...entry, from_plugin: stringField(entry, 'from_plugin') })

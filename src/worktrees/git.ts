@@ -3,8 +3,7 @@ import path from 'node:path'
 import { ExitCode, SwarmError, UsageError } from '../errors.js'
 import { type CommandResult, runCommand } from '../process/launch.js'
 import { LIST_FILTERS_ARGS, filterOverrides, needsFilterList, safeGitArgv } from './git-safety.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /** `git worktree add` checks out a whole tree, which takes longer than a helper command's default. */
 const GIT_TIMEOUT_MS = 60_000

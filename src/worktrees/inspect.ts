@@ -2,8 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { git, gitRaw, listWorktrees, resolveCommit } from './git.js'
 import { worktreeLinkProblem } from './integrity.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /** Enough to find a worktree and judge what is in it. */
 export interface WorktreeRef {

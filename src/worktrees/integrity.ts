@@ -1,8 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { gitRaw } from './git.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /**
  * Before swarm runs git in a worktree it made, the worktree must still be the one it made: its

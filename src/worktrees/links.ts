@@ -4,8 +4,7 @@ import { z } from 'zod'
 import { rootDir } from '../home/paths.js'
 import { readJsonFile } from '../util/fs.js'
 import { git, gitRaw } from './git.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /** Linked when no settings file says otherwise. */
 export const DEFAULT_LINKED_DIRS = ['node_modules']

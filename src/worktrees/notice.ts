@@ -1,8 +1,7 @@
 import path from 'node:path'
 import type { WorktreeRecord } from './record.js'
 import { readWorktreeRecords } from './record.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /**
  * What an agent working in a worktree is told (in its system prompt): where it is, that paths

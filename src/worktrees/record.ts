@@ -5,8 +5,7 @@ import { z } from 'zod'
 import { errorMessage } from '../errors.js'
 import { rootDir, validateName } from '../home/paths.js'
 import { atomicWriteJson, ensureDir, readJsonFile } from '../util/fs.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /**
  * What swarm remembers of a worktree it made, in `<root>/worktrees/<team>/<slug>-<repo hash>.json`.

@@ -6,8 +6,7 @@ import { gitRaw, listWorktrees, mainWorktree } from './git.js'
 import { type WorktreeContents, inspectWorktree } from './inspect.js'
 import { readWorktreeRecords, teamsWithWorktreeRecords } from './record.js'
 import { type RemoveWorktreeOptions, type RemoveTarget, removeWorktree } from './worktree.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /** One worktree (or a branch left without one) of a team, and what is in it. */
 export interface TeamWorktree extends RemoveTarget {

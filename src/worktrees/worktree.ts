@@ -10,8 +10,7 @@ import { addExcludes, linkIgnoredDirs, linkedDirs, unlinkIgnoredDirs } from './l
 import { withFileLock } from '../util/lock.js'
 import { type WorktreeRecord, creationLockFile, deleteWorktreeRecord, readWorktreeRecords, writeWorktreeRecord } from './record.js'
 import { defaultSlug, validateSlug } from './slug.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../home/env.js'
 
 /** Where the worktrees live, relative to the top of the main working tree (as in Claude Code). */
 export const WORKTREES_DIR = path.join('.claude', 'worktrees')

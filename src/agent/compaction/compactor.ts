@@ -50,8 +50,8 @@ export class Compactor {
   /** Compactions that replaced the history by a summary. */
   summaries = 0
 
-  constructor(private readonly o: CompactorOptions) {
-    this.policy = compactionPolicy(o.model, o.maxTokens, o.env)
+  constructor(private readonly options: CompactorOptions) {
+    this.policy = compactionPolicy(options.model, options.maxTokens, options.env)
   }
 
   /** True after MAX_CONSECUTIVE_FAILURES failed compactions in a row; `reason` says why. */
@@ -66,10 +66,10 @@ export class Compactor {
   /** Before each model request: warn near the threshold, compact above it (unless DISABLE_AUTO_COMPACT). */
   async beforeRequest(messages: MessageParam[], tools: readonly Anthropic.Tool[]): Promise<void> {
     if (!this.policy.auto) return
-    const tokens = estimateRequestTokens(this.o.system, tools, messages)
+    const tokens = estimateRequestTokens(this.options.system, tools, messages)
     if (tokens >= this.policy.warnAt && !this.warned) {
       this.warned = true
-      this.o.info(`context ${tokens} of ${this.policy.window} tokens; compacting at ${this.policy.compactAt}`)
+      this.options.info(`context ${tokens} of ${this.policy.window} tokens; compacting at ${this.policy.compactAt}`)
     }
     if (tokens > this.policy.compactAt) await this.compact(messages, tools, 'auto')
   }
@@ -87,11 +87,11 @@ export class Compactor {
   ): Promise<boolean> {
     const target = maximum ? Math.min(this.policy.compactAt, Math.floor(maximum * 0.8)) : this.policy.compactAt
     const window = maximum ? Math.min(this.policy.effectiveWindow, maximum) : this.policy.effectiveWindow
-    const tokensBefore = estimateRequestTokens(this.o.system, tools, messages)
+    const tokensBefore = estimateRequestTokens(this.options.system, tools, messages)
     const cleared = clearOldToolResults(messages)
-    const afterClearing = estimateRequestTokens(this.o.system, tools, messages)
+    const afterClearing = estimateRequestTokens(this.options.system, tools, messages)
     if (cleared.length) {
-      await this.o.record({
+      await this.options.record({
         kind: 'compaction',
         stage: 'tool_results_cleared',
         trigger,
@@ -100,7 +100,7 @@ export class Compactor {
         tokensAfter: afterClearing,
       })
       if (trigger !== 'manual' && afterClearing <= target) {
-        this.o.info(`cleared ${cleared.length} old tool results: ${tokensBefore} → ${afterClearing} tokens`)
+        this.options.info(`cleared ${cleared.length} old tool results: ${tokensBefore} → ${afterClearing} tokens`)
         this.succeeded()
         return true
       }
@@ -109,26 +109,26 @@ export class Compactor {
       const summary = await this.summarise(messages, tools, window, focus)
       const original = [...messages]
       const restored = [
-        ...(await restoreFiles(recentlyReadFiles(original), this.o.readFile)),
-        await teamContext(this.o.team, this.o.name, this.o.env),
+        ...(await restoreFiles(recentlyReadFiles(original), this.options.readFile)),
+        await teamContext(this.options.team, this.options.name, this.options.env),
       ]
       const next = compactedConversation(original, continuationText(summary, restored))
       messages.splice(0, messages.length, ...next)
-      const tokensAfter = estimateRequestTokens(this.o.system, tools, messages)
+      const tokensAfter = estimateRequestTokens(this.options.system, tools, messages)
       if (tokensAfter > target) throw new Error(`the compacted conversation is still ${tokensAfter} tokens (threshold ${target})`)
-      await this.o.record(
+      await this.options.record(
         { kind: 'compaction', stage: 'summarized', trigger, tokensBefore, tokensAfter, ...(focus ? { focus } : {}) },
         ...next.map((message): NewTranscriptEvent => ({ kind: 'message', message })),
       )
       this.summaries++
       this.succeeded()
-      this.o.info(`compacted the conversation (${trigger}): ${tokensBefore} → ${tokensAfter} tokens`)
+      this.options.info(`compacted the conversation (${trigger}): ${tokensBefore} → ${tokensAfter} tokens`)
       return true
     } catch (err) {
       this.failures++
       this.lastFailure = describeFailure(err)
-      await this.o.record({ kind: 'compaction', stage: 'failed', trigger, tokensBefore, reason: this.lastFailure })
-      this.o.warn(`compaction failed (${this.failures}/${MAX_CONSECUTIVE_FAILURES}): ${this.lastFailure}`)
+      await this.options.record({ kind: 'compaction', stage: 'failed', trigger, tokensBefore, reason: this.lastFailure })
+      this.options.warn(`compaction failed (${this.failures}/${MAX_CONSECUTIVE_FAILURES}): ${this.lastFailure}`)
       return false
     }
   }
@@ -141,19 +141,19 @@ export class Compactor {
 
   /** One model call over the conversation (its prefix is the cached one) with the summary prompt last. */
   private async summarise(messages: MessageParam[], tools: readonly Anthropic.Tool[], window: number, focus?: string): Promise<string> {
-    const request = withLastUserText(fitWindow(messages, this.o.system, tools, window - this.o.maxTokens), summaryRequest(focus))
-    const prompt = layoutPrompt(this.o.system, request, this.o.cache)
-    const reply = await this.o.client.messages.create(
+    const request = withLastUserText(fitWindow(messages, this.options.system, tools, window - this.options.maxTokens), summaryRequest(focus))
+    const prompt = layoutPrompt(this.options.system, request, this.options.cache)
+    const reply = await this.options.client.messages.create(
       {
-        model: this.o.model,
-        max_tokens: this.o.maxTokens,
+        model: this.options.model,
+        max_tokens: this.options.maxTokens,
         system: prompt.system,
         messages: prompt.messages,
         ...(tools.length ? { tools: [...tools] } : {}),
       },
-      { headers: { 'x-swarm-agent': this.o.name }, ...(this.o.signal ? { signal: this.o.signal } : {}) },
+      { headers: { 'x-swarm-agent': this.options.name }, ...(this.options.signal ? { signal: this.options.signal } : {}) },
     )
-    this.o.onUsage(usageFromApi(reply.usage))
+    this.options.onUsage(usageFromApi(reply.usage))
     const summary = extractSummary(reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(''))
     if (!summary) throw new Error('the summarising call returned no text')
     return summary

@@ -1,6 +1,5 @@
 import { loadAgentDefinitions } from './load.js'
-
-type Env = NodeJS.ProcessEnv
+import type { Env } from '../../home/env.js'
 
 /**
  * Whether a teammate gets a worktree: an explicit `worktree` wins; else its agent definition's

@@ -63,13 +63,13 @@ export class Delegation {
   private seq = 0
   private readonly teammates = new Map<string, (o: SubagentOutcome) => void>()
 
-  constructor(private readonly o: DelegationOptions) {
-    this.tasks = new SubagentTasks(o.limits, o.notify)
-    this.files = new FileSetScheduler(o.cwd)
+  constructor(private readonly options: DelegationOptions) {
+    this.tasks = new SubagentTasks(options.limits, options.notify)
+    this.files = new FileSetScheduler(options.cwd)
   }
 
   get forkEnabled(): boolean {
-    return this.o.limits.forkEnabled && !this.o.coordinator
+    return this.options.limits.forkEnabled && !this.options.coordinator
   }
 
   /** The Agent tool's answer for a call without `name`. */
@@ -89,8 +89,8 @@ export class Delegation {
     if (fork) return this.startFork(call, ctx, depth, n)
     const type = call.subagent_type ?? 'general-purpose'
     const nested = depth > 1
-    const background = !nested && (call.run_in_background === true || this.o.coordinator === true)
-    const worktree = call.isolation === 'worktree' || (await wantsWorktree({ agentType: type, cwd: this.o.cwd, env: this.o.env }))
+    const background = !nested && (call.run_in_background === true || this.options.coordinator === true)
+    const worktree = call.isolation === 'worktree' || (await wantsWorktree({ agentType: type, cwd: this.options.cwd, env: this.options.env }))
     const entry = this.tasks.start({
       description: call.description,
       depth,
@@ -99,29 +99,29 @@ export class Delegation {
         this.withFiles(call.files, signal, async () => {
           const runOnce = (cwd: string): Promise<SubagentRun> =>
             runFreshSubagent({
-              team: this.o.team,
-              parent: this.o.parent,
+              team: this.options.team,
+              parent: this.options.parent,
               cwd,
-              env: this.o.env,
-              client: this.o.client,
+              env: this.options.env,
+              client: this.options.client,
               prompt: call.prompt,
               agentType: type,
               ...(call.model ? { model: call.model } : {}),
-              ...(this.o.leaderModel ? { leaderModel: this.o.leaderModel } : {}),
-              checkPermission: this.o.checkPermission,
+              ...(this.options.leaderModel ? { leaderModel: this.options.leaderModel } : {}),
+              checkPermission: this.options.checkPermission,
               // The caller's own sandbox (the lead's, or a nesting subagent's = the lead's).
               sandbox: ctx.sandbox,
               // Its requests are the caller's spend (the lead's, or a nesting subagent's = the lead's).
               meter: ctx.meter,
               signal,
               depth,
-              label: `${this.o.parent}/${type}-${n}`,
+              label: `${this.options.parent}/${type}-${n}`,
               tracker,
-              ...(this.o.output ? { output: this.o.output } : {}),
-              ...(this.o.nestedAgentTool ? { agentTool: this.o.nestedAgentTool() } : {}),
-              ...(this.o.workerNote ? { promptNote: this.o.workerNote } : {}),
+              ...(this.options.output ? { output: this.options.output } : {}),
+              ...(this.options.nestedAgentTool ? { agentTool: this.options.nestedAgentTool() } : {}),
+              ...(this.options.workerNote ? { promptNote: this.options.workerNote } : {}),
             })
-          const run = worktree ? await this.inWorktree(runOnce) : await runOnce(this.o.cwd)
+          const run = worktree ? await this.inWorktree(runOnce) : await runOnce(this.options.cwd)
           return this.outcome(run, type, call.files)
         }),
     })
@@ -130,7 +130,7 @@ export class Delegation {
     if (fg.kind === 'backgrounded') {
       return {
         content:
-          `The subagent "${call.description}" was still running after ${duration(this.o.limits.autoBackgroundMs)}, so it was moved to the background: task id ${entry.id}. ` +
+          `The subagent "${call.description}" was still running after ${duration(this.options.limits.autoBackgroundMs)}, so it was moved to the background: task id ${entry.id}. ` +
           `Its result will arrive as a <task-notification> at the start of a later turn. TaskStop {"task_id":"${entry.id}"} stops it.`,
       }
     }
@@ -211,21 +211,21 @@ export class Delegation {
       run: async (signal, tracker) =>
         this.outcome(
           await runForkSubagent({
-            team: this.o.team,
-            parent: this.o.parent,
-            cwd: this.o.cwd,
-            env: this.o.env,
-            client: this.o.client,
+            team: this.options.team,
+            parent: this.options.parent,
+            cwd: this.options.cwd,
+            env: this.options.env,
+            client: this.options.client,
             request,
             messages,
-            checkPermission: this.o.checkPermission,
+            checkPermission: this.options.checkPermission,
             sandbox: ctx.sandbox,
             meter: ctx.meter,
             signal,
             depth,
-            label: `${this.o.parent}/fork-${n}`,
+            label: `${this.options.parent}/fork-${n}`,
             tracker,
-            ...(this.o.output ? { output: this.o.output } : {}),
+            ...(this.options.output ? { output: this.options.output } : {}),
           }),
           'fork',
         ),
@@ -245,8 +245,8 @@ export class Delegation {
 
   /** A subagent in a worktree of its own: removed when it holds nothing to lose, else kept and named. */
   private async inWorktree(runOnce: (cwd: string) => Promise<SubagentRun>): Promise<SubagentRun> {
-    const env = this.o.env
-    const wt = await createWorktree({ repoDir: this.o.cwd, team: this.o.team, name: `subagent-${randomBytes(3).toString('hex')}`, env })
+    const env = this.options.env
+    const wt = await createWorktree({ repoDir: this.options.cwd, team: this.options.team, name: `subagent-${randomBytes(3).toString('hex')}`, env })
     let run: SubagentRun | undefined
     let failure: unknown
     try {
@@ -269,7 +269,7 @@ export class Delegation {
 
   private outcome(run: SubagentRun, type: string, declared?: string[]): SubagentOutcome {
     const extra: Record<string, string> = {}
-    if (declared?.length) extra['file-check'] = checkDeclaredFiles(this.o.cwd, declared, run.changedFiles).text
+    if (declared?.length) extra['file-check'] = checkDeclaredFiles(this.options.cwd, declared, run.changedFiles).text
     if (type === 'Verification') extra.verdict = parseVerdict(run.report) ?? 'MISSING (the verifier ended without a VERDICT line)'
     const status = run.status === 'aborted' ? 'stopped' : 'completed'
     return { status, text: run.report, ...(Object.keys(extra).length ? { extra } : {}) }
