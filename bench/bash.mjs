@@ -8,6 +8,9 @@ import fsp from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+// The agent CLIs' protected config dirs, which every sandbox protects, are installed by the adapter
+// registry when it loads (as in every swarm entry point); without it the sandbox refuses to plan.
+import '../dist/adapters/registry.js'
 import { bashTool } from '../dist/agent/tools/bash.js'
 import { createBashSandbox, sandboxAvailability } from '../dist/sandbox/sandbox.js'
 import { defaultSandboxConfig } from '../dist/sandbox/settings.js'

@@ -124,7 +124,7 @@ async function claudeTeammate() {
       })
       visible.push(Date.now() - req.createdAt)
       const t0 = performance.now()
-      await answerRequest('bench', req.id, { decision: 'approve' }, { env: sb.env })
+      await answerRequest('bench', req.id, { kind: 'approve' }, { env: sb.env })
       await until(`ran-${i}`, () => fs.existsSync(path.join(sb.project, `ran-${i}.txt`)))
       ran.push(performance.now() - t0)
       process.stderr.write(`claudeTeammate ${i}: visible ${visible.at(-1)} ms, ran ${Math.round(ran.at(-1))} ms\n`)

@@ -12,13 +12,15 @@ import fs from 'node:fs'
 import fsp from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+// The adapter registry installs the agent CLIs' protected config dirs every sandbox protects (as every swarm entry point loads it).
+import '../dist/adapters/registry.js'
 import { assembleAgent } from '../dist/agent/start.js'
 import { createOutput } from '../dist/agent/render.js'
 import { startLoopbackServer } from '../dist/loopback-model/loopback-server.js'
 import { answerRequest } from '../dist/permissions/requests/broker.js'
 import { createPermissionLayer } from '../dist/permissions/requests/client.js'
 import { ensureTeamKeys } from '../dist/trust/keys.js'
-import { readPending } from '../dist/permissions/requests/store.js'
+import { readPending } from '../dist/asks/store.js'
 import { sendTeamMessage } from '../dist/teams/messaging.js'
 import { pendingPermissionsDir } from '../dist/home/paths.js'
 import { createTeam } from '../dist/teams/team-store.js'
@@ -80,7 +82,7 @@ async function main() {
       const round = samples.length
       const toolServedAt = served[served.length - 1]
       const answeredAt = Date.now()
-      await answerRequest(TEAM, id, { decision: 'approve', by: 'bench' }, { env })
+      await answerRequest(TEAM, id, { kind: 'approve', by: 'bench' }, { env })
       // The next model request carries this call's tool result.
       while (served.length <= round + 1) await new Promise((r) => setTimeout(r, 1))
       samples.push({ id, toolServedAt, writtenAt: pending.createdAt, visibleAt: entry.at, answeredAt, resumedAt: served[round + 1] })
