@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url'
 import '../dist/adapters/registry.js'
 import { bashTool } from '../dist/agent/tools/bash.js'
 import { createBashSandbox, sandboxAvailability } from '../dist/sandbox/sandbox.js'
-import { defaultSandboxConfig } from '../dist/sandbox/settings.js'
+import { defaultSandboxConfig } from '../dist/sandbox/sandbox-settings.js'
 import { unsandboxed } from '../dist/sandbox/unsandboxed.js'
 
 const ROUNDS = 200

@@ -9,7 +9,7 @@
 import path from 'node:path'
 import { agentHomesRoot, LEAD_KEY_FILE, rootDir, sentRoot } from '../home/paths.js'
 import { loadPermissionSettings } from '../permissions/rules/settings.js'
-import { strippedProviderVars } from '../sandbox/settings.js'
+import { strippedProviderVars } from '../sandbox/sandbox-settings.js'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
 import { commandHook, hookTable } from './hook-table.js'
 import { CLAUDE_STYLE_HOOK_FIELDS, CTRL_C_TWICE, readHookFields } from './spec-adapter.js'

@@ -7,7 +7,7 @@
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { swarmArgv } from '../backends/launch.js'
+import { swarmArgv } from '../backends/teammate-launch.js'
 import { runCommand } from '../process/launch.js'
 import { locateAgentBinary } from './binary.js'
 import { withProbeHome } from './probe-home.js'

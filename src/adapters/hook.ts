@@ -13,7 +13,7 @@ import { failClosed, isGatingEvent } from './hook-fail.js'
 import { askLead } from './hook-permission.js'
 import { fileToolDecision } from './hook-rules.js'
 import { appendHookLog, promptDigest } from './hook-log.js'
-import { AdapterPinError, pinnedAdapter } from './pin.js'
+import { AdapterPinError, pinnedAdapter } from './adapter-pin.js'
 import type { AgentAdapter, HookFacts, HookReply, SwarmHookEvent } from './types.js'
 import type { Env } from '../home/env.js'
 

@@ -8,7 +8,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import net from 'node:net'
 import { PassThrough, Writable } from 'node:stream'
-import { swarmArgv } from '../backends/launch.js'
+import { swarmArgv } from '../backends/teammate-launch.js'
 import { errorMessage } from '../errors.js'
 import { launchProcess, shellExitCode } from '../process/launch.js'
 import { onAbort } from '../util/abort.js'

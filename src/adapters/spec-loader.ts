@@ -8,7 +8,7 @@ import path from 'node:path'
 import { CorruptFileError } from '../errors.js'
 import { parseSpecText } from '../util/spec-file.js'
 import { sha256Hex } from '../util/pin.js'
-import { AdapterSpec } from './spec.js'
+import { AdapterSpec } from './adapter-spec.js'
 import { adapterFromSpec } from './spec-adapter.js'
 import { type AdapterSource, type AgentAdapter, SWARM_AGENT_KIND } from './types.js'
 

@@ -1,7 +1,7 @@
 import { agentHomesRoot, sentRoot } from '../home/paths.js'
 import { controlPlaneOptions } from '../permissions/rules/control-plane.js'
 import { createBashSandbox } from '../sandbox/sandbox.js'
-import type { SandboxConfig } from '../sandbox/settings.js'
+import type { SandboxConfig } from '../sandbox/sandbox-settings.js'
 import type { BashSandbox } from '../sandbox/types.js'
 import { readTeam } from '../teams/team-store.js'
 import { readWorktreeRecords } from '../worktrees/record.js'

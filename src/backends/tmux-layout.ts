@@ -5,7 +5,7 @@
  * panes each (`<team>+`, `<team>+2`, …), oldest first. Re-run on every spawn, kill, show and
  * window resize (a window hook, never a global option); running it again changes nothing.
  */
-import { swarmArgv } from './launch.js'
+import { swarmArgv } from './teammate-launch.js'
 import { type TmuxClient, formatEscape, shellQuote, tmuxCommand } from './tmux-client.js'
 import { LEAD_NAME, agentId as makeAgentId } from '../home/paths.js'
 import { type PaneRow, listPanes, teamPanes } from './tmux-panes.js'

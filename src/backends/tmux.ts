@@ -24,7 +24,7 @@ import {
 import { type PaneLaunch, makePanes, paneSetup } from './tmux-spawn.js'
 import { startConcurrency, startThrottled } from './start-throttle.js'
 import { relayoutTeam } from './tmux-layout.js'
-import { containedMemberArgv } from './launch.js'
+import { containedMemberArgv } from './teammate-launch.js'
 import { DETACHED_SIZE, OWN_SERVER_SETUP, leaderPaneArgs, leaderPaneSetup, teamWindowOptions, windowSetup } from './tmux-setup.js'
 import { attachTmuxTeam, sessionName } from './tmux-server.js'
 import { TmuxClient, type TmuxSocket, formatEscape, isNoServer, resolveSocket, swarmSocket, tmuxCommand } from './tmux-client.js'

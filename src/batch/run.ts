@@ -12,7 +12,7 @@ import { git, gitRaw } from '../worktrees/git.js'
 import { describeContents, inspectWorktree } from '../worktrees/inspect.js'
 import { teardownWorktrees } from '../worktrees/team-worktrees.js'
 import { createWorktree, removeWorktree, worktreeCwd, type Worktree } from '../worktrees/worktree.js'
-import type { Subtask } from './spec.js'
+import type { Subtask } from './batch-file.js'
 
 /**
  * Runs a batch: every subtask in a git worktree of its own on branch `swarm/<team>/batch-<name>`,

@@ -29,7 +29,7 @@ export function registerAgentCliCommand(program: Command): void {
 
 async function agentCli(argv: string[], opts: AgentCliOpts): Promise<void> {
   const [{ pinnedAdapter }, { runAgentCli }, { readTeam }] = await Promise.all([
-    import('../adapters/pin.js'),
+    import('../adapters/adapter-pin.js'),
     import('../adapters/agent-cli.js'),
     import('../teams/team-store.js'),
   ])

@@ -1,5 +1,5 @@
 import { ConflictError } from '../errors.js'
-import { teammateOf } from '../home/marker.js'
+import { teammateOf } from '../home/member-marker.js'
 
 /**
  * Commands that answer permission requests or sign as team-lead refuse to run from a teammate's

@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import type { Command } from 'commander'
-import { swarmArgv } from '../backends/launch.js'
+import { swarmArgv } from '../backends/teammate-launch.js'
 import { UsageError } from '../errors.js'
 import type { RecordedRequest } from '../loopback-model/loopback-server.js'
 import { nextStopSignal } from '../process/handlers.js'

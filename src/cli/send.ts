@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { BackendUnavailableError, UsageError } from '../errors.js'
-import { teammateOf } from '../home/marker.js'
+import { teammateOf } from '../home/member-marker.js'
 import { resolveRecipients } from '../mailbox/send.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { LEAD_NAME } from '../home/paths.js'

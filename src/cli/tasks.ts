@@ -1,6 +1,6 @@
 import { Command } from 'commander'
 import { ConflictError, NotFoundError, UsageError } from '../errors.js'
-import { teammateOf } from '../home/marker.js'
+import { teammateOf } from '../home/member-marker.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { openBlockers } from '../tasks/task-graph.js'
 import {

@@ -21,7 +21,7 @@ import { runCommand } from '../process/launch.js'
 import { delay } from '../process/delay.js'
 import { deleteTeamFully, startTeam } from '../leader/lifecycle.js'
 import { runLeader } from '../leader/leader.js'
-import { DEMO_FILES, DEMO_SCENARIO } from './scenario.js'
+import { DEMO_FILES, DEMO_SCENARIO } from './demo-scenario.js'
 import { type DemoOutcome, DemoProgress, demoOutcome } from './progress.js'
 
 /** The demo gives up after this long. */

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises'
 import { readMemberState } from '../store/member-state.js'
 import { transcriptPath } from '../agent/transcript.js'
-import { defaultLeaderArgv, defaultTeammateArgv, teammateEnv } from '../backends/launch.js'
+import { defaultLeaderArgv, defaultTeammateArgv, teammateEnv } from '../backends/teammate-launch.js'
 import { systemDetectInputs } from '../backends/detect.js'
 import { selectBackend } from '../backends/detect.js'
 import { createExecutor } from '../backends/registry.js'

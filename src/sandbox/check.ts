@@ -3,7 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { runCommand } from '../process/launch.js'
 import { createBashSandbox, sandboxAvailability } from './sandbox.js'
-import { defaultSandboxConfig, type SandboxConfig } from './settings.js'
+import { defaultSandboxConfig, type SandboxConfig } from './sandbox-settings.js'
 
 /**
  * `swarm doctor`'s sandbox check: not "is bwrap installed" but "does it confine here" — one real

@@ -9,7 +9,7 @@ import fsp from 'node:fs/promises'
 import { bwrapViewArgs, findBwrap } from './bwrap.js'
 import { sandboxAvailability } from './sandbox.js'
 import { seccompProgram } from './seccomp.js'
-import type { SandboxConfig } from './settings.js'
+import type { SandboxConfig } from './sandbox-settings.js'
 import type { SandboxStatus } from './types.js'
 import { makePrivateTmp, moveAsideCreated, planView } from './view.js'
 

@@ -2,7 +2,7 @@ import fsp from 'node:fs/promises'
 import { BWRAP_INSTALL, bwrapArgs, findBwrap, probeBwrap } from './bwrap.js'
 import { seatbeltArgs } from './seatbelt.js'
 import { seccompProgram } from './seccomp.js'
-import { isExcludedCommand, strippedProviderVars, type SandboxConfig } from './settings.js'
+import { isExcludedCommand, strippedProviderVars, type SandboxConfig } from './sandbox-settings.js'
 import type { BashSandbox, SandboxPlan, SandboxStatus } from './types.js'
 import { exists, makePrivateTmp, moveAsideCreated, planView } from './view.js'
 

@@ -11,7 +11,7 @@ import path from 'node:path'
 import { pidExists } from '../process/liveness.js'
 import { gitHooksDir } from './git-hooks.js'
 import { PROJECT_CONFIG_DIR, existingProtectedPaths, protectedPart } from './protected.js'
-import type { SandboxConfig } from './settings.js'
+import type { SandboxConfig } from './sandbox-settings.js'
 import type { SandboxPlan } from './types.js'
 import { isDirectorySync } from '../util/fs.js'
 

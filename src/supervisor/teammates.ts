@@ -1,8 +1,8 @@
 import path from 'node:path'
-import { planAgentLaunch, type AgentLaunch } from '../adapters/launch.js'
+import { planAgentLaunch, type AgentLaunch } from '../adapters/launch-plan.js'
 import { preflightAdapter } from '../adapters/preflight.js'
 import { resolveAdapter } from '../adapters/registry.js'
-import { ADAPTER_PIN_FIELD, pinOf } from '../adapters/pin.js'
+import { ADAPTER_PIN_FIELD, pinOf } from '../adapters/adapter-pin.js'
 import { recordSettingsPins } from './settings-pins.js'
 import type { AgentAdapter } from '../adapters/types.js'
 import { checkAgentType, loadAgentDefinitions } from '../agent/definitions/load.js'
@@ -19,7 +19,7 @@ import { wantsWorktree } from '../agent/definitions/isolation.js'
 import { type CreateWorktreeOptions, type Worktree, createWorktree, planWorktree, removeWorktree, worktreeCwd } from '../worktrees/worktree.js'
 import { type DetectInputs, systemDetectInputs } from '../backends/detect.js'
 import { STOPPED_FIELD, TMUX_SOCKET_FIELD } from '../backends/directory.js'
-import { defaultLeaderArgv, defaultTeammateArgv, shellCommandArgv, teammateEnv } from '../backends/launch.js'
+import { defaultLeaderArgv, defaultTeammateArgv, shellCommandArgv, teammateEnv } from '../backends/teammate-launch.js'
 import { selectBackend } from '../backends/detect.js'
 import { createExecutor } from '../backends/registry.js'
 import { teamBackend } from '../backends/team-backend.js'
@@ -276,7 +276,7 @@ async function adapterFor(input: SpawnTeammateInput, leadCwd: string, env: Env):
   return resolveAdapter(kind, { cwd: leadCwd, env })
 }
 
-/** Before any pane starts: the user-defined adapter file each teammate's hooks may load, by hash (adapters/pin.ts). */
+/** Before any pane starts: the user-defined adapter file each teammate's hooks may load, by hash (adapters/adapter-pin.ts). */
 async function recordAdapterPins(
   team: string,
   inputs: SpawnTeammateInput[],

@@ -5,7 +5,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { builtInAdapter, loadAdapterFile, projectConfigDirsOf } from '../../src/adapters/registry.js'
-import { AdapterSpec } from '../../src/adapters/spec.js'
+import { AdapterSpec } from '../../src/adapters/adapter-spec.js'
 import type { AdapterContext } from '../../src/adapters/types.js'
 import { REPO } from '../support/repo.js'
 

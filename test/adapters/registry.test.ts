@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { planAgentLaunch } from '../../src/adapters/launch.js'
+import { planAgentLaunch } from '../../src/adapters/launch-plan.js'
 import { loadAdapters, resolveAdapter } from '../../src/adapters/registry.js'
 import { SwarmError } from '../../src/errors.js'
 

@@ -9,7 +9,7 @@ import { allTools, getTool, implementedToolNames, TOOL_NAMES, toolsNamed } from 
 import { createLeadTools, type LeadHost } from '../../src/agent/tools/lead.js'
 import { createSendMessageTool, type TeamToolHost } from '../../src/agent/tools/send-message.js'
 import { createTaskTools } from '../../src/agent/tools/tasks.js'
-import { createBatchTool } from '../../src/batch/tool.js'
+import { createBatchTool } from '../../src/batch/batch-tool.js'
 import { unsandboxed } from '../../src/sandbox/unsandboxed.js'
 import { unmetered } from '../../src/agent/spend-meter.js'
 
@@ -159,7 +159,7 @@ describe('tool registry', () => {
 describe('tool metadata lives on the tools', () => {
   it('every tool declares its kind; the lead tools declare themselves lead-only and a teammate never gets them', async () => {
     const { createLeadTools } = await import('../../src/agent/tools/lead.js')
-    const { createBatchTool } = await import('../../src/batch/tool.js')
+    const { createBatchTool } = await import('../../src/batch/batch-tool.js')
     const batch = createBatchTool({ client: {} as never, env: {}, parent: 'team-lead' })
     const lead = createLeadTools({} as Parameters<typeof createLeadTools>[0], { forkEnabled: false } as Parameters<typeof createLeadTools>[1], batch)
     expect(lead.map((t) => [t.name, t.kind, t.leadOnly])).toEqual([

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ExitCode, UsageError } from '../../src/errors.js'
-import { loadBatchFile } from '../../src/batch/spec.js'
+import { loadBatchFile } from '../../src/batch/batch-file.js'
 import { useTempDir } from '../support/home.js'
 
 /** A batch file spells its keys as a team file does (agentType); anything else is a usage error naming the key. */

@@ -4,7 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
-import { swarmArgv } from '../../src/backends/launch.js'
+import { swarmArgv } from '../../src/backends/teammate-launch.js'
 import { isolatedEnv } from '../support/home.js'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { bwrapArgs } from '../../src/sandbox/bwrap.js'
 import { seccompArgs, seccompProgram } from '../../src/sandbox/seccomp.js'
-import { defaultSandboxConfig, mergeSandboxSettings } from '../../src/sandbox/settings.js'
+import { defaultSandboxConfig, mergeSandboxSettings } from '../../src/sandbox/sandbox-settings.js'
 
 /**
  * The seccomp program's bytes, run on a small classic-BPF interpreter against the seccomp_data of

@@ -10,7 +10,7 @@ import type { PermissionModeName, PermissionRule, RuleSource } from '../../src/p
 import { bwrapArgs } from '../../src/sandbox/bwrap.js'
 import { existingProtectedPaths, protectedPart } from '../../src/sandbox/protected.js'
 import { seatbeltProfile } from '../../src/sandbox/seatbelt.js'
-import { defaultSandboxConfig, isExcludedCommand, mergeSandboxSettings } from '../../src/sandbox/settings.js'
+import { defaultSandboxConfig, isExcludedCommand, mergeSandboxSettings } from '../../src/sandbox/sandbox-settings.js'
 
 /**
  * Protected paths: a write through which code would run later (git, editors, MCP, shells) is

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { memberSandbox } from '../../src/agent/member-sandbox.js'
 import { runCommand } from '../../src/agent/tools/command-runner.js'
-import { PROVIDER_KEY_VARS, defaultSandboxConfig } from '../../src/sandbox/settings.js'
+import { PROVIDER_KEY_VARS, defaultSandboxConfig } from '../../src/sandbox/sandbox-settings.js'
 import { isolatedHome, type IsolatedHome } from '../support/home.js'
 
 /**

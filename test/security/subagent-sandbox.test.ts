@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { createLeadDelegation } from '../../src/agent/subagents/session.js'
+import { createLeadDelegation } from '../../src/agent/subagents/lead-session.js'
 import type { PermissionCheck } from '../../src/agent/tool.js'
 import { LEAD_NAME } from '../../src/home/paths.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'

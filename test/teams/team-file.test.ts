@@ -121,7 +121,7 @@ describe('swarm team create --from team.yaml / --agent-type', () => {
     expect(team.members.find((m) => m.name === 'implementer')).toMatchObject({ mode: 'acceptEdits', model: 'opus', maxCostUsd: 5 })
     const tasks = path.join(home.home, 'tasks.yaml')
     await fs.writeFile(tasks, batchYaml)
-    const { loadBatchFile } = await import('../../src/batch/spec.js')
+    const { loadBatchFile } = await import('../../src/batch/batch-file.js')
     expect((await loadBatchFile(tasks)).map((t) => t.name)).toEqual(['rename-login', 'rename-logout', 'tests-login', 'tests-logout', 'docs-auth'])
   })
 })

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { defineTool, truncateLine } from '../tool.js'
-import { memberMarker } from '../../home/marker.js'
+import { memberMarker } from '../../home/member-marker.js'
 import { markerEnv } from '../../process/marker.js'
 import { runCommand } from './command-runner.js'
 

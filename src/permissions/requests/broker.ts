@@ -5,7 +5,7 @@ import { sendTeamMessage } from '../../teams/messaging.js'
 import { LEAD_NAME } from '../../home/paths.js'
 import { readTeam, updateTeam } from '../../teams/team-store.js'
 import { sightedProcessGone } from '../../process/liveness.js'
-import { teammateOf } from '../../home/marker.js'
+import { teammateOf } from '../../home/member-marker.js'
 import { sanitize } from '../../asks/notify.js'
 import { inputText, neutralLines, oneNeutralLine } from '../../asks/input-view.js'
 import {

@@ -1,7 +1,7 @@
 import os from 'node:os'
 import path from 'node:path'
 import { rootDir as stateRoot, tasksRootDir, teamsDir } from '../../home/paths.js'
-import { isWithin } from './paths.js'
+import { isWithin } from './rule-paths.js'
 import { dirForms } from './physical-path.js'
 
 /**

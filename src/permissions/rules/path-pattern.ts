@@ -1,5 +1,5 @@
 import path from 'node:path'
-import { isWithin } from './paths.js'
+import { isWithin } from './rule-paths.js'
 import { dirForms } from './physical-path.js'
 
 /**

@@ -4,7 +4,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { lexicalPath } from './paths.js'
+import { lexicalPath } from './rule-paths.js'
 
 /**
  * Resolves `p` (absolute, or relative to `cwd`) the way the kernel will: component by component,

@@ -5,7 +5,7 @@ import { CorruptFileError, UsageError } from '../../errors.js'
 import { rootDir } from '../../home/paths.js'
 import { PermissionModeName } from './modes.js'
 import { parseJsonFile, readFileIfExists } from '../../util/fs.js'
-import { type SandboxConfig, SandboxSettings, defaultSandboxConfig, mergeSandboxSettings } from '../../sandbox/settings.js'
+import { type SandboxConfig, SandboxSettings, defaultSandboxConfig, mergeSandboxSettings } from '../../sandbox/sandbox-settings.js'
 import { RuleSyntaxError, parseRule } from './rules.js'
 import type { PermissionHook, PermissionRule, RuleBehavior, RuleSource, SettingsScope } from './types.js'
 

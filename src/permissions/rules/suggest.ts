@@ -1,7 +1,7 @@
 import os from 'node:os'
 import path from 'node:path'
 import { parseCommand, type SimpleCommand } from './bash.js'
-import { isWithin } from './paths.js'
+import { isWithin } from './rule-paths.js'
 import { formatRule, parseRule, ruleToValue, type RuleValue } from './rules.js'
 import { SEARCH_TOOLS, bashCommand, targetPaths, toolFamily } from './tools.js'
 

@@ -67,7 +67,7 @@ async function compactions(): Promise<CompactionEvent[]> {
 async function startWork(maxIterations = 100): Promise<TestAgent> {
   await createTask(TEAM, { subject: 'read everything', description: 'read big.txt' }, { env: fx.env })
   const agent = await startAgent(fx, 'alice', { runtime: { autoClaimTasks: false } })
-  ;(agent.runtime as unknown as { o: { maxIterations: number } }).o.maxIterations = maxIterations
+  ;(agent.runtime as unknown as { options: { maxIterations: number } }).options.maxIterations = maxIterations
   await sendTeamMessage({ team: TEAM, to: 'alice', text: 'read it all, then complete task #1', env: fx.env })
   return agent
 }

@@ -4,9 +4,9 @@ import type { LoopbackServer } from '../../../src/loopback-model/loopback-server
 import { coordinatorPrompt, workerScratchpadNote } from '../../../src/agent/subagents/coordinator-prompt.js'
 import type { Delegation } from '../../../src/agent/subagents/delegation.js'
 import { allowInScratchpad, ensureScratchpad } from '../../../src/agent/subagents/scratchpad.js'
-import { createLeadDelegation } from '../../../src/agent/subagents/session.js'
+import { createLeadDelegation } from '../../../src/agent/subagents/lead-session.js'
 import { allowAll } from '../../../src/agent/tool.js'
-import { createBatchTool } from '../../../src/batch/tool.js'
+import { createBatchTool } from '../../../src/batch/batch-tool.js'
 import { TEAM, messageText, modelRequests, requestMessages, startAgent, type Fixture, type TestAgent } from '../runtime/helpers.js'
 import { track } from '../../support/agent-team.js'
 

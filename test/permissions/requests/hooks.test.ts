@@ -11,7 +11,7 @@ import {
 } from '../../../src/permissions/requests/hooks.js'
 import type { PermissionHook } from '../../../src/permissions/rules/types.js'
 import { pinSettings } from '../../../src/permissions/rules/settings-pin.js'
-import { defaultSandboxConfig } from '../../../src/sandbox/settings.js'
+import { defaultSandboxConfig } from '../../../src/sandbox/sandbox-settings.js'
 import { unsandboxed } from '../../../src/sandbox/unsandboxed.js'
 import { waitFor } from '../../support/wait.js'
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { memberMarker } from '../home/marker.js'
+import { memberMarker } from '../home/member-marker.js'
 import { markerEnv } from '../process/marker.js'
 import { containedArgv, memberCgroup } from '../process/containment.js'
 import { teamDir } from '../home/paths.js'
