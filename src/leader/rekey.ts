@@ -81,15 +81,31 @@ async function restart(team: string, members: TeamMember[], report: RekeyReport,
   for (const m of panes) if (!resumed.respawned.includes(m.name)) report.notReached.push({ name: m.name, reason: 'it was not respawned' })
 }
 
-/** The teammates whose process runs (its state file's pid lives), holding the old public key; an in-process one's pid is its leader's. */
+/**
+ * The teammates that run, holding the old public key: a live state-file pid (swarm's agent; an
+ * in-process one's is its leader's), or a live pane on its executor — an agent-CLI teammate's
+ * wrapper records no pid, and Claude Code writes no state file at all.
+ */
 async function runningTeammates(config: TeamFile, env: NodeJS.ProcessEnv): Promise<TeamMember[]> {
-  const states = await Promise.all(
-    config.members.map(async (m) => (m.name === LEAD_NAME ? undefined : await readMemberState(config.name, m.name, env).catch(() => undefined))),
+  const teammates = config.members.filter((m) => m.name !== LEAD_NAME)
+  const states = await Promise.all(teammates.map((m) => readMemberState(config.name, m.name, env).catch(() => undefined)))
+  const byPid = new Set(
+    teammates.filter((_, i) => {
+      const s = states[i]
+      return s?.pid !== undefined && s.status !== 'exited' && s.status !== 'dead' && isAlive(s.pid)
+    }),
   )
-  return config.members.filter((_, i) => {
-    const s = states[i]
-    return s?.pid !== undefined && s.status !== 'exited' && s.status !== 'dead' && isAlive(s.pid)
-  })
+  const inPanes = teammates.filter((m) => !byPid.has(m) && (backendOf(m) === 'tmux' || backendOf(m) === 'iterm2'))
+  const alive = new Set<string>()
+  for (const type of ['tmux', 'iterm2'] as const) {
+    const ids = inPanes.filter((m) => backendOf(m) === type).map((m) => m.agentId)
+    if (!ids.length) continue
+    const states = await createExecutor(type, { env })
+      .status(ids)
+      .catch(() => new Map())
+    for (const [id, st] of states) if (st.state === 'alive') alive.add(id)
+  }
+  return teammates.filter((m) => byPid.has(m) || alive.has(m.agentId))
 }
 
 async function oldKey(

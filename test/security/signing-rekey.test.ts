@@ -89,6 +89,25 @@ describe.skipIf(!hasTmux)('lead key loss and swarm team rekey', () => {
     expect(isAlive(pid)).toBe(false)
   })
 
+  it('with the old key: a pane teammate that records no pid (an agent-CLI wrapper, Claude Code) is found by its pane, not left out', async () => {
+    const { sb: box } = await createCrew()
+    const spawned = await box.swarm(['spawn', 'crew', 'bob', '--backend', 'tmux', '--command', 'sleep 600', '--json'])
+    expect(spawned.code, spawned.stderr).toBe(0)
+    const before = JSON.parse(spawned.stdout).pid as number
+    await updateTeam(
+      'crew',
+      (t) => {
+        t.members.find((m) => m.name === 'bob')!.ownsInbox = true
+      },
+      box.env,
+    )
+    const r = await box.swarm(['team', 'rekey', 'crew'], { timeout: 60_000 })
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toContain('handed the new public key to: alice')
+    expect(r.stdout).toContain('restarted with the new key: bob')
+    expect(isAlive(before)).toBe(false)
+  })
+
   it('without it: every lead command names the file and swarm team rekey; rekey restarts the running teammates with the new key', async () => {
     const { sb: box, pid } = await createCrew()
     const keyFile = leadKeyPath('crew', box.env)
