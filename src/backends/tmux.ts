@@ -285,16 +285,22 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     for (const l of ok)
       this.refs.set(l.agentId, { agentId: l.agentId, paneId: made.get(l.agentId)!.paneId, socketPath: made.get(l.agentId)!.socketPath })
     await this.relayout(team, client).catch(() => undefined)
-    await startThrottled(ok, {
-      limit: startConcurrency(this.env),
-      release: async (batch) => {
-        await client.source(
-          batch.map((l) => tmuxCommand('wait-for', '-S', l.config.env![START_GATE_ENV]!)),
-          { what: 'wait-for' },
-        )
-      },
-      probe: (l) => l.config.started,
-    })
+    try {
+      await startThrottled(ok, {
+        limit: startConcurrency(this.env),
+        release: async (batch) => {
+          await client.source(
+            batch.map((l) => tmuxCommand('wait-for', '-S', l.config.env![START_GATE_ENV]!)),
+            { what: 'wait-for' },
+          )
+        },
+        probe: (l) => l.config.started,
+      })
+    } catch (err) {
+      // Panes whose gate could not be opened would wait there forever: closed, with their trees.
+      await Promise.all(ok.map((l) => this.kill(l.agentId).catch(() => undefined)))
+      throw err
+    }
     return launches.map((l): PromiseSettledResult<SpawnedTeammate> => {
       const pane = made.get(l.agentId)
       if (!pane) return { status: 'rejected', reason: client.failure('new-window', failed) }
