@@ -25,7 +25,7 @@ const { createTeam } = await dist('teams/team-store.js')
 const { ensureTeamKeys } = await dist('trust/keys.js')
 const { assembleAgent } = await dist('agent/start.js')
 const { createOutput } = await dist('agent/render.js')
-const { createLeadDelegation } = await dist('agent/subagents/session.js')
+const { createLeadDelegation } = await dist('agent/subagents/lead-session.js')
 const { allowAll } = await dist('agent/tool.js')
 const { createModelClient } = await dist('agent/client.js')
 

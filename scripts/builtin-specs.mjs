@@ -3,7 +3,7 @@
 // adapter file) are checked against the spec schema and copied to dist/adapters/builtin/, the YAML
 // as written and its JSON, which the registry reads at run time through the same loader: YAML's
 // parse cost 50–180 ms at every start of a command that loads the registry (measured in the bundle).
-// Runs after tsc (it imports dist/adapters/spec.js).
+// Runs after tsc (it imports dist/adapters/adapter-spec.js).
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -12,7 +12,7 @@ import YAML from 'yaml'
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const from = path.join(root, 'src/adapters/builtin')
 const to = path.join(root, 'dist/adapters/builtin')
-const { AdapterSpec } = await import(path.join(root, 'dist/adapters/spec.js'))
+const { AdapterSpec } = await import(path.join(root, 'dist/adapters/adapter-spec.js'))
 
 fs.rmSync(to, { recursive: true, force: true })
 fs.mkdirSync(to, { recursive: true })
