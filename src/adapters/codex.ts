@@ -7,7 +7,7 @@
  * the hooks are ours, written into a config dir no one else uses, so Codex's trust prompt is moot.
  */
 import path from 'node:path'
-import { agentHomesRoot, LEAD_KEY_FILE, rootDir, sentRoot } from '../home/paths.js'
+import { LEAD_KEY_FILE, rootDir } from '../home/paths.js'
 import { loadPermissionSettings } from '../permissions/rules/settings.js'
 import { strippedProviderVars } from '../sandbox/sandbox-settings.js'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
@@ -42,24 +42,18 @@ const PROFILE = 'swarm'
 /**
  * What its sandboxed commands may touch: the workspace (its cwd) and a private TMPDIR are written;
  * /tmp and the inherited $TMPDIR only read (swarm's root may live there); swarm's root — the
- * team's permissions, this very config — only read; not even that for the leads' keys, the teams'
- * inboxes, what the leads sent, and the agent-CLI teammates' homes (their relay tokens) but its own
- * (its `swarm` shim and relay endpoint; the more specific entry wins). So `swarm send` / `swarm
- * tasks` from its shell are asked (an escalated command → PermissionRequest; the shim reaches the
- * relay), and `swarm mcp` is the unasked way to talk to the team. (A deny holds for escalated
- * commands too: the whole root denied would leave them no `swarm` to run.)
+ * team's permissions, this very config — only read, and the leads' keys not even that. So `swarm
+ * send` / `swarm tasks` from its shell are asked (an escalated command → PermissionRequest), and
+ * `swarm mcp` is the unasked way to talk to the team. A deny holds for escalated commands too, so
+ * the inboxes, `swarm-sent/` and `agent-homes/` (its own `swarm` shim) cannot be denied: an approved
+ * `swarm send` must write them (tried: it then failed, test/agents/codex-sandbox.test.ts).
  */
-function filesystem(env: NodeJS.ProcessEnv, ownHome: string, tmp: string): Record<string, string> {
+function filesystem(env: NodeJS.ProcessEnv, tmp: string): Record<string, string> {
   const teams = path.join(rootDir(env), 'teams', '*')
   return {
     ':tmpdir': 'read',
     ':slash_tmp': 'read',
     [path.join(teams, LEAD_KEY_FILE)]: 'deny',
-    [path.join(teams, 'inboxes')]: 'deny',
-    [path.join(teams, 'inboxes', '**')]: 'deny',
-    [sentRoot(env)]: 'deny',
-    [agentHomesRoot(env)]: 'deny',
-    [ownHome]: 'read',
     [tmp]: 'write',
   }
 }
@@ -89,7 +83,7 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
           ]
         : []),
       [['permissions', PROFILE], { extends: ':workspace' }],
-      [['permissions', PROFILE, 'filesystem'], filesystem(ctx.env, ctx.configDir, tmp)],
+      [['permissions', PROFILE, 'filesystem'], filesystem(ctx.env, tmp)],
       [['projects', ctx.cwd], { trust_level: 'trusted' }],
       // Its commands never see the provider keys (Codex itself keeps them), unless sandbox.keepEnv says so.
       [['shell_environment_policy'], { exclude: strippedProviderVars(sandbox) }],

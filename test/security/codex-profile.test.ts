@@ -60,22 +60,13 @@ async function codexConfig(settings?: Record<string, unknown>): Promise<Sections
 }
 
 describe("Codex's permission profile", () => {
-  it("denies the inboxes, what the leads sent and the other teammates' homes (relay tokens), not its own home", async () => {
+  it("denies the leads' keys; not the inboxes, swarm-sent/ or agent-homes/, which an approved swarm send must reach", async () => {
     const config = await codexConfig()
     const fsRules = config['permissions.swarm.filesystem']
     const teams = path.join(rootDir(h.env), 'teams', '*')
-    expect(fsRules).toMatchObject({
-      [path.join(teams, 'lead.key')]: 'deny',
-      [path.join(teams, 'inboxes')]: 'deny',
-      [path.join(teams, 'inboxes', '**')]: 'deny',
-      [sentRoot(h.env)]: 'deny',
-      [agentHomesRoot(h.env)]: 'deny',
-      [agentHomeDir('t', 'cx', h.env)]: 'read',
-    })
-    // Another teammate's relay endpoint falls under the deny; only the member's own home is re-allowed.
-    const other = path.join(agentHomeDir('t', 'other', h.env), 'relay', 'endpoint.json')
-    expect(other.startsWith(`${agentHomesRoot(h.env)}/`)).toBe(true)
-    expect(other.startsWith(`${agentHomeDir('t', 'cx', h.env)}/`)).toBe(false)
+    expect(fsRules).toMatchObject({ [path.join(teams, 'lead.key')]: 'deny' })
+    // A deny holds for Codex's escalated commands too (test/agents/codex-sandbox.test.ts).
+    for (const p of [path.join(teams, 'inboxes'), sentRoot(h.env), agentHomesRoot(h.env)]) expect(fsRules?.[p]).toBeUndefined()
   })
 
   it("excludes the provider keys from its shell's environment, unless sandbox.keepEnv keeps one", async () => {
