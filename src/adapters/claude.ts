@@ -57,7 +57,10 @@ export function claudeTeammateFlags(o: {
   model?: string
   agentType?: string
   resumeSessionId?: string
+  /** Its ExitPlanMode asks the lead (a `plan_approval_request`) instead of just leaving plan mode. */
+  planModeRequired?: boolean
 }): string[] {
+  const mode = o.planModeRequired ? 'plan' : (MODES[o.mode ?? 'default'] ?? 'default')
   return [
     '--agent-id',
     `${o.name}@${o.team}`,
@@ -74,7 +77,8 @@ export function claudeTeammateFlags(o: {
     ...(o.agentType ? ['--agent-type', o.agentType] : []),
     // Always a mode: its interactive default (auto) needs a server-side classifier and blocks on a dialog without it.
     '--permission-mode',
-    MODES[o.mode ?? 'default'] ?? 'default',
+    mode,
+    ...(o.planModeRequired ? ['--plan-mode-required'] : []),
     ...(o.model ? ['--model', o.model] : []),
     ...(o.resumeSessionId ? ['--resume', o.resumeSessionId] : []),
   ]
@@ -100,6 +104,8 @@ async function prepareClaude(ctx: AdapterContext): Promise<LaunchPlan> {
     ...(ctx.model !== undefined && { model: ctx.model }),
     ...(member.agentType && member.agentType !== 'general-purpose' && { agentType: member.agentType }),
     ...(sessionId && { resumeSessionId: sessionId }),
+    // A plan-mode member is gated as a Claude Code lead gates one: without the flag ExitPlanMode just leaves plan mode.
+    ...((ctx.mode === 'plan' || member.planModeRequired === true) && { planModeRequired: true }),
   })
   return {
     // umask 077: what it creates in the pane (and its files under the team) is the user's alone.

@@ -14,17 +14,18 @@ export function newRequestId(kind: 'permission' | 'plan'): string {
   return `${kind === 'plan' ? 'plan' : 'perm'}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`
 }
 
-const ID_RE = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/
+/** `@` too: Claude Code names plan requests `plan_approval-<ms>@<name>@<team>`. */
+const ID_RE = /^[A-Za-z0-9_][A-Za-z0-9._@-]{0,127}$/
 
 /** Whether `id` may name a request (it becomes a file name). */
 export function isRequestId(id: string): boolean {
   return typeof id === 'string' && ID_RE.test(id)
 }
 
-/** Request ids become file names: 1–128 of A-Z a-z 0-9 . _ -, not starting with . or -. UsageError otherwise. */
+/** Request ids become file names: 1–128 of A-Z a-z 0-9 . _ @ -, not starting with . @ or -. UsageError otherwise. */
 export function validateRequestId(id: string): string {
   if (!isRequestId(id)) {
-    throw new UsageError(`invalid request id ${JSON.stringify(id)}`, { hint: 'ids are 1-128 characters of A-Z a-z 0-9 . _ - (see `swarm perms`)' })
+    throw new UsageError(`invalid request id ${JSON.stringify(id)}`, { hint: 'ids are 1-128 characters of A-Z a-z 0-9 . _ @ - (see `swarm perms`)' })
   }
   return id
 }
@@ -32,9 +33,12 @@ export function validateRequestId(id: string): string {
 /** The shortest prefix taken for an id (git's shortest abbreviation): a shorter word is never an id. */
 export const MIN_ID_PREFIX = 4
 
-/** The short id a request is shown by: the random tail of `perm-<time>-<hex>` (the whole id when it has no such tail). */
+/**
+ * The short id a request is shown by: the random tail of `perm-<time>-<hex>`; of Claude Code's
+ * `plan_approval-<ms>@<name>@<team>`, the last six digits of its time; else the whole id.
+ */
 export function shortRequestId(id: string): string {
-  return /-([0-9a-f]{4,})$/.exec(id)?.[1] ?? id
+  return /-([0-9a-f]{4,})$/.exec(id)?.[1] ?? /^[a-z_]+-\d*(\d{6})@/.exec(id)?.[1] ?? id
 }
 
 /**

@@ -40,6 +40,8 @@ export const PermissionResponse = base({
     })
     .optional(),
   error: z.string().optional(),
+  /** Which call it answers (answer-binding.ts): a key-holding Claude Code teammate refuses an answer to another. */
+  approved_request: z.object({ tool_use_id: z.string(), tool_name: z.string(), input_digest: z.string() }).optional(),
 })
 
 export const PlanApprovalRequest = base({
@@ -58,6 +60,8 @@ export const PlanApprovalResponse = base({
   feedback: z.string().optional(),
   timestamp: z.string(),
   permissionMode: z.string().optional(),
+  /** sha256 of the plan it approves (answer-binding.ts): Claude Code refuses an approval of another plan. */
+  planDigest: z.string().optional(),
 })
 
 export const ShutdownRequest = base({

@@ -25,6 +25,7 @@ import { rememberAlways } from '../../asks/always.js'
 import type { GivenAnswer } from '../../asks/types.js'
 import { validateRequestId } from '../../home/request-id.js'
 import { importInboxRequests } from './inbox-requests.js'
+import { approvedRequest, claudePlanDigest } from '../../mailbox/answer-binding.js'
 
 /**
  * The leader side of permission requests, usable from any process (the leader console, `swarm
@@ -222,8 +223,12 @@ function responseMessage(r: ResolvedRequest, answer: GivenAnswer, updates: RuleU
       ...(answer.feedback !== undefined ? { feedback: answer.feedback } : {}),
       timestamp: new Date().toISOString(),
       ...(answer.kind === 'approve' && answer.permissionMode !== undefined ? { permissionMode: answer.permissionMode } : {}),
+      // The plan as it was asked about (an edited plan does not change what a Claude Code teammate mailed).
+      ...(typeof r.input.plan === 'string' ? { planDigest: claudePlanDigest(r.input.plan) } : {}),
     }
   }
+  // Bound to the call, as Claude Code's own lead answers: its key-holding teammates refuse an answer to another call.
+  const bound = { approved_request: approvedRequest(r) }
   if (r.decision === 'approve') {
     const suggested = rulesFromUpdates(r.suggestions).length > 0 ? r.suggestions : undefined
     return {
@@ -231,6 +236,7 @@ function responseMessage(r: ResolvedRequest, answer: GivenAnswer, updates: RuleU
       request_id: r.id,
       subtype: 'success',
       ...(r.toolUseId ? { tool_use_id: r.toolUseId } : {}),
+      ...bound,
       response: {
         ...(r.updatedInput ? { updated_input: r.updatedInput } : {}),
         ...(updates.length > 0 && suggested ? { permission_updates: suggested } : {}),
@@ -242,6 +248,7 @@ function responseMessage(r: ResolvedRequest, answer: GivenAnswer, updates: RuleU
     request_id: r.id,
     subtype: 'error',
     ...(r.toolUseId ? { tool_use_id: r.toolUseId } : {}),
+    ...bound,
     error: answer.feedback ?? `denied by ${r.resolvedBy}`,
   }
 }
