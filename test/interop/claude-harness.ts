@@ -75,9 +75,15 @@ export async function claudeSandbox(scenario: ScenarioInput): Promise<ClaudeSand
   }
 }
 
-/** The requests the loopback server saw whose last user message contains `text`. */
+/**
+ * The requests the loopback server saw whose last user message contains `text` (Claude Code
+ * 2.1.332 may put `system` messages after it).
+ */
 export function requestsMentioning(loopback: LoopbackServer, text: string): unknown[] {
-  return loopback.requests.filter((r) => JSON.stringify((r.body as { messages?: unknown[] } | undefined)?.messages?.at(-1) ?? '').includes(text))
+  return loopback.requests.filter((r) => {
+    const messages = (r.body as { messages?: Array<{ role?: string }> } | undefined)?.messages ?? []
+    return JSON.stringify(messages.findLast((m) => m.role === 'user') ?? '').includes(text)
+  })
 }
 
 /** Pending requests as `swarm perms --json` lists them. */
