@@ -88,8 +88,12 @@ export function registerTeamCommands(program: Command): void {
       '--trust-settings',
       'start members whose hooks or sandbox settings changed since they started (else asked on a terminal, exit 4 elsewhere)',
     )
+    .option(
+      '--include-stopped',
+      'also start members stopped with `swarm kill`, each continuing its own session (Claude Code: --resume <its session>)',
+    )
     .option('--json', 'print JSON')
-    .action((name: string, opts: { attach: boolean; json?: boolean; trustSettings?: boolean }) => teamResume(name, opts))
+    .action((name: string, opts: { attach: boolean; json?: boolean; trustSettings?: boolean; includeStopped?: boolean }) => teamResume(name, opts))
   team
     .command('list')
     .description('list teams')
@@ -268,14 +272,21 @@ async function checkWorktrees(
   }
 }
 
-export async function teamResume(name: string, opts: { attach: boolean; json?: boolean; trustSettings?: boolean }): Promise<void> {
+export async function teamResume(
+  name: string,
+  opts: { attach: boolean; json?: boolean; trustSettings?: boolean; includeStopped?: boolean },
+): Promise<void> {
   // Before anything is reaped or respawned: a teammate started without a model dies at once.
   const config = await readTeam(name)
   assertTeamModel(
     config.members.filter((m) => m.name !== LEAD_NAME).map((m) => m.agent),
     process.env,
   )
-  const report = await resumeTeam(name, { env: process.env, trustSettings: settingsTrust(opts) })
+  const report = await resumeTeam(name, {
+    env: process.env,
+    trustSettings: settingsTrust(opts),
+    ...(opts.includeStopped ? { includeStopped: true } : {}),
+  })
   if (report.backend === 'in-process') {
     if (!opts.json) {
       println(`resuming in-process team ${name}: the leader runs here, its teammates continue from their transcripts`)
@@ -288,6 +299,7 @@ export async function teamResume(name: string, opts: { attach: boolean; json?: b
   if (opts.json) printJson({ team: name, ...report, attach: attachCommand(name) })
   else {
     println(`team ${name}: leader ${report.leader}; alive: ${report.alive.join(', ') || 'none'}; respawned: ${report.respawned.join(', ') || 'none'}`)
+    if (report.restarted?.length) println(`started again (stopped with swarm kill): ${report.restarted.join(', ')}`)
     for (const s of report.stopped) println(stoppedLine(name, s))
     if (report.reaped.length) println(`stopped what dead members left running: ${describeProcesses(report.reaped)}`)
     println(`attach with: swarm attach ${name}   (or: ${attachCommand(name)})`)
@@ -297,7 +309,7 @@ export async function teamResume(name: string, opts: { attach: boolean; json?: b
 
 /** A member `team resume` left stopped (both backends say it the same way). */
 function stoppedLine(team: string, name: string): string {
-  return `stopped: ${name} (swarm kill); start it again with: swarm spawn ${team} ${name}`
+  return `stopped: ${name} (swarm kill); continue its session with: swarm team resume ${team} --include-stopped (or start it anew: swarm spawn ${team} ${name})`
 }
 
 /** `3 processes: pid 12 (bob: sleep 600), …` — commands are teammate-controlled text: one plain line each. */

@@ -90,6 +90,8 @@ export interface ResumeReport {
   stopped: string[]
   /** Leftover processes of dead members (and of a dead leader) that were stopped first. */
   reaped: ReapedProcess[]
+  /** `--include-stopped`: members stopped on purpose that were started again, in their own sessions. */
+  restarted?: string[]
 }
 
 /** Stopped on purpose: swarm's own mark (Claude Code sets isActive false whenever it is idle). */
@@ -133,6 +135,12 @@ export interface ResumeOptions {
    * is started, SettingsChangedError (exit 4) names them.
    */
   trustSettings?: (changed: ChangedSettings[]) => Promise<boolean> | boolean
+  /**
+   * Also members stopped with `swarm kill`: they are meant to run again, each in its own session
+   * (swarm's agent from its transcript, an agent CLI with its resume argv — Claude Code's
+   * `--resume <session id>`); reported in `restarted`.
+   */
+  includeStopped?: boolean
 }
 
 /** Before anything is reaped or started: changed settings of `members` are trusted, or the resume stops. */
@@ -145,6 +153,7 @@ async function checkSettings(team: string, members: TeamMember[], opts: ResumeOp
 
 export async function resumeTeam(team: string, opts: ResumeOptions): Promise<ResumeReport> {
   const env = opts.env
+  const restarted = opts.includeStopped ? await clearStopped(team, env) : []
   const config = await readTeam(team, env)
   const backend = await resumeBackend(team, config, env)
   if (backend === 'in-process') {
@@ -158,7 +167,7 @@ export async function resumeTeam(team: string, opts: ResumeOptions): Promise<Res
     const reaped = runningLeader(team, env) === undefined ? await reapTeam(team, env) : { killed: [], survivors: [] }
     assertNoneSurvive(team, reaped.survivors, 'nothing was restarted')
     const stopped = config.members.filter((m) => m.name !== LEAD_NAME && m[STOPPED_FIELD] === true).map((m) => m.name)
-    return { backend, leader: 'started', alive: [], respawned: [], stopped, reaped: reaped.killed }
+    return { backend, leader: 'started', alive: [], respawned: [], stopped, reaped: reaped.killed, ...(restarted.length ? { restarted } : {}) }
   }
   const sign = await teamLeadSigner(team, env)
   const executor: PaneExecutor = createExecutor(backend, { env, sign })
@@ -223,7 +232,33 @@ export async function resumeTeam(team: string, opts: ResumeOptions): Promise<Res
     })
   }
   if (dead.length) await spawnTeammates(team, dead, { env, executor })
-  return { backend, leader: leader.created ? 'started' : 'alive', alive, respawned: dead.map((d) => d.name), stopped, reaped: reaped.killed }
+  return {
+    backend,
+    leader: leader.created ? 'started' : 'alive',
+    alive,
+    respawned: dead.map((d) => d.name),
+    stopped,
+    reaped: reaped.killed,
+    ...(restarted.length ? { restarted } : {}),
+  }
+}
+
+/** `--include-stopped`: members stopped with `swarm kill` are meant to run again; returns their names. */
+async function clearStopped(team: string, env: Env): Promise<string[]> {
+  const names: string[] = []
+  await updateTeam(
+    team,
+    (t) => {
+      for (const m of t.members) {
+        if (m.name === LEAD_NAME || !stoppedOnPurpose(m)) continue
+        delete m[STOPPED_FIELD]
+        delete m.isActive // set again when it starts
+        names.push(m.name)
+      }
+    },
+    env,
+  )
+  return names
 }
 
 /** How long `team delete` waits for teammates to accept the shutdown, by default. */

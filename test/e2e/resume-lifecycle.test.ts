@@ -82,10 +82,19 @@ describe.skipIf(!hasTmux)('team resume on an isolated tmux server', () => {
     const resumed = await sb.swarm(['team', 'resume', 'rz', '--no-attach'])
     expect(resumed.code, resumed.stderr).toBe(0)
     expect(resumed.stdout).toContain('team rz: leader alive; alive: a; respawned: none')
-    expect(resumed.stdout).toContain('stopped: b (swarm kill); start it again with: swarm spawn rz b')
+    expect(resumed.stdout).toContain(
+      'stopped: b (swarm kill); continue its session with: swarm team resume rz --include-stopped (or start it anew: swarm spawn rz b)',
+    )
     const json = JSON.parse((await sb.swarm(['team', 'resume', 'rz', '--no-attach', '--json'])).stdout) as { stopped: string[] }
     expect(json.stopped).toEqual(['b'])
     expect(await state('rz', 'b')).not.toBe('alive')
+    // --include-stopped starts it again, continuing its own transcript (--resume).
+    const back = await sb.swarm(['team', 'resume', 'rz', '--no-attach', '--include-stopped', '--json'])
+    expect(back.code, back.stderr).toBe(0)
+    expect(JSON.parse(back.stdout)).toMatchObject({ restarted: ['b'], respawned: ['b'], stopped: [] })
+    await waitFor('b alive again', async () => (await state('rz', 'b')) === 'alive')
+    expect(panes('rz')).toContain('0 b@rz')
+    expect((await readTeam('rz', sb.env)).members.find((m) => m.name === 'b')?.swarmStopped).toBeUndefined()
     expect((await sb.swarm(['team', 'delete', 'rz', '--force'])).code).toBe(0)
   }, 60_000)
 
@@ -153,7 +162,7 @@ describe.skipIf(!hasTmux)('team resume on an isolated tmux server', () => {
     const second = await resume(['a'])
     // The leader hosts a again, not b; and says so. Its console comes up only once it has started
     // its roster (each start marks the member active), so by then b would have been started.
-    expect(second.out()).toContain('stopped: b (swarm kill); start it again with: swarm spawn ik b')
+    expect(second.out()).toContain('stopped: b (swarm kill); continue its session with: swarm team resume ik --include-stopped')
     expect((await readTeam('ik', sb.env)).members.find((m) => m.name === 'b')?.isActive).toBe(false)
     expect((await readMemberState('ik', 'b', sb.env))?.pid).not.toBe(second.leader.pid)
     expect((await readMemberState('ik', 'b', sb.env))?.status).toBe('exited')

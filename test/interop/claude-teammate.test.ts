@@ -94,6 +94,26 @@ describe('Claude Code as a swarm teammate', () => {
     ).toBe(false)
   })
 
+  it('team resume --include-stopped continues the conversation of a teammate stopped with swarm kill', async () => {
+    const session = sessionOf(sb, TEAM, 'cc')
+    expect(session).toBeDefined()
+    const plain = await sb.swarm(['team', 'resume', TEAM, '--no-attach', '--json'], { timeout: 60_000 })
+    expect(plain.code, plain.stderr).toBe(0)
+    expect(JSON.parse(plain.stdout)).toMatchObject({ stopped: ['cc'], respawned: [] })
+    const r = await sb.swarm(['team', 'resume', TEAM, '--no-attach', '--include-stopped', '--json'], { timeout: 60_000 })
+    expect(r.code, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout)).toMatchObject({ restarted: ['cc'], respawned: ['cc'] })
+    const pane = await waitFor('its new pane', () => claudePane(sb), 30_000)
+    const argv = fs.readFileSync(`/proc/${pane.pid}/cmdline`, 'utf8').split('\0')
+    expect(argv[argv.indexOf('--resume') + 1]).toBe(session)
+    expect((await sb.swarm(['send', TEAM, 'cc', 'PROBE-AFTER the stop'])).code).toBe(0)
+    const seen = await waitFor('the message reaches its model', () => requestsMentioning(sb.loopback, 'PROBE-AFTER the stop')[0], 60_000)
+    // The same conversation: what it did before the stop is in the request.
+    expect(JSON.stringify(seen)).toContain('echo approved > approved.txt')
+    expect((await sb.swarm(['kill', TEAM, 'cc'], { timeout: 30_000 })).code).toBe(0)
+    await waitFor('it is gone', () => !claudePane(sb), 30_000)
+  })
+
   it('after a crash, team resume restarts it on its own session (--resume), with the message sent meanwhile', async () => {
     const earlier = sessionOf(sb, TEAM, 'cc')
     expect(
@@ -112,6 +132,25 @@ describe('Claude Code as a swarm teammate', () => {
     const argv = fs.readFileSync(`/proc/${again.pid}/cmdline`, 'utf8').split('\0')
     expect(argv[argv.indexOf('--resume') + 1]).toBe(firstSession)
     await waitFor('the message sent while it was down reaches its model', () => requestsMentioning(sb.loopback, 'PROBE-AFTER').length > 0, 60_000)
+  })
+
+  it('swarm tasks add --owner reaches it signed: its model sees a verified task_assignment', async () => {
+    const r = await sb.swarm(['tasks', TEAM, 'add', 'PROBE-TASK verify the assignment', '--owner', 'cc'])
+    expect(r.code, r.stderr).toBe(0)
+    const seen = await waitFor('the assignment reaches its model', () => requestsMentioning(sb.loopback, 'PROBE-TASK')[0], 60_000)
+    const text = JSON.stringify(seen)
+    expect(text).toContain('task_assignment')
+    expect(text).not.toContain('verified=\\"false\\"')
+  })
+
+  it('kill --respect-refusal: a refusal is reported, the teammate left running, exit 4', async () => {
+    sb.loopback.setScenario({ rules: [approveShutdownRule('cc', false)], fallback: { text: 'ok.' } })
+    const before = await waitFor('its pane', () => claudePane(sb))
+    const r = await sb.swarm(['kill', TEAM, 'cc', '--respect-refusal'], { timeout: 30_000 })
+    expect(r.code, r.stdout + r.stderr).toBe(4)
+    expect(r.stdout + r.stderr).toContain('still busy with the probe')
+    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    expect(claudePane(sb)?.pid).toBe(before.pid)
   })
 
   it('a declined shutdown is reported at once with its reason', async () => {
