@@ -4,6 +4,7 @@
  * (trust/sign: its `lead_sig` holds for its inbox only), so it trusts swarm's signed answers and shutdowns; it reads and writes the team's inboxes itself.
  */
 import { randomUUID } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
 import { UsageError } from '../errors.js'
 import { rootDir } from '../home/paths.js'
 import { ensureTeamKeys, loadLeadPrivateKey } from '../trust/keys.js'
@@ -26,6 +27,14 @@ const MODES: Record<string, string> = {
   plan: 'plan',
   bypassPermissions: 'bypassPermissions',
   dontAsk: 'dontAsk',
+}
+
+/**
+ * swarm's launcher for CLAUDE_CODE_PROCESS_WRAPPER (absolute and executable, as Claude Code requires):
+ * it runs Claude Code's self-spawns in swarm's sandbox (claude-launcher.ts).
+ */
+export function claudeLauncherPath(): string {
+  return fileURLToPath(new URL('../../bin/swarm-claude-launcher.js', import.meta.url))
 }
 
 /** The Claude Code binary: `$SWARM_CLAUDE_BIN`, else `claude` on PATH; exit 7 with the install command otherwise. */
@@ -118,6 +127,8 @@ async function prepareClaude(ctx: AdapterContext): Promise<LaunchPlan> {
       CLAUDE_CODE_ENABLE_TODO_TOOLS: '1',
       // Its Agent View daemon would adopt the teammate swarm supervises: swarm's alone.
       CLAUDE_CODE_DISABLE_AGENT_VIEW: '1',
+      // Its own spawns (split-pane teammates, background sessions) run in swarm's sandbox (claude-launcher.ts).
+      CLAUDE_CODE_PROCESS_WRAPPER: claudeLauncherPath(),
     },
   }
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { REPO } from '../support/repo.js'
 import { waitFor } from '../support/wait.js'
 import {
   approveShutdownRule,
@@ -49,7 +50,13 @@ describe('Claude Code as a swarm teammate', () => {
     )
     expect(argv[argv.indexOf('--lead-verify-key') + 1]).toMatch(/^\d+\.[\w-]+$/)
     const environ = fs.readFileSync(`/proc/${pane!.pid}/environ`, 'utf8').split('\0')
-    expect(environ).toEqual(expect.arrayContaining(['CLAUDE_CODE_ENABLE_TODO_TOOLS=1', 'CLAUDE_CODE_DISABLE_AGENT_VIEW=1']))
+    expect(environ).toEqual(
+      expect.arrayContaining([
+        'CLAUDE_CODE_ENABLE_TODO_TOOLS=1',
+        'CLAUDE_CODE_DISABLE_AGENT_VIEW=1',
+        `CLAUDE_CODE_PROCESS_WRAPPER=${path.join(REPO, 'bin', 'swarm-claude-launcher.js')}`,
+      ]),
+    )
   })
 
   it('its Bash request is in `swarm perms` with the bare name; approving it runs the command', async () => {
