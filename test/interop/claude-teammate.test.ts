@@ -142,7 +142,7 @@ describe('Claude Code as a swarm teammate', () => {
   })
 
   it('swarm tasks add --owner reaches it signed: its model sees a verified task_assignment', async () => {
-    const r = await sb.swarm(['tasks', TEAM, 'add', 'PROBE-TASK verify the assignment', '--owner', 'cc'])
+    const r = await sb.swarm(['tasks', TEAM, 'add', 'PROBE-TASK verify the assignment', '--owner', 'cc', '--json'])
     expect(r.code, r.stderr).toBe(0)
     const seen = await waitFor('the assignment reaches its model', () => requestsMentioning(sb.loopback, 'PROBE-TASK')[0], 60_000)
     const text = JSON.stringify(seen)
