@@ -82,7 +82,8 @@ export async function claudeSandbox(scenario: ScenarioInput): Promise<ClaudeSand
 export function requestsMentioning(loopback: LoopbackServer, text: string): unknown[] {
   return loopback.requests.filter((r) => {
     const messages = (r.body as { messages?: Array<{ role?: string }> } | undefined)?.messages ?? []
-    return JSON.stringify(messages.findLast((m) => m.role === 'user') ?? '').includes(text)
+    const users = messages.filter((m) => m.role === 'user')
+    return JSON.stringify(users.at(-1) ?? '').includes(text)
   })
 }
 

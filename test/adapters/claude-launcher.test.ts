@@ -1,0 +1,52 @@
+import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { defaultSandboxConfig } from '../../src/sandbox/sandbox-settings.js'
+import { sandboxAvailability } from '../../src/sandbox/sandbox.js'
+import { REPO } from '../support/repo.js'
+import { type IsolatedHome, isolatedHome } from '../support/home.js'
+
+const LAUNCHER = path.join(REPO, 'bin', 'swarm-claude-launcher.js')
+const available = await sandboxAvailability(defaultSandboxConfig(), process.env)
+
+/** bin/swarm-claude-launcher.js, Claude Code's CLAUDE_CODE_PROCESS_WRAPPER: its argv runs in swarm's sandbox. */
+describe.skipIf(available.status !== 'sandboxed')(`swarm-claude-launcher (${available.reason})`, () => {
+  let iso: IsolatedHome
+  afterEach(async () => {
+    await iso?.cleanup()
+  })
+
+  const launch = (script: string, env: NodeJS.ProcessEnv = {}) =>
+    spawnSync(LAUNCHER, ['/bin/sh', '-c', script], { cwd: iso.project, env: { ...iso.env, ...env }, encoding: 'utf8' })
+
+  it('writes in its cwd and the config dir, not elsewhere; a lead.key reads empty; the marker is set inside', () => {
+    iso = isolatedHome('swarm-launcher-')
+    const keyDir = path.join(iso.home, 'teams', 't1')
+    fs.mkdirSync(keyDir, { recursive: true })
+    fs.writeFileSync(path.join(keyDir, 'lead.key'), 'PRIVATE', { mode: 0o600 })
+    const outside = path.join(iso.base, 'outside')
+    fs.mkdirSync(outside)
+    const r = launch(
+      `echo in > in.txt; echo cfg > "$SWARM_HOME/cfg.txt"; echo out > ${outside}/out.txt; cat ${keyDir}/lead.key > key.txt; echo "$SWARM_CLAUDE_CONFINED"`,
+    )
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stdout.trim()).toBe('1')
+    expect(fs.readFileSync(path.join(iso.project, 'in.txt'), 'utf8')).toBe('in\n')
+    expect(fs.existsSync(path.join(iso.home, 'cfg.txt'))).toBe(true)
+    expect(fs.existsSync(path.join(outside, 'out.txt'))).toBe(false)
+    expect(fs.readFileSync(path.join(iso.project, 'key.txt'), 'utf8')).toBe('')
+  })
+
+  it('inside already (SWARM_CLAUDE_CONFINED=1) it runs the argv as it is; its exit code is the command’s', () => {
+    iso = isolatedHome('swarm-launcher-')
+    const outside = path.join(iso.base, 'outside')
+    fs.mkdirSync(outside)
+    const r = launch(`echo out > ${outside}/out.txt; exit 3`, { SWARM_CLAUDE_CONFINED: '1' })
+    expect(r.status).toBe(3)
+    expect(fs.existsSync(path.join(outside, 'out.txt'))).toBe(true)
+    const none = spawnSync(LAUNCHER, [], { env: iso.env, encoding: 'utf8' })
+    expect(none.status).toBe(2)
+    expect(none.stderr).toContain('no command')
+  })
+})
