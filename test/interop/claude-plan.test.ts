@@ -16,6 +16,7 @@ import {
   requestsMentioning,
   tool,
   typeInto,
+  waitForRequest,
 } from './claude-harness.js'
 
 const PLAN_A = '# Plan A\n\n1. write planned.txt'
@@ -38,6 +39,8 @@ function scriptedPlanner(planFile?: string) {
     // The Write's result names the plan file; ExitPlanMode's own ("Your plan has been submitted … Plan file: …") must not.
     { when: { toolResultMatches: '^(?!Your plan)[\\s\\S]*plans/[\\w-]+\\.md', toolResultIsError: false }, ...tool('ExitPlanMode', {}) },
     { when: { lastUserIncludes: '[Plan Approved]' }, times: 1, ...bash('echo planned > planned.txt', 'write planned.txt') },
+    // Asked again when Claude Code could not mail its request ("mailbox write failed"): see waitForRequest.
+    { when: { lastUserIncludes: 'PROBE-RUN' }, ...bash('echo planned > planned.txt', 'write planned.txt') },
     approveShutdownRule('cc'),
   ]
 }
@@ -50,7 +53,7 @@ function scriptedPlanner(planFile?: string) {
  */
 describe('plan approval of a Claude Code teammate', () => {
   let sb: ClaudeSandbox
-  const TEAM = 'crew'
+  const TEAM = 'planners' // not another file's crew: claudeProcessOf looks at every process
 
   beforeAll(async () => {
     sb = await claudeSandbox({
@@ -101,7 +104,7 @@ describe('plan approval of a Claude Code teammate', () => {
   it('its plan request is in `swarm perms` under Claude Code’s id; rejected with feedback it stays in plan mode', async () => {
     expect((await sb.swarm(['send', TEAM, 'cc', 'PROBE-PLAN: plan the change'])).code).toBe(0)
     const req = await planRequest(PLAN_A)
-    expect(req.id).toMatch(/^plan_approval-\d+@cc@crew$/)
+    expect(req.id).toMatch(/^plan_approval-\d+@cc@planners$/)
     const planFile = (req as { planFilePath?: string }).planFilePath
     expect(planFile).toMatch(/\.md$/)
     sb.loopback.setScenario({ rules: scriptedPlanner(planFile), fallback: { text: 'ok.' } })
@@ -124,11 +127,7 @@ describe('plan approval of a Claude Code teammate', () => {
     typeInto(sb, console.id, 'y')
     await waitFor('the console says approved', () => /approved \S+: cc/.test(paneText(sb, console.id)), 30_000)
     // Out of plan mode: its Bash is asked (plan mode would refuse it unasked).
-    const bashReq = await waitFor(
-      'its Bash request',
-      async () => (await pendingRequests(sb, TEAM)).find((r) => r.agent === 'cc' && r.toolName === 'Bash'),
-      60_000,
-    )
+    const bashReq = await waitForRequest(sb, TEAM, 'cc', () => sb.swarm(['send', TEAM, 'cc', 'PROBE-RUN the approved plan']))
     expect(bashReq.input.command).toBe('echo planned > planned.txt')
     expect((await sb.swarm(['perms', 'approve', TEAM, bashReq.id])).code).toBe(0)
     await waitFor('planned.txt', () => fs.existsSync(path.join(sb.project, 'planned.txt')), 30_000)
