@@ -16,7 +16,8 @@ afterAll(async () => {
 
 describe.skipIf(!hasSshd)('the test host', () => {
   it(`answers over key-only ssh with its own HOME (netns with delay when possible; the mode is printed)`, async () => {
-    const ssh = (...cmd: string[]) => execa('ssh', ['-F', host.sshConfig, '-o', 'BatchMode=yes', host.alias, ...cmd], { reject: false, stdin: 'ignore' })
+    const ssh = (...cmd: string[]) =>
+      execa('ssh', ['-F', host.sshConfig, '-o', 'BatchMode=yes', host.alias, ...cmd], { reject: false, stdin: 'ignore' })
     const r = await ssh('echo $HOME; command -v swarm')
     expect(r.stdout.split('\n')).toEqual([host.remoteHome, expect.stringContaining('remote-bin/swarm')])
     // A password is never offered: key-only.

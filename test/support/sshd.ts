@@ -224,14 +224,16 @@ export async function startTestHost(base: string, opts: { delayMs?: number } = {
   ]
   // `Host <name>` for the alias, and for `root@<name>:<port>` (the --host form) a name that resolves nowhere but here.
   const hostName = `remote-${tag}.swarm-test`
-  fs.writeFileSync(
-    sshConfig,
-    [`Host ${alias} ${hostName}`, `  HostName ${dial.address}`, `  Port ${dial.port}`, ...common, ''].join('\n'),
-  )
+  fs.writeFileSync(sshConfig, [`Host ${alias} ${hostName}`, `  HostName ${dial.address}`, `  Port ${dial.port}`, ...common, ''].join('\n'))
 
-  const sshdPid = await waitFor('sshd to write its pid file', () => fs.existsSync(pidFile) && Number(fs.readFileSync(pidFile, 'utf8').trim()), 10_000, {
-    output: () => sshdLog,
-  })
+  const sshdPid = await waitFor(
+    'sshd to write its pid file',
+    () => fs.existsSync(pidFile) && Number(fs.readFileSync(pidFile, 'utf8').trim()),
+    10_000,
+    {
+      output: () => sshdLog,
+    },
+  )
   await waitFor(
     'sshd to accept the key',
     async () =>
