@@ -67,12 +67,12 @@ export class HostConnection {
    * A running master: checked, else started — once for every caller at the same moment, and under
    * a lock across processes (a cold master raced by parallel spawns loses all but one of them).
    */
-  ensure(): Promise<void> {
-    this.warming ??= this.warm().finally(() => (this.warming = undefined))
+  ensure(timeoutMs = CONNECT_TIMEOUT_MS): Promise<void> {
+    this.warming ??= this.warm(Math.min(timeoutMs, CONNECT_TIMEOUT_MS)).finally(() => (this.warming = undefined))
     return this.warming
   }
 
-  private async warm(): Promise<void> {
+  private async warm(connectMs: number): Promise<void> {
     if ((await this.masterPid()) !== undefined) return
     await ensureDir(path.dirname(this.endpoint.controlPath))
     await withFileLock(
@@ -81,10 +81,9 @@ export class HostConnection {
         if ((await this.masterPid()) !== undefined) return
         let r: CommandResult
         try {
-          r = await startSshMaster(this.endpoint, { env: this.env, timeoutMs: CONNECT_TIMEOUT_MS })
+          r = await startSshMaster(this.endpoint, { env: this.env, timeoutMs: connectMs })
         } catch (err) {
-          if (err instanceof CommandTimeoutError)
-            throw new HostUnreachableError(this.host.spec, `did not answer within ${CONNECT_TIMEOUT_MS} ms`, err)
+          if (err instanceof CommandTimeoutError) throw new HostUnreachableError(this.host.spec, `did not answer within ${connectMs} ms`, err)
           throw err
         }
         if (r.code !== 0) throw new HostUnreachableError(this.host.spec, `refused the connection: ${lastLine(r.stderr) || `ssh exit ${r.code}`}`)
@@ -100,7 +99,8 @@ export class HostConnection {
   async run(command: string, opts: { input?: string; timeoutMs?: number } = {}): Promise<CommandResult> {
     const timeoutMs = opts.timeoutMs ?? callTimeoutMs(this.env)
     const once = async () => {
-      await this.ensure()
+      // A call's limit bounds its connect too: a poll of a wedged host never waits for a full connect timeout.
+      await this.ensure(timeoutMs)
       try {
         return await runSsh(this.endpoint, command, { env: this.env, timeoutMs, ...(opts.input !== undefined && { input: opts.input }) })
       } catch (err) {

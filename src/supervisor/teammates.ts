@@ -115,7 +115,7 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
     const there = await spawnTeammates(team, placed, opts)
     return inputs.map((i) => [...here, ...there].find((r) => r.member.name === i.name)!)
   }
-  if (placed.length > 0) return spawnPlaced(team, inputs, opts, env)
+  if (placed.length > 0) return spawnPlaced(team, inputs, env)
   const config = await readTeam(team, env)
   const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
   // Before anything is written or started: an unknown agent type is exit 3 naming the known ones,
@@ -246,7 +246,7 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
  * swarm, which plans each launch (agent CLI, paths, sandbox) there. No worktree or settings pin is
  * made here: they would describe this machine.
  */
-async function spawnPlaced(team: string, inputs: SpawnTeammateInput[], opts: SpawnOptions, env: Env): Promise<SpawnResult[]> {
+async function spawnPlaced(team: string, inputs: SpawnTeammateInput[], env: Env): Promise<SpawnResult[]> {
   const config = await readTeam(team, env)
   const executor = remoteExecutor({ env })
   for (const i of inputs) {
