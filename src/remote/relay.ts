@@ -45,8 +45,13 @@ export async function runRelay(team: string, io: RelayIo, env: Env): Promise<str
       journal,
       onFailure: (why) => failed?.(why),
       async apply(item) {
-        if (item.kind === 'entry') await deliverRelayed(team, item.to, item.entry, env)
-        else if (item.kind === 'resolved') {
+        if (item.kind === 'entry') {
+          // Not before the mirror has the member (spawn makes it after the link connects): refused
+          // unacked, the link connects again and resends it, so an early entry is never lost.
+          const config = await readTeam(team, env).catch(() => undefined)
+          if (!config?.members.some((m) => m.name === item.to)) throw new Error(`${item.to} is not on this host yet`)
+          await deliverRelayed(team, item.to, item.entry, env)
+        } else if (item.kind === 'resolved') {
           fromLink.add(item.request.id)
           await recordAnswer(team, item.request as ResolvedRequest, env)
         }
