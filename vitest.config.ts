@@ -40,7 +40,7 @@ export default defineConfig({
           name: 'e2e',
           setupFiles: ['test/support/adapters-installed.ts'],
           include: ['test/**/*.test.ts'],
-          exclude: [...UNIT, 'test/interop/**', 'test/agents/**', 'test/pack/**', '**/node_modules/**'],
+          exclude: [...UNIT, 'test/interop/**', 'test/agents/**', 'test/pack/**', 'test/remote/**', '**/node_modules/**'],
         },
       },
     ],

@@ -7,7 +7,8 @@
 import net from 'node:net'
 import { errorMessage } from '../errors.js'
 import { failClosed, isGatingEvent } from './hook-fail.js'
-import { bytesOf, data, encodeFrame, lineReader, readEndpoint, type ServerFrame } from './relay-frames.js'
+import { lineReader } from '../util/frame-lines.js'
+import { bytesOf, data, encodeFrame, readEndpoint, type ServerFrame } from './relay-frames.js'
 import type { HookReply, SwarmHookEvent } from './types.js'
 
 export interface RelayClientIo {

@@ -17,9 +17,6 @@ export type ClientFrame = z.infer<typeof ClientFrame>
 
 export type ServerFrame = { t: 'out'; d: string } | { t: 'err'; d: string } | { t: 'exit'; code: number }
 
-/** A frame line longer than this ends the connection (a hook payload is a few kB; MCP calls too). */
-export const MAX_FRAME_BYTES = 8 * 1024 * 1024
-
 export function encodeFrame(frame: ClientFrame | ServerFrame): string {
   return `${JSON.stringify(frame)}\n`
 }
@@ -32,34 +29,6 @@ export const bytesOf = (d: string): Buffer => Buffer.from(d, 'base64')
  * this many bytes is dropped, so a local process without it cannot make the wrapper hold 8 MiB.
  */
 export const MAX_OPEN_FRAME_BYTES = 64 * 1024
-
-/**
- * Splits a byte stream into frame lines and hands each parsed line to `onLine`; `onError` gets a
- * line longer than `limit()` bytes (the rest of the stream is then ignored).
- */
-export function lineReader(
-  onLine: (line: string) => void,
-  onError: (err: Error) => void,
-  limit: () => number = () => MAX_FRAME_BYTES,
-): (chunk: Buffer) => void {
-  let pending = ''
-  let failed = false
-  return (chunk) => {
-    if (failed) return
-    pending += chunk.toString('utf8')
-    let nl = pending.indexOf('\n')
-    while (nl >= 0) {
-      const line = pending.slice(0, nl)
-      pending = pending.slice(nl + 1)
-      if (line.trim()) onLine(line)
-      nl = pending.indexOf('\n')
-    }
-    if (pending.length > limit()) {
-      failed = true
-      onError(new Error(`a relay frame over ${limit()} bytes`))
-    }
-  }
-}
 
 /** Where a teammate's relay is announced: `<configDir>/relay/endpoint.json` (read-only inside its sandbox). */
 export function relayEndpointFile(configDir: string): string {

@@ -15,17 +15,8 @@ import { onAbort } from '../util/abort.js'
 import { type Slots, slots } from '../util/slots.js'
 import { parseHookPayload, runHook } from './hook.js'
 import { serveMcp } from './mcp-server.js'
-import {
-  ClientFrame,
-  MAX_FRAME_BYTES,
-  MAX_OPEN_FRAME_BYTES,
-  bytesOf,
-  data,
-  encodeFrame,
-  lineReader,
-  type ServerFrame,
-  writeEndpoint,
-} from './relay-frames.js'
+import { MAX_FRAME_BYTES, lineReader } from '../util/frame-lines.js'
+import { ClientFrame, MAX_OPEN_FRAME_BYTES, bytesOf, data, encodeFrame, type ServerFrame, writeEndpoint } from './relay-frames.js'
 import { SWARM_HOOK_EVENTS, type SwarmHookEvent } from './types.js'
 import { isDirectorySync } from '../util/fs.js'
 

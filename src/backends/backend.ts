@@ -19,6 +19,11 @@ export interface PaneBackend {
    * to close the team's session, even when no member's pane is recorded on it.
    */
   readonly standalone: boolean
+  /**
+   * It runs teammates on other machines (ssh): chosen by a member's host, never by detection, and
+   * never the team's own backend (the leader stays local).
+   */
+  readonly remote?: true
   /** Whether swarm runs inside this backend's terminal (detection tries these first). */
   inside(env: Env): boolean
   /** Whether a backend swarm runs inside must still be probed before it is chosen. */

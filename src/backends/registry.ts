@@ -5,6 +5,7 @@ import { inProcessBackend } from './in-process.js'
 import { iterm2Backend } from './iterm2.js'
 import { PaneIo } from './pane-io.js'
 import { BACKEND_ENV } from './spawn-config.js'
+import { remoteBackend } from './remote-backend.js'
 import { tmuxBackend } from './tmux-backend.js'
 import type { ExecutorOptions, InProcessExecutor, PaneAddress, PaneExecutor } from './types.js'
 import type { Env } from '../home/env.js'
@@ -14,7 +15,7 @@ import type { Env } from '../home/env.js'
  * A new backend is one file (its executor and its `PaneBackend`) and one entry here; the CLI's
  * `--backend` choices, detection, status, stop and team-file validation all read this table.
  */
-const BUILT_IN: readonly Backend[] = [tmuxBackend, iterm2Backend, inProcessBackend]
+const BUILT_IN: readonly Backend[] = [tmuxBackend, iterm2Backend, remoteBackend, inProcessBackend]
 
 const table: Backend[] = [...BUILT_IN]
 
@@ -55,6 +56,13 @@ export function registerBackend(backend: PaneBackend): () => void {
     const i = table.indexOf(backend)
     if (i >= 0) table.splice(i, 1)
   }
+}
+
+/** The executor of members placed on other machines (`--host`): the backend that says `remote`. */
+export function remoteExecutor(opts: AnyExecutorOptions = {}): PaneExecutor {
+  const backend = paneBackends().find((b) => b.remote)
+  if (!backend) throw new UsageError('no backend runs teammates on other machines')
+  return createExecutor(backend.type, opts)
 }
 
 /** Options any executor accepts; each backend reads its own (tmux's socket, it2's path). */

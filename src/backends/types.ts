@@ -34,6 +34,18 @@ export interface TeammateSpawnConfig {
    * command takes no turn (a plain command is cheap to start).
    */
   started?: (since: number) => Promise<boolean>
+  /**
+   * A member on another machine: its host, and what the host's swarm plans its launch from
+   * (argv and paths are made there, never sent from here).
+   */
+  remote?: RemoteLaunch
+}
+
+/** A remote member's launch as its host's swarm is asked for it (src/backends/remote.ts). */
+export interface RemoteLaunch {
+  /** `[user@]host[:port]`, as recorded on the member. */
+  host: string
+  launch: { agent?: string; model?: string; mode?: string; agentType?: string; resume?: boolean; cwd?: string }
 }
 
 /** What an in-process teammate runs instead of a command: its exit code (0 when it returns nothing). */
@@ -82,6 +94,8 @@ export type ProcessState =
   | { state: 'alive'; pid?: number; paneId?: string; window?: string }
   | { state: 'exited'; code: number }
   | { state: 'dead'; reason: string }
+  /** A member on a host that did not answer within its limit (wedged, unreachable): not known to be dead. */
+  | { state: 'unreachable'; reason: string }
 
 /** How a graceful stop ended. `rejected` and `timeout` leave the teammate running. */
 export type TerminateOutcome = { outcome: 'exited' } | { outcome: 'approved' } | { outcome: 'rejected'; reason: string } | { outcome: 'timeout' }

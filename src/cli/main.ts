@@ -34,6 +34,8 @@ const GROUPS: Record<string, () => Promise<Register>> = {
   mcp: () => import('./mcp.js').then((m) => m.registerMcpCommand),
   'agent-cli': () => import('./agent-cli.js').then((m) => m.registerAgentCliCommand),
   relay: () => import('./relay.js').then((m) => m.registerRelayCommand),
+  remote: () => import('./remote.js').then((m) => m.registerRemoteCommands),
+  hosts: () => import('./remote.js').then((m) => m.registerRemoteCommands),
   batch: () => import('./batch.js').then((m) => m.registerBatchCommand),
   model: () => import('./model.js').then((m) => m.registerModelCommands),
   completion: () => import('./completion.js').then((m) => m.registerCompletionCommand),

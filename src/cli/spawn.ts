@@ -27,6 +27,8 @@ export interface SpawnCommandOptions {
   /** true, or the worktree's name. */
   worktree?: boolean | string
   json?: boolean
+  /** `user@host[:port]`: run it on that machine over ssh. */
+  host?: string
 }
 
 export interface KillCommandOptions {
@@ -62,6 +64,10 @@ export function registerSpawnCommands(program: Command): void {
       '--worktree [name]',
       'run in a git worktree of its own at <repo>/.claude/worktrees/<name> (default <team>-<name>), branch swarm/<team>/<name>',
     )
+    .option(
+      '--host <user@host[:port]>',
+      'run it on another machine, in tmux there, over one ssh connection (a Host of your ssh config works); --cwd is then a path there',
+    )
     .option('--json', 'print the result as JSON')
     .action((team: string, name: string, opts: SpawnCommandOptions) => runSpawn(team, name, opts))
 
@@ -79,6 +85,30 @@ export function registerSpawnCommands(program: Command): void {
     .action((team: string, name: string, opts: KillCommandOptions) => runKill(team, name, opts))
 }
 
+/** `swarm spawn --host`: the member's cwd, agent type and CLI are the host's to check (its swarm plans the launch). */
+async function spawnOnHost(team: string, name: string, host: string, opts: SpawnCommandOptions): Promise<void> {
+  if (opts.command !== undefined) throw new UsageError("--host runs swarm's agent or an agent CLI (--agent), not --command")
+  const { spawnTeammate } = await import('../supervisor/teammates.js')
+  const { member, spawned } = await spawnTeammate(team, {
+    name,
+    host,
+    ...definedOnly({ cwd: opts.cwd, model: opts.model, mode: opts.mode, agentType: opts.agentType, agent: opts.agent, prompt: opts.prompt }),
+    ...(opts.worktree ? { worktree: opts.worktree } : {}),
+    ...budgetFlags(opts),
+  })
+  if (opts.json)
+    return printJson({
+      team,
+      name,
+      agentId: spawned.agentId,
+      backend: spawned.backendType,
+      host: member.host,
+      pane: spawned.paneId,
+      pid: spawned.pid,
+    })
+  println(`spawned ${name} on ${member.host} (pane ${spawned.paneId} there); swarm attach ${team} ${name} shows it`)
+}
+
 export async function runSpawn(team: string, name: string, opts: SpawnCommandOptions): Promise<void> {
   refuseFromTeammate() // its first prompt is signed as team-lead
   const [{ spawnTeammate }, { attachHint, parseBackendChoice }, { validateTeammateName, validateName }] = await Promise.all([
@@ -92,6 +122,7 @@ export async function runSpawn(team: string, name: string, opts: SpawnCommandOpt
   const backend = parseBackendChoice(opts.backend)
   if (opts.command !== undefined && opts.agent !== undefined)
     throw new UsageError('--command and --agent both say what to run', { hint: 'give one of them' })
+  if (opts.host !== undefined) return spawnOnHost(team, name, opts.host, opts)
   const cwd = opts.cwd === undefined ? undefined : await existingDir(opts.cwd)
   await warnIfNoSandbox(cwd ?? process.cwd())
   if (backend === 'in-process' || (backend === 'auto' && (await teamRunsInProcess(team)))) {

@@ -46,6 +46,8 @@ export interface LoopbackServerOptions {
   scenarioFile?: string
   /** Default 0: any free port. */
   port?: number
+  /** The address to listen on (default 127.0.0.1): a test host in another network namespace reaches this side's veth address. */
+  host?: string
   onRequest?: (request: RecordedRequest) => void
   /** The context window of every model (default: by model name, see window.ts; the scenario's `contextWindow` too). */
   contextWindow?: number
@@ -55,7 +57,7 @@ export interface LoopbackServerOptions {
 
 /** A running loopback Messages API. Point the SDK at `url` (`baseURL` / ANTHROPIC_BASE_URL). */
 export interface LoopbackServer {
-  /** `http://127.0.0.1:<port>` */
+  /** `http://<host>:<port>` (127.0.0.1 unless `host` was given) */
   url: string
   port: number
   /** Every request received, in arrival order. */
@@ -210,7 +212,7 @@ export async function startLoopbackServer(options: LoopbackServerOptions): Promi
   })
   await new Promise<void>((resolve, reject) => {
     httpServer.once('error', reject)
-    httpServer.listen(options.port ?? 0, '127.0.0.1', () => {
+    httpServer.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
       httpServer.off('error', reject)
       resolve()
     })
@@ -218,7 +220,7 @@ export async function startLoopbackServer(options: LoopbackServerOptions): Promi
   const port = (httpServer.address() as AddressInfo).port
 
   const api: LoopbackServer = {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
     port,
     requests,
     onRequest: options.onRequest,

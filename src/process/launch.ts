@@ -1,4 +1,6 @@
 import type { ChildProcess, StdioOptions } from 'node:child_process'
+import { spawn as spawnChild } from 'node:child_process'
+import fs from 'node:fs'
 import { execa, type Options, type Result } from 'execa'
 import { ExitCode, SwarmError } from '../errors.js'
 import { delay } from './delay.js'
@@ -227,4 +229,22 @@ export function startInTerminal(file: string, args: string[], opts: { env?: Env;
 /** startInTerminal, resolving with its exit code (shellExitCode). */
 export async function runInTerminal(file: string, args: string[], opts: { env?: Env } = {}): Promise<number> {
   return shellExitCode(await startInTerminal(file, args, opts).exited)
+}
+
+/**
+ * Starts `file args` to outlive this process (the remote link of a team): a session of its own,
+ * stdin closed, stdout and stderr appended to `logFile`, not tracked here — it is found again by
+ * its pid file and the team marker in `env` (`team delete` reaps it). Returns its pid.
+ */
+export function launchDaemon(file: string, args: string[], opts: { env: Env; logFile: string; cwd?: string }): number {
+  const log = fs.openSync(opts.logFile, 'a', 0o600)
+  try {
+    // node's spawn, not execa: nothing of this child is awaited, piped or buffered here.
+    const child = spawnChild(file, args, { ...(opts.cwd && { cwd: opts.cwd }), env: opts.env, stdio: ['ignore', log, log], detached: true })
+    child.on('error', () => undefined) // a missing program: the caller finds no process behind the pid file
+    child.unref()
+    return child.pid ?? -1
+  } finally {
+    fs.closeSync(log)
+  }
 }

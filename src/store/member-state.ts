@@ -46,6 +46,8 @@ export const MemberState = z.looseObject({
   turns: z.number().optional(),
   /** An agent-CLI teammate: how its whole process tree runs (`sandboxed`, `unavailable`, `unsandboxed`). */
   sandbox: z.enum(['sandboxed', 'unavailable', 'unsandboxed']).optional(),
+  /** A member on another machine: the host this record was relayed from (src/remote/link.ts). */
+  host: z.string().optional(),
 })
 export type MemberState = z.infer<typeof MemberState>
 

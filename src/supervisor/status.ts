@@ -91,5 +91,7 @@ function describe(m: TeamMember, s: Seen | undefined, seenBy: BackendType | unde
   if (s.state === 'alive' && !base.pane && s.paneId) base.pane = s.paneId
   if (s.state === 'alive') return { ...base, state: 'alive', ...(s.pid !== undefined && { pid: s.pid }), ...(s.window && { window: s.window }) }
   if (s.state === 'exited') return { ...base, state: 'exited', exitCode: s.code }
+  // A wedged or unreachable host: what its member does is not known from here (never reported dead).
+  if (s.state === 'unreachable') return { ...base, state: 'unknown', reason: s.reason }
   return { ...base, state: s.state, reason: s.reason }
 }

@@ -9,7 +9,7 @@ import { checkAgentType, loadAgentDefinitions } from '../agent/definitions/load.
 import type { AgentDefinition } from '../agent/definitions/types.js'
 import { definedOnly } from '../util/object.js'
 import { readMemberState } from '../store/member-state.js'
-import { BackendUnavailableError, ConflictError, NotFoundError } from '../errors.js'
+import { BackendUnavailableError, ConflictError, NotFoundError, UsageError } from '../errors.js'
 import { LEAD_VERIFY_KEY_ENV, loadLeadPublicKey } from '../trust/keys.js'
 import { LEAD_NAME, validateName, validateTeammateName } from '../home/paths.js'
 import { sendTeamMessage } from '../teams/messaging.js'
@@ -23,6 +23,8 @@ import { defaultLeaderArgv, defaultTeammateArgv, shellCommandArgv, teammateEnv }
 import { selectBackend } from '../backends/detect.js'
 import { createExecutor } from '../backends/registry.js'
 import { teamBackend } from '../backends/team-backend.js'
+import { remoteExecutor } from '../backends/registry.js'
+import { parseHost } from '../remote/host.js'
 import type { BackendChoice, PaneExecutor, SpawnedTeammate } from '../backends/types.js'
 import type { Env } from '../home/env.js'
 
@@ -54,6 +56,11 @@ export interface SpawnTeammateInput {
    * `<team>-<name>`). Undefined: what the agent definition's `isolation` says.
    */
   worktree?: boolean | string
+  /**
+   * Another machine to run on (`--host user@host[:port]`, a team file's `host:`): the host's swarm
+   * starts it in tmux there (backends/remote.ts); its cwd, when given, is a path on that host.
+   */
+  host?: string
   /** Its budget (`--max-cost`, `--max-tokens`), kept in its team entry. */
   maxCostUsd?: number
   maxTokens?: number
@@ -95,7 +102,20 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
   validateName(team)
   for (const i of inputs) {
     validateTeammateName(i.name)
+    if (i.host !== undefined) parseHost(i.host)
   }
+  // Members placed on hosts and members here are two spawns: one executor each.
+  const placed = inputs.filter((i) => i.host !== undefined)
+  if (placed.length > 0 && placed.length < inputs.length) {
+    const here = await spawnTeammates(
+      team,
+      inputs.filter((i) => i.host === undefined),
+      opts,
+    )
+    const there = await spawnTeammates(team, placed, opts)
+    return inputs.map((i) => [...here, ...there].find((r) => r.member.name === i.name)!)
+  }
+  if (placed.length > 0) return spawnPlaced(team, inputs, env)
   const config = await readTeam(team, env)
   const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
   // Before anything is written or started: an unknown agent type is exit 3 naming the known ones,
@@ -217,6 +237,73 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
     member: updated.members.find((m) => m.name === i.name)!,
     spawned: ok.get(i.name)!,
     ...(worktrees[k] ? { worktree: worktrees[k] } : {}),
+  }))
+}
+
+/**
+ * Members placed on other machines (all of `inputs` name a host): registered here with their host,
+ * their first prompts in their inboxes here (the link carries them), then started by the hosts'
+ * swarm, which plans each launch (agent CLI, paths, sandbox) there. No worktree or settings pin is
+ * made here: they would describe this machine.
+ */
+async function spawnPlaced(team: string, inputs: SpawnTeammateInput[], env: Env): Promise<SpawnResult[]> {
+  const config = await readTeam(team, env)
+  const executor = remoteExecutor({ env })
+  for (const i of inputs) {
+    if (i.command !== undefined || i.argv !== undefined)
+      throw new UsageError(`${i.name}: a member on another host runs swarm's agent or an agent CLI (--agent), not --command`)
+    if (i.worktree)
+      throw new UsageError(`${i.name}: --worktree on another host is not supported yet`, { hint: 'give it a --cwd that is a clone on that host' })
+  }
+  const members = await registerMembers(team, inputs, config.members, executor, env)
+  await updateTeam(
+    team,
+    (t) => {
+      for (const m of t.members) {
+        const i = inputs.find((x) => x.name === m.name)
+        if (i) m.host = parseHost(i.host!).spec
+      }
+    },
+    env,
+  )
+  await Promise.all(inputs.flatMap((i) => (i.prompt ? [sendTeamMessage({ team, to: i.name, text: i.prompt, summary: 'initial prompt', env })] : [])))
+  const spawned = await executor.spawnMany(
+    inputs.map((i, k) => ({
+      team,
+      name: i.name,
+      argv: defaultTeammateArgv(team, i.name, i),
+      cwd: i.cwd ?? '~',
+      env: { ...teammateEnv(env, { team, name: i.name }), ...i.env },
+      color: members[k]!.color,
+      remote: {
+        host: i.host!,
+        launch: definedOnly({ agent: i.agent, model: i.model, mode: i.mode, agentType: i.agentType, resume: i.resume, cwd: i.cwd }),
+      },
+    })),
+  )
+  const updated = await updateTeam(
+    team,
+    (t) => {
+      for (const m of t.members) {
+        const k = inputs.findIndex((i) => i.name === m.name)
+        const r = spawned[k]
+        if (k < 0 || r?.status !== 'fulfilled') continue
+        const { agentType, model, mode, prompt, agent } = inputs[k]!
+        Object.assign(m, definedOnly({ agentType, model, mode, prompt, agent }))
+        m.backendType = r.value.backendType
+        m.tmuxPaneId = r.value.paneId
+        m.isActive = true
+        m.cwd = inputs[k]!.cwd ?? '~'
+        delete m[STOPPED_FIELD]
+      }
+    },
+    env,
+  )
+  const failed = spawned.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+  if (failed) throw failed.reason
+  return inputs.map((i, k) => ({
+    member: updated.members.find((m) => m.name === i.name)!,
+    spawned: (spawned[k] as PromiseFulfilledResult<SpawnedTeammate>).value,
   }))
 }
 

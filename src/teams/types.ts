@@ -30,6 +30,8 @@ export const TeamMember = z.looseObject({
   subscriptions: z.array(z.string()).default([]),
   /** The backend's name (backends/registry.ts checks it; Claude Code writes its own). */
   backendType: z.string().optional(),
+  /** A member on another machine: `user@host[:port]` (`--host`, `host:`), reached over ssh (src/remote/). */
+  host: z.string().optional(),
   isActive: z.boolean().optional(),
   mode: z.string().optional(),
   /** swarm's: the member's spending limit in USD / in tokens (`--max-cost`, `--max-tokens`). */

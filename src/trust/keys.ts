@@ -128,6 +128,17 @@ export async function loadLeadPublicKey(team: string, env?: NodeJS.ProcessEnv): 
 }
 
 /**
+ * The team's public key alone, for a team mirrored on another machine (src/remote/): its members
+ * verify the lead there; the private half never leaves the lead's machine. Refuses a text that is
+ * not an Ed25519 public key.
+ */
+export async function writeLeadPublicKey(team: string, publicKey: string, env?: NodeJS.ProcessEnv): Promise<void> {
+  const file = leadPublicKeyPath(team, env)
+  await ensureDir(path.dirname(file))
+  await atomicWriteFile(file, `${exportPublicKey(importPublicKey(publicKey.trim()))}\n`)
+}
+
+/**
  * The key a teammate verifies the lead with: `$SWARM_LEAD_VERIFY_KEY`, else the team's `lead.pub`,
  * else undefined (every lead message is then unverified).
  */

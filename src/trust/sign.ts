@@ -49,20 +49,25 @@ export function signEntry<T extends InboxMessage>(entry: T, sign: LeadSignFn | u
 
 /**
  * Who seals an author's entries: team-lead's signer; `teammate` for a member that signs nothing;
- * `claude-lead` for team-lead's entries in a team led by Claude Code, whose keys swarm does not hold.
+ * `claude-lead` for team-lead's entries in a team led by Claude Code, whose keys swarm does not hold;
+ * `relayed` for entries carried verbatim from the team's mailbox on another machine (remote/),
+ * sealed there by their author: a team-lead entry keeps the signatures its recipient's gate checks.
  */
-export type Sealer = LeadSignFn | 'teammate' | 'claude-lead'
+export type Sealer = LeadSignFn | 'teammate' | 'claude-lead' | 'relayed'
 
 /**
  * Addressed entries (mailbox/send `addressMessage`) made deliverable: each team-lead entry signed
  * for its recipient. A team-lead entry without a signer is refused (an Error, before anything is
- * written) unless the team is led by Claude Code: every order swarm writes as team-lead is signed.
+ * written) unless the team is led by Claude Code: every order swarm writes as team-lead is signed;
+ * a relayed one must arrive signed.
  */
 export function seal(addressed: readonly AddressedEntry[], sealer: Sealer): SealedEntry[] {
   return addressed.map((a) => {
     if (typeof sealer === 'function') return { ...a, entry: signEntry(a.entry, sealer, a.to) } as SealedEntry
     if (a.entry.from === LEAD_NAME && sealer === 'teammate')
       throw new Error(`an entry from ${LEAD_NAME} to ${a.to} must be signed: no lead signer was given`)
+    if (a.entry.from === LEAD_NAME && sealer === 'relayed' && a.entry.leadSig === undefined && a.entry.lead_sig === undefined)
+      throw new Error(`a relayed entry from ${LEAD_NAME} to ${a.to} carries no signature`)
     return a as SealedEntry
   })
 }

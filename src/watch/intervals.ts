@@ -20,6 +20,11 @@ export const WATCH_INTERVALS = {
   statusDebounce: 100,
   /** An inbox's safety sweep (mailbox/watch.ts): re-arms a lost watch, merges a dead writer's spool, reads again. */
   inbox: 1_000,
+  /**
+   * The remote relay's look at the files it carries (inboxes, pending and resolved requests,
+   * members' state.json) when no event came: state files sit a directory below the watched ones.
+   */
+  remoteRelay: 250,
   /** `swarm logs --follow`: a transcript append the directory watch missed shows within a second. */
   logsFollow: 1_000,
   /** The leader console's look at pending permission requests when no event came (a request is no hurry to the second). */

@@ -1,0 +1,132 @@
+import { z } from 'zod'
+import { LEAD_NAME } from '../home/paths.js'
+import type { Env } from '../home/env.js'
+import { runCommand } from '../process/launch.js'
+import { nextStopSignal } from '../process/handlers.js'
+import { PROTOCOL } from '../remote/protocol.js'
+import { runRelay } from '../remote/relay.js'
+import { swarmVersion } from '../remote/version.js'
+import { rootDir } from '../home/paths.js'
+import { addMember, createTeam, deleteTeamFiles, readTeam, teamExists } from '../teams/team-store.js'
+import { writeLeadPublicKey } from '../trust/keys.js'
+import { swarmArgv } from '../backends/teammate-launch.js'
+import { spawnTeammates } from '../supervisor/teammates.js'
+import { teamStatus } from '../supervisor/status.js'
+import { killTeammate, stopTeamMembers } from '../supervisor/stop.js'
+import { reapTeam } from '../supervisor/reap-team.js'
+import { printJson, println } from '../terminal/output.js'
+
+/*
+ * What `swarm remote …` does on a host (run over ssh by src/remote/ and backends/remote.ts): the
+ * team there is a mirror — its roster, the lead's public key — in the host's own state root, its
+ * members' panes on the host's own tmux server, every path (HOME, config dirs, cwd) the host's.
+ */
+
+/** `swarm remote hello`: this machine, for the handshake and `swarm hosts check`. */
+export async function remoteHello(env: Env): Promise<void> {
+  const tools: Record<string, string | null> = {}
+  const probes: Array<[string, string[]]> = [
+    ['tmux', ['-V']],
+    ['git', ['--version']],
+    ['bwrap', ['--version']],
+    ['codex', ['--version']],
+    ['claude', ['--version']],
+    ['gemini', ['--version']],
+  ]
+  await Promise.all(
+    probes.map(async ([tool, args]) => {
+      const r = await runCommand(tool, args, { env, timeoutMs: 5_000 }).catch(() => undefined)
+      tools[tool] = r && r.code === 0 ? (r.stdout || r.stderr).trim().split('\n')[0]! : null
+    }),
+  )
+  printJson({
+    version: swarmVersion(),
+    protocol: PROTOCOL,
+    node: process.version,
+    platform: `${process.platform}-${process.arch}`,
+    home: env.HOME ?? '',
+    root: rootDir(env),
+    tools,
+  })
+}
+
+const SpawnRequest = z.object({
+  team: z.string(),
+  leadPublicKey: z.string(),
+  /** Every member's name, here or elsewhere: who a resident may message. */
+  roster: z.array(z.string()),
+  members: z.array(
+    z.object({
+      name: z.string(),
+      agent: z.string().optional(),
+      model: z.string().optional(),
+      mode: z.string().optional(),
+      agentType: z.string().optional(),
+      color: z.string().optional(),
+      resume: z.boolean().optional(),
+      cwd: z.string().optional(),
+    }),
+  ),
+  /** The provider's variables for the members (src/remote/env.ts decides which travel). */
+  env: z.record(z.string(), z.string()),
+})
+
+/** `swarm remote spawn` (the request on stdin): the mirror team made or brought up to date, then its members' panes. */
+export async function remoteSpawn(input: string, env: Env): Promise<void> {
+  const req = SpawnRequest.parse(JSON.parse(input))
+  if (!(await teamExists(req.team, env))) await createTeam({ name: req.team, cwd: env.HOME ?? '/' }, env)
+  await writeLeadPublicKey(req.team, req.leadPublicKey, env)
+  const known = new Set((await readTeam(req.team, env)).members.map((m) => m.name))
+  for (const name of req.roster) if (name !== LEAD_NAME && !known.has(name)) await addMember(req.team, { name, isActive: false }, env)
+  const results = await spawnTeammates(
+    req.team,
+    req.members.map((m) => ({ ...m, cwd: m.cwd ?? env.HOME ?? '/', env: req.env })),
+    { backend: 'tmux', env, leaderArgv: (team) => [...swarmArgv(), 'remote', 'home', team] },
+  )
+  printJson(results.map((r) => ({ name: r.member.name, paneId: r.spawned.paneId, pid: r.spawned.pid, cwd: r.member.cwd })))
+}
+
+/** `swarm remote status --team T`: every resident's process and state, for one poll of the lead's machine. */
+export async function remoteStatus(team: string, env: Env): Promise<void> {
+  if (!(await teamExists(team, env))) {
+    printJson({ members: {} })
+    return
+  }
+  const status = await teamStatus(team, { env })
+  const members: Record<string, unknown> = {}
+  for (const m of status.members) {
+    if (m.name === LEAD_NAME) continue
+    members[m.name] = { state: m.state, pid: m.pid, exitCode: m.exitCode, reason: m.reason, pane: m.pane }
+  }
+  printJson({ members })
+}
+
+/** `swarm remote kill --team T --name N`: the member's pane and process tree, now. */
+export async function remoteKill(team: string, name: string, env: Env): Promise<void> {
+  if (await teamExists(team, env)) await killTeammate(team, name, { now: true, env })
+}
+
+/** `swarm remote stop-team --team T`: every pane of the team here, whatever carries its marker, then the mirror's files. */
+export async function remoteStopTeam(team: string, env: Env): Promise<void> {
+  if (!(await teamExists(team, env))) return
+  await stopTeamMembers(team, { env, graceful: false })
+  const { survivors } = await reapTeam(team, env)
+  if (survivors.length) throw new Error(`processes of team ${team} survived: ${survivors.map((s) => s.pid).join(', ')}`)
+  await deleteTeamFiles(team, env)
+  println(`team ${team} stopped on this host`)
+}
+
+/** `swarm remote relay --team T`: the host's end of the relay, on this process's stdin and stdout. */
+export async function remoteRelay(team: string, env: Env): Promise<void> {
+  const stop = new AbortController()
+  void nextStopSignal(stop.signal).then(() => stop.abort())
+  const why = await runRelay(team, { input: process.stdin, write: (t) => process.stdout.write(t), signal: stop.signal }, env)
+  stop.abort()
+  process.stderr.write(`swarm relay: ${why}\n`)
+}
+
+/** `swarm remote home T`: the first pane of a mirror team's session (tmux needs one); it waits to be closed. */
+export async function remoteHome(team: string): Promise<void> {
+  println(`team ${team}: its members' panes on this host. The lead runs on the machine that spawned them.`)
+  await nextStopSignal()
+}

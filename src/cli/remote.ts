@@ -1,0 +1,102 @@
+import type { Command } from 'commander'
+import { PLUMBING } from './options.js'
+import { printJson, println } from '../terminal/output.js'
+
+/** `swarm hosts check <host>` and the plumbing of teammates on other machines (`swarm remote …`, run by swarm over ssh). */
+export function registerRemoteCommands(program: Command): void {
+  const hosts = program.command('hosts').description('machines that run teammates (`swarm spawn --host`)')
+  hosts
+    .command('check')
+    .description('connect to a host and say what it has for teammates (swarm, tmux, node, git, agent CLIs) and what is missing')
+    .argument('<host>', 'user@host[:port], or a Host of your ssh config')
+    .option('--json', 'print the report as JSON')
+    .action((host: string, opts: { json?: boolean }) => runHostsCheck(host, opts))
+
+  const remote = program.command('remote').helpGroup(PLUMBING).description("a host's side of teammates on other machines (run by swarm over ssh)")
+  remote
+    .command('hello')
+    .description("this machine's report for the handshake")
+    .action(() => hostSide().then((m) => m.remoteHello(process.env)))
+  remote
+    .command('spawn')
+    .description('start members of a mirror team here (the request on stdin)')
+    .action(async () => (await hostSide()).remoteSpawn(await readStdin(), process.env))
+  remote
+    .command('status')
+    .requiredOption('--team <team>')
+    .action(async (o: { team: string }) => (await hostSide()).remoteStatus(o.team, process.env))
+  remote
+    .command('kill')
+    .requiredOption('--team <team>')
+    .requiredOption('--name <name>')
+    .action(async (o: { team: string; name: string }) => (await hostSide()).remoteKill(o.team, o.name, process.env))
+  remote
+    .command('stop-team')
+    .requiredOption('--team <team>')
+    .action(async (o: { team: string }) => (await hostSide()).remoteStopTeam(o.team, process.env))
+  remote
+    .command('relay')
+    .requiredOption('--team <team>')
+    .action(async (o: { team: string }) => (await hostSide()).remoteRelay(o.team, process.env))
+  remote
+    .command('home')
+    .argument('<team>')
+    .action(async (team: string) => (await hostSide()).remoteHome(team))
+  remote
+    .command('link')
+    .description("a team's link to a host (started by spawn, stopped with the team)")
+    .requiredOption('--team <team>')
+    .requiredOption('--host <host>')
+    .action((o: { team: string; host: string }) => runLinkCommand(o.team, o.host))
+}
+
+const hostSide = () => import('./remote-host.js')
+
+async function readStdin(): Promise<string> {
+  let text = ''
+  for await (const chunk of process.stdin) text += String(chunk)
+  return text
+}
+
+async function runLinkCommand(team: string, hostSpec: string): Promise<void> {
+  const [{ parseHost }, { runLink }, { nextStopSignal }] = await Promise.all([
+    import('../remote/host.js'),
+    import('../remote/link.js'),
+    import('../process/handlers.js'),
+  ])
+  const stop = new AbortController()
+  void nextStopSignal(stop.signal).then(() => stop.abort())
+  await runLink(team, parseHost(hostSpec), process.env, stop.signal, { log: (line) => println(`${new Date().toISOString()} ${line}`) })
+}
+
+/** The tools a teammate may need, and what their absence costs. */
+const NEEDED: Record<string, string> = {
+  tmux: "required: members' panes run in tmux there",
+  git: 'needed for worktrees',
+  bwrap: 'the sandbox of Bash and agent CLIs (without it every command is asked)',
+  codex: 'only for --agent codex',
+  claude: 'only for --agent claude',
+  gemini: 'only for --agent gemini',
+}
+
+async function runHostsCheck(host: string, opts: { json?: boolean }): Promise<void> {
+  const [{ connectionTo }, { hello }, { swarmVersion }] = await Promise.all([
+    import('../remote/connection.js'),
+    import('../remote/helper.js'),
+    import('../remote/version.js'),
+  ])
+  const conn = connectionTo(host, process.env)
+  const started = Date.now()
+  await conn.ensure()
+  const report = await hello(conn, process.env)
+  const versionOk = report.version === swarmVersion()
+  if (opts.json) {
+    printJson({ host: conn.host.spec, connectMs: Date.now() - started, ...report, versionMatches: versionOk, local: swarmVersion() })
+  } else {
+    println(`${conn.host.spec}: connected (${Date.now() - started} ms), ${report.platform}, node ${report.node}, HOME ${report.home}`)
+    println(`  swarm ${report.version}${versionOk ? '' : ` — this one is ${swarmVersion()}: install ${swarmVersion()} there`}`)
+    for (const [tool, why] of Object.entries(NEEDED))
+      println(`  ${report.tools[tool] ? `${tool}: ${report.tools[tool]}` : `${tool}: missing (${why})`}`)
+  }
+  if (!versionOk || !report.tools.tmux) process.exitCode = 7
+}
