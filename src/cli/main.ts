@@ -36,6 +36,7 @@ const GROUPS: Record<string, () => Promise<Register>> = {
   relay: () => import('./relay.js').then((m) => m.registerRelayCommand),
   batch: () => import('./batch.js').then((m) => m.registerBatchCommand),
   model: () => import('./model.js').then((m) => m.registerModelCommands),
+  web: () => import('./web.js').then((m) => m.registerWebCommand),
   completion: () => import('./completion.js').then((m) => m.registerCompletionCommand),
 }
 
