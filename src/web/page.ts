@@ -17,6 +17,7 @@ export function pageHtml(options: { readOnly: boolean }): string {
 <main>
 <section id="requests" aria-label="pending requests"></section>
 <section id="teams" aria-label="teams"></section>
+<section id="answered" aria-label="answers given here"></section>
 </main>
 <dialog id="viewer"><div class="viewer-head"><h2 id="viewer-title"></h2><button type="button" id="viewer-close">close</button></div><div id="viewer-tabs"></div><div id="term"></div><div id="viewer-extra"></div></dialog>
 <dialog id="confirm"><p id="confirm-text"></p><div class="row"><button type="button" id="confirm-yes" class="approve">yes, always</button><button type="button" id="confirm-no">cancel</button></div></dialog>

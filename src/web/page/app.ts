@@ -36,18 +36,22 @@ async function post(path: string, body: unknown): Promise<{ ok: boolean; data: R
 
 // ---- requests ----------------------------------------------------------------------------
 
+/** What became of each answer given on this page: on its card while it is pending, and in the log of answers after. */
 const notes = new Map<string, string>()
 function flash(id: string, text: string): void {
   notes.set(id, text)
   const n = document.querySelector(`[data-note="${CSS.escape(id)}"]`)
   if (n) n.textContent = text
+  const log = $('answered')
+  const line = log.querySelector(`[data-answered="${CSS.escape(id)}"]`) ?? log.appendChild(el('p', { 'data-answered': id }))
+  line.textContent = text
 }
 
 async function answer(team: string, r: WebRequest, decision: 'approve' | 'deny', always = false): Promise<void> {
   const feedback = (document.querySelector(`textarea[data-feedback="${CSS.escape(r.id)}"]`) as HTMLTextAreaElement | null)?.value ?? ''
   flash(r.id, 'sending…')
   const { ok, data } = await post('/api/answer', { team, id: r.id, decision, ...(always ? { always } : {}), ...(feedback.trim() ? { feedback } : {}) })
-  flash(r.id, ok ? `${decision === 'approve' ? (always ? 'approved always' : 'approved') : 'denied'} — by ${String(data.by)}` : String(data.error ?? 'failed'))
+  flash(r.id, `[${r.shortId}] ` + (ok ? `${decision === 'approve' ? (always ? 'approved always' : 'approved') : 'denied'} — by ${String(data.by)}` : String(data.error ?? 'failed')))
 }
 
 function confirmAlways(r: WebRequest): Promise<boolean> {
