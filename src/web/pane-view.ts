@@ -52,7 +52,15 @@ function eventLines(e: TranscriptEvent): string[] {
     case 'message': {
       const content = e.message.content
       const texts = typeof content === 'string' ? [content] : content.flatMap((b) => (b.type === 'text' ? [b.text] : []))
-      return texts.length ? [`${time} ${e.message.role}:`, ...texts.join('\n').split('\n').map((l) => `  ${l}`)] : []
+      return texts.length
+        ? [
+            `${time} ${e.message.role}:`,
+            ...texts
+              .join('\n')
+              .split('\n')
+              .map((l) => `  ${l}`),
+          ]
+        : []
     }
     case 'tool':
       return [`${time} ${e.isError ? '✗' : '✓'} ${e.tool} ${JSON.stringify(e.input)}`, ...e.output.split('\n').map((l) => `  ${l}`)]

@@ -91,7 +91,10 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
   const login = async (req: IncomingMessage, res: ServerResponse) => {
     const form = await readForm(req)
     if (lockout.locked()) return sendText(res, 429, 'locked out: too many failed logins; try again later')
-    const ok = passphrase !== undefined && sameSecret(form.get('token') ?? undefined, token) && (await verifyPassphrase(passphrase, form.get('passphrase') ?? ''))
+    const ok =
+      passphrase !== undefined &&
+      sameSecret(form.get('token') ?? undefined, token) &&
+      (await verifyPassphrase(passphrase, form.get('passphrase') ?? ''))
     if (!ok) {
       lockout.fail()
       log(`failed login from ${req.socket.remoteAddress}`)

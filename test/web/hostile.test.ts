@@ -21,7 +21,21 @@ beforeAll(() => requireBuilt('dist/web-page/app.js'))
 /** A pending Bash request of alice's, as her ask flow writes it. */
 async function aPending(): Promise<string> {
   const id = `perm-${Date.now().toString(36)}-abc123`
-  await writePending(TEAM, { id, kind: 'permission', agent: 'alice', agentId: `alice@${TEAM}`, toolName: 'Bash', toolUseId: 'toolu_1', input: { command: 'rm -rf /' }, description: 'x', createdAt: Date.now() }, fx.env)
+  await writePending(
+    TEAM,
+    {
+      id,
+      kind: 'permission',
+      agent: 'alice',
+      agentId: `alice@${TEAM}`,
+      toolName: 'Bash',
+      toolUseId: 'toolu_1',
+      input: { command: 'rm -rf /' },
+      description: 'x',
+      createdAt: Date.now(),
+    },
+    fx.env,
+  )
   return id
 }
 
@@ -34,7 +48,11 @@ describe('swarm web against hostile clients', () => {
       expect([p, r.status, r.body]).toEqual([p, 401, 'unauthorized'])
       expect(r.headers['set-cookie']).toBeUndefined()
     }
-    const answered = await rawRequest(`${web.origin}/api/answer`, { method: 'POST', headers: { host, origin: web.origin, 'content-type': 'application/json' }, body: '{}' })
+    const answered = await rawRequest(`${web.origin}/api/answer`, {
+      method: 'POST',
+      headers: { host, origin: web.origin, 'content-type': 'application/json' },
+      body: '{}',
+    })
     expect(answered.status).toBe(401)
   })
 
@@ -51,7 +69,11 @@ describe('swarm web against hostile clients', () => {
       { origin: web.origin, 'sec-fetch-site': 'cross-site' },
     ]
     for (const headers of hostile) {
-      const r = await rawRequest(`${web.origin}/api/answer`, { method: 'POST', headers: { host, cookie, 'content-type': 'application/json', ...headers }, body })
+      const r = await rawRequest(`${web.origin}/api/answer`, {
+        method: 'POST',
+        headers: { host, cookie, 'content-type': 'application/json', ...headers },
+        body,
+      })
       expect(r.status).toBe(403)
     }
     expect(await readPending(TEAM, id, fx.env)).toBeDefined()
@@ -59,7 +81,11 @@ describe('swarm web against hostile clients', () => {
     const rebound = await rawRequest(`${web.origin}/`, { headers: { host: `evil.example:${new URL(web.url).port}`, cookie } })
     expect(rebound.status).toBe(421)
     // The same request from the page's own origin is answered (the checks above refused, not a broken route).
-    const ok = await rawRequest(`${web.origin}/api/answer`, { method: 'POST', headers: { host, cookie, origin: web.origin, 'content-type': 'application/json' }, body })
+    const ok = await rawRequest(`${web.origin}/api/answer`, {
+      method: 'POST',
+      headers: { host, cookie, origin: web.origin, 'content-type': 'application/json' },
+      body,
+    })
     expect(ok.status).toBe(200)
     expect(JSON.parse(ok.body)).toMatchObject({ decision: 'approve', by: expect.stringMatching(/ from the web$/) })
   })
@@ -69,14 +95,24 @@ describe('swarm web against hostile clients', () => {
     const cookie = await login(web)
     const id = await aPending()
     const headers = { host: new URL(web.url).host, cookie, origin: web.origin, 'content-type': 'application/json' }
-    const answer = await rawRequest(`${web.origin}/api/answer`, { method: 'POST', headers, body: JSON.stringify({ team: TEAM, id, decision: 'approve' }) })
-    const send = await rawRequest(`${web.origin}/api/send`, { method: 'POST', headers, body: JSON.stringify({ team: TEAM, to: 'alice', text: 'hi' }) })
+    const answer = await rawRequest(`${web.origin}/api/answer`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ team: TEAM, id, decision: 'approve' }),
+    })
+    const send = await rawRequest(`${web.origin}/api/send`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ team: TEAM, to: 'alice', text: 'hi' }),
+    })
     expect([answer.status, send.status]).toEqual([404, 404])
     expect(await readPending(TEAM, id, fx.env)).toBeDefined()
     const page = await rawRequest(`${web.origin}/`, { headers: { host: headers.host, cookie } })
     expect(page.body).toContain('data-read-only="1"')
     // Watching still works.
-    await waitFor('the request in the event stream', async () => (await rawRequest(`${web.origin}/api/events`, { headers: { host: headers.host, cookie } })).body.includes(id))
+    await waitFor('the request in the event stream', async () =>
+      (await rawRequest(`${web.origin}/api/events`, { headers: { host: headers.host, cookie } })).body.includes(id),
+    )
   })
 
   it('a non-loopback bind without a passphrase is refused at start, before listening', async () => {

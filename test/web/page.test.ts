@@ -8,6 +8,8 @@ import { listPending, readResolved } from '../../src/asks/store.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { updateTeam } from '../../src/teams/team-store.js'
 import { shortRequestId } from '../../src/home/request-id.js'
+import { inboxPath } from '../../src/home/paths.js'
+import { readInbox } from '../../src/mailbox/inbox.js'
 import { BIN, requireBuilt } from '../support/repo.js'
 import { makeTeam, track, useAgentTeam, type Fixture } from '../support/agent-team.js'
 import { hasTmux, reapTmux } from '../support/tmux.js'
@@ -54,20 +56,31 @@ function run(args: string[], stdin = ''): Promise<Ran> {
   child.stderr.on('data', (d) => (stderr += d))
   child.stdin.end(stdin)
   const done = new Promise<Ran>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })))
-  track(`swarm ${args.slice(0, 2).join(' ')}`, async () => {
-    if (child.exitCode === null) child.kill('SIGKILL')
-    return done
-  }, () => stdout + stderr)
+  track(
+    `swarm ${args.slice(0, 2).join(' ')}`,
+    async () => {
+      if (child.exitCode === null) child.kill('SIGKILL')
+      return done
+    },
+    () => stdout + stderr,
+  )
   return done
 }
 /** gem's CLI asks to run `command` in its shell (Gemini CLI's BeforeTool hook). */
 const gemShell = (command: string) =>
-  run(['hook', 'permission-request', '--team', TEAM, '--name', 'gem', '--agent', 'gemini'], JSON.stringify({ tool_name: 'run_shell_command', tool_input: { command } }))
+  run(
+    ['hook', 'permission-request', '--team', TEAM, '--name', 'gem', '--agent', 'gemini'],
+    JSON.stringify({ tool_name: 'run_shell_command', tool_input: { command } }),
+  )
 const pendingOf = async (agent: string) => (await listPending(TEAM, { env: fx.env })).requests.find((r) => r.agent === agent)
 
 async function openPage(web: RunningWeb, viewport: Viewport = { width: 1280, height: 800 }): Promise<Page> {
   const context = await browser.createBrowserContext()
-  track('browser context', () => context.close(), () => '')
+  track(
+    'browser context',
+    () => context.close(),
+    () => '',
+  )
   const page = await context.newPage()
   await page.setViewport(viewport)
   await page.goto(web.url)
@@ -130,7 +143,10 @@ describe.skipIf(!hasChromium)('swarm web in a real browser', () => {
     const hook = gemShell('touch raced.txt')
     const pending = await waitFor('gem pending', () => pendingOf('gem'))
     await page.waitForSelector(`[data-request="${pending.id}"] [data-action="approve"]`)
-    const [, perms] = await Promise.all([page.click(`[data-request="${pending.id}"] [data-action="approve"]`), run(['perms', 'deny', TEAM, pending.id])])
+    const [, perms] = await Promise.all([
+      page.click(`[data-request="${pending.id}"] [data-action="approve"]`),
+      run(['perms', 'deny', TEAM, pending.id]),
+    ])
     const resolved = await waitFor('resolved', () => readResolved(TEAM, pending.id, fx.env))
     const reply = JSON.parse((await hook).stdout) as { decision: string }
     // One record, and the hook got what it says; the loser was told who answered.
@@ -155,16 +171,39 @@ describe.skipIf(!hasChromium)('swarm web in a real browser', () => {
 
   it('a tmux pane shows what its teammate printed; a transcript shows escapes as text; markup stays text', async () => {
     if (!hasTmux) return
-    track('tmux server', () => reapTmux(fx.env), () => '')
+    track(
+      'tmux server',
+      () => reapTmux(fx.env),
+      () => '',
+    )
     const paneId = execFileSync(
       'tmux',
-      ['-L', 'swarm', 'new-session', '-d', '-s', 'webtest', '-x', '100', '-y', '20', '-P', '-F', '#{pane_id}', `printf 'hello from gem <b>bold</b> <img src=x onerror=window.__pwned=1>\\n'; sleep 120`],
+      [
+        '-L',
+        'swarm',
+        'new-session',
+        '-d',
+        '-s',
+        'webtest',
+        '-x',
+        '100',
+        '-y',
+        '20',
+        '-P',
+        '-F',
+        '#{pane_id}',
+        `printf 'hello from gem <b>bold</b> <img src=x onerror=window.__pwned=1>\\n'; sleep 120`,
+      ],
       { env: fx.env, encoding: 'utf8' },
     ).trim()
-    await updateTeam(TEAM, (t) => {
-      const gem = t.members.find((m) => m.name === 'gem')!
-      Object.assign(gem, { tmuxPaneId: paneId, backendType: 'tmux' })
-    }, fx.env)
+    await updateTeam(
+      TEAM,
+      (t) => {
+        const gem = t.members.find((m) => m.name === 'gem')!
+        Object.assign(gem, { tmuxPaneId: paneId, backendType: 'tmux' })
+      },
+      fx.env,
+    )
     // alice's model writes markup and escapes; her transcript carries them.
     const agent = await startInProcess(fx)
     loopback.setScenario({ agents: { alice: [{ text: 'clear \x1b[2J title \x1b]0;pwned\x07 <script>window.__pwned=1</script> done' }] } })
@@ -191,9 +230,38 @@ describe.skipIf(!hasChromium)('swarm web in a real browser', () => {
     expect(await page.$$('#term img, #term script, #term b')).toHaveLength(0)
   })
 
+  it('a message sent from the viewer reaches alice as team-lead; the notify setting runs for a new request', async () => {
+    const got = path.join(fx.base, 'notified.txt')
+    fs.writeFileSync(
+      path.join(fx.home, 'settings.json'),
+      JSON.stringify({
+        notify: { command: [process.execPath, '-e', `require('fs').appendFileSync(${JSON.stringify(got)}, process.env.SWARM_REQUEST_TEXT + '\\n')`] },
+      }),
+    )
+    const web = await startWeb(fx)
+    const page = await openPage(web)
+    await page.click(`[data-view="${TEAM}/alice"]`)
+    await page.type(`textarea[data-message="${TEAM}/alice"]`, 'please run the tests')
+    await page.click('[data-action="send"]')
+    const inbox = await waitFor("the message in alice's inbox", async () =>
+      (await readInbox(inboxPath(TEAM, 'alice', fx.env))).find((m) => m.text === 'please run the tests'),
+    )
+    expect(inbox.from).toBe('team-lead')
+    const hook = gemShell('make deploy')
+    const pending = await waitFor('gem pending', () => pendingOf('gem'))
+    const line = await waitFor('notified', () => fs.existsSync(got) && fs.readFileSync(got, 'utf8'))
+    expect(line).toBe(`[${shortRequestId(pending.id)}] gem asks to use run_shell_command: make deploy\n`)
+    await run(['perms', 'deny', TEAM, pending.id])
+    await hook
+  })
+
   it('phone and desktop screenshots, answer buttons at least 44 px tall; markup in a request is text', async () => {
     const web = await startWeb(fx)
-    const hook = gemShell('echo "<script>window.__pwned=1</script><img src=x onerror=window.__pwned=2>" && a-long-command --with many --flags and-arguments-that-wrap '.repeat(3))
+    const hook = gemShell(
+      'echo "<script>window.__pwned=1</script><img src=x onerror=window.__pwned=2>" && a-long-command --with many --flags and-arguments-that-wrap '.repeat(
+        3,
+      ),
+    )
     const pending = await waitFor('gem pending', () => pendingOf('gem'))
     fs.mkdirSync(ARTEFACTS, { recursive: true })
     for (const [name, viewport] of [
@@ -206,7 +274,10 @@ describe.skipIf(!hasChromium)('swarm web in a real browser', () => {
       expect(heights).toHaveLength(3)
       for (const h of heights) expect(h).toBeGreaterThanOrEqual(44)
       // The whole command is there, wrapped, not cut, and no wider than the screen.
-      const input = await page.$eval(`[data-request="${pending.id}"] pre.input`, (e) => ({ text: e.textContent ?? '', wide: e.scrollWidth > e.clientWidth }))
+      const input = await page.$eval(`[data-request="${pending.id}"] pre.input`, (e) => ({
+        text: e.textContent ?? '',
+        wide: e.scrollWidth > e.clientWidth,
+      }))
       expect(input.text).toContain('and-arguments-that-wrap '.repeat(1).trim())
       expect(input.text.split('a-long-command').length).toBe(4)
       expect(input.wide).toBe(false)

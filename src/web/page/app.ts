@@ -29,7 +29,12 @@ function button(label: string, props: Record<string, string>, onClick: () => voi
 }
 
 async function post(path: string, body: unknown): Promise<{ ok: boolean; data: Record<string, unknown> }> {
-  const res = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), credentials: 'same-origin' })
+  const res = await fetch(path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    credentials: 'same-origin',
+  })
   const data = (await res.json().catch(() => ({}))) as Record<string, unknown>
   return { ok: res.ok, data }
 }
@@ -50,8 +55,20 @@ function flash(id: string, text: string): void {
 async function answer(team: string, r: WebRequest, decision: 'approve' | 'deny', always = false): Promise<void> {
   const feedback = (document.querySelector(`textarea[data-feedback="${CSS.escape(r.id)}"]`) as HTMLTextAreaElement | null)?.value ?? ''
   flash(r.id, 'sending…')
-  const { ok, data } = await post('/api/answer', { team, id: r.id, decision, ...(always ? { always } : {}), ...(feedback.trim() ? { feedback } : {}) })
-  flash(r.id, `[${r.shortId}] ` + (ok ? `${decision === 'approve' ? (always ? 'approved always' : 'approved') : 'denied'} — by ${String(data.by)}` : String(data.error ?? 'failed')))
+  const { ok, data } = await post('/api/answer', {
+    team,
+    id: r.id,
+    decision,
+    ...(always ? { always } : {}),
+    ...(feedback.trim() ? { feedback } : {}),
+  })
+  flash(
+    r.id,
+    `[${r.shortId}] ` +
+      (ok
+        ? `${decision === 'approve' ? (always ? 'approved always' : 'approved') : 'denied'} — by ${String(data.by)}`
+        : String(data.error ?? 'failed')),
+  )
 }
 
 function confirmAlways(r: WebRequest): Promise<boolean> {
@@ -107,7 +124,15 @@ function memberRow(team: string, m: WebMember): HTMLElement {
   return el(
     'div',
     { class: `member status-${m.status.replace(/\W/g, '-')}`, 'data-member': `${team}/${m.name}` },
-    el('div', { class: 'who' }, el('strong', {}, m.name), ' ', el('span', { class: 'state' }, m.status), ' ', el('span', { class: 'backend' }, m.backend)),
+    el(
+      'div',
+      { class: 'who' },
+      el('strong', {}, m.name),
+      ' ',
+      el('span', { class: 'state' }, m.status),
+      ' ',
+      el('span', { class: 'backend' }, m.backend),
+    ),
     el(
       'div',
       { class: 'facts' },
@@ -119,7 +144,11 @@ function memberRow(team: string, m: WebMember): HTMLElement {
       ` · ${m.unread} unread`,
       m.pending ? ` · ${m.pending} waiting` : '',
     ),
-    el('div', { class: 'member-actions' }, button('View', { class: 'view', 'data-view': `${team}/${m.name}` }, () => openViewer(team, m))),
+    el(
+      'div',
+      { class: 'member-actions' },
+      button('View', { class: 'view', 'data-view': `${team}/${m.name}` }, () => openViewer(team, m)),
+    ),
   )
 }
 
@@ -202,7 +231,13 @@ async function showInbox(team: string, name: string): Promise<void> {
   $('term').hidden = true
   const res = await fetch(`/api/inbox?${new URLSearchParams({ team, name })}`)
   const data = (await res.json()) as { messages?: Array<{ from: string; timestamp: string; read: boolean; text: string }>; error?: string }
-  const list = el('div', { class: 'inbox' }, ...(data.messages ?? []).map((m) => el('div', { class: m.read ? 'msg' : 'msg unread' }, el('div', { class: 'meta' }, `${m.from} · ${m.timestamp}`), el('pre', {}, m.text))))
+  const list = el(
+    'div',
+    { class: 'inbox' },
+    ...(data.messages ?? []).map((m) =>
+      el('div', { class: m.read ? 'msg' : 'msg unread' }, el('div', { class: 'meta' }, `${m.from} · ${m.timestamp}`), el('pre', {}, m.text)),
+    ),
+  )
   if (data.error) list.append(el('p', { class: 'problem' }, data.error))
   $('viewer-extra').prepend(list)
 }
@@ -220,7 +255,11 @@ function notifyNew(s: Snapshot): void {
   const all = s.teams.flatMap((t) => t.requests.map((r) => ({ team: t.team, r })))
   if (known && 'Notification' in window && Notification.permission === 'granted') {
     for (const { team, r } of all)
-      if (!known.has(r.id)) new Notification(`[${r.shortId}] ${r.agent} asks (${team})`, { body: `${r.kind === 'plan' ? 'plan' : r.toolName}: ${r.inputLines.join(' ').slice(0, 200)}`, tag: r.id })
+      if (!known.has(r.id))
+        new Notification(`[${r.shortId}] ${r.agent} asks (${team})`, {
+          body: `${r.kind === 'plan' ? 'plan' : r.toolName}: ${r.inputLines.join(' ').slice(0, 200)}`,
+          tag: r.id,
+        })
   }
   known = new Set(all.map((x) => x.r.id))
 }
