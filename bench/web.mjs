@@ -101,7 +101,17 @@ async function main() {
       const t0 = Date.now()
       await writePending(
         TEAM,
-        { id, kind: 'permission', agent: `m${i % MEMBERS}`, agentId: `m${i % MEMBERS}@${TEAM}`, toolName: 'Bash', toolUseId: `toolu_${i}`, input: { command: `echo ${i}` }, description: 'bench', createdAt: t0 },
+        {
+          id,
+          kind: 'permission',
+          agent: `m${i % MEMBERS}`,
+          agentId: `m${i % MEMBERS}@${TEAM}`,
+          toolName: 'Bash',
+          toolUseId: `toolu_${i}`,
+          input: { command: `echo ${i}` },
+          description: 'bench',
+          createdAt: t0,
+        },
         env,
       )
       const [shown, listed] = await Promise.all([

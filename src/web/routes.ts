@@ -110,13 +110,14 @@ function viewStream(hubs: Set<SseHub>): Handler {
     hub.add(res, { event: 'view', data: first })
     let last = first.text
     let timer: NodeJS.Timeout | undefined
+    const redraw = async () => {
+      const next = await memberView(team, name, ctx.env, source).catch((err) => ({ source: 'pane' as const, text: `(${errorMessage(err)})` }))
+      if (next.text !== last) hub.send('view', next)
+      last = next.text
+    }
     const follow = followMember(team, name, ctx.env, () => {
       clearTimeout(timer)
-      timer = setTimeout(async () => {
-        const next = await memberView(team, name, ctx.env, source).catch((err) => ({ source: 'pane' as const, text: `(${errorMessage(err)})` }))
-        if (next.text !== last) hub.send('view', next)
-        last = next.text
-      }, 50)
+      timer = setTimeout(() => void redraw(), 50)
     })
     req.on('close', () => {
       clearTimeout(timer)

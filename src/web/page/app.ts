@@ -22,9 +22,9 @@ function el(tag: string, props: Record<string, string> = {}, ...children: Child[
   for (const c of children) if (c !== undefined && c !== false) e.append(typeof c === 'string' ? document.createTextNode(c) : c)
   return e
 }
-function button(label: string, props: Record<string, string>, onClick: () => void): HTMLElement {
+function button(label: string, props: Record<string, string>, onClick: () => void | Promise<void>): HTMLElement {
   const b = el('button', { type: 'button', ...props }, label)
-  b.addEventListener('click', onClick)
+  b.addEventListener('click', () => void onClick())
   return b
 }
 
