@@ -136,6 +136,32 @@ try {
   console.error('scripts/bundle.mjs: no CLI bundle; bin/swarm.js runs dist/cli/main.js')
   process.exit(1)
 }
+// The page of `swarm web` (src/web/page/app.ts with xterm.js and its CSS from npm), for the browser:
+// dist/web-page/app.js and app.css, served by the package itself (src/web/assets.ts), no CDN.
+const pageOut = path.join(root, 'dist/web-page')
+const pageStaging = `${pageOut}.tmp-${process.pid}`
+fs.rmSync(pageStaging, { recursive: true, force: true })
+try {
+  await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: { app: path.join(root, 'src/web/page/app.ts') },
+    bundle: true,
+    format: 'iife',
+    platform: 'browser',
+    target: ['chrome110', 'firefox115', 'safari16'],
+    minify: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+    outdir: pageStaging,
+  })
+  fs.rmSync(pageOut, { recursive: true, force: true })
+  fs.renameSync(pageStaging, pageOut)
+} catch (err) {
+  fs.rmSync(pageStaging, { recursive: true, force: true })
+  if (!err.errors) console.error(String(err))
+  console.error('scripts/bundle.mjs: no web page; swarm web will not start')
+  process.exit(1)
+}
 // Two builds at once (engineers sharing a tree): the last one's bundle stays.
 for (let attempt = 1; ; attempt++) {
   fs.rmSync(outdir, { recursive: true, force: true })

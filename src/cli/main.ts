@@ -38,6 +38,7 @@ const GROUPS: Record<string, () => Promise<Register>> = {
   hosts: () => import('./remote.js').then((m) => m.registerRemoteCommands),
   batch: () => import('./batch.js').then((m) => m.registerBatchCommand),
   model: () => import('./model.js').then((m) => m.registerModelCommands),
+  web: () => import('./web.js').then((m) => m.registerWebCommand),
   completion: () => import('./completion.js').then((m) => m.registerCompletionCommand),
 }
 

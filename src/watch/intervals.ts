@@ -31,4 +31,6 @@ export const WATCH_INTERVALS = {
   pendingRequests: 2_000,
   /** `swarm status --watch`: a redraw this often even without events, for a process that died silently. */
   statusSweep: 2_000,
+  /** `swarm web`: a fresh look at every team this often without events (a process that died silently); pages get news only when it changed. */
+  webSweep: 5_000,
 } as const
