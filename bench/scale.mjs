@@ -7,7 +7,8 @@
 // baseline, in the same run: the same `swarm agent` command started by one plain `tmux new-window`
 // per teammate, timed to the same "ready". Prints one JSON object; exits 1 when a target is missed.
 //
-//   node bench/scale.mjs [--sizes 16,64] [--backends tmux,in-process] [--idle-seconds 20] [--burners 0]
+//   node bench/scale.mjs [--sizes 16,64] [--backends tmux,in-process] [--idle-seconds 20] [--load N] [--no-baseline]
+//   --load N: N CPU burners (`node -e 'for(;;){}'`) run beside the teams, as the issue's loaded machine (4).
 import { spawn, spawnSync, execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -26,7 +27,10 @@ const opt = (name, fallback) => {
 const SIZES = opt('sizes', '16,64').split(',').map(Number)
 const BACKENDS = opt('backends', 'tmux,in-process').split(',')
 const IDLE_S = Number(opt('idle-seconds', '20'))
-const BURNERS = Number(opt('burners', '0'))
+const BURNERS = Number(opt('load', opt('burners', '0')))
+const BASELINE = !args.includes('--no-baseline')
+/** --cpu-prof DIR: the `team create` process (an in-process team's leader, holding every teammate) writes a V8 CPU profile there. */
+const CPU_PROF = opt('cpu-prof', undefined)
 const READY_LIMIT_MS = 180_000
 
 const TARGETS = {
@@ -53,7 +57,7 @@ const missed = []
 try {
   for (const n of SIZES) {
     for (const backend of BACKENDS) results.push(await runTeam(n, backend))
-    if (BACKENDS.includes('tmux')) results.push(await baseline(n))
+    if (BASELINE && BACKENDS.includes('tmux')) results.push(await baseline(n))
   }
 } finally {
   for (const b of burners) b.kill('SIGKILL')
@@ -97,7 +101,7 @@ async function measureTeam(h, n, backend, started) {
   const t0 = performance.now()
   const create = spawn(
     process.execPath,
-    [BIN, 'team', 'create', team, '--agents', names.join(','), '--backend', backend, '--no-attach', '--cwd', h.project],
+    [...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : []), BIN, 'team', 'create', team, '--agents', names.join(','), '--backend', backend, '--no-attach', '--cwd', h.project],
     {
       env: h.env,
       stdio: ['pipe', 'pipe', 'pipe'],
