@@ -291,7 +291,9 @@ const checks = {
   costOnOverOff: ratios.onOverOff !== null && ratios.onOverOff.ratio <= targets.costOnOverOff,
   costOnOverCachingOff: ratios.onOverCachingOff !== null && ratios.onOverCachingOff.ratio <= targets.costOnOverCachingOff,
   turnsOverCompactionOff: runs.on.turnsCompleted > runs.cachingOnCompactionOff.turnsCompleted * targets.turnsOverCompactionOff,
-  ...(claude.cachedShare !== undefined ? { cachedShareVsClaudeCode: runs.on.cachedShare - claude.cachedShare >= targets.cachedShareVsClaudeCode } : {}),
+  ...(claude.cachedShare !== undefined
+    ? { cachedShareVsClaudeCode: runs.on.cachedShare - claude.cachedShare >= targets.cachedShareVsClaudeCode }
+    : {}),
 }
 const strip = ({ costAfter: _c, ...rest }) => rest
 const result = {

@@ -83,7 +83,13 @@ try {
     // Request i+1 of alice's (after the start) was answered with the tool_use of command i.
     await until(`the tool_use of round ${i}`, () => aliceRequests().length >= i + 1, 60_000)
     const servedAt = aliceRequests()[i].receivedAt
-    await until(`the prompt of round ${i} on the leader's screen`, () => prompted(screen(leader), command(i)), 60_000, LOOK_MS, () => screen(leader))
+    await until(
+      `the prompt of round ${i} on the leader's screen`,
+      () => prompted(screen(leader), command(i)),
+      60_000,
+      LOOK_MS,
+      () => screen(leader),
+    )
     const shownAt = Date.now()
     let answeredAt = Date.now()
     tmux('send-keys', '-t', leader, 'y', 'Enter')
@@ -168,7 +174,7 @@ function prompted(text, cmd) {
   return at >= 0 && text.indexOf('[y] approve once', at) > at
 }
 
-async function until(what, check, ms, every = 20, show = () => "") {
+async function until(what, check, ms, every = 20, show = () => '') {
   const deadline = Date.now() + ms
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${show()}`)

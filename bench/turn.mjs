@@ -47,7 +47,9 @@ async function main() {
   const cwd = path.join(base, 'project')
   await fs.mkdir(cwd)
   const reply = { when: {}, text: 'ok', usage: { input_tokens: 10, output_tokens: 1 } }
-  const server = await startLoopbackServer({ scenario: { agents: { alice: { rules: [reply] }, poller: { rules: [reply] }, watcher: { rules: [reply] } } } })
+  const server = await startLoopbackServer({
+    scenario: { agents: { alice: { rules: [reply] }, poller: { rules: [reply] }, watcher: { rules: [reply] } } },
+  })
   const env = {
     ...process.env,
     HOME: path.join(base, 'user-home'),
@@ -259,9 +261,7 @@ async function poller(mode) {
   }
   const run = () => void tick().catch((err) => process.stderr.write(`${name}: ${err.message}\n`))
   const stopWatch =
-    mode === 'events'
-      ? watchInbox(TEAM, name, () => run(), { env, includeRead: false })
-      : { close: () => undefined, ready: Promise.resolve() }
+    mode === 'events' ? watchInbox(TEAM, name, () => run(), { env, includeRead: false }) : { close: () => undefined, ready: Promise.resolve() }
   await stopWatch.ready
   const timer = mode === 'events' ? undefined : setInterval(run, POLL_MS)
   process.once('SIGTERM', () => {

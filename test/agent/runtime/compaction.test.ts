@@ -88,7 +88,7 @@ describe('thresholds', () => {
     expect(compactionPolicy('m', 8192, { SWARM_CONTEXT_WINDOW: '30000' }).compactAt).toBe(8808)
   })
 
-  it('SWARM_CONTEXT_WINDOW sets only an unknown model\'s window; a window the API named wins over both', () => {
+  it("SWARM_CONTEXT_WINDOW sets only an unknown model's window; a window the API named wins over both", () => {
     const env = { SWARM_CONTEXT_WINDOW: '30000' }
     expect(compactionPolicy('claude-sonnet-4-6', 8192, env).window).toBe(200_000)
     expect(compactionPolicy('us.anthropic.claude-opus-4-1-v1:0', 8192, env).window).toBe(200_000)
