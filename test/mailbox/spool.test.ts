@@ -7,7 +7,7 @@ import { appendMessage, appendMessages, readInbox } from '../../src/mailbox/inbo
 import { clearSpooled, spoolDir } from '../../src/mailbox/spool.js'
 import type { InboxMessage } from '../../src/mailbox/types.js'
 import { watchInbox } from '../../src/mailbox/watch.js'
-import { pendingSpool, requireBuild, runNode, type TempHome, useInbox, WRITER } from './helpers.js'
+import { appendContended, pendingSpool, requireBuild, runNode, type TempHome, useInbox, WRITER } from './helpers.js'
 import { waitFor } from '../support/wait.js'
 
 let home: TempHome
@@ -41,22 +41,6 @@ const slotContent = (key: string, ...entries: InboxMessage[]) => JSON.stringify(
 
 const spoolNames = async () => (await fs.readdir(spoolDir(file)).catch(() => [] as string[])).sort()
 const waiting = () => pendingSpool(spoolDir(file))
-
-/**
- * An append made while a foreign holder (Claude Code) has the lock: it goes through this process's
- * slot and waits; the lock is then released and the append merges its slot.
- */
-async function appendContended(text: string): Promise<void> {
-  await fs.mkdir(`${file}.lock`, { recursive: true })
-  let pending: Promise<unknown> | undefined
-  try {
-    pending = appendMessage(file, { from: 'alice', text })
-    await waitFor('the append spooled', async () => (await waiting()).length > 0)
-  } finally {
-    await fs.rmdir(`${file}.lock`)
-  }
-  await pending
-}
 
 describe('append spool', () => {
   it('concurrent appends in one process all land exactly once and leave the spool empty', async () => {
@@ -108,13 +92,13 @@ describe('append spool', () => {
     await appendMessage(file, { from: 'alice', text: 'only' })
     expect((await readInbox(file)).map((m) => m.text)).toEqual(['only'])
     expect((await spoolNames()).filter((n) => n.endsWith('.slot'))).toEqual([])
-    await appendContended('contended')
+    await appendContended(file, 'contended')
     expect((await readInbox(file)).map((m) => m.text)).toEqual(['only', 'contended'])
     expect((await spoolNames()).filter((n) => n.endsWith('.slot'))).toHaveLength(1)
   })
 
   it('never fills a slot that still holds an earlier batch: that batch stays queued and is merged too', async () => {
-    await appendContended('first')
+    await appendContended(file, 'first')
     const [own] = (await spoolNames()).filter((n) => n.startsWith(`${process.pid}-`) && n.endsWith('.slot'))
     const leftover = createEntry({ from: 'alice', text: 'left in my slot' })
     await fs.writeFile(path.join(spoolDir(file), own), slotContent('000000000000001-0000000001-000000000000', leftover))
@@ -153,7 +137,7 @@ describe('append spool', () => {
   })
 
   it("reuses one slot for a writer's consecutive appends, and removes it when the writer exits", async () => {
-    for (let i = 0; i < 5; i++) await appendContended(`m${i}`)
+    for (let i = 0; i < 5; i++) await appendContended(file, `m${i}`)
     const slots = (await spoolNames()).filter((n) => n.endsWith('.slot'))
     expect(slots).toHaveLength(1)
     expect(slots[0].startsWith(`${process.pid}-`)).toBe(true)
