@@ -25,7 +25,7 @@ export interface CompactionPolicy {
  * A model the name rule knows: Anthropic's Claude models (an API id, or a Bedrock/Vertex id
  * holding `claude-`). For any other model (a compatible server's) the rule only guesses.
  */
-export function isKnownModel(model: string): boolean {
+function isKnownModel(model: string): boolean {
   return /(^|[./:])claude-/i.test(model.trim())
 }
 
