@@ -52,7 +52,10 @@ async function recipient(mode, name) {
     let running = false
     let again = false
     const scan = async () => {
-      if (running) return void (again = true)
+      if (running) {
+        again = true
+        return
+      }
       running = true
       do {
         again = false
@@ -106,7 +109,7 @@ async function main() {
         let buf = ''
         c.stdout.on('data', (d) => {
           buf += d
-          for (let i; (i = buf.indexOf('\n')) >= 0; ) {
+          for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
             const [kind, who, text, at] = buf.slice(0, i).split(' ')
             buf = buf.slice(i + 1)
             if (kind === 'ready') ready++

@@ -36,7 +36,6 @@ const LOOK_MS = 5
 const TARGETS = { shownP50Ms: 250, shownP95Ms: 600, shownP50VsClaudeCode: 1.5, resumeP50Ms: 300, commandsRun: ROUNDS }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-const log = (s) => process.stderr.write(`bench:permissions: ${s}\n`)
 const command = (i) => `echo ${i} >> count.txt`
 
 const steps = Array.from({ length: ROUNDS }, (_, i) => ({
