@@ -34,8 +34,13 @@ import { readTranscript, rebuildConversation, Transcript, transcriptPath } from 
 import { findWorktreeRecord, worktreeNotice } from '../worktrees/notice.js'
 import { unsandboxed } from '../sandbox/unsandboxed.js'
 
-/** Model calls per turn when the agent definition does not set maxTurns. */
-export const DEFAULT_MAX_ITERATIONS = 50
+/**
+ * Model calls per turn when the agent definition does not set maxTurns: none, as in Claude Code's
+ * interactive loop — a teammate works through an hours-long refactor in one turn. What bounds a
+ * runaway turn is its budget (`--max-cost`, `--max-tokens`, the team's) and the lead (interrupt,
+ * shutdown); a definition's `maxTurns` still cuts its turns short, reported as partial.
+ */
+export const DEFAULT_MAX_ITERATIONS = Number.POSITIVE_INFINITY
 
 export interface StartAgentOptions {
   team: string
@@ -154,7 +159,8 @@ export async function assembleAgent(
   const transcript = new Transcript(transcriptPath(opts.team, opts.name, env))
   const messages = opts.resume ? rebuildConversation(await readTranscript(transcript.file)) : []
   // --resume continues the same agent: what it spent so far stays counted.
-  const before = opts.resume ? await readMemberState(opts.team, opts.name, env).catch(() => undefined) : undefined
+  const previous = await readMemberState(opts.team, opts.name, env).catch(() => undefined)
+  const before = opts.resume ? previous : undefined
   // A raised budget (state.json, on --resume) beats what the flags, the config and the definition say.
   const budget = firstLimit(before?.budget, { maxCostUsd: opts.maxCostUsd, maxTokens: opts.maxTokens }, member, def)
   // A new run: its record starts afresh (what --resume carries over is in it).
@@ -171,6 +177,8 @@ export async function assembleAgent(
       mode: mode.data,
       ...(before?.usage ? { usage: before.usage, costUsd: before.costUsd, turns: before.turns } : {}),
       ...(budget.maxCostUsd !== undefined || budget.maxTokens !== undefined ? { budget } : {}),
+      // What the API said about a model's window holds for every run, resumed or not.
+      ...(previous?.contextWindows ? { contextWindows: previous.contextWindows } : {}),
     },
   })
   await state.update({})
