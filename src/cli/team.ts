@@ -46,6 +46,8 @@ export interface TeamCreateOptions {
   start: boolean
   json?: boolean
   coordinator?: boolean
+  /** `--hosted`: the teammates run inside the leader's process, each shown in a pane. */
+  hosted?: boolean
 }
 
 /** `swarm team …` */
@@ -74,6 +76,10 @@ export function registerTeamCommands(program: Command): void {
     .option('--from <file>', 'a team file (YAML) describing members, types, models, modes and prompts')
     .option('--no-attach', 'do not attach to the tmux session; print the attach command')
     .option('--no-start', 'write the team and its roster, start nothing')
+    .option(
+      '--hosted',
+      "tmux: each teammate's pane shows a teammate that runs inside the leader's process (a fraction of a MB each instead of a Node process); a crash of the leader process ends them all",
+    )
     .option(
       '--coordinator',
       'the lead only delegates: Agent, SendMessage, TaskStop and the task tools, and the four phases (research, synthesis, implementation, verification)',
@@ -145,6 +151,12 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
     opts.start,
   )
   if (opts.start) assertTeamModel(agentKinds, process.env, 'write the team only with --no-start')
+  if (opts.hosted && agentKinds.some((k) => k !== undefined)) {
+    throw new UsageError('--hosted teammates run swarm’s own agent: an agent CLI (--agent) runs in a pane of its own', {
+      hint: 'leave out --hosted, or --agent',
+    })
+  }
+  if (opts.hosted && !opts.start) throw new UsageError('--hosted starts the team: it cannot go with --no-start')
   const isolated = worktreeChoice(opts.worktree, names)
   const members = names.map((a) => {
     const m = spec?.members.find((x) => x.name === a)
@@ -200,7 +212,7 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
     }
     return
   }
-  const started = await startTeam(team.name, { backend, env: process.env })
+  const started = await startTeam(team.name, { backend, env: process.env, ...(opts.hosted && { hosted: true }) })
   if (started.backend === 'in-process') {
     if (!opts.json) println(`created team ${colors.bold(team.name)} (${started.reason}); the leader runs here with its teammates inside it`)
     await runLeader({ team: team.name, env: process.env, signal: shutdownSignal().signal })
