@@ -50,7 +50,11 @@ const processRun = results.find((r) => r.mode === 'process' && !r.error)
 for (const r of results) {
   if (r.mode !== 'hosted' || r.error) continue
   const base = processRun?.leader ?? r.leader
-  r.hostShare = { rssMb: round((r.leader.rssMb - base.rssMb) / N), pssMb: round((r.leader.pssMb - base.pssMb) / N), baseline: processRun ? 'process-mode leader' : 'none: counted 0' }
+  r.hostShare = {
+    rssMb: round((r.leader.rssMb - base.rssMb) / N),
+    pssMb: round((r.leader.pssMb - base.pssMb) / N),
+    baseline: processRun ? 'process-mode leader' : 'none: counted 0',
+  }
   r.perTeammate.rssMb = round(r.perTeammate.rssMb + Math.max(0, r.hostShare.rssMb))
   r.perTeammate.pssMb = round(r.perTeammate.pssMb + Math.max(0, r.hostShare.pssMb))
 }
@@ -92,7 +96,20 @@ async function measure(mode) {
   try {
     const create = spawnSync(
       process.execPath,
-      [BIN, 'team', 'create', team, '--agents', names.join(','), '--backend', 'tmux', '--no-attach', '--cwd', h.project, ...(mode === 'hosted' ? ['--hosted'] : [])],
+      [
+        BIN,
+        'team',
+        'create',
+        team,
+        '--agents',
+        names.join(','),
+        '--backend',
+        'tmux',
+        '--no-attach',
+        '--cwd',
+        h.project,
+        ...(mode === 'hosted' ? ['--hosted'] : []),
+      ],
       { env: h.env, encoding: 'utf8' },
     )
     if (create.status !== 0) return { mode, error: `team create exited ${create.status}: ${create.stderr.slice(-400)}` }

@@ -37,7 +37,21 @@ export async function openTmuxView(spec: ViewSpec, env: Env): Promise<string> {
   const session = (await client.run(['display-message', '-p', '-t', leaderPane, '#{session_name}'], 'display-message')).trim()
   const [paneId = '', windowId = ''] = (
     await client.run(
-      ['new-window', '-d', '-t', `${session}:`, '-P', '-F', '#{pane_id}\t#{window_id}', ...envArgs(marker), 'tail', '-n', String(VIEW_HISTORY_LINES), '-F', spec.file],
+      [
+        'new-window',
+        '-d',
+        '-t',
+        `${session}:`,
+        '-P',
+        '-F',
+        '#{pane_id}\t#{window_id}',
+        ...envArgs(marker),
+        'tail',
+        '-n',
+        String(VIEW_HISTORY_LINES),
+        '-F',
+        spec.file,
+      ],
       'new-window',
     )
   )

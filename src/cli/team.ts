@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { Command } from 'commander'
 import { UsageError } from '../errors.js'
-import { backendChoices, parseBackendChoice } from '../backends/registry.js'
+import { backendChoices, parseBackendChoice, showsHostedTeammates } from '../backends/registry.js'
 import { agentKindsHelp, builtInAdapter } from '../adapters/registry.js'
 import { runLeader } from '../leader/leader.js'
 import { deleteTeamFully, resumeTeam, startTeam } from '../leader/lifecycle.js'
@@ -121,6 +121,21 @@ export function registerTeamCommands(program: Command): void {
     .action((name: string, opts: { force?: boolean; timeout?: string; discard?: boolean; json?: boolean }) => teamDelete(name, opts))
 }
 
+/** `--hosted` needs panes that can show hosted teammates (tmux), swarm's own agent, and a start. */
+function checkHosted(backend: string, agentKinds: Array<string | undefined>, start: boolean): void {
+  if (backend !== 'auto' && !showsHostedTeammates(backend)) {
+    throw new UsageError(`--hosted shows teammates in tmux panes, which the ${backend} backend has not`, {
+      hint: 'use --backend tmux, or leave out --hosted',
+    })
+  }
+  if (agentKinds.some((k) => k !== undefined)) {
+    throw new UsageError('--hosted teammates run swarm’s own agent: an agent CLI (--agent) runs in a pane of its own', {
+      hint: 'leave out --hosted, or --agent',
+    })
+  }
+  if (!start) throw new UsageError('--hosted starts the team: it cannot go with --no-start')
+}
+
 export async function teamCreate(name: string, opts: TeamCreateOptions): Promise<void> {
   const spec = opts.from ? await loadTeamSpec(opts.from, { backendChoices: backendChoices() }) : undefined
   const types = parseAgentTypes(opts.agentType ?? [])
@@ -144,6 +159,7 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
     ...(opts.teamMaxCost !== undefined ? { maxCostUsd: budgetFlags({ maxCost: opts.teamMaxCost }).maxCostUsd } : {}),
   }
   const agentKinds = names.map((a) => kinds.get(a) ?? spec?.members.find((x) => x.name === a)?.agent)
+  if (opts.hosted) checkHosted(backend, agentKinds, opts.start)
   await checkAdapters(
     name,
     names.map((a, i) => ({ name: a, kind: agentKinds[i], agentType: types.get(a) ?? spec?.members.find((x) => x.name === a)?.agentType })),
@@ -151,12 +167,7 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
     opts.start,
   )
   if (opts.start) assertTeamModel(agentKinds, process.env, 'write the team only with --no-start')
-  if (opts.hosted && agentKinds.some((k) => k !== undefined)) {
-    throw new UsageError('--hosted teammates run swarm’s own agent: an agent CLI (--agent) runs in a pane of its own', {
-      hint: 'leave out --hosted, or --agent',
-    })
-  }
-  if (opts.hosted && !opts.start) throw new UsageError('--hosted starts the team: it cannot go with --no-start')
+
   const isolated = worktreeChoice(opts.worktree, names)
   const members = names.map((a) => {
     const m = spec?.members.find((x) => x.name === a)

@@ -97,7 +97,9 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
       ? new TeammateViews(o.team, config[HOSTED_VIEWS_FIELD], env, (line) => output.write(`swarm: warning: ${line}\n`))
       : undefined
   const inProcess: InProcessExecutor | undefined =
-    backend === 'in-process' ? createExecutor('in-process', { env, sign, ...(views && { outputFor: (name: string) => views.sink(name) }) }) : undefined
+    backend === 'in-process'
+      ? createExecutor('in-process', { env, sign, ...(views && { outputFor: (name: string) => views.sink(name) }) })
+      : undefined
 
   const inProcessMain =
     (name: string, opts: { resume: boolean }): TeammateMain =>

@@ -75,7 +75,12 @@ export async function startTeam(team: string, opts: { backend: BackendChoice; en
   if (opts.hosted) {
     // The leader, once up in its pane, starts every teammate inside itself and opens their panes.
     const names = config.members.filter((m) => m.name !== LEAD_NAME).map((m) => ({ name: m.name, pane: 'hosted' }))
-    return { backend: detection.backend, reason: `${detection.reason}; teammates hosted in the leader's process`, leaderPane: leader.paneId, teammates: names }
+    return {
+      backend: detection.backend,
+      reason: `${detection.reason}; teammates hosted in the leader's process`,
+      leaderPane: leader.paneId,
+      teammates: names,
+    }
   }
   const inputs: SpawnTeammateInput[] = config.members
     .filter((m) => m.name !== LEAD_NAME)
