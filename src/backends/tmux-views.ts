@@ -62,6 +62,8 @@ export async function openTmuxView(spec: ViewSpec, env: Env): Promise<string> {
     [
       tmuxCommand('select-pane', '-t', paneId, '-T', formatEscape(title)),
       tmuxCommand('set', '-p', '-t', paneId, 'allow-passthrough', 'off'),
+      // A view that ends (its teammate's leader gone, the team reaped) leaves no dead pane behind.
+      tmuxCommand('set', '-p', '-t', paneId, 'remain-on-exit', 'off'),
       tmuxCommand('set', '-p', '-t', paneId, '@agent_color', TMUX_COLORS[spec.color ?? ''] ?? spec.color ?? 'default'),
       tmuxCommand('set', '-p', '-t', paneId, '@agent_name', title),
       tmuxCommand('set', '-p', '-t', paneId, '@swarm_agent', agentId),

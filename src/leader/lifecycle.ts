@@ -176,6 +176,19 @@ export async function resumeTeam(team: string, opts: ResumeOptions): Promise<Res
     const reaped = runningLeader(team, env) === undefined ? await reapTeam(team, env) : { killed: [], survivors: [] }
     assertNoneSurvive(team, reaped.survivors, 'nothing was restarted')
     const stopped = config.members.filter((m) => m.name !== LEAD_NAME && m[STOPPED_FIELD] === true).map((m) => m.name)
+    const views = config[HOSTED_VIEWS_FIELD]
+    if (typeof views === 'string' && showsHostedTeammates(views)) {
+      // A hosted team: its leader goes back into a pane, where it restarts its teammates and their views.
+      const executor: PaneExecutor = createExecutor(views, { env, sign: await teamLeadSigner(team, env) })
+      const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
+      const leader = await executor.ensureLeader(team, {
+        argv: defaultLeaderArgv(team),
+        cwd: leadCwd,
+        env: teammateEnv(env, { team, name: LEAD_NAME }),
+      })
+      await recordLeaderServer(team, leader, env)
+      return { backend: views, leader: 'started', alive: [], respawned: [], stopped, reaped: reaped.killed }
+    }
     return { backend, leader: 'started', alive: [], respawned: [], stopped, reaped: reaped.killed }
   }
   const sign = await teamLeadSigner(team, env)

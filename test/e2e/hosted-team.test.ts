@@ -23,7 +23,7 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
       .map((l) => l.split('\t'))
       .map(([pane, dead, agent, command]) => ({ pane, dead: dead === '1', agent, command }))
 
-  it('shows each teammate in a pane of its own while it runs inside the leader; a message reaches it; delete leaves nothing', async () => {
+  it('shows each teammate in a pane of its own while it runs inside the leader; a message reaches it; resume after the leader died; delete leaves nothing', async () => {
     const created = await sb.swarm([
       'team',
       'create',
@@ -66,6 +66,25 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
 
     const status = JSON.parse((await sb.swarm(['status', 'hs', '--json'])).stdout) as { members: Array<{ name: string; status: string }> }
     expect(status.members.find((m) => m.name === 'ann')?.status).toBe('idle')
+
+    // The leader dies (and its teammates with it): resume puts a leader back in a pane, which
+    // restarts both inside it, each with one view again.
+    process.kill(leaderPid!, 'SIGKILL')
+    await waitFor('the leader gone', () => !processesWithEnv('SWARM_AGENT_ID=team-lead@hs').some((p) => / leader hs/.test(p)))
+    const resumed = await sb.swarm(['team', 'resume', 'hs', '--no-attach'], { timeout: 40_000 })
+    expect(resumed.code, resumed.stderr).toBe(0)
+    await waitFor(
+      'both running in a new leader',
+      async () => {
+        const [lead, ann, bob] = await Promise.all(['team-lead', 'ann', 'bob'].map((n) => readMemberState('hs', n, sb.env)))
+        return lead?.pid !== leaderPid && ann?.pid === lead?.pid && bob?.pid === lead?.pid && ann?.status === 'idle' && bob?.status === 'idle'
+      },
+      30_000,
+    )
+    await waitFor('one live view each', () => {
+      const rows = panes().filter((p) => (p.agent === 'ann@hs' || p.agent === 'bob@hs') && !p.dead)
+      return rows.length === 2 && rows.every((r) => r.command === 'tail')
+    })
 
     const deleted = await sb.swarm(['team', 'delete', 'hs'], { timeout: 40_000 })
     expect(deleted.code, deleted.stderr).toBe(0)
