@@ -98,7 +98,8 @@ async function measure(n, mode) {
     const byProgram = {}
     for (const pid of team_) {
       const program = path.basename(cmdline(pid).split(' ')[0]) || String(pid)
-      const k = (byProgram[program] ??= { processes: 0, cpuSeconds: 0 })
+      byProgram[program] ??= { processes: 0, cpuSeconds: 0 }
+      const k = byProgram[program]
       k.processes++
       k.cpuSeconds = round(k.cpuSeconds + used(pid) / CLK_TCK)
     }

@@ -34,7 +34,6 @@ const TARGETS = { rssMbPerTeammate: 40, pssMbPerTeammate: 10 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 const round = (x) => (x === undefined || Number.isNaN(x) ? x : Math.round(x * 10) / 10)
-const mb = (kb) => round(kb / 1024)
 
 const server = await startLoopbackServer({ scenario: { fallback: { text: 'ok' } } })
 const results = []
@@ -151,7 +150,8 @@ function kinds(pids) {
     if (!m) continue
     const argv0 = path.basename(cmdline(pid).split(' ')[0])
     const kind = { node: 'node', sh: 'wrapper', cat: 'logger', tail: 'view' }[argv0] ?? argv0
-    const k = (byKind[kind] ??= { rssMb: 0, pssMb: 0, processes: 0 })
+    byKind[kind] ??= { rssMb: 0, pssMb: 0, processes: 0 }
+    const k = byKind[kind]
     k.rssMb = round(k.rssMb + m.rss / 1024)
     k.pssMb = round(k.pssMb + m.pss / 1024)
     k.processes++
