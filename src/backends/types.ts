@@ -236,6 +236,14 @@ export interface PaneDirectory {
 export type LeadSigner = LeadSignFn
 
 /** Options every executor accepts. */
+/** A hosted teammate's view (PaneBackend.openView): the file its leader writes its output to. */
+export interface ViewSpec {
+  team: string
+  name: string
+  file: string
+  color?: string
+}
+
 export interface ExecutorOptions {
   /** SWARM_HOME and friends for paths, TMUX/TMUX_TMPDIR/SWARM_TMUX_SOCKET for tmux. */
   env?: Env
@@ -248,4 +256,6 @@ export interface ExecutorOptions {
   leaderArgv?: (team: string) => string[]
   /** In-process: where prefixed teammate output goes (default process.stdout). */
   output?: (text: string) => void
+  /** In-process: where one teammate's own lines go instead, unprefixed (a hosted teammate's view); undefined: `output`. */
+  outputFor?: (name: string) => ((text: string) => void) | undefined
 }

@@ -131,7 +131,10 @@ export class LeaderConsole {
     const pendingDir = pendingPermissionsDir(this.options.team, this.options.env)
     await ensureDir(pendingDir)
     // The safety poll covers a watch that fails (not reported: nothing is lost).
-    this.dirWatch = watchPath(pendingDir, () => void this.syncPending(), { pollMs: this.options.pendingPollMs ?? WATCH_INTERVALS.pendingRequests })
+    this.dirWatch = watchPath(pendingDir, () => void this.syncPending(), {
+      pollMs: this.options.pendingPollMs ?? WATCH_INTERVALS.pendingRequests,
+      idlePollMs: this.options.pendingPollMs ?? WATCH_INTERVALS.pendingRequestsIdle,
+    })
     this.queue.onChange(() => {
       const s = this.shown
       if (s && !this.shownGone && this.queue.get(s.id)?.id !== s.id) {

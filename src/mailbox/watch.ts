@@ -2,6 +2,7 @@ import { inboxPath } from '../home/paths.js'
 import { CorruptFileError, errorMessage } from '../errors.js'
 import { onAbort } from '../util/abort.js'
 import { FileWatch } from '../watch/file-watch.js'
+import { type IdlePoll, idlePoll } from '../watch/idle-poll.js'
 import { WATCH_INTERVALS } from '../watch/intervals.js'
 import { messageKey } from './entry.js'
 import { flushSpool, markDelivered } from './inbox.js'
@@ -16,7 +17,7 @@ const ORPHAN_SPOOL_MS = 2_000
 
 export interface WatchInboxOptions {
   env?: NodeJS.ProcessEnv
-  /** Safety-poll interval; default WATCH_INTERVALS.inbox. */
+  /** Safety-poll interval, fixed; default WATCH_INTERVALS.inbox after an event, slowing to WATCH_INTERVALS.inboxIdle while none comes. */
   pollMs?: number
   signal?: AbortSignal
   /** Deliver read entries too (an observer such as `swarm inbox --follow`); default false. */
@@ -67,7 +68,7 @@ class Watcher implements InboxWatcher {
   private readonly seen: Set<string>
   private readonly tail: InboxTail
   private readonly fileWatch: FileWatch
-  private readonly poll: NodeJS.Timeout
+  private readonly poll: IdlePoll
   private running: Promise<void> | undefined
   private pending = false
   private closed = false
@@ -84,10 +85,16 @@ class Watcher implements InboxWatcher {
     this.tail = new InboxTail(file)
     this.fileWatch = new FileWatch(
       file,
-      () => void this.rescan(),
+      () => {
+        this.poll.wake()
+        void this.rescan()
+      },
       (err) => this.report(err),
     )
-    this.poll = setInterval(() => void this.sweep(), opts.pollMs ?? WATCH_INTERVALS.inbox)
+    this.poll = idlePoll(() => void this.sweep(), {
+      minMs: opts.pollMs ?? WATCH_INTERVALS.inbox,
+      maxMs: opts.pollMs ?? WATCH_INTERVALS.inboxIdle,
+    })
     onAbort(opts.signal, () => void this.close())
     this.ready = this.fileWatch.check().then(() => this.rescan())
   }
@@ -101,7 +108,7 @@ class Watcher implements InboxWatcher {
 
   async close(): Promise<void> {
     this.closed = true
-    clearInterval(this.poll)
+    this.poll.close()
     clearTimeout(this.retryTimer)
     this.fileWatch.close()
   }
