@@ -25,6 +25,7 @@ export const WATCH_INTERVALS = {
    * members' state.json) when no event came: state files sit a directory below the watched ones.
    */
   remoteRelay: 250,
+  /**
    * The same sweep once no event came for a while (watch/idle-poll.ts doubles the pause up to this):
    * 64 idle teammates sweeping every second cost ~15 % of a core (bench/idle.mjs); a message a
    * missed event would hide (a network filesystem) still arrives within it.
