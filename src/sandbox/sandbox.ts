@@ -50,11 +50,12 @@ export function createBashSandbox(o: SandboxOptions): BashSandbox {
     statusFor,
     autoAllow: o.config.autoAllow,
     async launch(command, cwd) {
+      // Sandboxed or not, a command gets no provider key the settings do not keep (sandbox.keepEnv).
+      const unsetEnv = strippedProviderVars(o.config)
       const { status } = await statusFor(command)
-      if (status !== 'sandboxed') return { file: 'bash', args: ['-c', command] }
+      if (status !== 'sandboxed') return { file: 'bash', args: ['-c', command], unsetEnv }
       const p = await plan(command, cwd)
       const settle = () => moveAsideCreated(p.writable, p.before)
-      const unsetEnv = strippedProviderVars(o.config)
       if (platform === 'darwin') return { file: '/usr/bin/sandbox-exec', args: seatbeltArgs(p), env: p.setenv, unsetEnv, settle }
       const seccomp = seccompProgram({ blockUnixSockets: !o.config.allowAllUnixSockets })
       return {

@@ -2,7 +2,8 @@ import type { InboxMessage } from '../mailbox/types.js'
 import { addressMessage, deliverAddressed } from '../mailbox/send.js'
 import { prepareSentLog, recordSent } from '../mailbox/sent-log.js'
 import { LEAD_NAME, sentLogPath } from '../home/paths.js'
-import { seal, teamLeadSigner, type Sealer } from '../trust/sign.js'
+import { seal, teamLeadSigner, teamLeadSignerIfAny, type Sealer } from '../trust/sign.js'
+import type { TeamFile } from './types.js'
 import { claudeLeadOf } from './claude-lead.js'
 import { findMember, readTeam } from './team-store.js'
 
@@ -50,4 +51,13 @@ export async function sendTeamMessage(msg: TeamMessage): Promise<InboxMessage[]>
   const sent = await deliverAddressed(msg.team, seal(addressed, sealer), msg.env)
   for (const [i, log] of logs.entries()) if (log) await recordSent(log, [sent[i]])
   return sent
+}
+
+/**
+ * How team-lead's entries are sealed in `config`'s team: `claude-lead` when Claude Code leads it
+ * (its keys are its own; swarm makes none there), else the team's signer — undefined when its
+ * `lead.key` is lost (an order then cannot be trusted: stopping forces instead of asking).
+ */
+export async function leadSealerOf(config: TeamFile, env?: NodeJS.ProcessEnv): Promise<Sealer | undefined> {
+  return claudeLeadOf(config) ? 'claude-lead' : teamLeadSignerIfAny(config.name, env)
 }
