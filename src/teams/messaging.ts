@@ -29,7 +29,7 @@ export async function sendTeamMessage(msg: TeamMessage): Promise<InboxMessage[]>
   const config = await readTeam(msg.team, msg.env)
   const sender = findMember(config, msg.from ?? LEAD_NAME)
   // A Claude Code lead signs with keys only it holds: swarm neither signs for it nor writes key files into its team.
-  const sealer: Sealer = sender.name !== LEAD_NAME ? 'teammate' : claudeLeadOf(config) ? 'claude-lead' : await teamLeadSigner(msg.team, msg.env)
+  const sealer: Sealer = sender.name !== LEAD_NAME ? 'teammate' : ((await leadSealerOf(config, msg.env)) ?? (await teamLeadSigner(msg.team, msg.env)))
   // Readers that delete what they consume (Claude Code, and a Claude Code lead's team-lead inbox):
   // swarm keeps its own record, so `swarm inbox` shows those messages as consumed, not missing.
   const claudeLed = claudeLeadOf(config) !== undefined
