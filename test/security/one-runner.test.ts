@@ -80,7 +80,13 @@ describe('one command runner', () => {
       const marker = path.join(dir, 'ran')
       const hook = { command: `touch ${marker}; echo '{"behavior":"allow"}'`, source: 'project' as const, file: `${dir}/.claude/settings.json` }
       const pin = pinSettings({ permissionRequestHooks: [hook], sandbox: defaultSandboxConfig() }, dir)
-      const input: PermissionHookInput = { hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: { command: 'ls' }, cwd: dir, permission_mode: 'default' }
+      const input: PermissionHookInput = {
+        hook_event_name: 'PermissionRequest',
+        tool_name: 'Bash',
+        tool_input: { command: 'ls' },
+        cwd: dir,
+        permission_mode: 'default',
+      }
       // @ts-expect-error — `sandbox` is required: a hook never runs outside the member's sandbox
       const options: RunHookOptions = { cwd: dir, pin }
       await expect(runPermissionHook(hook, input, options)).rejects.toBeInstanceOf(MissingSandboxError)

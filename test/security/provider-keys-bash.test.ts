@@ -52,7 +52,13 @@ async function envOfCall(way: Way, keepEnv: string[]): Promise<string> {
       })
   try {
     expect((await sandbox.statusFor('env')).status).toBe(way.status)
-    const r = await runCommand(sandbox, 'env', { cwd: h.project, env, signal: new AbortController().signal, timeoutMs: 20_000, maxOutputChars: 100_000 })
+    const r = await runCommand(sandbox, 'env', {
+      cwd: h.project,
+      env,
+      signal: new AbortController().signal,
+      timeoutMs: 20_000,
+      maxOutputChars: 100_000,
+    })
     expect(r.exitCode, r.output).toBe(0)
     return r.output
   } finally {

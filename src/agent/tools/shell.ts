@@ -60,7 +60,9 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellResul
   if (!cwdStat?.isDirectory()) throw new Error(`working directory does not exist: ${options.cwd}`)
   const graceMs = options.graceMs ?? KILL_GRACE_MS
   const output = new HeadTailBuffer(options.maxOutputChars)
-  const streams = options.separateStreams ? { stdout: new HeadTailBuffer(options.maxOutputChars), stderr: new HeadTailBuffer(options.maxOutputChars) } : undefined
+  const streams = options.separateStreams
+    ? { stdout: new HeadTailBuffer(options.maxOutputChars), stderr: new HeadTailBuffer(options.maxOutputChars) }
+    : undefined
   const { child, pid: pgid } = startShell(options)
   const spawned = new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve)

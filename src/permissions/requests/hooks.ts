@@ -133,7 +133,8 @@ export async function runPermissionHook(hook: PermissionHook, input: PermissionH
     })
   } catch (err) {
     if (err instanceof MissingSandboxError) throw err
-    const why = err instanceof SandboxUnavailableError ? `${err.message}; asking team-lead instead` : `could not start: ${errText(err)}; asking instead`
+    const why =
+      err instanceof SandboxUnavailableError ? `${err.message}; asking team-lead instead` : `could not start: ${errText(err)}; asking instead`
     return { behavior: 'ask', diagnostics: [`${label}: ${why}`] }
   }
   const decision: HookDecision = r.timedOut

@@ -2,12 +2,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import {
-  hooksFor,
-  runPermissionHook,
-  runPermissionRequestHooks,
-  type PermissionHookInput,
-} from '../../../src/permissions/requests/hooks.js'
+import { hooksFor, runPermissionHook, runPermissionRequestHooks, type PermissionHookInput } from '../../../src/permissions/requests/hooks.js'
 import type { PermissionHook } from '../../../src/permissions/rules/types.js'
 import { pinSettings } from '../../../src/permissions/rules/settings-pin.js'
 import { defaultSandboxConfig } from '../../../src/sandbox/sandbox-settings.js'

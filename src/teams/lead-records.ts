@@ -1,0 +1,32 @@
+import { currentLeadKey, ensureTeamKeys, resolveLeadVerifyKey } from '../trust/keys.js'
+import { type RecordKind, recordSealer, verifyRecord } from '../trust/record-seal.js'
+import { claudeLeadOf } from './claude-lead.js'
+import type { TeamFile } from './types.js'
+
+/**
+ * The lead's seal and its check for the team records it writes as files (resolved requests,
+ * "always" rules: trust/record-seal), bound to one team. A team led by Claude Code seals nothing
+ * (swarm holds none of its keys): there the records count as written, Claude Code's model.
+ */
+
+export type TeamRecordSeal = (kind: RecordKind, body: Record<string, unknown>) => string
+export type TeamRecordCheck = (kind: RecordKind, record: Record<string, unknown>) => boolean | Promise<boolean>
+
+/** team-lead's seal for `config`'s team (its key made on first use); undefined in a team led by Claude Code. */
+export async function leadRecordSeal(config: TeamFile, env?: NodeJS.ProcessEnv): Promise<TeamRecordSeal | undefined> {
+  if (claudeLeadOf(config)) return undefined
+  await ensureTeamKeys(config.name, env)
+  const seal = recordSealer(await currentLeadKey(config.name, env))
+  return (kind, body) => seal(kind, config.name, body)
+}
+
+/**
+ * The check of a process that verifies with the key it was launched with (`SWARM_LEAD_VERIFY_KEY`,
+ * else lead.pub as it was at start): an agent CLI's hook and relay. undefined in a team led by
+ * Claude Code; a team with no key yet refuses every sealed-record claim.
+ */
+export async function launchRecordCheck(config: TeamFile, env: NodeJS.ProcessEnv): Promise<TeamRecordCheck | undefined> {
+  if (claudeLeadOf(config)) return undefined
+  const key = await resolveLeadVerifyKey(config.name, env).catch(() => undefined)
+  return (kind, record) => verifyRecord(key, kind, config.name, record)
+}
