@@ -31,7 +31,12 @@ export interface SandboxOptions {
 export function createBashSandbox(o: SandboxOptions): BashSandbox {
   const platform = o.platform ?? process.platform
   let tmpDir: Promise<string> | undefined
-  const privateTmp = () => (tmpDir ??= makePrivateTmp(o.label))
+  let closed = false
+  // Nothing runs once the member closed its sandbox (a subagent's call still in flight): no temp directory outlives it.
+  const privateTmp = () => {
+    if (closed) return Promise.reject(new Error(`the sandbox of ${o.label} was closed: nothing was run`))
+    return (tmpDir ??= makePrivateTmp(o.label))
+  }
 
   const statusFor = async (command: string): Promise<{ status: SandboxStatus; reason: string }> => {
     if (!o.config.enabled) return { status: 'unsandboxed', reason: 'the sandbox is turned off (sandbox.enabled is false)' }
@@ -68,6 +73,7 @@ export function createBashSandbox(o: SandboxOptions): BashSandbox {
       }
     },
     async close() {
+      closed = true
       if (tmpDir) await fsp.rm(await tmpDir, { recursive: true, force: true })
     },
   }

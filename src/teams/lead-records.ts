@@ -23,10 +23,14 @@ export async function leadRecordSeal(config: TeamFile, env?: NodeJS.ProcessEnv):
 /**
  * The check of a process that verifies with the key it was launched with (`SWARM_LEAD_VERIFY_KEY`,
  * else lead.pub as it was at start): an agent CLI's hook and relay. undefined in a team led by
- * Claude Code; a team with no key yet refuses every sealed-record claim.
+ * Claude Code. A team with no key yet takes the key made first (when the lead first seals).
  */
 export async function launchRecordCheck(config: TeamFile, env: NodeJS.ProcessEnv): Promise<TeamRecordCheck | undefined> {
   if (claudeLeadOf(config)) return undefined
-  const key = await resolveLeadVerifyKey(config.name, env).catch(() => undefined)
-  return (kind, record) => verifyRecord(key, kind, config.name, record)
+  let key = await resolveLeadVerifyKey(config.name, env).catch(() => undefined)
+  return async (kind, record) => {
+    // A team without a key yet gets its first pair when the lead first signs: read it then, once.
+    key ??= await resolveLeadVerifyKey(config.name, env).catch(() => undefined)
+    return verifyRecord(key, kind, config.name, record)
+  }
 }

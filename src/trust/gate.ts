@@ -84,6 +84,9 @@ export class LeadGate {
   async verifyRecord(kind: RecordKind, record: Record<string, unknown>): Promise<boolean> {
     if (this.keyless || this.options.claudeLed) return true
     if (verifyRecord(this.swarmKey, kind, this.options.team, record)) return true
+    // A team that had no key when the member started: the first pair, made when the lead first signed.
+    if (this.swarmKey === undefined) this.swarmKey = await resolveLeadVerifyKey(this.options.team, this.options.env).catch(() => undefined)
+    if (verifyRecord(this.swarmKey, kind, this.options.team, record)) return true
     if (this.options.name !== LEAD_NAME) return false
     const current = await loadLeadPublicKey(this.options.team, this.options.env).catch(() => undefined)
     return current !== undefined && verifyRecord(current, kind, this.options.team, record)
