@@ -35,7 +35,8 @@ export function createBashSandbox(o: SandboxOptions): BashSandbox {
   // Nothing runs once the member closed its sandbox (a subagent's call still in flight): no temp directory outlives it.
   const privateTmp = () => {
     if (closed) return Promise.reject(new Error(`the sandbox of ${o.label} was closed: nothing was run`))
-    return (tmpDir ??= makePrivateTmp(o.label))
+    tmpDir ??= makePrivateTmp(o.label)
+    return tmpDir
   }
 
   const statusFor = async (command: string): Promise<{ status: SandboxStatus; reason: string }> => {
