@@ -88,6 +88,8 @@ export interface AgentAssembly {
   transcript: Transcript
   /** Shows the agent as `waiting` (for an answer) or back to `working`. */
   setStatus(status: 'waiting' | 'working', detail?: string): Promise<void>
+  /** Checks team-lead's seal on a record it wrote as a file (the gate's key, as rotated): a forged answer or rule is refused. */
+  checkRecord?: (kind: 'resolved' | 'always', record: Record<string, unknown>) => Promise<boolean>
 }
 
 /** The permissions layer of one agent: the check on every tool call, and the answers it waits for. */
@@ -186,7 +188,17 @@ export async function assembleAgent(
   if (opts.resume) output.info(`resumed ${messages.length} messages from ${transcript.file}`)
 
   let runtimeRef: TeammateRuntime | undefined
+  // Every order goes through the one gate (trust/gate), the lead's own answers included — and the
+  // records the lead writes as files (resolved requests, "always" rules) are checked by its key.
+  const gate = await LeadGate.open({
+    team: opts.team,
+    name: opts.name,
+    env,
+    ...(opts.leadVerifyKey !== undefined ? { claudeVerifyKey: opts.leadVerifyKey } : {}),
+    claudeLed: claudeLeadOf(team) !== undefined,
+  })
   const assembly: AgentAssembly = {
+    ...(gate.checksRecords && { checkRecord: (kind: 'resolved' | 'always', record: Record<string, unknown>) => gate.verifyRecord(kind, record) }),
     team: opts.team,
     name: opts.name,
     cwd,
@@ -200,14 +212,6 @@ export async function assembleAgent(
   const layer: PermissionLayer = opts.permissions
     ? await opts.permissions(assembly)
     : { check: allowAll, sandbox: unsandboxed('started without a permission layer (every call allowed)') }
-  // Every order goes through the one gate (trust/gate), the lead's own answers included.
-  const gate = await LeadGate.open({
-    team: opts.team,
-    name: opts.name,
-    env,
-    ...(opts.leadVerifyKey !== undefined ? { claudeVerifyKey: opts.leadVerifyKey } : {}),
-    claudeLed: claudeLeadOf(team) !== undefined,
-  })
 
   const runtime = new TeammateRuntime({
     team: opts.team,

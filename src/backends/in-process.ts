@@ -136,7 +136,7 @@ export class InProcessTeammates implements InProcessExecutor {
   }
 
   sendMessage(agentId: string, message: NewMessage | InboxMessage): Promise<void> {
-    return sendToInbox(agentId, message, this.opts.env)
+    return sendToInbox(agentId, message, this.opts)
   }
 
   async terminate(agentId: string, reason?: string, opts: TerminateOptions = {}): Promise<TerminateOutcome> {

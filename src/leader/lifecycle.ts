@@ -402,15 +402,13 @@ export async function deleteTeamFully(
     ? await endGoneLeadKeyHolders(config, opts.force ? { graceMs: 0 } : {})
     : { signalled: [] as string[], killed: [] as string[] }
   try {
-    // Claude Code's lead holds its own keys: swarm cannot sign for it (and writes no key of its own there).
-    const sign = config && !claudeLead ? await teamLeadSigner(team, env).catch(() => undefined) : undefined
+    // Claude Code's lead holds its own keys: swarm cannot sign for it (and writes no key of its own there: `claude-lead`).
     if (config)
       report = await stopTeamMembers(team, {
         env,
         graceful: !opts.force,
         timeoutMs: opts.timeoutMs ?? DELETE_TIMEOUT_MS,
         skip: [...keyHolders.signalled, ...keyHolders.killed],
-        ...(sign ? { sign } : {}),
       })
     else {
       // No readable config (corrupt, with --force): nothing to ask, but its tmux session still goes.
