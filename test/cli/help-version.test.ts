@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { useTempDir } from '../support/home.js'
 import { BIN, REPO, requireBuilt } from '../support/repo.js'
 
-const PLUMBING = ['agent', 'hook', 'mcp', 'agent-cli', 'relay']
+const PLUMBING = ['agent', 'hook', 'mcp', 'agent-cli', 'relay', 'remote']
 const version = (JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version
 const swarm = (bin: string, ...args: string[]) =>
   execa(process.execPath, [bin, ...args], { reject: false, stdin: 'ignore', env: { ...process.env, NO_COLOR: '1' } })
