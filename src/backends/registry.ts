@@ -32,16 +32,16 @@ export function isBackendType(value: unknown): value is string {
   return typeof value === 'string' && findBackend(value) !== undefined
 }
 
-/** `--backend` values: `auto` and every backend. */
+/** `--backend` values: `auto` and every backend but a remote one (a member is placed there with `--host`). */
 export function backendChoices(): string[] {
-  return ['auto', ...table.map((b) => b.type)]
+  return ['auto', ...table.filter((b) => !(b.kind === 'pane' && b.remote)).map((b) => b.type)]
 }
 
 /** Parses `--backend` (or a team file's `backend:`). UsageError (exit 2) for anything else. */
 export function parseBackendChoice(value: string | undefined): string {
   if (value === undefined || value === 'auto') return 'auto'
-  if (isBackendType(value)) return value
   const choices = backendChoices()
+  if (choices.includes(value)) return value
   throw new UsageError(`unknown backend ${JSON.stringify(value)}`, { hint: `use ${choices.slice(0, -1).join(', ')} or ${choices.at(-1)}` })
 }
 
