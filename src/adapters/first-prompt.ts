@@ -17,7 +17,7 @@ export function firstPrompt(input: FirstPromptInput): string {
     `You are "${input.name}", a teammate in the swarm team "${input.team}"; the lead is "${LEAD_NAME}".`,
     'Messages from the team arrive in your input as "[message from <name>] <text>".',
     `To answer, run in your shell: swarm send ${input.team} <name> "<text>" (e.g. swarm send ${input.team} ${LEAD_NAME} "done: …"),`,
-    `and for the team's tasks: swarm tasks ${input.team} list | show <id> | claim <id> | complete <id>.`,
+    `and for the team's tasks: swarm tasks ${input.team} list | show <id> | claim <id> --as ${input.name} | complete <id> --from ${input.name}.`,
     'If you have the swarm MCP tools (SendMessage, TaskList, TaskGet, TaskUpdate, TaskCreate), you may use those instead.',
   ].join('\n')
   return input.prompt ? `${intro}\n\n${input.prompt}` : intro
