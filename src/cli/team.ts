@@ -411,6 +411,7 @@ export async function teamDelete(name: string, opts: { force?: boolean; timeout?
       killed: result.killed,
       processes: result.processes,
       ...(result.keptConfig ? { keptConfig: result.keptConfig } : {}),
+      ...(result.tmuxSocketRemoved ? { tmuxSocketRemoved: result.tmuxSocketRemoved } : {}),
       worktrees: teardownJson(result.worktrees),
     })
   else {
@@ -419,6 +420,7 @@ export async function teamDelete(name: string, opts: { force?: boolean; timeout?
     )
     if (result.processes.length) println(`stopped ${describeProcesses(result.processes)}`)
     if (result.keptConfig) println(`its corrupt config.json was kept as ${result.keptConfig}`)
+    if (result.tmuxSocketRemoved) println(`removed the gone Claude Code lead's tmux socket ${result.tmuxSocketRemoved}`)
     printTeardown(result.worktrees)
   }
   for (const p of result.worktrees.problems) process.stderr.write(`swarm: ${p}\n`)

@@ -27,6 +27,7 @@ import { type TeardownReport, listTeamWorktrees, teamWorktreesOf, teardownWorktr
 import type { RemoveWorktreeOptions } from '../worktrees/worktree.js'
 import { teamBackend } from '../backends/team-backend.js'
 import { STOPPED_FIELD } from '../backends/directory.js'
+import { removeGoneClaudeLeadSocket } from '../backends/claude-lead-server.js'
 import { claudeLeadAlive, claudeLeadOf } from '../teams/claude-lead.js'
 import { HOSTED_VIEWS_FIELD } from '../teams/hosting.js'
 import { endGoneLeadKeyHolders } from '../supervisor/lead-key-holders.js'
@@ -314,6 +315,8 @@ export interface DeleteReport {
   processes: ReapedProcess[]
   /** Where a corrupt config.json was kept (deleted with --force). */
   keptConfig?: string
+  /** The socket file of a gone Claude Code lead's `claude-swarm-<pid>` tmux server, removed (no server answered on it). */
+  tmuxSocketRemoved?: string
   /** The team's worktrees: removed (nothing to lose), kept (uncommitted or unmerged work), discarded. */
   worktrees: TeardownReport
 }
@@ -439,6 +442,8 @@ export async function deleteTeamFully(
   })
   worktrees.problems.unshift(...listing.problems)
   await deleteTeamFiles(team, env)
+  // Its teammates ended, a gone Claude Code lead's own tmux server has exited: its socket file goes too.
+  const tmuxSocketRemoved = config ? await removeGoneClaudeLeadSocket(config, env) : undefined
   return {
     team,
     exited: report.exited,
@@ -446,6 +451,7 @@ export async function deleteTeamFully(
     killed: [...keyHolders.killed, ...report.killed],
     processes: reaped.killed,
     ...(keptConfig ? { keptConfig } : {}),
+    ...(tmuxSocketRemoved ? { tmuxSocketRemoved } : {}),
     worktrees,
   }
 }
