@@ -8,7 +8,7 @@ import { listPending, readResolved } from '../../src/asks/store.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { updateTeam } from '../../src/teams/team-store.js'
 import { shortRequestId } from '../../src/home/request-id.js'
-import { inboxPath } from '../../src/home/paths.js'
+import { agentDir, inboxPath } from '../../src/home/paths.js'
 import { readInbox } from '../../src/mailbox/inbox.js'
 import { BIN, requireBuilt } from '../support/repo.js'
 import { makeTeam, track, useAgentTeam, type Fixture } from '../support/agent-team.js'
@@ -176,26 +176,20 @@ describe.skipIf(!hasChromium)('swarm web in a real browser', () => {
       () => reapTmux(fx.env),
       () => '',
     )
-    const paneId = execFileSync(
-      'tmux',
-      [
-        '-L',
-        'swarm',
-        'new-session',
-        '-d',
-        '-s',
-        'webtest',
-        '-x',
-        '100',
-        '-y',
-        '20',
-        '-P',
-        '-F',
-        '#{pane_id}',
-        `printf 'hello from gem <b>bold</b> <img src=x onerror=window.__pwned=1>\\n'; sleep 120`,
-      ],
-      { env: fx.env, encoding: 'utf8' },
-    ).trim()
+    // gem's pane prints a line, waits for the viewer to be open, then prints colour, a title escape and a clear.
+    const gemDir = agentDir(TEAM, 'gem', fx.env)
+    fs.mkdirSync(gemDir, { recursive: true })
+    const go = path.join(fx.base, 'go')
+    const script = [
+      `printf 'hello from gem <b>bold</b> <img src=x onerror=window.__pwned=1>\\n'`,
+      `while [ ! -e ${go} ]; do sleep 0.05; done`,
+      `printf '\\033[31mred alert\\033[0m then \\033]0;pwned\\007 title \\033[2J cleared <script>window.__pwned=3</script>\\n'`,
+      'sleep 120',
+    ].join('; ')
+    const tmux = (...args: string[]) => execFileSync('tmux', ['-L', 'swarm', ...args], { env: fx.env, encoding: 'utf8' }).trim()
+    const paneId = tmux('new-session', '-d', '-s', 'webtest', '-x', '100', '-y', '20', '-P', '-F', '#{pane_id}', `sleep 0.3; ${script}`)
+    // As tmux-spawn does for a teammate: the pane's output appended to its pane.log.
+    tmux('pipe-pane', '-o', '-t', paneId, `exec cat >> ${path.join(gemDir, 'pane.log')}`)
     await updateTeam(
       TEAM,
       (t) => {
@@ -212,9 +206,25 @@ describe.skipIf(!hasChromium)('swarm web in a real browser', () => {
     const web = await startWeb(fx)
     const page = await openPage(web)
 
+    await waitFor('gem printed', () => tmux('capture-pane', '-p', '-t', paneId).includes('hello from gem'))
     await page.click(`[data-view="${TEAM}/gem"]`)
     await page.waitForFunction(() => (document.getElementById('term')?.dataset.text ?? '').includes('hello from gem'))
     await page.waitForFunction(() => (document.querySelector('#term .xterm-rows')?.textContent ?? '').includes('hello from gem <b>bold</b>'))
+    // Printed while the viewer is open: streamed from pane.log, its colour kept, every other escape shown as text.
+    fs.writeFileSync(go, '')
+    const streamed = await page.waitForFunction(() => {
+      const t = document.getElementById('term')?.dataset.text ?? ''
+      return t.includes('cleared') ? t : undefined
+    })
+    const paneText = String(await streamed.jsonValue())
+    expect(paneText).toContain('\x1b[31mred alert\x1b[0m then ␛]0;pwned␇ title ␛[2J cleared <script>')
+    expect(paneText.replace(/\x1b\[[0-9;]*m/g, '')).not.toContain('\x1b')
+    await page.waitForFunction(() => (document.querySelector('#term .xterm-rows')?.textContent ?? '').includes('title ␛[2J cleared'))
+    const red = await page.$$eval('#term .xterm-rows span', (spans) =>
+      spans.filter((s) => s.textContent?.includes('red alert')).map((s) => s.className),
+    )
+    expect(red.join(' ')).toMatch(/xterm-fg-1\b/)
+    expect(await page.evaluate(() => document.title)).toBe('swarm')
     await page.click('#viewer-close')
 
     await page.click(`[data-view="${TEAM}/alice"]`)
