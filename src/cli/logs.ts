@@ -1,15 +1,13 @@
 import fs from 'node:fs'
 import type { Command } from 'commander'
 import pc from 'picocolors'
-import type Anthropic from '@anthropic-ai/sdk'
-import { type CompactionEvent, readTranscript, transcriptPath, type TranscriptEvent } from '../agent/transcript.js'
-import { cachedShare, percent } from '../agent/pricing.js'
+import { readTranscript, transcriptPath, type TranscriptEvent } from '../agent/transcript.js'
+import { formatEvent } from '../agent/transcript-format.js'
 import { errorMessage, NotFoundError } from '../errors.js'
 import { nextStopSignal } from '../process/handlers.js'
 import { agentDir, validateAgentName, validateName } from '../home/paths.js'
 import { getMember } from '../teams/team-store.js'
 import { useColor } from '../terminal/output.js'
-import { terminalSafe } from '../terminal/neutralize.js'
 import { WATCH_INTERVALS } from '../watch/intervals.js'
 import { watchPath } from '../watch/path-watch.js'
 
@@ -54,68 +52,4 @@ export async function logsCommand(team: string, name: string, opts: { follow?: b
   if (!watch.armed) unwatched(watch.error)
   await nextStopSignal()
   watch.close()
-}
-
-type Colors = ReturnType<typeof pc.createColors>
-
-/** A call approved with edited input: what the model had asked for. */
-function edited(e: Extract<TranscriptEvent, { kind: 'tool' }>, c: Colors): string {
-  if (e.requestedInput === undefined) return ''
-  return `\n         ${c.yellow('edited at approval; asked for:')} ${one(short(JSON.stringify(e.requestedInput), 100))}`
-}
-
-/** One readable line (or a few) per transcript event; everything the agent or model wrote is shown terminal-safe. */
-export function formatEvent(e: TranscriptEvent, c: Colors): string {
-  const time = c.dim(e.t.slice(11, 19))
-  switch (e.kind) {
-    case 'start':
-      return `${time} ${c.bold('start')} ${one(`model ${e.model}${e.mode ? `, mode ${e.mode}` : ''}${e.resume ? ', resumed' : ''} (pid ${e.pid})`)}`
-    case 'state':
-      return `${time} ${c.yellow('●')} ${one(`${e.state}${e.detail ? ` — ${e.detail}` : ''}`)}`
-    case 'tool':
-      return `${time} ${e.isError ? c.red('✗') : c.green('✓')} ${c.cyan(one(e.tool))} ${one(short(JSON.stringify(e.input), 100))} ${c.dim(`${e.ms} ms`)}${edited(e, c)}\n         ${c.dim(one(short(e.output, 160)))}`
-    case 'error':
-      return `${time} ${c.red('error')} ${one(`${e.errorType}${e.status ? ` ${e.status}` : ''}${e.requestId ? ` ${e.requestId}` : ''}: ${e.message}`)}`
-    case 'usage':
-      return `${time} ${c.dim(`tokens: ${e.inputTokens} in, ${e.outputTokens} out, ${e.cacheReadTokens} cache read, ${e.cacheWriteTokens} cache write (${percent(cachedShare(e))} cached)`)}`
-    case 'compaction':
-      // A marker this version cannot read (hand-edited, foreign) is shown as it is, like an unknown kind.
-      if (!['tool_results_cleared', 'summarized', 'failed'].includes(e.stage) || typeof e.tokensBefore !== 'number') return rawLine(e, time)
-      return `${time} ${c.yellow('⟲')} ${one(compactionLine(e))}`
-    case 'message':
-      return `${time} ${e.message.role === 'user' ? c.magenta('user') : c.blue('assistant')} ${terminalSafe(renderContent(e.message.content)).replace(/\n/g, '\n         │ ')}`
-    default:
-      // A kind this version does not know (a newer writer): show it rather than "undefined".
-      return rawLine(e, time)
-  }
-}
-
-const one = (s: string) => terminalSafe(s, { singleLine: true })
-
-function rawLine(e: TranscriptEvent, time: string): string {
-  const { t: _, kind, ...rest } = e as { t: string; kind: string }
-  return `${time} ${one(`${kind} ${JSON.stringify(rest)}`)}`
-}
-
-function renderContent(content: Anthropic.MessageParam['content']): string {
-  if (typeof content === 'string') return content
-  return content
-    .map((b) => {
-      if (b.type === 'text') return b.text
-      if (b.type === 'tool_use') return `[tool_use ${b.name}]`
-      if (b.type === 'tool_result') return `[tool_result${b.is_error ? ' error' : ''}]`
-      return `[${b.type}]`
-    })
-    .join(' ')
-}
-
-function short(s: string, max: number): string {
-  const flat = s.replace(/\s+/g, ' ')
-  return flat.length > max ? flat.slice(0, max - 1) + '…' : flat
-}
-
-function compactionLine(e: CompactionEvent): string {
-  if (e.stage === 'failed') return `compaction failed (${e.trigger}): ${e.reason ?? 'unknown'}`
-  const what = e.stage === 'summarized' ? 'compacted to a summary' : `cleared ${e.toolUseIds?.length ?? 0} old tool results`
-  return `${what} (${e.trigger}${e.focus ? `, focus: ${e.focus}` : ''}): ${e.tokensBefore} → ${e.tokensAfter ?? '?'} tokens`
 }

@@ -6,7 +6,7 @@ import { markRead } from '../mailbox/inbox.js'
 import { parseStructured, type StructuredMessage } from '../mailbox/messages.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { watchInbox, type InboxWatcher } from '../mailbox/watch.js'
-import { answerRequest, listRequests } from '../permissions/requests/broker.js'
+import { answerRequest, howAnswered, listRequests } from '../permissions/requests/broker.js'
 import { notifyHuman } from '../asks/notify.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { inboxPath, LEAD_NAME, pendingPermissionsDir } from '../home/paths.js'
@@ -114,6 +114,10 @@ export class LeaderConsole {
   private readonly seenWhole = new Set<string>()
   /** Requests this console answered: their leaving the queue is not news from elsewhere. */
   private readonly answeredHere = new Set<string>()
+  /** How the request last on screen was answered elsewhere (its resolved record), once read. */
+  private goneHow: { id: string; how: string } | undefined
+  /** Reports of that still being read: the next prompt waits for them, so the screen reads in order. */
+  private reporting = 0
   private syncing: Promise<void> = Promise.resolve()
   private stopped = false
   private inputClosed = false
@@ -140,7 +144,7 @@ export class LeaderConsole {
       if (s && !this.shownGone && this.queue.get(s.id)?.id !== s.id) {
         this.shownGone = true
         if (this.answeredHere.has(s.id)) this.shown = undefined
-        else this.line(this.c.yellow(`request ${shortRequestId(s.id)} of ${one(s.agent)} was answered elsewhere`))
+        else return this.reportGone(s)
       }
       this.showCurrent()
     })
@@ -243,6 +247,22 @@ export class LeaderConsole {
     }
   }
 
+  /**
+   * The request on screen left the queue, answered elsewhere: says who answered and from where,
+   * from its resolved record (`approved by alice from the web`, as `swarm perms` names it).
+   * Printed in order with the prompts, before the next request's: the next sync waits for it.
+   */
+  private reportGone(s: ConsoleRequest): void {
+    this.reporting++
+    this.syncing = this.syncing.then(async () => {
+      const how = (await howAnswered(this.options.team, s.id, this.options.env)) ?? 'answered elsewhere'
+      this.goneHow = { id: s.id, how }
+      this.line(this.c.yellow(one(`request ${shortRequestId(s.id)} of ${s.agent} was ${how}`)))
+      this.reporting--
+      this.showCurrent()
+    })
+  }
+
   /** Re-reads the durable pending requests: new ones are queued, answered or cancelled ones dropped. */
   private syncPending(): Promise<void> {
     this.syncing = this.syncing.then(async () => {
@@ -268,7 +288,7 @@ export class LeaderConsole {
    */
   private showCurrent(): void {
     const r = this.queue.current
-    if (!r || r.id === this.shown?.id) return
+    if (!r || r.id === this.shown?.id || this.reporting > 0) return
     this.shownReplaced = this.shown !== undefined
     this.shown = r
     this.shownGone = false
@@ -335,7 +355,8 @@ export class LeaderConsole {
     const r = id === undefined ? undefined : this.queue.get(id)
     if (!r || r.id !== id) {
       // Named only while its "answered elsewhere" notice is the last word on screen about it.
-      const gone = id !== undefined && !this.answeredHere.has(id) ? ` (request ${shortRequestId(id)} was answered elsewhere)` : ''
+      const how = this.goneHow && this.goneHow.id === id ? this.goneHow.how : 'answered elsewhere'
+      const gone = id !== undefined && !this.answeredHere.has(id) ? one(` (request ${shortRequestId(id)} was ${how})`) : ''
       this.line(this.c.yellow(`no request is on screen${gone}; nothing answered`))
       this.shown = undefined
       return undefined

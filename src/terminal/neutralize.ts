@@ -7,6 +7,12 @@
 export interface TerminalSafeOptions {
   /** Also show `\n` and `\t` visibly (`⏎`, `⇥`): for one-line sinks (prompts, notifications, titles). */
   singleLine?: boolean
+  /**
+   * Keep colour and style sequences (SGR, `ESC[…m`) as they are — for a sink that is a terminal
+   * emulator of its own (the web page's xterm.js). Only SGR: every other sequence is still shown
+   * as data, and an SGR's conceal (8) is dropped so no text can be hidden.
+   */
+  keepSgr?: boolean
 }
 
 // C0 (but \t and \n, handled below), DEL, C1, and the Unicode bidi embeddings / overrides / isolates.
@@ -20,8 +26,38 @@ const UNSAFE_LINE = /[\t\n]/g
  * `\u202e`. Idempotent, and the result contains no byte a terminal acts on but `\n` and `\t`.
  */
 export function terminalSafe(text: string, options: TerminalSafeOptions = {}): string {
-  const safe = String(text).replace(UNSAFE, visible)
-  return options.singleLine ? safe.replace(UNSAFE_LINE, (c) => (c === '\n' ? '⏎' : '⇥')) : safe
+  const str = String(text)
+  const plain = (t: string) => {
+    const safe = t.replace(UNSAFE, visible)
+    return options.singleLine ? safe.replace(UNSAFE_LINE, (c) => (c === '\n' ? '⏎' : '⇥')) : safe
+  }
+  if (!options.keepSgr) return plain(str)
+  let out = ''
+  let last = 0
+  for (const m of str.matchAll(SGR)) {
+    out += plain(str.slice(last, m.index)) + safeSgr(m[1])
+    last = m.index + m[0].length
+  }
+  return out + plain(str.slice(last))
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: an SGR sequence starts with ESC
+const SGR = /\x1b\[([0-9;:]{0,64})m/g
+
+/** An SGR sequence without conceal (8); a colour's own parameters (38;5;8, 48;2;r;g;b) are kept whole. */
+function safeSgr(params: string): string {
+  if (params === '') return '\x1b[m'
+  const tokens = params.split(';')
+  const kept: string[] = []
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]
+    if (['38', '48', '58'].includes(t)) {
+      const n = tokens[i + 1] === '5' ? 2 : tokens[i + 1] === '2' ? 4 : 0
+      kept.push(...tokens.slice(i, i + 1 + n))
+      i += n
+    } else if (t !== '8') kept.push(t)
+  }
+  return kept.length ? `\x1b[${kept.join(';')}m` : ''
 }
 
 function visible(c: string): string {

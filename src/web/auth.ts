@@ -11,8 +11,10 @@ import os from 'node:os'
  */
 
 export const COOKIE_NAME = 'swarm_web'
-/** Failed logins before every login is refused for LOCKOUT_MS. */
+/** Failed logins from one address before that address is refused for LOCKOUT_MS. */
 export const MAX_FAILURES = 5
+/** Failed logins from all addresses together within LOCKOUT_MS before every login is refused: many addresses guessing. */
+export const GLOBAL_MAX_FAILURES = 20
 export const LOCKOUT_MS = 5 * 60_000
 const SCRYPT_KEYLEN = 32
 
@@ -49,23 +51,46 @@ export async function verifyPassphrase(hash: PassphraseHash, attempt: string): P
   return timingSafeEqual(key, hash.key)
 }
 
-/** Counts failed logins; past MAX_FAILURES every login is refused until LOCKOUT_MS has passed since the last failure. */
+/**
+ * Counts failed logins per client address: past MAX_FAILURES that address is refused until
+ * LOCKOUT_MS has passed since its last failure — one guessing client does not lock the others
+ * out. A global cap stops guessing spread over many addresses: GLOBAL_MAX_FAILURES failures
+ * within LOCKOUT_MS refuse every login until the oldest of them is that old. A refused attempt is
+ * not tried, so it counts nothing; what is kept is bounded by the cap (entries expire).
+ */
 export class Lockout {
-  private failures = 0
-  private lastFailure = 0
+  private readonly byAddress = new Map<string, { failures: number; last: number }>()
+  /** Times of the recent failures from any address, oldest first (at most GLOBAL_MAX_FAILURES). */
+  private recent: number[] = []
   constructor(private readonly now: () => number = Date.now) {}
 
-  locked(): boolean {
-    if (this.failures >= MAX_FAILURES && this.now() - this.lastFailure >= LOCKOUT_MS) this.failures = 0
-    return this.failures >= MAX_FAILURES
+  /** Why a login from `address` is refused now: its own failures, everyone's, or undefined. */
+  locked(address: string): 'address' | 'everyone' | undefined {
+    this.expire()
+    if (this.recent.length >= GLOBAL_MAX_FAILURES) return 'everyone'
+    return (this.byAddress.get(address)?.failures ?? 0) >= MAX_FAILURES ? 'address' : undefined
   }
-  fail(): void {
-    this.failures++
-    this.lastFailure = this.now()
+  fail(address: string): void {
+    const t = this.now()
+    const a = this.byAddress.get(address) ?? { failures: 0, last: t }
+    this.byAddress.set(address, { failures: a.failures + 1, last: t })
+    this.recent = [...this.recent, t].slice(-GLOBAL_MAX_FAILURES)
   }
-  succeed(): void {
-    this.failures = 0
+  succeed(address: string): void {
+    this.byAddress.delete(address)
   }
+
+  private expire(): void {
+    const since = this.now() - LOCKOUT_MS
+    this.recent = this.recent.filter((t) => t > since)
+    for (const [k, a] of this.byAddress) if (a.last <= since) this.byAddress.delete(k)
+  }
+}
+
+/** A client's address as counted: an IPv4 address mapped into IPv6 is the IPv4 address. */
+export function clientAddress(req: IncomingMessage): string {
+  const a = req.socket.remoteAddress ?? 'unknown'
+  return a.startsWith('::ffff:') ? a.slice('::ffff:'.length) : a
 }
 
 interface Session {

@@ -1,7 +1,7 @@
 import os from 'node:os'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { z } from 'zod'
-import { ExitCode, NotFoundError, SwarmError, errorMessage } from '../errors.js'
+import { ExitCode, NotFoundError, SwarmError } from '../errors.js'
 import { LEAD_NAME, inboxPath, validateAgentName, validateName } from '../home/paths.js'
 import { readInbox } from '../mailbox/inbox.js'
 import { answerRequest } from '../permissions/requests/broker.js'
@@ -10,7 +10,7 @@ import { sendTeamMessage } from '../teams/messaging.js'
 import { readTeam } from '../teams/team-store.js'
 import { terminalSafe } from '../terminal/neutralize.js'
 import { readJson, sendJson } from './http-util.js'
-import { followMember, memberView } from './pane-view.js'
+import { followMember } from './pane-view.js'
 import { SseHub } from './sse.js'
 
 /**
@@ -99,32 +99,30 @@ async function inbox(_req: IncomingMessage, res: ServerResponse, url: URL, ctx: 
   })
 }
 
-/** One stream per open viewer: the member's screen (or transcript), sent again whenever its directory changes. */
+/** One stream per open viewer: the member's screen (or transcript), then what it prints (or the transcript again when it changes). */
 function viewStream(hubs: Set<SseHub>): Handler {
   return async (req, res, url, ctx) => {
     const { team, name } = teamAndName(url)
     const source = url.searchParams.get('source') === 'transcript' ? 'transcript' : undefined
-    const first = await memberView(team, name, ctx.env, source)
     const hub = new SseHub()
-    hubs.add(hub)
-    hub.add(res, { event: 'view', data: first })
-    let last = first.text
-    let timer: NodeJS.Timeout | undefined
-    const redraw = async () => {
-      const next = await memberView(team, name, ctx.env, source).catch((err) => ({ source: 'pane' as const, text: `(${errorMessage(err)})` }))
-      if (next.text !== last) hub.send('view', next)
-      last = next.text
-    }
-    const follow = followMember(team, name, ctx.env, () => {
-      clearTimeout(timer)
-      timer = setTimeout(() => void redraw(), 50)
-    })
+    const first: Array<{ event: string; data: unknown }> = []
+    let open = false
+    const emit = (event: string, data: unknown) => (open ? hub.send(event, data) : first.push({ event, data }))
+    let follow: { close(): void } | undefined
+    let gone = false
     req.on('close', () => {
-      clearTimeout(timer)
-      follow.close()
+      gone = true
+      follow?.close()
       hub.close()
       hubs.delete(hub)
     })
+    follow = await followMember(team, name, ctx.env, { view: (v) => emit('view', v), more: (text) => emit('more', { text }) }, source)
+    if (gone) return follow.close()
+    hubs.add(hub)
+    const [head, ...rest] = first
+    hub.add(res, head ?? { event: 'view', data: { source: 'pane', text: '' } })
+    open = true
+    for (const e of rest) hub.send(e.event, e.data)
   }
 }
 

@@ -8,6 +8,7 @@ import {
   Lockout,
   Sessions,
   allowedHosts,
+  clientAddress,
   hashPassphrase,
   hostAllowed,
   isLoopback,
@@ -90,18 +91,23 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
 
   const login = async (req: IncomingMessage, res: ServerResponse) => {
     const form = await readForm(req)
-    if (lockout.locked()) return sendText(res, 429, 'locked out: too many failed logins; try again later')
+    const address = clientAddress(req)
+    const locked = lockout.locked(address)
+    if (locked) {
+      log(`login refused from ${address}: ${locked === 'everyone' ? 'too many failed logins from all addresses' : 'locked out'}`)
+      return sendText(res, 429, 'locked out: too many failed logins; try again later')
+    }
     const ok =
       passphrase !== undefined &&
       sameSecret(form.get('token') ?? undefined, token) &&
       (await verifyPassphrase(passphrase, form.get('passphrase') ?? ''))
     if (!ok) {
-      lockout.fail()
-      log(`failed login from ${req.socket.remoteAddress}`)
+      lockout.fail(address)
+      log(`failed login from ${address}`)
       return sendText(res, 401, 'unauthorized')
     }
-    lockout.succeed()
-    log(`login from ${req.socket.remoteAddress}`)
+    lockout.succeed(address)
+    log(`login from ${address}`)
     res.writeHead(303, { location: '/', 'set-cookie': sessionCookie(sessions.create(req.socket.remoteAddress)) })
     res.end()
   }

@@ -155,11 +155,29 @@ describe('the leader console', () => {
     await c.waitFor('? [req-3] alice wants to use Bash: rm -rf build')
     await answerRequest(TEAM, 'req-3', { kind: 'approve', by: 'another shell' }, { env })
     await pending('req-4', 'bob', 'ls')
-    await c.waitFor('request req-3 of alice was answered elsewhere')
+    await c.waitFor('request req-3 of alice was approved by another shell')
     await c.waitFor('? [req-4] bob wants to use Bash: ls')
     c.type('/approve')
     await c.waitFor('approved req-4: bob Bash ls')
     expect((await readResolved(TEAM, 'req-3', env))?.resolvedBy).toBe('another shell')
+    c.close()
+    await c.done
+  })
+
+  it('a request answered from the web is reported with who answered and from where, before the next prompt', async () => {
+    await pending('perm-5-aa11bb', 'alice', 'npm publish')
+    await pending('perm-6-cc22dd', 'bob', 'make deploy')
+    const c = open()
+    await c.waitFor('? [aa11bb] alice wants to use Bash: npm publish')
+    await answerRequest(TEAM, 'perm-5-aa11bb', { kind: 'approve', always: true, by: 'carol from the web' }, { env })
+    await c.waitFor('request aa11bb of alice was approved always by carol from the web')
+    await c.waitFor('? [cc22dd] bob wants to use Bash: make deploy')
+    expect(c.text().indexOf('approved always by carol')).toBeLessThan(c.text().indexOf('? [cc22dd]'))
+    await answerRequest(TEAM, 'perm-6-cc22dd', { kind: 'deny', feedback: 'not today', by: 'carol from the web' }, { env })
+    await c.waitFor('request cc22dd of bob was denied ("not today") by carol from the web')
+    // A key for the request that left names how it went.
+    c.type('y')
+    await c.waitFor('no request is on screen (request cc22dd was denied ("not today") by carol from the web); nothing answered')
     c.close()
     await c.done
   })
@@ -180,6 +198,7 @@ describe('the leader console', () => {
     c.type('/approve')
     await c.waitFor('no request is on screen; nothing answered')
     expect(c.text()).not.toContain('answered elsewhere')
+    expect(c.text()).not.toMatch(/of (alice|bob) was (approved|denied)/)
     c.close()
     await c.done
   })

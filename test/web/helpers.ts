@@ -59,10 +59,14 @@ export interface RawResponse {
   body: string
 }
 
-/** A plain HTTP request with exactly these headers (Host and Origin included): what any client could send. */
-export function rawRequest(url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<RawResponse> {
+/** A plain HTTP request with exactly these headers (Host and Origin included): what any client could send — from `localAddress` (127.0.0.x: another client). */
+export function rawRequest(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string; localAddress?: string } = {},
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: options.method ?? 'GET', headers: options.headers ?? {} }, (res) => {
+    const o = { method: options.method ?? 'GET', headers: options.headers ?? {}, ...(options.localAddress ? { localAddress: options.localAddress } : {}) }
+    const req = http.request(url, o, (res) => {
       let body = ''
       res.on('data', (d) => {
         body += d

@@ -126,7 +126,7 @@ describe('swarm web against hostile clients', () => {
     expect(out).not.toContain('http://')
   })
 
-  it('with a passphrase: the token alone gets a login form; 5 wrong passphrases lock every login out', async () => {
+  it('with a passphrase: the token alone gets a login form; 5 wrong passphrases lock out that address, not another; 20 from many lock out all', async () => {
     const file = path.join(fx.base, 'passphrase')
     fs.writeFileSync(file, 'correct horse battery\n', { mode: 0o600 })
     const web = await startWeb(fx, ['--host', '0.0.0.0', '--passphrase-file', file])
@@ -138,16 +138,29 @@ describe('swarm web against hostile clients', () => {
     expect(form.status).toBe(200)
     expect(form.body).toContain('name="passphrase"')
     expect(form.headers['set-cookie']).toBeUndefined()
-    const tryLogin = (passphrase: string) =>
+    // Each client its own loopback address (127.0.0.x): the server counts failures per address.
+    const tryLogin = (passphrase: string, from: string) =>
       rawRequest(`${base}/login`, {
         method: 'POST',
         headers: { host, origin: base, 'content-type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams({ token, passphrase }).toString(),
+        localAddress: from,
       })
-    for (let i = 0; i < 5; i++) expect((await tryLogin('wrong')).status).toBe(401)
-    const locked = await tryLogin('correct horse battery')
+    for (let i = 0; i < 5; i++) expect((await tryLogin('wrong', '127.0.0.2')).status).toBe(401)
+    const locked = await tryLogin('correct horse battery', '127.0.0.2')
     expect(locked.status).toBe(429)
     expect(locked.headers['set-cookie']).toBeUndefined()
+    // The attacker's lockout is not everyone's: another address still logs in.
+    const other = await tryLogin('correct horse battery', '127.0.0.3')
+    expect(other.status).toBe(303)
+    expect(String(other.headers['set-cookie'])).toMatch(/^swarm_web=/)
+    // Guessing spread over addresses, none past its own limit: 20 failures in all lock every login out.
+    for (let a = 4; a < 7; a++) for (let i = 0; i < 5; i++) expect((await tryLogin('wrong', `127.0.0.${a}`)).status).toBe(401)
+    const fresh = await tryLogin('correct horse battery', '127.0.0.9')
+    expect(fresh.status).toBe(429)
+    expect(fresh.headers['set-cookie']).toBeUndefined()
+    expect(web.output()).toContain('failed login from 127.0.0.2')
+    expect(web.output()).toContain('login refused from 127.0.0.9: too many failed logins from all addresses')
   })
 
   it('with a passphrase: the right one gets a session cookie, HttpOnly and SameSite=Strict', async () => {

@@ -8,7 +8,7 @@ import { listPending, readResolved } from '../../src/asks/store.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { updateTeam } from '../../src/teams/team-store.js'
 import { shortRequestId } from '../../src/home/request-id.js'
-import { inboxPath } from '../../src/home/paths.js'
+import { agentDir, inboxPath } from '../../src/home/paths.js'
 import { readInbox } from '../../src/mailbox/inbox.js'
 import { BIN, requireBuilt } from '../support/repo.js'
 import { makeTeam, track, useAgentTeam, type Fixture } from '../support/agent-team.js'
@@ -176,26 +176,20 @@ describe.skipIf(!hasChromium)('swarm web in a real browser', () => {
       () => reapTmux(fx.env),
       () => '',
     )
-    const paneId = execFileSync(
-      'tmux',
-      [
-        '-L',
-        'swarm',
-        'new-session',
-        '-d',
-        '-s',
-        'webtest',
-        '-x',
-        '100',
-        '-y',
-        '20',
-        '-P',
-        '-F',
-        '#{pane_id}',
-        `printf 'hello from gem <b>bold</b> <img src=x onerror=window.__pwned=1>\\n'; sleep 120`,
-      ],
-      { env: fx.env, encoding: 'utf8' },
-    ).trim()
+    // gem's pane prints a line, waits for the viewer to be open, then prints colour, a title escape and a clear.
+    const gemDir = agentDir(TEAM, 'gem', fx.env)
+    fs.mkdirSync(gemDir, { recursive: true })
+    const go = path.join(fx.base, 'go')
+    const script = [
+      `printf 'hello from gem <b>bold</b> <img src=x onerror=window.__pwned=1>\\n'`,
+      `while [ ! -e ${go} ]; do sleep 0.05; done`,
+      `printf '\\033[31mred alert\\033[0m then \\033]0;pwned\\007 title \\033[2J cleared <script>window.__pwned=3</script>\\n'`,
+      'sleep 120',
+    ].join('; ')
+    const tmux = (...args: string[]) => execFileSync('tmux', ['-L', 'swarm', ...args], { env: fx.env, encoding: 'utf8' }).trim()
+    const paneId = tmux('new-session', '-d', '-s', 'webtest', '-x', '100', '-y', '20', '-P', '-F', '#{pane_id}', `sleep 0.3; ${script}`)
+    // As tmux-spawn does for a teammate: the pane's output appended to its pane.log.
+    tmux('pipe-pane', '-o', '-t', paneId, `exec cat >> ${path.join(gemDir, 'pane.log')}`)
     await updateTeam(
       TEAM,
       (t) => {
@@ -212,9 +206,25 @@ describe.skipIf(!hasChromium)('swarm web in a real browser', () => {
     const web = await startWeb(fx)
     const page = await openPage(web)
 
+    await waitFor('gem printed', () => tmux('capture-pane', '-p', '-t', paneId).includes('hello from gem'))
     await page.click(`[data-view="${TEAM}/gem"]`)
     await page.waitForFunction(() => (document.getElementById('term')?.dataset.text ?? '').includes('hello from gem'))
     await page.waitForFunction(() => (document.querySelector('#term .xterm-rows')?.textContent ?? '').includes('hello from gem <b>bold</b>'))
+    // Printed while the viewer is open: streamed from pane.log, its colour kept, every other escape shown as text.
+    fs.writeFileSync(go, '')
+    const streamed = await page.waitForFunction(() => {
+      const t = document.getElementById('term')?.dataset.text ?? ''
+      return t.includes('cleared') ? t : undefined
+    })
+    const paneText = String(await streamed.jsonValue())
+    expect(paneText).toContain('\x1b[31mred alert\x1b[0m then ␛]0;pwned␇ title ␛[2J cleared <script>')
+    expect(paneText.replace(/\x1b\[[0-9;]*m/g, '')).not.toContain('\x1b')
+    await page.waitForFunction(() => (document.querySelector('#term .xterm-rows')?.textContent ?? '').includes('title ␛[2J cleared'))
+    const red = await page.$$eval('#term .xterm-rows span', (spans) =>
+      spans.filter((s) => s.textContent?.includes('red alert')).map((s) => s.className),
+    )
+    expect(red.join(' ')).toMatch(/xterm-fg-1\b/)
+    expect(await page.evaluate(() => document.title)).toBe('swarm')
     await page.click('#viewer-close')
 
     await page.click(`[data-view="${TEAM}/alice"]`)
@@ -255,7 +265,7 @@ describe.skipIf(!hasChromium)('swarm web in a real browser', () => {
     await hook
   })
 
-  it('phone and desktop screenshots, answer buttons at least 44 px tall; markup in a request is text', async () => {
+  it('desktop and phone screenshots: answer buttons at least 44 px tall and 8 px apart, "always" confirmed first; markup in a request is text', async () => {
     const web = await startWeb(fx)
     const hook = gemShell(
       'echo "<script>window.__pwned=1</script><img src=x onerror=window.__pwned=2>" && a-long-command --with many --flags and-arguments-that-wrap '.repeat(
@@ -265,14 +275,26 @@ describe.skipIf(!hasChromium)('swarm web in a real browser', () => {
     const pending = await waitFor('gem pending', () => pendingOf('gem'))
     fs.mkdirSync(ARTEFACTS, { recursive: true })
     for (const [name, viewport] of [
-      ['phone-390x844', { width: 390, height: 844, isMobile: true, hasTouch: true, deviceScaleFactor: 2 }],
       ['desktop-1280x800', { width: 1280, height: 800 }],
+      ['phone-390x844', { width: 390, height: 844, isMobile: true, hasTouch: true, deviceScaleFactor: 2 }],
     ] as const) {
       const page = await openPage(web, viewport)
       await page.waitForSelector(`[data-request="${pending.id}"]`)
-      const heights = await page.$$eval(`[data-request="${pending.id}"] .answers button`, (bs) => bs.map((b) => b.getBoundingClientRect().height))
-      expect(heights).toHaveLength(3)
-      for (const h of heights) expect(h).toBeGreaterThanOrEqual(44)
+      const rects = await page.$$eval(`[data-request="${pending.id}"] .answers button`, (bs) =>
+        bs.map((b) => {
+          const r = b.getBoundingClientRect()
+          return { top: r.top, bottom: r.bottom, left: r.left, right: r.right, height: r.height }
+        }),
+      )
+      expect(rects).toHaveLength(3)
+      for (const r of rects) expect(r.height).toBeGreaterThanOrEqual(44)
+      // Well apart: any two buttons are at least 8 px apart, across or down (a thumb does not hit two).
+      for (const [i, a] of rects.entries())
+        for (const b of rects.slice(i + 1)) {
+          const across = Math.max(b.left - a.right, a.left - b.right)
+          const down = Math.max(b.top - a.bottom, a.top - b.bottom)
+          expect(Math.max(across, down), `${name}: buttons ${JSON.stringify(a)} and ${JSON.stringify(b)}`).toBeGreaterThanOrEqual(8)
+        }
       // The whole command is there, wrapped, not cut, and no wider than the screen.
       const input = await page.$eval(`[data-request="${pending.id}"] pre.input`, (e) => ({
         text: e.textContent ?? '',
@@ -284,13 +306,28 @@ describe.skipIf(!hasChromium)('swarm web in a real browser', () => {
       expect(await page.$$(`[data-request="${pending.id}"] img, [data-request="${pending.id}"] script`)).toHaveLength(0)
       expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined()
       await page.screenshot({ path: path.join(ARTEFACTS, `${name}.png`), fullPage: true })
-      // "Always" asks first: cancelling it answers nothing.
+      // "Always" asks first, with the rule it would add and big, separate buttons: cancelling it answers nothing.
       await page.click(`[data-request="${pending.id}"] [data-action="always"]`)
       await page.waitForSelector('#confirm[open]')
+      expect(await page.$eval('#confirm-text', (e) => e.textContent ?? '')).toContain(`[${shortRequestId(pending.id)}] always allow gem`)
+      const confirm = await page.$$eval('#confirm button', (bs) => bs.map((b) => b.getBoundingClientRect().toJSON() as DOMRect))
+      for (const r of confirm) expect(r.height).toBeGreaterThanOrEqual(44)
+      expect(Math.max(confirm[1].left - confirm[0].right, confirm[1].top - confirm[0].bottom)).toBeGreaterThanOrEqual(8)
       await page.click('#confirm-no')
+      await page.waitForSelector('#confirm[open]', { hidden: true })
       expect(await pendingOf('gem')).toBeDefined()
+      expect(await readResolved(TEAM, pending.id, fx.env)).toBeUndefined()
+      if (name.startsWith('phone')) {
+        // On the phone, confirmed: approved always, through the broker, from the web.
+        await page.click(`[data-request="${pending.id}"] [data-action="always"]`)
+        await page.waitForSelector('#confirm[open]')
+        await page.tap('#confirm-yes')
+        const resolved = await waitFor('approved always', () => readResolved(TEAM, pending.id, fx.env))
+        expect(resolved).toMatchObject({ decision: 'approve', always: true })
+        expect(resolved.resolvedBy).toMatch(/ from the web$/)
+        const reply = JSON.parse((await hook).stdout) as { decision: string }
+        expect(reply.decision).toBe('allow')
+      }
     }
-    await run(['perms', 'deny', TEAM, pending.id])
-    await hook
   })
 })

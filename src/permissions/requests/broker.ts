@@ -315,16 +315,30 @@ async function shareWithTeam(
 async function alreadyAnswered(team: string, id: string, err: ConflictError, env: NodeJS.ProcessEnv | undefined): Promise<SwarmError> {
   const earlier = await readResolved(team, id, env).catch(() => undefined)
   if (!earlier) return err
-  const how =
-    earlier.decision === 'approve'
-      ? `approved${earlier.always ? ' always' : ''}${earlier.updatedInput ? ' with edited input' : ''}`
-      : earlier.decision === 'deny'
-        ? `denied${earlier.feedback ? ` (${JSON.stringify(earlier.feedback)})` : ''}`
-        : `cancelled (${earlier.feedback ?? 'no reason'})`
   const ago = Math.max(0, Math.round((Date.now() - earlier.resolvedAt) / 1000))
-  return new ConflictError('SWARM_ALREADY_RESOLVED', `request ${id} was already answered: ${how} by ${earlier.resolvedBy}, ${ago} s ago`, {
+  return new ConflictError('SWARM_ALREADY_RESOLVED', `request ${id} was already answered: ${describeAnswer(earlier)}, ${ago} s ago`, {
     hint: `see the pending ones with \`swarm perms ${team}\``,
   })
+}
+
+/**
+ * How a request was answered, and by whom, in the words `swarm perms` and the leader console
+ * both use: `approved always by alice from the web`, `denied ("use make") by team-lead console`.
+ */
+export function describeAnswer(r: ResolvedRequest): string {
+  const how =
+    r.decision === 'approve'
+      ? `approved${r.always ? ' always' : ''}${r.updatedInput ? ' with edited input' : ''}`
+      : r.decision === 'deny'
+        ? `denied${r.feedback ? ` (${JSON.stringify(r.feedback)})` : ''}`
+        : `cancelled (${r.feedback ?? 'no reason'})`
+  return `${how} by ${r.resolvedBy}`
+}
+
+/** describeAnswer of the request's resolved record; undefined while it has none (or it cannot be read). */
+export async function howAnswered(team: string, id: string, env?: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const r = await readResolved(team, id, env).catch(() => undefined)
+  return r && describeAnswer(r)
 }
 
 /** `4 s`, `3 min`, `2 h`. */

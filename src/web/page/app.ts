@@ -211,6 +211,9 @@ function terminal(): Terminal {
   return term
 }
 
+/** How much of what the viewer wrote is kept on its element. */
+const TERM_TEXT_KEPT = 64 * 1024
+
 function showView(team: string, name: string, source: 'pane' | 'transcript'): void {
   viewStream?.close()
   $('term').hidden = false
@@ -218,11 +221,22 @@ function showView(team: string, name: string, source: 'pane' | 'transcript'): vo
   t.reset()
   const q = new URLSearchParams({ team, name, ...(source === 'transcript' ? { source } : {}) })
   viewStream = new EventSource(`/api/view?${q}`)
+  // What was written, kept on the element (its recent part) for a reader other than xterm's screen.
+  const written = (text: string, fresh: boolean) => {
+    const box = $('term')
+    box.dataset.text = ((fresh ? '' : (box.dataset.text ?? '')) + text).slice(-TERM_TEXT_KEPT)
+  }
+  // The server sends neutralised text (a pane's colours kept): a whole view, then what the pane prints next.
   viewStream.addEventListener('view', (e) => {
     const view = JSON.parse((e as MessageEvent).data) as { text: string }
     t.reset()
     t.write(view.text)
-    $('term').dataset.text = view.text
+    written(view.text, true)
+  })
+  viewStream.addEventListener('more', (e) => {
+    const more = JSON.parse((e as MessageEvent).data) as { text: string }
+    t.write(more.text)
+    written(more.text, false)
   })
 }
 
