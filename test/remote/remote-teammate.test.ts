@@ -216,5 +216,10 @@ function remoteDump(): string {
   if (!fs.existsSync(dir)) return '(no team on the host)'
   const files = fs.readdirSync(dir, { recursive: true }).map(String).join(' ')
   const pane = path.join(dir, 'agents', 'alice', 'pane.log')
-  return `host files: ${files}\n--- alice pane ---\n${fs.existsSync(pane) ? fs.readFileSync(pane, 'utf8').slice(-3000) : '(none)'}`
+  const inbox = inboxPath(TEAM, 'alice', remoteEnv())
+  return [
+    `host files: ${files}`,
+    `--- alice's inbox on the host ---\n${fs.existsSync(inbox) ? fs.readFileSync(inbox, 'utf8').slice(-3000) : '(none)'}`,
+    `--- alice pane ---\n${fs.existsSync(pane) ? fs.readFileSync(pane, 'utf8').slice(-3000) : '(none)'}`,
+  ].join('\n')
 }
