@@ -4,7 +4,7 @@ import { seatbeltArgs } from './seatbelt.js'
 import { seccompProgram } from './seccomp.js'
 import { isExcludedCommand, strippedProviderVars, type SandboxConfig } from './sandbox-settings.js'
 import type { BashSandbox, SandboxPlan, SandboxStatus } from './types.js'
-import { exists, makePrivateTmp, moveAsideCreated, planView } from './view.js'
+import { exists, makePrivateTmp, moveAsideCreated, planView, removeOrphanedPrivateTmps } from './view.js'
 
 /**
  * One agent's Bash sandbox. Every call is planned afresh (the writable directories change when
@@ -76,6 +76,7 @@ export function createBashSandbox(o: SandboxOptions): BashSandbox {
     async close() {
       closed = true
       if (tmpDir) await fsp.rm(await tmpDir, { recursive: true, force: true })
+      await removeOrphanedPrivateTmps()
     },
   }
 }

@@ -87,6 +87,15 @@ const PRIVATE_TMP = /^swarm-sandbox-.+-(\d+)-[A-Za-z0-9]{6}$/
  * removes those whose owner is no longer running.
  */
 export async function makePrivateTmp(label: string): Promise<string> {
+  await removeOrphanedPrivateTmps()
+  return fsp.mkdtemp(path.join(os.tmpdir(), `swarm-sandbox-${label}-${process.pid}-`))
+}
+
+/**
+ * Removes the private TMPDIRs whose owner is no longer running — when a new one is made, and when
+ * a sandbox closes (a member that never ran a command after its killed predecessor made none).
+ */
+export async function removeOrphanedPrivateTmps(): Promise<void> {
   const tmp = os.tmpdir()
   for (const name of await fsp.readdir(tmp).catch(() => [] as string[])) {
     const pid = Number(PRIVATE_TMP.exec(name)?.[1])
@@ -94,7 +103,6 @@ export async function makePrivateTmp(label: string): Promise<string> {
     // Another user's, or removed meanwhile by another agent's sweep: not ours to insist on.
     await fsp.rm(path.join(tmp, name), { recursive: true, force: true }).catch(() => undefined)
   }
-  return fsp.mkdtemp(path.join(tmp, `swarm-sandbox-${label}-${process.pid}-`))
 }
 
 /**
