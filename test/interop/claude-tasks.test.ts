@@ -108,10 +108,10 @@ describe('a default-model Claude Code teammate and the shared task list', () => 
     expect((await sb.swarm(['perms', 'approve', TEAM, req.id])).code).toBe(0)
     const done = await waitFor('the task completed by cc', async () => (await tasks(s, TEAM)).find((t) => t.status === 'completed'), 60_000)
     expect(done).toMatchObject({ subject: 'sort the rack', owner: 'cc' })
+    // Its deferred list is announced (with TodoWrite in place of the task tools; from its second
+    // request on, which may come after the command ran), and no request names any of them.
+    await waitFor('its deferred list', () => claudeRequests(s).some((q) => offeredTools(q.body).includes('TodoWrite')), 30_000)
     const mine = claudeRequests(sb)
-    expect(mine.length).toBeGreaterThan(0)
-    // Its deferred list is announced (with TodoWrite in place of the task tools), and names none of them.
-    expect(mine.some((q) => offeredTools(q.body).includes('TodoWrite'))).toBe(true)
     for (const q of mine) expect(offeredTools(q.body).filter((t) => /^Task(List|Get|Update|Create)$/.test(t))).toEqual([])
     expect(JSON.stringify(requestsMentioning(sb.loopback, 'PROBE-TASKS')[0])).toContain(`swarm tasks ${TEAM} complete <id> --from cc`)
   })
