@@ -93,10 +93,14 @@ async function main() {
   try {
     // The team runs: its leader (the foreground of `team create`, stdin kept open) holds every teammate.
     const names = Array.from({ length: MEMBERS }, (_, i) => `m${i}`)
-    leader = spawn(process.execPath, [BIN, 'team', 'create', TEAM, '--agents', names.join(','), '--backend', 'in-process', '--no-attach', '--cwd', cwd], {
-      env,
-      stdio: ['pipe', 'ignore', 'ignore'],
-    })
+    leader = spawn(
+      process.execPath,
+      [BIN, 'team', 'create', TEAM, '--agents', names.join(','), '--backend', 'in-process', '--no-attach', '--cwd', cwd],
+      {
+        env,
+        stdio: ['pipe', 'ignore', 'ignore'],
+      },
+    )
     const readyMs = await allIdle(env, names, 120_000)
     log(`${MEMBERS} in-process teammates idle after ${readyMs} ms (leader pid ${leader.pid})`)
     web = spawn(process.execPath, [BIN, 'web'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -207,7 +211,10 @@ async function main() {
     }
     if (leader && leader.exitCode === null) {
       leader.kill('SIGTERM')
-      const gone = await Promise.race([new Promise((r) => leader.once('exit', () => r(true))), new Promise((r) => setTimeout(() => r(false), 10_000))])
+      const gone = await Promise.race([
+        new Promise((r) => leader.once('exit', () => r(true))),
+        new Promise((r) => setTimeout(() => r(false), 10_000)),
+      ])
       if (!gone) leader.kill('SIGKILL')
     }
     await loopback.close()

@@ -65,7 +65,11 @@ export function rawRequest(
   options: { method?: string; headers?: Record<string, string>; body?: string; localAddress?: string } = {},
 ): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const o = { method: options.method ?? 'GET', headers: options.headers ?? {}, ...(options.localAddress ? { localAddress: options.localAddress } : {}) }
+    const o = {
+      method: options.method ?? 'GET',
+      headers: options.headers ?? {},
+      ...(options.localAddress ? { localAddress: options.localAddress } : {}),
+    }
     const req = http.request(url, o, (res) => {
       let body = ''
       res.on('data', (d) => {

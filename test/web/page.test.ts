@@ -195,7 +195,9 @@ describe.skipIf(!hasChromium)('swarm web in a real browser', () => {
     await page.waitForSelector(`[data-request="${pending.id}"] [data-action="approve"]`)
     // At the same moment: the deny key at the console, the approve click on the page.
     const keys = new Promise<void>((resolve, reject) =>
-      execFile('tmux', ['-L', 'swarm', 'send-keys', '-t', pane, 'n raced at the console', 'Enter'], { env: fx.env }, (err) => (err ? reject(err) : resolve())),
+      execFile('tmux', ['-L', 'swarm', 'send-keys', '-t', pane, 'n raced at the console', 'Enter'], { env: fx.env }, (err) =>
+        err ? reject(err) : resolve(),
+      ),
     )
     await Promise.all([keys, page.click(`[data-request="${pending.id}"] [data-action="approve"]`)])
     const resolved = await waitFor('resolved', () => readResolved(TEAM, pending.id, fx.env))
@@ -213,9 +215,14 @@ describe.skipIf(!hasChromium)('swarm web in a real browser', () => {
     if (resolved.resolvedBy.endsWith('from the web')) {
       expect(resolved.decision).toBe('approve')
       // The console lost: it says who answered and from where, whichever way it learnt it.
-      await waitFor('the console naming the web', () => new RegExp(`${short}.* was (already answered: )?approved by \\S+ from the web`).test(screen()), 10_000, {
-        output: screen,
-      })
+      await waitFor(
+        'the console naming the web',
+        () => new RegExp(`${short}.* was (already answered: )?approved by \\S+ from the web`).test(screen()),
+        10_000,
+        {
+          output: screen,
+        },
+      )
       expect(screen()).not.toContain(`denied ${short}:`)
     } else {
       expect(resolved).toMatchObject({ decision: 'deny', resolvedBy: 'team-lead console', feedback: 'raced at the console' })
@@ -273,6 +280,7 @@ describe.skipIf(!hasChromium)('swarm web in a real browser', () => {
     })
     const paneText = String(await streamed.jsonValue())
     expect(paneText).toContain('\x1b[31mred alert\x1b[0m then ␛]0;pwned␇ title ␛[2J cleared <script>')
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: removing the kept SGR sequences leaves no ESC
     expect(paneText.replace(/\x1b\[[0-9;]*m/g, '')).not.toContain('\x1b')
     await page.waitForFunction(() => (document.querySelector('#term .xterm-rows')?.textContent ?? '').includes('title ␛[2J cleared'))
     const red = await page.$$eval('#term .xterm-rows span', (spans) =>
