@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// bench:fork — what 5 workers cost on their first model request, started as forks of the lead vs
-// started fresh, in one run on the honest loopback model (its prompt cache follows Anthropic's
-// rules). Prints one JSON object as its last line (progress on stderr).
+// bench:fork — what 5 workers cost, started as forks of the lead vs started fresh, in one run on
+// the honest loopback model (its prompt cache follows Anthropic's rules). Every request of the
+// run is counted (the lead's and each worker's, not only first ones). Prints one JSON object as
+// its last line (progress on stderr) with its target; exits 1 when it is missed.
 //
 // Both runs: the lead reads the same ~60 KB file (a tool result of ~15k tokens), then starts 5
 // workers in one turn, each to check one part of it.
@@ -9,9 +10,10 @@
 //         lead's conversation byte for byte + placeholders + its directive.
 // fresh:  Agent with subagent_type general-purpose, each prompt self-contained (the workers cannot
 //         see the lead's conversation, so the file is in the prompt) — the baseline.
-// Billed at full price (or more): the tokens not served from the cache — input_tokens plus
-// cache_creation_input_tokens (a cache write costs 1.25 × input). Cost in input-token units:
-// input + 1.25 × cache writes (5 m) + 0.1 × cache reads. Ratio = forks / fresh (goal ≤ 0.3).
+// Cost in input-token units: input + 1.25 × cache writes (5 m) + 0.1 × cache reads. A fresh
+// worker writes cache it may never read again (one request each): the goal is judged against a
+// fresh side whose writes all cost plain input (1 ×), the cheapest it could be — the ratio as
+// measured is reported beside it. Ratio = forks / fresh (goal ≤ 0.3).
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -107,34 +109,48 @@ async function run(mode, server) {
   const start = server.requests.length
   lead.say('check the notes')
   const label = mode === 'fork' ? 'fork' : 'general-purpose'
-  const firsts = () =>
-    Array.from({ length: WORKERS }, (_, i) =>
-      server.requests.slice(start).find((r) => r.headers['x-swarm-agent'] === `${LEAD}/${label}-${i + 1}` && r.usage),
-    )
+  const ours = () => server.requests.slice(start).filter((r) => String(r.headers['x-swarm-agent'] ?? '').startsWith(LEAD))
+  const workerOf = (r) => String(r.headers['x-swarm-agent']).slice(`${LEAD}/${label}-`.length)
+  const isWorker = (r) => String(r.headers['x-swarm-agent']).startsWith(`${LEAD}/${label}-`)
   const deadline = Date.now() + 60_000
-  while (firsts().some((r) => !r) && Date.now() < deadline) await sleep(20)
-  const workers = firsts()
-  if (workers.some((r) => !r)) throw new Error(`${mode}: not every worker reached the model within 60 s`)
-  // Let the notifications land before the lead goes.
-  await sleep(200)
+  const started = () => new Set(ours().filter(isWorker).map(workerOf)).size
+  while (started() < WORKERS && Date.now() < deadline) await sleep(20)
+  if (started() < WORKERS) throw new Error(`${mode}: not every worker reached the model within 60 s`)
+  // Every request counts: wait until the run is quiet (the workers done, their notifications taken by the lead).
+  for (let seen = -1; seen !== ours().length && Date.now() < deadline; ) {
+    seen = ours().length
+    await sleep(1000)
+  }
   abort.abort()
   await done
   await delegation.close()
-  const sum = (k) => workers.reduce((n, r) => n + (r.usage[k] ?? 0), 0)
-  const totals = {
-    input_tokens: sum('input_tokens'),
-    cache_creation_input_tokens: sum('cache_creation_input_tokens'),
-    cache_read_input_tokens: sum('cache_read_input_tokens'),
+  const requests = ours().filter((r) => r.usage)
+  const workers = requests.filter(isWorker)
+  const leadOnly = requests.filter((r) => !isWorker(r))
+  const totals = (list) => {
+    const sum = (k) => list.reduce((n, r) => n + (r.usage[k] ?? 0), 0)
+    return {
+      requests: list.length,
+      input_tokens: sum('input_tokens'),
+      cache_creation_input_tokens: sum('cache_creation_input_tokens'),
+      cache_read_input_tokens: sum('cache_read_input_tokens'),
+    }
   }
-  const cost = totals.input_tokens + 1.25 * totals.cache_creation_input_tokens + 0.1 * totals.cache_read_input_tokens
-  log(`${mode}: ${JSON.stringify(totals)}`)
+  const cost = (t, writeRate = 1.25) => Math.round(t.input_tokens + writeRate * t.cache_creation_input_tokens + 0.1 * t.cache_read_input_tokens)
+  const all = totals(requests)
+  log(`${mode}: ${JSON.stringify(all)}`)
   return {
     workers: WORKERS,
-    first_requests: totals,
-    prompt_tokens: workers.reduce((n, r) => n + r.promptTokens, 0),
-    full_price_input_tokens: totals.input_tokens + totals.cache_creation_input_tokens,
-    per_worker_full_price_input: workers.map((r) => r.usage.input_tokens + (r.usage.cache_creation_input_tokens ?? 0)),
-    cost_input_token_units: Math.round(cost),
+    all_requests: all,
+    lead_requests: totals(leadOnly),
+    worker_requests: totals(workers),
+    prompt_tokens: requests.reduce((n, r) => n + r.promptTokens, 0),
+    full_price_input_tokens: all.input_tokens + all.cache_creation_input_tokens,
+    per_worker_full_price_input: Array.from({ length: WORKERS }, (_, i) =>
+      workers.filter((r) => workerOf(r) === String(i + 1)).reduce((n, r) => n + r.usage.input_tokens + (r.usage.cache_creation_input_tokens ?? 0), 0),
+    ),
+    cost_input_token_units: cost(all),
+    cost_writes_at_input_price: cost(all, 1),
   }
 }
 
@@ -143,18 +159,23 @@ try {
   const fresh = await run('fresh', server)
   const forks = await run('fork', server)
   const ratio = forks.cost_input_token_units / fresh.cost_input_token_units
+  const conservative = forks.cost_input_token_units / fresh.cost_writes_at_input_price
+  const GOAL = 0.3
   const result = {
     bench: 'fork',
     model_server: 'honest loopback (prompt cache by Anthropic rules; ceil(chars/4) tokens per block)',
     file_tokens_approx: Math.ceil(notes.length / 4),
+    machine: { cores: os.availableParallelism(), loadavg: os.loadavg().map((x) => Math.round(x * 10) / 10) },
     forks,
     fresh,
     full_price_input_ratio: Math.round((forks.full_price_input_tokens / fresh.full_price_input_tokens) * 1000) / 1000,
-    cost_ratio: Math.round(ratio * 1000) / 1000,
-    goal: 'cost_ratio <= 0.3',
-    met: ratio <= 0.3,
-    note: 'fresh workers get the file in their prompt (they cannot see the lead’s conversation); cost = input + 1.25 × cache writes + 0.1 × cache reads',
+    cost_ratio_as_measured: Math.round(ratio * 1000) / 1000,
+    cost_ratio: Math.round(conservative * 1000) / 1000,
+    target: { cost_ratio: GOAL },
+    met: conservative <= GOAL,
+    note: 'every request of the run (lead and workers); cost = input + 1.25 × cache writes + 0.1 × cache reads; cost_ratio divides by the fresh side with its cache writes at input price (it may never reuse them), cost_ratio_as_measured by what it paid',
   }
+  process.exitCode = result.met ? 0 : 1
   console.log(JSON.stringify(result))
 } finally {
   await server.close()

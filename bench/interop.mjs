@@ -7,6 +7,13 @@
 // - claudeLead: a swarm teammate started by a Claude Code lead (CLAUDE_CODE_TEAMMATE_COMMAND).
 //   visibleMs: its pending record written → the prompt shows in the Claude Code lead's pane (capture
 //   polled every 25 ms). ranMs: Enter sent to that prompt → the command's file exists.
+// - claudePlan: a plan-mode Claude Code teammate (`spawn --mode plan` → --plan-mode-required), one
+//   per round (approval takes it out of plan mode). visibleMs: its plan_approval_request written
+//   (the entry's timestamp) → listed by swarm's broker, as for permissions. executionMs:
+//   answerRequest() approves it → Claude Code's next model request arrives, carrying
+//   "[Plan Approved]" (it left plan mode and goes on with the plan).
+// Each figure's median has a target (TARGETS); the run exits 1 when one is missed. The permission
+// figures of the same run are the baseline the plan figures are set beside (ratio).
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -18,6 +25,15 @@ import { isAlive } from '../dist/process/liveness.js'
 import { killTree, processTrees } from '../dist/process/tree.js'
 
 const ROUNDS = 5
+/** Median targets, ms. */
+const TARGETS = {
+  permissionVisible: 1_000,
+  permissionRan: 3_000,
+  leadVisible: 2_000,
+  leadRan: 3_000,
+  planVisible: 1_000,
+  planExecution: 3_000,
+}
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const BIN = path.join(REPO, 'bin', 'swarm.js')
 const KEY = 'sk-interop-12345'
@@ -152,6 +168,69 @@ function deliveryFailures(loopback) {
   return loopback.requests.filter((q) => JSON.stringify(q.body?.messages?.at(-1) ?? '').includes('mailbox write failed')).length
 }
 
+async function claudePlan() {
+  // The scripted planner (one per round, p<i>): ExitPlanMode; the plan written where Claude Code says; ExitPlanMode again; approved, on.
+  const rules = [
+    ...Array.from({ length: ROUNDS }, (_, i) => ({
+      when: { lastUserIncludes: `PLAN-${i} ` },
+      times: 1,
+      content: [{ type: 'tool_use', name: 'ExitPlanMode', input: {} }],
+    })),
+    {
+      when: { toolResultMatches: 'No plan file found at (\\S+\\.md)', toolResultIsError: true },
+      content: [{ type: 'tool_use', name: 'Write', input: { file_path: '{{match.1}}', content: '# Plan\n\n1. write plan.txt' } }],
+    },
+    // The Write's result names the plan file; ExitPlanMode's own ("Your plan has been submitted …") must not.
+    {
+      when: { toolResultMatches: '^(?!Your plan)[\\s\\S]*plans/[\\w-]+\\.md', toolResultIsError: false },
+      content: [{ type: 'tool_use', name: 'ExitPlanMode', input: {} }],
+    },
+    { when: { lastUserIncludes: '[Plan Approved]' }, text: 'Implementing.' },
+    {
+      when: { lastUserMatches: '"requestId":"(shutdown-\\d+@p\\d+)"' },
+      content: [
+        {
+          type: 'tool_use',
+          name: 'SendMessage',
+          input: { to: 'team-lead', message: { type: 'shutdown_response', request_id: '{{match.1}}', approve: true } },
+        },
+      ],
+    },
+  ]
+  const loopback = await startLoopbackServer({ scenario: { rules, fallback: { text: 'ok.' } } })
+  const sb = sandbox(loopback)
+  const visible = []
+  const execution = []
+  const lastUser = (q) => (q.body?.messages ?? []).filter((m) => m.role === 'user').at(-1)
+  const approvedSeen = () => loopback.requests.filter((q) => JSON.stringify(lastUser(q) ?? '').includes('[Plan Approved]')).length
+  try {
+    sb.swarm('team', 'create', 'bench', '--no-start', '--cwd', sb.project)
+    for (let i = 0; i < ROUNDS; i++) {
+      const name = `p${i}`
+      sb.swarm('spawn', 'bench', name, '--agent', 'claude', '--backend', 'tmux', '--mode', 'plan', '--prompt', `PLAN-${i} plan it`)
+      const req = await until(`plan request ${i}`, async () =>
+        (await listRequests('bench', { env: sb.env })).requests.find((r) => r.agent === name && r.kind === 'plan'),
+      )
+      visible.push(Date.now() - req.createdAt)
+      const before = approvedSeen()
+      const t0 = performance.now()
+      await answerRequest('bench', req.id, { kind: 'approve' }, { env: sb.env })
+      await until(`[Plan Approved] ${i}`, () => approvedSeen() > before, 60_000, 5)
+      execution.push(performance.now() - t0)
+      process.stderr.write(`claudePlan ${i}: visible ${visible.at(-1)} ms, execution ${Math.round(execution.at(-1))} ms\n`)
+      sb.swarm('kill', 'bench', name)
+    }
+  } catch (err) {
+    for (const q of loopback.requests.slice(-6))
+      process.stderr.write(`req ${JSON.stringify(q.played)} ${JSON.stringify(q.body?.messages?.at(-1) ?? '').slice(0, 400)}\n`)
+    throw err
+  } finally {
+    await sb.cleanup()
+    await loopback.close()
+  }
+  return { visible: stats(visible), execution: stats(execution) }
+}
+
 async function claudeLead() {
   const loopback = await startLoopbackServer({
     scenario: {
@@ -223,17 +302,30 @@ async function claudeLead() {
 const version = execFileSync(CLAUDE, ['--version'], { encoding: 'utf8' }).trim()
 const teammate = await claudeTeammate()
 const lead = await claudeLead()
-console.log(
-  JSON.stringify({
-    bench: 'interop',
-    claudeCode: version,
-    rounds: ROUNDS,
-    claudeTeammate: {
-      requestToVisibleInSwarm: teammate.visible,
-      approvalToCommandRan: teammate.ran,
-      requestsClaudeCodeCouldNotDeliver: teammate.failures,
+const plan = await claudePlan()
+const check = (figure, target) => ({ ...figure, targetMs: target, met: figure.medianMs <= target })
+const results = {
+  claudeTeammate: {
+    requestToVisibleInSwarm: check(teammate.visible, TARGETS.permissionVisible),
+    approvalToCommandRan: check(teammate.ran, TARGETS.permissionRan),
+    requestsClaudeCodeCouldNotDeliver: teammate.failures,
+  },
+  claudeLead: {
+    requestToVisibleInClaudeCode: check(lead.visible, TARGETS.leadVisible),
+    approvalToCommandRan: check(lead.ran, TARGETS.leadRan),
+  },
+  claudePlan: {
+    planRequestToVisibleInSwarm: check(plan.visible, TARGETS.planVisible),
+    approvalToExecution: check(plan.execution, TARGETS.planExecution),
+    // Beside the permission figures of the same run (baseline): plan ÷ permission medians.
+    vsPermission: {
+      visible: round(plan.visible.medianMs / Math.max(1, teammate.visible.medianMs)),
+      execution: round(plan.execution.medianMs / Math.max(1, teammate.ran.medianMs)),
     },
-    claudeLead: { requestToVisibleInClaudeCode: lead.visible, approvalToCommandRan: lead.ran },
-  }),
+  },
+}
+const missed = Object.entries(results).flatMap(([group, figures]) =>
+  Object.entries(figures).flatMap(([name, f]) => (f && typeof f === 'object' && f.met === false ? [`${group}.${name}`] : [])),
 )
-process.exit(0)
+console.log(JSON.stringify({ bench: 'interop', claudeCode: version, rounds: ROUNDS, ...results, missed, ok: missed.length === 0 }))
+process.exit(missed.length === 0 ? 0 : 1)

@@ -2,12 +2,13 @@
 // bench:scale — whole teams of real `swarm agent` teammates on the loopback model, as a user runs
 // them (bin/swarm.js), at 16 and 64 teammates on the tmux and in-process backends: ready time,
 // `status` time, a broadcast (`send '*'`) until every teammate's model request arrives, idle CPU
-// over a window (20 s by default, not the issue's 60, so the bench stays runnable: --idle-seconds),
+// over a window (60 s by default, as the issue asks; --idle-seconds N for a quick run),
 // RSS/PSS per teammate (/proc/<pid>/smaps_rollup), delete time and the processes left. The
 // baseline, in the same run: the same `swarm agent` command started by one plain `tmux new-window`
 // per teammate, timed to the same "ready". Prints one JSON object; exits 1 when a target is missed.
 //
-//   node bench/scale.mjs [--sizes 16,64] [--backends tmux,in-process] [--idle-seconds 20] [--burners 0]
+//   node bench/scale.mjs [--sizes 16,64] [--backends tmux,in-process] [--idle-seconds 20] [--load N] [--no-baseline]
+//   --load N: N CPU burners (`node -e 'for(;;){}'`) run beside the teams, as the issue's loaded machine (4).
 import { spawn, spawnSync, execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -25,8 +26,11 @@ const opt = (name, fallback) => {
 }
 const SIZES = opt('sizes', '16,64').split(',').map(Number)
 const BACKENDS = opt('backends', 'tmux,in-process').split(',')
-const IDLE_S = Number(opt('idle-seconds', '20'))
-const BURNERS = Number(opt('burners', '0'))
+const IDLE_S = Number(opt('idle-seconds', '60'))
+const BURNERS = Number(opt('load', opt('burners', '0')))
+const BASELINE = !args.includes('--no-baseline')
+/** --cpu-prof DIR: the `team create` process (an in-process team's leader, holding every teammate) writes a V8 CPU profile there. */
+const CPU_PROF = opt('cpu-prof', undefined)
 const READY_LIMIT_MS = 180_000
 
 const TARGETS = {
@@ -53,7 +57,7 @@ const missed = []
 try {
   for (const n of SIZES) {
     for (const backend of BACKENDS) results.push(await runTeam(n, backend))
-    if (BACKENDS.includes('tmux')) results.push(await baseline(n))
+    if (BASELINE && BACKENDS.includes('tmux')) results.push(await baseline(n))
   }
 } finally {
   for (const b of burners) b.kill('SIGKILL')
@@ -97,7 +101,20 @@ async function measureTeam(h, n, backend, started) {
   const t0 = performance.now()
   const create = spawn(
     process.execPath,
-    [BIN, 'team', 'create', team, '--agents', names.join(','), '--backend', backend, '--no-attach', '--cwd', h.project],
+    [
+      ...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : []),
+      BIN,
+      'team',
+      'create',
+      team,
+      '--agents',
+      names.join(','),
+      '--backend',
+      backend,
+      '--no-attach',
+      '--cwd',
+      h.project,
+    ],
     {
       env: h.env,
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -144,9 +161,10 @@ async function measureTeam(h, n, backend, started) {
   r.targets = {
     createExit: backend === 'in-process' ? true : createResult.code === TARGETS.createExit,
     allReady: r.ready,
-    ...(n >= 64 ? { readyMs64Quiet: r.ready && readyMs <= TARGETS.readyMs64Quiet } : {}),
+    // The issue's quiet-machine targets: judged only when the bench runs no burners beside it.
+    ...(n >= 64 && BURNERS === 0 ? { readyMs64Quiet: r.ready && readyMs <= TARGETS.readyMs64Quiet } : {}),
     broadcastMs: (r.broadcast ?? []).every((b) => b.arrivedMs !== undefined && b.arrivedMs <= TARGETS.broadcastMs),
-    ...(n >= 64 ? { statusMs64: r.statusMs <= TARGETS.statusMs64 } : {}),
+    ...(n >= 64 && BURNERS === 0 ? { statusMs64: r.statusMs <= TARGETS.statusMs64 } : {}),
     idleCpu: r.idle !== undefined && r.idle.corePercent < TARGETS.idleCorePercent,
     ...(backend === 'tmux' && r.memory
       ? { paneRss: r.memory.rssMbPerTeammate <= TARGETS.paneRssMb, panePss: r.memory.pssMbPerTeammate <= TARGETS.panePssMb }

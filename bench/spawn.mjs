@@ -126,8 +126,9 @@ try {
       method: 'one `tmux new-window -d` per teammate of the same `swarm agent` argv, prompts in the inboxes first',
     },
     machine: { cores: os.availableParallelism(), loadavg: os.loadavg().map(round) },
-    targets: {
-      // No slower than the plain launch (10 % slack for noise), and every teammate asked its model.
+    // No slower than the plain launch (10 % slack for noise), and every teammate asked its model.
+    targets: { readyVsBaseline: 1.1, registered: N, statusMs16: 150, tmuxCallsPerStatus: 1 },
+    checks: {
       readyVsBaseline: readyMs16 !== undefined && baselineReadyMs16 !== undefined && readyMs16 <= baselineReadyMs16 * 1.1,
       registered: registered === N,
       statusMs16: statusMs16 <= 150,
@@ -136,8 +137,11 @@ try {
     notes:
       "readyMs16: spawnTeammates started → the first model request of every teammate (spawnedMs16: until spawnTeammates returned); the baseline's the same from its first new-window. statusMs16 is the wall time of `swarm status --json` (median of 5); cliFloorMs is `swarm --version`; statusLeanMs16 is the same status through tsc's dist modules, importing only commander and the status command; statusCoreMs16 is teamStatus() alone.",
   }
+  result.missed = Object.entries(result.checks)
+    .filter(([, ok]) => !ok)
+    .map(([k]) => k)
   console.log(JSON.stringify(result))
-  if (Object.values(result.targets).includes(false)) process.exitCode = 1
+  if (result.missed.length) process.exitCode = 1
 } finally {
   await server.close()
   // Reap by socket, never by name; then the sleeps that survive a closed pane.

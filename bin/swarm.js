@@ -1,32 +1,53 @@
 #!/usr/bin/env node
-import fs from 'node:fs'
-import { createRequire } from 'node:module'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
-import vm from 'node:vm'
+// CommonJS (bin/package.json): an ES module entry costs Node's ESM loader, ~5 ms of every call
+// (bench/cli.mjs).
+'use strict'
+const fs = require('node:fs')
+const { createRequire } = require('node:module')
+const path = require('node:path')
 
-const bundleDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/bundle')
+const bundleDir = path.resolve(__dirname, '../dist/bundle')
 
-/** `swarm`, `swarm --help`, `swarm --version`: answered by the bundle that loads no command group. */
+/** `swarm`, `swarm --help`, `swarm --version`: answered from _root.json, without loading any command code. */
 const ROOT_ARGS = new Set([undefined, '--help', '-h', '--version', '-V'])
 
-try {
-  const root = process.argv.length <= 3 && ROOT_ARGS.has(process.argv[2])
-  const cli = runBundle(root ? ['_root', 'main'] : bundlesFor(process.argv[2])) ?? (await import('../dist/cli/main.js'))
+run().then(
+  // Every command has finished its work when main() resolves (long-running ones await inside it):
+  // exit then, instead of waiting for the event loop to wind down (file handles closing lazily cost
+  // ~90 ms per command). stdout and stderr are synchronous on POSIX pipes, files and TTYs.
+  () => process.exit(process.exitCode ?? 0),
+  (err) => {
+    process.stderr.write(`swarm: failed to start — run "npm run build" first (${err?.message})\n`)
+    process.exit(70)
+  },
+)
+
+async function run() {
+  if (process.argv.length <= 3 && ROOT_ARGS.has(process.argv[2]) && answerRoot(process.argv[2])) return
+  const cli = runBundle(bundlesFor(process.argv[2])) ?? (await import('../dist/cli/main.js'))
   await cli.main(process.argv)
-} catch (err) {
-  process.stderr.write(`swarm: failed to start — run "npm run build" first (${err?.message})\n`)
-  process.exit(70)
 }
-// Every command has finished its work when main() resolves (long-running ones await inside it):
-// exit then, instead of waiting for the event loop to wind down (file handles closing lazily cost
-// ~90 ms per command). stdout and stderr are synchronous on POSIX pipes, files and TTYs.
-process.exit(process.exitCode ?? 0)
+
+/**
+ * `swarm` (help on stderr, exit 2), `--help`/`-h` (help on stdout) and `--version`/`-V`, as commander
+ * answers them, from what scripts/bundle.mjs rendered at build time. False without a build.
+ */
+function answerRoot(arg) {
+  let root
+  try {
+    root = JSON.parse(fs.readFileSync(path.join(bundleDir, '_root.json'), 'utf8'))
+  } catch {
+    return false // not built (or being rebuilt): the program answers
+  }
+  if (arg === '--version' || arg === '-V') process.stdout.write(`${root.version}\n`)
+  else (arg ? process.stdout : process.stderr).write(root.help)
+  process.exitCode = arg ? 0 : 2
+  return true
+}
 
 /**
  * `npm run build` bundles the CLI (scripts/bundle.mjs): dist/bundle/<command>.cjs holds only that
- * command's group, one file instead of ~60 modules; main.cjs holds them all; _root.cjs none (for
- * `swarm`, `--help`, `--version`). Without a bundle
+ * command's group, one file instead of ~60 modules; main.cjs holds them all. Without a bundle
  * (not built, or being rebuilt right now) tsc's dist/cli/main.js is the same program; it is also
  * the one run when it is newer than the bundle (tsc alone was run after changing the sources).
  */
@@ -68,7 +89,7 @@ function runWithCodeCache(file, source) {
     // none yet
   }
   const wrapped = `(function (exports, require, module, __filename, __dirname) {${source}\n})`
-  const script = new vm.Script(wrapped, { filename: file, cachedData })
+  const script = new (require('node:vm').Script)(wrapped, { filename: file, cachedData })
   const module = { exports: {} }
   script.runInThisContext().call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file))
   if (useCache && (!cachedData || script.cachedDataRejected)) {

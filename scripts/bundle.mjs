@@ -2,8 +2,9 @@
 // Bundles the CLI for bin/swarm.js: dist/bundle/<command>.cjs holds main.ts with that command's
 // group only, in one file (`swarm status` then loads 1 module instead of ~60: start-up is most of
 // what a status call costs); dist/bundle/main.cjs holds every group (unknown commands, and the
-// groups main.ts's WHOLE_PROGRAM names); dist/bundle/_root.cjs holds none: it answers `swarm`,
-// `--help` and `--version` from package.json's version and the help rendered here at build time.
+// groups main.ts's WHOLE_PROGRAM names); dist/bundle/_root.json holds package.json's version and
+// the top-level help rendered here at build time: bin/swarm.js answers `swarm`, `--help` and
+// `--version` from it without loading any bundle.
 // tsc's dist/ stays the library that tests and fixtures import: only the CLI entry is bundled.
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
@@ -35,8 +36,8 @@ function wholeProgramGroups() {
   return new Set([...line[1].matchAll(/'([\w-]+)'/g)].map((m) => m[1]))
 }
 
-/** The bundle that loads no command group: bin/swarm.js runs it for `swarm`, `--help`, `--version`. */
-const ROOT_ENTRY = '_root'
+/** What bin/swarm.js answers `swarm`, `--help` and `--version` from. */
+const ROOT_ANSWERS = '_root.json'
 const version = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).version
 
 /** The whole program's top-level help, from the bundle just built (the same commands users run), 80 columns wide. */
@@ -122,13 +123,7 @@ try {
     plugins: [shakeZod, commandEntries(groups)],
   })
   const help = await rootHelp(path.join(staging, 'main.cjs'))
-  await esbuild.build({
-    ...options,
-    define: { ...options.define, SWARM_BUILD: JSON.stringify({ version, help }) },
-    entryPoints: { [ROOT_ENTRY]: `cli:${ROOT_ENTRY}` },
-    outdir: staging,
-    plugins: [shakeZod, commandEntries(groups)],
-  })
+  fs.writeFileSync(path.join(staging, ROOT_ANSWERS), `${JSON.stringify({ version, help })}\n`)
 } catch (err) {
   fs.rmSync(staging, { recursive: true, force: true })
   fs.rmSync(outdir, { recursive: true, force: true })

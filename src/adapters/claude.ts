@@ -12,6 +12,9 @@ import { claudeVerifyKeyFor } from '../trust/sign.js'
 import { findMember, readTeam } from '../teams/team-store.js'
 import { requireAgentBinary } from './binary.js'
 import { findClaudeSession } from './claude-session.js'
+import { claudeTeammateHasTaskTools } from './claude-task-tools.js'
+import { claudeFirstPrompt } from './first-prompt.js'
+import { providerEnv } from './launch-plan.js'
 import type { AdapterContext, AgentAdapter, HookReply, LaunchPlan } from './types.js'
 import type { Verdict } from '../asks/types.js'
 
@@ -116,20 +119,29 @@ async function prepareClaude(ctx: AdapterContext): Promise<LaunchPlan> {
     // A plan-mode member is gated as a Claude Code lead gates one: without the flag ExitPlanMode just leaves plan mode.
     ...((ctx.mode === 'plan' || member.planModeRequired === true) && { planModeRequired: true }),
   })
+  const env = {
+    CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS: '1',
+    CLAUDE_CONFIG_DIR: rootDir(ctx.env),
+    // On its default model Claude Code turns TaskList/TaskCreate/TaskUpdate off for teammates; this
+    // keeps the team's shared task list in its hands (the variable its changelog names).
+    CLAUDE_CODE_ENABLE_TODO_TOOLS: '1',
+    // Its Agent View daemon would adopt the teammate swarm supervises: swarm's alone.
+    CLAUDE_CODE_DISABLE_AGENT_VIEW: '1',
+    // Its own spawns (split-pane teammates, background sessions) run in swarm's sandbox (claude-launcher.ts).
+    CLAUDE_CODE_PROCESS_WRAPPER: claudeLauncherPath(),
+  }
+  // Still off (CLAUDE_CODE_ENABLE_TASKS=0 in its environment or settings): its first message says to use `swarm tasks`.
+  const taskTools = await claudeTeammateHasTaskTools({
+    launchEnv: { ...providerEnv(claudeAdapter.providerEnv, ctx.env), ...env },
+    configDir: rootDir(ctx.env),
+    ...(ctx.model !== undefined && { model: ctx.model }),
+  })
+  const inboxPrompt = ctx.resume ? undefined : claudeFirstPrompt({ team: ctx.team, name: ctx.name, prompt: ctx.prompt, taskTools })
   return {
     // umask 077: what it creates in the pane (and its files under the team) is the user's alone.
     argv: ['/bin/sh', '-c', 'umask 077 && exec "$0" "$@"', bin, ...flags],
-    env: {
-      CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS: '1',
-      CLAUDE_CONFIG_DIR: rootDir(ctx.env),
-      // On its default model Claude Code turns TaskList/TaskCreate/TaskUpdate off for teammates; this
-      // keeps the team's shared task list in its hands (the variable its changelog names).
-      CLAUDE_CODE_ENABLE_TODO_TOOLS: '1',
-      // Its Agent View daemon would adopt the teammate swarm supervises: swarm's alone.
-      CLAUDE_CODE_DISABLE_AGENT_VIEW: '1',
-      // Its own spawns (split-pane teammates, background sessions) run in swarm's sandbox (claude-launcher.ts).
-      CLAUDE_CODE_PROCESS_WRAPPER: claudeLauncherPath(),
-    },
+    env,
+    ...(inboxPrompt !== undefined && { inboxPrompt }),
   }
 }
 

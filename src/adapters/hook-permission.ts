@@ -8,6 +8,8 @@ import { ask } from '../asks/ask.js'
 import { alwaysAllowed, memberCwd, shellCommandOf, shellSuggestions } from '../asks/always.js'
 import type { Verdict } from '../asks/types.js'
 import { verdictOf } from '../asks/verdict.js'
+import { launchRecordCheck } from '../teams/lead-records.js'
+import { readTeam } from '../teams/team-store.js'
 
 export interface HookPermissionRequest {
   team: string
@@ -33,7 +35,12 @@ export async function askLead(req: HookPermissionRequest): Promise<Verdict & { i
   const env = req.env
   const command = shellCommandOf(req.shellTools, req.toolName, req.input)
   const cwd = command === undefined ? process.cwd() : await memberCwd(req.team, req.name, env)
-  const kept = command === undefined ? undefined : await alwaysAllowed(req.team, req.name, command, cwd, env)
+  // The lead's records count only sealed, checked by the key this member was launched with.
+  const checkRecord = await launchRecordCheck(await readTeam(req.team, env), env)
+  const warnRefused = (file: string, kept: string | undefined) =>
+    void process.stderr.write(`swarm: refused ${file}: not sealed by team-lead${kept ? `; kept as ${kept}` : ''}\n`)
+  const sealing = checkRecord ? { check: checkRecord, onRefused: warnRefused } : {}
+  const kept = command === undefined ? undefined : await alwaysAllowed(req.team, req.name, command, cwd, env, sealing)
   if (kept) return { id: '', behavior: 'allow', message: `allowed by ${kept} (approved always earlier)` }
   // A hook's stdout is its CLI's reply: the member's own lines go nowhere, a warning to stderr.
   const warn = (line: string) => void process.stderr.write(`swarm: ${line}\n`)
@@ -45,11 +52,12 @@ export async function askLead(req: HookPermissionRequest): Promise<Verdict & { i
     // Orphaned: the CLI that ran this hook is gone (Codex runs hooks in a session of their own, so
     // the pane's reaping misses them), and nobody is left to answer for.
     orphaned: () => process.ppid === 1,
+    ...(checkRecord && { checkRecord }),
   })
   let id = ''
   const answer = await ask(
     {
-      asker: { team: req.team, name: req.name, env, setStatus: req.setStatus, info: () => undefined, warn },
+      asker: { team: req.team, name: req.name, env, setStatus: req.setStatus, info: () => undefined, warn, ...(checkRecord && { checkRecord }) },
       board,
       notifyTmux: true,
       waiting: { count: 0 },

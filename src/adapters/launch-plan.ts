@@ -58,6 +58,7 @@ export async function planAgentLaunch(adapter: AgentAdapter, input: AgentLaunchI
     cwd: input.cwd,
     configDir,
     firstPrompt: prompt,
+    ...(input.prompt !== undefined && { prompt: input.prompt }),
     ...(input.model !== undefined && { model: input.model }),
     ...(input.mode !== undefined && { mode: input.mode }),
     resume: input.resume ?? false,
@@ -89,7 +90,7 @@ export async function planAgentLaunch(adapter: AgentAdapter, input: AgentLaunchI
     ...(confined ? ['--sandbox', ...[shimDir, ...(plan.readOnly ?? [])].flatMap((p) => ['--read-only', p])] : []),
     '--',
   ]
-  return { argv: [...wrapper, ...plan.argv], env, configDir, promptInArgv }
+  return { argv: [...wrapper, ...plan.argv], env, configDir, promptInArgv, ...(plan.inboxPrompt !== undefined && { inboxPrompt: plan.inboxPrompt }) }
 }
 
 /** The spawner's variables an adapter forwards: exact names, or prefixes written `NAME_*`. */

@@ -45,6 +45,8 @@ export interface AdapterContext {
   configDir: string
   /** The whole first prompt: who it is, how to talk back, and its initial instructions. */
   firstPrompt: string
+  /** The spawn's own instructions alone (`--prompt`, the member's prompt), for a CLI that reads them from its inbox. */
+  prompt?: string
   model?: string
   /** swarm permission mode of the member (default, acceptEdits, bypassPermissions, …). */
   mode?: string
@@ -69,6 +71,12 @@ export interface LaunchPlan {
    * provider config, extensions): read-only inside swarm's sandbox (`confinement: 'swarm'`).
    */
   readOnly?: string[]
+  /**
+   * For a CLI that reads its own inbox: the first message swarm sends it there (signed, as the
+   * lead's), when it is more than the spawn's prompt (Claude Code without its task tools is told
+   * to use `swarm tasks`). Unset: the spawn's prompt as it is.
+   */
+  inboxPrompt?: string
 }
 
 /**

@@ -311,6 +311,8 @@ export class TeammateRuntime {
         ...this.guards.hooks(),
       })
       this.options.output.flush()
+      if (result.status === 'partial')
+        this.options.output.warn(`turn stopped after ${result.iterations} model calls: the agent definition's maxTurns — partial`)
     } catch (err) {
       this.options.output.flush()
       failure = describeFailure(err)

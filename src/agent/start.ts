@@ -34,8 +34,13 @@ import { readTranscript, rebuildConversation, Transcript, transcriptPath } from 
 import { findWorktreeRecord, worktreeNotice } from '../worktrees/notice.js'
 import { unsandboxed } from '../sandbox/unsandboxed.js'
 
-/** Model calls per turn when the agent definition does not set maxTurns. */
-export const DEFAULT_MAX_ITERATIONS = 50
+/**
+ * Model calls per turn when the agent definition does not set maxTurns: none, as in Claude Code's
+ * interactive loop — a teammate works through an hours-long refactor in one turn. What bounds a
+ * runaway turn is its budget (`--max-cost`, `--max-tokens`, the team's) and the lead (interrupt,
+ * shutdown); a definition's `maxTurns` still cuts its turns short, reported as partial.
+ */
+export const DEFAULT_MAX_ITERATIONS = Number.POSITIVE_INFINITY
 
 export interface StartAgentOptions {
   team: string
@@ -83,6 +88,8 @@ export interface AgentAssembly {
   transcript: Transcript
   /** Shows the agent as `waiting` (for an answer) or back to `working`. */
   setStatus(status: 'waiting' | 'working', detail?: string): Promise<void>
+  /** Checks team-lead's seal on a record it wrote as a file (the gate's key, as rotated): a forged answer or rule is refused. */
+  checkRecord?: (kind: 'resolved' | 'always', record: Record<string, unknown>) => Promise<boolean>
 }
 
 /** The permissions layer of one agent: the check on every tool call, and the answers it waits for. */
@@ -154,7 +161,8 @@ export async function assembleAgent(
   const transcript = new Transcript(transcriptPath(opts.team, opts.name, env))
   const messages = opts.resume ? rebuildConversation(await readTranscript(transcript.file)) : []
   // --resume continues the same agent: what it spent so far stays counted.
-  const before = opts.resume ? await readMemberState(opts.team, opts.name, env).catch(() => undefined) : undefined
+  const previous = await readMemberState(opts.team, opts.name, env).catch(() => undefined)
+  const before = opts.resume ? previous : undefined
   // A raised budget (state.json, on --resume) beats what the flags, the config and the definition say.
   const budget = firstLimit(before?.budget, { maxCostUsd: opts.maxCostUsd, maxTokens: opts.maxTokens }, member, def)
   // A new run: its record starts afresh (what --resume carries over is in it).
@@ -171,6 +179,8 @@ export async function assembleAgent(
       mode: mode.data,
       ...(before?.usage ? { usage: before.usage, costUsd: before.costUsd, turns: before.turns } : {}),
       ...(budget.maxCostUsd !== undefined || budget.maxTokens !== undefined ? { budget } : {}),
+      // What the API said about a model's window holds for every run, resumed or not.
+      ...(previous?.contextWindows ? { contextWindows: previous.contextWindows } : {}),
     },
   })
   await state.update({})
@@ -178,7 +188,17 @@ export async function assembleAgent(
   if (opts.resume) output.info(`resumed ${messages.length} messages from ${transcript.file}`)
 
   let runtimeRef: TeammateRuntime | undefined
+  // Every order goes through the one gate (trust/gate), the lead's own answers included — and the
+  // records the lead writes as files (resolved requests, "always" rules) are checked by its key.
+  const gate = await LeadGate.open({
+    team: opts.team,
+    name: opts.name,
+    env,
+    ...(opts.leadVerifyKey !== undefined ? { claudeVerifyKey: opts.leadVerifyKey } : {}),
+    claudeLed: claudeLeadOf(team) !== undefined,
+  })
   const assembly: AgentAssembly = {
+    ...(gate.checksRecords && { checkRecord: (kind: 'resolved' | 'always', record: Record<string, unknown>) => gate.verifyRecord(kind, record) }),
     team: opts.team,
     name: opts.name,
     cwd,
@@ -192,14 +212,6 @@ export async function assembleAgent(
   const layer: PermissionLayer = opts.permissions
     ? await opts.permissions(assembly)
     : { check: allowAll, sandbox: unsandboxed('started without a permission layer (every call allowed)') }
-  // Every order goes through the one gate (trust/gate), the lead's own answers included.
-  const gate = await LeadGate.open({
-    team: opts.team,
-    name: opts.name,
-    env,
-    ...(opts.leadVerifyKey !== undefined ? { claudeVerifyKey: opts.leadVerifyKey } : {}),
-    claudeLed: claudeLeadOf(team) !== undefined,
-  })
 
   const runtime = new TeammateRuntime({
     team: opts.team,

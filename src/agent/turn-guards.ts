@@ -63,10 +63,11 @@ export class TurnGuards {
   hooks(): Pick<TurnOptions, 'beforeRequest' | 'onPromptTooLong'> {
     return {
       beforeRequest: (messages, tools) => this.beforeRequest(messages, tools),
-      onPromptTooLong: (messages, tools, err) =>
-        this.compactor.policy.auto
-          ? this.compactor.compact(messages, tools, 'prompt_too_long', undefined, tooLongMaximum(err.message))
-          : Promise.resolve(false),
+      onPromptTooLong: (messages, tools, err) => {
+        const maximum = tooLongMaximum(err.message)
+        if (maximum !== undefined) this.compactor.learnWindow(maximum)
+        return this.compactor.policy.auto ? this.compactor.compact(messages, tools, 'prompt_too_long', undefined, maximum) : Promise.resolve(false)
+      },
     }
   }
 
@@ -161,6 +162,8 @@ export interface GuardHost {
   /** What a restored file is read through (the agent's own permission check and sandbox). */
   checkPermission: PermissionCheck
   sandbox: BashSandbox
+  /** The member's state: where a window a 400 named is kept for the model (`contextWindows`). */
+  state?: AgentStateFile
 }
 
 export function createTurnGuards(host: GuardHost, live: Pick<GuardOptions, 'signal' | 'spent' | 'onUsage' | 'tellLead'>): TurnGuards {
@@ -192,7 +195,23 @@ export function createTurnGuards(host: GuardHost, live: Pick<GuardOptions, 'sign
     warn: (line) => host.output.warn(line),
     budget: host.budget ?? {},
     ...(host.teamBudget ? { teamBudget: host.teamBudget } : {}),
+    ...learnedWindows(host),
   })
+}
+
+/** The window kept for the host's model, and how a newly learned one is kept (through the one state writer). */
+function learnedWindows(host: GuardHost): Pick<GuardOptions, 'learnedWindow' | 'onWindowLearned'> {
+  const state = host.state
+  if (!state) return {}
+  const learned = state.current.contextWindows?.[host.model]
+  return {
+    ...(learned !== undefined ? { learnedWindow: learned } : {}),
+    onWindowLearned: (window) => {
+      state
+        .update({ contextWindows: { ...state.current.contextWindows, [host.model]: window } })
+        .catch((err: unknown) => host.output.warn(`could not keep the learned window in state.json: ${(err as Error).message}`))
+    },
+  }
 }
 
 /** M of the API's "prompt is too long: N tokens > M maximum". */

@@ -2,7 +2,8 @@ import path from 'node:path'
 import { ConflictError, NotFoundError, errorMessage } from '../errors.js'
 import { DirWatch } from '../watch/dir-watch.js'
 import { resolvedPermissionsDir } from '../home/paths.js'
-import { readResolved, resolveRequest, type ResolvedRequest } from './store.js'
+import { moveAside } from '../util/fs.js'
+import { type LeadRecordCheck, readResolved, resolveRequest, type ResolvedRequest } from './store.js'
 import type { Answer, RequestKind } from './types.js'
 
 /**
@@ -23,6 +24,13 @@ export interface BoardOwner {
    * died). Its open requests are then withdrawn, recorded as cancelled.
    */
   orphaned?: () => boolean
+  /**
+   * Checks the lead's seal on an answer read from `resolved/` (a teammate that can write the team's
+   * files must not answer for the lead): an approve or deny that fails is kept aside, never
+   * deleted, and not acted on; a cancellation needs none (it only ends a wait). Absent: the team
+   * seals nothing (a Claude Code lead's).
+   */
+  checkRecord?: LeadRecordCheck
 }
 
 export interface WaitOptions {
@@ -154,7 +162,11 @@ export class AnswerBoard {
         return this.settle(id, answer)
       }
       const earlier = await this.readResolvedSafe(id)
-      if (!earlier) return this.settle(id, answer)
+      if (!earlier) {
+        // A forged record held the place (now kept aside): the verified message's answer is recorded and counts.
+        await resolveRequest(this.owner.team, id, { decision, resolvedBy: answer.by }, this.owner.env).catch(() => undefined)
+        return this.settle(id, answer)
+      }
       const fromFile = answerFromResolved(earlier)
       // The usual case: the broker wrote the file, then sent the message; the message carries more detail.
       this.settle(id, fromFile.kind === answer.kind ? { ...fromFile, ...answer } : fromFile)
@@ -189,13 +201,23 @@ export class AnswerBoard {
     if (resolved) this.settle(id, answerFromResolved(resolved))
   }
 
+  /** The resolved record of `id` when it is one to act on: readable, and sealed by team-lead unless it only cancels. */
   private async readResolvedSafe(id: string): Promise<ResolvedRequest | undefined> {
+    let r: ResolvedRequest | undefined
     try {
-      return await readResolved(this.owner.team, id, this.owner.env)
+      r = await readResolved(this.owner.team, id, this.owner.env)
     } catch (err) {
       this.owner.warn(`cannot read the answer to ${id}: ${errorMessage(err)}`)
       return undefined
     }
+    const check = this.owner.checkRecord
+    if (!r || r.decision === 'cancelled' || !check || (await check('resolved', r))) return r
+    const file = path.join(resolvedPermissionsDir(this.owner.team, this.owner.env), `${id}.json`)
+    const aside = await moveAside(file).catch(() => undefined)
+    this.owner.warn(
+      `refused the answer to ${id} in ${file}: not sealed by team-lead (${r.decision} by ${JSON.stringify(r.resolvedBy)})${aside ? `; kept as ${aside}` : ''}`,
+    )
+    return undefined
   }
 
   private settle(id: string, answer: Answer): void {

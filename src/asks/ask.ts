@@ -141,6 +141,7 @@ async function keepAlways(a: Asker, got: Extract<Answer, { kind: 'approve' }>, r
       { team: a.team, member: a.name },
       got.permissionUpdates?.length ? got.permissionUpdates : req.suggestions,
       a.env,
+      a.checkRecord ? { check: a.checkRecord } : {},
     )
     a.info(`always allowed from now on: ${kept.join(', ') || req.toolName}`)
   } catch (err) {

@@ -49,8 +49,21 @@ export const ResolvedRequest = PendingRequest.extend({
   updatedInput: z.record(z.string(), z.unknown()).optional(),
   resolvedBy: z.string(),
   resolvedAt: z.number(),
+  /** team-lead's seal over the record (trust/record-seal): a teammate cannot make an answer that verifies. */
+  leadSeal: z.string().optional(),
 })
 export type ResolvedRequest = z.infer<typeof ResolvedRequest>
+
+/**
+ * Seals a record the lead writes as a file (trust/record-seal `recordSealer`, bound to the team):
+ * the value goes into its `leadSeal`. Given by the lead's side only.
+ */
+export type LeadRecordSeal = (kind: 'resolved' | 'always', body: Record<string, unknown>) => string
+/**
+ * Whether a record's `leadSeal` is the lead's (the member's key, following rotation). Absent:
+ * nothing is sealed in this team (a Claude Code lead's), every record counts as it is.
+ */
+export type LeadRecordCheck = (kind: 'resolved' | 'always', record: Record<string, unknown>) => boolean | Promise<boolean>
 
 export interface Resolution {
   decision: Decision
@@ -58,6 +71,8 @@ export interface Resolution {
   always?: boolean
   feedback?: string
   updatedInput?: Record<string, unknown>
+  /** The lead's seal: its answers are sealed, so a member can tell them from a teammate's forgery. */
+  seal?: LeadRecordSeal
 }
 
 function pendingPath(team: string, id: string, env?: NodeJS.ProcessEnv): string {
@@ -194,8 +209,9 @@ export async function resolveRequest(team: string, id: string, resolution: Resol
     if (earlier) throw alreadyResolved(earlier)
     throw new NotFoundError(`no pending request ${id} in team ${team}`, { hint: 'list pending requests with `swarm perms <team>`' })
   }
-  const record = ResolvedRequest.parse({
-    ...pending,
+  const { leadSeal: _old, ...fields } = pending as PendingRequest & { leadSeal?: unknown }
+  const unsealed = ResolvedRequest.parse({
+    ...fields,
     decision: resolution.decision,
     ...(resolution.always !== undefined && { always: resolution.always }),
     ...(resolution.feedback !== undefined && { feedback: resolution.feedback }),
@@ -203,6 +219,7 @@ export async function resolveRequest(team: string, id: string, resolution: Resol
     resolvedBy: resolution.resolvedBy,
     resolvedAt: Date.now(),
   })
+  const record = resolution.seal ? { ...unsealed, leadSeal: resolution.seal('resolved', unsealed) } : unsealed
   if (!(await createExclusive(resolvedPath(team, id, env), record))) {
     const earlier = await readResolved(team, id, env)
     throw earlier ? alreadyResolved(earlier) : new ConflictError('SWARM_ALREADY_RESOLVED', `request ${id} was already resolved`)

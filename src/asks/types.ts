@@ -45,6 +45,8 @@ export interface Asker {
   /** The member's own lines (its pane); a hook, whose stdout is its CLI's, logs none. */
   info(line: string): void
   warn(line: string): void
+  /** The team seals its records (asks/store LeadRecordCheck): the member writes no "always" rule itself, the lead kept it sealed. */
+  checkRecord?: import('./store.js').LeadRecordCheck
 }
 
 /** A request on its way to team-lead. */

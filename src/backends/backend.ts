@@ -1,4 +1,4 @@
-import type { ExecutorOptions, InProcessExecutor, PaneAddress, PaneDriver, PaneExecutor } from './types.js'
+import type { ExecutorOptions, InProcessExecutor, PaneAddress, PaneDriver, PaneExecutor, ViewSpec } from './types.js'
 import type { Env } from '../home/env.js'
 
 /**
@@ -46,6 +46,11 @@ export interface PaneBackend {
   relayout?(team: string, socketPath: string | undefined, env: Env): Promise<void>
   /** Stops the server of its own it would use for `env`, returning once it is gone (the demos run on one of theirs). */
   closeServer?(env: Env): Promise<void>
+  /**
+   * Opens a pane that shows a hosted teammate's output (`spec.file`, as it grows) beside this
+   * process's own pane, tagged as that teammate's; returns its pane id (tmux: `team create --hosted`).
+   */
+  openView?(spec: ViewSpec, env: Env): Promise<string>
 }
 
 /** A pane backend's server, as `swarm doctor` shows it. */

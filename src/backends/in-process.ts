@@ -118,6 +118,11 @@ export class InProcessTeammates implements InProcessExecutor {
   }
 
   private print(name: string, color: string | undefined, text: string): void {
+    const own = this.opts.outputFor?.(name)
+    if (own) {
+      own(text.endsWith('\n') ? text : `${text}\n`)
+      return
+    }
     const prefix = `${paintAgent(this.colors, color, name)} │ `
     const lines = text.replace(/\n$/, '').split('\n')
     const out = lines.map((l) => prefix + l).join('\n') + '\n'
@@ -131,7 +136,7 @@ export class InProcessTeammates implements InProcessExecutor {
   }
 
   sendMessage(agentId: string, message: NewMessage | InboxMessage): Promise<void> {
-    return sendToInbox(agentId, message, this.opts.env)
+    return sendToInbox(agentId, message, this.opts)
   }
 
   async terminate(agentId: string, reason?: string, opts: TerminateOptions = {}): Promise<TerminateOutcome> {

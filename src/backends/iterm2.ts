@@ -8,6 +8,7 @@ import type { CommandResult } from '../process/launch.js'
 import { isAlive } from '../process/liveness.js'
 import { killTree } from '../process/tree.js'
 import { validateSpawnConfig, withBackendEnv } from './spawn-config.js'
+import { containedMemberArgv } from './teammate-launch.js'
 import { PaneExecutorBase } from './pane-executor-base.js'
 import { parseAgentId } from './shutdown.js'
 import { shellQuote } from './tmux-client.js'
@@ -72,7 +73,8 @@ export class ITermExecutor extends PaneExecutorBase<ITermExecutorOptions> implem
 
   async spawn(config: TeammateSpawnConfig): Promise<SpawnedTeammate> {
     const agentId = validateSpawnConfig(config)
-    config = withBackendEnv(config, this.type)
+    // In its member's cgroup where the system has one, as a tmux pane's teammate (process/containment.ts).
+    config = withBackendEnv({ ...config, argv: containedMemberArgv(config.team, config.name, config.argv, this.env) }, this.type)
     const files = this.files(config.team, config.name)
     await ensureDir(path.dirname(files.launcher))
     await Promise.all([fs.rm(files.pid, { force: true }), fs.rm(files.exit, { force: true })])

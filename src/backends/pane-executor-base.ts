@@ -29,7 +29,7 @@ export abstract class PaneExecutorBase<O extends ExecutorOptions> {
   }
 
   sendMessage(agentId: string, message: NewMessage | InboxMessage): Promise<void> {
-    return sendToInbox(agentId, message, this.env)
+    return sendToInbox(agentId, message, this.opts)
   }
 
   terminate(agentId: string, reason?: string, opts: TerminateOptions = {}): Promise<TerminateOutcome> {

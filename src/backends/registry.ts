@@ -7,7 +7,7 @@ import { PaneIo } from './pane-io.js'
 import { BACKEND_ENV } from './spawn-config.js'
 import { remoteBackend } from './remote-backend.js'
 import { tmuxBackend } from './tmux-backend.js'
-import type { ExecutorOptions, InProcessExecutor, PaneAddress, PaneExecutor } from './types.js'
+import type { ExecutorOptions, InProcessExecutor, PaneAddress, PaneExecutor, ViewSpec } from './types.js'
 import type { Env } from '../home/env.js'
 
 /**
@@ -32,16 +32,16 @@ export function isBackendType(value: unknown): value is string {
   return typeof value === 'string' && findBackend(value) !== undefined
 }
 
-/** `--backend` values: `auto` and every backend. */
+/** `--backend` values: `auto` and every backend but a remote one (a member is placed there with `--host`). */
 export function backendChoices(): string[] {
-  return ['auto', ...table.map((b) => b.type)]
+  return ['auto', ...table.filter((b) => !(b.kind === 'pane' && b.remote)).map((b) => b.type)]
 }
 
 /** Parses `--backend` (or a team file's `backend:`). UsageError (exit 2) for anything else. */
 export function parseBackendChoice(value: string | undefined): string {
   if (value === undefined || value === 'auto') return 'auto'
-  if (isBackendType(value)) return value
   const choices = backendChoices()
+  if (choices.includes(value)) return value
   throw new UsageError(`unknown backend ${JSON.stringify(value)}`, { hint: `use ${choices.slice(0, -1).join(', ')} or ${choices.at(-1)}` })
 }
 
@@ -117,4 +117,26 @@ export async function closeServer(type: string, env: Env): Promise<void> {
 /** Lays a team's panes out again (the tmux resize hook's `swarm layout`); nothing for a backend whose terminal does it. */
 export async function relayout(type: string, team: string, socketPath: string | undefined, env: Env = process.env): Promise<void> {
   await paneBackend(type).relayout?.(team, socketPath, env)
+}
+
+/** Whether backend `type` can show hosted teammates in panes of its own (PaneBackend.openView). */
+export function showsHostedTeammates(type: string): boolean {
+  const backend = findBackend(type)
+  return backend?.kind === 'pane' && backend.openView !== undefined
+}
+
+/**
+ * Opens the panes that show hosted teammates (each its output file as it grows) on backend `type`,
+ * one after the other, then lays the team's panes out once; returns their pane ids. UsageError for
+ * a backend without views.
+ */
+export async function openTeammateViews(type: string, specs: readonly ViewSpec[], env: Env = process.env): Promise<string[]> {
+  const backend = paneBackend(type)
+  const open = backend.openView
+  if (!open) throw new UsageError(`${backend.label} cannot show hosted teammates`)
+  const panes: string[] = []
+  for (const spec of specs) panes.push(await open(spec, env))
+  const team = specs[0]?.team
+  if (team !== undefined) await backend.relayout?.(team, undefined, env)
+  return panes
 }

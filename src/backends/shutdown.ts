@@ -1,12 +1,13 @@
 import { UsageError } from '../errors.js'
-import { appendMessage, readInbox } from '../mailbox/inbox.js'
+import { readInbox } from '../mailbox/inbox.js'
 import { createEntry, type NewMessage } from '../mailbox/entry.js'
 import { type MessageOf, encodeStructured, parseStructured } from '../mailbox/messages.js'
+import { deliverAddressed } from '../mailbox/send.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import { LEAD_NAME, inboxPath, validateAgentName, validateName } from '../home/paths.js'
 import { delay } from '../process/delay.js'
-import type { LeadSigner, TeammateExecutor, TerminateOptions, TerminateOutcome } from './types.js'
-import { signEntry } from '../trust/sign.js'
+import type { TeammateExecutor, TerminateOptions, TerminateOutcome } from './types.js'
+import { type Sealer, seal } from '../trust/sign.js'
 import type { Env } from '../home/env.js'
 
 /** How long terminate waits for a teammate to stop by itself. */
@@ -24,17 +25,32 @@ export function parseAgentId(agentId: string): { name: string; team: string } {
   return { name: validateAgentName(name), team: validateName(team) }
 }
 
-/** Appends a message to the agent's inbox (the executors' sendMessage). */
-export async function sendToInbox(agentId: string, message: NewMessage | InboxMessage, env?: Env): Promise<void> {
-  const { name, team } = parseAgentId(agentId)
-  await appendMessage(inboxPath(team, name, env), message as NewMessage)
-}
-
 export interface ShutdownDeps {
   env?: Env
-  sign?: LeadSigner
+  /** Seals team-lead's entries: its signer, or `claude-lead` in a team led by Claude Code. Without one no lead entry is written. */
+  sign?: Sealer
   /** Sender; default team-lead. */
   from?: string
+}
+
+/**
+ * Writes one entry into the agent's inbox through its author's seal (trust/sign `seal`, the one
+ * way a lead entry is written): an entry from team-lead without a sealer is refused before anything
+ * is written, so no path — an executor's sendMessage, a shutdown — writes an unsigned lead order.
+ */
+export async function sendToInbox(agentId: string, message: NewMessage | InboxMessage, deps: ShutdownDeps = {}): Promise<void> {
+  const { name, team } = parseAgentId(agentId)
+  const entry = createEntry(message as NewMessage)
+  await deliverAddressed(team, seal([{ to: name, entry }], sealerOf(entry.from, deps)), deps.env)
+}
+
+/** Whether team-lead's entries can be sealed here: a lead whose `lead.key` is lost sends no order (its stop is forced). */
+export function canSealLeadEntries(deps: Pick<ShutdownDeps, 'sign' | 'from'>): boolean {
+  return (deps.from ?? LEAD_NAME) !== LEAD_NAME || deps.sign !== undefined
+}
+
+function sealerOf(from: string, deps: ShutdownDeps): Sealer {
+  return from === LEAD_NAME ? (deps.sign ?? 'teammate') : 'teammate'
 }
 
 /**
@@ -47,7 +63,7 @@ export function shutdownRequestId(name: string, now: number = Date.now()): strin
 
 /** Writes a (signed) shutdown_request into the teammate's inbox; returns its requestId. */
 export async function requestShutdown(agentId: string, reason: string | undefined, deps: ShutdownDeps = {}): Promise<string> {
-  const { name, team } = parseAgentId(agentId)
+  const { name } = parseAgentId(agentId)
   const from = deps.from ?? LEAD_NAME
   const request: MessageOf<'shutdown_request'> = {
     type: 'shutdown_request',
@@ -56,8 +72,7 @@ export async function requestShutdown(agentId: string, reason: string | undefine
     ...(reason !== undefined && { reason }),
     timestamp: new Date().toISOString(),
   }
-  const entry = createEntry({ from, text: encodeStructured(request), summary: 'shutdown request' })
-  await appendMessage(inboxPath(team, name, deps.env), signEntry(entry, deps.sign, name))
+  await sendToInbox(agentId, { from, text: encodeStructured(request), summary: 'shutdown request' }, deps)
   return request.requestId
 }
 
@@ -99,6 +114,8 @@ export async function gracefulStop(
     await executor.kill(agentId)
     return { outcome: 'exited' }
   }
+  // No sealer (the lead's key is lost): an unsigned request would be ignored, so none is sent; the caller forces the stop.
+  if (!canSealLeadEntries(deps)) return { outcome: 'timeout' }
   const requestId = await requestShutdown(agentId, reason, deps)
   const deadline = Date.now() + (opts.timeoutMs ?? GRACEFUL_STOP_MS)
   let approvedAt: number | undefined

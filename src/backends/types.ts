@@ -1,5 +1,5 @@
 import type { LaunchedProcess, LaunchOptions } from '../process/launch.js'
-import type { LeadSignFn } from '../trust/sign.js'
+import type { Sealer } from '../trust/sign.js'
 import type { NewMessage } from '../mailbox/entry.js'
 import type { InboxMessage } from '../mailbox/types.js'
 import type { Env } from '../home/env.js'
@@ -114,7 +114,7 @@ export interface TeammateExecutor<C = TeammateSpawnConfig> {
   readonly type: BackendType
   /** Starts the teammate; resolves once its process (or function) runs. */
   spawn(config: C): Promise<SpawnedTeammate>
-  /** Puts a message in the teammate's inbox. */
+  /** Puts a message in the teammate's inbox, through its author's seal: one from team-lead needs the executor's `sign` (else it throws, nothing written). */
   sendMessage(agentId: string, message: NewMessage | InboxMessage): Promise<void>
   /**
    * Graceful: sends a signed `shutdown_request`, waits for the process to end or the teammate to
@@ -232,15 +232,23 @@ export interface PaneDirectory {
   teamPanes(team: string, backend: BackendType): Promise<PaneRef[]>
 }
 
-/** Signs a lead message (docs/architecture.md §2); undefined leaves it unsigned. */
-export type LeadSigner = LeadSignFn
+/** Seals a lead message (docs/architecture.md §2): the lead's signer, or `claude-lead` in a team led by Claude Code. */
+export type LeadSigner = Sealer
 
 /** Options every executor accepts. */
+/** A hosted teammate's view (PaneBackend.openView): the file its leader writes its output to. */
+export interface ViewSpec {
+  team: string
+  name: string
+  file: string
+  color?: string
+}
+
 export interface ExecutorOptions {
   /** SWARM_HOME and friends for paths, TMUX/TMUX_TMPDIR/SWARM_TMUX_SOCKET for tmux. */
   env?: Env
   directory?: PaneDirectory
-  /** Signs the shutdown_request sent by terminate. */
+  /** Seals team-lead's entries (the shutdown_request of terminate); without it no lead entry is written. */
   sign?: LeadSigner
   /** The sender of shutdown requests; default team-lead. */
   from?: string
@@ -248,4 +256,6 @@ export interface ExecutorOptions {
   leaderArgv?: (team: string) => string[]
   /** In-process: where prefixed teammate output goes (default process.stdout). */
   output?: (text: string) => void
+  /** In-process: where one teammate's own lines go instead, unprefixed (a hosted teammate's view); undefined: `output`. */
+  outputFor?: (name: string) => ((text: string) => void) | undefined
 }

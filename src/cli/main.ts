@@ -46,11 +46,10 @@ const GROUPS: Record<string, () => Promise<Register>> = {
 const WHOLE_PROGRAM = new Set(['completion'])
 
 /**
- * Set by scripts/bundle.mjs (esbuild `define`): package.json's version, and — in the bundle that
- * answers `swarm`, `swarm --help` and `swarm --version` without loading any command group — the
- * whole program's top-level help, rendered at build time. tsc's dist/ has neither.
+ * Set by scripts/bundle.mjs (esbuild `define`): package.json's version; tsc's dist/ has none.
+ * (`swarm`, `swarm --help` and `swarm --version` are answered by bin/swarm.js from the build.)
  */
-declare const SWARM_BUILD: { version: string; help?: string } | undefined
+declare const SWARM_BUILD: { version: string } | undefined
 const BUILD = typeof SWARM_BUILD === 'undefined' ? undefined : SWARM_BUILD
 
 /** package.json's version: the build's, else read beside dist/ (and src/) at run time. */
@@ -75,13 +74,6 @@ export async function buildProgram(only?: string): Promise<Command> {
 export async function main(argv: string[]): Promise<void> {
   // Every swarm process a teammate's pane runs (its wrapper, the relay's send/tasks) is in its process group.
   refuseDebuggerSignal()
-  const args = argv.slice(2)
-  if (BUILD?.help !== undefined && (args.length === 0 || (args.length === 1 && (args[0] === '--help' || args[0] === '-h')))) {
-    // As commander does: asked for, on stdout (exit 0); without a command, on stderr (exit 2).
-    ;(args.length ? process.stdout : process.stderr).write(BUILD.help)
-    process.exitCode = args.length ? 0 : 2
-    return
-  }
   try {
     const program = await buildProgram(argv[2])
     await program.parseAsync(argv)

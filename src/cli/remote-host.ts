@@ -7,7 +7,7 @@ import { PROTOCOL } from '../remote/protocol.js'
 import { runRelay } from '../remote/relay.js'
 import { swarmVersion } from '../remote/version.js'
 import { rootDir } from '../home/paths.js'
-import { addMember, createTeam, deleteTeamFiles, readTeam, teamExists } from '../teams/team-store.js'
+import { addMember, createTeam, deleteTeamFiles, readTeam, teamExists, updateTeam } from '../teams/team-store.js'
 import { writeLeadPublicKey } from '../trust/keys.js'
 import { swarmArgv } from '../backends/teammate-launch.js'
 import { spawnTeammates } from '../supervisor/teammates.js'
@@ -76,14 +76,38 @@ export async function remoteSpawn(input: string, env: Env): Promise<void> {
   const req = SpawnRequest.parse(JSON.parse(input))
   if (!(await teamExists(req.team, env))) await createTeam({ name: req.team, cwd: env.HOME ?? '/' }, env)
   await writeLeadPublicKey(req.team, req.leadPublicKey, env)
-  const known = new Set((await readTeam(req.team, env)).members.map((m) => m.name))
-  for (const name of req.roster) if (name !== LEAD_NAME && !known.has(name)) await addMember(req.team, { name, isActive: false }, env)
+  await mirrorRoster(
+    req.team,
+    req.roster,
+    req.members.map((m) => m.name),
+    env,
+  )
   const results = await spawnTeammates(
     req.team,
     req.members.map((m) => ({ ...m, cwd: m.cwd ?? env.HOME ?? '/', env: req.env })),
     { backend: 'tmux', env, leaderArgv: (team) => [...swarmArgv(), 'remote', 'home', team] },
   )
   printJson(results.map((r) => ({ name: r.member.name, paneId: r.spawned.paneId, pid: r.spawned.pid, cwd: r.member.cwd })))
+}
+
+/**
+ * The mirror's roster before any pane starts: each member to start here resident (its inbox its
+ * own: the relay writes its first prompt there and never sends it back), everyone else marked as
+ * living elsewhere (what a resident writes them is relayed out). A member moved here loses the mark.
+ */
+export async function mirrorRoster(team: string, roster: readonly string[], here: readonly string[], env: Env): Promise<void> {
+  const known = new Set((await readTeam(team, env)).members.map((m) => m.name))
+  for (const name of new Set([...roster, ...here])) {
+    if (name === LEAD_NAME || known.has(name)) continue
+    await addMember(team, { name, isActive: false, ...(!here.includes(name) && { elsewhere: true }) }, env)
+  }
+  await updateTeam(
+    team,
+    (t) => {
+      for (const m of t.members) if (here.includes(m.name)) delete m.elsewhere
+    },
+    env,
+  )
 }
 
 /** `swarm remote status --team T`: every resident's process and state, for one poll of the lead's machine. */

@@ -1,9 +1,6 @@
 import type { Command } from 'commander'
 import { formatReport } from '../leader/report-format.js'
 import { colors, println } from '../terminal/output.js'
-import { nextStopSignal } from '../process/handlers.js'
-import { WATCH_INTERVALS } from '../watch/intervals.js'
-import { watchTree } from '../watch/tree-watch.js'
 
 export interface StatusCommandOptions {
   json?: boolean
@@ -33,6 +30,12 @@ export async function runStatus(team: string, opts: StatusCommandOptions): Promi
   }
   await render()
   if (!opts.watch) return
+  // Only --watch pays for the watcher (chokidar).
+  const [{ nextStopSignal }, { WATCH_INTERVALS }, { watchTree }] = await Promise.all([
+    import('../process/handlers.js'),
+    import('../watch/intervals.js'),
+    import('../watch/tree-watch.js'),
+  ])
   let chain = Promise.resolve()
   const redraw = () => {
     chain = chain.then(render).catch((err) => println(colors.red(String(err))))

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { Command } from 'commander'
 import { UsageError } from '../errors.js'
-import { backendChoices, parseBackendChoice } from '../backends/registry.js'
+import { backendChoices, parseBackendChoice, showsHostedTeammates } from '../backends/registry.js'
 import { agentKindsHelp, builtInAdapter } from '../adapters/registry.js'
 import { runLeader } from '../leader/leader.js'
 import { deleteTeamFully, resumeTeam, startTeam } from '../leader/lifecycle.js'
@@ -46,6 +46,8 @@ export interface TeamCreateOptions {
   start: boolean
   json?: boolean
   coordinator?: boolean
+  /** `--hosted`: the teammates run inside the leader's process, each shown in a pane. */
+  hosted?: boolean
 }
 
 /** `swarm team …` */
@@ -74,6 +76,10 @@ export function registerTeamCommands(program: Command): void {
     .option('--from <file>', 'a team file (YAML) describing members, types, models, modes and prompts')
     .option('--no-attach', 'do not attach to the tmux session; print the attach command')
     .option('--no-start', 'write the team and its roster, start nothing')
+    .option(
+      '--hosted',
+      "tmux: each teammate's pane shows a teammate that runs inside the leader's process (a fraction of a MB each instead of a Node process); a crash of the leader process ends them all",
+    )
     .option(
       '--coordinator',
       'the lead only delegates: Agent, SendMessage, TaskStop and the task tools, and the four phases (research, synthesis, implementation, verification)',
@@ -119,6 +125,21 @@ export function registerTeamCommands(program: Command): void {
     .action((name: string, opts: { force?: boolean; timeout?: string; discard?: boolean; json?: boolean }) => teamDelete(name, opts))
 }
 
+/** `--hosted` needs panes that can show hosted teammates (tmux), swarm's own agent, and a start. */
+function checkHosted(backend: string, agentKinds: Array<string | undefined>, start: boolean): void {
+  if (backend !== 'auto' && !showsHostedTeammates(backend)) {
+    throw new UsageError(`--hosted shows teammates in tmux panes, which the ${backend} backend has not`, {
+      hint: 'use --backend tmux, or leave out --hosted',
+    })
+  }
+  if (agentKinds.some((k) => k !== undefined)) {
+    throw new UsageError('--hosted teammates run swarm’s own agent: an agent CLI (--agent) runs in a pane of its own', {
+      hint: 'leave out --hosted, or --agent',
+    })
+  }
+  if (!start) throw new UsageError('--hosted starts the team: it cannot go with --no-start')
+}
+
 export async function teamCreate(name: string, opts: TeamCreateOptions): Promise<void> {
   const spec = opts.from ? await loadTeamSpec(opts.from, { backendChoices: backendChoices() }) : undefined
   const types = parseAgentTypes(opts.agentType ?? [])
@@ -142,6 +163,7 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
     ...(opts.teamMaxCost !== undefined ? { maxCostUsd: budgetFlags({ maxCost: opts.teamMaxCost }).maxCostUsd } : {}),
   }
   const agentKinds = names.map((a) => kinds.get(a) ?? spec?.members.find((x) => x.name === a)?.agent)
+  if (opts.hosted) checkHosted(backend, agentKinds, opts.start)
   await checkAdapters(
     name,
     names.map((a, i) => ({ name: a, kind: agentKinds[i], agentType: types.get(a) ?? spec?.members.find((x) => x.name === a)?.agentType })),
@@ -149,6 +171,7 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
     opts.start,
   )
   if (opts.start) assertTeamModel(agentKinds, process.env, 'write the team only with --no-start')
+
   const isolated = worktreeChoice(opts.worktree, names)
   const members = names.map((a) => {
     const m = spec?.members.find((x) => x.name === a)
@@ -204,7 +227,7 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
     }
     return
   }
-  const started = await startTeam(team.name, { backend, env: process.env })
+  const started = await startTeam(team.name, { backend, env: process.env, ...(opts.hosted && { hosted: true }) })
   if (started.backend === 'in-process') {
     if (!opts.json) println(`created team ${colors.bold(team.name)} (${started.reason}); the leader runs here with its teammates inside it`)
     await runLeader({ team: team.name, env: process.env, signal: shutdownSignal().signal })
@@ -388,6 +411,7 @@ export async function teamDelete(name: string, opts: { force?: boolean; timeout?
       killed: result.killed,
       processes: result.processes,
       ...(result.keptConfig ? { keptConfig: result.keptConfig } : {}),
+      ...(result.tmuxSocketRemoved ? { tmuxSocketRemoved: result.tmuxSocketRemoved } : {}),
       worktrees: teardownJson(result.worktrees),
     })
   else {
@@ -396,6 +420,7 @@ export async function teamDelete(name: string, opts: { force?: boolean; timeout?
     )
     if (result.processes.length) println(`stopped ${describeProcesses(result.processes)}`)
     if (result.keptConfig) println(`its corrupt config.json was kept as ${result.keptConfig}`)
+    if (result.tmuxSocketRemoved) println(`removed the gone Claude Code lead's tmux socket ${result.tmuxSocketRemoved}`)
     printTeardown(result.worktrees)
   }
   for (const p of result.worktrees.problems) process.stderr.write(`swarm: ${p}\n`)

@@ -23,6 +23,7 @@ import { wrapLines } from '../terminal/wrap.js'
 import { clipped } from '../terminal/clip.js'
 import { previewInput } from '../asks/input-view.js'
 import { LeadGate } from '../trust/gate.js'
+import { IdleCoalescer } from './idle-coalescer.js'
 import { consoleLedgerPath } from '../trust/ledger.js'
 
 /** What the console can do to the team beyond messages (implemented by the team runner). */
@@ -98,6 +99,8 @@ export class LeaderConsole {
   private readonly queue = new PromptQueue()
   /** The one gate, on the console's own ledger (spawn requests it honoured), apart from the lead agent's. */
   private gate: Promise<LeadGate> | undefined
+  /** Idle notifications held for the lead agent (one delivery for those that come together). */
+  private idle: IdleCoalescer | undefined
   private readonly c
   private watcher: InboxWatcher | undefined
   private dirWatch: PathWatch | undefined
@@ -132,7 +135,10 @@ export class LeaderConsole {
     const pendingDir = pendingPermissionsDir(this.options.team, this.options.env)
     await ensureDir(pendingDir)
     // The safety poll covers a watch that fails (not reported: nothing is lost).
-    this.dirWatch = watchPath(pendingDir, () => void this.syncPending(), { pollMs: this.options.pendingPollMs ?? WATCH_INTERVALS.pendingRequests })
+    this.dirWatch = watchPath(pendingDir, () => void this.syncPending(), {
+      pollMs: this.options.pendingPollMs ?? WATCH_INTERVALS.pendingRequests,
+      idlePollMs: this.options.pendingPollMs ?? WATCH_INTERVALS.pendingRequestsIdle,
+    })
     this.queue.onChange(() => {
       const s = this.shown
       if (s && !this.shownGone && this.queue.get(s.id)?.id !== s.id) {
@@ -155,6 +161,7 @@ export class LeaderConsole {
 
   stop(): void {
     this.stopped = true
+    this.idle?.flush()
     this.dirWatch?.close()
     this.rl?.close()
     void this.watcher?.close()
@@ -200,9 +207,16 @@ export class LeaderConsole {
         await this.options.control.closed(m.from).catch((err) => this.line(this.c.red(one(`could not close ${m.from}'s pane: ${errorMessage(err)}`))))
         continue
       }
-      // The lead agent gets what teammates say; never its own words back.
-      if (this.options.lead && m.from !== LEAD_NAME) this.options.lead.deliver([m])
-      else consumed.push(m.msg_id ?? '')
+      // The lead agent gets what teammates say; never its own words back. Idle notifications that
+      // come together reach it together (idle-coalescer.ts).
+      if (this.options.lead && m.from !== LEAD_NAME) {
+        this.idle ??= new IdleCoalescer((batch) => this.options.lead?.deliver(batch))
+        if (s?.type === 'idle_notification') this.idle.hold(m)
+        else {
+          this.idle.flush()
+          this.options.lead.deliver([m])
+        }
+      } else consumed.push(m.msg_id ?? '')
     }
     const ids = consumed.filter(Boolean)
     if (ids.length) await markRead(inboxPath(this.options.team, LEAD_NAME, this.options.env), { msgIds: ids })

@@ -20,12 +20,13 @@ import { readTeam, updateTeam } from '../teams/team-store.js'
 import { claudeLeadOf } from '../teams/claude-lead.js'
 import type { TeamFile } from '../teams/types.js'
 import { teamBackend } from '../backends/team-backend.js'
-import { hostedInProcess } from '../teams/hosting.js'
+import { HOSTED_VIEWS_FIELD, hostedInProcess } from '../teams/hosting.js'
 import { nextStopSignal } from '../process/handlers.js'
 import { onAbort } from '../util/abort.js'
 import { LeaderConsole } from './console.js'
 import { acquireLeaderLock } from '../supervisor/leader-lock.js'
 import { LeaderControl, stoppedWithKill } from './control.js'
+import { TeammateViews } from './teammate-views.js'
 
 /**
  * A team led by Claude Code has its lead: this pane (opened when `swarm spawn` adds a swarm agent)
@@ -90,7 +91,15 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
   const backend = teamBackend(config) ?? 'in-process'
   const sign = await teamLeadSigner(o.team, env)
   const client: Anthropic | undefined = modelConfigured(env) ? createModelClient(env) : undefined
-  const inProcess: InProcessExecutor | undefined = backend === 'in-process' ? createExecutor('in-process', { env, sign }) : undefined
+  // A hosted team (`team create --hosted`): its teammates run here, each shown in a pane of its own.
+  const views =
+    backend === 'in-process' && typeof config[HOSTED_VIEWS_FIELD] === 'string' && env.TMUX_PANE
+      ? new TeammateViews(o.team, config[HOSTED_VIEWS_FIELD], env, (line) => output.write(`swarm: warning: ${line}\n`))
+      : undefined
+  const inProcess: InProcessExecutor | undefined =
+    backend === 'in-process'
+      ? createExecutor('in-process', { env, sign, ...(views && { outputFor: (name: string) => views.sink(name) }) })
+      : undefined
 
   const inProcessMain =
     (name: string, opts: { resume: boolean }): TeammateMain =>
@@ -107,7 +116,10 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
         client,
         resume: opts.resume,
         signal: ctx.signal,
-        output: createOutput({ stream: output, prefix: name, ...(member?.color ? { agentColor: member.color } : {}) }),
+        output: createOutput({
+          ...(views ? { stream: views.stream(name, member?.color), color: !env.NO_COLOR } : { stream: output, prefix: name }),
+          ...(member?.color ? { agentColor: member.color } : {}),
+        }),
         permissions: (a) => createPermissionLayer(a),
       })
       return runtime.run()
@@ -215,6 +227,7 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
       await Promise.all(ids.map((id) => inProcess.terminate(id, 'the leader is leaving', { timeoutMs: LEAVE_GRACE_MS }).catch(() => undefined)))
       await inProcess.killAll()
     }
+    await views?.close()
     await updateMemberState(o.team, LEAD_NAME, { status: 'exited' }, env)
   }
 }

@@ -4,12 +4,12 @@ import { transcriptPath } from '../agent/transcript.js'
 import { defaultLeaderArgv, defaultTeammateArgv, teammateEnv } from '../backends/teammate-launch.js'
 import { systemDetectInputs } from '../backends/detect.js'
 import { selectBackend } from '../backends/detect.js'
-import { createExecutor } from '../backends/registry.js'
+import { createExecutor, showsHostedTeammates } from '../backends/registry.js'
 import { teamStatus } from '../supervisor/status.js'
 import { stopTeamMembers } from '../supervisor/stop.js'
 import { spawnTeammates, type SpawnTeammateInput } from '../supervisor/teammates.js'
 import type { BackendChoice, PaneExecutor } from '../backends/types.js'
-import { ConflictError, CorruptFileError, NotFoundError } from '../errors.js'
+import { ConflictError, CorruptFileError, NotFoundError, UsageError } from '../errors.js'
 import { ensureTeamKeys } from '../trust/keys.js'
 import { teamLeadSigner } from '../trust/sign.js'
 import { LEAD_NAME, tasksDir, teamDir } from '../home/paths.js'
@@ -27,7 +27,9 @@ import { type TeardownReport, listTeamWorktrees, teamWorktreesOf, teardownWorktr
 import type { RemoveWorktreeOptions } from '../worktrees/worktree.js'
 import { teamBackend } from '../backends/team-backend.js'
 import { STOPPED_FIELD } from '../backends/directory.js'
+import { removeGoneClaudeLeadSocket } from '../backends/claude-lead-server.js'
 import { claudeLeadAlive, claudeLeadOf } from '../teams/claude-lead.js'
+import { HOSTED_VIEWS_FIELD } from '../teams/hosting.js'
 import { endGoneLeadKeyHolders } from '../supervisor/lead-key-holders.js'
 import { recordLeaderServer } from './leader-server.js'
 import { type ChangedSettings, SettingsChangedError, changedSettings, recordSettingsPins } from '../supervisor/settings-pins.js'
@@ -47,14 +49,21 @@ export interface StartedTeam {
  * nothing here — the caller runs the leader in the foreground. The backend is recorded in the
  * TeamFile so `resume` and the leader find it again.
  */
-export async function startTeam(team: string, opts: { backend: BackendChoice; env: Env }): Promise<StartedTeam> {
+export async function startTeam(team: string, opts: { backend: BackendChoice; env: Env; hosted?: boolean }): Promise<StartedTeam> {
   const env = opts.env
   const detection = await selectBackend(opts.backend, systemDetectInputs(env))
+  if (opts.hosted && !showsHostedTeammates(detection.backend)) {
+    throw new UsageError(`--hosted shows teammates in tmux panes, but this team would run on ${detection.backend} (${detection.reason})`, {
+      hint: 'use --backend tmux, or leave out --hosted',
+    })
+  }
   await ensureTeamKeys(team, env)
   await updateTeam(
     team,
     (t) => {
-      t.swarmBackend = detection.backend
+      // Hosted: the teammates run inside the leader (in-process), which runs in a pane and shows each in one.
+      t.swarmBackend = opts.hosted ? 'in-process' : detection.backend
+      if (opts.hosted) t[HOSTED_VIEWS_FIELD] = detection.backend
     },
     env,
   )
@@ -64,6 +73,16 @@ export async function startTeam(team: string, opts: { backend: BackendChoice; en
   const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
   const leader = await executor.ensureSession(team, { argv: defaultLeaderArgv(team), cwd: leadCwd, env: teammateEnv(env, { team, name: LEAD_NAME }) })
   await recordLeaderServer(team, leader, env)
+  if (opts.hosted) {
+    // The leader, once up in its pane, starts every teammate inside itself and opens their panes.
+    const names = config.members.filter((m) => m.name !== LEAD_NAME).map((m) => ({ name: m.name, pane: 'hosted' }))
+    return {
+      backend: detection.backend,
+      reason: `${detection.reason}; teammates hosted in the leader's process`,
+      leaderPane: leader.paneId,
+      teammates: names,
+    }
+  }
   const inputs: SpawnTeammateInput[] = config.members
     .filter((m) => m.name !== LEAD_NAME)
     .map((m) => ({
@@ -167,6 +186,27 @@ export async function resumeTeam(team: string, opts: ResumeOptions): Promise<Res
     const reaped = runningLeader(team, env) === undefined ? await reapTeam(team, env) : { killed: [], survivors: [] }
     assertNoneSurvive(team, reaped.survivors, 'nothing was restarted')
     const stopped = config.members.filter((m) => m.name !== LEAD_NAME && m[STOPPED_FIELD] === true).map((m) => m.name)
+    const views = config[HOSTED_VIEWS_FIELD]
+    if (typeof views === 'string' && showsHostedTeammates(views)) {
+      // A hosted team: its leader goes back into a pane, where it restarts its teammates and their views.
+      const executor: PaneExecutor = createExecutor(views, { env, sign: await teamLeadSigner(team, env) })
+      const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
+      const leader = await executor.ensureLeader(team, {
+        argv: defaultLeaderArgv(team),
+        cwd: leadCwd,
+        env: teammateEnv(env, { team, name: LEAD_NAME }),
+      })
+      await recordLeaderServer(team, leader, env)
+      return {
+        backend: views,
+        leader: 'started',
+        alive: [],
+        respawned: [],
+        stopped,
+        reaped: reaped.killed,
+        ...(restarted.length ? { restarted } : {}),
+      }
+    }
     return { backend, leader: 'started', alive: [], respawned: [], stopped, reaped: reaped.killed, ...(restarted.length ? { restarted } : {}) }
   }
   const sign = await teamLeadSigner(team, env)
@@ -275,6 +315,8 @@ export interface DeleteReport {
   processes: ReapedProcess[]
   /** Where a corrupt config.json was kept (deleted with --force). */
   keptConfig?: string
+  /** The socket file of a gone Claude Code lead's `claude-swarm-<pid>` tmux server, removed (no server answered on it). */
+  tmuxSocketRemoved?: string
   /** The team's worktrees: removed (nothing to lose), kept (uncommitted or unmerged work), discarded. */
   worktrees: TeardownReport
 }
@@ -363,15 +405,13 @@ export async function deleteTeamFully(
     ? await endGoneLeadKeyHolders(config, opts.force ? { graceMs: 0 } : {})
     : { signalled: [] as string[], killed: [] as string[] }
   try {
-    // Claude Code's lead holds its own keys: swarm cannot sign for it (and writes no key of its own there).
-    const sign = config && !claudeLead ? await teamLeadSigner(team, env).catch(() => undefined) : undefined
+    // Claude Code's lead holds its own keys: swarm cannot sign for it (and writes no key of its own there: `claude-lead`).
     if (config)
       report = await stopTeamMembers(team, {
         env,
         graceful: !opts.force,
         timeoutMs: opts.timeoutMs ?? DELETE_TIMEOUT_MS,
         skip: [...keyHolders.signalled, ...keyHolders.killed],
-        ...(sign ? { sign } : {}),
       })
     else {
       // No readable config (corrupt, with --force): nothing to ask, but its tmux session still goes.
@@ -402,6 +442,8 @@ export async function deleteTeamFully(
   })
   worktrees.problems.unshift(...listing.problems)
   await deleteTeamFiles(team, env)
+  // Its teammates ended, a gone Claude Code lead's own tmux server has exited: its socket file goes too.
+  const tmuxSocketRemoved = config ? await removeGoneClaudeLeadSocket(config, env) : undefined
   return {
     team,
     exited: report.exited,
@@ -409,6 +451,7 @@ export async function deleteTeamFully(
     killed: [...keyHolders.killed, ...report.killed],
     processes: reaped.killed,
     ...(keptConfig ? { keptConfig } : {}),
+    ...(tmuxSocketRemoved ? { tmuxSocketRemoved } : {}),
     worktrees,
   }
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import { NOFOLLOW } from '../util/fs.js'
+import { CorruptFileError } from '../errors.js'
+import { NOFOLLOW, openError } from '../util/fs.js'
 import { spoolDir } from './spool.js'
 
 /*
@@ -27,14 +28,20 @@ export function bellPath(inboxFile: string): string {
   return path.join(spoolDir(inboxFile), 'bell')
 }
 
-/** Wakes the writers waiting on this inbox's spool; `lowerHand` also clears a raised hand. */
+/** Wakes the writers waiting on this inbox's spool; `lowerHand` also clears a raised hand. Never through a symbolic link. */
 export function ringBell(inboxFile: string, lowerHand = false): void {
   const now = new Date()
+  let fd: number
   try {
-    if (lowerHand) fs.truncateSync(bellPath(inboxFile), 0)
-    else fs.utimesSync(bellPath(inboxFile), now, now)
+    fd = fs.openSync(bellPath(inboxFile), NOFOLLOW.readWrite)
   } catch {
-    // No bell (no writer of this version is waiting) or no spool: nobody to wake.
+    return // no bell (no writer of this version is waiting), no spool, or a link: nobody to wake through it
+  }
+  try {
+    if (lowerHand) fs.ftruncateSync(fd, 0)
+    else fs.futimesSync(fd, now, now)
+  } finally {
+    fs.closeSync(fd)
   }
 }
 
@@ -55,16 +62,29 @@ export function raiseHand(inboxFile: string): void {
 
 const stamp = Buffer.alloc(STAMP_BYTES)
 
-/** True while someone's raised hand counts; `bell` is its path or an open descriptor. */
+/**
+ * True while someone's raised hand counts; `bell` is its path or an open descriptor. A symbolic
+ * link in the bell's place is refused (CorruptFileError through openError), as a slot refuses it.
+ */
 export function handRaised(bell: string | number): boolean {
   let fd = bell
   try {
-    if (typeof bell === 'string') fd = fs.openSync(bell, NOFOLLOW.read)
+    if (typeof bell === 'string') fd = openBell(bell)
     const n = fs.readSync(fd as number, stamp, 0, STAMP_BYTES, 0)
     return n === STAMP_BYTES && Date.now() - Number(stamp.toString('latin1')) < HAND_MS
-  } catch {
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP' || err instanceof CorruptFileError) throw err
     return false // no bell: nobody asked
   } finally {
     if (typeof bell === 'string' && typeof fd === 'number') fs.closeSync(fd)
+  }
+}
+
+function openBell(bell: string): number {
+  try {
+    return fs.openSync(bell, NOFOLLOW.read)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw openError(bell, err)
+    throw err
   }
 }

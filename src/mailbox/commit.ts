@@ -17,6 +17,8 @@ export interface CommitOptions {
   onCorrupt?: (err: CorruptFileError) => void
   /** Changes the entries in place before the write; returns how many it changed. */
   change?: (entries: InboxMessage[]) => number
+  /** Entries appended after the spooled ones: an append that took the lock without spooling (outbox.ts). */
+  append?: InboxMessage[]
 }
 
 export interface Committed {
@@ -50,14 +52,32 @@ export async function commit(file: string, opts: CommitOptions, known?: InboxMes
   }
   const spooled = await readSpool(file, opts.onCorrupt ?? warnCorrupt)
   const present = new Set(current.map((m) => m.msg_id).filter((id) => id !== undefined))
-  const entries = current.concat(spooled.entries.filter((m) => m.msg_id === undefined || !present.has(m.msg_id)))
+  const entries = current.concat(
+    spooled.entries.filter((m) => m.msg_id === undefined || !present.has(m.msg_id)),
+    opts.append ?? [],
+  )
   const changed = opts.change ? opts.change(entries) : 0
   const { slots } = spooled
-  if (spooled.sources.length === 0 && changed === 0 && !movedAside) return { changed, slots, inbox: current }
+  if (spooled.sources.length === 0 && changed === 0 && !movedAside && !opts.append?.length) return { changed, slots, inbox: current }
   const inbox = await writeInbox(file, entries, opts.change || movedAside ? undefined : current)
   clearSpooled(spooled.sources)
   if (spooled.sources.some((source) => source.slot)) ringBell(file)
   return { changed, slots, inbox }
+}
+
+/**
+ * Under the inbox lock, after a commit threw: true when the inbox holds every one of `entries`
+ * (the rename had happened: they are sent), false when it holds none of them or cannot be read.
+ */
+export function inboxHolds(file: string, entries: InboxMessage[]): boolean {
+  let inbox: InboxMessage[]
+  try {
+    inbox = parseJsonFile(file, decodeUtf8(file, readNoFollowSync(file)), InboxFile)
+  } catch {
+    return false
+  }
+  const ids = new Set(inbox.map((m) => m.msg_id))
+  return entries.every((m) => m.msg_id !== undefined && ids.has(m.msg_id))
 }
 
 /** An empty inbox first, for lockers that resolve the file's real path (Claude Code). */

@@ -1,7 +1,6 @@
 import fs from 'node:fs'
-import lockfile from 'proper-lockfile'
 import { LockTimeoutError } from '../errors.js'
-import { LOCK_STALE_MS } from '../util/lock.js'
+import { LOCK_STALE_MS, properLockfile } from '../util/lock.js'
 import { raiseHand, ringBell } from './bell.js'
 import { fencedFs, forgetLock, LockLostError } from '../util/lock-fence.js'
 import { WATCH_INTERVALS } from '../watch/intervals.js'
@@ -42,7 +41,7 @@ export function lockLooksHeld(inboxFile: string): boolean {
  */
 export async function tryLock(inboxFile: string): Promise<(() => Promise<void>) | undefined> {
   try {
-    return await lockfile.lock(inboxFile, {
+    return await (await properLockfile()).lock(inboxFile, {
       lockfilePath: `${inboxFile}.lock`,
       realpath: false,
       stale: LOCK_STALE_MS,

@@ -1,5 +1,5 @@
 import { NotFoundError } from '../errors.js'
-import { inboxPath, validateAgentName } from '../home/paths.js'
+import { LEAD_NAME, inboxPath, validateAgentName } from '../home/paths.js'
 import { checkMessageSize, createEntry } from './entry.js'
 import { appendMessage } from './inbox.js'
 import type { InboxMessage } from './types.js'
@@ -44,6 +44,23 @@ declare const SEALED: unique symbol
  */
 export type SealedEntry = AddressedEntry & { readonly [SEALED]: true }
 
+/** The entries `markSealed` vouched for: deliverAddressed refuses a team-lead entry that is not one (a cast cannot forge the brand). */
+const sealedEntries = new WeakSet<InboxMessage>()
+
+/** For trust/sign `seal` only (test/security/lead-entry-writers checks it): the entries as sealed. */
+export function markSealed(addressed: readonly AddressedEntry[]): SealedEntry[] {
+  for (const a of addressed) sealedEntries.add(a.entry)
+  return addressed as SealedEntry[]
+}
+
+/** A team-lead entry that did not come out of `seal`: refused before anything is written. */
+export class UnsealedLeadEntryError extends Error {
+  override name = 'UnsealedLeadEntryError'
+  constructor(to: string) {
+    super(`an entry from ${LEAD_NAME} to ${to} did not go through the lead's seal: nothing was written`)
+  }
+}
+
 /**
  * The entries of a message, one per recipient (its own msg_id), in the order of resolveRecipients.
  * Every check (recipient, size, fields) runs here, before anything is written, so a broadcast is
@@ -57,5 +74,7 @@ export function addressMessage(opts: MessageOptions): AddressedEntry[] {
 
 /** Writes each sealed entry into its recipient's inbox, as given: transport adds and checks no signature. */
 export function deliverAddressed(team: string, addressed: readonly SealedEntry[], env?: NodeJS.ProcessEnv): Promise<InboxMessage[]> {
+  const unsealed = addressed.find((a) => a.entry.from === LEAD_NAME && !sealedEntries.has(a.entry))
+  if (unsealed) return Promise.reject(new UnsealedLeadEntryError(unsealed.to))
   return Promise.all(addressed.map((a) => appendMessage(inboxPath(team, a.to, env), a.entry)))
 }

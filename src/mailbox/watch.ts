@@ -1,7 +1,8 @@
 import { inboxPath } from '../home/paths.js'
 import { CorruptFileError, errorMessage } from '../errors.js'
 import { onAbort } from '../util/abort.js'
-import { DirWatch } from '../watch/dir-watch.js'
+import { FileWatch } from '../watch/file-watch.js'
+import { type IdlePoll, idlePoll } from '../watch/idle-poll.js'
 import { WATCH_INTERVALS } from '../watch/intervals.js'
 import { messageKey } from './entry.js'
 import { flushSpool, markDelivered } from './inbox.js'
@@ -16,7 +17,7 @@ const ORPHAN_SPOOL_MS = 2_000
 
 export interface WatchInboxOptions {
   env?: NodeJS.ProcessEnv
-  /** Safety-poll interval; default WATCH_INTERVALS.inbox. */
+  /** Safety-poll interval, fixed; default WATCH_INTERVALS.inbox after an event, slowing to WATCH_INTERVALS.inboxIdle while none comes. */
   pollMs?: number
   signal?: AbortSignal
   /** Deliver read entries too (an observer such as `swarm inbox --follow`); default false. */
@@ -45,8 +46,9 @@ export interface InboxWatcher {
 /**
  * Calls onMessages with every unread message of `<team>/<name>`'s inbox exactly once (dedup by
  * messageKey: msg_id, or a content hash when absent), in file order, one batch at a time.
- * Event-driven through a watch on the inboxes directory (works before the directory or the file
- * exists, and across renames), with a slow safety poll; every event triggers a re-read after the
+ * Event-driven through a watch on the inbox file itself (watch/file-watch.ts: its inode, moved on
+ * at each rename over it; its directory only until it exists), so a write to another member's
+ * inbox wakes nobody here; with a slow safety poll; every event triggers a re-read after the
  * one in progress, so the trailing write of a burst is never missed. The poll also merges spooled
  * entries a dead writer left behind (spool.ts). onMessages is awaited before the next batch: it
  * should enqueue, not process. `ready` resolves after the unread messages already in the inbox
@@ -65,8 +67,8 @@ class Watcher implements InboxWatcher {
   readonly ready: Promise<void>
   private readonly seen: Set<string>
   private readonly tail: InboxTail
-  private readonly dirWatch: DirWatch
-  private readonly poll: NodeJS.Timeout
+  private readonly fileWatch: FileWatch
+  private readonly poll: IdlePoll
   private running: Promise<void> | undefined
   private pending = false
   private closed = false
@@ -81,14 +83,20 @@ class Watcher implements InboxWatcher {
   ) {
     this.seen = new Set(opts.skip)
     this.tail = new InboxTail(file)
-    this.dirWatch = new DirWatch(
+    this.fileWatch = new FileWatch(
       file,
-      () => void this.rescan(),
+      () => {
+        this.poll.wake()
+        void this.rescan()
+      },
       (err) => this.report(err),
     )
-    this.poll = setInterval(() => void this.sweep(), opts.pollMs ?? WATCH_INTERVALS.inbox)
+    this.poll = idlePoll(() => void this.sweep(), {
+      minMs: opts.pollMs ?? WATCH_INTERVALS.inbox,
+      maxMs: opts.pollMs ?? WATCH_INTERVALS.inboxIdle,
+    })
     onAbort(opts.signal, () => void this.close())
-    this.ready = this.dirWatch.check().then(() => this.rescan())
+    this.ready = this.fileWatch.check().then(() => this.rescan())
   }
 
   rescan(): Promise<void> {
@@ -100,14 +108,14 @@ class Watcher implements InboxWatcher {
 
   async close(): Promise<void> {
     this.closed = true
-    clearInterval(this.poll)
+    this.poll.close()
     clearTimeout(this.retryTimer)
-    this.dirWatch.close()
+    this.fileWatch.close()
   }
 
   /** The safety poll: re-arm a lost watch, merge orphaned spool entries, read again. */
   private async sweep(): Promise<void> {
-    void this.dirWatch.check()
+    void this.fileWatch.check()
     if ((oldestSpoolAge(this.file) ?? 0) > ORPHAN_SPOOL_MS && !this.flushing) {
       this.flushing = true
       await flushSpool(this.file)

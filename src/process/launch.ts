@@ -1,7 +1,5 @@
-import type { ChildProcess, StdioOptions } from 'node:child_process'
-import { spawn as spawnChild } from 'node:child_process'
+import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process'
 import fs from 'node:fs'
-import { execa, type Options, type Result } from 'execa'
 import { ExitCode, SwarmError } from '../errors.js'
 import { delay } from './delay.js'
 import { onCleanup, onExit } from './handlers.js'
@@ -10,7 +8,8 @@ import { killTree } from './tree.js'
 import type { Env } from '../home/env.js'
 
 /*
- * Starting processes (on execa): every child is the leader of its own process group, tracked
+ * Starting processes (on node:child_process — execa cost every CLI call ~15 ms of start-up for
+ * what these few lines do, measured by bench/cli.mjs): every child is the leader of its own process group, tracked
  * until it exits, and taken down with its whole tree when swarm exits or is stopped. Short helper
  * commands (tmux, git, ps, it2) run to completion with a timeout and AbortSignal cancellation.
  */
@@ -65,34 +64,14 @@ export function launchProcess(file: string, args: string[], opts: LaunchOptions 
 }
 
 function start(file: string, args: string[], opts: LaunchOptions & { buffer: boolean; input?: string }) {
-  const subprocess = execa(file, args, {
-    cwd: opts.cwd,
-    env: opts.env ?? process.env,
-    extendEnv: false,
-    stdio: withFd3(opts.stdio ?? 'ignore', opts.fd3),
-    ...(opts.input !== undefined && { input: opts.input }),
-    detached: true,
-    cleanup: false, // this module is the only one that reaps
-    reject: false,
-    buffer: opts.buffer,
-    stripFinalNewline: false,
-  })
-  // execa waits for the end of stdout/stderr, which a grandchild may hold open forever: give the
-  // pipes a moment after the exit, then stop reading them. The setImmediate lets one more poll
-  // phase read what the child wrote before exiting (on a loaded machine the timer can fire first).
-  subprocess.once('exit', () => {
-    const stopReading = () => {
-      subprocess.stdout?.destroy()
-      subprocess.stderr?.destroy()
-    }
-    setTimeout(() => setImmediate(stopReading), PIPE_DRAIN_MS)
-  })
-  const result = (subprocess as unknown as Promise<Result>).then((r) => r)
-  const exited = result.then(exitStatus)
-  const pid = subprocess.pid ?? -1
+  const stdio = withFd3(opts.stdio ?? 'ignore', opts.fd3)
+  const child = spawn(file, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio, detached: true })
+  const result = collect(child, { buffer: opts.buffer, input: opts.input, fd3: opts.fd3 })
+  const exited = result.then((r) => r.status)
+  const pid = child.pid ?? -1
   const handle: LaunchedProcess = {
     pid,
-    child: subprocess,
+    child,
     exited,
     async stop(graceMs = KILL_GRACE_MS) {
       if (pid > 0) await killTree(pid, { graceMs })
@@ -103,20 +82,60 @@ function start(file: string, args: string[], opts: LaunchOptions & { buffer: boo
   return { handle, result }
 }
 
-/** execa writes a Uint8Array given as an extra fd into a pipe there and closes it. */
-function withFd3(stdio: StdioOptions, fd3: Uint8Array | undefined): Options['stdio'] {
-  if (!fd3) return stdio as Options['stdio']
+/** A child's end: how it exited, and (when buffered) what it wrote. */
+interface Collected {
+  status: ExitStatus
+  stdout: string
+  stderr: string
+}
+
+/**
+ * Feeds `input` and `fd3` to the child, reads its output when `buffer`, and resolves (never
+ * rejects) once it exited and its pipes were read — or PIPE_DRAIN_MS after the exit, since a
+ * grandchild may hold them open forever. The setImmediate lets one more poll phase read what the
+ * child wrote before exiting (on a loaded machine the timer can fire first). A program that never
+ * started is code 127 with its reason.
+ */
+function collect(child: ChildProcess, opts: { buffer: boolean; input?: string; fd3?: Uint8Array }): Promise<Collected> {
+  const out: string[] = []
+  const err: string[] = []
+  if (opts.buffer) {
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => out.push(d))
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => err.push(d))
+  }
+  // A child that exits without reading its input closes the pipe: EPIPE is its answer, not ours.
+  const ignore = () => undefined
+  if (opts.input !== undefined && child.stdin) child.stdin.on('error', ignore).end(opts.input)
+  const fd3 = child.stdio[3] as NodeJS.WritableStream | null | undefined
+  if (opts.fd3 && fd3) fd3.on('error', ignore).end(opts.fd3)
+  return new Promise((resolve) => {
+    let exit: ExitStatus | undefined
+    const done = (status: ExitStatus) => {
+      resolve({ status, stdout: out.join(''), stderr: err.join('') })
+    }
+    child.on('error', (e) => {
+      // Spawn failed (ENOENT…): there is no exit to wait for.
+      if (child.pid === undefined) done({ code: 127, signal: null, error: e.message })
+    })
+    child.once('exit', (code, signal) => {
+      exit = { code, signal }
+      const stopReading = () => {
+        for (const s of [child.stdout, child.stderr]) s?.destroy()
+        done(exit!)
+      }
+      setTimeout(() => setImmediate(stopReading), PIPE_DRAIN_MS)
+    })
+    child.once('close', () => {
+      if (exit) done(exit)
+    })
+  })
+}
+
+/** The Uint8Array given as an extra fd is written into a pipe there and closed (collect). */
+function withFd3(stdio: StdioOptions, fd3: Uint8Array | undefined): StdioOptions {
+  if (!fd3) return stdio
   const [stdin, stdout, stderr] = typeof stdio === 'string' ? [stdio, stdio, stdio] : stdio
-  return [stdin, stdout, stderr, fd3] as Options['stdio']
-}
-
-function exitStatus(r: Result): ExitStatus {
-  if (r.exitCode === undefined && !r.signal) return { code: 127, signal: null, error: startError(r) } // never started
-  return { code: r.exitCode ?? null, signal: (r.signal as NodeJS.Signals | undefined) ?? null }
-}
-
-function startError(r: Result): string {
-  return r.cause instanceof Error ? r.cause.message : (r.shortMessage ?? 'it did not start')
+  return [stdin, stdout, stderr, 'pipe']
 }
 
 function track(p: LaunchedProcess): void {
@@ -195,11 +214,7 @@ export async function runCommand(file: string, args: string[], opts: RunOptions 
     if (outcome.kind === 'abort') throw opts.signal?.reason ?? new Error('aborted')
     throw new CommandTimeoutError(`${file} ${args[0] ?? ''}`.trim(), timeoutMs)
   }
-  return { code: shellExitCode(exitStatus(outcome.r)), stdout: text(outcome.r.stdout), stderr: text(outcome.r.stderr) }
-}
-
-function text(out: unknown): string {
-  return typeof out === 'string' ? out : ''
+  return { code: shellExitCode(outcome.r.status), stdout: outcome.r.stdout, stderr: outcome.r.stderr }
 }
 
 /** A program in the foreground of this terminal (startInTerminal). */
@@ -216,14 +231,8 @@ export interface TerminalProcess {
  * session, like its parent, and whoever started it decides when to stop it (killTree).
  */
 export function startInTerminal(file: string, args: string[], opts: { env?: Env; fd3?: Uint8Array } = {}): TerminalProcess {
-  const subprocess = execa(file, args, {
-    env: opts.env ?? process.env,
-    extendEnv: false,
-    stdio: withFd3('inherit', opts.fd3),
-    reject: false,
-    cleanup: false,
-  })
-  return { pid: subprocess.pid, exited: (subprocess as unknown as Promise<Result>).then(exitStatus) }
+  const child = spawn(file, args, { env: opts.env ?? process.env, stdio: withFd3('inherit', opts.fd3) })
+  return { pid: child.pid, exited: collect(child, { buffer: false, ...(opts.fd3 && { fd3: opts.fd3 }) }).then((r) => r.status) }
 }
 
 /** startInTerminal, resolving with its exit code (shellExitCode). */
@@ -239,8 +248,7 @@ export async function runInTerminal(file: string, args: string[], opts: { env?: 
 export function launchDaemon(file: string, args: string[], opts: { env: Env; logFile: string; cwd?: string }): number {
   const log = fs.openSync(opts.logFile, 'a', 0o600)
   try {
-    // node's spawn, not execa: nothing of this child is awaited, piped or buffered here.
-    const child = spawnChild(file, args, { ...(opts.cwd && { cwd: opts.cwd }), env: opts.env, stdio: ['ignore', log, log], detached: true })
+    const child = spawn(file, args, { ...(opts.cwd && { cwd: opts.cwd }), env: opts.env, stdio: ['ignore', log, log], detached: true })
     child.on('error', () => undefined) // a missing program: the caller finds no process behind the pid file
     child.unref()
     return child.pid ?? -1

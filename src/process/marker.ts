@@ -1,7 +1,6 @@
 import fs from 'node:fs'
-import { execa } from 'execa'
 import { readProcDir } from './liveness.js'
-import { HAS_PROC, ancestry, isZombieState, procStat, processTable } from './table.js'
+import { HAS_PROC, ancestry, isZombieState, procStat, processTable, psOutput } from './table.js'
 
 /*
  * The team marker: every process swarm starts for a team carries it in its environment, which
@@ -103,15 +102,10 @@ function ancestorRows() {
 
 /** macOS: `ps -E` appends the environment (as it was at exec) to the command. Untested. */
 async function scanPs(teamDir: string): Promise<MarkedProcess[]> {
-  const r = await execa('ps', ['-A', '-E', '-ww', '-o', 'pid=,pgid=,stat=,command='], {
-    reject: false,
-    timeout: 5_000,
-    stdin: 'ignore',
-    stderr: 'ignore',
-  })
+  const stdout = await psOutput(['-A', '-E', '-ww', '-o', 'pid=,pgid=,stat=,command='])
   const out: MarkedProcess[] = []
   const dirMark = ` ${TEAM_DIR_VAR}=${teamDir}`
-  for (const line of String(r.stdout ?? '').split('\n')) {
+  for (const line of stdout.split('\n')) {
     const m = /^\s*(\d+)\s+(\d+)\s+(\S+)\s+(.*)$/.exec(line)
     if (!m || isZombieState(m[3]!)) continue
     const rest = m[4]!

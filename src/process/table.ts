@@ -1,5 +1,5 @@
 import fs from 'node:fs'
-import { execa } from 'execa'
+import { execFile } from 'node:child_process'
 
 /*
  * Reading the process table: one process's state from /proc (Linux), or every process with
@@ -51,14 +51,7 @@ export function isZombieState(state: string): boolean {
 
 /** Every process (zombies included), from one `ps` run; empty when ps cannot run. */
 export async function processTable(): Promise<ProcRow[]> {
-  const { stdout } = await execa('ps', ['-A', '-o', 'pid=,ppid=,pgid=,stat='], {
-    reject: false,
-    timeout: PS_TIMEOUT_MS,
-    killSignal: 'SIGKILL',
-    stdin: 'ignore',
-    stderr: 'ignore',
-  })
-  const out = typeof stdout === 'string' ? stdout : ''
+  const out = await psOutput(['-A', '-o', 'pid=,ppid=,pgid=,stat='])
   const rows: ProcRow[] = []
   for (const line of out.split('\n')) {
     const [pid, ppid, pgid, state] = line.trim().split(/\s+/)
@@ -74,4 +67,17 @@ export function ancestry(rows: ProcRow[]): Set<number> {
   const mine = new Set<number>()
   for (let pid: number | undefined = process.pid; pid && pid > 1 && !mine.has(pid); pid = byPid.get(pid)?.ppid) mine.add(pid)
   return mine
+}
+
+/**
+ * What `ps args` printed ('' when it cannot run or fails); SIGKILLed after PS_TIMEOUT_MS. Plain
+ * execFile: it runs below launch.ts, which reads this table to stop process trees.
+ */
+export function psOutput(args: string[]): Promise<string> {
+  return new Promise((resolve) => {
+    execFile('ps', args, { timeout: PS_TIMEOUT_MS, killSignal: 'SIGKILL', encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }, (_err, stdout) => {
+      // A failed or killed ps leaves what it printed, if anything: the callers read the rows there are.
+      resolve(typeof stdout === 'string' ? stdout : '')
+    }).stdin?.end()
+  })
 }

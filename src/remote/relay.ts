@@ -6,6 +6,7 @@ import { listPending, readResolved, resolveRequest, type ResolvedRequest } from 
 import { markRead, readInbox } from '../mailbox/inbox.js'
 import { readMemberState } from '../store/member-state.js'
 import { readTeam } from '../teams/team-store.js'
+import type { TeamMember } from '../teams/types.js'
 import { deliverRelayed } from './deliver.js'
 import { Journal } from './journal.js'
 import { RelayPeer } from './peer.js'
@@ -46,10 +47,12 @@ export async function runRelay(team: string, io: RelayIo, env: Env): Promise<str
       onFailure: (why) => failed?.(why),
       async apply(item) {
         if (item.kind === 'entry') {
-          // Not before the mirror has the member (spawn makes it after the link connects): refused
-          // unacked, the link connects again and resends it, so an early entry is never lost.
+          // Not before the mirror has the member as a resident (spawn makes it after the link
+          // connects): refused unacked, the link connects again and resends it, so an early entry
+          // is never lost — and never written into an inbox this relay would send back out.
           const config = await readTeam(team, env).catch(() => undefined)
-          if (!config?.members.some((m) => m.name === item.to)) throw new Error(`${item.to} is not on this host yet`)
+          const member = config?.members.find((m) => m.name === item.to)
+          if (!member || !residentHere(member)) throw new Error(`${item.to} is not on this host yet`)
           await deliverRelayed(team, item.to, item.entry, env)
         } else if (item.kind === 'resolved') {
           fromLink.add(item.request.id)
@@ -65,7 +68,7 @@ export async function runRelay(team: string, io: RelayIo, env: Env): Promise<str
   const sentState = new Map<string, string>()
   const scan = async () => {
     const config = await readTeam(team, env)
-    const residents = new Set(config.members.filter((m) => m.name !== LEAD_NAME && m.backendType).map((m) => m.name))
+    const residents = new Set(config.members.filter(residentHere).map((m) => m.name))
     for (const m of config.members) {
       if (residents.has(m.name)) continue
       const file = inboxPath(team, m.name, env)
@@ -104,6 +107,16 @@ export async function runRelay(team: string, io: RelayIo, env: Env): Promise<str
   } finally {
     scanner.close()
   }
+}
+
+/**
+ * Whether a mirror's member lives on this host: not the lead, not a roster entry for one who lives
+ * elsewhere (`swarm remote spawn` marks those). A resident's inbox is its own, read here; anyone
+ * else's is relayed out. Decided by the mark, never by how far its spawn got: a member being
+ * started has no pane yet, and its first prompt, relayed here, must stay here.
+ */
+export function residentHere(m: Pick<TeamMember, 'name' | 'elsewhere'>): boolean {
+  return m.name !== LEAD_NAME && m.elsewhere !== true
 }
 
 /** An answer from the other side, recorded here; one already recorded (or a request gone) is no error. */

@@ -12,7 +12,7 @@ export const SandboxSettings = z.looseObject({
   autoAllowBashIfSandboxed: z.boolean().optional(),
   excludedCommands: z.array(z.string()).optional(),
   bwrapPath: z.string().optional(),
-  /** Provider keys (PROVIDER_KEY_VARS) left in sandboxed commands' environment; swarm's own key, not Claude Code's. */
+  /** Provider keys (PROVIDER_KEY_VARS) left in Bash commands' environment, sandboxed or not; swarm's own key, not Claude Code's. */
   keepEnv: z.array(z.string()).optional(),
   filesystem: z
     .looseObject({
@@ -46,14 +46,15 @@ export interface SandboxConfig {
   network: boolean
   /** Sandboxed commands may create AF_UNIX sockets (`network.allowAllUnixSockets`); by default the seccomp filter refuses them. */
   allowAllUnixSockets: boolean
-  /** Of PROVIDER_KEY_VARS, those sandboxed commands keep (`sandbox.keepEnv`); the others are removed. */
+  /** Of PROVIDER_KEY_VARS, those Bash commands keep (`sandbox.keepEnv`), sandboxed or not; the others are removed. */
   keepEnv: string[]
 }
 
 /**
- * The one list of provider credentials a sandboxed command does not need and must not carry (the
- * network is open: a command could send them anywhere). Removed from swarm's sandboxed Bash and
- * from the shell of an agent CLI that sandboxes its own (Codex), unless `sandbox.keepEnv` names one.
+ * The one list of provider credentials a command does not need and must not carry (the network is
+ * open: a command could send them anywhere). Removed from every Bash call of swarm's agent —
+ * sandboxed, excluded, with the sandbox off or unavailable — from settings hooks, and from the
+ * shell of an agent CLI that sandboxes its own (Codex), unless `sandbox.keepEnv` names one.
  */
 export const PROVIDER_KEY_VARS: readonly string[] = [
   'ANTHROPIC_API_KEY',

@@ -31,7 +31,13 @@ export interface SandboxOptions {
 export function createBashSandbox(o: SandboxOptions): BashSandbox {
   const platform = o.platform ?? process.platform
   let tmpDir: Promise<string> | undefined
-  const privateTmp = () => (tmpDir ??= makePrivateTmp(o.label))
+  let closed = false
+  // Nothing runs once the member closed its sandbox (a subagent's call still in flight): no temp directory outlives it.
+  const privateTmp = () => {
+    if (closed) return Promise.reject(new Error(`the sandbox of ${o.label} was closed: nothing was run`))
+    tmpDir ??= makePrivateTmp(o.label)
+    return tmpDir
+  }
 
   const statusFor = async (command: string): Promise<{ status: SandboxStatus; reason: string }> => {
     if (!o.config.enabled) return { status: 'unsandboxed', reason: 'the sandbox is turned off (sandbox.enabled is false)' }
@@ -50,11 +56,12 @@ export function createBashSandbox(o: SandboxOptions): BashSandbox {
     statusFor,
     autoAllow: o.config.autoAllow,
     async launch(command, cwd) {
+      // Sandboxed or not, a command gets no provider key the settings do not keep (sandbox.keepEnv).
+      const unsetEnv = strippedProviderVars(o.config)
       const { status } = await statusFor(command)
-      if (status !== 'sandboxed') return { file: 'bash', args: ['-c', command] }
+      if (status !== 'sandboxed') return { file: 'bash', args: ['-c', command], unsetEnv }
       const p = await plan(command, cwd)
       const settle = () => moveAsideCreated(p.writable, p.before)
-      const unsetEnv = strippedProviderVars(o.config)
       if (platform === 'darwin') return { file: '/usr/bin/sandbox-exec', args: seatbeltArgs(p), env: p.setenv, unsetEnv, settle }
       const seccomp = seccompProgram({ blockUnixSockets: !o.config.allowAllUnixSockets })
       return {
@@ -67,6 +74,7 @@ export function createBashSandbox(o: SandboxOptions): BashSandbox {
       }
     },
     async close() {
+      closed = true
       if (tmpDir) await fsp.rm(await tmpDir, { recursive: true, force: true })
     },
   }

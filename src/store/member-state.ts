@@ -44,6 +44,11 @@ export const MemberState = z.looseObject({
   /** The agent's spending limit, as raised so far. */
   budget: z.object({ maxCostUsd: z.number().optional(), maxTokens: z.number().optional() }).optional(),
   turns: z.number().optional(),
+  /**
+   * Context windows the API named (a 400 "prompt is too long: N tokens > M maximum"), by model:
+   * kept across turns and runs so the member compacts in time (agent/compaction/thresholds.ts).
+   */
+  contextWindows: z.record(z.string(), z.number().int().positive()).optional(),
   /** An agent-CLI teammate: how its whole process tree runs (`sandboxed`, `unavailable`, `unsandboxed`). */
   sandbox: z.enum(['sandboxed', 'unavailable', 'unsandboxed']).optional(),
   /** A member on another machine: the host this record was relayed from (src/remote/link.ts). */

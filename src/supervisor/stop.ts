@@ -1,6 +1,7 @@
 import { BackendUnavailableError, ExitCode, NotFoundError, SwarmError, UsageError } from '../errors.js'
 import { LEAD_NAME, agentId as makeAgentId } from '../home/paths.js'
-import { teamLeadSignerIfAny } from '../trust/sign.js'
+import { teamLeadSigner } from '../trust/sign.js'
+import { leadSealerOf } from '../teams/messaging.js'
 import { findMember, readTeam, updateTeam } from '../teams/team-store.js'
 import type { TeamFile } from '../teams/types.js'
 import { delay } from '../process/delay.js'
@@ -45,7 +46,8 @@ export interface StopReport {
 export async function stopTeamMembers(team: string, opts: StopOptions = {}): Promise<StopReport> {
   const env = opts.env ?? process.env
   const config = await readTeamIfAny(team, env)
-  const sign = opts.sign ?? (config ? await teamLeadSignerIfAny(team, env) : undefined)
+  // A lost or unreadable key leaves no sealer: the stop is forced (nobody could trust an order).
+  const sign = opts.sign ?? (config ? await leadSealerOf(config, env).catch(() => undefined) : undefined)
   const members = (config?.members ?? []).filter((m) => m.name !== LEAD_NAME)
   const report: StopReport = { team, exited: [], killed: [], unreachable: [] }
   const cache = new Map<string, TeammateExecutor<unknown>>()
@@ -77,7 +79,8 @@ export async function stopTeamMembers(team: string, opts: StopOptions = {}): Pro
   }
 
   const running = await alive()
-  if (opts.graceful !== false && running.size) {
+  // Without a sealer (the lead's key is lost) no request could be trusted: every member is killed.
+  if (opts.graceful !== false && running.size && sign !== undefined) {
     const everyone = [...running, ...(byBackend.get(undefined) ?? []).filter((id) => !skipped.has(id))]
     await Promise.all(everyone.map((id) => requestShutdown(id, 'the team is being stopped', { env, sign })))
     const deadline = Date.now() + (opts.timeoutMs ?? GRACEFUL_STOP_MS)
@@ -155,7 +158,7 @@ export async function killTeammate(team: string, name: string, opts: KillOptions
   const member = findMember(config, name)
   const id = makeAgentId(name, team)
   // shutdown_request is privileged: unsigned, a teammate would ignore it.
-  const sign = opts.sign ?? (await teamLeadSignerIfAny(team, env))
+  const sign = opts.sign ?? (await leadSealerOf(config, env))
   const backend = backendOf(member)
   let outcome: KillOutcome
   if (!backend) {
@@ -177,7 +180,8 @@ export async function killTeammate(team: string, name: string, opts: KillOptions
       await markStopped(team, name, env, { inactive: true })
       return { outcome: 'exited' }
     }
-    await requestShutdown(id, 'stopped with swarm kill', { env, sign })
+    // Only its leader can stop it, and only on a trusted order: a lost key is an error naming `swarm team rekey`.
+    await requestShutdown(id, 'stopped with swarm kill', { env, sign: sign ?? (await teamLeadSigner(team, env)) })
     // Its leader stops it; the mark keeps it stopped when that leader (re)starts its roster, as on a pane team.
     await markStopped(team, name, env, { inactive: false })
     return { outcome: 'requested' }

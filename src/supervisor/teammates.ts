@@ -161,20 +161,21 @@ export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[],
   // Sent as the lead sends (signed, recorded for a reader that deletes it): a Claude Code teammate
   // holding the team's key shows an unsigned prompt to its model as an unverified lead message.
   await Promise.all(
-    inputs.flatMap((i, k) =>
-      i.prompt && !launches[k]?.launch.promptInArgv
+    inputs.flatMap((i, k) => {
+      const text = launches[k]?.launch.inboxPrompt ?? i.prompt
+      return text && !launches[k]?.launch.promptInArgv
         ? [
             sendTeamMessage({
               team,
               to: i.name,
-              text: i.prompt,
+              text,
               summary: 'initial prompt',
               env,
               ...definedOnly({ recipientOwnsInbox: launches[k]?.ownsInbox }),
             }),
           ]
-        : [],
-    ),
+        : []
+    }),
   )
   const spawned = await executor.spawnMany(
     inputs.map((input, k) => {

@@ -61,8 +61,12 @@ export function claudePaneSocket(lead: ClaudeLead, env: NodeJS.ProcessEnv = proc
     // gone, or not ours to read: look for its server where ours would be
   }
   if (leadEnv.TMUX) return leadEnv.TMUX.split(',')[0]
-  const tmpdir = leadEnv.TMUX_TMPDIR || env.TMUX_TMPDIR || '/tmp'
-  const uid = typeof process.getuid === 'function' ? process.getuid() : 0
-  const socket = `${tmpdir}/tmux-${uid}/${claudeTmuxSocket(lead)}`
+  const socket = claudeTmuxSocketPath(lead, { TMUX_TMPDIR: leadEnv.TMUX_TMPDIR || env.TMUX_TMPDIR })
   return fs.existsSync(socket) ? socket : undefined
+}
+
+/** Where the lead's `claude-swarm-<pid>` socket lives: `<TMUX_TMPDIR or /tmp>/tmux-<uid>/`, as tmux puts a `-L` socket. */
+export function claudeTmuxSocketPath(lead: ClaudeLead, env: NodeJS.ProcessEnv = process.env): string {
+  const uid = typeof process.getuid === 'function' ? process.getuid() : 0
+  return `${env.TMUX_TMPDIR || '/tmp'}/tmux-${uid}/${claudeTmuxSocket(lead)}`
 }

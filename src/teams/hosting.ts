@@ -9,6 +9,12 @@ import type { TeamFile, TeamMember } from './types.js'
  */
 
 /**
+ * The team field naming the pane backend (tmux) that shows a hosted team's teammates
+ * (`team create --hosted`): they run inside the leader's process, each shown in a pane of its own.
+ */
+export const HOSTED_VIEWS_FIELD = 'swarmViews'
+
+/**
  * Whether the team's leader hosts the member, inside its own process: it is recorded in-process,
  * or it has no backend of its own in a team created in-process. A member written with `--no-start`
  * and then spawned in a pane (or running another agent CLI) is never also started by the leader:

@@ -2,7 +2,8 @@ import type { InboxMessage } from '../mailbox/types.js'
 import { addressMessage, deliverAddressed } from '../mailbox/send.js'
 import { prepareSentLog, recordSent } from '../mailbox/sent-log.js'
 import { LEAD_NAME, sentLogPath } from '../home/paths.js'
-import { seal, teamLeadSigner, type Sealer } from '../trust/sign.js'
+import { seal, teamLeadSigner, teamLeadSignerIfAny, type Sealer } from '../trust/sign.js'
+import type { TeamFile } from './types.js'
 import { claudeLeadOf } from './claude-lead.js'
 import { findMember, readTeam } from './team-store.js'
 
@@ -28,7 +29,7 @@ export async function sendTeamMessage(msg: TeamMessage): Promise<InboxMessage[]>
   const config = await readTeam(msg.team, msg.env)
   const sender = findMember(config, msg.from ?? LEAD_NAME)
   // A Claude Code lead signs with keys only it holds: swarm neither signs for it nor writes key files into its team.
-  const sealer: Sealer = sender.name !== LEAD_NAME ? 'teammate' : claudeLeadOf(config) ? 'claude-lead' : await teamLeadSigner(msg.team, msg.env)
+  const sealer: Sealer = sender.name !== LEAD_NAME ? 'teammate' : ((await leadSealerOf(config, msg.env)) ?? (await teamLeadSigner(msg.team, msg.env)))
   // Readers that delete what they consume (Claude Code, and a Claude Code lead's team-lead inbox):
   // swarm keeps its own record, so `swarm inbox` shows those messages as consumed, not missing.
   const claudeLed = claudeLeadOf(config) !== undefined
@@ -50,4 +51,13 @@ export async function sendTeamMessage(msg: TeamMessage): Promise<InboxMessage[]>
   const sent = await deliverAddressed(msg.team, seal(addressed, sealer), msg.env)
   for (const [i, log] of logs.entries()) if (log) await recordSent(log, [sent[i]])
   return sent
+}
+
+/**
+ * How team-lead's entries are sealed in `config`'s team: `claude-lead` when Claude Code leads it
+ * (its keys are its own; swarm makes none there), else the team's signer — undefined when its
+ * `lead.key` is lost (an order then cannot be trusted: stopping forces instead of asking).
+ */
+export async function leadSealerOf(config: TeamFile, env?: NodeJS.ProcessEnv): Promise<Sealer | undefined> {
+  return claudeLeadOf(config) ? 'claude-lead' : teamLeadSignerIfAny(config.name, env)
 }

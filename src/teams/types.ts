@@ -32,6 +32,11 @@ export const TeamMember = z.looseObject({
   backendType: z.string().optional(),
   /** A member on another machine: `user@host[:port]` (`--host`, `host:`), reached over ssh (src/remote/). */
   host: z.string().optional(),
+  /**
+   * swarm's, in a host's mirror of a team (src/remote/): the member lives on another machine (the
+   * lead's, or another host) — its inbox here is relayed out, never read here. Absent: it is resident.
+   */
+  elsewhere: z.boolean().optional(),
   isActive: z.boolean().optional(),
   mode: z.string().optional(),
   /** swarm's: the member's spending limit in USD / in tokens (`--max-cost`, `--max-tokens`). */

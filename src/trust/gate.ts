@@ -5,6 +5,7 @@ import type { InboxMessage } from '../mailbox/types.js'
 import { CLAUDE_LEAD_VERIFY_KEY_ENV, parseClaudeVerifyKey, verifyClaudeLeadEntry, type ClaudeVerifyKey } from './claude-scheme.js'
 import { loadLeadPublicKey, resolveLeadVerifyKey } from './keys.js'
 import { OrderLedger, orderLedgerPath } from './ledger.js'
+import { type RecordKind, verifyRecord } from './record-seal.js'
 import { importPublicKey, verifyLeadMessage } from './swarm-scheme.js'
 
 /**
@@ -68,6 +69,27 @@ export class LeadGate {
     if (!(await this.ledger.claim(entry.msg_id, entry.timestamp))) return 'replayed'
     this.rotateOn(entry)
     return 'verified'
+  }
+
+  /**
+   * Whether a record team-lead writes as a file (a resolved request, "always" rules) carries its
+   * seal, under the key of swarm's scheme as rotated (the lead's own: lead.pub, as for its orders).
+   * A member of a Claude Code lead's team takes records as written (that lead seals nothing).
+   */
+  /** Whether this member checks the lead's records at all (not in a Claude Code lead's team, which seals nothing). */
+  get checksRecords(): boolean {
+    return !this.keyless && this.options.claudeLed !== true
+  }
+
+  async verifyRecord(kind: RecordKind, record: Record<string, unknown>): Promise<boolean> {
+    if (this.keyless || this.options.claudeLed) return true
+    if (verifyRecord(this.swarmKey, kind, this.options.team, record)) return true
+    // A team that had no key when the member started: the first pair, made when the lead first signed.
+    if (this.swarmKey === undefined) this.swarmKey = await resolveLeadVerifyKey(this.options.team, this.options.env).catch(() => undefined)
+    if (verifyRecord(this.swarmKey, kind, this.options.team, record)) return true
+    if (this.options.name !== LEAD_NAME) return false
+    const current = await loadLeadPublicKey(this.options.team, this.options.env).catch(() => undefined)
+    return current !== undefined && verifyRecord(current, kind, this.options.team, record)
   }
 
   private async signatureHolds(entry: InboxMessage): Promise<boolean> {

@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto'
 import { NotFoundError } from '../errors.js'
 import type { InboxMessage } from '../mailbox/types.js'
-import type { AddressedEntry, SealedEntry } from '../mailbox/send.js'
+import { type AddressedEntry, type SealedEntry, markSealed } from '../mailbox/send.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { formatClaudeVerifyKey, recipientClaudeKey, signClaudeLeadEntry } from './claude-scheme.js'
 import { currentLeadKey, ensureTeamKeys } from './keys.js'
@@ -62,14 +62,16 @@ export type Sealer = LeadSignFn | 'teammate' | 'claude-lead' | 'relayed'
  * a relayed one must arrive signed.
  */
 export function seal(addressed: readonly AddressedEntry[], sealer: Sealer): SealedEntry[] {
-  return addressed.map((a) => {
-    if (typeof sealer === 'function') return { ...a, entry: signEntry(a.entry, sealer, a.to) } as SealedEntry
-    if (a.entry.from === LEAD_NAME && sealer === 'teammate')
-      throw new Error(`an entry from ${LEAD_NAME} to ${a.to} must be signed: no lead signer was given`)
-    if (a.entry.from === LEAD_NAME && sealer === 'relayed' && a.entry.leadSig === undefined && a.entry.lead_sig === undefined)
-      throw new Error(`a relayed entry from ${LEAD_NAME} to ${a.to} carries no signature`)
-    return a as SealedEntry
-  })
+  return markSealed(
+    addressed.map((a) => {
+      if (typeof sealer === 'function') return { ...a, entry: signEntry(a.entry, sealer, a.to) }
+      if (a.entry.from === LEAD_NAME && sealer === 'teammate')
+        throw new Error(`an entry from ${LEAD_NAME} to ${a.to} must be signed: no lead signer was given`)
+      if (a.entry.from === LEAD_NAME && sealer === 'relayed' && a.entry.leadSig === undefined && a.entry.lead_sig === undefined)
+        throw new Error(`a relayed entry from ${LEAD_NAME} to ${a.to} carries no signature`)
+      return a
+    }),
+  )
 }
 
 /**

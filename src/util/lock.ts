@@ -1,6 +1,5 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import lockfile from 'proper-lockfile'
 import { LockTimeoutError } from '../errors.js'
 import { FILE_MODE, ensureDir } from './fs.js'
 import { LOCK_STALE_MS, LockLostError, fencedFs, forgetLock, withFence } from './lock-fence.js'
@@ -56,7 +55,7 @@ export async function withFileLock<T>(file: string, fn: () => Promise<T>, option
 
 async function acquire(file: string, lockDir: string): Promise<() => Promise<void>> {
   try {
-    return await lockfile.lock(file, {
+    return await (await properLockfile()).lock(file, {
       lockfilePath: lockDir,
       realpath: false,
       stale: LOCK_STALE_MS,
@@ -73,4 +72,15 @@ async function acquire(file: string, lockDir: string): Promise<() => Promise<voi
     if ((err as NodeJS.ErrnoException).code === 'ELOCKED') throw new LockTimeoutError(file, { cause: err })
     throw err
   }
+}
+
+let library: Promise<typeof import('proper-lockfile')> | undefined
+
+/**
+ * proper-lockfile, loaded at the first lock: a CLI call that only reads (`swarm status`) does not
+ * pay for it and graceful-fs (bench/cli.mjs).
+ */
+export function properLockfile(): Promise<typeof import('proper-lockfile')> {
+  library ??= import('proper-lockfile').then((m) => m.default)
+  return library
 }

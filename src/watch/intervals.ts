@@ -25,10 +25,18 @@ export const WATCH_INTERVALS = {
    * members' state.json) when no event came: state files sit a directory below the watched ones.
    */
   remoteRelay: 250,
+  /**
+   * The same sweep once no event came for a while (watch/idle-poll.ts doubles the pause up to this):
+   * 64 idle teammates sweeping every second cost ~15 % of a core (bench/idle.mjs); a message a
+   * missed event would hide (a network filesystem) still arrives within it.
+   */
+  inboxIdle: 16_000,
   /** `swarm logs --follow`: a transcript append the directory watch missed shows within a second. */
   logsFollow: 1_000,
   /** The leader console's look at pending permission requests when no event came (a request is no hurry to the second). */
   pendingRequests: 2_000,
+  /** The same look once no request came for a while (watch/idle-poll.ts): an idle team's leader wakes a few times a minute. */
+  pendingRequestsIdle: 16_000,
   /** `swarm status --watch`: a redraw this often even without events, for a process that died silently. */
   statusSweep: 2_000,
   /** `swarm web`: a fresh look at every team this often without events (a process that died silently); pages get news only when it changed. */

@@ -1,4 +1,5 @@
 import fs from 'node:fs'
+import { idlePoll } from './idle-poll.js'
 
 /*
  * The one fs.watch of swarm: a file or directory watched for "look again", with an optional safety
@@ -13,6 +14,8 @@ export type WatchEvent = 'rename' | 'change' | 'poll'
 export interface PathWatchOptions {
   /** Safety poll: the callback also runs this often (an entry of WATCH_INTERVALS); none by default. */
   pollMs?: number
+  /** With pollMs: while no event comes, the poll slows down to this (watch/idle-poll.ts); default pollMs. */
+  idlePollMs?: number
   /**
    * A watch that was armed broke (the directory went away, the watch failed); it is closed and
    * `armed` is false from then on. Called asynchronously, never from watchPath itself. Default:
@@ -40,9 +43,14 @@ export function watchPath(target: string, onChange: (name: string | null, event:
   let watcher: fs.FSWatcher | undefined
   let error: unknown
   let closed = false
+  const poll = opts.pollMs
+    ? idlePoll(() => onChange(null, 'poll'), { minMs: opts.pollMs, maxMs: opts.idlePollMs ?? opts.pollMs, ...(opts.unref && { unref: true }) })
+    : undefined
   try {
     const w = fs.watch(target, (event, name) => {
-      if (!closed) onChange(name === null ? null : String(name), event)
+      if (closed) return
+      poll?.wake()
+      onChange(name === null ? null : String(name), event)
     })
     w.on('error', (err) => {
       if (watcher !== w) return
@@ -56,8 +64,6 @@ export function watchPath(target: string, onChange: (name: string | null, event:
   } catch (err) {
     error = err // e.g. ENOENT, or out of inotify watches
   }
-  const poll = opts.pollMs ? setInterval(() => onChange(null, 'poll'), opts.pollMs) : undefined
-  if (opts.unref) poll?.unref()
   return {
     get armed() {
       return watcher !== undefined
@@ -67,7 +73,7 @@ export function watchPath(target: string, onChange: (name: string | null, event:
     },
     close() {
       closed = true
-      clearInterval(poll)
+      poll?.close()
       watcher?.close()
       watcher = undefined
     },

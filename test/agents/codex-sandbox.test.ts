@@ -1,4 +1,5 @@
 import fs from 'node:fs'
+import net from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AgentTeam, agentState, agentTeam, hasCli } from './helpers.js'
@@ -38,15 +39,30 @@ const NAME = 'codex-mate'
 const idle = (t: AgentTeam) => waitFor(`${NAME} idle`, async () => (await agentState(t, NAME))?.status === 'idle', 60_000)
 const toolResults = (t: AgentTeam) => t.server.requests.map((r) => r.view?.toolResult ?? '').filter(Boolean)
 
+/** A loopback listener standing for another teammate's relay: it counts who reached it. */
+const probe = { port: 0, connections: 0, server: undefined as net.Server | undefined }
+
 describe.skipIf(!hasCli('codex'))("Codex's sandbox keeps swarm's root read-only (real CLI)", () => {
   let t: AgentTeam
   beforeAll(async () => {
+    probe.server = net.createServer((c) => {
+      probe.connections++
+      c.destroy()
+    })
+    await new Promise<void>((resolve) => probe.server!.listen(0, '127.0.0.1', resolve))
+    probe.port = (probe.server.address() as net.AddressInfo).port
     t = await agentTeam({
       rules: [
         { userMatches: 'WRITE-ROOT', reply: sh('echo x > "$SWARM_HOME/teams/t/x"; echo "WRITE-RC=$?"') },
         { userMatches: 'READ-KEY', reply: sh('cat "$SWARM_HOME/teams/t/lead.key"; echo "READ-RC=$?"') },
         { userMatches: 'SELF-APPROVE', reply: sh('node approver.js', false, { yield_time_ms: 1500 }) },
         { toolResultIncludes: 'APPROVER-STARTED', reply: sh('touch selfapproved.txt', true) },
+        {
+          userMatches: 'USE-TOKEN',
+          reply: sh(
+            `cat "$SWARM_HOME"/agent-homes/t/other/relay/endpoint.json; echo; (echo hello > /dev/tcp/127.0.0.1/${probe.port}) 2>&1; echo "CONNECT-RC=$?"`,
+          ),
+        },
         { userMatches: 'ESCALATED-SEND', reply: sh('swarm send t team-lead "pong from the shell"; echo "SEND-RC=$?"', true) },
         { afterTool: true, reply: { text: 'The tool finished.' } },
       ],
@@ -57,7 +73,10 @@ describe.skipIf(!hasCli('codex'))("Codex's sandbox keeps swarm's root read-only 
     expect(spawned.stderr).toBe('')
     await idle(t)
   }, 120_000)
-  afterAll(async () => t?.cleanup(), 30_000)
+  afterAll(async () => {
+    probe.server?.close()
+    await t?.cleanup()
+  }, 30_000)
 
   it('an unasked command writing $SWARM_HOME/teams/t/x fails and creates nothing', async () => {
     await t.swarm(['send', 't', NAME, 'WRITE-ROOT now'])
@@ -105,6 +124,18 @@ describe.skipIf(!hasCli('codex'))("Codex's sandbox keeps swarm's root read-only 
     await idle(t)
     expect(fs.existsSync(path.join(t.work, 'selfapproved.txt'))).toBe(false)
   }, 120_000)
+
+  it("an unasked command can read another teammate's relay token (a profile deny would hold for escalated commands too) but cannot use it: no connection, not even to loopback", async () => {
+    const other = path.join(t.home, 'agent-homes', 't', 'other', 'relay')
+    fs.mkdirSync(other, { recursive: true })
+    fs.writeFileSync(path.join(other, 'endpoint.json'), `{"port":${probe.port},"token":"OTHER-TOKEN"}`)
+    await t.swarm(['send', 't', NAME, 'USE-TOKEN now'])
+    const result = await waitFor('the connect result', () => toolResults(t).find((r) => r.includes('CONNECT-RC=')), 60_000)
+    expect(result, result).toContain('OTHER-TOKEN')
+    expect(result).not.toContain('CONNECT-RC=0')
+    expect(probe.connections).toBe(0)
+    await idle(t)
+  }, 90_000)
 
   it('an escalated swarm send is asked and, approved, reaches the lead', async () => {
     await t.swarm(['send', 't', NAME, 'ESCALATED-SEND now'])

@@ -116,7 +116,10 @@ describe('one ask flow for swarm agents and CLI teammates', () => {
     const first = await waitFor('alice pending', () => pendingOf('alice'), 15_000, { output: agent.pane })
     await perms('approve', TEAM, first.id, '--always', '--team-wide')
     await waitFor('a.txt', () => fs.existsSync(path.join(fx.cwd, 'a.txt')), 15_000, { output: agent.pane })
-    expect(JSON.parse(fs.readFileSync(alwaysRulesPath({ team: TEAM }, fx.env), 'utf8'))).toEqual({ allow: ['Bash(touch:*)'] })
+    expect(JSON.parse(fs.readFileSync(alwaysRulesPath({ team: TEAM }, fx.env), 'utf8'))).toMatchObject({
+      allow: ['Bash(touch:*)'],
+      leadSeal: expect.any(String),
+    })
     // gem's shell call the team rule covers: allowed by swarm, nothing pending, nothing asked.
     const covered = await gemShell('touch b.txt').done
     expect(JSON.parse(covered.stdout)).toEqual({ decision: 'allow' })
@@ -141,7 +144,10 @@ describe('one ask flow for swarm agents and CLI teammates', () => {
     await perms('approve', TEAM, first.id, '--always')
     await waitFor('one.txt', () => fs.existsSync(path.join(fx.cwd, 'one.txt')), 15_000, { output: agent.pane })
     await waitFor('the rule kept', () => fs.existsSync(alwaysRulesPath({ team: TEAM, member: 'alice' }, fx.env)))
-    expect(JSON.parse(fs.readFileSync(alwaysRulesPath({ team: TEAM, member: 'alice' }, fx.env), 'utf8'))).toEqual({ allow: ['Bash(touch:*)'] })
+    expect(JSON.parse(fs.readFileSync(alwaysRulesPath({ team: TEAM, member: 'alice' }, fx.env), 'utf8'))).toMatchObject({
+      allow: ['Bash(touch:*)'],
+      leadSeal: expect.any(String),
+    })
     await agent.stop()
     agent = await startInProcess(fx)
     const asked = await askedByAlice()
@@ -154,7 +160,10 @@ describe('one ask flow for swarm agents and CLI teammates', () => {
     const fromGem = await waitFor('gem pending', () => pendingOf('gem'))
     await perms('approve', TEAM, fromGem.id, '--always')
     expect(JSON.parse((await hook.done).stdout)).toEqual({ decision: 'allow' })
-    expect(JSON.parse(fs.readFileSync(alwaysRulesPath({ team: TEAM, member: 'gem' }, fx.env), 'utf8'))).toEqual({ allow: ['Bash(touch:*)'] })
+    expect(JSON.parse(fs.readFileSync(alwaysRulesPath({ team: TEAM, member: 'gem' }, fx.env), 'utf8'))).toMatchObject({
+      allow: ['Bash(touch:*)'],
+      leadSeal: expect.any(String),
+    })
     expect(JSON.parse((await gemShell('touch again.txt').done).stdout)).toEqual({ decision: 'allow' })
     expect(await pendingOf('gem')).toBeUndefined()
   })

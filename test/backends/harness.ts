@@ -2,7 +2,9 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { generateKeyPairSync } from 'node:crypto'
 import { createExecutor } from '../../src/backends/registry.js'
+import { leadSigner } from '../../src/trust/sign.js'
 import { isolatedEnv as isolatedBase } from '../support/home.js'
 import { reapTmux } from '../support/tmux.js'
 import type { BackendType, InProcessExecutor, PaneExecutor, SpawnedTeammate } from '../../src/backends/types.js'
@@ -45,7 +47,8 @@ export function makeHarness(type: BackendType): Harness {
     env.ITERM_SESSION_ID = 'w0t0p0:LEADER-0000'
   }
   const tracked = new Set<number>()
-  const options = { env, leaderArgv: () => ['sleep', '600'] }
+  // team-lead's entries (sendMessage, terminate's shutdown_request) are written only sealed.
+  const options = { env, leaderArgv: () => ['sleep', '600'], sign: leadSigner(generateKeyPairSync('ed25519').privateKey) }
   const executor: PaneExecutor | InProcessExecutor = type === 'in-process' ? createExecutor('in-process', options) : createExecutor(type, options)
   const cwd = path.join(root, 'work')
   fs.mkdirSync(cwd, { recursive: true })

@@ -6,7 +6,8 @@ import { launcherScript, leaderSessionId, parseSplitOutput } from '../../src/bac
 import { ownPaneIo, paneIo } from '../../src/backends/registry.js'
 import type { PaneExecutor } from '../../src/backends/types.js'
 import { UsageError } from '../../src/errors.js'
-import { agentDir } from '../../src/home/paths.js'
+import { agentDir, teamDir } from '../../src/home/paths.js'
+import { memberCgroup } from '../../src/process/containment.js'
 import { type Harness, makeHarness, readJson } from './harness.js'
 import { waitFor } from '../support/wait.js'
 
@@ -57,6 +58,19 @@ describe('iTerm2 backend (fake it2)', () => {
     expect(calls().some((c) => c.join(' ').includes('sk-zzz'))).toBe(false)
   })
 
+  it.skipIf(!cgroupsHere())("runs the teammate in its member's cgroup, as a tmux pane's (what team delete reaps by)", async () => {
+    const out = path.join(h.env.SWARM_HOME!, 'c.json')
+    await h.start('ti', 'c', ['record', out])
+    const seen = await waitFor('c to start', () => readJson<{ pid: number }>(out), 15_000)
+    const cgroup = fs.readFileSync(`/proc/${seen.pid}/cgroup`, 'utf8').trim().split('::')[1]!
+    const expected = memberCgroup(teamDir('ti', h.env), 'c', h.env)!
+    expect(expected.endsWith(cgroup)).toBe(true)
+    await h.executor.kill(`c@ti`)
+    await waitFor('the cgroup to empty', () => fs.readFileSync(path.join(expected, 'cgroup.procs'), 'utf8').trim() === '', 15_000)
+    fs.rmdirSync(expected)
+    fs.rmdirSync(path.dirname(expected))
+  })
+
   it('prunes a session that vanished and splits from the one before; reports it closed', async () => {
     const a = await h.start('ti', 'a', ['record', path.join(h.env.SWARM_HOME!, 'a.json')])
     const b = await h.start('ti', 'b', ['record', path.join(h.env.SWARM_HOME!, 'b.json')])
@@ -99,3 +113,19 @@ describe('iTerm2 backend (fake it2)', () => {
     await expect(h.start('ti', 'a', ['exit', '0'])).rejects.toThrow(/it2 session split failed: .*Python API/)
   })
 })
+
+/** Whether this system lets swarm make member cgroups (cgroup v2, writable); the probe's directories are removed again. */
+function cgroupsHere(): boolean {
+  if (process.platform !== 'linux') return false
+  const probeHome = fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'swarm-cg-probe-'))
+  try {
+    const dir = memberCgroup(probeHome, 'probe', process.env)
+    if (dir) {
+      fs.rmdirSync(dir)
+      fs.rmdirSync(path.dirname(dir))
+    }
+    return dir !== undefined
+  } finally {
+    fs.rmSync(probeHome, { recursive: true, force: true })
+  }
+}

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { useTempDir } from '../support/home.js'
 import { BIN, REPO, requireBuilt } from '../support/repo.js'
 
-const PLUMBING = ['agent', 'hook', 'mcp', 'agent-cli', 'relay']
+const PLUMBING = ['agent', 'hook', 'mcp', 'agent-cli', 'relay', 'remote']
 const version = (JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version
 const swarm = (bin: string, ...args: string[]) =>
   execa(process.execPath, [bin, ...args], { reject: false, stdin: 'ignore', env: { ...process.env, NO_COLOR: '1' } })
@@ -34,15 +34,15 @@ describe('swarm --help and --version', () => {
     expect((await swarm(BIN, 'hook', '--help')).exitCode).toBe(0)
   })
 
-  it('--version is package.json’s; neither needs any command group (the root bundle alone answers them)', async () => {
-    requireBuilt('dist/bundle/_root.cjs')
+  it('--version is package.json’s; neither loads any command code (bin/swarm.js answers them from the build)', async () => {
+    requireBuilt('dist/bundle/_root.json')
     expect((await swarm(BIN, '--version')).stdout).toBe(version)
     expect(fs.readFileSync(path.join(REPO, 'src/cli/main.ts'), 'utf8')).not.toMatch(/\.version\('\d/)
-    // A tree with bin/swarm.js and the root bundle only: no command group, no tsc output.
+    // A tree with bin/ and the build's root answers only: no bundle, no tsc output.
     fs.mkdirSync(path.join(dir, 'bin'))
     fs.mkdirSync(path.join(dir, 'dist/bundle'), { recursive: true })
-    fs.copyFileSync(BIN, path.join(dir, 'bin/swarm.js'))
-    fs.copyFileSync(path.join(REPO, 'dist/bundle/_root.cjs'), path.join(dir, 'dist/bundle/_root.cjs'))
+    for (const f of ['swarm.js', 'package.json']) fs.copyFileSync(path.join(path.dirname(BIN), f), path.join(dir, 'bin', f))
+    fs.copyFileSync(path.join(REPO, 'dist/bundle/_root.json'), path.join(dir, 'dist/bundle/_root.json'))
     const bin = path.join(dir, 'bin/swarm.js')
     for (const flag of ['--version', '-V']) expect((await swarm(bin, flag)).stdout).toBe(version)
     for (const flag of ['--help', '-h']) expect((await swarm(bin, flag)).stdout).toBe((await swarm(BIN, '--help')).stdout)

@@ -1,6 +1,6 @@
 import fs from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { claudeLeadAlive, claudeLeadOf } from '../../src/teams/claude-lead.js'
+import { claudeLeadAlive, claudeLeadOf, claudeTmuxSocketPath } from '../../src/teams/claude-lead.js'
 import type { TeamFile } from '../../src/teams/types.js'
 import { waitFor } from '../support/wait.js'
 import {
@@ -69,12 +69,17 @@ describe('deleting a Claude-Code-led team after its lead is gone', () => {
     await waitFor('the lead is gone', () => !claudeLeadAlive(leadInfo), 10_000)
     const cw = claudeProcessOf(team, 'cw')
     expect(cw, 'cw outlives its lead').toBeDefined()
+    const socket = claudeTmuxSocketPath(leadInfo, sb.env)
+    expect(fs.lstatSync(socket).isSocket(), 'its claude-swarm-<pid> server').toBe(true)
     const t0 = Date.now()
     const r = await sb.swarm(['team', 'delete', team, '--timeout', '20', '--json'], { timeout: 60_000 })
     const ms = Date.now() - t0
     expect(r.code, r.stderr).toBe(0)
-    const report = JSON.parse(r.stdout) as { exited: string[]; signalled: string[]; killed: string[] }
+    const report = JSON.parse(r.stdout) as { exited: string[]; signalled: string[]; killed: string[]; tmuxSocketRemoved?: string }
     expect(report).toMatchObject({ exited: ['w2'], signalled: ['cw'], killed: [] })
+    // Its teammates ended, the lead's own tmux server exited: the socket file it left is gone too.
+    expect(report.tmuxSocketRemoved).toBe(socket)
+    expect(fs.existsSync(socket)).toBe(false)
     // Not the 20 s timeout: cw is never asked with a shutdown it would refuse.
     expect(ms, 'well before the 20 s timeout').toBeLessThan(15_000)
     expect(claudeProcessOf(team, 'cw')).toBeUndefined()

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { bellPath, handRaised, raiseHand, ringBell } from '../../src/mailbox/bell.js'
 import { appendMessage, readInbox } from '../../src/mailbox/inbox.js'
-import { type TempHome, useInbox } from './helpers.js'
+import { appendContended, type TempHome, useInbox } from './helpers.js'
 
 let home: TempHome
 let file: string
@@ -16,7 +16,7 @@ describe("the spool's bell", () => {
   })
 
   it('holds a raised hand for a short while, until the raiser rings it down', async () => {
-    await appendMessage(file, { from: 'alice', text: 'makes the spool and its bell' })
+    await appendContended(file, 'makes the spool and its bell')
     const bell = bellPath(file)
     expect(handRaised(bell)).toBe(false)
     raiseHand(file)
@@ -28,7 +28,7 @@ describe("the spool's bell", () => {
   })
 
   it('an abandoned raised hand (its process died) stops counting: appends go on', async () => {
-    await appendMessage(file, { from: 'alice', text: 'one' })
+    await appendContended(file, 'one')
     raiseHand(file) // and never lowered
     await appendMessage(file, { from: 'alice', text: 'two' })
     expect((await readInbox(file)).map((m) => m.text)).toEqual(['one', 'two'])

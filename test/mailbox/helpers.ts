@@ -4,6 +4,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach } from 'vitest'
 import { inboxPath } from '../../src/home/paths.js'
+import { appendMessage } from '../../src/mailbox/inbox.js'
 import { type IsolatedHome, isolatedHome } from '../support/home.js'
 import { requireBuilt } from '../support/repo.js'
 
@@ -105,4 +106,25 @@ export async function pendingSpool(spool: string): Promise<string[]> {
     if (stat && stat.size > 0) pending.push(name)
   }
   return pending
+}
+
+/**
+ * An append made while a foreign holder (Claude Code) has the lock: it goes through this process's
+ * spool slot (making the spool and its bell) and waits; then the lock is released and the append
+ * merges its slot. An append to a free inbox writes it at once, without a slot.
+ */
+export async function appendContended(file: string, text: string): Promise<void> {
+  await fsp.mkdir(`${file}.lock`, { recursive: true })
+  let pending: Promise<unknown> | undefined
+  try {
+    pending = appendMessage(file, { from: 'alice', text })
+    const deadline = Date.now() + 10_000
+    while ((await pendingSpool(`${file}.spool`)).length === 0) {
+      if (Date.now() > deadline) throw new Error(`the append to ${file} never spooled`)
+      await new Promise((r) => setTimeout(r, 5))
+    }
+  } finally {
+    await fsp.rmdir(`${file}.lock`)
+  }
+  await pending
 }

@@ -7,7 +7,7 @@ import { appendMessage, appendMessages, readInbox } from '../../src/mailbox/inbo
 import { clearSpooled, spoolDir } from '../../src/mailbox/spool.js'
 import type { InboxMessage } from '../../src/mailbox/types.js'
 import { watchInbox } from '../../src/mailbox/watch.js'
-import { pendingSpool, requireBuild, runNode, type TempHome, useInbox, WRITER } from './helpers.js'
+import { appendContended, pendingSpool, requireBuild, runNode, type TempHome, useInbox, WRITER } from './helpers.js'
 import { waitFor } from '../support/wait.js'
 
 let home: TempHome
@@ -88,8 +88,17 @@ describe('append spool', () => {
     expect(await fs.readFile(refilled, 'utf8')).toBe('')
   })
 
+  it('an append to an inbox nobody else is writing takes the lock at once and leaves no slot', async () => {
+    await appendMessage(file, { from: 'alice', text: 'only' })
+    expect((await readInbox(file)).map((m) => m.text)).toEqual(['only'])
+    expect((await spoolNames()).filter((n) => n.endsWith('.slot'))).toEqual([])
+    await appendContended(file, 'contended')
+    expect((await readInbox(file)).map((m) => m.text)).toEqual(['only', 'contended'])
+    expect((await spoolNames()).filter((n) => n.endsWith('.slot'))).toHaveLength(1)
+  })
+
   it('never fills a slot that still holds an earlier batch: that batch stays queued and is merged too', async () => {
-    await appendMessage(file, { from: 'alice', text: 'first' })
+    await appendContended(file, 'first')
     const [own] = (await spoolNames()).filter((n) => n.startsWith(`${process.pid}-`) && n.endsWith('.slot'))
     const leftover = createEntry({ from: 'alice', text: 'left in my slot' })
     await fs.writeFile(path.join(spoolDir(file), own), slotContent('000000000000001-0000000001-000000000000', leftover))
@@ -128,7 +137,7 @@ describe('append spool', () => {
   })
 
   it("reuses one slot for a writer's consecutive appends, and removes it when the writer exits", async () => {
-    for (let i = 0; i < 5; i++) await appendMessage(file, { from: 'alice', text: `m${i}` })
+    for (let i = 0; i < 5; i++) await appendContended(file, `m${i}`)
     const slots = (await spoolNames()).filter((n) => n.endsWith('.slot'))
     expect(slots).toHaveLength(1)
     expect(slots[0].startsWith(`${process.pid}-`)).toBe(true)

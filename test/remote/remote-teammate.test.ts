@@ -112,8 +112,12 @@ describe.skipIf(!hasSshd)(
       expect(listed).toMatchObject({ agent: 'alice', toolName: 'Bash' })
       const a = await swarm(['perms', 'approve', TEAM, listed.id])
       expect(a.code, a.stderr).toBe(0)
-      await waitFor('the command to run on the host', () => fs.existsSync(path.join(host.remoteHome, 'count.txt')), 30_000, { output: linkLog })
-      expect(fs.readFileSync(path.join(host.remoteHome, 'count.txt'), 'utf8')).toBe('ran-on-host\n')
+      // Its line, not the file: the shell creates count.txt before echo writes into it.
+      const count = path.join(host.remoteHome, 'count.txt')
+      await waitFor('the command to run on the host', () => fs.existsSync(count) && fs.readFileSync(count, 'utf8').endsWith('\n'), 30_000, {
+        output: linkLog,
+      })
+      expect(fs.readFileSync(count, 'utf8')).toBe('ran-on-host\n')
       // Its cwd was the host's HOME: nothing ran in the lead's project.
       expect(fs.existsSync(path.join(sb.project, 'count.txt'))).toBe(false)
       await waitFor('done 1 in the lead inbox here', async () => (await leadInbox()).some((m) => m.text.includes('done 1')), 30_000, {
@@ -216,5 +220,10 @@ function remoteDump(): string {
   if (!fs.existsSync(dir)) return '(no team on the host)'
   const files = fs.readdirSync(dir, { recursive: true }).map(String).join(' ')
   const pane = path.join(dir, 'agents', 'alice', 'pane.log')
-  return `host files: ${files}\n--- alice pane ---\n${fs.existsSync(pane) ? fs.readFileSync(pane, 'utf8').slice(-3000) : '(none)'}`
+  const inbox = inboxPath(TEAM, 'alice', remoteEnv())
+  return [
+    `host files: ${files}`,
+    `--- alice's inbox on the host ---\n${fs.existsSync(inbox) ? fs.readFileSync(inbox, 'utf8').slice(-3000) : '(none)'}`,
+    `--- alice pane ---\n${fs.existsSync(pane) ? fs.readFileSync(pane, 'utf8').slice(-3000) : '(none)'}`,
+  ].join('\n')
 }

@@ -45,7 +45,7 @@ afterEach(async () => {
   sb = server = undefined
 })
 
-async function runBatch(mode: 'acceptEdits' | 'bypassPermissions', sandboxSettings: Record<string, unknown>) {
+async function runBatch(mode: 'default' | 'plan' | 'acceptEdits' | 'bypassPermissions', sandboxSettings: Record<string, unknown>) {
   server = await startLoopbackServer({ scenario: { fallback: { text: 'RESULT: nothing' } } })
   sb = sandbox({ ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: server.url })
   server.setScenario(scenario(sb.env.SWARM_HOME!))
@@ -100,4 +100,23 @@ describe("a batch subtask's Bash cannot reach the control plane", () => {
       expect(planted).toEqual([])
     }, 120_000)
   }
+})
+
+/** The matrix (issue 23): the modes where the rewrite itself is asked (denied, nobody answers), bwrap present and absent. */
+describe.each(['default', 'plan'] as const)("a batch subtask's Bash in %s", (mode) => {
+  it.each([
+    ['bwrap present', {}],
+    ['bwrap absent', { bwrapPath: '/nonexistent/bwrap' }],
+  ] as const)(
+    '%s: no key reaches the model or a file, no answer is planted',
+    async (_variant, sandboxSettings) => {
+      const { r, bodies, report, leaked, planted } = await runBatch(mode, sandboxSettings)
+      expect(report.subtasks, r.stderr).toHaveLength(NAMES.length)
+      expect(bodies).not.toContain('SCRIPT-RAN-42')
+      expect(bodies).not.toContain(PEM)
+      expect(leaked).not.toContain(PEM)
+      expect(planted).toEqual([])
+    },
+    120_000,
+  )
 })

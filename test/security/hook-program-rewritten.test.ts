@@ -105,7 +105,7 @@ for (const variant of ['sandbox on', 'bwrap absent'] as const) {
       }, 120_000)
     }
 
-    it('the hook runs confined: no provider key or swarm variable in its environment; under bwrap, no write outside and no lead key', async () => {
+    it('the hook runs confined: no provider key or swarm variable in its environment, no write outside, no lead key; without bwrap it does not run', async () => {
       const fx = await make()
       const outside = path.join(fx.base, 'OUTSIDE')
       const key = path.join(fx.home, 'teams', TEAM, 'lead.key')
@@ -122,14 +122,18 @@ for (const variant of ['sandbox on', 'bwrap absent'] as const) {
       )
       const results = await runAttacks(loopback, fx, 'default', [{ id: 'toolu_asked', tool: 'Bash', input: { command: 'touch asked.txt' } }])
       expect(results.get('toolu_asked')!.outcome).toBe('asked')
+      if (variant === 'bwrap absent') {
+        // Without bwrap the hook would run unconfined: it is not run at all, team-lead is asked (as Bash is).
+        await expect(fs.stat(path.join(fx.cwd, 'hook-env.txt')), 'the hook ran unconfined').rejects.toThrow()
+        await expect(fs.stat(outside)).rejects.toThrow()
+        return
+      }
       const seen = await fs.readFile(path.join(fx.cwd, 'hook-env.txt'), 'utf8')
       expect(seen).toContain(`CLAUDE_PROJECT_DIR=${fx.cwd}`)
       expect(seen).not.toMatch(/ANTHROPIC_API_KEY|ANTHROPIC_BASE_URL|SWARM_HOME|CLAUDE_CONFIG_DIR/)
-      if (variant === 'sandbox on') {
-        expect(seen).toContain('SWARM_SANDBOX=1')
-        await expect(fs.stat(outside), 'the hook wrote outside its sandbox').rejects.toThrow()
-        expect(await fs.readFile(path.join(fx.cwd, 'hook-key.txt'), 'utf8')).toBe('')
-      }
+      expect(seen).toContain('SWARM_SANDBOX=1')
+      await expect(fs.stat(outside), 'the hook wrote outside its sandbox').rejects.toThrow()
+      expect(await fs.readFile(path.join(fx.cwd, 'hook-key.txt'), 'utf8')).toBe('')
     }, 120_000)
   })
 }

@@ -1,37 +1,60 @@
+import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { memberSandbox } from '../../src/agent/member-sandbox.js'
 import { runCommand } from '../../src/agent/tools/command-runner.js'
-import { PROVIDER_KEY_VARS, defaultSandboxConfig } from '../../src/sandbox/sandbox-settings.js'
+import { PROVIDER_KEY_VARS, defaultSandboxConfig, type SandboxConfig } from '../../src/sandbox/sandbox-settings.js'
+import type { BashSandbox, SandboxStatus } from '../../src/sandbox/types.js'
+import { unsandboxed } from '../../src/sandbox/unsandboxed.js'
 import { isolatedHome, type IsolatedHome } from '../support/home.js'
+import { pathWithoutBwrap } from './sandbox-helpers.js'
 
 /**
- * Issue 23 finding 11 (keys): a sandboxed Bash call carried the provider's API key in its
- * environment, with the network open. Now the keys of the one list (PROVIDER_KEY_VARS) are
- * removed from every sandboxed call unless `sandbox.keepEnv` names one; other variables stay.
+ * Issue 23 finding 11 (keys): a Bash call carried the provider's API key in its environment, with
+ * the network open. Now the keys of the one list (PROVIDER_KEY_VARS) are removed from every call —
+ * sandboxed, and also unsandboxed: the sandbox off, bwrap absent, an excluded command, the explicit
+ * `unsandboxed(why)` — unless `sandbox.keepEnv` names one; other variables stay.
  */
 
 let h: IsolatedHome
 afterEach(() => h?.cleanup())
 
-async function envOfSandboxedCall(keepEnv: string[]): Promise<string> {
+interface Way {
+  status: SandboxStatus
+  config?: Partial<SandboxConfig>
+  noBwrap?: boolean
+  command?: string
+  explicit?: boolean
+}
+const WAYS: [string, Way][] = [
+  ['sandboxed', { status: 'sandboxed' }],
+  ['the sandbox turned off', { status: 'unsandboxed', config: { enabled: false } }],
+  ['an excluded command', { status: 'unsandboxed', config: { excludedCommands: ['env'] } }],
+  ['bwrap absent', { status: 'unavailable', noBwrap: true }],
+  ['unsandboxed(why)', { status: 'unavailable', explicit: true }],
+]
+
+async function envOfCall(way: Way, keepEnv: string[]): Promise<string> {
   h = isolatedHome('swarm-keys-', {
     ANTHROPIC_API_KEY: 'sk-ant-SECRET',
     OPENAI_API_KEY: 'sk-oai-SECRET',
     GEMINI_API_KEY: 'g-SECRET',
     KEEP_ME: 'kept',
   })
-  const sandbox = memberSandbox({
-    config: { ...defaultSandboxConfig(), keepEnv },
-    cwd: h.project,
-    env: h.env,
-    label: 'keys',
-    writableDirs: () => [h.project],
-  })
+  const env = way.noBwrap ? { ...h.env, PATH: pathWithoutBwrap(path.join(h.base, 'nobwrap')) } : h.env
+  const sandbox: BashSandbox = way.explicit
+    ? unsandboxed('a test')
+    : memberSandbox({
+        config: { ...defaultSandboxConfig(), keepEnv, ...way.config },
+        cwd: h.project,
+        env,
+        label: 'keys',
+        writableDirs: () => [h.project],
+      })
   try {
-    expect((await sandbox.statusFor('env')).status).toBe('sandboxed')
+    expect((await sandbox.statusFor('env')).status).toBe(way.status)
     const r = await runCommand(sandbox, 'env', {
       cwd: h.project,
-      env: h.env,
+      env,
       signal: new AbortController().signal,
       timeoutMs: 20_000,
       maxOutputChars: 100_000,
@@ -43,16 +66,16 @@ async function envOfSandboxedCall(keepEnv: string[]): Promise<string> {
   }
 }
 
-describe.skipIf(process.platform !== 'linux')("provider keys are not in sandboxed Bash's environment", () => {
+describe.skipIf(process.platform !== 'linux').each(WAYS)("provider keys are not in Bash's environment: %s", (_name, way) => {
   it('ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY are removed; the rest of the environment stays', async () => {
-    const out = await envOfSandboxedCall([])
+    const out = await envOfCall(way, [])
     expect(out).not.toContain('SECRET')
     expect(out).toContain('KEEP_ME=kept')
     expect(PROVIDER_KEY_VARS).toEqual(expect.arrayContaining(['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY']))
   })
 
-  it('sandbox.keepEnv keeps the keys it names, and only those', async () => {
-    const out = await envOfSandboxedCall(['OPENAI_API_KEY'])
+  it.skipIf(way.explicit)('sandbox.keepEnv keeps the keys it names, and only those', async () => {
+    const out = await envOfCall(way, ['OPENAI_API_KEY'])
     expect(out).toContain('OPENAI_API_KEY=sk-oai-SECRET')
     expect(out).not.toContain('sk-ant-SECRET')
     expect(out).not.toContain('g-SECRET')

@@ -32,7 +32,7 @@ async function settings(sandbox: Record<string, unknown>): Promise<void> {
 }
 
 /** The lead with its real permission layer, its subagents' calls asked through it (as leader.ts wires it). */
-async function startLeadWithLayer(): Promise<void> {
+async function startLeadWithLayer(mode: Mode = 'default'): Promise<void> {
   const { client } = recordingClient(loopback)
   let leadCheck: PermissionCheck = () => ({ behavior: 'deny', message: 'not ready' })
   const { delegation, tools } = await createLeadDelegation(
@@ -48,6 +48,7 @@ async function startLeadWithLayer(): Promise<void> {
     client,
     extraTools: tools,
     runtime: { external: true, autoClaimTasks: false },
+    mode,
     permissions: async (a) => {
       const layer = await createPermissionLayer(a, { notifyTmux: false })
       leadCheck = layer.check
@@ -65,7 +66,10 @@ function scenario(kind: 'subagent' | 'fork'): void {
       : { description: 'look', prompt: 'look around', subagent_type: 'general-purpose' }
   loopback.setScenario({
     agents: {
-      [LEAD_NAME]: [{ when: { lastUserIncludes: 'go' }, content: [{ type: 'tool_use', name: 'Agent', input: agentCall }] }, { text: 'waiting' }],
+      [LEAD_NAME]: [
+        { when: { lastUserIncludes: 'go' }, content: [{ type: 'tool_use', id: 'toolu_agent', name: 'Agent', input: agentCall }] },
+        { text: 'waiting' },
+      ],
       [kind === 'fork' ? `${LEAD_NAME}/fork-1` : `${LEAD_NAME}/general-purpose-1`]: [{ content: [bash] }, { text: 'done' }],
     },
     fallback: { text: 'ok' },
@@ -75,6 +79,9 @@ function scenario(kind: 'subagent' | 'fork'): void {
 function bodies(): string {
   return loopback.requests.map((r) => JSON.stringify(r.body ?? {})).join('\n')
 }
+
+const MODES = ['default', 'acceptEdits', 'plan', 'bypassPermissions'] as const
+type Mode = (typeof MODES)[number]
 
 describe("a subagent's and a fork's Bash run in the lead's sandbox", () => {
   for (const kind of ['subagent', 'fork'] as const) {
@@ -101,4 +108,29 @@ describe("a subagent's and a fork's Bash run in the lead's sandbox", () => {
       expect(bodies()).not.toContain(PEM)
     })
   }
+})
+
+/** The matrix (issue 23): every mode, bwrap present and absent, a subagent and a fork — the key never reaches the model. */
+describe.each(MODES)("a subagent's and a fork's Bash, %s", (mode) => {
+  describe.each([
+    ['bwrap present', {}],
+    ['bwrap absent', { bwrapPath: '/nonexistent/bwrap' }],
+  ] as const)('%s', (variant, sandbox) => {
+    it.each(['subagent', 'fork'] as const)('%s: its cat of the key (by glob) is hidden, asked or refused — never printed', async (kind) => {
+      if (kind === 'fork') fx.env.SWARM_FORK_SUBAGENT = '1'
+      await settings(sandbox)
+      scenario(kind)
+      await startLeadWithLayer(mode)
+      await waitFor(
+        'the Bash result, a question, or the Agent call refused',
+        async () =>
+          bodies().includes('"tool_use_id":"toolu_cat"') ||
+          bodies().includes('"tool_use_id":"toolu_agent"') ||
+          (await listPending(TEAM, { env: fx.env })).requests.length > 0,
+        20_000,
+      )
+      expect(bodies()).not.toContain(PEM)
+      if (variant === 'bwrap absent') expect(bodies()).not.toMatch(/toolu_cat[^}]*"is_error":false/)
+    })
+  })
 })

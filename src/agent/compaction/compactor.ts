@@ -40,10 +40,14 @@ export interface CompactorOptions {
   info(line: string): void
   warn(line: string): void
   signal?: AbortSignal
+  /** The window a 400 named for this model in an earlier turn or run (the member's state.json). */
+  learnedWindow?: number
+  /** A 400 named a window smaller than the one assumed: keep it for the model (the member's state). */
+  onWindowLearned?(window: number): void
 }
 
 export class Compactor {
-  readonly policy: CompactionPolicy
+  policy: CompactionPolicy
   private failures = 0
   private lastFailure: string | undefined
   private warned = false
@@ -51,7 +55,19 @@ export class Compactor {
   summaries = 0
 
   constructor(private readonly options: CompactorOptions) {
-    this.policy = compactionPolicy(options.model, options.maxTokens, options.env)
+    this.policy = compactionPolicy(options.model, options.maxTokens, options.env, options.learnedWindow)
+  }
+
+  /**
+   * The API refused a prompt, naming its window (`maximum`): when it is smaller than the one
+   * assumed, every later request is measured against it (and the member keeps it for the model),
+   * so the next turns compact in time instead of meeting the same 400.
+   */
+  learnWindow(maximum: number): void {
+    if (!Number.isInteger(maximum) || maximum <= 0 || maximum >= this.policy.window) return
+    this.policy = compactionPolicy(this.options.model, this.options.maxTokens, this.options.env, maximum)
+    this.options.info(`the API's window for ${this.options.model} is ${maximum} tokens: compacting at ${this.policy.compactAt} from now on`)
+    this.options.onWindowLearned?.(maximum)
   }
 
   /** True after MAX_CONSECUTIVE_FAILURES failed compactions in a row; `reason` says why. */

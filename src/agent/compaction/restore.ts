@@ -1,8 +1,5 @@
-import fs from 'node:fs/promises'
-import path from 'node:path'
 import type Anthropic from '@anthropic-ai/sdk'
-import { z } from 'zod'
-import { pendingPermissionsDir } from '../../home/paths.js'
+import { type PendingRequest, listPending } from '../../asks/store.js'
 import { listTasks } from '../../tasks/task-store.js'
 import { readTeam } from '../../teams/team-store.js'
 
@@ -79,24 +76,12 @@ export async function teamContext(team: string, name: string, env: NodeJS.Proces
   return lines.join('\n')
 }
 
-const Pending = z.looseObject({ agent: z.string(), toolName: z.string(), description: z.string() })
-
-/** This agent's pending permission requests, read from the team's pending directory (unreadable files are skipped: this is context, not the request flow). */
-async function openRequests(team: string, name: string, env: NodeJS.ProcessEnv): Promise<Array<z.infer<typeof Pending>>> {
-  const dir = pendingPermissionsDir(team, env)
-  const files = await fs.readdir(dir).catch(() => [])
-  const out: Array<z.infer<typeof Pending>> = []
-  for (const file of files.filter((f) => f.endsWith('.json'))) {
-    const text = await fs.readFile(path.join(dir, file), 'utf8').catch(() => undefined)
-    if (text === undefined) continue
-    let raw: unknown
-    try {
-      raw = JSON.parse(text)
-    } catch {
-      continue // a file being written or corrupt: the request flow reports it, the summary does without
-    }
-    const parsed = Pending.safeParse(raw)
-    if (parsed.success && parsed.data.agent === name) out.push(parsed.data)
-  }
-  return out
+/**
+ * This agent's pending permission requests, through the one request store (asks/store
+ * `listPending`: what it lists, the request flow uses; a corrupt file is kept aside there, never
+ * deleted). A store it cannot read leaves the summary without them: this is context, not the flow.
+ */
+async function openRequests(team: string, name: string, env: NodeJS.ProcessEnv): Promise<PendingRequest[]> {
+  const { requests } = await listPending(team, { env }).catch(() => ({ requests: [] as PendingRequest[] }))
+  return requests.filter((r) => r.agent === name)
 }

@@ -18,6 +18,10 @@ export interface ShellOptions {
   maxOutputChars: number
   graceMs?: number
   onOutput?: (text: string) => void
+  /** Written to the command's stdin, then closed (a hook's request); without it stdin is /dev/null. */
+  input?: string
+  /** Also keep stdout and stderr apart (each capped like `output`): a hook answers on stdout. */
+  separateStreams?: boolean
   /** What runs the command: the sandbox's argv (bwrap, or `bash -c command` when unsandboxed); `env` is added to the environment. */
   launch: {
     file: string
@@ -37,6 +41,9 @@ export interface ShellResult {
   output: string
   /** Characters cut from the middle of the output. */
   droppedChars: number
+  /** With `separateStreams`: each stream on its own. */
+  stdout?: string
+  stderr?: string
   exitCode: number | null
   signal: NodeJS.Signals | null
   timedOut: boolean
@@ -53,6 +60,9 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellResul
   if (!cwdStat?.isDirectory()) throw new Error(`working directory does not exist: ${options.cwd}`)
   const graceMs = options.graceMs ?? KILL_GRACE_MS
   const output = new HeadTailBuffer(options.maxOutputChars)
+  const streams = options.separateStreams
+    ? { stdout: new HeadTailBuffer(options.maxOutputChars), stderr: new HeadTailBuffer(options.maxOutputChars) }
+    : undefined
   const { child, pid: pgid } = startShell(options)
   const spawned = new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve)
@@ -62,8 +72,16 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellResul
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code: number | null, signal: NodeJS.Signals | null) => resolve({ code, signal })),
   )
-  const closed = Promise.all([collect(child.stdout!, output, options.onOutput), collect(child.stderr!, output, options.onOutput)])
+  const closed = Promise.all([
+    collect(child.stdout!, output, options.onOutput, streams?.stdout),
+    collect(child.stderr!, output, options.onOutput, streams?.stderr),
+  ])
   await spawned
+  if (options.input !== undefined) {
+    // EPIPE when the command exits without reading its input; its result still counts.
+    child.stdin?.on('error', () => {})
+    child.stdin?.end(options.input)
+  }
 
   let timedOut = false
   let aborted = false
@@ -94,6 +112,7 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellResul
     return {
       output: output.text(),
       droppedChars: output.dropped,
+      ...(streams && { stdout: streams.stdout.text(), stderr: streams.stderr.text() }),
       exitCode: exit.code,
       signal: exit.signal,
       timedOut,
@@ -109,12 +128,12 @@ export async function runShellCommand(options: ShellOptions): Promise<ShellResul
  * The one place a Bash call's process starts: the sandbox's launch (see command-runner) as the
  * leader of its own process group, tracked by the process module until it exits.
  */
-export function startShell(options: Pick<ShellOptions, 'cwd' | 'env' | 'launch'>): LaunchedProcess {
+export function startShell(options: Pick<ShellOptions, 'cwd' | 'env' | 'launch' | 'input'>): LaunchedProcess {
   const launch = options.launch
   return launchProcess(launch.file, launch.args, {
     cwd: options.cwd,
     env: launchEnv(options.env ?? process.env, launch),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     ...(launch.fd3 && { fd3: launch.fd3 }),
   })
 }
@@ -126,16 +145,19 @@ function launchEnv(base: NodeJS.ProcessEnv, launch: ShellOptions['launch']): Nod
   return env
 }
 
-function collect(stream: Readable, into: HeadTailBuffer, onOutput?: (text: string) => void): Promise<void> {
+function collect(stream: Readable, into: HeadTailBuffer, onOutput?: (text: string) => void, own?: HeadTailBuffer): Promise<void> {
   const decoder = new StringDecoder('utf8')
   return new Promise((resolve) => {
     stream.on('data', (chunk: Buffer) => {
       const text = decoder.write(chunk)
       into.append(text)
+      own?.append(text)
       onOutput?.(text)
     })
     stream.once('close', () => {
-      into.append(decoder.end())
+      const rest = decoder.end()
+      into.append(rest)
+      own?.append(rest)
       resolve()
     })
   })

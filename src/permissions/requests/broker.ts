@@ -2,6 +2,7 @@ import os from 'node:os'
 import { ConflictError, NotFoundError, type SwarmError, errorMessage } from '../../errors.js'
 import { encodeStructured, type StructuredMessage } from '../../mailbox/messages.js'
 import { sendTeamMessage } from '../../teams/messaging.js'
+import { launchRecordCheck, leadRecordSeal } from '../../teams/lead-records.js'
 import { LEAD_NAME } from '../../home/paths.js'
 import { readTeam, updateTeam } from '../../teams/team-store.js'
 import { sightedProcessGone } from '../../process/liveness.js'
@@ -21,7 +22,7 @@ import {
   type ResolvedRequest,
 } from '../../asks/store.js'
 import { formatRuleValue, rulesFromUpdates, ruleDirectory, suggestionStrings, type RuleUpdate } from '../rules/updates.js'
-import { rememberAlways } from '../../asks/always.js'
+import { type AlwaysSealing, rememberAlways } from '../../asks/always.js'
 import type { GivenAnswer } from '../../asks/types.js'
 import { validateRequestId } from '../../home/request-id.js'
 import { importInboxRequests } from './inbox-requests.js'
@@ -181,6 +182,8 @@ export async function answerRequest(
   const edited = answer.kind === 'approve' ? answer.updatedInput : undefined
   const updatedInput = planMode !== undefined ? { ...edited, permissionMode: planMode } : edited
   let resolved: ResolvedRequest
+  // The answer is sealed with the lead's key: the member acts on no record a teammate could write.
+  const seal = await leadRecordSeal(config, env)
   try {
     resolved = await resolveRequest(
       team,
@@ -188,6 +191,7 @@ export async function answerRequest(
       {
         decision: answer.kind,
         resolvedBy: by,
+        ...(seal && { seal }),
         ...(always ? { always } : {}),
         ...(answer.feedback !== undefined ? { feedback: answer.feedback } : {}),
         ...(updatedInput ? { updatedInput } : {}),
@@ -211,10 +215,17 @@ export async function answerRequest(
       result.deliveryError = errorMessage(err)
     }
   }
+  const sealing: AlwaysSealing = seal
+    ? { seal, ...(await launchRecordCheck(config, env ?? process.env).then((check) => (check ? { check } : {}))) }
+    : {}
+  if (seal && always && updates.length > 0) {
+    // The member's "always" rules are kept by the lead, sealed, before it is told (its own copy would be unsealed).
+    await rememberAlways({ team, member: resolved.agent }, resolved.suggestions, env, sealing)
+  }
   await send(resolved.agent, responseMessage(resolved, answer, updates))
   if (always && answer.kind === 'approve' && answer.scope === 'team' && resolved.kind === 'permission' && updates.length > 0) {
     const cwd = config.members.find((m) => m.name === resolved.agent)?.cwd ?? process.cwd()
-    Object.assign(result, await shareWithTeam(team, updates, cwd, by, send, env))
+    Object.assign(result, await shareWithTeam(team, updates, cwd, by, send, env, sealing))
   }
   return result
 }
@@ -271,6 +282,7 @@ async function shareWithTeam(
   by: string,
   send: (to: string, m: StructuredMessage) => Promise<void>,
   env: NodeJS.ProcessEnv | undefined,
+  sealing: AlwaysSealing,
 ): Promise<{ teamRules: string[]; teamPaths: string[] }> {
   const home = env?.HOME || os.homedir()
   const paths = updates.flatMap((u) => {
@@ -294,6 +306,7 @@ async function shareWithTeam(
     { team },
     updates.map((u) => ({ type: 'addRules', rules: [{ ...u.rule }], behavior: u.behavior, destination: 'session' })),
     env,
+    sealing,
   )
   const behavior = updates[0].behavior
   await send('*', {

@@ -9,7 +9,7 @@ import { readTeam } from '../../teams/team-store.js'
 import { PermissionModeName } from '../rules/modes.js'
 import { AnswerBoard } from '../../asks/answer-board.js'
 import { ask, type AskContext } from '../../asks/ask.js'
-import { alwaysRules, rememberAlways } from '../../asks/always.js'
+import { type AlwaysSealing, alwaysRules, rememberAlways } from '../../asks/always.js'
 import type { Answer, Verdict } from '../../asks/types.js'
 import { verdictOf } from '../../asks/verdict.js'
 import { newRequestId } from '../../home/request-id.js'
@@ -67,7 +67,13 @@ class TeammatePermissions implements PermissionLayer {
     options: PermissionLayerOptions,
   ) {
     this.home = a.env.HOME || os.homedir()
-    this.board = new AnswerBoard({ team: a.team, agent: a.name, env: a.env, warn: (l) => a.output.warn(l) })
+    this.board = new AnswerBoard({
+      team: a.team,
+      agent: a.name,
+      env: a.env,
+      warn: (l) => a.output.warn(l),
+      ...(a.checkRecord && { checkRecord: a.checkRecord }),
+    })
     const started = PermissionModeName.safeParse(a.mode)
     this.lastModeOutsidePlan = started.success && started.data !== 'plan' ? started.data : 'default'
     const ctx: AskContext = {
@@ -78,6 +84,7 @@ class TeammatePermissions implements PermissionLayer {
         setStatus: (s, d) => a.setStatus(s, d),
         info: (l) => a.output.info(l),
         warn: (l) => a.output.warn(l),
+        ...(a.checkRecord && { checkRecord: a.checkRecord }),
       },
       board: this.board,
       notifyTmux: options.notifyTmux ?? true,
@@ -126,7 +133,7 @@ class TeammatePermissions implements PermissionLayer {
           teamAllowed.map((p) => ({ behavior: 'allow' as const, rule: teamPathRule(p) })),
           'team',
         ),
-        ...(await alwaysRules(this.a.team, this.a.name, this.a.env)),
+        ...(await alwaysRules(this.a.team, this.a.name, this.a.env, this.sealing())),
       ],
       cwd: this.a.cwd,
       allowedPaths: this.allowedPaths(teamAllowed),
@@ -176,7 +183,7 @@ class TeammatePermissions implements PermissionLayer {
       case 'team_permission_update': {
         // A swarm lead kept these in the team's always store already; a Claude Code lead only sends them.
         const updates = rulesFromUpdates([message.permissionUpdate])
-        await rememberAlways({ team: this.a.team }, [message.permissionUpdate], this.a.env)
+        await rememberAlways({ team: this.a.team }, [message.permissionUpdate], this.a.env, this.sealing())
         if (message.directoryPath) this.teamDirs.push({ path: message.directoryPath, ...(message.toolName ? { toolName: message.toolName } : {}) })
         this.a.output.info(`team rule from team-lead: ${updates.map((u) => `${u.behavior} ${formatRuleValue(u.rule)}`).join(', ') || '(none)'}`)
         return
@@ -195,6 +202,13 @@ class TeammatePermissions implements PermissionLayer {
   private controlPlane() {
     const cp = controlPlaneOptions(this.a.cwd, this.a.env)
     return { ...cp, protectedPaths: [...cp.protectedPaths, ...pinnedHookFiles(this.settingsPin)] }
+  }
+
+  /** How this member reads the team's "always" files: checked by the lead's seal where the team seals them. */
+  private sealing(): AlwaysSealing {
+    const check = this.a.checkRecord
+    if (!check) return {}
+    return { check, onRefused: (file, kept) => this.a.output.warn(`refused ${file}: not sealed by team-lead${kept ? `; kept as ${kept}` : ''}`) }
   }
 
   private currentMode(): PermissionModeName {

@@ -1,7 +1,5 @@
-import type { ChildProcess } from 'node:child_process'
-import { launchProcess } from '../../process/launch.js'
-import { KILL_GRACE_MS, killGroup as signalGroup } from '../../process/signals.js'
-import type { BashSandbox, SandboxLaunch } from '../../sandbox/types.js'
+import { MissingSandboxError, runCommand, SandboxUnavailableError } from '../../agent/tools/command-runner.js'
+import type { BashSandbox } from '../../sandbox/types.js'
 import { type SettingsPin, hookDrift } from '../rules/settings-pin.js'
 import type { PermissionHook } from '../rules/types.js'
 
@@ -13,7 +11,7 @@ import type { PermissionHook } from '../rules/types.js'
 
 /** A hook that has not answered after this long is killed (its whole process group). */
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000
-const MAX_OUTPUT_BYTES = 1024 * 1024
+const MAX_OUTPUT_CHARS = 1024 * 1024
 
 /**
  * What a PermissionRequest hook receives on stdin: Claude Code's fields (`hook_event_name`,
@@ -61,10 +59,10 @@ export interface RunHookOptions {
 /** What a hook keeps of the member's environment; everything else (API keys, SWARM_*, tokens) is dropped. */
 export const HOOK_ENV: readonly string[] = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'TERM', 'TZ', 'TMPDIR']
 
-/** The hook's environment: HOOK_ENV and LC_* from `env`, the sandbox's additions, CLAUDE_PROJECT_DIR. */
-export function hookEnv(env: NodeJS.ProcessEnv, cwd: string, launch?: Pick<SandboxLaunch, 'env'>): NodeJS.ProcessEnv {
+/** The hook's environment: HOOK_ENV and LC_* from `env`, and CLAUDE_PROJECT_DIR (the runner adds the sandbox's). */
+export function hookEnv(env: NodeJS.ProcessEnv, cwd: string): NodeJS.ProcessEnv {
   const kept = Object.entries(env).filter(([k, v]) => v !== undefined && (HOOK_ENV.includes(k) || k.startsWith('LC_')))
-  return { ...Object.fromEntries(kept), ...launch?.env, CLAUDE_PROJECT_DIR: cwd }
+  return { ...Object.fromEntries(kept), CLAUDE_PROJECT_DIR: cwd }
 }
 
 /**
@@ -103,124 +101,53 @@ export async function runPermissionRequestHooks(
   return decided ? { ...decided, diagnostics } : { behavior: 'ask', diagnostics }
 }
 
-const running = new Set<ChildProcess>()
-
-/** Kills the process group of every hook still running (for the owner's exit handler). */
-export function killRunningHooks(): void {
-  for (const child of running) killGroup(child, 'SIGKILL')
-}
-
 /**
- * Runs one hook: `bash -c <command>` in the member's sandbox (its `bash -c` when the sandbox is off
- * or cannot run here) in its own process group, the request as JSON on stdin.
+ * Runs one hook: `bash -c <command>` through the one command runner Bash uses
+ * (`agent/tools/command-runner.ts`), in the member's sandbox and its own process group, the
+ * request as JSON on stdin. Where the sandbox is on but bwrap cannot run here it is not run (as
+ * each Bash call is then asked, the request goes to team-lead); with the sandbox turned off in the
+ * settings it runs as Bash does, plain `bash -c`.
  * The answer is stdout JSON — `{behavior, message?, updatedInput?}` or Claude Code's
  * `{hookSpecificOutput: {decision: {behavior, message?, updatedInput?}}}` — or the exit code:
  * 0 with no output = no decision (ask), 2 = deny with stderr as the message. Any other exit,
  * a timeout (the group is killed), an abort or unparsable output falls back to ask, with a
- * diagnostic. Never throws.
+ * diagnostic. Throws only MissingSandboxError (no sandbox value given), before anything runs.
  */
 export async function runPermissionHook(hook: PermissionHook, input: PermissionHookInput, options: RunHookOptions): Promise<HookDecision> {
+  if (!options.sandbox || typeof options.sandbox.launch !== 'function') throw new MissingSandboxError()
   const label = `PermissionRequest hook ${JSON.stringify(hook.command)} (${hook.file})`
   const drift = hookDrift(options.pin, hook)
   if (drift) return { behavior: 'ask', diagnostics: [`PermissionRequest ${drift}: not run; asking team-lead instead`] }
-  let launch: SandboxLaunch
-  try {
-    launch = await options.sandbox.launch(hook.command, options.cwd)
-  } catch (err) {
-    return {
-      behavior: 'ask',
-      diagnostics: [`${label}: could not be sandboxed (${err instanceof Error ? err.message : String(err)}); asking instead`],
-    }
-  }
-  const decision = await runLaunched(hook, label, launch, input, options)
-  try {
-    const moved = (await launch.settle?.()) ?? []
-    if (moved.length) decision.diagnostics.push(`${label} created protected paths, moved aside: ${moved.join(', ')}`)
-  } catch (err) {
-    decision.diagnostics.push(`${label}: what it created could not be checked (${err instanceof Error ? err.message : String(err)})`)
-  }
-  return decision
-}
-
-function runLaunched(
-  hook: PermissionHook,
-  label: string,
-  launch: SandboxLaunch,
-  input: PermissionHookInput,
-  options: RunHookOptions,
-): Promise<HookDecision> {
   const timeoutMs = hook.timeout !== undefined ? hook.timeout * 1000 : DEFAULT_HOOK_TIMEOUT_MS
-  return new Promise((resolve) => {
-    let stdout = ''
-    let stderr = ''
-    let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined
-    let failure: string | undefined
-    let settled = false
-    let killTimer: NodeJS.Timeout | undefined
-
-    // Its own process group, tracked (and reaped on exit) by the process module.
-    const { child } = launchProcess(launch.file, launch.args, {
+  let r: Awaited<ReturnType<typeof runCommand>>
+  try {
+    r = await runCommand(options.sandbox, hook.command, {
       cwd: options.cwd,
-      env: hookEnv(options.env ?? process.env, options.cwd, launch),
-      stdio: ['pipe', 'pipe', 'pipe'],
-      ...(launch.fd3 && { fd3: launch.fd3 }),
+      env: hookEnv(options.env ?? process.env, options.cwd),
+      input: JSON.stringify(input),
+      separateStreams: true,
+      refuseUnconfined: true,
+      signal: options.signal ?? new AbortController().signal,
+      timeoutMs,
+      maxOutputChars: MAX_OUTPUT_CHARS,
     })
-    running.add(child)
-
-    const finish = () => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      clearTimeout(killTimer)
-      options.signal?.removeEventListener('abort', onAbort)
-      running.delete(child)
-      // Reap what the hook left running in its group (background jobs holding no pipe).
-      killGroup(child, 'SIGTERM')
-      const decision = failure
-        ? { behavior: 'ask' as const, diagnostics: [`${label}: ${failure}; asking instead`] }
-        : interpret(exited?.code ?? null, exited?.signal ?? null, stdout, stderr, label)
-      resolve(decision.behavior === 'ask' ? decision : { ...decision, hook })
-    }
-    const stop = (why: string) => {
-      // After a clean exit, a background job holding stdout open must not turn the answer into a failure.
-      if (exited === undefined) failure ??= why
-      if (killTimer !== undefined) return
-      killGroup(child, 'SIGTERM')
-      killTimer = setTimeout(() => {
-        killGroup(child, 'SIGKILL')
-        finish()
-      }, KILL_GRACE_MS)
-    }
-    const onAbort = () => stop('aborted')
-    const timer = setTimeout(() => stop(`no answer within ${timeoutMs} ms, killed`), timeoutMs)
-    options.signal?.addEventListener('abort', onAbort, { once: true })
-    if (options.signal?.aborted) onAbort()
-
-    child.stdout?.on('data', (d: Buffer) => {
-      if (stdout.length < MAX_OUTPUT_BYTES) stdout += d.toString('utf8')
-    })
-    child.stderr?.on('data', (d: Buffer) => {
-      if (stderr.length < MAX_OUTPUT_BYTES) stderr += d.toString('utf8')
-    })
-    // EPIPE when the hook exits without reading its input; its answer still counts.
-    child.stdin?.on('error', () => {})
-    child.stdin?.end(JSON.stringify(input))
-    child.on('error', (err) => {
-      failure ??= `could not start: ${err.message}`
-      finish()
-    })
-    child.on('exit', (code, signal) => {
-      exited = { code, signal }
-    })
-    child.on('close', (code, signal) => {
-      exited ??= { code, signal }
-      finish()
-    })
-  })
+  } catch (err) {
+    if (err instanceof MissingSandboxError) throw err
+    const why =
+      err instanceof SandboxUnavailableError ? `${err.message}; asking team-lead instead` : `could not start: ${errText(err)}; asking instead`
+    return { behavior: 'ask', diagnostics: [`${label}: ${why}`] }
+  }
+  const decision: HookDecision = r.timedOut
+    ? { behavior: 'ask', diagnostics: [`${label}: no answer within ${timeoutMs} ms, killed; asking instead`] }
+    : r.aborted
+      ? { behavior: 'ask', diagnostics: [`${label}: aborted; asking instead`] }
+      : interpret(r.exitCode, r.signal, r.stdout ?? '', r.stderr ?? '', label)
+  if (r.blocked.length) decision.diagnostics.push(`${label} created protected paths, moved aside: ${r.blocked.join(', ')}`)
+  return decision.behavior === 'ask' ? decision : { ...decision, hook }
 }
 
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid !== undefined) signalGroup(child.pid, signal)
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
 }
 
 function interpret(code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string, label: string): HookDecision {

@@ -44,11 +44,11 @@ async function bigFile(tokens: number): Promise<void> {
 }
 
 /** alice reads big.txt `reads` times, then completes task #1 and reports. */
-function readingScenario(reads: number, extra: Partial<ScenarioInput> = {}): ScenarioInput {
+function readingScenario(reads: number, extra: Partial<ScenarioInput> = {}, taskId = '1'): ScenarioInput {
   const steps = [
     { ...read(0), when: { lastUserIncludes: 'read it all' } },
     ...Array.from({ length: reads - 1 }, (_, i) => read(i + 1)),
-    { content: [{ type: 'tool_use' as const, id: 'toolu_done', name: 'TaskUpdate', input: { taskId: '1', status: 'completed' } }] },
+    { content: [{ type: 'tool_use' as const, id: 'toolu_done', name: 'TaskUpdate', input: { taskId, status: 'completed' } }] },
     {
       content: [
         { type: 'tool_use' as const, id: 'toolu_tell', name: 'SendMessage', input: { to: 'team-lead', message: 'all read', summary: 'done' } },
@@ -66,7 +66,8 @@ async function compactions(): Promise<CompactionEvent[]> {
 
 async function startWork(maxIterations = 100): Promise<TestAgent> {
   await createTask(TEAM, { subject: 'read everything', description: 'read big.txt' }, { env: fx.env })
-  const agent = await startAgent(fx, 'alice', { runtime: { autoClaimTasks: false } })
+  // A model the name rule does not know: SWARM_CONTEXT_WINDOW sets its window (the README's rule).
+  const agent = await startAgent(fx, 'alice', { runtime: { autoClaimTasks: false }, model: 'loopback' })
   ;(agent.runtime as unknown as { options: { maxIterations: number } }).options.maxIterations = maxIterations
   await sendTeamMessage({ team: TEAM, to: 'alice', text: 'read it all, then complete task #1', env: fx.env })
   return agent
@@ -85,6 +86,17 @@ describe('thresholds', () => {
     expect(compactionPolicy('m', 8192, { CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: '50' }).compactAt).toBe(95_904)
     expect(compactionPolicy('m', 8192, { DISABLE_AUTO_COMPACT: '1' }).auto).toBe(false)
     expect(compactionPolicy('m', 8192, { SWARM_CONTEXT_WINDOW: '30000' }).compactAt).toBe(8808)
+  })
+
+  it("SWARM_CONTEXT_WINDOW sets only an unknown model's window; a window the API named wins over both", () => {
+    const env = { SWARM_CONTEXT_WINDOW: '30000' }
+    expect(compactionPolicy('claude-sonnet-4-6', 8192, env).window).toBe(200_000)
+    expect(compactionPolicy('us.anthropic.claude-opus-4-1-v1:0', 8192, env).window).toBe(200_000)
+    expect(compactionPolicy('qwen3-coder', 8192, env).window).toBe(30_000)
+    expect(compactionPolicy('claude-sonnet-4-6', 8192, env, 40_000).window).toBe(40_000)
+    expect(compactionPolicy('qwen3-coder', 8192, env, 12_000).window).toBe(12_000)
+    // A window too small for Claude Code's fixed reserves compacts at 80 % of it, never below zero.
+    expect(compactionPolicy('qwen3-coder', 8192, {}, 12_000).compactAt).toBe(9_600)
   })
 })
 
@@ -118,20 +130,31 @@ describe('automatic compaction on the honest loopback', () => {
     expect(messageText(requestMessages(after)[0])).toContain('#1 [pending] read everything')
   })
 
-  it('a 400 prompt-too-long answer leads to a compaction and one retry that succeeds', async () => {
+  it('a 400 prompt-too-long answer leads to a compaction and one retry; the window it named is kept for the model', async () => {
     // The runtime believes in a 200k window; the server allows 12k: only the 400 can tell.
-    loopback.setScenario(readingScenario(6, { contextWindow: 12_000 }))
+    loopback.setScenario(readingScenario(8, { contextWindow: 12_000 }))
     await bigFile(3000)
-    await startWork()
+    const first = await startWork()
     await waitFor('task #1 completed', async () => (await getTask(TEAM, '1', fx.env)).status === 'completed', 30_000)
     const statuses = modelRequests(loopback, 'alice').map((r) => r.status)
-    // Each refusal is followed by a compaction and a retry that the server accepts.
+    // One refusal, followed by a compaction and a retry the server accepts; from then on the
+    // teammate measures against the window the 400 named and compacts in time.
     const refused = statuses.flatMap((s, i) => (s === 400 ? [i] : []))
-    expect(refused.length).toBeGreaterThan(0)
-    for (const i of refused) expect(statuses[i + 1]).toBe(200)
+    expect(refused).toHaveLength(1)
+    expect(statuses[refused[0]! + 1]).toBe(200)
     const reactive = (await compactions()).filter((c) => c.trigger === 'prompt_too_long')
     expect(reactive.some((c) => c.stage === 'failed')).toBe(false)
-    expect(reactive.length).toBeGreaterThanOrEqual(refused.length)
+    expect((await compactions()).some((c) => c.trigger === 'auto' && c.stage !== 'failed')).toBe(true)
+    expect((await readMemberState(TEAM, 'alice', fx.env))?.contextWindows).toEqual({ loopback: 12_000 })
+    await first.stop()
+
+    // A new run (not resumed) of the member knows the window before its first request.
+    loopback.requests.length = 0
+    loopback.setScenario(readingScenario(8, { contextWindow: 12_000 }, '2'))
+    await startWork()
+    await waitFor('task #2 completed', async () => (await getTask(TEAM, '2', fx.env)).status === 'completed', 30_000)
+    expect(modelRequests(loopback, 'alice').every((r) => r.status === 200)).toBe(true)
+    expect((await readMemberState(TEAM, 'alice', fx.env))?.contextWindows).toEqual({ loopback: 12_000 })
   })
 
   it('three failed compactions in a row stop the teammate with a failed idle notification saying why', async () => {
@@ -172,7 +195,7 @@ describe('compaction and the transcript', () => {
 
     loopback.setScenario({ agents: { alice: [{ text: 'Resumed and ready.', when: { lastUserIncludes: 'are you there' } }] } })
     loopback.requests.length = 0
-    await startAgent(fx, 'alice', { resume: true })
+    await startAgent(fx, 'alice', { resume: true, model: 'loopback' })
     await sendTeamMessage({ team: TEAM, to: 'alice', text: 'are you there?', env: fx.env })
     await waitFor('the resumed request', () => modelRequests(loopback, 'alice').length === 1)
     const body = requestMessages(modelRequests(loopback, 'alice')[0]!)

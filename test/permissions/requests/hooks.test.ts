@@ -1,23 +1,17 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import {
-  hooksFor,
-  killRunningHooks,
-  runPermissionHook,
-  runPermissionRequestHooks,
-  type PermissionHookInput,
-} from '../../../src/permissions/requests/hooks.js'
+import { afterAll, describe, expect, it } from 'vitest'
+import { hooksFor, runPermissionHook, runPermissionRequestHooks, type PermissionHookInput } from '../../../src/permissions/requests/hooks.js'
 import type { PermissionHook } from '../../../src/permissions/rules/types.js'
 import { pinSettings } from '../../../src/permissions/rules/settings-pin.js'
 import { defaultSandboxConfig } from '../../../src/sandbox/sandbox-settings.js'
+import { createBashSandbox } from '../../../src/sandbox/sandbox.js'
 import { unsandboxed } from '../../../src/sandbox/unsandboxed.js'
 import { waitFor } from '../../support/wait.js'
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-perm-hooks-'))
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }))
-afterEach(() => killRunningHooks())
 
 const input: PermissionHookInput = {
   hook_event_name: 'PermissionRequest',
@@ -35,10 +29,19 @@ const hook = (command: string, over: Partial<PermissionHook> = {}): PermissionHo
   file: '/p/.claude/settings.json',
   ...over,
 })
-/** Options that run `hooks` as pinned now, unsandboxed (the sandboxed run is test/security's). */
+/** The sandbox turned off in the settings: hooks run as plain `bash -c` (the sandboxed run is test/security's). */
+const off = createBashSandbox({
+  config: { ...defaultSandboxConfig(), enabled: false },
+  env: process.env,
+  label: 'hooks-test',
+  hidden: [],
+  readOnly: [],
+  writableDirs: () => [tmp],
+})
+/** Options that run `hooks` as pinned now, with the sandbox off. */
 const opts = (hooks: PermissionHook[], extra: { signal?: AbortSignal } = {}) => ({
   cwd: tmp,
-  sandbox: unsandboxed('unit test'),
+  sandbox: off,
   pin: pinSettings({ permissionRequestHooks: hooks, sandbox: defaultSandboxConfig() }, tmp),
   ...extra,
 })
@@ -105,6 +108,15 @@ describe('runPermissionHook', () => {
     const d = await run(`sleep 30 & echo $! > ${pidFile}; echo '{"behavior":"allow"}'`, { timeout: 10 })
     expect(d.behavior).toBe('allow')
     await waitFor('the background sleep to be gone', () => !alive(Number(fs.readFileSync(pidFile, 'utf8'))), 15_000)
+  })
+
+  it('does not run where the sandbox is on but cannot run (as Bash is then asked): asks team-lead', async () => {
+    const marker = path.join(tmp, 'unconfined-ran')
+    const h = hook(`touch ${marker}; echo '{"behavior":"allow"}'`)
+    const d = await runPermissionHook(h, input, { ...opts([h]), sandbox: unsandboxed('bwrap is not installed') })
+    expect(d.behavior).toBe('ask')
+    expect(d.diagnostics[0]).toMatch(/not run: it would run unconfined \(no sandbox: bwrap is not installed\); asking team-lead instead/)
+    expect(fs.existsSync(marker)).toBe(false)
   })
 
   it('stops on abort', async () => {

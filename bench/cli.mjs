@@ -1,0 +1,130 @@
+#!/usr/bin/env node
+// bench:cli — what one CLI call costs as a teammate's shell or a poller makes it: `swarm status
+// <team> --json` and `swarm send <team> <name> <text>` (bin/swarm.js, the bundles `npm run build`
+// makes), in teams of 1 and 16 teammates whose tmux panes are alive on an isolated tmux server,
+// each member with a state file and messages in its inbox. The baseline, in the same run and
+// interleaved with every call: `node -e 0`, Node's own start, which no CLI written in Node can beat.
+// Also `swarm --version` (it must load no command code). Wall time of the whole process, ≥ 10 runs
+// each after warm-up runs (the first writes the V8 code cache); min/median/max. Target: median
+// status and send ≤ 1.3 × node's median. Prints one JSON object; exits 1 when a target is missed.
+//
+//   node bench/cli.mjs [--runs 15] [--sizes 1,16]
+import { execFileSync, spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const BIN = path.join(root, 'bin/swarm.js')
+const args = process.argv.slice(2)
+const opt = (name, fallback) => {
+  const i = args.indexOf(`--${name}`)
+  return i >= 0 ? args[i + 1] : fallback
+}
+const RUNS = Math.max(10, Number(opt('runs', '15')))
+const SIZES = opt('sizes', '1,16').split(',').map(Number)
+const WARMUP = 2
+const TARGET_RATIO = 1.3
+
+const home = fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-bench-cli-'))
+const env = {
+  PATH: process.env.PATH,
+  HOME: home,
+  SWARM_HOME: path.join(home, 'swarm'),
+  TMUX_TMPDIR: path.join(home, 'tmux'),
+  NO_COLOR: '1',
+}
+fs.mkdirSync(env.TMUX_TMPDIR)
+const tmux = (...a) => execFileSync('tmux', ['-L', 'swarm', ...a], { env, encoding: 'utf8' }).trim()
+
+const { createTeam } = await import(path.join(root, 'dist/teams/team-store.js'))
+const { updateMemberState } = await import(path.join(root, 'dist/store/member-state.js'))
+const { sendTeamMessage } = await import(path.join(root, 'dist/teams/messaging.js'))
+
+const round = (x) => Math.round(x * 10) / 10
+const stats = (xs) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return { min: round(s[0]), median: round(s[Math.floor(s.length / 2)]), max: round(s.at(-1)) }
+}
+
+/** A team of `n` teammates, each in a live tmux pane (`sleep`) tagged as swarm tags its panes, with state and mail. */
+async function makeTeam(n) {
+  const team = `cli${n}`
+  const panes = []
+  for (let i = 0; i <= n; i++) {
+    const pane =
+      i === 0
+        ? tmux('new-session', '-d', '-P', '-F', '#{pane_id}', '-s', `swarm-${team}`, '-x', '200', '-y', '60', 'sleep 3600')
+        : tmux('new-window', '-d', '-P', '-F', '#{pane_id}', '-t', `swarm-${team}`, 'sleep 3600')
+    tmux('set-option', '-p', '-t', pane, '@swarm_agent', `${i === 0 ? 'team-lead' : `w${i}`}@${team}`)
+    panes.push(pane)
+  }
+  const members = Array.from({ length: n }, (_, k) => ({ name: `w${k + 1}`, backendType: 'tmux', tmuxPaneId: panes[k + 1] }))
+  await createTeam({ name: team, cwd: home, members }, env)
+  for (const name of ['team-lead', ...members.map((m) => m.name)]) {
+    await updateMemberState(team, name, { status: 'idle', pid: process.pid, model: 'claude-sonnet-4-5', lastActivity: Date.now() }, env, {
+      create: true,
+    })
+  }
+  for (let k = 0; k < 3; k++) await sendTeamMessage({ team, to: '*', text: `note ${k}`, env })
+  return team
+}
+
+/** Wall ms of one run of `argv`; throws when it fails (a bench of a failing command measures nothing). */
+function timed(argv) {
+  const t0 = process.hrtime.bigint()
+  const r = spawnSync(argv[0], argv.slice(1), { env, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' })
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6
+  if (r.status !== 0) throw new Error(`${argv.slice(1).join(' ')} exited ${r.status}: ${r.stderr}`)
+  return ms
+}
+
+const results = []
+const missed = []
+try {
+  for (const n of SIZES) {
+    const team = await makeTeam(n)
+    const commands = {
+      node: [process.execPath, '-e', '0'],
+      status: [process.execPath, BIN, 'status', team, '--json'],
+      send: [process.execPath, BIN, 'send', team, 'w1', 'hello from a shell'],
+      version: [process.execPath, BIN, '--version'],
+    }
+    const times = Object.fromEntries(Object.keys(commands).map((k) => [k, []]))
+    for (let run = -WARMUP; run < RUNS; run++) {
+      // Interleaved, so that a change of the machine's load touches every command alike.
+      for (const [k, argv] of Object.entries(commands)) {
+        const ms = timed(argv)
+        if (run >= 0) times[k].push(ms)
+      }
+    }
+    const s = Object.fromEntries(Object.entries(times).map(([k, xs]) => [k, stats(xs)]))
+    const ratio = (k) => Math.round((s[k].median / s.node.median) * 100) / 100
+    const r = {
+      teammates: n,
+      runs: RUNS,
+      ms: s,
+      ratioToNode: { status: ratio('status'), send: ratio('send'), version: ratio('version') },
+      targets: { status: ratio('status') <= TARGET_RATIO, send: ratio('send') <= TARGET_RATIO },
+    }
+    for (const [k, ok] of Object.entries(r.targets)) if (!ok) missed.push(`${k}@${n}: ${r.ratioToNode[k]}× node`)
+    results.push(r)
+  }
+} finally {
+  spawnSync('tmux', ['-L', 'swarm', 'kill-server'], { env, stdio: 'ignore' })
+  fs.rmSync(home, { recursive: true, force: true })
+}
+
+console.log(
+  JSON.stringify({
+    bench: 'cli',
+    machine: { cores: os.availableParallelism(), loadavg: os.loadavg().map(round), node: process.version },
+    target: `median status and send ≤ ${TARGET_RATIO} × median node -e 0`,
+    results,
+    missed,
+    notes:
+      'ms: wall time of the whole process (spawn to exit) over `runs` runs after 2 warm-up runs, interleaved with node -e 0; status is `status <team> --json` with every pane alive, send is one message from the lead to w1.',
+  }),
+)
+process.exitCode = missed.length ? 1 : 0

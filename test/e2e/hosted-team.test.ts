@@ -1,0 +1,102 @@
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { agentDir } from '../../src/home/paths.js'
+import { readMemberState } from '../../src/store/member-state.js'
+import { type Sandbox, useModelSandbox } from './helpers.js'
+import { processesWithEnv } from '../support/proc.js'
+import { waitFor } from '../support/wait.js'
+import { hasTmux } from '../support/tmux.js'
+
+describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
+  let sb: Sandbox
+  useModelSandbox(
+    { agents: { ann: [{ text: 'hosted reply to the lead', when: { lastUserIncludes: 'hello ann' } }] }, fallback: { text: 'ok' } },
+    (t) => ({ sb } = t),
+  )
+  const t = (...args: string[]) => execFileSync('tmux', ['-L', 'swarm', ...args], { env: sb.env, encoding: 'utf8' })
+  const panes = () =>
+    t('list-panes', '-a', '-F', '#{pane_id}\t#{pane_dead}\t#{@swarm_agent}\t#{pane_current_command}')
+      .trim()
+      .split('\n')
+      .map((l) => l.split('\t'))
+      .map(([pane, dead, agent, command]) => ({ pane, dead: dead === '1', agent, command }))
+
+  it('shows each teammate in a pane of its own while it runs inside the leader; a message reaches it; resume after the leader died; delete leaves nothing', async () => {
+    const created = await sb.swarm([
+      'team',
+      'create',
+      'hs',
+      '--agents',
+      'ann,bob',
+      '--backend',
+      'tmux',
+      '--hosted',
+      '--no-attach',
+      '--cwd',
+      sb.project,
+    ])
+    expect(created.code, created.stderr).toBe(0)
+    await waitFor(
+      'both teammates idle',
+      async () => (await Promise.all(['ann', 'bob'].map((n) => readMemberState('hs', n, sb.env)))).every((s) => s?.status === 'idle'),
+      30_000,
+    )
+    // Their panes: tagged as theirs, each a `tail` of its screen — no Node process, no wrapper, no logger.
+    const views = await waitFor('both views', () => {
+      const rows = panes().filter((p) => p.agent === 'ann@hs' || p.agent === 'bob@hs')
+      return rows.length === 2 && rows.every((r) => !r.dead && r.command === 'tail') && rows
+    })
+    expect(views.map((v) => v.agent).sort()).toEqual(['ann@hs', 'bob@hs'])
+    const annProcesses = processesWithEnv('SWARM_AGENT_ID=ann@hs')
+    expect(annProcesses.length).toBe(1)
+    expect(annProcesses[0]).toMatch(/^\d+ tail /)
+    // Both run in the leader's process.
+    const leaderPid = (await readMemberState('hs', 'team-lead', sb.env))?.pid
+    expect((await readMemberState('hs', 'ann', sb.env))?.pid).toBe(leaderPid)
+
+    const sent = await sb.swarm(['send', 'hs', 'ann', 'hello ann'])
+    expect(sent.code, sent.stderr).toBe(0)
+    const screen = path.join(agentDir('hs', 'ann', sb.env), 'screen.log')
+    await waitFor('ann’s reply in its screen', () => fs.readFileSync(screen, 'utf8').includes('hosted reply to the lead'), 30_000)
+    const annPane = views.find((v) => v.agent === 'ann@hs')!.pane
+    await waitFor('ann’s reply on its pane', () => t('capture-pane', '-p', '-t', annPane).includes('hosted reply to the lead'))
+    expect(fs.readFileSync(path.join(agentDir('hs', 'bob', sb.env), 'screen.log'), 'utf8')).not.toContain('hosted reply to the lead')
+
+    const status = JSON.parse((await sb.swarm(['status', 'hs', '--json'])).stdout) as { members: Array<{ name: string; status: string }> }
+    expect(status.members.find((m) => m.name === 'ann')?.status).toBe('idle')
+
+    // The leader dies (and its teammates with it): resume puts a leader back in a pane, which
+    // restarts both inside it, each with one view again.
+    process.kill(leaderPid!, 'SIGKILL')
+    await waitFor('the leader gone', () => !processesWithEnv('SWARM_AGENT_ID=team-lead@hs').some((p) => / leader hs/.test(p)))
+    const resumed = await sb.swarm(['team', 'resume', 'hs', '--no-attach'], { timeout: 40_000 })
+    expect(resumed.code, resumed.stderr).toBe(0)
+    await waitFor(
+      'both running in a new leader',
+      async () => {
+        const [lead, ann, bob] = await Promise.all(['team-lead', 'ann', 'bob'].map((n) => readMemberState('hs', n, sb.env)))
+        return lead?.pid !== leaderPid && ann?.pid === lead?.pid && bob?.pid === lead?.pid && ann?.status === 'idle' && bob?.status === 'idle'
+      },
+      30_000,
+    )
+    await waitFor('one live view each', () => {
+      const rows = panes().filter((p) => (p.agent === 'ann@hs' || p.agent === 'bob@hs') && !p.dead)
+      return rows.length === 2 && rows.every((r) => r.command === 'tail')
+    })
+
+    const deleted = await sb.swarm(['team', 'delete', 'hs'], { timeout: 40_000 })
+    expect(deleted.code, deleted.stderr).toBe(0)
+    expect(processesWithEnv('SWARM_TEAM=hs')).toEqual([])
+  }, 90_000)
+
+  it('refuses --hosted where there are no tmux panes, and with an agent CLI member', async () => {
+    const inProcess = await sb.swarm(['team', 'create', 'hx', '--agents', 'ann', '--backend', 'in-process', '--hosted', '--no-attach'])
+    expect(inProcess.code).toBe(2)
+    expect(inProcess.stderr).toMatch(/--hosted shows teammates in tmux panes/)
+    const cli = await sb.swarm(['team', 'create', 'hy', '--agent', 'rev:codex', '--backend', 'tmux', '--hosted', '--no-attach'])
+    expect(cli.code).toBe(2)
+    expect(cli.stderr).toMatch(/--hosted teammates run swarm’s own agent/)
+  })
+})
