@@ -1,4 +1,4 @@
-import { spawn, execFileSync } from 'node:child_process'
+import { execFile, execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -167,6 +167,68 @@ describe.skipIf(!hasChromium)('swarm web in a real browser', () => {
       expect(perms.code).toBe(0)
       expect(pageText).toMatch(/already answered: denied by .*via swarm perms/)
     }
+  })
+
+  it("gem's request answered at the leader console (in tmux) and on the page at once gets exactly one answer; the console names the web", async () => {
+    if (!hasTmux) return
+    track(
+      'tmux server',
+      () => reapTmux(fx.env),
+      () => '',
+    )
+    // The real `swarm leader` in a pane of the isolated tmux server, in the fixture's home.
+    const script = path.join(fx.base, 'leader.sh')
+    const exports = Object.entries(fx.env)
+      .filter(([k, v]) => v !== undefined && /^[A-Z_][A-Z0-9_]*$/.test(k))
+      .map(([k, v]) => `export ${k}='${String(v).replace(/'/g, "'\\''")}'`)
+    fs.writeFileSync(script, [...exports, `cd '${fx.cwd}'`, `exec '${process.execPath}' '${BIN}' leader ${TEAM}`].join('\n') + '\n')
+    const tmux = (...args: string[]) => execFileSync('tmux', ['-L', 'swarm', ...args], { env: fx.env, encoding: 'utf8' }).trim()
+    const pane = tmux('new-session', '-d', '-s', 'leader', '-x', '220', '-y', '50', '-P', '-F', '#{pane_id}', `sh ${script}; sleep 60`)
+    const screen = () => tmux('capture-pane', '-p', '-J', '-S', '-', '-t', pane)
+    await waitFor('the leader console', () => screen().includes(`swarm leader — team ${TEAM}`), 15_000, { output: screen })
+    const web = await startWeb(fx)
+    const page = await openPage(web)
+    const hook = gemShell('touch console-raced.txt')
+    const pending = await waitFor('gem pending', () => pendingOf('gem'))
+    const short = shortRequestId(pending.id)
+    await waitFor('the prompt at the console', () => screen().includes(`? [${short}] gem wants to use run_shell_command`), 10_000, { output: screen })
+    await page.waitForSelector(`[data-request="${pending.id}"] [data-action="approve"]`)
+    // At the same moment: the deny key at the console, the approve click on the page.
+    const keys = new Promise<void>((resolve, reject) =>
+      execFile('tmux', ['-L', 'swarm', 'send-keys', '-t', pane, 'n raced at the console', 'Enter'], { env: fx.env }, (err) =>
+        err ? reject(err) : resolve(),
+      ),
+    )
+    await Promise.all([keys, page.click(`[data-request="${pending.id}"] [data-action="approve"]`)])
+    const resolved = await waitFor('resolved', () => readResolved(TEAM, pending.id, fx.env))
+    const reply = JSON.parse((await hook).stdout) as { decision: string }
+    expect(reply.decision).toBe(resolved.decision === 'approve' ? 'allow' : 'deny')
+    const note = await page.waitForFunction(
+      (id) => {
+        const t = document.querySelector(`[data-answered="${id}"]`)?.textContent ?? ''
+        return t && !t.endsWith('sending…') ? t : undefined
+      },
+      {},
+      pending.id,
+    )
+    const pageText = String(await note.jsonValue())
+    if (resolved.resolvedBy.endsWith('from the web')) {
+      expect(resolved.decision).toBe('approve')
+      // The console lost: it says who answered and from where, whichever way it learnt it.
+      await waitFor(
+        'the console naming the web',
+        () => new RegExp(`${short}.* was (already answered: )?approved by \\S+ from the web`).test(screen()),
+        10_000,
+        {
+          output: screen,
+        },
+      )
+      expect(screen()).not.toContain(`denied ${short}:`)
+    } else {
+      expect(resolved).toMatchObject({ decision: 'deny', resolvedBy: 'team-lead console', feedback: 'raced at the console' })
+      expect(pageText).toMatch(/already answered: denied \("raced at the console"\) by team-lead console/)
+    }
+    expect(fs.existsSync(path.join(fx.cwd, 'console-raced.txt'))).toBe(false) // the hook answers; gem's CLI would run it
   })
 
   it('a tmux pane shows what its teammate printed; a transcript shows escapes as text; markup stays text', async () => {

@@ -164,7 +164,12 @@ export async function answerRequest(
   const id = await resolveRequestId(team, query, env)
   const pending = await readPending(team, id, env)
   if (pending && maySweep(env) && !requesterAlive(pending)) {
-    await cancelRequest(team, id, `${pending.agent} is no longer running`, 'swarm', env).catch(() => undefined)
+    try {
+      await cancelRequest(team, id, `${pending.agent} is no longer running`, 'swarm', env)
+    } catch (err) {
+      // Answered meanwhile (its requester got that answer and exited): that answer is the news, not a cancellation.
+      if (err instanceof ConflictError) throw await alreadyAnswered(team, id, err, env)
+    }
     throw new ConflictError('SWARM_REQUEST_CANCELLED', `request ${id} was cancelled: ${pending.agent} is no longer running`, {
       hint: `restart it with \`swarm team resume ${team}\`; it will ask again`,
     })
