@@ -32,9 +32,9 @@ export function isBackendType(value: unknown): value is string {
   return typeof value === 'string' && findBackend(value) !== undefined
 }
 
-/** `--backend` values: `auto` and every backend. */
+/** `--backend` values: `auto` and every backend a team can run on (members on other machines are placed with `--host`, not chosen here). */
 export function backendChoices(): string[] {
-  return ['auto', ...table.map((b) => b.type)]
+  return ['auto', ...table.filter((b) => !(b.kind === 'pane' && b.remote)).map((b) => b.type)]
 }
 
 /** Parses `--backend` (or a team file's `backend:`). UsageError (exit 2) for anything else. */
