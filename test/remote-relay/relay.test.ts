@@ -113,7 +113,7 @@ describe('the relay on a host', () => {
 
   it('8 spawns on one host at once: none fails on another one having added a member, every member placed here is resident', async () => {
     const names = Array.from({ length: 8 }, (_, i) => `m${i}`)
-    await Promise.all(names.map((n, i) => mirrorRoster(TEAM, ['team-lead', 'bob', ...names.slice(0, i + 1)], names, h.env)))
+    await Promise.all(names.map((_n, i) => mirrorRoster(TEAM, ['team-lead', 'bob', ...names.slice(0, i + 1)], names, h.env)))
     const members = (await readTeam(TEAM, h.env)).members
     for (const n of names) expect(members.find((m) => m.name === n)?.elsewhere, n).toBeUndefined()
     expect(members.find((m) => m.name === 'bob')?.elsewhere).toBe(true)
