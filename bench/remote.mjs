@@ -36,8 +36,9 @@ const round = (x) => (x === undefined ? undefined : Math.round(x))
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
 const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'swarm-bench-remote-')))
-// The test host, compiled from the suite's own harness (one implementation of the remote machine).
-const harness = path.join(tmp, 'sshd-harness.mjs')
+// The test host, compiled from the suite's own harness (one implementation of the remote machine),
+// into dist/ (build output) so that its packages (execa) resolve from this checkout.
+const harness = path.join(root, 'dist', 'bench', 'sshd-harness.mjs')
 await build({
   entryPoints: [path.join(root, 'test/support/sshd.ts')],
   bundle: true,
@@ -180,13 +181,20 @@ try {
     notes:
       "spawnToReady: `swarm spawn` started → the member's first model request (its prompt); spawnReturned: until the CLI exited. messageToRequest: the lead's send → the model request carrying it, each member idle before (median of 5). The remote member's model calls go from the test host to this machine's loopback model: with the delaying proxy only ssh is delayed, with netem both are. parallelRemoteSpawns: 8 `swarm spawn --host` processes at once after the ControlMaster was closed (each must share one master it did not start), then one `swarm status`.",
   }
+} catch (err) {
+  console.error(`bench:remote: ${err.stack ?? err}`)
+  process.exitCode = 1
 } finally {
-  await swarm(['team', 'delete', TEAM, '--force']).catch(() => undefined)
-  await swarm(['team', 'delete', BURST, '--force']).catch(() => undefined)
+  for (const t of [TEAM, BURST]) {
+    const d = await swarm(['team', 'delete', t, '--force'])
+    if (d.code !== 0) console.error(`bench:remote: team delete ${t}: ${d.stderr.trim()}`)
+  }
+  await swarmCloseMaster()
   await host.stop()
   await server.close()
-  fs.rmSync(tmp, { recursive: true, force: true })
+  fs.rmSync(tmp, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 })
 }
+if (!result) process.exit(1)
 console.log(JSON.stringify(result))
 if (Object.values(result.targets).includes(false)) process.exitCode = 1
 

@@ -32,7 +32,7 @@ export function isBackendType(value: unknown): value is string {
   return typeof value === 'string' && findBackend(value) !== undefined
 }
 
-/** `--backend` values: `auto` and every backend but a remote one (a member is placed there with `--host`). */
+/** `--backend` values: `auto` and every backend a team can run on (members on other machines are placed with `--host`, not chosen here). */
 export function backendChoices(): string[] {
   return ['auto', ...table.filter((b) => !(b.kind === 'pane' && b.remote)).map((b) => b.type)]
 }

@@ -94,6 +94,7 @@ export class RemoteExecutor extends PaneExecutorBase<ExecutorOptions> implements
       team,
       leadPublicKey: await loadLeadPublicKey(team, this.env),
       roster: config.members.map((m) => m.name),
+      placedHere: config.members.filter((m) => m.host === host.spec).map((m) => m.name),
       members: configs.map((c) => ({ name: c.name, ...c.remote!.launch, ...(c.color && { color: c.color }) })),
       env: remoteMemberEnv(configs[0]!.env ?? {}),
     }
@@ -173,6 +174,15 @@ export class RemoteExecutor extends PaneExecutorBase<ExecutorOptions> implements
       timeoutMs: REMOTE_STOP_TIMEOUT_MS,
     })
     if (r.code !== 0) throw new SwarmError('SWARM_REMOTE_KILL', `killing ${name} on ${host.spec} failed: ${r.stderr.trim()}`)
+  }
+
+  /**
+   * The team's link to every host its members are placed on, started again where it is not running
+   * (`team resume` after this machine rebooted: the panes there ran on, their mailbox did not).
+   */
+  async relink(team: string): Promise<void> {
+    const hosts = new Map([...(await this.hostsOf(team)).values()].map((h) => [h.spec, h]))
+    for (const host of hosts.values()) await ensureLink(team, host, swarmArgv(), this.env)
   }
 
   /** Every host of the team: its panes and processes there, then the link, then the connection. */

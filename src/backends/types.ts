@@ -158,6 +158,8 @@ export interface PaneExecutor extends TeammateExecutor<TeammateSpawnConfig> {
   ensureLeader(team: string, leader: LeaderOptions): Promise<LeaderPane>
   /** Kills every pane of the team, the leader's included, with their process trees. */
   stopTeam(team: string): Promise<void>
+  /** Members on other machines only: the team's link to each of its hosts, started again where it is not running. */
+  relink?(team: string): Promise<void>
   /** Moves a pane out of sight and back (tmux only). */
   readonly supportsHideShow: boolean
   hide(agentId: string): Promise<void>

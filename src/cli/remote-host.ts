@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { ConflictError, NotFoundError } from '../errors.js'
 import { LEAD_NAME } from '../home/paths.js'
 import type { Env } from '../home/env.js'
 import { runCommand } from '../process/launch.js'
@@ -9,7 +10,10 @@ import { swarmVersion } from '../remote/version.js'
 import { rootDir } from '../home/paths.js'
 import { addMember, createTeam, deleteTeamFiles, readTeam, teamExists, updateTeam } from '../teams/team-store.js'
 import { writeLeadPublicKey } from '../trust/keys.js'
-import { swarmArgv } from '../backends/teammate-launch.js'
+import { defaultTeammateArgv, swarmArgv } from '../backends/teammate-launch.js'
+import { transcriptPath } from '../agent/transcript.js'
+import { pathExists } from '../util/fs.js'
+import { definedOnly } from '../util/object.js'
 import { spawnTeammates } from '../supervisor/teammates.js'
 import { teamStatus } from '../supervisor/status.js'
 import { killTeammate, stopTeamMembers } from '../supervisor/stop.js'
@@ -55,6 +59,8 @@ const SpawnRequest = z.object({
   leadPublicKey: z.string(),
   /** Every member's name, here or elsewhere: who a resident may message. */
   roster: z.array(z.string()),
+  /** Those of the roster placed on this host (being started by this call or another): residents here. */
+  placedHere: z.array(z.string()),
   members: z.array(
     z.object({
       name: z.string(),
@@ -76,30 +82,45 @@ export async function remoteSpawn(input: string, env: Env): Promise<void> {
   const req = SpawnRequest.parse(JSON.parse(input))
   if (!(await teamExists(req.team, env))) await createTeam({ name: req.team, cwd: env.HOME ?? '/' }, env)
   await writeLeadPublicKey(req.team, req.leadPublicKey, env)
-  await mirrorRoster(
-    req.team,
-    req.roster,
-    req.members.map((m) => m.name),
+  await mirrorRoster(req.team, req.roster, [...new Set([...req.placedHere, ...req.members.map((m) => m.name)])], env)
+  const inputs = await Promise.all(
+    req.members.map(async (m) => ({
+      ...m,
+      cwd: m.cwd ?? env.HOME ?? '/',
+      env: req.env,
+      // `team resume` of swarm's agent: it continues from its transcript here (an agent CLI's resume is its adapter's).
+      ...(m.resume && m.agent === undefined && (await pathExists(transcriptPath(req.team, m.name, env)))
+        ? { argv: [...defaultTeammateArgv(req.team, m.name, definedOnly({ model: m.model, mode: m.mode, agentType: m.agentType })), '--resume'] }
+        : {}),
+    })),
+  )
+  const results = await spawnTeammates(req.team, inputs, {
+    backend: 'tmux',
     env,
-  )
-  const results = await spawnTeammates(
-    req.team,
-    req.members.map((m) => ({ ...m, cwd: m.cwd ?? env.HOME ?? '/', env: req.env })),
-    { backend: 'tmux', env, leaderArgv: (team) => [...swarmArgv(), 'remote', 'home', team] },
-  )
+    here: true,
+    leaderArgv: (team) => [...swarmArgv(), 'remote', 'home', team],
+  })
   printJson(results.map((r) => ({ name: r.member.name, paneId: r.spawned.paneId, pid: r.spawned.pid, cwd: r.member.cwd })))
 }
 
 /**
- * The mirror's roster before any pane starts: each member to start here resident (its inbox its
- * own: the relay writes its first prompt there and never sends it back), everyone else marked as
- * living elsewhere (what a resident writes them is relayed out). A member moved here loses the mark.
+ * The mirror's roster before any pane starts: each member placed on this host resident (its inbox
+ * its own: the relay writes its first prompt there and never sends it back), everyone else marked
+ * as living elsewhere (what a resident writes them is relayed out). A member moved here loses the
+ * mark. Parallel spawns on one host run this at once: each names the same members as placed here
+ * (the lead's record of their host, not which call starts them), so whichever adds a member first
+ * adds it as the others would.
  */
 export async function mirrorRoster(team: string, roster: readonly string[], here: readonly string[], env: Env): Promise<void> {
   const known = new Set((await readTeam(team, env)).members.map((m) => m.name))
   for (const name of new Set([...roster, ...here])) {
     if (name === LEAD_NAME || known.has(name)) continue
-    await addMember(team, { name, isActive: false, ...(!here.includes(name) && { elsewhere: true }) }, env)
+    try {
+      await addMember(team, { name, isActive: false, ...(!here.includes(name) && { elsewhere: true }) }, env)
+    } catch (err) {
+      // Added by a spawn running beside this one.
+      if (!(err instanceof ConflictError)) throw err
+    }
   }
   await updateTeam(
     team,
@@ -127,7 +148,13 @@ export async function remoteStatus(team: string, env: Env): Promise<void> {
 
 /** `swarm remote kill --team T --name N`: the member's pane and process tree, now. */
 export async function remoteKill(team: string, name: string, env: Env): Promise<void> {
-  if (await teamExists(team, env)) await killTeammate(team, name, { now: true, env })
+  if (!(await teamExists(team, env))) return
+  try {
+    await killTeammate(team, name, { now: true, env })
+  } catch (err) {
+    // Not here (its spawn failed before the mirror had it, or it never started): nothing to kill.
+    if (!(err instanceof NotFoundError)) throw err
+  }
 }
 
 /** `swarm remote stop-team --team T`: every pane of the team here, whatever carries its marker, then the mirror's files. */

@@ -9,6 +9,7 @@ import { deleteTeamFully, resumeTeam, startTeam } from '../leader/lifecycle.js'
 import type { ReapedProcess } from '../supervisor/reap-team.js'
 import { ensureTeamKeys } from '../trust/keys.js'
 import { loadTeamSpec } from '../teams/team-spec.js'
+import { REMOTE_HOME_CWD, parseHost } from '../remote/host.js'
 import { runAttach } from './attach.js'
 import { teamRekey } from './team-rekey.js'
 import { budgetFlags, collect } from './options.js'
@@ -164,9 +165,18 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
   }
   const agentKinds = names.map((a) => kinds.get(a) ?? spec?.members.find((x) => x.name === a)?.agent)
   if (opts.hosted) checkHosted(backend, agentKinds, opts.start)
+  // `host:`: that machine's swarm checks its agent CLI, agent type and cwd when it starts it.
+  const hosts = new Map(
+    names.flatMap((a) => {
+      const h = spec?.members.find((x) => x.name === a)?.host
+      return h === undefined ? [] : [[a, parseHost(h).spec] as const]
+    }),
+  )
   await checkAdapters(
     name,
-    names.map((a, i) => ({ name: a, kind: agentKinds[i], agentType: types.get(a) ?? spec?.members.find((x) => x.name === a)?.agentType })),
+    names
+      .filter((a) => !hosts.has(a))
+      .map((a) => ({ name: a, kind: agentKinds[names.indexOf(a)], agentType: types.get(a) ?? spec?.members.find((x) => x.name === a)?.agentType })),
     cwd,
     opts.start,
   )
@@ -178,7 +188,13 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
     const worktree = isolated.has(a) ? true : (m?.worktree ?? spec?.worktree)
     return { name: a, cwd: m?.cwd, agentType: types.get(a) ?? m?.agentType, worktree }
   })
-  await checkAgentTypes(members, cwd)
+  for (const [a, h] of hosts)
+    if (members.find((m) => m.name === a)?.worktree)
+      throw new UsageError(`${a}: a worktree on ${h} is not supported yet`, { hint: 'give it a cwd that is a clone on that host' })
+  await checkAgentTypes(
+    members.filter((m) => !hosts.has(m.name)),
+    cwd,
+  )
   await checkWorktrees(name, members, cwd)
   const existed = await teamExists(name)
   const created = createTeam({
@@ -195,6 +211,8 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
         ...((m?.mode ?? mode) !== undefined && { mode: m?.mode ?? mode }),
         ...(m?.prompt !== undefined && { prompt: m.prompt }),
         ...(m?.cwd !== undefined && { cwd: m.cwd }),
+        // On a host: its cwd is a path there, its HOME (`~`) unless given — never this machine's.
+        ...(hosts.has(a) && { host: hosts.get(a), cwd: m?.cwd ?? REMOTE_HOME_CWD }),
         ...firstLimit({ maxCostUsd: m?.maxCostUsd, maxTokens: m?.maxTokens }, budget),
         ...((kinds.get(a) ?? m?.agent) !== undefined && { agent: kinds.get(a) ?? m?.agent }),
         ...(builtInAdapter(kinds.get(a) ?? m?.agent ?? '')?.ownsInbox && { ownsInbox: true }),

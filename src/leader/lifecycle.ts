@@ -4,7 +4,7 @@ import { transcriptPath } from '../agent/transcript.js'
 import { defaultLeaderArgv, defaultTeammateArgv, teammateEnv } from '../backends/teammate-launch.js'
 import { systemDetectInputs } from '../backends/detect.js'
 import { selectBackend } from '../backends/detect.js'
-import { createExecutor, showsHostedTeammates } from '../backends/registry.js'
+import { createExecutor, remoteExecutor, showsHostedTeammates } from '../backends/registry.js'
 import { teamStatus } from '../supervisor/status.js'
 import { stopTeamMembers } from '../supervisor/stop.js'
 import { spawnTeammates, type SpawnTeammateInput } from '../supervisor/teammates.js'
@@ -18,6 +18,7 @@ import { deleteTeamFiles, findMember, readTeam, updateTeam } from '../teams/team
 import type { BackendType } from '../backends/types.js'
 import type { TeamFile, TeamMember } from '../teams/types.js'
 import { pathExists } from '../util/fs.js'
+import { REMOTE_HOME_CWD } from '../remote/host.js'
 import { definedOnly } from '../util/object.js'
 import { delay } from '../process/delay.js'
 import { isAlive } from '../process/liveness.js'
@@ -87,7 +88,7 @@ export async function startTeam(team: string, opts: { backend: BackendChoice; en
     .filter((m) => m.name !== LEAD_NAME)
     .map((m) => ({
       name: m.name,
-      ...definedOnly({ prompt: m.prompt, agentType: m.agentType, agent: m.agent, model: m.model, mode: m.mode, cwd: m.cwd }),
+      ...definedOnly({ prompt: m.prompt, agentType: m.agentType, agent: m.agent, model: m.model, mode: m.mode, cwd: hostCwd(m), host: m.host }),
       // A member that has its worktree already (the roster was started before) runs in it.
       ...(m.worktreePath ? { cwd: m.worktreePath } : m.worktree !== undefined ? { worktree: m.worktree } : {}),
     }))
@@ -111,6 +112,13 @@ export interface ResumeReport {
   reaped: ReapedProcess[]
   /** `--include-stopped`: members stopped on purpose that were started again, in their own sessions. */
   restarted?: string[]
+  /** Members on a host that did not answer within its limit: neither alive nor dead as far as is known, left as they are. */
+  unreachable?: string[]
+}
+
+/** A member's cwd to start it in: on a host, `~` is that host's HOME (its swarm's default), so none is sent. */
+function hostCwd(m: TeamMember): string | undefined {
+  return m.host !== undefined && m.cwd === REMOTE_HOME_CWD ? undefined : m.cwd
 }
 
 /** Stopped on purpose: swarm's own mark (Claude Code sets isActive false whenever it is idle). */
@@ -228,7 +236,9 @@ export async function resumeTeam(team: string, opts: ResumeOptions): Promise<Res
   await recordLeaderServer(team, leader, env)
   const alive: string[] = []
   const stopped: string[] = []
+  const unreachable: string[] = []
   const dead: SpawnTeammateInput[] = []
+  const remote = config.members.some((m) => m.name !== LEAD_NAME && m.host !== undefined) ? remoteExecutor({ env }) : undefined
   for (const m of config.members) {
     if (m.name === LEAD_NAME) continue
     const state = stateOf(m.name)
@@ -242,6 +252,24 @@ export async function resumeTeam(team: string, opts: ResumeOptions): Promise<Res
     }
     // Never started (a --no-start roster): its prompt goes to its inbox as on team create.
     const firstPrompt = m.backendType === undefined && m.prompt !== undefined ? { prompt: m.prompt } : {}
+    if (m.host !== undefined && remote) {
+      // A wedged or unreachable host: its member may well run on; nothing is started twice.
+      if (state === 'unknown') {
+        unreachable.push(m.name)
+        continue
+      }
+      // Gone there (its host rebooted, its pane closed): started again on that host, from its
+      // transcript there (swarm's agent) or its CLI's last session.
+      if (m.backendType !== undefined) await remote.kill(m.agentId).catch(() => undefined)
+      dead.push({
+        name: m.name,
+        host: m.host,
+        ...(m.backendType !== undefined && { resume: true }),
+        ...firstPrompt,
+        ...definedOnly({ agent: m.agent, cwd: hostCwd(m), model: m.model, mode: m.mode, agentType: m.agentType }),
+      })
+      continue
+    }
     if (state === 'exited' || state === 'dead') await executor.kill(m.agentId).catch(() => undefined) // clear a dead pane
     const resume = await pathExists(transcriptPath(team, m.name, env))
     if (m.agent !== undefined) {
@@ -272,6 +300,8 @@ export async function resumeTeam(team: string, opts: ResumeOptions): Promise<Res
     })
   }
   if (dead.length) await spawnTeammates(team, dead, { env, executor })
+  // Members alive on hosts need their link too (it stopped with this machine); a respawn started its own.
+  await remote?.relink?.(team)
   return {
     backend,
     leader: leader.created ? 'started' : 'alive',
@@ -280,6 +310,7 @@ export async function resumeTeam(team: string, opts: ResumeOptions): Promise<Res
     stopped,
     reaped: reaped.killed,
     ...(restarted.length ? { restarted } : {}),
+    ...(unreachable.length ? { unreachable } : {}),
   }
 }
 

@@ -14,6 +14,9 @@ export interface RemoteHost {
   port?: number
 }
 
+/** A host member's recorded cwd when none was given: its HOME there (the host's swarm starts it from there). */
+export const REMOTE_HOME_CWD = '~'
+
 const USER = /^[A-Za-z0-9._][A-Za-z0-9._-]{0,63}$/
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$/
 

@@ -15,7 +15,7 @@ import { swarmVersion } from './version.js'
 
 /*
  * The host's end of a team's relay (`swarm remote relay --team T`, run over the SSH channel, one
- * per team: a newer one replaces an older). It owns the inboxes of the members resident here, in
+ * per team as its link runs one at a time — nothing here refuses a second). It owns the inboxes of the members resident here, in
  * this machine's own state root: it writes what the link sends (entries for them, answers to
  * their requests) and sends what they wrote for anyone who lives elsewhere — the lead and the
  * local members — with their permission requests and their state. The local mailbox stays the

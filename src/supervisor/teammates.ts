@@ -24,7 +24,7 @@ import { selectBackend } from '../backends/detect.js'
 import { createExecutor } from '../backends/registry.js'
 import { teamBackend } from '../backends/team-backend.js'
 import { remoteExecutor } from '../backends/registry.js'
-import { parseHost } from '../remote/host.js'
+import { REMOTE_HOME_CWD, parseHost } from '../remote/host.js'
 import type { BackendChoice, PaneExecutor, SpawnedTeammate } from '../backends/types.js'
 import type { Env } from '../home/env.js'
 
@@ -74,6 +74,11 @@ export interface SpawnOptions {
   detectInputs?: DetectInputs
   /** The leader command for a team that has no session yet (default `swarm leader <team>`). */
   leaderArgv?: (team: string) => string[]
+  /**
+   * Start every input on this machine, whatever its agent definition's `host:` says: the host's
+   * own side of a placement (`swarm remote spawn`), where the lead's machine made that choice.
+   */
+  here?: boolean
 }
 
 export interface SpawnResult {
@@ -97,9 +102,10 @@ export async function spawnTeammate(team: string, input: SpawnTeammateInput, opt
  * first and runs in it.
  * In-process teammates need a running leader and are refused here (exit 7).
  */
-export async function spawnTeammates(team: string, inputs: SpawnTeammateInput[], opts: SpawnOptions = {}): Promise<SpawnResult[]> {
+export async function spawnTeammates(team: string, given: SpawnTeammateInput[], opts: SpawnOptions = {}): Promise<SpawnResult[]> {
   const env = opts.env ?? process.env
   validateName(team)
+  const inputs = opts.here ? given : await placeByDefinition(team, given, env)
   for (const i of inputs) {
     validateTeammateName(i.name)
     if (i.host !== undefined) parseHost(i.host)
@@ -273,7 +279,7 @@ async function spawnPlaced(team: string, inputs: SpawnTeammateInput[], env: Env)
       team,
       name: i.name,
       argv: defaultTeammateArgv(team, i.name, i),
-      cwd: i.cwd ?? '~',
+      cwd: i.cwd ?? REMOTE_HOME_CWD,
       env: { ...teammateEnv(env, { team, name: i.name }), ...i.env },
       color: members[k]!.color,
       remote: {
@@ -294,7 +300,7 @@ async function spawnPlaced(team: string, inputs: SpawnTeammateInput[], env: Env)
         m.backendType = r.value.backendType
         m.tmuxPaneId = r.value.paneId
         m.isActive = true
-        m.cwd = inputs[k]!.cwd ?? '~'
+        m.cwd = inputs[k]!.cwd ?? REMOTE_HOME_CWD
         delete m[STOPPED_FIELD]
       }
     },
@@ -405,6 +411,20 @@ async function agentLaunchFor(
     ...definedOnly({ prompt: input.prompt, model: input.model, mode: input.mode, resume: input.resume }),
   })
   return { kind: adapter.kind, ownsInbox: adapter.ownsInbox === true, launch }
+}
+
+/** Inputs of an agent type whose definition names a `host:` (and that name none themselves) are placed there. */
+async function placeByDefinition(team: string, inputs: SpawnTeammateInput[], env: Env): Promise<SpawnTeammateInput[]> {
+  const open = (i: SpawnTeammateInput) => i.host === undefined && i.agentType !== undefined && i.command === undefined && i.argv === undefined
+  if (!inputs.some(open)) return inputs
+  const config = await readTeam(team, env)
+  const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
+  return Promise.all(
+    inputs.map(async (i) => {
+      const host = open(i) ? (await findAgentDefinition(i.agentType!, leadCwd, env))?.host : undefined
+      return host === undefined ? i : { ...i, host }
+    }),
+  )
 }
 
 async function findAgentDefinition(agentType: string, cwd: string, env: Env): Promise<AgentDefinition | undefined> {

@@ -19,6 +19,8 @@ export const TeamSpecMember = z.strictObject({
   /** Its budget, in USD and/or tokens. */
   maxCostUsd: z.number().positive().optional(),
   maxTokens: z.number().int().positive().optional(),
+  /** Another machine to run on: `user@host[:port]` or a Host of the ssh config (as `swarm spawn --host`); its cwd is a path there. */
+  host: z.string().optional(),
 })
 
 const Budget = z.strictObject({ maxCostUsd: z.number().positive().optional(), maxTokens: z.number().int().positive().optional() })
@@ -34,6 +36,7 @@ const Budget = z.strictObject({ maxCostUsd: z.number().positive().optional(), ma
  *     agentType: Explore
  *     prompt: map every caller of login()
  *   - { name: implementer, mode: acceptEdits, worktree: true, maxCostUsd: 5 }
+ *   - { name: trainer, host: gpu-box, prompt: run the training job }   # on another machine (docs/remote.md)
  * budget: { maxCostUsd: 2 }       # every member's, unless its own says otherwise
  * teamBudget: { maxCostUsd: 20 }  # all members together
  * ```
@@ -72,6 +75,7 @@ export async function loadTeamSpec(file: string, opts: { backendChoices?: readon
   return {
     ...spec,
     ...(spec.cwd ? { cwd: path.resolve(base, spec.cwd) } : {}),
-    members: spec.members.map((m) => ({ ...m, ...(m.cwd ? { cwd: path.resolve(base, m.cwd) } : {}) })),
+    // A member on a host keeps its cwd as written: a path on that machine.
+    members: spec.members.map((m) => ({ ...m, ...(m.cwd && m.host === undefined ? { cwd: path.resolve(base, m.cwd) } : {}) })),
   }
 }

@@ -48,6 +48,8 @@ export interface NewMember {
   agent?: string
   /** Its adapter consumes its own inbox (TeamMember.ownsInbox). */
   ownsInbox?: boolean
+  /** Another machine it runs on (TeamMember.host). */
+  host?: string
   /** In a host's mirror: it lives on another machine (TeamMember.elsewhere). */
   elsewhere?: boolean
 }
@@ -352,6 +354,7 @@ function buildMember(team: string, m: NewMember, defaultCwd: string, joinedAt: n
     ...(m.maxTokens !== undefined && { maxTokens: m.maxTokens }),
     ...(m.agent !== undefined && { agent: m.agent }),
     ...(m.ownsInbox === true && { ownsInbox: true }),
+    ...(m.host !== undefined && { host: m.host }),
     ...(m.elsewhere === true && { elsewhere: true }),
   })
 }

@@ -30,6 +30,8 @@ describe('parseAgentFile', () => {
       'name: r\ndescription: d\nmodel: sonnet\npermissionMode: plan\nmaxTurns: 12\nisolation: worktree\ncolor: purple',
       { model: 'sonnet', permissionMode: 'plan', maxTurns: 12, isolation: 'worktree', color: 'purple' },
     ],
+    ['host: (normalised)', 'name: r\ndescription: d\nhost: ci@build-box:2222', { host: 'ci@build-box:2222' }],
+    ['host: a Host of the ssh config', 'name: r\ndescription: d\nhost: gpu-box', { host: 'gpu-box' }],
     ['maxTurns as a string', 'name: r\ndescription: d\nmaxTurns: "7"', { maxTurns: 7 }],
     ['unknown fields kept out', 'name: r\ndescription: d\nmemory: project\nmcpServers: [github]', { name: 'r' }],
   ])('parses %s', (_case, frontmatter, expected) => {
@@ -45,6 +47,7 @@ describe('parseAgentFile', () => {
     ['bad permissionMode', 'name: r\ndescription: d\npermissionMode: yolo', 'permissionMode', /permissionMode: /],
     ['bad maxTurns', 'name: r\ndescription: d\nmaxTurns: -2', 'maxTurns', /maxTurns: /],
     ['bad isolation', 'name: r\ndescription: d\nisolation: docker', 'isolation', /isolation: /],
+    ['a host that could read as an ssh option', 'name: r\ndescription: d\nhost: "-oProxyCommand=x"', 'host', /host: a host/],
     ['bad color', 'name: r\ndescription: d\ncolor: mauve', 'color', /color: /],
     ['tools of the wrong type', 'name: r\ndescription: d\ntools: 3', 'tools', /tools: /],
     ['invalid YAML', 'name: [unclosed', undefined, /invalid YAML frontmatter/],

@@ -156,6 +156,14 @@ describe('backend registry', () => {
     }
   })
 
+  it("a member on another machine says nothing of the team's backend; one here does", async () => {
+    await createTeam({ name: 'spread', members: [{ name: 'far' }, { name: 'near' }] }, env)
+    await updateMember('spread', 'far', { backendType: 'ssh', host: 'ci@build-box' }, env)
+    expect(teamBackend(await readTeam('spread', env))).toBeUndefined()
+    await updateMember('spread', 'near', { backendType: 'tmux' }, env)
+    expect(teamBackend(await readTeam('spread', env))).toBe('tmux')
+  })
+
   it('status and stop reach the members recorded on it, and its executor comes from the registry', async () => {
     unregister = registerBackend(fakeBackend())
     await createTeam({ name: 'crew', members: [{ name: 'alice' }] }, env)

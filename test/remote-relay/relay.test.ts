@@ -111,6 +111,14 @@ describe('the relay on a host', () => {
     expect(await readInbox(inboxPath(TEAM, 'bob', h.env))).toEqual([])
   })
 
+  it('8 spawns on one host at once: none fails on another one having added a member, every member placed here is resident', async () => {
+    const names = Array.from({ length: 8 }, (_, i) => `m${i}`)
+    await Promise.all(names.map((_n, i) => mirrorRoster(TEAM, ['team-lead', 'bob', ...names.slice(0, i + 1)], names, h.env)))
+    const members = (await readTeam(TEAM, h.env)).members
+    for (const n of names) expect(members.find((m) => m.name === n)?.elsewhere, n).toBeUndefined()
+    expect(members.find((m) => m.name === 'bob')?.elsewhere).toBe(true)
+  })
+
   it('a member spawned here after being listed as elsewhere loses the mark', async () => {
     await mirrorRoster(TEAM, ['team-lead', 'alice', 'bob'], ['alice'], h.env)
     await mirrorRoster(TEAM, ['team-lead', 'alice', 'bob'], ['bob'], h.env)

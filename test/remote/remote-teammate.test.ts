@@ -187,6 +187,39 @@ describe.skipIf(!hasSshd)(
       }
     })
 
+    it('team resume after both machines rebooted: the member starts again on its host from its transcript there, its link again here', async () => {
+      // The host's reboot: its tmux server and everything of the team there gone; this machine's: the link gone.
+      for (const sub of fs.readdirSync(host.remoteTmux)) {
+        for (const sock of fs.readdirSync(path.join(host.remoteTmux, sub))) {
+          await execa('tmux', ['-S', path.join(host.remoteTmux, sub, sock), 'kill-server'], { reject: false })
+        }
+      }
+      for (const p of await findMarked(teamDir(TEAM, remoteEnv()))) process.kill(p.pid, 'SIGKILL')
+      const linkPid = Number(fs.readFileSync(linkFile('link.pid'), 'utf8').trim())
+      process.kill(linkPid, 'SIGKILL')
+      await waitFor(
+        'alice dead in status',
+        async () =>
+          JSON.parse((await swarm(['status', TEAM, '--json'])).stdout).members.find((m: { name: string }) => m.name === 'alice').state === 'dead',
+        20_000,
+      )
+      const r = await swarm(['team', 'resume', TEAM, '--json'])
+      expect(r.code, r.stderr).toBe(0)
+      expect(JSON.parse(r.stdout).respawned).toContain('alice')
+      await sendTeamMessage({ team: TEAM, to: 'alice', text: 'after reboot', env })
+      const asked = await waitFor(
+        'alice to ask her model about it, on the host',
+        () => model.requests.find((q) => q.agent === 'alice' && JSON.stringify(q.body).includes('after reboot')),
+        45_000,
+        { intervalMs: 200, output: () => `${linkLog()}\n${remoteDump()}` },
+      )
+      // From her transcript there: the conversation before the reboot is in the request.
+      expect(JSON.stringify(asked.body)).toContain('run the tests')
+      const s = await swarm(['status', TEAM, '--json'])
+      expect(JSON.parse(s.stdout).members.find((m: { name: string }) => m.name === 'alice').state).toBe('alive')
+      expect(Number(fs.readFileSync(linkFile('link.pid'), 'utf8').trim())).not.toBe(linkPid)
+    })
+
     it('team delete leaves no process on either side', async () => {
       const r = await swarm(['team', 'delete', TEAM])
       expect(r.code, r.stderr).toBe(0)
@@ -200,6 +233,12 @@ describe.skipIf(!hasSshd)(
 function controlSocket(): string {
   const dir = path.join(env.SWARM_HOME!, 'ssh')
   return path.join(dir, fs.readdirSync(dir).find((f) => !f.includes('.'))!)
+}
+
+/** A file of the team's (one) link directory. */
+function linkFile(name: string): string {
+  const dir = path.join(teamDir(TEAM, env), 'remote')
+  return path.join(dir, fs.readdirSync(dir)[0]!, name)
 }
 
 function linkLog(): string {

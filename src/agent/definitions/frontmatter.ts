@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { AGENT_COLORS } from '../../home/colors.js'
 import { PermissionModeName } from '../../permissions/rules/modes.js'
 import { isToolName } from '../tools/names.js'
+import { parseHost } from '../../remote/host.js'
 import type { AgentDefinition, AgentDefinitionDiagnostic, AgentSource } from './types.js'
 
 /** Claude Code's older name for the Agent tool, still found in agent files. */
@@ -33,6 +34,11 @@ export const AgentFrontmatter = z.looseObject({
     .optional(),
   maxTokens: PositiveInt.optional(),
   isolation: z.literal('worktree').optional(),
+  /** swarm's: run agents of this type on another machine (`user@host[:port]` or an ssh config Host; docs/remote.md). */
+  host: z
+    .string()
+    .refine((h) => validHost(h), 'a host: user@host, user@host:port or a Host of your ssh config')
+    .optional(),
   color: z.enum(AGENT_COLORS).optional(),
   /** swarm's: run this type with an agent CLI (codex, gemini, …) instead of swarm's own agent. */
   agent: z
@@ -46,6 +52,15 @@ export interface ParsedAgentFile {
   /** Undefined when the file has an error. */
   definition?: AgentDefinition
   diagnostics: AgentDefinitionDiagnostic[]
+}
+
+function validHost(h: string): boolean {
+  try {
+    parseHost(h)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** Splits `---\n<yaml>\n---\n<body>`; undefined when the text has no frontmatter. */
@@ -97,6 +112,7 @@ export function parseAgentFile(file: string, text: string, source: AgentSource):
       ...(fm.maxCostUsd ? { maxCostUsd: fm.maxCostUsd } : {}),
       ...(fm.maxTokens ? { maxTokens: fm.maxTokens } : {}),
       ...(fm.isolation ? { isolation: fm.isolation } : {}),
+      ...(fm.host ? { host: parseHost(fm.host).spec } : {}),
       ...(fm.color ? { color: fm.color } : {}),
       ...(fm.agent ? { agent: fm.agent } : {}),
       systemPrompt,

@@ -22,6 +22,8 @@ export interface AgentDefinition {
   maxCostUsd?: number
   maxTokens?: number
   isolation?: 'worktree'
+  /** Where agents of this type run (`host:` in the frontmatter, a RemoteHost spec); undefined = this machine. */
+  host?: string
   color?: AgentColor
   /** Run with this agent CLI adapter (`agent:` in the frontmatter); undefined = swarm's own agent. */
   agent?: string

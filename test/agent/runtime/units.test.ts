@@ -197,6 +197,15 @@ describe('loadTeamSpec', () => {
     return file
   }
 
+  it("keeps a host member's cwd as written: a path on that machine, never resolved here", async () => {
+    const file = await write('t.yaml', 'members:\n  - { name: trainer, host: ci@gpu-box, cwd: work/model }\n  - { name: here, cwd: sub }\n')
+    const spec = await loadTeamSpec(file)
+    expect(spec.members).toEqual([
+      { name: 'trainer', host: 'ci@gpu-box', cwd: 'work/model' },
+      { name: 'here', cwd: path.join(dir, 'sub') },
+    ])
+  })
+
   it('reads YAML; relative cwds are resolved against the file, absolute ones kept', async () => {
     const file = await write(
       'specs/team.yaml',
