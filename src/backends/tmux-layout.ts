@@ -6,7 +6,7 @@
  * window resize (a window hook, never a global option); running it again changes nothing.
  */
 import { swarmArgv } from './teammate-launch.js'
-import { type TmuxClient, formatEscape, shellQuote, tmuxCommand } from './tmux-client.js'
+import { type TmuxClient, TmuxCommandError, formatEscape, shellQuote, tmuxCommand } from './tmux-client.js'
 import { LEAD_NAME, agentId as makeAgentId } from '../home/paths.js'
 import { type PaneRow, listPanes, teamPanes } from './tmux-panes.js'
 
@@ -85,7 +85,15 @@ const byAge = (a: PaneRow, b: PaneRow) => Number(a.paneId.slice(1)) - Number(b.p
  * width and the layouts. `windowSetup` gives a further window the team window's options.
  */
 export async function relayoutTeam(client: TmuxClient, team: string, windowSetup: (window: string) => string[]): Promise<void> {
-  for (let pass = 0; pass < PASSES; pass++) if (!(await layoutPass(client, team, windowSetup))) return
+  for (let pass = 0; pass < PASSES; pass++) {
+    try {
+      if (!(await layoutPass(client, team, windowSetup))) return
+    } catch (err) {
+      // A pane (or its window) that went away between the listing and the moves — a teammate that
+      // exited meanwhile: the next pass lays out the panes there are then.
+      if (!(err instanceof TmuxCommandError && /can't find (pane|window)/.test(err.message)) || pass === PASSES - 1) throw err
+    }
+  }
 }
 
 /** One pass: the moves the panes listed now need. False when nothing was left to move. */

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
+import { removeOrphanedPrivateTmps } from '../../src/sandbox/view.js'
 import { ensureTeamKeys } from '../../src/trust/keys.js'
 import { type LoopbackServer, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { createTeam, type NewMember } from '../../src/teams/team-store.js'
@@ -77,6 +78,9 @@ export function useLoopback(onReady: (loopback: LoopbackServer) => unknown): voi
     if (ctx.task.result?.state === 'fail') for (const r of started) console.error(`--- ${r.what} ---\n${r.output()}`)
     try {
       await Promise.all(started.map((r) => r.stop()))
+      // A teammate stopped with SIGKILL cannot remove its sandbox's private TMPDIR; the next sandbox
+      // made would (sandbox/view.ts) — at the end of a test nobody makes one, so sweep as it does.
+      await removeOrphanedPrivateTmps()
     } finally {
       for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
     }
