@@ -51,7 +51,8 @@ for (const c of CASES) {
       await waitFor('always-1.txt', () => fs.existsSync(path.join(t.work, 'always-1.txt')), 60_000)
       await idle()
       const rules = JSON.parse(fs.readFileSync(path.join(t.home, 'teams', 't', 'agents', name, 'always-rules.json'), 'utf8'))
-      expect(rules).toEqual({ allow: ['Bash(touch:*)'] })
+      // Sealed by team-lead (trust/record-seal.ts): a teammate cannot plant a rule of its own.
+      expect(rules).toEqual({ allow: ['Bash(touch:*)'], leadSeal: expect.stringMatching(/^[A-Za-z0-9+/]{86}==$/) })
       const asksBefore = await asks()
 
       // Covered by the kept rule: it runs with no request on file, yet the CLI asked swarm again.
