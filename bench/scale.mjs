@@ -14,6 +14,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { CLK_TCK, children, cmdline, cpuTicks, isZombie, procPids, readEnv, smaps, tmuxServerPid } from './support/procs.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const BIN = path.join(root, 'bin/swarm.js')
@@ -47,7 +48,6 @@ const TARGETS = {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 const round = (x) => (x === undefined || Number.isNaN(x) ? x : Math.round(x * 10) / 10)
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-const CLK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
 
 const burners = Array.from({ length: BURNERS }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }))
 const server = await startLoopbackServer({ scenario: { fallback: { text: 'ok' } } })
@@ -227,13 +227,13 @@ async function broadcast(h, team, names, text) {
 
 /** CPU-seconds of the team's processes (and the tmux server) over the idle window. */
 async function idleCpu(h, team, extra) {
-  const pids = () => [...marked(h, team), ...tmuxServerPid(h), ...extra]
+  const pids = () => [...marked(h, team), ...serverPids(h), ...extra]
   const before = cpuTicks(pids())
   await sleep(IDLE_S * 1000)
   const after = cpuTicks(pids())
   let ticks = 0
   for (const [pid, t] of after) ticks += t - (before.get(pid) ?? 0)
-  const cpuSeconds = ticks / CLK
+  const cpuSeconds = ticks / CLK_TCK
   return { windowSeconds: IDLE_S, cpuSeconds: round(cpuSeconds), corePercent: round((100 * cpuSeconds) / IDLE_S), processes: after.size }
 }
 
@@ -261,7 +261,7 @@ function memory(h, team, n, backend, leader) {
       pssMbPerTeammate: round(lead?.pss / kb / n),
       note: 'the leader process holds every teammate: its whole RSS/PSS divided by N',
     }
-  const cats = tmuxServerPid(h)
+  const cats = serverPids(h)
     .flatMap((p) => children(p))
     .filter((p) => /^cat\b/.test(cmdline(p)))
   return {
@@ -332,82 +332,8 @@ function marked(h, team) {
   })
 }
 
-function procPids() {
-  return fs
-    .readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .map(Number)
-}
-
-function readEnv(pid) {
-  try {
-    return Object.fromEntries(
-      fs
-        .readFileSync(`/proc/${pid}/environ`, 'utf8')
-        .split('\0')
-        .filter(Boolean)
-        .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-    )
-  } catch {
-    return {}
-  }
-}
-
-function statFields(pid) {
-  try {
-    const s = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return s.slice(s.lastIndexOf(')') + 2).split(' ')
-  } catch {
-    return undefined
-  }
-}
-
-function isZombie(pid) {
-  return statFields(pid)?.[0] === 'Z'
-}
-
-function cpuTicks(pids) {
-  const out = new Map()
-  for (const pid of pids) {
-    const f = statFields(pid)
-    if (f) out.set(pid, Number(f[11]) + Number(f[12])) // utime + stime
-  }
-  return out
-}
-
-function smaps(pid) {
-  try {
-    const text = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
-    const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? 0)
-    return { rss: kb('Rss'), pss: kb('Pss') }
-  } catch {
-    return undefined
-  }
-}
-
-function tmuxServerPid(h) {
-  try {
-    const pid = Number(
-      execFileSync('tmux', ['-L', 'swarm', 'display-message', '-p', '#{pid}'], {
-        env: h.env,
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'ignore'],
-      }).trim(),
-    )
-    return pid > 0 ? [pid] : []
-  } catch {
-    return []
-  }
-}
-
-function children(pid) {
-  return procPids().filter((p) => Number(statFields(p)?.[1]) === pid)
-}
-
-function cmdline(pid) {
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ')
-  } catch {
-    return ''
-  }
+/** The swarm tmux server's pid, as a list to add to the pids measured. */
+function serverPids(h) {
+  const pid = tmuxServerPid(h.env)
+  return pid ? [pid] : []
 }
