@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { CorruptFileError, ExitCode, SwarmError } from '../errors.js'
-import { LEAD_NAME, agentId as makeAgentId } from '../home/paths.js'
+import { LEAD_NAME, agentId as makeAgentId, teamDir } from '../home/paths.js'
 import { delay } from '../process/delay.js'
 import { killTree, processTrees } from '../process/tree.js'
 import { ensureDir } from '../util/fs.js'
+import { withFileLock } from '../util/lock.js'
 import { prepareLogFile, validateSpawnConfig, withBackendEnv } from './spawn-config.js'
 import { PaneExecutorBase } from './pane-executor-base.js'
 import { parseAgentId } from './shutdown.js'
@@ -334,7 +335,18 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
    */
   async relayout(team: string, client?: TmuxClient): Promise<void> {
     const on = client ?? (await this.teamClient(team))
-    const next = (this.layouts.get(team) ?? Promise.resolve()).then(() => relayoutTeam(on, team, (w) => teamWindowOptions(w, team)))
+    // Ordered in this process by the chain, and across processes (the resize hook's `swarm layout`
+    // against a spawn's) by the team's layout lock: two layouts planned from the same listing
+    // would each move the panes the other already moved.
+    // A team whose directory is gone (removed while a resize hook was on its way) is laid out
+    // unlocked: the lock never makes the team's files again.
+    const lay = () => relayoutTeam(on, team, (w) => teamWindowOptions(w, team))
+    const layout = () =>
+      withFileLock(path.join(teamDir(team, this.env), 'layout'), lay, { makeDir: false }).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT' && err.path?.endsWith('layout.lock')) return lay()
+        throw err
+      })
+    const next = (this.layouts.get(team) ?? Promise.resolve()).then(layout)
     // The chain only orders layouts; this one's caller gets its error.
     this.layouts.set(
       team,

@@ -21,6 +21,11 @@ export interface LockOptions {
   lockfilePath?: string
   /** Create `file` first (empty content `initial`) when it does not exist. */
   initial?: string
+  /**
+   * False: never make `file`'s directory (a lock on something of a directory that may be removed
+   * meanwhile, whose lock must not make it again); a missing directory is ENOENT from the lock.
+   */
+  makeDir?: boolean
 }
 
 /**
@@ -31,7 +36,7 @@ export interface LockOptions {
  * its read, under a fresh lock; so `fn` must write only through atomicWriteFile, last.
  */
 export async function withFileLock<T>(file: string, fn: () => Promise<T>, options: LockOptions = {}): Promise<T> {
-  await ensureDir(path.dirname(file))
+  if (options.makeDir !== false) await ensureDir(path.dirname(file))
   if (options.initial !== undefined) {
     // 'wx' so that an existing file (possibly someone else's content) is never truncated.
     await fs.writeFile(file, options.initial, { flag: 'wx', mode: FILE_MODE }).catch((err: NodeJS.ErrnoException) => {

@@ -22,6 +22,8 @@ export interface RunningWeb {
   url: string
   origin: string
   output(): string
+  /** Waits until the server has printed `text` (its log reaches the test through a pipe, after the response). */
+  printed(text: string): Promise<void>
   exited: Promise<number | null>
   stop(): Promise<unknown>
 }
@@ -39,7 +41,10 @@ export async function startWeb(fx: Fixture, args: string[] = [], env: NodeJS.Pro
   }
   track('swarm web', stop, () => out)
   const url = await waitFor('swarm web URL', () => /open (http:\/\/\S+)/.exec(out)?.[1], 15_000, { output: () => out })
-  return { url, origin: new URL(url).origin, output: () => out, exited, stop }
+  const printed = async (text: string) => {
+    await waitFor(`swarm web to print ${JSON.stringify(text)}`, () => out.includes(text), 10_000, { output: () => out })
+  }
+  return { url, origin: new URL(url).origin, output: () => out, printed, exited, stop }
 }
 
 /** One headless Chromium, its profile in `dir`, closed (and its processes gone) by `close`. */

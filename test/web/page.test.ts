@@ -120,7 +120,7 @@ describe.skipIf(!hasChromium)('swarm web in a real browser', () => {
     expect(fs.readFileSync(path.join(fx.cwd, 'once.txt'), 'utf8')).toBe('ran\n')
     expect((await readResolved(TEAM, pending.id, fx.env))?.resolvedBy).toMatch(/ from the web$/)
     await page.waitForSelector(`[data-request="${pending.id}"]`, { hidden: true })
-    expect(web.output()).toContain(`approve alice's Bash request ${pending.id} — by`)
+    await web.printed(`approve alice's Bash request ${pending.id} — by`)
   })
 
   it("deny with feedback on the page reaches alice's model", async () => {
