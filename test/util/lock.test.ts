@@ -75,3 +75,23 @@ describe('withFileLock fencing (real process, real SIGSTOP)', () => {
     expect(a.output()).toContain('done after 1 attempt(s)')
   })
 })
+
+describe('withFileLock makeDir', () => {
+  it('makes the directory by default; with makeDir: false a missing directory is ENOENT and stays missing', async () => {
+    const home = isolatedHome('swarm-lock-')
+    cleanups.push(home.cleanup)
+    const made = path.join(home.home, 'made', 'list.json')
+    expect(await withFileLock(made, async () => 'ran')).toBe('ran')
+    expect((await fs.stat(path.dirname(made))).isDirectory()).toBe(true)
+    const gone = path.join(home.home, 'gone', 'layout')
+    let ran = false
+    const err = await withFileLock(gone, async () => (ran = true), { makeDir: false }).catch((e: NodeJS.ErrnoException) => e)
+    expect((err as NodeJS.ErrnoException).code).toBe('ENOENT')
+    expect(ran).toBe(false)
+    await expect(fs.stat(path.dirname(gone))).rejects.toThrow(/ENOENT/)
+    // An existing directory is locked as usual, and the lock directory is gone afterwards.
+    await fs.mkdir(path.dirname(gone))
+    expect(await withFileLock(gone, async () => 'locked', { makeDir: false })).toBe('locked')
+    expect(await fs.readdir(path.dirname(gone))).toEqual([])
+  })
+})
