@@ -10,21 +10,17 @@
 //
 //   node bench/idle.mjs [--sizes 16,64] [--modes process] [--settle-seconds 60] [--window-seconds 60]
 import { spawn, spawnSync } from 'node:child_process'
-import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CLK_TCK, children, cmdline, cpuTicks, markedProcesses, tmuxServerPid } from './support/procs.mjs'
+import { benchHome, option, sleep, waitReady } from './support/team-bench.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const BIN = path.join(root, 'bin/swarm.js')
 const { startLoopbackServer } = await import(path.join(root, 'dist/loopback-model/loopback-server.js'))
 
-const args = process.argv.slice(2)
-const opt = (name, fallback) => {
-  const i = args.indexOf(`--${name}`)
-  return i >= 0 ? args[i + 1] : fallback
-}
+const opt = option
 const SIZES = opt('sizes', '16').split(',').map(Number)
 const MODES = opt('modes', 'process').split(',')
 const SETTLE_S = Number(opt('settle-seconds', '60'))
@@ -32,7 +28,6 @@ const WINDOW_S = Number(opt('window-seconds', '60'))
 const READY_LIMIT_MS = 180_000
 const TARGET_CORE_PERCENT = 2
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 const round = (x) => (x === undefined || Number.isNaN(x) ? x : Math.round(x * 100) / 100)
 
 const server = await startLoopbackServer({ scenario: { fallback: { text: 'ok' } } })
@@ -60,7 +55,7 @@ console.log(
 process.exitCode = missed.length ? 1 : 0
 
 async function measure(n, mode) {
-  const h = home(`${mode}-${n}`)
+  const h = benchHome('idle', `${mode}-${n}`, server.url)
   const team = 'idle'
   const names = Array.from({ length: n }, (_, i) => `m${i}`)
   const bare = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1e9)'], { stdio: 'ignore' })
@@ -84,7 +79,8 @@ async function measure(n, mode) {
       { env: h.env, encoding: 'utf8' },
     )
     if (create.status !== 0) return { mode, teammates: n, error: `team create exited ${create.status}: ${create.stderr.slice(-400)}` }
-    if ((await waitReady(h, team, names)) === undefined) return { mode, teammates: n, error: 'the teammates did not all become idle' }
+    if ((await waitReady(h, team, names, { limitMs: READY_LIMIT_MS, pollMs: 200 })) === undefined)
+      return { mode, teammates: n, error: 'the teammates did not all become idle' }
     await sleep(SETTLE_S * 1000)
     const pids = () => {
       const tmux = tmuxServerPid(h.env)
@@ -119,40 +115,5 @@ async function measure(n, mode) {
     bare.kill('SIGKILL')
     spawnSync(process.execPath, [BIN, 'team', 'delete', team, '--force'], { env: h.env, stdio: 'ignore' })
     h.cleanup()
-  }
-}
-
-async function waitReady(h, team, names) {
-  const dir = path.join(h.env.SWARM_HOME, 'teams', team, 'agents')
-  const t0 = performance.now()
-  while (performance.now() - t0 < READY_LIMIT_MS) {
-    if (names.every((m) => readState(path.join(dir, m, 'state.json'))?.status === 'idle')) return performance.now() - t0
-    await sleep(200)
-  }
-  return undefined
-}
-
-function readState(file) {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8'))
-  } catch {
-    return undefined
-  }
-}
-
-function home(label) {
-  const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `swarm-bench-idle-${label}-`)))
-  const env = { ...process.env, HOME: path.join(base, 'user-home'), SWARM_HOME: path.join(base, 'home'), TMUX_TMPDIR: path.join(base, 'tmux') }
-  for (const k of ['TMUX', 'TMUX_PANE', 'SWARM_TMUX_SOCKET', 'SWARM_TEAM', 'SWARM_AGENT_ID', 'SWARM_TEAM_DIR']) delete env[k]
-  Object.assign(env, { ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: server.url, NO_COLOR: '1' })
-  const project = path.join(base, 'project')
-  for (const d of [env.HOME, env.TMUX_TMPDIR, project]) fs.mkdirSync(d, { recursive: true })
-  return {
-    env,
-    project,
-    cleanup() {
-      spawnSync('tmux', ['-L', 'swarm', 'kill-server'], { env, stdio: 'ignore' })
-      fs.rmSync(base, { recursive: true, force: true })
-    },
   }
 }

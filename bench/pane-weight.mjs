@@ -11,28 +11,23 @@
 //
 //   node bench/pane-weight.mjs [--teammates 8] [--settle-seconds 10] [--mode process,hosted]
 import { spawn, spawnSync } from 'node:child_process'
-import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { children, cmdline, markedProcesses, readEnv, smaps, tmuxServerPid } from './support/procs.mjs'
+import { benchHome, option, sleep, waitReady } from './support/team-bench.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const BIN = path.join(root, 'bin/swarm.js')
 const { startLoopbackServer } = await import(path.join(root, 'dist/loopback-model/loopback-server.js'))
 
-const args = process.argv.slice(2)
-const opt = (name, fallback) => {
-  const i = args.indexOf(`--${name}`)
-  return i >= 0 ? args[i + 1] : fallback
-}
+const opt = option
 const N = Number(opt('teammates', '8'))
 const SETTLE_S = Number(opt('settle-seconds', '10'))
 const MODES = opt('mode', 'process,hosted').split(',')
 const READY_LIMIT_MS = 120_000
 const TARGETS = { rssMbPerTeammate: 40, pssMbPerTeammate: 10 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 const round = (x) => (x === undefined || Number.isNaN(x) ? x : Math.round(x * 10) / 10)
 
 const server = await startLoopbackServer({ scenario: { fallback: { text: 'ok' } } })
@@ -88,7 +83,7 @@ console.log(
 process.exitCode = missed.length ? 1 : 0
 
 async function measure(mode) {
-  const h = home(mode)
+  const h = benchHome('pane', mode, server.url)
   const team = 'pw'
   const names = Array.from({ length: N }, (_, i) => `m${i}`)
   const bare = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1e9)'], { stdio: 'ignore' })
@@ -112,7 +107,7 @@ async function measure(mode) {
       { env: h.env, encoding: 'utf8' },
     )
     if (create.status !== 0) return { mode, error: `team create exited ${create.status}: ${create.stderr.slice(-400)}` }
-    const readyMs = await waitReady(h, team, names)
+    const readyMs = await waitReady(h, team, names, { limitMs: READY_LIMIT_MS, pollMs: 100 })
     if (readyMs === undefined) return { mode, error: 'the teammates did not all become idle' }
     await sleep(SETTLE_S * 1000)
     return { mode, readyMs: Math.round(readyMs), ...weigh(h, team, names), bareNode: kinds([bare.pid]).total }
@@ -160,39 +155,4 @@ function kinds(pids) {
     total.processes++
   }
   return { total, byKind }
-}
-
-async function waitReady(h, team, names) {
-  const dir = path.join(h.env.SWARM_HOME, 'teams', team, 'agents')
-  const t0 = performance.now()
-  while (performance.now() - t0 < READY_LIMIT_MS) {
-    if (names.every((m) => readState(path.join(dir, m, 'state.json'))?.status === 'idle')) return performance.now() - t0
-    await sleep(100)
-  }
-  return undefined
-}
-
-function readState(file) {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8'))
-  } catch {
-    return undefined
-  }
-}
-
-function home(label) {
-  const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `swarm-bench-pane-${label}-`)))
-  const env = { ...process.env, HOME: path.join(base, 'user-home'), SWARM_HOME: path.join(base, 'home'), TMUX_TMPDIR: path.join(base, 'tmux') }
-  for (const k of ['TMUX', 'TMUX_PANE', 'SWARM_TMUX_SOCKET', 'SWARM_TEAM', 'SWARM_AGENT_ID', 'SWARM_TEAM_DIR']) delete env[k]
-  Object.assign(env, { ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: server.url, NO_COLOR: '1' })
-  const project = path.join(base, 'project')
-  for (const d of [env.HOME, env.TMUX_TMPDIR, project]) fs.mkdirSync(d, { recursive: true })
-  return {
-    env,
-    project,
-    cleanup() {
-      spawnSync('tmux', ['-L', 'swarm', 'kill-server'], { env, stdio: 'ignore' })
-      fs.rmSync(base, { recursive: true, force: true })
-    },
-  }
 }
