@@ -151,15 +151,7 @@ describe.skipIf(!hasChromium)('swarm web in a real browser', () => {
     const reply = JSON.parse((await hook).stdout) as { decision: string }
     // One record, and the hook got what it says; the loser was told who answered.
     expect(reply.decision).toBe(resolved.decision === 'approve' ? 'allow' : 'deny')
-    const note = await page.waitForFunction(
-      (id) => {
-        const t = document.querySelector(`[data-answered="${id}"]`)?.textContent ?? ''
-        return t && !t.endsWith('sending…') ? t : undefined
-      },
-      {},
-      pending.id,
-    )
-    const pageText = String(await note.jsonValue())
+    const pageText = await answeredNote(page, pending.id)
     if (resolved.resolvedBy.endsWith('from the web')) {
       expect(perms.code).toBe(4)
       expect(perms.stderr).toMatch(/already answered: approved by .* from the web/)
@@ -203,15 +195,7 @@ describe.skipIf(!hasChromium)('swarm web in a real browser', () => {
     const resolved = await waitFor('resolved', () => readResolved(TEAM, pending.id, fx.env))
     const reply = JSON.parse((await hook).stdout) as { decision: string }
     expect(reply.decision).toBe(resolved.decision === 'approve' ? 'allow' : 'deny')
-    const note = await page.waitForFunction(
-      (id) => {
-        const t = document.querySelector(`[data-answered="${id}"]`)?.textContent ?? ''
-        return t && !t.endsWith('sending…') ? t : undefined
-      },
-      {},
-      pending.id,
-    )
-    const pageText = String(await note.jsonValue())
+    const pageText = await answeredNote(page, pending.id)
     if (resolved.resolvedBy.endsWith('from the web')) {
       expect(resolved.decision).toBe('approve')
       // The console lost: it says who answered and from where, whichever way it learnt it.
@@ -394,3 +378,16 @@ describe.skipIf(!hasChromium)('swarm web in a real browser', () => {
     }
   })
 })
+
+/** What the page says of request `id` once its answer is through (not "sending…"). */
+async function answeredNote(page: Page, id: string): Promise<string> {
+  const note = await page.waitForFunction(
+    (rid) => {
+      const t = document.querySelector(`[data-answered="${rid}"]`)?.textContent ?? ''
+      return t && !t.endsWith('sending…') ? t : undefined
+    },
+    {},
+    id,
+  )
+  return String(await note.jsonValue())
+}
