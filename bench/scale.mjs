@@ -75,7 +75,7 @@ console.log(
       results,
       missed,
       notes:
-        "readyMs: from the start of `team create` until every teammate state.json says idle (createMs: until the command exited). broadcastMs: `swarm send <team> * …` started → the last teammate model request carrying it arrived (sendMs: the sender alone); first and second broadcast. idle CPU: CPU-seconds of every process carrying the team marker (leader and teammates) plus the tmux server, over the idle window. rss/pss per teammate: the sum over each teammate's marked processes (pane backends) or the leader process divided by N (in-process: the leader included). baseline: `tmux new-window -d` once per teammate of the same `swarm agent` argv, from a shell loop; its ready is the same idle state.",
+        "readyMs: from the start of `team create` until every teammate state.json says idle (createMs: until the command exited). broadcastMs: `swarm send <team> * …` started → the last teammate model request carrying it arrived (sendMs: the sender alone; firstMs/medianMs: the first and median teammate; cpuSeconds: what each party spent from the send's start to the last arrival — in-process, teammates is the leader process holding them all); first and second broadcast. idle CPU: CPU-seconds of every process carrying the team marker (leader and teammates) plus the tmux server, over the idle window. rss/pss per teammate: the sum over each teammate's marked processes (pane backends) or the leader process divided by N (in-process: the leader included). baseline: `tmux new-window -d` once per teammate of the same `swarm agent` argv, from a shell loop; its ready is the same idle state.",
     },
     null,
     0,
@@ -143,7 +143,8 @@ async function measureTeam(h, n, backend, started) {
     r.statusMs = round(median([0, 1, 2].map(() => timed(() => swarm(h, ['status', team, '--json'])))))
     r.broadcast = []
     for (const k of [1, 2]) {
-      r.broadcast.push(await broadcast(h, team, names, `ping ${k} of ${backend}-${n}`))
+      // in-process: every teammate runs in the leader, `team create` itself (it carries no marker).
+      r.broadcast.push(await broadcast(h, team, names, `ping ${k} of ${backend}-${n}`, backend === 'in-process' ? create.pid : undefined))
       await waitReady(h, team, names, performance.now(), 60_000)
     }
     await sleep(2000) // idle notifications settle
@@ -213,10 +214,10 @@ async function baseline(n) {
  * sender, the teammates, team-lead, the tmux server and this process (the loopback model). On 2
  * cores a broadcast cannot take less wall time than half its CPU: that figure tells what to cut.
  */
-async function broadcast(h, team, names, text) {
+async function broadcast(h, team, names, text, hostPid) {
   const from = server.requests.length
-  const procs = marked(h, team)
-  const leadPids = new Set(procs.filter((pid) => readEnv(pid).SWARM_AGENT_ID?.startsWith('team-lead@')))
+  const procs = [...marked(h, team), ...(hostPid ? [hostPid] : [])]
+  const leadPids = new Set(procs.filter((pid) => pid !== hostPid && readEnv(pid).SWARM_AGENT_ID?.startsWith('team-lead@')))
   const cpuBefore = { team: cpuTicks([...procs, ...serverPids(h)]), self: process.cpuUsage(), children: childTicks() }
   const t0 = performance.now()
   // Not spawnSync: the loopback model runs in this process, and a blocked event loop would take
@@ -238,6 +239,7 @@ async function broadcast(h, team, names, text) {
   const sendMs = await sending
   const wallMs = performance.now() - t0
   const after = cpuTicks([...procs, ...serverPids(h)])
+  // teammates: in-process, the leader process (lead and teammates together).
   const cpu = { sender: (childTicks() - cpuBefore.children) / CLK_TCK, teammates: 0, lead: 0, tmuxServer: 0 }
   for (const [pid, t] of after) {
     const spent = (t - (cpuBefore.team.get(pid) ?? 0)) / CLK_TCK

@@ -23,8 +23,8 @@ import { markConsumed, messageKey } from './inbox-consume.js'
 
 import { refusalReason } from '../trust/gate.js'
 
-/** How long after its start an idle member converts its tools' schemas (warmToolSchemas): past a 64-teammate start on 2 cores. */
-const TOOL_SCHEMA_WARM_DELAY_MS = 1_500
+/** How long after its start an idle member converts its tools' schemas (warmToolSchemas): off the start itself (an agent start costs ~4× the conversion). */
+const TOOL_SCHEMA_WARM_DELAY_MS = 500
 
 export { describeFailure } from './turn-report.js'
 export type { RuntimeOptions, TurnLog } from './runtime-options.js'
