@@ -274,23 +274,24 @@ export class TeammateRuntime {
   }
 
   async setStatus(status: MemberStatus, detail?: string): Promise<void> {
-    await (await this.startStatus(status, detail))
+    await (await this.startStatus(status, detail)).written
   }
 
   /**
    * Records the status in the transcript and queues its state.json write (writes land in call
-   * order); resolves with the write. A turn does not wait for its `working` write before its
+   * order); resolves, once the transcript has it, with the write. A turn does not wait for its `working` write before its
    * model request: the locked read-merge-rename of state.json, on every recipient of a
    * broadcast at once, delayed each request by 25–200 ms under load (issue 25).
    */
-  private async startStatus(status: MemberStatus, detail?: string): Promise<Promise<void>> {
-    if (this.status === status && !detail) return Promise.resolve()
+  private async startStatus(status: MemberStatus, detail?: string): Promise<{ written: Promise<void> }> {
+    // In an object: an async function that returned the write itself would wait for it.
+    if (this.status === status && !detail) return { written: Promise.resolve() }
     this.status = status
     this.options.output.state(status, detail)
     const written = this.options.state.update({ status, detail, lastActivity: Date.now() })
     written.catch(() => {}) // awaited by the caller; this only keeps it from counting as unhandled meanwhile
     await this.options.transcript.append({ kind: 'state', state: status, ...(detail ? { detail } : {}) })
-    return written
+    return { written }
   }
 
   private async runUserTurn(batch: InboxMessage[]): Promise<void> {
@@ -311,7 +312,7 @@ export class TeammateRuntime {
   }
 
   private async runModelTurn(text: string, batch: InboxMessage[], taskId?: string): Promise<TurnResult | undefined> {
-    const working = await this.startStatus('working', taskId ? `task #${taskId}` : undefined)
+    const working = (await this.startStatus('working', taskId ? `task #${taskId}` : undefined)).written
     appendUserText(this.options.messages, text)
     await this.options.transcript.append({ kind: 'message', message: this.options.messages[this.options.messages.length - 1] })
     let result: TurnResult | undefined
