@@ -14,7 +14,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { CLK_TCK, children, cmdline, cpuTicks, isZombie, procPids, readEnv, smaps, tmuxServerPid } from './support/procs.mjs'
+import { CLK_TCK, children, cmdline, cpuTicks, isZombie, procPids, readEnv, smaps, statFields, tmuxServerPid } from './support/procs.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const BIN = path.join(root, 'bin/swarm.js')
@@ -75,7 +75,7 @@ console.log(
       results,
       missed,
       notes:
-        "readyMs: from the start of `team create` until every teammate state.json says idle (createMs: until the command exited). broadcastMs: `swarm send <team> * …` started → the last teammate model request carrying it arrived (sendMs: the sender alone); first and second broadcast. idle CPU: CPU-seconds of every process carrying the team marker (leader and teammates) plus the tmux server, over the idle window. rss/pss per teammate: the sum over each teammate's marked processes (pane backends) or the leader process divided by N (in-process: the leader included). baseline: `tmux new-window -d` once per teammate of the same `swarm agent` argv, from a shell loop; its ready is the same idle state.",
+        "readyMs: from the start of `team create` until every teammate state.json says idle (createMs: until the command exited). broadcastMs: `swarm send <team> * …` started → the last teammate model request carrying it arrived (sendMs: the sender alone; firstMs/medianMs: the first and median teammate; cpuSeconds: what each party spent from the send's start to the last arrival — in-process, teammates is the leader process holding them all); first and second broadcast. idle CPU: CPU-seconds of every process carrying the team marker (leader and teammates) plus the tmux server, over the idle window. rss/pss per teammate: the sum over each teammate's marked processes (pane backends) or the leader process divided by N (in-process: the leader included). baseline: `tmux new-window -d` once per teammate of the same `swarm agent` argv, from a shell loop; its ready is the same idle state.",
     },
     null,
     0,
@@ -143,7 +143,8 @@ async function measureTeam(h, n, backend, started) {
     r.statusMs = round(median([0, 1, 2].map(() => timed(() => swarm(h, ['status', team, '--json'])))))
     r.broadcast = []
     for (const k of [1, 2]) {
-      r.broadcast.push(await broadcast(h, team, names, `ping ${k} of ${backend}-${n}`))
+      // in-process: every teammate runs in the leader, `team create` itself (it carries no marker).
+      r.broadcast.push(await broadcast(h, team, names, `ping ${k} of ${backend}-${n}`, backend === 'in-process' ? create.pid : undefined))
       await waitReady(h, team, names, performance.now(), 60_000)
     }
     await sleep(2000) // idle notifications settle
@@ -207,22 +208,64 @@ async function baseline(n) {
   }
 }
 
-/** `send '*'`, then until a request carrying the text came from every teammate. */
-async function broadcast(h, team, names, text) {
+/**
+ * `send '*'`, then until a request carrying the text came from every teammate: when each
+ * teammate's first such request arrived, and the CPU-seconds every party spent meanwhile — the
+ * sender, the teammates, team-lead, the tmux server and this process (the loopback model). On 2
+ * cores a broadcast cannot take less wall time than half its CPU: that figure tells what to cut.
+ */
+async function broadcast(h, team, names, text, hostPid) {
   const from = server.requests.length
+  const procs = [...marked(h, team), ...(hostPid ? [hostPid] : [])]
+  const leadPids = new Set(procs.filter((pid) => pid !== hostPid && readEnv(pid).SWARM_AGENT_ID?.startsWith('team-lead@')))
+  const cpuBefore = { team: cpuTicks([...procs, ...serverPids(h)]), self: process.cpuUsage(), children: childTicks() }
   const t0 = performance.now()
-  const sendMs = timed(() => swarm(h, ['send', team, '*', text]))
-  const seen = new Set()
+  // Not spawnSync: the loopback model runs in this process, and a blocked event loop would take
+  // each request only once the sender exited (every arrival then reads as after the send).
+  const sending = swarmAsync(h, ['send', team, '*', text]).then(() => performance.now() - t0)
+  sending.catch(() => {}) // awaited below, where a failed send throws
+  const first = new Map() // teammate → ms from t0 to its first request carrying the text
+  let cursor = from
   const deadline = t0 + 60_000
-  while (performance.now() < deadline) {
-    for (const req of server.requests.slice(from)) if (req.agent && JSON.stringify(req.body ?? '').includes(text)) seen.add(req.agent)
-    if (names.every((m) => seen.has(m))) {
-      const last = Math.max(...server.requests.slice(from).map((q) => q.receivedAt))
-      return { sendMs: round(sendMs), arrivedMs: round(last - (performance.timeOrigin + t0)), recipients: seen.size }
+  while (performance.now() < deadline && first.size < names.length) {
+    // Each request looked at once: a body is the whole conversation, and 64 of them re-read every tick cost this process more than serving them.
+    for (; cursor < server.requests.length; cursor++) {
+      const q = server.requests[cursor]
+      if (q.agent && !first.has(q.agent) && names.includes(q.agent) && JSON.stringify(q.body ?? '').includes(text))
+        first.set(q.agent, q.receivedAt - (performance.timeOrigin + t0))
     }
-    await sleep(20)
+    if (first.size < names.length) await sleep(20)
   }
-  return { sendMs: round(sendMs), arrivedMs: undefined, recipients: seen.size }
+  const sendMs = await sending
+  const wallMs = performance.now() - t0
+  const after = cpuTicks([...procs, ...serverPids(h)])
+  // teammates: in-process, the leader process (lead and teammates together).
+  const cpu = { sender: (childTicks() - cpuBefore.children) / CLK_TCK, teammates: 0, lead: 0, tmuxServer: 0 }
+  for (const [pid, t] of after) {
+    const spent = (t - (cpuBefore.team.get(pid) ?? 0)) / CLK_TCK
+    if (leadPids.has(pid)) cpu.lead += spent
+    else if (procs.includes(pid)) cpu.teammates += spent
+    else cpu.tmuxServer += spent
+  }
+  const self = process.cpuUsage(cpuBefore.self)
+  cpu.modelServer = (self.user + self.system) / 1e6
+  const at = [...first.values()].sort((a, b) => a - b)
+  const all = at.length === names.length
+  return {
+    sendMs: round(sendMs),
+    arrivedMs: all ? round(at[at.length - 1]) : undefined,
+    firstMs: round(at[0]),
+    medianMs: round(median(at)),
+    recipients: first.size,
+    cpuSeconds: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, Math.round(v * 100) / 100])),
+    cpuWindowMs: round(wallMs),
+  }
+}
+
+/** CPU ticks of this process's reaped children (/proc/self/stat cutime + cstime): the sender, once it exited. */
+function childTicks() {
+  const f = statFields(process.pid)
+  return Number(f[13]) + Number(f[14])
 }
 
 /** CPU-seconds of the team's processes (and the tmux server) over the idle window. */
@@ -315,6 +358,17 @@ function swarm(h, a) {
   const r = spawnSync(process.execPath, [BIN, ...a], { env: h.env, encoding: 'utf8', cwd: h.project })
   if (r.status !== 0) throw new Error(`swarm ${a.join(' ').slice(0, 80)} exited ${r.status}: ${r.stderr}`)
   return r.stdout
+}
+
+/** `swarm …` as a child that leaves this process's event loop running; rejects on a non-zero exit. */
+function swarmAsync(h, a) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...a], { env: h.env, cwd: h.project, stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    child.stderr.on('data', (d) => (stderr += d))
+    child.on('error', reject)
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`swarm ${a.join(' ').slice(0, 80)} exited ${code}: ${stderr}`))))
+  })
 }
 
 function timed(f) {

@@ -23,6 +23,9 @@ import { markConsumed, messageKey } from './inbox-consume.js'
 
 import { refusalReason } from '../trust/gate.js'
 
+/** How long after its start an idle member converts its tools' schemas (warmToolSchemas): off the start itself (an agent start costs ~4× the conversion). */
+const TOOL_SCHEMA_WARM_DELAY_MS = 500
+
 export { describeFailure } from './turn-report.js'
 export type { RuntimeOptions, TurnLog } from './runtime-options.js'
 
@@ -114,7 +117,10 @@ export class TeammateRuntime {
             break
           }
           if (this.status !== 'idle' && this.status !== 'starting') await this.goIdle(undefined)
-          if (this.status === 'starting') await this.setStatus('idle')
+          if (this.status === 'starting') {
+            await this.setStatus('idle')
+            this.warmToolSchemas()
+          }
           if (await this.maybeClaimTask()) continue
           await this.sleepUntilWoken()
           continue
@@ -167,6 +173,20 @@ export class TeammateRuntime {
 
   private get currentTools(): Tool[] {
     return this.options.toolsForMode?.(this.options.state.current.mode ?? this.options.mode ?? 'default') ?? this.options.tools
+  }
+
+  /**
+   * Converts the tools' zod schemas to the API's JSON schemas (memoized per tool) once the member
+   * is idle, a moment after it started: the first conversion costs ~40 ms of CPU in a fresh
+   * process, and paid by the first turn it was paid by all 64 recipients of a broadcast at once
+   * (issue 25: the first broadcast was 3–4× slower). Deferred so that it does not compete with
+   * the teammates still starting.
+   */
+  private warmToolSchemas(): void {
+    const timer = setTimeout(() => {
+      for (const tool of this.currentTools) tool.toApiTool()
+    }, TOOL_SCHEMA_WARM_DELAY_MS)
+    timer.unref()
   }
 
   private async compactBetweenTurns(): Promise<void> {
@@ -254,11 +274,24 @@ export class TeammateRuntime {
   }
 
   async setStatus(status: MemberStatus, detail?: string): Promise<void> {
-    if (this.status === status && !detail) return
+    await (await this.startStatus(status, detail)).written
+  }
+
+  /**
+   * Records the status in the transcript and queues its state.json write (writes land in call
+   * order); resolves, once the transcript has it, with the write. A turn does not wait for its `working` write before its
+   * model request: the locked read-merge-rename of state.json, on every recipient of a
+   * broadcast at once, delayed each request by 25–200 ms under load (issue 25).
+   */
+  private async startStatus(status: MemberStatus, detail?: string): Promise<{ written: Promise<void> }> {
+    // In an object: an async function that returned the write itself would wait for it.
+    if (this.status === status && !detail) return { written: Promise.resolve() }
     this.status = status
     this.options.output.state(status, detail)
-    await this.options.state.update({ status, detail, lastActivity: Date.now() })
+    const written = this.options.state.update({ status, detail, lastActivity: Date.now() })
+    written.catch(() => {}) // awaited by the caller; this only keeps it from counting as unhandled meanwhile
     await this.options.transcript.append({ kind: 'state', state: status, ...(detail ? { detail } : {}) })
+    return { written }
   }
 
   private async runUserTurn(batch: InboxMessage[]): Promise<void> {
@@ -279,7 +312,7 @@ export class TeammateRuntime {
   }
 
   private async runModelTurn(text: string, batch: InboxMessage[], taskId?: string): Promise<TurnResult | undefined> {
-    await this.setStatus('working', taskId ? `task #${taskId}` : undefined)
+    const working = (await this.startStatus('working', taskId ? `task #${taskId}` : undefined)).written
     appendUserText(this.options.messages, text)
     await this.options.transcript.append({ kind: 'message', message: this.options.messages[this.options.messages.length - 1] })
     let result: TurnResult | undefined
@@ -319,6 +352,7 @@ export class TeammateRuntime {
       this.options.output.warn(`turn failed: ${failure}`)
       await this.options.transcript.append(errorEvent(err))
     }
+    await working
     // Read only once the turn consumed them (a crash before this point re-delivers them). An
     // aborted turn did not: like a crash, its messages stay unread for the next start (--resume
     // drops the cut-off turn from the conversation).

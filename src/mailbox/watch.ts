@@ -25,8 +25,9 @@ export interface WatchInboxOptions {
   /** Keys (messageKey) already handled by the caller, never delivered by this watcher. */
   skip?: Iterable<string>
   /**
-   * After onMessages resolves, record the batch as delivered (markDelivered). Only the recipient
-   * process itself should set this; an observer must not. Default false.
+   * After onMessages resolves, record the batch as delivered (markDelivered), WATCH_INTERVALS
+   * .deliveredMark later, leaving out what was marked read meanwhile. Only the recipient process
+   * itself should set this; an observer must not. Default false.
    */
   markDelivered?: boolean
   /** Errors of the callback, of the file (corrupt) or of the watch; default: a warning on stderr. */
@@ -75,6 +76,9 @@ class Watcher implements InboxWatcher {
   private corruptStreak = 0
   private flushing = false
   private retryTimer: NodeJS.Timeout | undefined
+  /** Keys handed over and not yet marked delivered (nor seen read since). */
+  private readonly undelivered = new Set<string>()
+  private deliveredTimer: NodeJS.Timeout | undefined
 
   constructor(
     private readonly file: string,
@@ -111,6 +115,7 @@ class Watcher implements InboxWatcher {
     this.poll.close()
     clearTimeout(this.retryTimer)
     this.fileWatch.close()
+    await this.markDeliveredNow()
   }
 
   /** The safety poll: re-arm a lost watch, merge orphaned spool entries, read again. */
@@ -155,6 +160,7 @@ class Watcher implements InboxWatcher {
       const m = entries[i]
       const key = messageKey(m)
       present?.add(key)
+      if (m.read === true) this.undelivered.delete(key) // read first: its delivery needs no mark
       if (this.seen.has(key) || (m.read === true && !this.opts.includeRead)) continue
       this.seen.add(key)
       fresh.push(m)
@@ -170,8 +176,23 @@ class Watcher implements InboxWatcher {
       this.report(err)
     }
     if (this.opts.markDelivered) {
-      await markDelivered(this.file, fresh.map(messageKey)).catch((err: unknown) => this.report(err))
+      for (const m of fresh) this.undelivered.add(messageKey(m))
+      this.deliveredTimer ??= setTimeout(() => void this.markDeliveredNow(), WATCH_INTERVALS.deliveredMark).unref()
     }
+  }
+
+  /**
+   * Marks what was handed over and is still unread as delivered: one locked rewrite of the inbox,
+   * left out when the recipient read everything first (marking read rewrites the whole inbox, so
+   * the scan that follows it sees every entry's `read`).
+   */
+  private async markDeliveredNow(): Promise<void> {
+    clearTimeout(this.deliveredTimer)
+    this.deliveredTimer = undefined
+    if (this.undelivered.size === 0) return
+    const keys = [...this.undelivered]
+    this.undelivered.clear()
+    await markDelivered(this.file, keys).catch((err: unknown) => this.report(err))
   }
 
   private onReadError(err: unknown): void {

@@ -18,6 +18,13 @@ export const WATCH_INTERVALS = {
   lockRelease: 50,
   /** `swarm status --watch`: quiet time after a change before one redraw (a turn writes state, transcript and inboxes at once). */
   statusDebounce: 100,
+  /**
+   * A recipient's `delivered` mark (mailbox/watch.ts): a locked rewrite of its inbox, made this
+   * long after the messages were taken, when they are not read by then. Marked at once, it ran
+   * beside every recipient's turn start in a broadcast (issue 25), and a turn that ends sooner
+   * marks the messages read, which says delivered too.
+   */
+  deliveredMark: 1_000,
   /** An inbox's safety sweep (mailbox/watch.ts): re-arms a lost watch, merges a dead writer's spool, reads again. */
   inbox: 1_000,
   /**

@@ -9,6 +9,7 @@ import { watchInbox, type InboxWatcher } from '../../src/mailbox/watch.js'
 import { teamsDir } from '../../src/home/paths.js'
 import { requireBuild, runNode, type TempHome, useInbox, WRITER } from './helpers.js'
 import { waitFor } from '../support/wait.js'
+import { WATCH_INTERVALS } from '../../src/watch/intervals.js'
 
 /** Long enough that only events (not the safety poll) can explain a delivery within a test. */
 const NO_POLL = 600_000
@@ -116,6 +117,25 @@ describe('watchInbox', () => {
     await appendMessage(file, { from: 'alice', text: 'y' })
     await waitFor('the recipient to mark it delivered', async () => (await readInbox(file)).map(messageState).join() === 'read,delivered')
     expect(recipient.texts()).toEqual(['y'])
+  })
+
+  it('leaves the delivered mark out when the recipient read the message first, and makes it at close when it did not', async () => {
+    const recipient = collect({ markDelivered: true })
+    await recipient.watcher.ready
+    const quick = await appendMessage(file, { from: 'alice', text: 'quick' })
+    await waitFor('the message handed over', () => recipient.got.length === 1)
+    await markRead(file, { msgIds: [quick.msg_id!] }) // a short turn: read before the mark is due
+    await new Promise((r) => setTimeout(r, WATCH_INTERVALS.deliveredMark + 300))
+    const [read] = await readInbox(file)
+    expect(messageState(read)).toBe('read')
+    expect(read.deliveredAt).toBeUndefined()
+
+    await appendMessage(file, { from: 'alice', text: 'long' })
+    await waitFor('the second handed over', () => recipient.got.length === 2)
+    await recipient.watcher.close() // before the mark was due: made now, not lost
+    expect((await readInbox(file)).map(messageState)).toEqual(['read', 'delivered'])
+    expect(recipient.texts()).toEqual(['quick', 'long'])
+    expect(recipient.errors).toEqual([])
   })
 
   it('reports a corrupt inbox through onError (naming the file) and resumes once it is fixed', async () => {

@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto'
+import { createPrivateKey, generateKeyPairSync, hkdfSync } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -81,5 +81,20 @@ describe('swarm signs in both schemes, for one recipient', () => {
     expect(spki(recipientClaudeKey(privateKey, 'alice'))).not.toBe(spki(recipientClaudeKey(privateKey, 'bob')))
     const next = generateKeyPairSync('ed25519').privateKey
     expect(spki(recipientClaudeKey(next, 'alice'))).not.toBe(spki(recipientClaudeKey(privateKey, 'alice')))
+  })
+
+  it('a derived key is the PKCS#8 import of its HKDF seed (the keys teammates were launched with stay valid)', () => {
+    const d = Buffer.from(privateKey.export({ format: 'jwk' }).d!, 'base64url')
+    for (const name of ['alice', 'bob', 'm63']) {
+      const seed = Buffer.from(hkdfSync('sha256', d, 'swarm-claude-lead-recipient-v1', name, 32))
+      const pkcs8 = createPrivateKey({
+        key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), seed]),
+        format: 'der',
+        type: 'pkcs8',
+      })
+      const derived = recipientClaudeKey(privateKey, name)
+      expect(formatClaudeVerifyKey(derived, 1)).toBe(formatClaudeVerifyKey(pkcs8, 1))
+      expect(derived.export({ format: 'der', type: 'pkcs8' }).equals(pkcs8.export({ format: 'der', type: 'pkcs8' }))).toBe(true)
+    }
   })
 })
