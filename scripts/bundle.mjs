@@ -63,6 +63,19 @@ const shakeZod = {
 }
 
 /**
+ * The commands a teammate's shell and every poller run (bench/cli.mjs): their bundles check the
+ * files they read with src/util/zod-lite.ts, the same schema declarations without zod (building
+ * zod's schemas and parsing with them was ~18 % of a call); zod is loaded only when a value fails.
+ */
+const LITE_ZOD = ['status', 'send']
+const liteZod = {
+  name: 'lite-zod',
+  setup(build) {
+    build.onResolve({ filter: /^zod$/ }, () => ({ path: path.join(root, 'src/util/zod-lite.ts') }))
+  },
+}
+
+/**
  * One entry per command: main.ts again (as `cli:<command>`), where the other groups' import()
  * becomes a stub that says so if ever loaded. One build, so shared modules are parsed once.
  */
@@ -115,12 +128,19 @@ try {
   const groups = commandGroups()
   const whole = wholeProgramGroups()
   const own = [...groups.keys()].filter((c) => !whole.has(c))
+  const entries = (commands) => Object.fromEntries(commands.map((c) => [c, `cli:${c}`]))
+  const build = { ...options, define: { ...options.define, SWARM_BUILD: JSON.stringify({ version }) }, outdir: staging }
   await esbuild.build({
-    ...options,
-    define: { ...options.define, SWARM_BUILD: JSON.stringify({ version }) },
-    entryPoints: { main: mainTs, ...Object.fromEntries(own.map((c) => [c, `cli:${c}`])) },
-    outdir: staging,
+    ...build,
+    entryPoints: { main: mainTs, ...entries(own.filter((c) => !LITE_ZOD.includes(c))) },
     plugins: [shakeZod, commandEntries(groups)],
+  })
+  // A zod function zod-lite lacks fails the build (it would be undefined at run time).
+  await esbuild.build({
+    ...build,
+    entryPoints: entries(LITE_ZOD),
+    plugins: [shakeZod, liteZod, commandEntries(groups)],
+    logOverride: { 'import-is-undefined': 'error' },
   })
   const help = await rootHelp(path.join(staging, 'main.cjs'))
   fs.writeFileSync(path.join(staging, ROOT_ANSWERS), `${JSON.stringify({ version, help })}\n`)
