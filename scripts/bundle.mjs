@@ -67,11 +67,34 @@ const shakeZod = {
  * files they read with src/util/zod-lite.ts, the same schema declarations without zod (building
  * zod's schemas and parsing with them was ~18 % of a call); zod is loaded only when a value fails.
  */
-const LITE_ZOD = ['status', 'send']
-const liteZod = {
-  name: 'lite-zod',
+const LEAN = ['status', 'send']
+/**
+ * What else those two bundles leave out: graceful-fs (proper-lockfile's fs), whose load patches fs
+ * and loads its streams (~10 % of a `send`), for Node's fs — its EMFILE queue serves processes that
+ * hold many files open, not a call that takes one lock.
+ */
+const leanDeps = {
+  name: 'lean-deps',
   setup(build) {
     build.onResolve({ filter: /^zod$/ }, () => ({ path: path.join(root, 'src/util/zod-lite.ts') }))
+    build.onResolve({ filter: /^graceful-fs$/ }, () => ({ path: 'graceful-fs', namespace: 'lean-deps' }))
+    build.onLoad({ filter: /^graceful-fs$/, namespace: 'lean-deps' }, () => ({ contents: "module.exports = require('node:fs')", loader: 'js' }))
+  },
+}
+
+/**
+ * commander requires child_process at load, for executable subcommands swarm has none of: loaded
+ * when spawn is first used instead (`swarm send` then loads no child_process, net nor dgram).
+ */
+const lazyCommander = {
+  name: 'lazy-commander',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]commander[\\/]lib[\\/]command\.js$/ }, async (args) => {
+      const text = await fs.promises.readFile(args.path, 'utf8')
+      const eager = "const childProcess = require('node:child_process');"
+      if (!text.includes(eager)) throw new Error(`scripts/bundle.mjs: no \`${eager}\` in ${args.path} (commander changed): update lazyCommander`)
+      return { contents: text.replace(eager, "const childProcess = { get spawn() { return require('node:child_process').spawn } };"), loader: 'js' }
+    })
   },
 }
 
@@ -132,14 +155,14 @@ try {
   const build = { ...options, define: { ...options.define, SWARM_BUILD: JSON.stringify({ version }) }, outdir: staging }
   await esbuild.build({
     ...build,
-    entryPoints: { main: mainTs, ...entries(own.filter((c) => !LITE_ZOD.includes(c))) },
-    plugins: [shakeZod, commandEntries(groups)],
+    entryPoints: { main: mainTs, ...entries(own.filter((c) => !LEAN.includes(c))) },
+    plugins: [shakeZod, lazyCommander, commandEntries(groups)],
   })
   // A zod function zod-lite lacks fails the build (it would be undefined at run time).
   await esbuild.build({
     ...build,
-    entryPoints: entries(LITE_ZOD),
-    plugins: [shakeZod, liteZod, commandEntries(groups)],
+    entryPoints: entries(LEAN),
+    plugins: [shakeZod, leanDeps, lazyCommander, commandEntries(groups)],
     logOverride: { 'import-is-undefined': 'error' },
   })
   const help = await rootHelp(path.join(staging, 'main.cjs'))
