@@ -18,7 +18,8 @@ import type { InboxMessage } from './types.js'
  * cost of an append.
  */
 
-const token = randomBytes(4).toString('hex')
+/** This process's part of slot names, made at the first slot (no work at import). */
+let token: string | undefined
 let generation = 0
 let sequence = 0
 
@@ -71,7 +72,7 @@ export class Slot {
 
   /** A new, empty slot for `inboxFile` (creating the spool directory when needed). */
   static create(inboxFile: string): Slot {
-    const file = path.join(spoolDir(inboxFile), `${process.pid}-${token}-${generation++}${SLOT_SUFFIX}`)
+    const file = path.join(spoolDir(inboxFile), `${process.pid}-${(token ??= randomBytes(4).toString('hex'))}-${generation++}${SLOT_SUFFIX}`)
     try {
       return new Slot(file, bellPath(inboxFile))
     } catch (err) {
