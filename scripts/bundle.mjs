@@ -71,7 +71,7 @@ const LEAN = ['status', 'send']
 /**
  * What else those two bundles leave out: graceful-fs (proper-lockfile's fs), whose load patches fs
  * and loads its streams (~10 % of a `send`), for Node's fs — its EMFILE queue serves processes that
- * hold many files open, not a call that takes one lock.
+ * hold many files open, not a call that takes one lock; node:assert, for signal-exit's one check.
  */
 const leanDeps = {
   name: 'lean-deps',
@@ -79,6 +79,12 @@ const leanDeps = {
     build.onResolve({ filter: /^zod$/ }, () => ({ path: path.join(root, 'src/util/zod-lite.ts') }))
     build.onResolve({ filter: /^graceful-fs$/ }, () => ({ path: 'graceful-fs', namespace: 'lean-deps' }))
     build.onLoad({ filter: /^graceful-fs$/, namespace: 'lean-deps' }, () => ({ contents: "module.exports = require('node:fs')", loader: 'js' }))
+    // signal-exit (proper-lockfile's) loads node:assert for one check of its argument.
+    build.onResolve({ filter: /^assert$/ }, (args) => (/[\\/]signal-exit[\\/]/.test(args.importer) ? { path: 'assert', namespace: 'lean-deps' } : undefined))
+    build.onLoad({ filter: /^assert$/, namespace: 'lean-deps' }, () => ({
+      contents: 'exports.equal = (a, b, message) => { if (a != b) throw new Error(message) }',
+      loader: 'js',
+    }))
     // node:crypto (its load is ~5 % of a `status`, which signs and hashes nothing): its functions,
     // each loading it at its first call. A name that is not a function fails the build here.
     build.onResolve({ filter: /^(node:)?crypto$/ }, (args) =>
