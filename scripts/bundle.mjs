@@ -80,7 +80,9 @@ const leanDeps = {
     build.onResolve({ filter: /^graceful-fs$/ }, () => ({ path: 'graceful-fs', namespace: 'lean-deps' }))
     build.onLoad({ filter: /^graceful-fs$/, namespace: 'lean-deps' }, () => ({ contents: "module.exports = require('node:fs')", loader: 'js' }))
     // signal-exit (proper-lockfile's) loads node:assert for one check of its argument.
-    build.onResolve({ filter: /^assert$/ }, (args) => (/[\\/]signal-exit[\\/]/.test(args.importer) ? { path: 'assert', namespace: 'lean-deps' } : undefined))
+    build.onResolve({ filter: /^assert$/ }, (args) =>
+      /[\\/]signal-exit[\\/]/.test(args.importer) ? { path: 'assert', namespace: 'lean-deps' } : undefined,
+    )
     build.onLoad({ filter: /^assert$/, namespace: 'lean-deps' }, () => ({
       contents: 'exports.equal = (a, b, message) => { if (a != b) throw new Error(message) }',
       loader: 'js',

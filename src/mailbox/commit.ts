@@ -132,6 +132,10 @@ function extend(file: string, previous: InboxMessage[], entries: InboxMessage[])
 /** This process's part of temp names, made at the first write (no work at import: `swarm status` loads this module and writes nothing). */
 let tmpToken: string | undefined
 let tmpSequence = 0
+function processToken(): string {
+  tmpToken ??= randomBytes(4).toString('hex')
+  return tmpToken
+}
 
 /**
  * Temp file + rename, 0600: a crash never leaves a torn inbox. The temp file goes in the spool
@@ -140,7 +144,7 @@ let tmpSequence = 0
  * more times per write.
  */
 function writeAtomicSync(file: string, data: string): void {
-  const name = `.${path.basename(file)}.${process.pid}.${(tmpToken ??= randomBytes(4).toString('hex'))}.${tmpSequence++}.tmp`
+  const name = `.${path.basename(file)}.${process.pid}.${processToken()}.${tmpSequence++}.tmp`
   let tmp = path.join(spoolDir(file), name)
   try {
     try {

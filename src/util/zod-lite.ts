@@ -58,10 +58,18 @@ export class LiteSchema {
     return r.ok ? r.value : this.zodSchema().parse(value)
   }
   optional(): LiteSchema {
-    return new LiteSchema((v) => (v === undefined ? ok(undefined) : this.check(v)), (z) => this.real(z).optional(), true)
+    return new LiteSchema(
+      (v) => (v === undefined ? ok(undefined) : this.check(v)),
+      (z) => this.real(z).optional(),
+      true,
+    )
   }
   nullable(): LiteSchema {
-    return new LiteSchema((v) => (v === null ? ok(null) : this.check(v)), (z) => this.real(z).nullable(), this.optional_)
+    return new LiteSchema(
+      (v) => (v === null ? ok(null) : this.check(v)),
+      (z) => this.real(z).nullable(),
+      this.optional_,
+    )
   }
   default(value: unknown): LiteSchema {
     return new LiteSchema(
@@ -99,22 +107,37 @@ export class LiteSchema {
 
 class LiteNumber extends LiteSchema {
   int(): LiteNumber {
-    return this.refine((n: number) => Number.isSafeInteger(n), (s: Zod.ZodNumber) => s.int())
+    return this.refine(
+      (n: number) => Number.isSafeInteger(n),
+      (s: Zod.ZodNumber) => s.int(),
+    )
   }
   positive(): LiteNumber {
-    return this.refine((n: number) => n > 0, (s: Zod.ZodNumber) => s.positive())
+    return this.refine(
+      (n: number) => n > 0,
+      (s: Zod.ZodNumber) => s.positive(),
+    )
   }
   nonnegative(): LiteNumber {
-    return this.refine((n: number) => n >= 0, (s: Zod.ZodNumber) => s.nonnegative())
+    return this.refine(
+      (n: number) => n >= 0,
+      (s: Zod.ZodNumber) => s.nonnegative(),
+    )
   }
   min(bound: number): LiteNumber {
-    return this.refine((n: number) => n >= bound, (s: Zod.ZodNumber) => s.min(bound))
+    return this.refine(
+      (n: number) => n >= bound,
+      (s: Zod.ZodNumber) => s.min(bound),
+    )
   }
 }
 
 class LiteString extends LiteSchema {
   min(length: number): LiteString {
-    return this.refine((s: string) => s.length >= length, (s: Zod.ZodString) => s.min(length))
+    return this.refine(
+      (s: string) => s.length >= length,
+      (s: Zod.ZodString) => s.min(length),
+    )
   }
 }
 
@@ -162,12 +185,35 @@ function objectOf(shape: Record<string, LiteSchema>, loose: boolean): LiteSchema
   )
 }
 
-export const string = (): LiteString => new LiteString((v) => (typeof v === 'string' ? ok(v) : REJECT), (z) => z.string())
-export const number = (): LiteNumber => new LiteNumber((v) => (typeof v === 'number' && Number.isFinite(v) ? ok(v) : REJECT), (z) => z.number())
-export const boolean = (): LiteSchema => new LiteSchema((v) => (typeof v === 'boolean' ? ok(v) : REJECT), (z) => z.boolean())
-export const unknown = (): LiteSchema => new LiteSchema((v) => ok(v), (z) => z.unknown(), true)
+export const string = (): LiteString =>
+  new LiteString(
+    (v) => (typeof v === 'string' ? ok(v) : REJECT),
+    (z) => z.string(),
+  )
+export const number = (): LiteNumber =>
+  new LiteNumber(
+    (v) => (typeof v === 'number' && Number.isFinite(v) ? ok(v) : REJECT),
+    (z) => z.number(),
+  )
+export const boolean = (): LiteSchema =>
+  new LiteSchema(
+    (v) => (typeof v === 'boolean' ? ok(v) : REJECT),
+    (z) => z.boolean(),
+  )
+export const unknown = (): LiteSchema =>
+  new LiteSchema(
+    (v) => ok(v),
+    (z) => z.unknown(),
+    true,
+  )
 export const literal = (value: string | number | boolean): LiteSchema =>
-  new LiteSchema((v) => (v === value ? ok(v) : REJECT), (z) => z.literal(value), false, undefined, value)
+  new LiteSchema(
+    (v) => (v === value ? ok(v) : REJECT),
+    (z) => z.literal(value),
+    false,
+    undefined,
+    value,
+  )
 const enum_ = (options: readonly string[]): LiteEnum => new LiteEnum(options)
 export { enum_ as enum }
 export const object = (shape: Record<string, LiteSchema>): LiteSchema => objectOf(shape, false)

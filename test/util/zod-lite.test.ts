@@ -157,7 +157,10 @@ const SEEDS: Record<string, unknown[]> = {
   PendingRequest: [pending, { ...pending, kind: 'plan', suggestions: ['Bash(ls)'], status: 'waiting' }],
   ResolvedRequest: [{ ...pending, decision: 'approve', always: true, resolvedBy: 'team-lead', resolvedAt: 3, updatedInput: {}, leadSeal: 's' }],
   Decision: ['deny'],
-  Task: [{ id: '1', subject: 's', description: 'd', status: 'pending', blocks: ['2'], metadata: { k: [1] } }, { id: '2', subject: 's', description: '', status: 'in_progress' }],
+  Task: [
+    { id: '1', subject: 's', description: 'd', status: 'pending', blocks: ['2'], metadata: { k: [1] } },
+    { id: '2', subject: 's', description: '', status: 'in_progress' },
+  ],
   TaskStatus: ['completed'],
   WorktreeRecord: [{ team: 't', name: 'w1', slug: 'w1', repo: '/r', path: '/p', branch: 'b', baseRef: 'HEAD', createdAt: 1 }],
   RelayItem: [
