@@ -106,8 +106,6 @@ try {
       runs: RUNS,
       ms: s,
       ratioToNode: { status: ratio('status'), send: ratio('send'), version: ratio('version') },
-      // The fastest runs, the least touched by other processes on a loaded machine (for reading; the target is the medians').
-      minRatioToNode: Object.fromEntries(['status', 'send', 'version'].map((k) => [k, Math.round((s[k].min / s.node.min) * 100) / 100])),
       targets: { status: ratio('status') <= TARGET_RATIO, send: ratio('send') <= TARGET_RATIO },
     }
     for (const [k, ok] of Object.entries(r.targets)) if (!ok) missed.push(`${k}@${n}: ${r.ratioToNode[k]}× node`)
