@@ -63,6 +63,65 @@ const shakeZod = {
 }
 
 /**
+ * The commands a teammate's shell and every poller run (bench/cli.mjs): their bundles check the
+ * files they read with src/util/zod-lite.ts, the same schema declarations without zod (building
+ * zod's schemas and parsing with them was ~18 % of a call); zod is loaded only when a value fails.
+ */
+const LEAN = ['status', 'send']
+/**
+ * What else those two bundles leave out: graceful-fs (proper-lockfile's fs), whose load patches fs
+ * and loads its streams (~10 % of a `send`), for Node's fs — its EMFILE queue serves processes that
+ * hold many files open, not a call that takes one lock; node:assert, for signal-exit's one check.
+ */
+const leanDeps = {
+  name: 'lean-deps',
+  setup(build) {
+    build.onResolve({ filter: /^zod$/ }, () => ({ path: path.join(root, 'src/util/zod-lite.ts') }))
+    build.onResolve({ filter: /^graceful-fs$/ }, () => ({ path: 'graceful-fs', namespace: 'lean-deps' }))
+    build.onLoad({ filter: /^graceful-fs$/, namespace: 'lean-deps' }, () => ({ contents: "module.exports = require('node:fs')", loader: 'js' }))
+    // signal-exit (proper-lockfile's) loads node:assert for one check of its argument.
+    build.onResolve({ filter: /^assert$/ }, (args) =>
+      /[\\/]signal-exit[\\/]/.test(args.importer) ? { path: 'assert', namespace: 'lean-deps' } : undefined,
+    )
+    build.onLoad({ filter: /^assert$/, namespace: 'lean-deps' }, () => ({
+      contents: 'exports.equal = (a, b, message) => { if (a != b) throw new Error(message) }',
+      loader: 'js',
+    }))
+    // node:crypto (its load is ~5 % of a `status`, which signs and hashes nothing): its functions,
+    // each loading it at its first call. A name that is not a function fails the build here.
+    build.onResolve({ filter: /^(node:)?crypto$/ }, (args) =>
+      args.namespace === 'lean-deps' ? { path: 'node:crypto', external: true } : { path: 'crypto', namespace: 'lean-deps' },
+    )
+    build.onLoad({ filter: /^crypto$/, namespace: 'lean-deps' }, () => ({ contents: lazyBuiltin('node:crypto'), loader: 'js' }))
+  },
+}
+
+/** An ES module with `name`'s functions (not its classes: `new`/`instanceof` need the real ones), each requiring it at its first call. */
+function lazyBuiltin(name) {
+  const fns = Object.entries(createRequire(import.meta.url)(name)).filter(([k, v]) => typeof v === 'function' && /^[a-z]/.test(k))
+  return [
+    `let m; const load = () => (m ??= require(${JSON.stringify(name)}));`,
+    ...fns.map(([k]) => `export function ${k}(...a) { return load().${k}(...a) }`),
+  ].join('\n')
+}
+
+/**
+ * commander requires child_process at load, for executable subcommands swarm has none of: loaded
+ * when spawn is first used instead (`swarm send` then loads no child_process, net nor dgram).
+ */
+const lazyCommander = {
+  name: 'lazy-commander',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]commander[\\/]lib[\\/]command\.js$/ }, async (args) => {
+      const text = await fs.promises.readFile(args.path, 'utf8')
+      const eager = "const childProcess = require('node:child_process');"
+      if (!text.includes(eager)) throw new Error(`scripts/bundle.mjs: no \`${eager}\` in ${args.path} (commander changed): update lazyCommander`)
+      return { contents: text.replace(eager, "const childProcess = { get spawn() { return require('node:child_process').spawn } };"), loader: 'js' }
+    })
+  },
+}
+
+/**
  * One entry per command: main.ts again (as `cli:<command>`), where the other groups' import()
  * becomes a stub that says so if ever loaded. One build, so shared modules are parsed once.
  */
@@ -115,12 +174,19 @@ try {
   const groups = commandGroups()
   const whole = wholeProgramGroups()
   const own = [...groups.keys()].filter((c) => !whole.has(c))
+  const entries = (commands) => Object.fromEntries(commands.map((c) => [c, `cli:${c}`]))
+  const build = { ...options, define: { ...options.define, SWARM_BUILD: JSON.stringify({ version }) }, outdir: staging }
   await esbuild.build({
-    ...options,
-    define: { ...options.define, SWARM_BUILD: JSON.stringify({ version }) },
-    entryPoints: { main: mainTs, ...Object.fromEntries(own.map((c) => [c, `cli:${c}`])) },
-    outdir: staging,
-    plugins: [shakeZod, commandEntries(groups)],
+    ...build,
+    entryPoints: { main: mainTs, ...entries(own.filter((c) => !LEAN.includes(c))) },
+    plugins: [shakeZod, lazyCommander, commandEntries(groups)],
+  })
+  // A zod function zod-lite lacks fails the build (it would be undefined at run time).
+  await esbuild.build({
+    ...build,
+    entryPoints: entries(LEAN),
+    plugins: [shakeZod, leanDeps, lazyCommander, commandEntries(groups)],
+    logOverride: { 'import-is-undefined': 'error' },
   })
   const help = await rootHelp(path.join(staging, 'main.cjs'))
   fs.writeFileSync(path.join(staging, ROOT_ANSWERS), `${JSON.stringify({ version, help })}\n`)

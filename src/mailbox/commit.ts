@@ -129,8 +129,13 @@ function extend(file: string, previous: InboxMessage[], entries: InboxMessage[])
 // 1.0–2.3 ms that way against 0.7 ms synchronously. The inbox stays small (read entries are
 // archived), so the event loop is blocked for well under a millisecond.
 
-const tmpToken = randomBytes(4).toString('hex')
+/** This process's part of temp names, made at the first write (no work at import: `swarm status` loads this module and writes nothing). */
+let tmpToken: string | undefined
 let tmpSequence = 0
+function processToken(): string {
+  tmpToken ??= randomBytes(4).toString('hex')
+  return tmpToken
+}
 
 /**
  * Temp file + rename, 0600: a crash never leaves a torn inbox. The temp file goes in the spool
@@ -139,7 +144,7 @@ let tmpSequence = 0
  * more times per write.
  */
 function writeAtomicSync(file: string, data: string): void {
-  const name = `.${path.basename(file)}.${process.pid}.${tmpToken}.${tmpSequence++}.tmp`
+  const name = `.${path.basename(file)}.${process.pid}.${processToken()}.${tmpSequence++}.tmp`
   let tmp = path.join(spoolDir(file), name)
   try {
     try {

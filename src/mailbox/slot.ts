@@ -18,8 +18,13 @@ import type { InboxMessage } from './types.js'
  * cost of an append.
  */
 
-const token = randomBytes(4).toString('hex')
+/** This process's part of slot names, made at the first slot (no work at import). */
+let token: string | undefined
 let generation = 0
+function processToken(): string {
+  token ??= randomBytes(4).toString('hex')
+  return token
+}
 let sequence = 0
 
 /** How long an idle slot stays open (file, descriptor, watch) for the next append. */
@@ -71,7 +76,7 @@ export class Slot {
 
   /** A new, empty slot for `inboxFile` (creating the spool directory when needed). */
   static create(inboxFile: string): Slot {
-    const file = path.join(spoolDir(inboxFile), `${process.pid}-${token}-${generation++}${SLOT_SUFFIX}`)
+    const file = path.join(spoolDir(inboxFile), `${process.pid}-${processToken()}-${generation++}${SLOT_SUFFIX}`)
     try {
       return new Slot(file, bellPath(inboxFile))
     } catch (err) {
