@@ -1,17 +1,19 @@
 /**
  * Codex (`@openai/codex`): its TUI runs with CODEX_HOME = the teammate's config dir, where swarm
  * writes config.toml (provider from OPENAI_BASE_URL as a Responses-API `model_providers` entry,
- * the cwd trusted, the `swarm mcp` server, the approval policy from the swarm mode) and hooks.json
+ * the cwd trusted, the `swarm mcp` server — its only way to the team —, the approval policy from
+ * the swarm mode, the permission profile of its commands) and hooks.json
  * (SessionStart, UserPromptSubmit, PreToolUse, PermissionRequest, PostToolUse, Stop → swarm hook).
  * `--no-daemon`: no background app-server outlives the pane. `--dangerously-bypass-hook-trust`:
  * the hooks are ours, written into a config dir no one else uses, so Codex's trust prompt is moot.
  */
 import path from 'node:path'
-import { LEAD_KEY_FILE, rootDir } from '../home/paths.js'
+import { agentHomesRoot, LEAD_KEY_FILE, rootDir, sentRoot } from '../home/paths.js'
 import { loadPermissionSettings } from '../permissions/rules/settings.js'
 import { strippedProviderVars } from '../sandbox/sandbox-settings.js'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
 import { commandHook, hookTable } from './hook-table.js'
+import { RELAY_DIR } from './relay-frames.js'
 import { CLAUDE_STYLE_HOOK_FIELDS, CTRL_C_TWICE, readHookFields } from './spec-adapter.js'
 import { tomlDocument } from './toml.js'
 import type { AdapterContext, AgentAdapter, HookReply, LaunchPlan, SwarmHookEvent } from './types.js'
@@ -40,13 +42,16 @@ function policyFor(mode: string | undefined): { approval: string; permissions: s
 const PROFILE = 'swarm'
 
 /**
- * What its sandboxed commands may touch: the workspace (its cwd) and a private TMPDIR are written;
- * /tmp and the inherited $TMPDIR only read (swarm's root may live there); swarm's root — the
- * team's permissions, this very config — only read, and the leads' keys not even that. So `swarm
- * send` / `swarm tasks` from its shell are asked (an escalated command → PermissionRequest), and
- * `swarm mcp` is the unasked way to talk to the team. A deny holds for escalated commands too, so
- * the inboxes, `swarm-sent/` and `agent-homes/` (its own `swarm` shim) cannot be denied: an approved
- * `swarm send` must write them (tried: it then failed, test/agents/codex-sandbox.test.ts).
+ * What its commands may touch: the workspace (its cwd) and a private TMPDIR are written; /tmp and
+ * the inherited $TMPDIR only read (swarm's root may live there); swarm's root — the team's
+ * permissions, tasks, config — only read; and not even that for the leads' keys, the teams'
+ * inboxes, what the leads sent (`swarm-sent/`) and the relay tokens in the agent-CLI teammates'
+ * homes. A deny holds for escalated commands too, so even a command you approve cannot read or
+ * write an inbox: the teammate messages the team through `swarm mcp` alone (`teamChannel:
+ * 'mcp'`), which Codex starts outside its sandbox and which writes through swarm's one send path
+ * (test/agents/codex-sandbox.test.ts). Not the whole of `agent-homes/`: its own home is there,
+ * and Codex's sandbox runs its helper from it (`tmp/arg0-linux/…`; a re-allow beneath a denied
+ * directory is not honoured on Linux, and Codex did not start).
  */
 function filesystem(env: NodeJS.ProcessEnv, tmp: string): Record<string, string> {
   const teams = path.join(rootDir(env), 'teams', '*')
@@ -54,9 +59,15 @@ function filesystem(env: NodeJS.ProcessEnv, tmp: string): Record<string, string>
     ':tmpdir': 'read',
     ':slash_tmp': 'read',
     [path.join(teams, LEAD_KEY_FILE)]: 'deny',
+    // A glob denies the paths it matches, not what lies beneath them: each directory twice.
+    ...denyTree(path.join(teams, 'inboxes')),
+    [sentRoot(env)]: 'deny',
+    ...denyTree(path.join(agentHomesRoot(env), '*', '*', RELAY_DIR)),
     [tmp]: 'write',
   }
 }
+
+const denyTree = (dir: string): Record<string, string> => ({ [dir]: 'deny', [path.join(dir, '**')]: 'deny' })
 
 async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
   await ensureDir(ctx.configDir)
@@ -64,6 +75,8 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
   const policy = policyFor(ctx.mode)
   const tmp = path.join(ctx.configDir, 'tmp')
   await ensureDir(tmp)
+  // A denied directory made later could be missed: the ones not yet there are made now.
+  await ensureDir(sentRoot(ctx.env))
   const { sandbox } = await loadPermissionSettings({ cwd: ctx.cwd, env: ctx.env })
   const config = tomlDocument(
     {
@@ -87,11 +100,8 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
       [['projects', ctx.cwd], { trust_level: 'trusted' }],
       // Its commands never see the provider keys (Codex itself keeps them), unless sandbox.keepEnv says so.
       [['shell_environment_policy'], { exclude: strippedProviderVars(sandbox) }],
-      // Codex's shell takes PATH from a login-shell snapshot: the `swarm` shim is put back in front.
-      [
-        ['shell_environment_policy', 'set'],
-        { PATH: [path.join(ctx.configDir, 'bin'), ctx.env.PATH ?? '/usr/bin:/bin'].join(path.delimiter), TMPDIR: tmp },
-      ],
+      // Codex's shell takes PATH from a login-shell snapshot: the spawner's is put back (no `swarm` shim in it).
+      [['shell_environment_policy', 'set'], { PATH: ctx.env.PATH ?? '/usr/bin:/bin', TMPDIR: tmp }],
       // The team tools only message and track tasks: Codex does not ask before each call.
       [['mcp_servers', 'swarm'], { command: ctx.mcpArgv[0], args: ctx.mcpArgv.slice(1), default_tools_approval_mode: 'approve' }],
       // Codex starts MCP servers with a minimal environment: swarm's root must be named.
@@ -140,6 +150,8 @@ export const codexAdapter: AgentAdapter = {
   // sandbox helper is a bwrap of its own, which cannot nest in swarm's here (as root it may not map
   // uid 0 without CAP_SETFCAP; in a container its /proc mount is refused), so Codex would not start.
   confinement: 'own',
+  // Its profile denies the inboxes to every command, approved ones too: it messages the team through swarm mcp.
+  teamChannel: 'mcp',
   projectConfig: { dir: '.codex', protect: ['config.toml', 'hooks.json'] },
   configEnv: { CODEX_HOME: '.codex' },
   shellTools: ['Bash'],

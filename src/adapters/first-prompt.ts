@@ -1,26 +1,44 @@
 /**
  * The first prompt of an adapter teammate: who it is, how messages reach it and how it answers
- * (its shell's `swarm send` / `swarm tasks`, or the swarm MCP tools), then its instructions.
- * A Claude Code teammate speaks the team protocol itself and gets only its instructions, with a
- * note on `swarm tasks` when its own task tools are off (claude-task-tools.ts).
+ * (its shell's `swarm send` / `swarm tasks`, or — its adapter's `teamChannel: 'mcp'` — the swarm
+ * MCP tools alone), then its instructions. A Claude Code teammate speaks the team protocol itself
+ * and gets only its instructions, with a note on `swarm tasks` when its own task tools are off
+ * (claude-task-tools.ts).
  */
 import { LEAD_NAME } from '../home/paths.js'
+import type { TeamChannel } from './types.js'
 
 export interface FirstPromptInput {
   team: string
   name: string
   prompt?: string
+  /** How it talks to the team (its adapter's `teamChannel`; default `shell`). */
+  channel?: TeamChannel
 }
 
 export function firstPrompt(input: FirstPromptInput): string {
   const intro = [
     `You are "${input.name}", a teammate in the swarm team "${input.team}"; the lead is "${LEAD_NAME}".`,
     'Messages from the team arrive in your input as "[message from <name>] <text>".',
-    `To answer, run in your shell: swarm send ${input.team} <name> "<text>" (e.g. swarm send ${input.team} ${LEAD_NAME} "done: …"),`,
-    `and for the team's tasks: swarm tasks ${input.team} list | show <id> | claim <id> --as ${input.name} | complete <id> --from ${input.name}.`,
-    'If you have the swarm MCP tools (SendMessage, TaskList, TaskGet, TaskUpdate, TaskCreate), you may use those instead.',
+    ...(input.channel === 'mcp' ? mcpChannel(input.name) : shellChannel(input.team, input.name)),
   ].join('\n')
   return input.prompt ? `${intro}\n\n${input.prompt}` : intro
+}
+
+function shellChannel(team: string, name: string): string[] {
+  return [
+    `To answer, run in your shell: swarm send ${team} <name> "<text>" (e.g. swarm send ${team} ${LEAD_NAME} "done: …"),`,
+    `and for the team's tasks: swarm tasks ${team} list | show <id> | claim <id> --as ${name} | complete <id> --from ${name}.`,
+    'If you have the swarm MCP tools (SendMessage, TaskList, TaskGet, TaskUpdate, TaskCreate), you may use those instead.',
+  ]
+}
+
+function mcpChannel(name: string): string[] {
+  return [
+    `To answer, call the swarm MCP tool SendMessage with "to" and "message" (e.g. to "${LEAD_NAME}", message "done: …"),`,
+    `and for the team's tasks its TaskList, TaskGet, TaskUpdate (owner "${name}" to claim, status "completed" when done) and TaskCreate.`,
+    "These tools are your only way to the team: your shell cannot reach the team's files.",
+  ]
 }
 
 /** What a Claude Code teammate without TaskList/TaskUpdate/TaskCreate is told to use instead: its shell's `swarm tasks`. */

@@ -1,7 +1,8 @@
 /**
  * Prepares one adapter teammate's launch: its own config dir (`<root>/agent-homes/<team>/<name>`,
  * outside the control plane, never the user's), a `swarm` shim on its PATH so its shell can talk
- * back, the first prompt, and the adapter's argv/env with only the provider variables it names.
+ * back (not for an adapter whose `teamChannel` is `mcp`), the first prompt, and the adapter's
+ * argv/env with only the provider variables it names.
  */
 import fs from 'node:fs/promises'
 import path from 'node:path'
@@ -47,10 +48,12 @@ export async function planAgentLaunch(adapter: AgentAdapter, input: AgentLaunchI
   const confined = (adapter.confinement ?? 'swarm') === 'swarm'
   const teamSwarm = (args: string[]) =>
     confined ? [...swarmArgv(), 'relay', relayEndpointFile(configDir), '--', ...args] : [...swarmArgv(), ...args]
-  const shimDir = await writeSwarmShim(configDir, teamSwarm([]))
+  // Its shell's `swarm`, unless the adapter talks to the team through swarm's MCP tools alone.
+  const channel = adapter.teamChannel ?? 'shell'
+  const shimDir = channel === 'shell' ? await writeSwarmShim(configDir, teamSwarm([])) : undefined
   const identity = ['--team', input.team, '--name', input.name, '--agent', adapter.kind]
   const hookArgv = (event: SwarmHookEvent) => teamSwarm(['hook', event, ...identity])
-  const prompt = firstPrompt({ team: input.team, name: input.name, prompt: input.prompt })
+  const prompt = firstPrompt({ team: input.team, name: input.name, prompt: input.prompt, channel })
   const ctx: AdapterContext = {
     team: input.team,
     name: input.name,
@@ -87,7 +90,7 @@ export async function planAgentLaunch(adapter: AgentAdapter, input: AgentLaunchI
     '--agent',
     adapter.kind,
     ...(promptInArgv ? ['--prompt-in-argv'] : []),
-    ...(confined ? ['--sandbox', ...[shimDir, ...(plan.readOnly ?? [])].flatMap((p) => ['--read-only', p])] : []),
+    ...(confined ? ['--sandbox', ...[...(shimDir ? [shimDir] : []), ...(plan.readOnly ?? [])].flatMap((p) => ['--read-only', p])] : []),
     '--',
   ]
   return { argv: [...wrapper, ...plan.argv], env, configDir, promptInArgv, ...(plan.inboxPrompt !== undefined && { inboxPrompt: plan.inboxPrompt }) }

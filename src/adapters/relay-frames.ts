@@ -32,8 +32,11 @@ export const MAX_OPEN_FRAME_BYTES = 64 * 1024
 
 /** Where a teammate's relay is announced: `<configDir>/relay/endpoint.json` (read-only inside its sandbox). */
 export function relayEndpointFile(configDir: string): string {
-  return path.join(configDir, 'relay', 'endpoint.json')
+  return path.join(configDir, RELAY_DIR, 'endpoint.json')
 }
+
+/** The directory of a teammate's home that holds its relay endpoint (its token). */
+export const RELAY_DIR = 'relay'
 
 const Endpoint = z.object({ port: z.number().int().min(1).max(65535), token: z.string().min(16) })
 export type Endpoint = z.infer<typeof Endpoint>

@@ -230,6 +230,8 @@ export interface RequiredEnv {
   readonly without: 'warn' | 'refuse'
 }
 
+export type TeamChannel = 'shell' | 'mcp'
+
 export interface AgentAdapter {
   /** What `--agent` names: `codex`, `gemini`, `qwen`, `opencode`, `pi`, `claude`, or a user's. */
   readonly kind: string
@@ -278,6 +280,14 @@ export interface AgentAdapter {
    * it, and reads `isActive` as its state. Recorded on the member entry at spawn (`ownsInbox`).
    */
   readonly ownsInbox?: boolean
+  /**
+   * How its teammate messages the team and works the task list; absent: `shell`. `shell`: `swarm
+   * send` / `swarm tasks` from its shell (a `swarm` shim on its PATH), swarm's MCP tools too if it
+   * loads them. `mcp`: swarm's MCP tools only (`swarm mcp`, a process of swarm's that the CLI starts
+   * outside its own sandbox and that writes through the one send path): no shim is written and its
+   * first prompt names the tools, so its sandbox may deny the team's inboxes to every command.
+   */
+  readonly teamChannel?: TeamChannel
   /** Its own control channel beside the pane (opencode's HTTP API + event stream). */
   readonly channel?: ControlChannel
   /**

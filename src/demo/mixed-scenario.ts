@@ -1,8 +1,7 @@
 /**
  * What the scripted models play in `swarm demo --mixed` (and test/agents/mixed.test.ts): a swarm
  * lead that plans two tasks and hands them to a Codex and a Gemini CLI teammate, each of which
- * writes a file, completes its task (Codex with `swarm tasks` from its shell, Gemini through
- * `swarm mcp`) and reports; Claude Code reviews Codex's file on the lead's word and reports.
+ * writes a file, completes its task and reports through `swarm mcp`; Claude Code reviews Codex's file on the lead's word and reports.
  */
 import path from 'node:path'
 import type { AgentScriptInput } from '../loopback-model/agent-script.js'
@@ -103,13 +102,12 @@ function reviewOrder(project: string, reviewed: string) {
   )
 }
 
-/** Codex (Responses API): one shell call, outside its sandbox (bubbled to the lead): write, complete, report. */
+/**
+ * Codex (Responses API): one shell call, outside its sandbox (bubbled to the lead), writes the
+ * file; then TaskUpdate and SendMessage through `swarm mcp`, its only way to the team.
+ */
 export function mixedCodexScript(team: string): AgentScriptInput {
-  const cmd = [
-    `printf '%s\\n' '${MIXED_CONTENT.codex}' > ${MIXED_FILES.codex}`,
-    `swarm tasks ${team} complete 1 --from ${MIXED_MEMBERS.codex}`,
-    `swarm send ${team} team-lead '${MIXED_REPORTS.codex}: ${MIXED_FILES.codex} written'`,
-  ].join(' && ')
+  const mcp = (name: string, args: Record<string, unknown>) => ({ tool: name, namespace: 'mcp__swarm', args })
   return {
     rules: [
       {
@@ -117,10 +115,16 @@ export function mixedCodexScript(team: string): AgentScriptInput {
         times: 1,
         reply: {
           tool: 'exec_command',
-          args: { cmd, sandbox_permissions: 'require_escalated', justification: 'write the file and report to the team' },
+          args: {
+            cmd: `printf '%s\\n' '${MIXED_CONTENT.codex}' > ${MIXED_FILES.codex}`,
+            sandbox_permissions: 'require_escalated',
+            justification: 'write the file for the team',
+          },
         },
       },
-      { afterTool: true, reply: { text: 'Task #1 is done.' } },
+      { afterTool: true, times: 1, reply: mcp('TaskUpdate', { taskId: '1', status: 'completed' }) },
+      { afterTool: true, times: 1, reply: mcp('SendMessage', { to: 'team-lead', message: `${MIXED_REPORTS.codex}: ${MIXED_FILES.codex} written` }) },
+      { afterTool: true, reply: { text: `Task #1 of ${team} is done.` } },
     ],
     fallback: { text: 'Ready.' },
   }

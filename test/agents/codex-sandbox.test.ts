@@ -2,11 +2,13 @@ import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type AgentTeam, agentState, agentTeam, hasCli } from './helpers.js'
+import { type AgentTeam, REPO, agentState, agentTeam, hasCli, inboxOf } from './helpers.js'
 import { waitFor } from '../support/wait.js'
 
 // Codex's own sandbox must not reach swarm's root: a command it runs unasked can neither read the
-// lead's key, write the team's files, nor answer the permission requests it is waiting on.
+// lead's key, write the team's files, nor answer the permission requests it is waiting on; no
+// command it runs, approved or not, reads an inbox, a relay token or what the lead sent, or sends:
+// it messages the team through swarm mcp alone (issue 23 finding 11).
 const sh = (cmd: string, escalate = false, extra: Record<string, unknown> = {}) => ({
   tool: 'exec_command',
   args: { cmd, ...extra, ...(escalate && { sandbox_permissions: 'require_escalated', justification: 'the test asks for it' }) },
@@ -35,6 +37,20 @@ console.log('APPROVER-STARTED')
 tick()
 `
 
+/** cat of each secret the test plants, each followed by its exit code. */
+const READ_OTHERS = [
+  'teams/t/inboxes/other.json',
+  'teams/t/lead.key',
+  'agent-homes/t/other/relay/endpoint.json',
+  'swarm-sent/t/other.jsonl',
+]
+  .map((p) => `cat "$SWARM_HOME/${p}" 2>&1; echo " RC=$?"`)
+  .join('; ')
+  .concat('; echo READ-OTHERS-DONE')
+
+/** This swarm by its path: a Codex teammate has no `swarm` shim, and an approved send must fail on the deny, not for want of a program. */
+const SWARM_CMD = `${process.execPath} ${path.join(REPO, 'bin/swarm.js')}`
+
 const NAME = 'codex-mate'
 const idle = (t: AgentTeam) => waitFor(`${NAME} idle`, async () => (await agentState(t, NAME))?.status === 'idle', 60_000)
 const toolResults = (t: AgentTeam) => t.server.requests.map((r) => r.view?.toolResult ?? '').filter(Boolean)
@@ -57,13 +73,14 @@ describe.skipIf(!hasCli('codex'))("Codex's sandbox keeps swarm's root read-only 
         { userMatches: 'READ-KEY', reply: sh('cat "$SWARM_HOME/teams/t/lead.key"; echo "READ-RC=$?"') },
         { userMatches: 'SELF-APPROVE', reply: sh('node approver.js', false, { yield_time_ms: 1500 }) },
         { toolResultIncludes: 'APPROVER-STARTED', reply: sh('touch selfapproved.txt', true) },
+        { userMatches: 'READ-OTHERS', reply: sh(READ_OTHERS) },
+        { userMatches: 'APPROVED-READ', reply: sh(READ_OTHERS.replace('READ-OTHERS-DONE', 'APPROVED-READ-DONE'), true) },
         {
           userMatches: 'USE-TOKEN',
-          reply: sh(
-            `cat "$SWARM_HOME"/agent-homes/t/other/relay/endpoint.json; echo; (echo hello > /dev/tcp/127.0.0.1/${probe.port}) 2>&1; echo "CONNECT-RC=$?"`,
-          ),
+          reply: sh(`(echo hello > /dev/tcp/127.0.0.1/${probe.port}) 2>&1; echo "CONNECT-RC=$?"`),
         },
-        { userMatches: 'ESCALATED-SEND', reply: sh('swarm send t team-lead "pong from the shell"; echo "SEND-RC=$?"', true) },
+        { userMatches: 'ESCALATED-SEND', reply: sh(`${SWARM_CMD} send t team-lead "pong from the shell"; echo "SEND-RC=$?"`, true) },
+        { userMatches: 'MCP-SEND', reply: { tool: 'SendMessage', namespace: 'mcp__swarm', args: { to: 'team-lead', message: 'pong from mcp' } } },
         { afterTool: true, reply: { text: 'The tool finished.' } },
       ],
     })
@@ -125,33 +142,70 @@ describe.skipIf(!hasCli('codex'))("Codex's sandbox keeps swarm's root read-only 
     expect(fs.existsSync(path.join(t.work, 'selfapproved.txt'))).toBe(false)
   }, 120_000)
 
-  it("an unasked command can read another teammate's relay token (a profile deny would hold for escalated commands too) but cannot use it: no connection, not even to loopback", async () => {
-    const other = path.join(t.home, 'agent-homes', 't', 'other', 'relay')
-    fs.mkdirSync(other, { recursive: true })
-    fs.writeFileSync(path.join(other, 'endpoint.json'), `{"port":${probe.port},"token":"OTHER-TOKEN"}`)
+  /** Another member's inbox, the lead's key, another teammate's relay token and what the lead sent: planted with secrets. */
+  function plantSecrets(): Record<string, string> {
+    const files = {
+      [path.join(t.home, 'teams', 't', 'inboxes', 'other.json')]: '[{"from":"team-lead","text":"INBOX-SECRET"}]',
+      [path.join(t.home, 'agent-homes', 't', 'other', 'relay', 'endpoint.json')]: `{"port":${probe.port},"token":"OTHER-TOKEN"}`,
+      [path.join(t.home, 'swarm-sent', 't', 'other.jsonl')]: '{"text":"SENT-SECRET"}\n',
+    }
+    for (const [file, text] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(file), { recursive: true })
+      fs.writeFileSync(file, text)
+    }
+    return { INBOX: 'INBOX-SECRET', TOKEN: 'OTHER-TOKEN', SENT: 'SENT-SECRET', KEY: fs.readFileSync(path.join(t.home, 'teams', 't', 'lead.key'), 'utf8').trim() }
+  }
+
+  /** Each `cat` of READ_OTHERS failed and printed none of the secrets. */
+  function expectRefused(result: string, secrets: Record<string, string>) {
+    const rcs = [...result.matchAll(/RC=(\d+)/g)].map((m) => m[1])
+    expect(rcs, result).toHaveLength(4)
+    expect(rcs, result).not.toContain('0')
+    for (const secret of Object.values(secrets)) expect(result, result).not.toContain(secret)
+  }
+
+  it("an unasked command cannot read another member's inbox, the lead's key, a relay token or what the lead sent", async () => {
+    const secrets = plantSecrets()
+    await t.swarm(['send', 't', NAME, 'READ-OTHERS now'])
+    const result = await waitFor('the read results', () => toolResults(t).find((r) => r.includes('READ-OTHERS-DONE')), 60_000)
+    expectRefused(result, secrets)
+    await idle(t)
+  }, 90_000)
+
+  it('the same reads approved (escalated, leaving the sandbox) are refused too: the deny holds for every command', async () => {
+    const secrets = plantSecrets()
+    await t.swarm(['send', 't', NAME, 'APPROVED-READ now'])
+    const asked = await waitFor('the escalated read asked', () => pendingWith(t, 'APPROVED-READ-DONE'), 60_000)
+    expect((await t.swarm(['perms', 'approve', 't', asked.id])).code).toBe(0)
+    const result = await waitFor('the read results', () => toolResults(t).find((r) => r.includes('APPROVED-READ-DONE')), 60_000)
+    expectRefused(result, secrets)
+    await idle(t)
+  }, 120_000)
+
+  it('an unasked command cannot connect anywhere, not even to a loopback relay', async () => {
     await t.swarm(['send', 't', NAME, 'USE-TOKEN now'])
     const result = await waitFor('the connect result', () => toolResults(t).find((r) => r.includes('CONNECT-RC=')), 60_000)
-    expect(result, result).toContain('OTHER-TOKEN')
     expect(result).not.toContain('CONNECT-RC=0')
     expect(probe.connections).toBe(0)
     await idle(t)
   }, 90_000)
 
-  it('an escalated swarm send is asked and, approved, reaches the lead', async () => {
+  it('an escalated swarm send is asked and, approved, still cannot write the inbox; SendMessage through swarm mcp reaches the lead', async () => {
     await t.swarm(['send', 't', NAME, 'ESCALATED-SEND now'])
-    const asked = await waitFor(
-      'the escalated send asked',
-      async () => {
-        const list = JSON.parse((await t.swarm(['perms', 't', '--json'])).stdout || '{"requests":[]}') as {
-          requests: Array<{ id: string; input: unknown }>
-        }
-        return list.requests.find((r) => JSON.stringify(r.input).includes('swarm send'))
-      },
-      60_000,
-    )
+    const asked = await waitFor('the escalated send asked', () => pendingWith(t, 'swarm.js send'), 60_000)
     expect((await t.swarm(['perms', 'approve', 't', asked.id])).code).toBe(0)
     const result = await waitFor('the send result', () => toolResults(t).find((r) => r.includes('SEND-RC=')), 60_000)
-    expect(result, result).toContain('SEND-RC=0')
+    expect(result, result).not.toContain('SEND-RC=0')
+    await idle(t)
+    const lead = () => inboxOf(t, 'team-lead')
+    expect((await lead()).some((m) => m.text === 'pong from the shell')).toBe(false)
+    await t.swarm(['send', 't', NAME, 'MCP-SEND now'])
+    await waitFor('the MCP reply', async () => (await lead()).some((m) => m.from === NAME && m.text === 'pong from mcp'), 60_000)
     await idle(t)
   }, 120_000)
 })
+
+async function pendingWith(t: AgentTeam, text: string) {
+  const list = JSON.parse((await t.swarm(['perms', 't', '--json'])).stdout || '{"requests":[]}') as { requests: Array<{ id: string; input: unknown }> }
+  return list.requests.find((r) => JSON.stringify(r.input).includes(text))
+}

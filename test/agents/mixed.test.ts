@@ -118,7 +118,7 @@ describe.skipIf(missing.length > 0)(
         expect(gemini.submissionsOf('JOB-STEP-gemini')).toHaveLength(1)
         // Claude Code read the file it reviewed (its Read tool result carries the content).
         expect(messages.requests.some((r) => r.agent === undefined && JSON.stringify(r.body).includes(MIXED_CONTENT.codex))).toBe(true)
-        // The reports came from the teammates themselves: swarm send (Codex), swarm mcp (Gemini), Claude Code's SendMessage.
+        // The reports came from the teammates themselves: swarm mcp (Codex, Gemini), Claude Code's SendMessage.
         const lead = await inboxOf(t, 'team-lead')
         for (const cli of ALL)
           expect(

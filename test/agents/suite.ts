@@ -1,8 +1,9 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { builtInAdapter } from '../../src/adapters/registry.js'
 import type { AgentReply, AgentRule } from '../../src/loopback-model/agent-script.js'
-import { type AgentTeam, agentState, hookLog, agentTeam, deliveryMessages, hasCli, inboxOf, leftovers, panePids, watchStates } from './helpers.js'
+import { type AgentTeam, REPO, agentState, hookLog, agentTeam, deliveryMessages, hasCli, inboxOf, leftovers, panePids, watchStates } from './helpers.js'
 import { waitFor } from '../support/wait.js'
 
 /** What differs between CLIs: how the scripted model calls their shell and their MCP tools. */
@@ -35,6 +36,8 @@ export interface AgentCliCase {
  * The approved command: it also looks into the team's directory — spelled without `$(…)`, which
  * Gemini CLI refuses, and without the control plane's path, which string checks would stop first.
  */
+const SWARM_CMD = `${process.execPath} ${path.join(REPO, 'bin/swarm.js')}`
+
 const APPROVED = "touch approved.txt && printenv SWARM_HOME | sed 's,$,/teams/t,' | xargs ls > seen.txt 2>&1; true"
 
 async function pendingFor(t: AgentTeam, name: string) {
@@ -48,14 +51,17 @@ const idle = (t: AgentTeam, name: string) => waitFor(`${name} idle`, async () =>
 /** The issue's checks for one CLI, run against the real CLI in a real tmux pane. */
 export function describeAgentCli(c: AgentCliCase): void {
   const name = `${c.kind}-mate`
+  // A CLI whose adapter talks to the team through swarm mcp alone (Codex): its shell cannot send, approved or not.
+  const mcpOnly = builtInAdapter(c.agent ?? c.kind)?.teamChannel === 'mcp'
   describe.skipIf(!hasCli(c.bin))(`${c.kind} as a teammate (real CLI, loopback model server)`, () => {
     let t: AgentTeam
     beforeAll(async () => {
       const rules: AgentRule[] = [
         { userMatches: 'RUN-APPROVE', reply: c.shell(APPROVED, true) },
         { userMatches: 'RUN-DENY', reply: c.shell('touch denied.txt', true) },
-        // Escalated: swarm's root is not writable inside a CLI's own sandbox (Codex), so this is asked.
-        { userMatches: 'REPLY-SHELL', reply: c.shell('swarm send t team-lead "pong from the shell"', true) },
+        // Escalated: swarm's root is not writable inside a CLI's own sandbox (Codex), so this is asked. This swarm by
+        // its path: a CLI talking through swarm mcp alone (Codex) has no `swarm` shim, and its approved send must fail on the deny.
+        { userMatches: 'REPLY-SHELL', reply: c.shell(`${mcpOnly ? SWARM_CMD : 'swarm'} send t team-lead "pong from the shell"`, true) },
         ...(c.mcpSend ? [{ userMatches: 'REPLY-MCP', reply: c.mcpSend('pong from mcp') }] : []),
         { afterTool: true, reply: { text: 'The tool finished.' } },
       ]
@@ -146,20 +152,27 @@ export function describeAgentCli(c: AgentCliCase): void {
       else expect(seen).toMatch(/No such file or directory/)
     }, 180_000)
 
-    it(`replies to the lead through swarm send from its shell${c.mcpSend ? ' and through swarm mcp' : ''}`, async () => {
+    it(`replies to the lead ${mcpOnly ? 'through swarm mcp only: an approved swarm send from its shell does not arrive' : `through swarm send from its shell${c.mcpSend ? ' and through swarm mcp' : ''}`}`, async () => {
+      const results = () => t.server.requests.filter((r) => r.view?.toolResult !== undefined).length
+      const before = results()
       await t.swarm(['send', 't', name, 'REPLY-SHELL now'])
+      let approvedShell = false
       await waitFor(
         'the shell reply',
         async () => {
           // A CLI that asks before every shell command asks here too: approved, as a user would.
           const p = await pendingFor(t, name)
-          if (p) await t.swarm(['perms', 'approve', 't', p.id])
-          return (await inboxOf(t, 'team-lead')).some((m) => m.from === name && m.text === 'pong from the shell')
+          if (p) approvedShell = (await t.swarm(['perms', 'approve', 't', p.id])).code === 0 || approvedShell
+          const arrived = (await inboxOf(t, 'team-lead')).some((m) => m.from === name && m.text === 'pong from the shell')
+          // mcp only: the approved command ran (its result went to the model) and the turn ended, with nothing sent.
+          return mcpOnly ? approvedShell && results() > before && (await agentState(t, name))?.status === 'idle' : arrived
         },
         60_000,
         { intervalMs: 200 },
       )
       await idle(t, name)
+      const shellArrived = (await inboxOf(t, 'team-lead')).some((m) => m.from === name && m.text === 'pong from the shell')
+      expect(shellArrived).toBe(!mcpOnly)
       if (c.mcpSend) {
         await t.swarm(['send', 't', name, 'REPLY-MCP now'])
         await waitFor('the MCP reply', async () => (await inboxOf(t, 'team-lead')).some((m) => m.from === name && m.text === 'pong from mcp'), 60_000)
