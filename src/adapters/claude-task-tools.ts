@@ -92,7 +92,10 @@ function providerOf(env: Record<string, string | undefined>): Provider {
  * (or nothing) `ANTHROPIC_DEFAULT_MODEL` else the Anthropic API's default. Undefined: not known here.
  */
 export function resolveClaudeModel(model: string | undefined, env: Record<string, string | undefined>): string | undefined {
-  let m = model?.trim().toLowerCase().replace(/\[[12]m\]$/, '')
+  let m = model
+    ?.trim()
+    .toLowerCase()
+    .replace(/\[[12]m\]$/, '')
   if (!m || m === 'default' || m === 'inherit') {
     const fromEnv = env.ANTHROPIC_DEFAULT_MODEL?.trim().toLowerCase()
     if (fromEnv && fromEnv !== 'default' && fromEnv !== 'inherit') return resolveClaudeModel(fromEnv, env)

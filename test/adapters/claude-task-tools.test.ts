@@ -65,7 +65,7 @@ describe("Claude Code 2.1.332's task-tool gate", () => {
     expect(claudeTaskToolsEnabled({ CLAUDE_CODE_USE_BEDROCK: '1', CLAUDE_CODE_ENABLE_TODO_TOOLS: '1' })).toBe(true)
   })
 
-  it('--model beats ANTHROPIC_MODEL, which beats the settings\' model', async () => {
+  it("--model beats ANTHROPIC_MODEL, which beats the settings' model", async () => {
     fs.writeFileSync(path.join(root, 'settings.json'), JSON.stringify({ model: 'claude-opus-4-6' }))
     expect(await claudeTeammateHasTaskTools({ launchEnv: {}, configDir: root })).toBe(true)
     expect(await claudeTeammateHasTaskTools({ launchEnv: { ANTHROPIC_MODEL: 'opus' }, configDir: root })).toBe(false)
