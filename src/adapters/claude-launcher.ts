@@ -9,7 +9,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { teamWorktrees } from '../agent/member-sandbox.js'
-import { LEAD_KEY_FILE, agentHomesRoot, rootDir, sentRoot } from '../home/paths.js'
+import { LEAD_KEY_FILE, agentHomeDir, agentHomesRoot, rootDir, sentRoot, validateName } from '../home/paths.js'
 import { controlPlaneOptions } from '../permissions/rules/control-plane.js'
 import { loadPermissionSettings } from '../permissions/rules/settings.js'
 import { ignoreSignal, onStopSignal } from '../process/handlers.js'
@@ -36,6 +36,16 @@ function flagValue(argv: readonly string[], flag: string): string | undefined {
   return i >= 0 ? argv[i + 1] : undefined
 }
 
+/** A team or agent name from its argv that makes a path (validateName), else undefined: then none is assumed. */
+function nameFlag(argv: readonly string[], flag: string, kind: 'team' | 'agent'): string | undefined {
+  const value = flagValue(argv, flag)
+  try {
+    return value === undefined ? undefined : validateName(value, kind)
+  } catch {
+    return undefined // `../x` names no team directory: the view without a team (every lead.key hidden)
+  }
+}
+
 export interface ClaudeView {
   writable: string[]
   readOnly: string[]
@@ -50,7 +60,8 @@ export interface ClaudeView {
  * writable — its own session files and plans live there. Of the state roots' `teams/` and `tasks/`
  * only its own team's directories (`--team-name`), over an empty tmpfs: another team's inboxes,
  * keys and tasks are not there. In its team's directory, the lead's `lead.key` hidden and swarm's
- * records (`permissions/`, `agents/`) read-only; swarm's sent log hidden, the agent homes masked,
+ * records (`permissions/`, `agents/`) read-only; swarm's sent log hidden, the agent homes masked
+ * but its own (its `swarm` shim) bound back read-only,
  * swarm's settings, agent files and Claude Code's code-bearing config read-only; the team's
  * worktrees' `.git` and `.claude/` read-only (protectedRoots), its allowed paths writable. Without
  * a team (a background session), every team's `lead.key` is hidden instead.
@@ -60,7 +71,7 @@ export async function claudeSandboxView(argv: readonly string[], cwd: string, en
   const cp = controlPlaneOptions(cwd, env)
   const configDir = env.CLAUDE_CONFIG_DIR || path.join(env.HOME ?? '', '.claude')
   const roots = [...new Set([configDir, rootDir(env)])]
-  const team = flagValue(argv, '--team-name')
+  const team = nameFlag(argv, '--team-name', 'team')
   const view: ClaudeView = {
     writable: [...roots, ...settings.additionalDirectories],
     readOnly: [
@@ -90,6 +101,9 @@ export async function claudeSandboxView(argv: readonly string[], cwd: string, en
     view.readOnly.push(...records)
     view.hidden.push(path.join(dir, LEAD_KEY_FILE))
   }
+  const name = nameFlag(argv, '--agent-name', 'agent')
+  // Its own agent home (the `swarm` shim its shell runs) back over the masked homes, read-only.
+  if (name !== undefined && fs.existsSync(agentHomeDir(team, name, env))) view.readOnly.push(agentHomeDir(team, name, env))
   const config = await readTeam(team, env).catch(() => undefined) // a team of Claude Code's own config dir only
   if (config) {
     view.writable.push(...(config.teamAllowedPaths ?? []).map((p) => (typeof p === 'string' ? p : p.path)))

@@ -52,6 +52,11 @@ describe.skipIf(available.status !== 'sandboxed')(`swarm-claude-launcher (${avai
     fs.writeFileSync(path.join(own, 'lead.key'), 'MINE', { mode: 0o600 })
     fs.writeFileSync(path.join(other, 'lead.key'), 'THEIRS', { mode: 0o600 })
     const t = path.join(iso.home, 'teams')
+    // Its own `swarm` shim (in its agent home) runs; another member's home is not there.
+    const shim = path.join(iso.home, 'agent-homes', 'mine', 'w', 'bin')
+    fs.mkdirSync(shim, { recursive: true })
+    fs.writeFileSync(path.join(shim, 'swarm'), '#!/bin/sh\necho shim\n', { mode: 0o700 })
+    fs.mkdirSync(path.join(iso.home, 'agent-homes', 'mine', 'g'), { recursive: true })
     const r = spawnSync(
       LAUNCHER,
       [
@@ -65,6 +70,7 @@ describe.skipIf(available.status !== 'sandboxed')(`swarm-claude-launcher (${avai
           `cat ${other}/lead.key > other.txt 2>/dev/null`,
           `echo x > ${other}/inboxes/team-lead.json 2>/dev/null`,
           `echo x > ${own}/permissions/forged.json 2>/dev/null`,
+          `${shim}/swarm > shim.txt; ls ${iso.home}/agent-homes/mine > homes.txt; echo x > ${shim}/swarm 2>/dev/null`,
           'exit 0',
         ].join('; '),
         '--team-name',
@@ -82,6 +88,9 @@ describe.skipIf(available.status !== 'sandboxed')(`swarm-claude-launcher (${avai
     expect(fs.readFileSync(path.join(iso.project, 'other.txt'), 'utf8')).toBe('')
     expect(fs.existsSync(path.join(other, 'inboxes', 'team-lead.json'))).toBe(false)
     expect(fs.existsSync(path.join(own, 'permissions', 'forged.json'))).toBe(false)
+    expect(fs.readFileSync(path.join(iso.project, 'shim.txt'), 'utf8')).toBe('shim\n')
+    expect(fs.readFileSync(path.join(iso.project, 'homes.txt'), 'utf8')).toBe('w\n')
+    expect(fs.readFileSync(path.join(shim, 'swarm'), 'utf8')).toContain('echo shim')
   })
 
   it('inside already (SWARM_CLAUDE_CONFINED=1) it runs the argv as it is; its exit code is the command’s', () => {
