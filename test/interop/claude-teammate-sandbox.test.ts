@@ -31,6 +31,9 @@ describe("a swarm-started Claude Code teammate and its subagents in swarm's sand
       `ls ${teams} > teams.txt`,
       `echo forged > ${sb.teamFile(TEAM, 'permissions')}/forged.json`,
       `echo out > ${outside}/out.txt`,
+      // Its shell's `swarm` reaches the team through its relay: a message, not the permission queue.
+      `swarm send ${TEAM} team-lead SHELL-HELLO > send.txt 2>&1`,
+      `swarm perms ${TEAM} > perms.txt 2>&1`,
       'echo in > inside.txt',
     ].join('; ')
     sb.loopback.setScenario({
@@ -68,5 +71,8 @@ describe("a swarm-started Claude Code teammate and its subagents in swarm's sand
     expect(fs.readFileSync(path.join(sb.project, 'teams.txt'), 'utf8').trim()).toBe(TEAM)
     expect(fs.existsSync(sb.teamFile(TEAM, 'permissions', 'forged.json'))).toBe(false)
     expect(fs.existsSync(path.join(outside, 'out.txt'))).toBe(false)
+    const inbox = sb.readJson<Array<{ from: string; text: string }>>(sb.teamFile(TEAM, 'inboxes', 'team-lead.json')) ?? []
+    expect(inbox.some((m) => m.from === 'cc' && m.text === 'SHELL-HELLO'), fs.readFileSync(path.join(sb.project, 'send.txt'), 'utf8')).toBe(true)
+    expect(fs.readFileSync(path.join(sb.project, 'perms.txt'), 'utf8')).toContain('is not available to a teammate')
   })
 })
