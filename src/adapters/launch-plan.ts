@@ -47,8 +47,7 @@ export async function planAgentLaunch(adapter: AgentAdapter, input: AgentLaunchI
   const confinement = adapter.confinement ?? 'swarm'
   const confined = confinement === 'swarm'
   const relayed = confined || confinement === 'launcher'
-  const teamSwarm = (args: string[]) =>
-    relayed ? [...swarmArgv(), 'relay', relayEndpointFile(configDir), '--', ...args] : [...swarmArgv(), ...args]
+  const teamSwarm = (args: string[]) => (relayed ? [...swarmArgv(), 'relay', relayEndpointFile(configDir), '--', ...args] : [...swarmArgv(), ...args])
   const shimDir = await writeSwarmShim(configDir, teamSwarm([]))
   const identity = ['--team', input.team, '--name', input.name, '--agent', adapter.kind]
   const hookArgv = (event: SwarmHookEvent) => teamSwarm(['hook', event, ...identity])

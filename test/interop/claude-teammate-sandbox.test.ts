@@ -72,7 +72,10 @@ describe("a swarm-started Claude Code teammate and its subagents in swarm's sand
     expect(fs.existsSync(sb.teamFile(TEAM, 'permissions', 'forged.json'))).toBe(false)
     expect(fs.existsSync(path.join(outside, 'out.txt'))).toBe(false)
     const inbox = sb.readJson<Array<{ from: string; text: string }>>(sb.teamFile(TEAM, 'inboxes', 'team-lead.json')) ?? []
-    expect(inbox.some((m) => m.from === 'cc' && m.text === 'SHELL-HELLO'), fs.readFileSync(path.join(sb.project, 'send.txt'), 'utf8')).toBe(true)
+    expect(
+      inbox.some((m) => m.from === 'cc' && m.text === 'SHELL-HELLO'),
+      fs.readFileSync(path.join(sb.project, 'send.txt'), 'utf8'),
+    ).toBe(true)
     expect(fs.readFileSync(path.join(sb.project, 'perms.txt'), 'utf8')).toContain('is not available to a teammate')
   })
 })
