@@ -7,7 +7,7 @@
 import { ownPaneIo } from '../backends/registry.js'
 import type { PaneIo } from '../backends/pane-io.js'
 import { errorMessage } from '../errors.js'
-import { LEAD_NAME } from '../home/paths.js'
+import { LEAD_NAME, agentHomeDir } from '../home/paths.js'
 import { encodeStructured } from '../mailbox/messages.js'
 import { delay } from '../process/delay.js'
 import { ignoreSignal, onStopSignal } from '../process/handlers.js'
@@ -22,6 +22,8 @@ import { confineCli } from './confine.js'
 import { Courier } from './courier.js'
 import { runHook, setStatus } from './hook.js'
 import { AGENT_PATH_ENV } from './launch-plan.js'
+import { relayEndpointFile } from './relay-frames.js'
+import { startRelay } from './relay-server.js'
 import type { AgentAdapter } from './types.js'
 import type { Env } from '../home/env.js'
 
@@ -57,6 +59,19 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
         throw err
       })
     : undefined
+  // A CLI its launcher confines (Claude Code) keeps its team's files but not swarm's: its shell's
+  // `swarm` reaches the team through a relay of its own, as a CLI in swarm's sandbox does.
+  const launcherRelay =
+    !confined && o.adapter.confinement === 'launcher'
+      ? await startRelay({
+          team: o.team,
+          name: o.name,
+          agent: o.adapter.kind,
+          endpointFile: relayEndpointFile(agentHomeDir(o.team, o.name, env)),
+          env,
+          cwd: process.cwd(),
+        })
+      : undefined
   if (confined) {
     const { status, reason } = confined.process
     // `swarm status` shows a CLI teammate that runs without it.
@@ -117,6 +132,7 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
   const code = await exited
   await courier?.close().catch(() => undefined) // the CLI is gone; nothing is left to deliver to
   await channel?.close().catch(() => undefined) // nor any event to read
+  await launcherRelay?.close().catch(() => undefined) // the CLI is gone: nothing is left to relay for
   const moved = await confined?.close().catch((err: unknown) => [`(could not settle its sandbox: ${errorMessage(err)})`])
   for (const m of moved ?? []) process.stderr.write(`swarm: moved aside a protected path ${o.name} created: ${m}\n`)
   if (!ownState)

@@ -2,6 +2,7 @@
  * Claude Code as a teammate (`--agent claude`): launched exactly as a Claude Code lead launches its
  * own (`--agent-id … --lead-verify-key <ms>.<key>`), with its own key derived from the team's
  * (trust/sign: its `lead_sig` holds for its inbox only), so it trusts swarm's signed answers and shutdowns; it reads and writes the team's inboxes itself.
+ * It runs in swarm's sandbox through the launcher its own self-spawns go through (claude-launcher.ts).
  */
 import { randomUUID } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
@@ -139,7 +140,9 @@ async function prepareClaude(ctx: AdapterContext): Promise<LaunchPlan> {
   const inboxPrompt = ctx.resume ? undefined : claudeFirstPrompt({ team: ctx.team, name: ctx.name, prompt: ctx.prompt, taskTools })
   return {
     // umask 077: what it creates in the pane (and its files under the team) is the user's alone.
-    argv: ['/bin/sh', '-c', 'umask 077 && exec "$0" "$@"', bin, ...flags],
+    // Through swarm's launcher, as its own self-spawns: it and everything it runs, in-process
+    // subagents included, inside swarm's sandbox (claude-launcher.ts).
+    argv: ['/bin/sh', '-c', 'umask 077 && exec "$0" "$@"', process.execPath, claudeLauncherPath(), bin, ...flags],
     env,
     ...(inboxPrompt !== undefined && { inboxPrompt }),
   }
@@ -165,8 +168,9 @@ export const claudeAdapter: AgentAdapter = {
   states: { hooks: false },
   hookEvents: {},
   quit: { signal: 'SIGTERM', graceMs: 2_000 },
-  // Claude Code's own team protocol: it reads and writes the team's inboxes itself.
-  confinement: 'none',
+  // Confined by its launcher (claude-launcher.ts), not the agent-CLI wrapper's sandbox: its own team
+  // protocol has it read and write its team's inboxes and tasks itself, which that sandbox hides.
+  confinement: 'launcher',
   ownsInbox: true,
   projectConfig: { dir: '.claude', protect: ['settings.json', 'settings.local.json', 'agents', 'commands', 'swarm-agents'] },
   configEnv: { CLAUDE_CONFIG_DIR: '.claude' },

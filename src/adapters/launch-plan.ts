@@ -44,10 +44,12 @@ export async function planAgentLaunch(adapter: AgentAdapter, input: AgentLaunchI
   if (!input.resume) enforceProviderEnv(adapter, input.env, input.name)
   const configDir = agentHomeDir(input.team, input.name, input.env)
   await ensureDir(configDir)
-  // A CLI in swarm's sandbox cannot see the team's files: its swarm commands go through the relay.
-  const confined = (adapter.confinement ?? 'swarm') === 'swarm'
+  // A CLI in swarm's sandbox cannot see (all) the team's files: its swarm commands go through the relay.
+  const confinement = adapter.confinement ?? 'swarm'
+  const confined = confinement === 'swarm'
+  const relayed = confined || confinement === 'launcher'
   const teamSwarm = (args: string[]) =>
-    confined ? [...swarmArgv(), 'relay', relayEndpointFile(configDir), '--', ...args] : [...swarmArgv(), ...args]
+    relayed ? [...swarmArgv(), 'relay', relayEndpointFile(configDir), '--', ...args] : [...swarmArgv(), ...args]
   // Its shell's `swarm`, unless the adapter talks to the team through swarm's MCP tools alone.
   const channel = adapter.teamChannel ?? 'shell'
   const shimDir = channel === 'shell' ? await writeSwarmShim(configDir, teamSwarm([])) : undefined

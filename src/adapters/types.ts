@@ -85,9 +85,11 @@ export interface LaunchPlan {
  *   teammates' homes hidden, writes only to its cwd, its own home and a private TMPDIR); its
  *   hooks, `swarm mcp` and shell `swarm` reach the team through its pane wrapper's relay.
  * - `own`: the CLI's own sandbox, configured by prepare() (Codex's permission profile).
- * - `none`: it reads and writes the team's files itself (Claude Code's own team protocol).
+ * - `launcher`: swarm's OS sandbox, entered through a launcher prepare() puts in its argv, with its
+ *   own team's inboxes and tasks writable — it reads and writes them itself (Claude Code's own team
+ *   protocol: `claude-launcher.ts`, the launcher its self-spawns go through too).
  */
-export type Confinement = 'swarm' | 'own' | 'none'
+export type Confinement = 'swarm' | 'own' | 'launcher'
 
 /**
  * How a message reaches the agent:

@@ -34,14 +34,13 @@ export function bwrapArgs(plan: SandboxPlan): string[] {
 }
 
 /**
- * bwrap's argv for `plan` up to the program: isolation, the mounts (masked directories first, so
- * that writable ones beneath them are bound again on their tmpfs), the network, the environment
+ * bwrap's argv for `plan` up to the program: isolation, the mounts (by depth, a masked directory's
+ * tmpfs before what is bound again beneath it), the network, the environment
  * and the working directory.
  */
 export function bwrapViewArgs(plan: Omit<SandboxPlan, 'command'>): string[] {
   const args = [...ISOLATION]
-  for (const dir of plan.masked ?? []) args.push('--tmpfs', dir)
-  for (const m of layeredMounts(plan)) args.push(m.writable ? '--bind' : '--ro-bind', m.path, m.path)
+  for (const m of maskedThenLayered(plan)) args.push(m.kind, m.path, ...(m.kind === '--tmpfs' ? [] : [m.path]))
   for (const p of plan.readOnly) args.push('--ro-bind', p, p)
   for (const p of plan.hidden) {
     if (isDirectorySync(p)) args.push('--tmpfs', p, '--remount-ro', p)
@@ -65,6 +64,19 @@ export function layeredMounts(plan: Pick<SandboxPlan, 'writable' | 'shadowed'>):
   const all = [...plan.writable.map((p) => ({ path: p, writable: true })), ...(plan.shadowed ?? []).map((p) => ({ path: p, writable: false }))]
   const depth = (p: string) => p.split(path.sep).filter(Boolean).length
   return all.sort((a, b) => depth(a.path) - depth(b.path) || Number(a.writable === false) - Number(b.writable === false))
+}
+
+/**
+ * The masked directories' tmpfs and the layered binds in one order by depth, a tmpfs first at its
+ * depth: a writable parent (Claude Code's config dir over `teams/`) is bound before the tmpfs
+ * that masks its child, which it would otherwise cover (and `--remount-ro` of it then fails).
+ */
+function maskedThenLayered(plan: Omit<SandboxPlan, 'command'>): Array<{ path: string; kind: '--tmpfs' | '--bind' | '--ro-bind' }> {
+  const depth = (p: string) => p.split(path.sep).filter(Boolean).length
+  const masked = (plan.masked ?? []).map((p) => ({ path: p, kind: '--tmpfs' as const }))
+  const layered = layeredMounts(plan).map((m) => ({ path: m.path, kind: m.writable ? ('--bind' as const) : ('--ro-bind' as const) }))
+  // Stable: at one depth the tmpfs first, then the layered binds in their own order.
+  return [...masked, ...layered].sort((a, b) => depth(a.path) - depth(b.path))
 }
 
 /** The bwrap to use: `configured` (settings' `sandbox.bwrapPath`) or the first `bwrap` on env's PATH. */

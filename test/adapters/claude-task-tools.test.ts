@@ -3,7 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { claudeAdapter } from '../../src/adapters/claude.js'
-import { claudeTaskToolsEnabled, claudeTeammateHasTaskTools } from '../../src/adapters/claude-task-tools.js'
+import { claudeTaskToolsEnabled, claudeTeammateHasTaskTools, resolveClaudeModel } from '../../src/adapters/claude-task-tools.js'
 import { planAgentLaunch } from '../../src/adapters/launch-plan.js'
 import { CorruptFileError } from '../../src/errors.js'
 import { createTeam } from '../../src/teams/team-store.js'
@@ -37,6 +37,39 @@ describe("Claude Code 2.1.332's task-tool gate", () => {
     expect(claudeTaskToolsEnabled({}, 'claude-opus-5-5')).toBe(false)
     expect(claudeTaskToolsEnabled({}, 'claude-opus-4-60')).toBe(false)
     expect(claudeTaskToolsEnabled({ CLAUDE_CODE_ENABLE_TASKS: 'off' }, 'claude-opus-4-6')).toBe(false)
+  })
+
+  it('a model alias counts as the model it stands for: on its provider, or what ANTHROPIC_DEFAULT_*_MODEL names', () => {
+    // The Anthropic API's targets (the binary's catalog): newer than the task tools.
+    for (const alias of ['opus', 'sonnet', 'haiku', 'fable', 'best', 'opusplan', 'default', 'opus[1m]', 'Sonnet[1M]', undefined])
+      expect(claudeTaskToolsEnabled({}, alias), String(alias)).toBe(false)
+    expect(resolveClaudeModel('opus[1m]', {})).toBe('claude-opus-5-5')
+    expect(resolveClaudeModel('default', {})).toBe('claude-opus-5-5')
+    // Bedrock's sonnet and haiku are older ones; Vertex's haiku too, its sonnet not.
+    const bedrock = { CLAUDE_CODE_USE_BEDROCK: '1' }
+    expect(claudeTaskToolsEnabled(bedrock, 'sonnet')).toBe(true)
+    expect(claudeTaskToolsEnabled(bedrock, 'haiku')).toBe(true)
+    expect(claudeTaskToolsEnabled(bedrock, 'opus')).toBe(false)
+    expect(claudeTaskToolsEnabled({ CLAUDE_CODE_USE_VERTEX: 'true' }, 'haiku')).toBe(true)
+    expect(claudeTaskToolsEnabled({ CLAUDE_CODE_USE_VERTEX: 'true' }, 'sonnet')).toBe(false)
+    // The variables that re-point an alias, and the default.
+    expect(claudeTaskToolsEnabled({ ANTHROPIC_DEFAULT_OPUS_MODEL: 'claude-opus-4-6' }, 'opus')).toBe(true)
+    expect(claudeTaskToolsEnabled({ ANTHROPIC_DEFAULT_OPUS_MODEL: 'claude-opus-4-6' }, 'best')).toBe(true)
+    expect(claudeTaskToolsEnabled({ ANTHROPIC_DEFAULT_MODEL: 'claude-sonnet-4-6' })).toBe(true)
+    expect(claudeTaskToolsEnabled({ ANTHROPIC_DEFAULT_MODEL: 'haiku', CLAUDE_CODE_USE_BEDROCK: '1' }, 'default')).toBe(true)
+    expect(claudeTaskToolsEnabled({ ANTHROPIC_MODEL: 'sonnet', CLAUDE_CODE_USE_BEDROCK: 'yes' })).toBe(true)
+    // A full id is itself, dated or in a Bedrock inference profile; the default elsewhere is not known: the variable decides.
+    expect(claudeTaskToolsEnabled({}, 'claude-opus-4-7@20260101')).toBe(true)
+    expect(claudeTaskToolsEnabled({}, 'arn:aws:bedrock:us-east-1:1:application-inference-profile/x')).toBe(true)
+    expect(claudeTaskToolsEnabled({ CLAUDE_CODE_USE_BEDROCK: '1' })).toBe(false)
+    expect(claudeTaskToolsEnabled({ CLAUDE_CODE_USE_BEDROCK: '1', CLAUDE_CODE_ENABLE_TODO_TOOLS: '1' })).toBe(true)
+  })
+
+  it("--model beats ANTHROPIC_MODEL, which beats the settings' model", async () => {
+    fs.writeFileSync(path.join(root, 'settings.json'), JSON.stringify({ model: 'claude-opus-4-6' }))
+    expect(await claudeTeammateHasTaskTools({ launchEnv: {}, configDir: root })).toBe(true)
+    expect(await claudeTeammateHasTaskTools({ launchEnv: { ANTHROPIC_MODEL: 'opus' }, configDir: root })).toBe(false)
+    expect(await claudeTeammateHasTaskTools({ launchEnv: { ANTHROPIC_MODEL: 'opus' }, configDir: root, model: 'claude-haiku-4-5' })).toBe(true)
   })
 
   it('its user settings env and model are put over the launch environment; a broken settings file is named', async () => {

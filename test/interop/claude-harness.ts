@@ -303,3 +303,19 @@ export function claudeProcessOf(team: string, name: string): { pid: number; argv
   }
   return undefined
 }
+
+/** The process names of `pid`'s chain up to init (its own first). */
+export function ancestors(pid: number): string[] {
+  const names: string[] = []
+  for (let p = pid; p > 1; ) {
+    let stat: string
+    try {
+      stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8')
+    } catch {
+      break
+    }
+    names.push(stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')))
+    p = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+  }
+  return names
+}

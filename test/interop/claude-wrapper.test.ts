@@ -3,25 +3,9 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { REPO } from '../support/repo.js'
 import { waitFor } from '../support/wait.js'
-import { bash, type ClaudeLead, type ClaudeSandbox, claudeSandbox, claudeTeamName, startClaudeLead, tool } from './claude-harness.js'
+import { ancestors, bash, type ClaudeLead, type ClaudeSandbox, claudeSandbox, claudeTeamName, startClaudeLead, tool } from './claude-harness.js'
 
 const LAUNCHER = path.join(REPO, 'bin', 'swarm-claude-launcher.js')
-
-/** The process chain of `pid` up to init: [pid, comm] pairs. */
-function ancestors(pid: number): string[] {
-  const names: string[] = []
-  for (let p = pid; p > 1; ) {
-    let stat: string
-    try {
-      stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8')
-    } catch {
-      break
-    }
-    names.push(stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')))
-    p = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-  }
-  return names
-}
 
 /**
  * CLAUDE_CODE_PROCESS_WRAPPER set to swarm's launcher: a real Claude Code lead starts its teammate
