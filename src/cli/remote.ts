@@ -36,8 +36,10 @@ export function registerRemoteCommands(program: Command): void {
     .action(async (o: { team: string }) => (await hostSide()).remoteStopTeam(o.team, process.env))
   remote
     .command('relay')
+    .description("a team's relay on this host, for the link that runs it (one at a time: another link's is refused, exit 4)")
     .requiredOption('--team <team>')
-    .action(async (o: { team: string }) => (await hostSide()).remoteRelay(o.team, process.env))
+    .requiredOption('--link <id>', "the link's id (its link.id)")
+    .action(async (o: { team: string; link: string }) => (await hostSide()).remoteRelay(o.team, o.link, process.env))
   remote
     .command('home')
     .argument('<team>')
