@@ -50,6 +50,7 @@ export async function remoteHello(env: Env): Promise<void> {
     platform: `${process.platform}-${process.arch}`,
     home: env.HOME ?? '',
     root: rootDir(env),
+    bin: swarmArgv()[1],
     tools,
   })
 }
