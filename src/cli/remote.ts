@@ -14,7 +14,9 @@ export function registerRemoteCommands(program: Command): void {
 
   hosts
     .command('install')
-    .description("install this swarm on a host as its helper, over the connection (packed here, unpacked under the host's state root; the host needs node and tar, no registry)")
+    .description(
+      "install this swarm on a host as its helper, over the connection (packed here, unpacked under the host's state root; the host needs node and tar, no registry)",
+    )
     .argument('<host>', 'user@host[:port], or a Host of your ssh config')
     .option('--json', 'print what was installed as JSON')
     .action((host: string, opts: { json?: boolean }) => runHostsInstall(host, opts))
@@ -132,7 +134,10 @@ async function runHostsInstall(host: string, opts: { json?: boolean }): Promise<
     const installed = await installHelper(conn, packed.tarball)
     const report = await handshake(conn, process.env)
     if (opts.json) printJson({ host: conn.host.spec, version: report.version, ...installed })
-    else println(`${conn.host.spec}: swarm ${report.version} installed at ${installed.bin} (${Math.round(installed.bytes / 1024)} KiB in ${installed.ms} ms)`)
+    else
+      println(
+        `${conn.host.spec}: swarm ${report.version} installed at ${installed.bin} (${Math.round(installed.bytes / 1024)} KiB in ${installed.ms} ms)`,
+      )
   } finally {
     await packed.cleanup()
   }

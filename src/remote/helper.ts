@@ -29,6 +29,7 @@ export function remoteSwarm(env: Env, args: readonly string[]): string {
 }
 
 /** The host's state root in its shell, as home/paths.ts rootDir() resolves it there. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: a shell's parameter expansion, not a template
 const REMOTE_ROOT = '${SWARM_HOME:-${CLAUDE_CONFIG_DIR:-$HOME/.claude}}'
 
 /** Where the helper of `version` lives on a host, as a double-quoted shell word. */

@@ -47,10 +47,14 @@ export async function installHelper(conn: HostConnection, tarball: string): Prom
   ].join('\n')
   const r = await conn.run(`sh -c ${shellWord(script)}`, { input: bytes.toString('base64'), timeoutMs: INSTALL_TIMEOUT_MS })
   if (r.code !== 0) {
-    throw new SwarmError('SWARM_REMOTE_INSTALL', `installing swarm ${version} on ${conn.host.spec} failed: ${r.stderr.trim().split('\n').at(-1) ?? `exit ${r.code}`}`, {
-      exitCode: ExitCode.processFailure,
-      hint: 'the host needs node (≥ 20.19), tar and base64 on its PATH for non-interactive shells',
-    })
+    throw new SwarmError(
+      'SWARM_REMOTE_INSTALL',
+      `installing swarm ${version} on ${conn.host.spec} failed: ${r.stderr.trim().split('\n').at(-1) ?? `exit ${r.code}`}`,
+      {
+        exitCode: ExitCode.processFailure,
+        hint: 'the host needs node (≥ 20.19), tar and base64 on its PATH for non-interactive shells',
+      },
+    )
   }
   return { bin: r.stdout.trim().split('\n').at(-1) ?? '', bytes: bytes.length, ms: Date.now() - started }
 }

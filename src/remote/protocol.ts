@@ -24,7 +24,14 @@ export const RelayItem = z.discriminatedUnion('kind', [
 export type RelayItem = z.infer<typeof RelayItem>
 
 export const RelayFrame = z.discriminatedUnion('t', [
-  z.object({ t: z.literal('hello'), version: z.string(), protocol: z.number(), team: z.string(), applied: z.number().int().min(0), floor: z.number().int().min(0) }),
+  z.object({
+    t: z.literal('hello'),
+    version: z.string(),
+    protocol: z.number(),
+    team: z.string(),
+    applied: z.number().int().min(0),
+    floor: z.number().int().min(0),
+  }),
   z.object({ t: z.literal('item'), seq: z.number().int().min(1), item: RelayItem }),
   z.object({ t: z.literal('ack'), seq: z.number().int().min(1) }),
   /** A remote member's state.json, as its host has it (latest wins: not numbered). */

@@ -46,45 +46,51 @@ afterAll(async () => {
   await sb?.cleanup()
 })
 
-describe.skipIf(!hasSshd)(`swarm hosts install, over a real sshd (${process.getuid?.() === 0 ? 'network namespace when the kernel allows' : 'loopback'})`, () => {
-  const installed = () => path.join(host.remoteSwarmHome, 'swarm-helper', swarmVersion(), 'package', 'bin', 'swarm.js')
+describe.skipIf(!hasSshd)(
+  `swarm hosts install, over a real sshd (${process.getuid?.() === 0 ? 'network namespace when the kernel allows' : 'loopback'})`,
+  () => {
+    const installed = () => path.join(host.remoteSwarmHome, 'swarm-helper', swarmVersion(), 'package', 'bin', 'swarm.js')
 
-  it('before: the host runs the swarm on its PATH', async () => {
-    const r = await swarm(['hosts', 'check', host.host, '--json'])
-    expect(r.code, r.stderr).toBe(0)
-    expect(JSON.parse(r.stdout).bin).not.toBe(installed())
-  })
+    it('before: the host runs the swarm on its PATH', async () => {
+      const r = await swarm(['hosts', 'check', host.host, '--json'])
+      expect(r.code, r.stderr).toBe(0)
+      expect(JSON.parse(r.stdout).bin).not.toBe(installed())
+    })
 
-  it('installs the packed tarball there; the handshake then runs the installed copy', async () => {
-    const r = await swarm(['hosts', 'install', host.host, '--json'])
-    expect(r.code, r.stderr).toBe(0)
-    const report = JSON.parse(r.stdout)
-    expect(report).toMatchObject({ version: swarmVersion(), bin: installed() })
-    console.log(`install: ${report.bytes} bytes in ${report.ms} ms (${host.mode})`)
-    expect(fs.existsSync(path.join(path.dirname(installed()), '..', 'node_modules'))).toBe(false)
-    const c = await swarm(['hosts', 'check', host.host, '--json'])
-    expect(c.code, c.stderr).toBe(0)
-    expect(JSON.parse(c.stdout)).toMatchObject({ bin: installed(), versionMatches: true })
-  })
+    it('installs the packed tarball there; the handshake then runs the installed copy', async () => {
+      const r = await swarm(['hosts', 'install', host.host, '--json'])
+      expect(r.code, r.stderr).toBe(0)
+      const report = JSON.parse(r.stdout)
+      expect(report).toMatchObject({ version: swarmVersion(), bin: installed() })
+      console.log(`install: ${report.bytes} bytes in ${report.ms} ms (${host.mode})`)
+      expect(fs.existsSync(path.join(path.dirname(installed()), '..', 'node_modules'))).toBe(false)
+      const c = await swarm(['hosts', 'check', host.host, '--json'])
+      expect(c.code, c.stderr).toBe(0)
+      expect(JSON.parse(c.stdout)).toMatchObject({ bin: installed(), versionMatches: true })
+    })
 
-  it('a member spawned there runs from the installed copy and asks its model', async () => {
-    const r = await swarm(['spawn', TEAM, 'alice', '--host', host.host, '--prompt', 'hello from the lead'])
-    expect(r.code, r.stderr).toBe(0)
-    await waitFor(
-      'alice to ask her model',
-      () => model.requests.find((q) => q.agent === 'alice' && JSON.stringify(q.body).includes('hello from the lead')),
-      60_000,
-      { intervalMs: 200 },
-    )
-    const there = await findMarked(teamDir(TEAM, { ...env, SWARM_HOME: host.remoteSwarmHome }))
-    const argvs = there.map((p) => (readArgv(p.pid) ?? []).join(' '))
-    expect(argvs.some((a) => a.includes(installed())), argvs.join('\n')).toBe(true)
-  })
+    it('a member spawned there runs from the installed copy and asks its model', async () => {
+      const r = await swarm(['spawn', TEAM, 'alice', '--host', host.host, '--prompt', 'hello from the lead'])
+      expect(r.code, r.stderr).toBe(0)
+      await waitFor(
+        'alice to ask her model',
+        () => model.requests.find((q) => q.agent === 'alice' && JSON.stringify(q.body).includes('hello from the lead')),
+        60_000,
+        { intervalMs: 200 },
+      )
+      const there = await findMarked(teamDir(TEAM, { ...env, SWARM_HOME: host.remoteSwarmHome }))
+      const argvs = there.map((p) => (readArgv(p.pid) ?? []).join(' '))
+      expect(
+        argvs.some((a) => a.includes(installed())),
+        argvs.join('\n'),
+      ).toBe(true)
+    })
 
-  it('installing again replaces the copy in place', async () => {
-    const r = await swarm(['hosts', 'install', host.host])
-    expect(r.code, r.stderr).toBe(0)
-    expect(r.stdout).toMatch(new RegExp(`swarm ${swarmVersion().replace(/\./g, '\\.')} installed at `))
-    expect(fs.existsSync(`${path.resolve(path.dirname(installed()), '..', '..')}.new`)).toBe(false)
-  })
-})
+    it('installing again replaces the copy in place', async () => {
+      const r = await swarm(['hosts', 'install', host.host])
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stdout).toMatch(new RegExp(`swarm ${swarmVersion().replace(/\./g, '\\.')} installed at `))
+      expect(fs.existsSync(`${path.resolve(path.dirname(installed()), '..', '..')}.new`)).toBe(false)
+    })
+  },
+)

@@ -59,8 +59,11 @@ const lines = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, 'ut
 const size = (file: string) => (fs.existsSync(file) ? fs.statSync(file).size : 0)
 const linkLog = () => (fs.existsSync(path.join(linkDir(), 'link.log')) ? fs.readFileSync(path.join(linkDir(), 'link.log'), 'utf8') : '(no log)')
 const linkPid = () => Number(fs.readFileSync(path.join(linkDir(), 'link.pid'), 'utf8').trim())
-/** The team's relay processes on the host (`swarm remote relay --team T`, under sshd). */
-const relays = () => processesByArgv((a) => a.includes('relay') && a.includes('--team') && a.includes(TEAM) && a.includes('--link'))
+/** The team's relay processes on the host (`swarm remote relay --team T --link <this link's id>`, under sshd). */
+const relays = () => {
+  const id = fs.readFileSync(path.join(linkDir(), 'link.id'), 'utf8').trim()
+  return processesByArgv((a) => a.includes('relay') && a.includes(TEAM) && a.includes(id))
+}
 
 /** Kills the host's ControlMaster (the drop: every channel through it ends at once). */
 async function killMaster(): Promise<void> {
@@ -81,93 +84,119 @@ async function killMaster(): Promise<void> {
   process.kill(pid, 'SIGKILL')
 }
 
-describe.skipIf(!hasSshd)(`the relay's journals, over a real sshd (${process.getuid?.() === 0 ? 'network namespace when the kernel allows' : 'loopback'})`, () => {
-  it('spawns a member on the host', async () => {
-    const r = await swarm(['spawn', TEAM, 'alice', '--host', host.host, '--prompt', 'hello'])
-    expect(r.code, r.stderr).toBe(0)
-    await waitFor('her state relayed here', async () => (await readMemberState(TEAM, 'alice', env))?.host === host.host, 30_000, {
-      output: linkLog,
+describe.skipIf(!hasSshd)(
+  `the relay's journals, over a real sshd (${process.getuid?.() === 0 ? 'network namespace when the kernel allows' : 'loopback'})`,
+  () => {
+    it('spawns a member on the host', async () => {
+      const r = await swarm(['spawn', TEAM, 'alice', '--host', host.host, '--prompt', 'hello'])
+      expect(r.code, r.stderr).toBe(0)
+      await waitFor('her state relayed here', async () => (await readMemberState(TEAM, 'alice', env))?.host === host.host, 30_000, {
+        output: linkLog,
+      })
     })
-  })
 
-  it('lead → host: the relay stopped with 10 in flight, the master killed, 10 more sent: 20 there once each, both journals empty again', async () => {
-    const [old] = relays()
-    expect(old, 'the relay on the host').toBeDefined()
-    process.kill(old!.pid, 'SIGSTOP')
-    const sent: string[] = []
-    const send = async (i: number) => sent.push(...(await sendTeamMessage({ team: TEAM, to: 'alice', text: `down ${i}`, env })).map((m) => m.msg_id!))
-    for (let i = 0; i < 10; i++) await send(i)
-    const out = path.join(linkDir(), 'out.jsonl')
-    await waitFor('10 unacked in the link journal', () => lines(out) >= 10, 10_000, { output: linkLog })
-    const grown = size(out)
-    await killMaster()
-    for (let i = 10; i < 20; i++) await send(i)
-    const there = async () => (await readInbox(inboxPath(TEAM, 'alice', remoteEnv()))).filter((m) => m.text.startsWith('down '))
-    await waitFor('all 20 on the host', async () => (await there()).length >= 20, 30_000, { output: linkLog })
-    // The stopped relay was replaced by the link's next one (SIGTERM, then SIGKILL: it was stopped).
-    await waitFor('the stopped relay gone', () => !relays().some((p) => p.pid === old!.pid), 10_000, { output: linkLog })
-    await waitFor('the link journal pruned', () => size(out) === 0, 10_000, { output: linkLog })
-    expect(grown).toBeGreaterThan(0)
-    const ids = (await there()).map((m) => m.msg_id)
-    expect(new Set(ids).size).toBe(ids.length)
-    expect([...ids].sort()).toEqual([...sent].sort())
-    // Scanned again (every 250 ms and on each change), nothing is journaled twice: the keys stay.
-    await new Promise((r) => setTimeout(r, 1_000))
-    expect(lines(out)).toBe(0)
-    expect(lines(path.join(linkDir(), 'keys.txt'))).toBeGreaterThanOrEqual(20)
-    expect((await there()).length).toBe(20)
-    expect(linkLog()).toMatch(/connected to[\s\S]*relay ended[\s\S]*connected to/)
-  })
-
-  it('host → lead: the link stopped with 10 in flight, the master killed: 10 here once each, the host journal empty again', async () => {
-    const link = linkPid()
-    process.kill(link, 'SIGSTOP')
-    const hostsLead = inboxPath(TEAM, 'team-lead', remoteEnv())
-    const ids = Array.from({ length: 10 }, (_, i) => `up-${i}-${Date.now()}`)
-    try {
-      for (const [i, id] of ids.entries()) {
-        await appendMessage(hostsLead, { from: 'alice', text: `up ${i}`, timestamp: new Date().toISOString(), msg_id: id })
+    it('lead → host: the relay stopped with 10 in flight, the master killed, 10 more sent: 20 there once each, both journals empty again', async () => {
+      const [old] = relays()
+      expect(old, 'the relay on the host').toBeDefined()
+      process.kill(old!.pid, 'SIGSTOP')
+      const sent: string[] = []
+      const send = async (i: number) =>
+        sent.push(...(await sendTeamMessage({ team: TEAM, to: 'alice', text: `down ${i}`, env })).map((m) => m.msg_id!))
+      for (let i = 0; i < 10; i++) await send(i)
+      const out = path.join(linkDir(), 'out.jsonl')
+      let grown = 0
+      try {
+        await waitFor('10 unacked in the link journal', () => lines(out) >= 10, 10_000, { output: linkLog })
+        grown = size(out)
+        await killMaster()
+      } catch (err) {
+        process.kill(old!.pid, 'SIGCONT') // never left stopped on the host past a failure
+        throw err
       }
-      const out = path.join(hostJournal(), 'out.jsonl')
-      await waitFor('10 unacked in the host journal', () => lines(out) >= 10, 10_000)
-      expect(size(out)).toBeGreaterThan(0)
-      await killMaster()
-    } finally {
-      process.kill(link, 'SIGCONT')
-    }
-    const here = async () => (await readInbox(inboxPath(TEAM, 'team-lead', env))).filter((m) => ids.includes(m.msg_id ?? ''))
-    await waitFor('all 10 here', async () => (await here()).length >= 10, 30_000, { output: linkLog })
-    await waitFor('the host journal pruned', () => size(path.join(hostJournal(), 'out.jsonl')) === 0, 10_000, { output: linkLog })
-    await new Promise((r) => setTimeout(r, 1_000))
-    const got = (await here()).map((m) => m.msg_id)
-    expect([...got].sort()).toEqual([...ids].sort())
-    expect(lines(path.join(hostJournal(), 'keys.txt'))).toBeGreaterThanOrEqual(10)
-    expect(linkPid()).toBe(link)
-  })
+      for (let i = 10; i < 20; i++) await send(i)
+      const there = async () => (await readInbox(inboxPath(TEAM, 'alice', remoteEnv()))).filter((m) => m.text.startsWith('down '))
+      await waitFor('all 20 on the host', async () => (await there()).length >= 20, 30_000, { output: linkLog })
+      // The stopped relay was replaced by the link's next one (SIGTERM, then SIGKILL: it was stopped).
+      await waitFor('the stopped relay gone', () => !relays().some((p) => p.pid === old!.pid), 10_000, { output: linkLog })
+      await waitFor('the link journal pruned', () => size(out) === 0, 10_000, { output: linkLog })
+      expect(grown).toBeGreaterThan(0)
+      const ids = (await there()).map((m) => m.msg_id)
+      expect(new Set(ids).size).toBe(ids.length)
+      expect([...ids].sort()).toEqual([...sent].sort())
+      // Scanned again (every 250 ms and on each change), nothing is journaled twice: the keys stay.
+      await new Promise((r) => setTimeout(r, 1_000))
+      expect(lines(out)).toBe(0)
+      expect(lines(path.join(linkDir(), 'keys.txt'))).toBeGreaterThanOrEqual(20)
+      expect((await there()).length).toBe(20)
+      expect(linkLog()).toMatch(/connected to[\s\S]*relay ended[\s\S]*connected to/)
+    })
 
-  it('a second relay for the team on the host, for another link, is refused with one line and exit 4; the running one goes on', async () => {
-    // The relay the link's last reconnect replaced may still be on its way out.
-    const before = await waitFor('one relay on the host', () => (relays().length === 1 ? relays().map((p) => p.pid) : undefined), 10_000, {
-      output: () => `${relays().map((p) => `${p.pid}: ${p.argv.join(' ')}`).join('\n')}\n${linkLog()}`,
+    it('host → lead: the link stopped with 10 in flight, the master killed: 10 here once each, the host journal empty again', async () => {
+      const link = linkPid()
+      process.kill(link, 'SIGSTOP')
+      const hostsLead = inboxPath(TEAM, 'team-lead', remoteEnv())
+      const ids = Array.from({ length: 10 }, (_, i) => `up-${i}-${Date.now()}`)
+      try {
+        for (const [i, id] of ids.entries()) {
+          await appendMessage(hostsLead, { from: 'alice', text: `up ${i}`, timestamp: new Date().toISOString(), msg_id: id })
+        }
+        const out = path.join(hostJournal(), 'out.jsonl')
+        await waitFor('10 unacked in the host journal', () => lines(out) >= 10, 10_000)
+        expect(size(out)).toBeGreaterThan(0)
+        await killMaster()
+      } finally {
+        process.kill(link, 'SIGCONT')
+      }
+      const here = async () => (await readInbox(inboxPath(TEAM, 'team-lead', env))).filter((m) => ids.includes(m.msg_id ?? ''))
+      await waitFor('all 10 here', async () => (await here()).length >= 10, 30_000, { output: linkLog })
+      await waitFor('the host journal pruned', () => size(path.join(hostJournal(), 'out.jsonl')) === 0, 10_000, { output: linkLog })
+      await new Promise((r) => setTimeout(r, 1_000))
+      const got = (await here()).map((m) => m.msg_id)
+      expect([...got].sort()).toEqual([...ids].sort())
+      expect(lines(path.join(hostJournal(), 'keys.txt'))).toBeGreaterThanOrEqual(10)
+      expect(linkPid()).toBe(link)
     })
-    const r = await execa('ssh', ['-F', host.sshConfig, '-o', 'BatchMode=yes', host.alias, `swarm remote relay --team ${TEAM} --link someone-else`], {
-      reject: false,
-      input: '',
-      timeout: 30_000,
-    })
-    expect(r.exitCode).toBe(4)
-    expect(r.stderr.trim().split('\n')[0]).toMatch(new RegExp(`team ${TEAM} is relayed on this host already, for another link \\(relay pid ${before[0]}\\)`))
-    expect(relays().map((p) => p.pid)).toEqual(before)
-    // …and the running one still relays.
-    const [m] = await sendTeamMessage({ team: TEAM, to: 'alice', text: 'after the refusal', env })
-    await waitFor('it on the host', async () => (await readInbox(inboxPath(TEAM, 'alice', remoteEnv()))).some((x) => x.msg_id === m!.msg_id), 15_000, {
-      output: linkLog,
-    })
-  })
 
-  it('a second link for the team and host is refused with one line and exit 4', async () => {
-    const r = await swarm(['remote', 'link', '--team', TEAM, '--host', host.host])
-    expect(r.code).toBe(4)
-    expect(r.stderr.trim().split('\n')[0]).toMatch(new RegExp(`team ${TEAM} already has a link to ${host.host.replace(/[.]/g, '\\.')} running \\(pid ${linkPid()}\\)`))
-  })
-})
+    it('a second relay for the team on the host, for another link, is refused with one line and exit 4; the running one goes on', async () => {
+      // The relay the link's last reconnect replaced may still be on its way out.
+      const before = await waitFor('one relay on the host', () => (relays().length === 1 ? relays().map((p) => p.pid) : undefined), 10_000, {
+        output: () =>
+          `${relays()
+            .map((p) => `${p.pid}: ${p.argv.join(' ')}`)
+            .join('\n')}\n${linkLog()}`,
+      })
+      const r = await execa(
+        'ssh',
+        ['-F', host.sshConfig, '-o', 'BatchMode=yes', host.alias, `swarm remote relay --team ${TEAM} --link someone-else`],
+        {
+          reject: false,
+          input: '',
+          timeout: 30_000,
+        },
+      )
+      expect(r.exitCode).toBe(4)
+      expect(r.stderr.trim().split('\n')[0]).toMatch(
+        new RegExp(`team ${TEAM} is relayed on this host already, for another link \\(relay pid ${before[0]}\\)`),
+      )
+      expect(relays().map((p) => p.pid)).toEqual(before)
+      // …and the running one still relays.
+      const [m] = await sendTeamMessage({ team: TEAM, to: 'alice', text: 'after the refusal', env })
+      await waitFor(
+        'it on the host',
+        async () => (await readInbox(inboxPath(TEAM, 'alice', remoteEnv()))).some((x) => x.msg_id === m!.msg_id),
+        15_000,
+        {
+          output: linkLog,
+        },
+      )
+    })
+
+    it('a second link for the team and host is refused with one line and exit 4', async () => {
+      const r = await swarm(['remote', 'link', '--team', TEAM, '--host', host.host])
+      expect(r.code).toBe(4)
+      expect(r.stderr.trim().split('\n')[0]).toMatch(
+        new RegExp(`team ${TEAM} already has a link to ${host.host.replace(/[.]/g, '\\.')} running \\(pid ${linkPid()}\\)`),
+      )
+    })
+  },
+)
