@@ -50,6 +50,7 @@ export async function remoteHello(env: Env): Promise<void> {
     platform: `${process.platform}-${process.arch}`,
     home: env.HOME ?? '',
     root: rootDir(env),
+    bin: swarmArgv()[1],
     tools,
   })
 }
@@ -168,10 +169,10 @@ export async function remoteStopTeam(team: string, env: Env): Promise<void> {
 }
 
 /** `swarm remote relay --team T`: the host's end of the relay, on this process's stdin and stdout. */
-export async function remoteRelay(team: string, env: Env): Promise<void> {
+export async function remoteRelay(team: string, link: string, env: Env): Promise<void> {
   const stop = new AbortController()
   void nextStopSignal(stop.signal).then(() => stop.abort())
-  const why = await runRelay(team, { input: process.stdin, write: (t) => process.stdout.write(t), signal: stop.signal }, env)
+  const why = await runRelay(team, { input: process.stdin, write: (t) => process.stdout.write(t), signal: stop.signal }, env, link)
   stop.abort()
   process.stderr.write(`swarm relay: ${why}\n`)
 }

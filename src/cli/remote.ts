@@ -12,6 +12,15 @@ export function registerRemoteCommands(program: Command): void {
     .option('--json', 'print the report as JSON')
     .action((host: string, opts: { json?: boolean }) => runHostsCheck(host, opts))
 
+  hosts
+    .command('install')
+    .description(
+      "install this swarm on a host as its helper, over the connection (packed here, unpacked under the host's state root; the host needs node and tar, no registry)",
+    )
+    .argument('<host>', 'user@host[:port], or a Host of your ssh config')
+    .option('--json', 'print what was installed as JSON')
+    .action((host: string, opts: { json?: boolean }) => runHostsInstall(host, opts))
+
   const remote = program.command('remote').helpGroup(PLUMBING).description("a host's side of teammates on other machines (run by swarm over ssh)")
   remote
     .command('hello')
@@ -36,8 +45,10 @@ export function registerRemoteCommands(program: Command): void {
     .action(async (o: { team: string }) => (await hostSide()).remoteStopTeam(o.team, process.env))
   remote
     .command('relay')
+    .description("a team's relay on this host, for the link that runs it (one at a time: another link's is refused, exit 4)")
     .requiredOption('--team <team>')
-    .action(async (o: { team: string }) => (await hostSide()).remoteRelay(o.team, process.env))
+    .requiredOption('--link <id>', "the link's id (its link.id)")
+    .action(async (o: { team: string; link: string }) => (await hostSide()).remoteRelay(o.team, o.link, process.env))
   remote
     .command('home')
     .argument('<team>')
@@ -99,4 +110,35 @@ async function runHostsCheck(host: string, opts: { json?: boolean }): Promise<vo
       println(`  ${report.tools[tool] ? `${tool}: ${report.tools[tool]}` : `${tool}: missing (${why})`}`)
   }
   if (!versionOk || !report.tools.tmux) process.exitCode = 7
+}
+
+/**
+ * `swarm hosts install <host>`: this swarm packed as users install it (a checkout's
+ * scripts/pack.mjs, an installed package's `npm pack`), sent and unpacked there (remote/install.ts),
+ * then the handshake with it.
+ */
+async function runHostsInstall(host: string, opts: { json?: boolean }): Promise<void> {
+  const [{ connectionTo }, { handshake }, { installHelper }, { packSelf }] = await Promise.all([
+    import('../remote/connection.js'),
+    import('../remote/helper.js'),
+    import('../remote/install.js'),
+    import('./pack-self.js'),
+  ])
+  if (process.env.SWARM_REMOTE_SWARM) {
+    println(`note: SWARM_REMOTE_SWARM is set (${process.env.SWARM_REMOTE_SWARM}): swarm runs that there, not the helper installed now`)
+  }
+  const conn = connectionTo(host, process.env)
+  await conn.ensure()
+  const packed = await packSelf(process.env)
+  try {
+    const installed = await installHelper(conn, packed.tarball)
+    const report = await handshake(conn, process.env)
+    if (opts.json) printJson({ host: conn.host.spec, version: report.version, ...installed })
+    else
+      println(
+        `${conn.host.spec}: swarm ${report.version} installed at ${installed.bin} (${Math.round(installed.bytes / 1024)} KiB in ${installed.ms} ms)`,
+      )
+  } finally {
+    await packed.cleanup()
+  }
 }

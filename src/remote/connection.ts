@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import fs from 'node:fs/promises'
 import path from 'node:path'
 import { ExitCode, SwarmError } from '../errors.js'
 import { rootDir } from '../home/paths.js'
@@ -79,6 +80,10 @@ export class HostConnection {
       `${this.endpoint.controlPath}.master`,
       async () => {
         if ((await this.masterPid()) !== undefined) return
+        // The socket of a master that died (SIGKILL, a reboot) refuses connections but is still
+        // there; ssh -M would then run without multiplexing ("already exists, disabling
+        // multiplexing") and every later call would make a connection of its own.
+        await fs.rm(this.endpoint.controlPath, { force: true })
         let r: CommandResult
         try {
           r = await startSshMaster(this.endpoint, { env: this.env, timeoutMs: connectMs })

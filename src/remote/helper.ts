@@ -16,10 +16,31 @@ export function shellWord(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`
 }
 
-/** The command line for the remote shell: `cd && exec <swarm> <args…>` (cd: the remote HOME, never a local path). */
+/**
+ * The command line for the remote shell: `cd && exec <swarm> <args…>` (cd: the remote HOME, never
+ * a local path). <swarm> is SWARM_REMOTE_SWARM when set; else the helper of this version that
+ * `swarm hosts install` put under the host's state root (remote/install.ts), when it is there;
+ * else `swarm` on the remote user's PATH.
+ */
 export function remoteSwarm(env: Env, args: readonly string[]): string {
-  const swarm = env.SWARM_REMOTE_SWARM || 'swarm'
-  return `cd && exec ${swarm} ${args.map(shellWord).join(' ')}`
+  const words = args.map(shellWord).join(' ')
+  if (env.SWARM_REMOTE_SWARM) return `cd && exec ${env.SWARM_REMOTE_SWARM} ${words}`
+  return `cd && h=${remoteHelperBin()} && if [ -f "$h" ]; then exec node "$h" ${words}; fi; exec swarm ${words}`
+}
+
+/** The host's state root in its shell, as home/paths.ts rootDir() resolves it there. */
+// biome-ignore lint/suspicious/noTemplateCurlyInString: a shell's parameter expansion, not a template
+const REMOTE_ROOT = '${SWARM_HOME:-${CLAUDE_CONFIG_DIR:-$HOME/.claude}}'
+
+/** Where the helper of `version` lives on a host, as a double-quoted shell word. */
+export function remoteHelperDir(version = swarmVersion()): string {
+  if (!/^[\w.+-]+$/.test(version)) throw new SwarmError('SWARM_VERSION', `a version that is no file name: ${version}`)
+  return `"${REMOTE_ROOT}/swarm-helper/${version}"`
+}
+
+/** Its entry there (bin/swarm.js of the unpacked package). */
+export function remoteHelperBin(version = swarmVersion()): string {
+  return `${remoteHelperDir(version).slice(0, -1)}/package/bin/swarm.js"`
 }
 
 /** What the helper reports of its machine (`swarm remote hello`): the handshake and `swarm hosts check`. */
@@ -30,6 +51,8 @@ export const HelloReport = z.object({
   platform: z.string(),
   home: z.string(),
   root: z.string(),
+  /** The helper's entry there (its bin/swarm.js): an installed one, or the swarm on the PATH. */
+  bin: z.string().optional(),
   /** Each tool the remote may need, with its version line, or null when missing. */
   tools: z.record(z.string(), z.string().nullable()),
 })
@@ -63,7 +86,7 @@ export async function handshake(conn: HostConnection, env: Env): Promise<HelloRe
 }
 
 function installHint(host: string): string {
-  return `install this version there: ssh ${host} npm install -g swarm-supervisor@${swarmVersion()} (or set SWARM_REMOTE_SWARM to the command that starts it)`
+  return `install this version there: swarm hosts install ${host} (or set SWARM_REMOTE_SWARM to the command that starts it)`
 }
 
 function missingHelper(host: string, why: string): SwarmError {

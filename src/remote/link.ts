@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { ConflictError } from '../errors.js'
@@ -8,6 +8,7 @@ import { readResolved, writePending, type ResolvedRequest } from '../asks/store.
 import { markDelivered, readInbox } from '../mailbox/inbox.js'
 import { messageKey } from '../mailbox/entry.js'
 import { delay } from '../process/delay.js'
+import { ensureDir } from '../util/fs.js'
 import { updateMemberState } from '../store/member-state.js'
 import { readTeam } from '../teams/team-store.js'
 import { connectionTo } from './connection.js'
@@ -15,6 +16,7 @@ import { deliverRelayed } from './deliver.js'
 import { remoteSwarm } from './helper.js'
 import type { RemoteHost } from './host.js'
 import { Journal } from './journal.js'
+import { takeLinkLease } from './lease.js'
 import { RelayPeer } from './peer.js'
 import { recordAnswer } from './relay.js'
 import { scanOnChange } from './scanner.js'
@@ -41,10 +43,34 @@ export interface LinkEvents {
   log(line: string): void
 }
 
-/** Runs until `signal` aborts. */
+/**
+ * The link's id, made once per team and host (`link.id`): its relay on the host is leased to it,
+ * so the same link connecting again replaces its own old relay there, and another's is refused.
+ */
+async function linkId(dir: string): Promise<string> {
+  const file = path.join(dir, 'link.id')
+  await fs.writeFile(file, `${randomBytes(8).toString('hex')}\n`, { flag: 'wx', mode: 0o600 }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EEXIST') throw err
+  })
+  return (await fs.readFile(file, 'utf8')).trim()
+}
+
+/** Runs until `signal` aborts; ConflictError when another link for the team and host runs. */
 export async function runLink(team: string, host: RemoteHost, env: Env, signal: AbortSignal, events: LinkEvents): Promise<void> {
+  const dir = linkDir(team, host, env)
+  await ensureDir(dir)
+  const lease = takeLinkLease(path.join(dir, 'link.lock'), team, host.spec)
+  try {
+    await linkUnderLease(team, host, env, signal, events, dir)
+  } finally {
+    lease.release()
+  }
+}
+
+async function linkUnderLease(team: string, host: RemoteHost, env: Env, signal: AbortSignal, events: LinkEvents, dir: string): Promise<void> {
   const conn = connectionTo(host, env)
-  const journal = await Journal.open(linkDir(team, host, env))
+  const journal = await Journal.open(dir)
+  const id = await linkId(dir)
   const fromHost = new Set<string>()
   for (let attempt = 0; !signal.aborted; attempt++) {
     try {
@@ -54,7 +80,7 @@ export async function runLink(team: string, host: RemoteHost, env: Env, signal: 
       await delay(RECONNECT_MS[Math.min(attempt, RECONNECT_MS.length - 1)]!, signal).catch(() => undefined)
       continue
     }
-    const channel = await conn.open(remoteSwarm(env, ['remote', 'relay', '--team', team]))
+    const channel = await conn.open(remoteSwarm(env, ['remote', 'relay', '--team', team, '--link', id]))
     let fail: ((why: string) => void) | undefined
     const ended = new Promise<string>((resolve) => (fail = resolve))
     const peer = new RelayPeer(
@@ -95,6 +121,12 @@ export async function runLink(team: string, host: RemoteHost, env: Env, signal: 
     signal.removeEventListener('abort', onAbort)
     await channel.stop(500)
     events.log(`relay ended: ${why}`)
+    // A relay that ended before its hello (refused on the host: another link's holds the team) is
+    // tried again on the back-off; one that ran, at once.
+    if (!peer.opened) {
+      await delay(RECONNECT_MS[Math.min(attempt, RECONNECT_MS.length - 1)]!, signal).catch(() => undefined)
+      continue
+    }
     if (!signal.aborted) await delay(RECONNECT_MS[0], signal).catch(() => undefined)
     attempt = -1
   }
@@ -118,6 +150,7 @@ async function scanLocal(team: string, host: RemoteHost, journal: Journal, peer:
     const resolved = await readResolved(team, id, env).catch(() => undefined)
     if (resolved?.remoteHost === host.spec) await peer.post({ kind: 'resolved', request: resolved })
   }
+  await journal.prune()
 }
 
 /**

@@ -22,6 +22,7 @@ export interface PeerSide {
 
 export class RelayPeer {
   private open = false
+  private heard = false
   private queue: Promise<void> = Promise.resolve()
 
   constructor(
@@ -31,7 +32,13 @@ export class RelayPeer {
 
   /** Sends hello; call once the channel is up. */
   start(): void {
-    this.send({ t: 'hello', version: this.side.version, protocol: PROTOCOL, team: this.side.team, applied: this.side.journal.applied })
+    const { journal } = this.side
+    this.send({ t: 'hello', version: this.side.version, protocol: PROTOCOL, team: this.side.team, applied: journal.applied, floor: journal.acked })
+  }
+
+  /** Whether the other side's hello was taken (the exchange got under way on this channel). */
+  get opened(): boolean {
+    return this.heard
   }
 
   /** The chunk reader for the channel's incoming bytes. */
@@ -55,7 +62,7 @@ export class RelayPeer {
   /** Journals `item` (durable first) and sends it when the channel is open; later items wait in the journal otherwise. */
   async post(item: RelayItem): Promise<void> {
     const seq = await this.side.journal.append(item)
-    if (this.open) this.send({ t: 'item', seq, item })
+    if (seq !== undefined && this.open) this.send({ t: 'item', seq, item })
   }
 
   sendState(name: string, state: Record<string, unknown> & { status: string }): void {
@@ -79,7 +86,11 @@ export class RelayPeer {
           this.side.onFailure(`the other side relays team ${frame.team}, not ${this.side.team}`)
           return
         }
+        // What the other side pruned (we acked it once) and we no longer have applied: our files
+        // were made again since (a mirror started afresh). It cannot be sent again; we start past it.
+        if (frame.floor > this.side.journal.applied) await this.side.journal.setApplied(frame.floor)
         this.open = true
+        this.heard = true
         for (const l of this.side.journal.after(frame.applied)) this.send({ t: 'item', seq: l.seq, item: l.item })
         return
       case 'item': {

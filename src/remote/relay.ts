@@ -8,14 +8,17 @@ import { readMemberState } from '../store/member-state.js'
 import { readTeam } from '../teams/team-store.js'
 import type { TeamMember } from '../teams/types.js'
 import { deliverRelayed } from './deliver.js'
+import { ensureDir } from '../util/fs.js'
 import { Journal } from './journal.js'
+import { takeRelayLease } from './lease.js'
 import { RelayPeer } from './peer.js'
 import { scanOnChange } from './scanner.js'
 import { swarmVersion } from './version.js'
 
 /*
- * The host's end of a team's relay (`swarm remote relay --team T`, run over the SSH channel, one
- * per team as its link runs one at a time — nothing here refuses a second). It owns the inboxes of the members resident here, in
+ * The host's end of a team's relay (`swarm remote relay --team T --link ID`, run over the SSH
+ * channel): one per team here, under its lease (remote/lease.ts — a second link's is refused, the
+ * same link's, connected again, replaces it). It owns the inboxes of the members resident here, in
  * this machine's own state root: it writes what the link sends (entries for them, answers to
  * their requests) and sends what they wrote for anyone who lives elsewhere — the lead and the
  * local members — with their permission requests and their state. The local mailbox stays the
@@ -33,9 +36,22 @@ export function relayJournalDir(team: string, env: Env): string {
   return path.join(teamDir(team, env), 'remote-relay')
 }
 
-/** Runs until the channel ends, `signal` aborts, or the other side fails the exchange; resolves with why it ended. */
-export async function runRelay(team: string, io: RelayIo, env: Env): Promise<string> {
-  const journal = await Journal.open(relayJournalDir(team, env))
+/**
+ * Runs until the channel ends, `signal` aborts, or the other side fails the exchange; resolves with
+ * why it ended. `link` is the id of the link it relays for; ConflictError when another link's relay runs.
+ */
+export async function runRelay(team: string, io: RelayIo, env: Env, link: string): Promise<string> {
+  const dir = relayJournalDir(team, env)
+  await ensureDir(dir)
+  const lease = await takeRelayLease(path.join(dir, 'relay.pid'), team, link)
+  try {
+    return await relayUnderLease(team, io, env, await Journal.open(dir))
+  } finally {
+    lease.release()
+  }
+}
+
+async function relayUnderLease(team: string, io: RelayIo, env: Env, journal: Journal): Promise<string> {
   const fromLink = new Set<string>()
   let failed: ((why: string) => void) | undefined
   const ended = new Promise<string>((resolve) => (failed = resolve))
@@ -97,6 +113,7 @@ export async function runRelay(team: string, io: RelayIo, env: Env): Promise<str
       sentState.set(name, text)
       peer.sendState(name, state)
     }
+    await journal.prune()
   }
   peer.start()
   const scanner = scanOnChange([inboxesDir(team, env), pendingPermissionsDir(team, env), resolvedPermissionsDir(team, env)], scan, (err) =>

@@ -48,7 +48,7 @@ beforeEach(async () => {
   const toRelay = new PassThrough()
   const toLink = new PassThrough()
   relayWhy = undefined
-  relayEnded = runRelay(TEAM, { input: toRelay, write: (t) => toLink.write(t), signal: stop.signal }, h.env)
+  relayEnded = runRelay(TEAM, { input: toRelay, write: (t) => toLink.write(t), signal: stop.signal }, h.env, 'link-1')
   void relayEnded.then((why) => (relayWhy = why))
   link = new RelayPeer(
     {
