@@ -48,8 +48,7 @@ export async function planAgentLaunch(adapter: AgentAdapter, input: AgentLaunchI
   const confinement = adapter.confinement ?? 'swarm'
   const confined = confinement === 'swarm'
   const relayed = confined || confinement === 'launcher'
-  const teamSwarm = (args: string[]) =>
-    relayed ? [...swarmArgv(), 'relay', relayEndpointFile(configDir), '--', ...args] : [...swarmArgv(), ...args]
+  const teamSwarm = (args: string[]) => (relayed ? [...swarmArgv(), 'relay', relayEndpointFile(configDir), '--', ...args] : [...swarmArgv(), ...args])
   // Its shell's `swarm`, unless the adapter talks to the team through swarm's MCP tools alone.
   const channel = adapter.teamChannel ?? 'shell'
   const shimDir = channel === 'shell' ? await writeSwarmShim(configDir, teamSwarm([])) : undefined

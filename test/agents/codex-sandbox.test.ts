@@ -38,12 +38,7 @@ tick()
 `
 
 /** cat of each secret the test plants, each followed by its exit code. */
-const READ_OTHERS = [
-  'teams/t/inboxes/other.json',
-  'teams/t/lead.key',
-  'agent-homes/t/other/relay/endpoint.json',
-  'swarm-sent/t/other.jsonl',
-]
+const READ_OTHERS = ['teams/t/inboxes/other.json', 'teams/t/lead.key', 'agent-homes/t/other/relay/endpoint.json', 'swarm-sent/t/other.jsonl']
   .map((p) => `cat "$SWARM_HOME/${p}" 2>&1; echo " RC=$?"`)
   .join('; ')
   .concat('; echo READ-OTHERS-DONE')
@@ -153,7 +148,12 @@ describe.skipIf(!hasCli('codex'))("Codex's sandbox keeps swarm's root read-only 
       fs.mkdirSync(path.dirname(file), { recursive: true })
       fs.writeFileSync(file, text)
     }
-    return { INBOX: 'INBOX-SECRET', TOKEN: 'OTHER-TOKEN', SENT: 'SENT-SECRET', KEY: fs.readFileSync(path.join(t.home, 'teams', 't', 'lead.key'), 'utf8').trim() }
+    return {
+      INBOX: 'INBOX-SECRET',
+      TOKEN: 'OTHER-TOKEN',
+      SENT: 'SENT-SECRET',
+      KEY: fs.readFileSync(path.join(t.home, 'teams', 't', 'lead.key'), 'utf8').trim(),
+    }
   }
 
   /** Each `cat` of READ_OTHERS failed and printed none of the secrets. */
@@ -206,6 +206,8 @@ describe.skipIf(!hasCli('codex'))("Codex's sandbox keeps swarm's root read-only 
 })
 
 async function pendingWith(t: AgentTeam, text: string) {
-  const list = JSON.parse((await t.swarm(['perms', 't', '--json'])).stdout || '{"requests":[]}') as { requests: Array<{ id: string; input: unknown }> }
+  const list = JSON.parse((await t.swarm(['perms', 't', '--json'])).stdout || '{"requests":[]}') as {
+    requests: Array<{ id: string; input: unknown }>
+  }
   return list.requests.find((r) => JSON.stringify(r.input).includes(text))
 }

@@ -3,7 +3,19 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { builtInAdapter } from '../../src/adapters/registry.js'
 import type { AgentReply, AgentRule } from '../../src/loopback-model/agent-script.js'
-import { type AgentTeam, REPO, agentState, hookLog, agentTeam, deliveryMessages, hasCli, inboxOf, leftovers, panePids, watchStates } from './helpers.js'
+import {
+  type AgentTeam,
+  REPO,
+  agentState,
+  hookLog,
+  agentTeam,
+  deliveryMessages,
+  hasCli,
+  inboxOf,
+  leftovers,
+  panePids,
+  watchStates,
+} from './helpers.js'
 import { waitFor } from '../support/wait.js'
 
 /** What differs between CLIs: how the scripted model calls their shell and their MCP tools. */
