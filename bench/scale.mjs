@@ -10,10 +10,10 @@
 //   node bench/scale.mjs [--sizes 16,64] [--backends tmux,in-process] [--idle-seconds 20] [--load N] [--no-baseline]
 //   --load N: N CPU burners (`node -e 'for(;;){}'`) run beside the teams, as the issue's loaded machine (4).
 import { spawn, spawnSync, execFileSync } from 'node:child_process'
-import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { benchHome, option, sleep, waitReady } from './support/team-bench.mjs'
 import { CLK_TCK, children, cmdline, cpuTicks, isZombie, procPids, readEnv, smaps, statFields, tmuxServerPid } from './support/procs.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -21,10 +21,7 @@ const BIN = path.join(root, 'bin/swarm.js')
 const { startLoopbackServer } = await import(path.join(root, 'dist/loopback-model/loopback-server.js'))
 
 const args = process.argv.slice(2)
-const opt = (name, fallback) => {
-  const i = args.indexOf(`--${name}`)
-  return i >= 0 ? args[i + 1] : fallback
-}
+const opt = option
 const SIZES = opt('sizes', '16,64').split(',').map(Number)
 const BACKENDS = opt('backends', 'tmux,in-process').split(',')
 const IDLE_S = Number(opt('idle-seconds', '60'))
@@ -45,7 +42,6 @@ const TARGETS = {
   processesLeft: 0,
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 const round = (x) => (x === undefined || Number.isNaN(x) ? x : Math.round(x * 10) / 10)
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
@@ -128,7 +124,7 @@ async function measureTeam(h, n, backend, started) {
   const exited = new Promise((r) => create.on('exit', (code) => r({ code, ms: performance.now() - t0 })))
   // in-process: the leader runs in the foreground of `team create`; its stdin stays open.
   const createResult = backend === 'in-process' ? undefined : await exited
-  const readyMs = await waitReady(h, team, names, t0)
+  const readyMs = await waitReady(h, team, names, { t0, limitMs: READY_LIMIT_MS, pollMs: 50 })
   const r = {
     backend,
     teammates: n,
@@ -145,7 +141,7 @@ async function measureTeam(h, n, backend, started) {
     for (const k of [1, 2]) {
       // in-process: every teammate runs in the leader, `team create` itself (it carries no marker).
       r.broadcast.push(await broadcast(h, team, names, `ping ${k} of ${backend}-${n}`, backend === 'in-process' ? create.pid : undefined))
-      await waitReady(h, team, names, performance.now(), 60_000)
+      await waitReady(h, team, names, { limitMs: 60_000, pollMs: 50 })
     }
     await sleep(2000) // idle notifications settle
     const leader = backend === 'in-process' ? [create.pid] : [] // the leader is `team create` itself: it carries no marker
@@ -189,7 +185,7 @@ async function baseline(n) {
       tmux('new-window', '-d', '-t', `${team}:`, '-c', h.project, process.execPath, BIN, 'agent', '--team', team, '--name', name)
     }
     const launchMs = performance.now() - t0
-    const readyMs = await waitReady(h, team, names, t0)
+    const readyMs = await waitReady(h, team, names, { t0, limitMs: READY_LIMIT_MS, pollMs: 50 })
     return {
       backend: 'baseline: tmux new-window per teammate',
       teammates: n,
@@ -316,42 +312,8 @@ function memory(h, team, n, backend, leader) {
   }
 }
 
-async function waitReady(h, team, names, t0, limit = READY_LIMIT_MS) {
-  const dir = path.join(h.env.SWARM_HOME, 'teams', team, 'agents')
-  while (performance.now() - t0 < limit) {
-    if (names.every((m) => readState(path.join(dir, m, 'state.json'))?.status === 'idle')) return performance.now() - t0
-    await sleep(50)
-  }
-  return undefined
-}
-
-function readState(file) {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8'))
-  } catch {
-    return undefined
-  }
-}
-
 function home(label) {
-  const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `swarm-bench-scale-${label}-`)))
-  const env = { ...process.env, HOME: path.join(base, 'user-home'), SWARM_HOME: path.join(base, 'home'), TMUX_TMPDIR: path.join(base, 'tmux') }
-  for (const k of ['TMUX', 'TMUX_PANE', 'SWARM_TMUX_SOCKET', 'SWARM_TEAM', 'SWARM_AGENT_ID', 'SWARM_TEAM_DIR']) delete env[k]
-  Object.assign(env, { ANTHROPIC_API_KEY: 'bench', ANTHROPIC_BASE_URL: server.url, NO_COLOR: '1' })
-  const project = path.join(base, 'project')
-  for (const d of [env.HOME, env.TMUX_TMPDIR, project]) fs.mkdirSync(d, { recursive: true })
-  return {
-    env,
-    project,
-    cleanup() {
-      try {
-        execFileSync('tmux', ['-L', 'swarm', 'kill-server'], { env, stdio: 'ignore' })
-      } catch {
-        // no server left: the delete closed it
-      }
-      fs.rmSync(base, { recursive: true, force: true })
-    },
-  }
+  return benchHome('scale', label, server.url)
 }
 
 function swarm(h, a) {
