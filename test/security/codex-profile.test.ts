@@ -60,13 +60,24 @@ async function codexConfig(settings?: Record<string, unknown>): Promise<Sections
 }
 
 describe("Codex's permission profile", () => {
-  it("denies the leads' keys; not the inboxes, swarm-sent/ or agent-homes/, which an approved swarm send must reach", async () => {
+  it("denies the leads' keys, every inbox, swarm-sent/ and every relay token — not its own home", async () => {
     const config = await codexConfig()
     const fsRules = config['permissions.swarm.filesystem']
     const teams = path.join(rootDir(h.env), 'teams', '*')
-    expect(fsRules).toMatchObject({ [path.join(teams, 'lead.key')]: 'deny' })
-    // A deny holds for Codex's escalated commands too (test/agents/codex-sandbox.test.ts).
-    for (const p of [path.join(teams, 'inboxes'), sentRoot(h.env), agentHomesRoot(h.env)]) expect(fsRules?.[p]).toBeUndefined()
+    const relays = path.join(agentHomesRoot(h.env), '*', '*', 'relay')
+    expect(fsRules).toMatchObject({
+      [path.join(teams, 'lead.key')]: 'deny',
+      // A glob denies what it matches, not what lies beneath: each directory and its tree.
+      [path.join(teams, 'inboxes')]: 'deny',
+      [path.join(teams, 'inboxes', '**')]: 'deny',
+      [sentRoot(h.env)]: 'deny',
+      [relays]: 'deny',
+      [path.join(relays, '**')]: 'deny',
+    })
+    // Codex's sandbox runs its helper from its own home: agent-homes/ as a whole stays readable.
+    expect(fsRules?.[agentHomesRoot(h.env)]).toBeUndefined()
+    // A deny holds for approved commands too: the team is reached through swarm mcp alone
+    // (test/agents/codex-sandbox.test.ts).
   })
 
   it("excludes the provider keys from its shell's environment, unless sandbox.keepEnv keeps one", async () => {

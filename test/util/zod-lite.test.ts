@@ -168,7 +168,7 @@ const SEEDS: Record<string, unknown[]> = {
     { kind: 'pending', request: { id: 'r', more: 1 } },
   ],
   RelayFrame: [
-    { t: 'hello', version: '1', protocol: 1, team: 't', applied: 0 },
+    { t: 'hello', version: '1', protocol: 2, team: 't', applied: 0, floor: 0 },
     { t: 'item', seq: 1, item: { kind: 'resolved', request: { id: 'r' } } },
     { t: 'state', name: 'w1', state: { status: 'idle', pid: 3 } },
   ],
