@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js'
 import { backendChoices, parseBackendChoice, showsHostedTeammates } from '../backends/registry.js'
 import { agentKindsHelp, builtInAdapter } from '../adapters/registry.js'
 import { runLeader } from '../leader/leader.js'
-import { deleteTeamFully, resumeTeam, startTeam } from '../leader/lifecycle.js'
+import { type ResumeReport, deleteTeamFully, resumeTeam, startTeam } from '../leader/lifecycle.js'
 import type { ReapedProcess } from '../supervisor/reap-team.js'
 import { ensureTeamKeys } from '../trust/keys.js'
 import { loadTeamSpec } from '../teams/team-spec.js'
@@ -331,6 +331,9 @@ export async function teamResume(
   if (report.backend === 'in-process') {
     if (!opts.json) {
       println(`resuming in-process team ${name}: the leader runs here, its teammates continue from their transcripts`)
+      if (report.alive.length || report.respawned.length)
+        println(`on other hosts: alive: ${report.alive.join(', ') || 'none'}; respawned: ${report.respawned.join(', ') || 'none'}`)
+      printUnreachable(report)
       for (const s of report.stopped) println(stoppedLine(name, s))
       if (report.reaped.length) println(`stopped what the old leader's teammates left running: ${describeProcesses(report.reaped)}`)
     }
@@ -341,11 +344,20 @@ export async function teamResume(
   else {
     println(`team ${name}: leader ${report.leader}; alive: ${report.alive.join(', ') || 'none'}; respawned: ${report.respawned.join(', ') || 'none'}`)
     if (report.restarted?.length) println(`started again (stopped with swarm kill): ${report.restarted.join(', ')}`)
+    printUnreachable(report)
     for (const s of report.stopped) println(stoppedLine(name, s))
     if (report.reaped.length) println(`stopped what dead members left running: ${describeProcesses(report.reaped)}`)
     println(`attach with: swarm attach ${name}   (or: ${attachCommand(name)})`)
   }
   if (opts.attach && !opts.json && process.stdin.isTTY && process.stdout.isTTY && report.backend === 'tmux') await runAttach(name)
+}
+
+/** Members on a host that did not answer in time: left as they are (they may run on there). */
+function printUnreachable(report: ResumeReport): void {
+  if (report.unreachable?.length)
+    println(
+      `not reached (their host did not answer in time; left as they are): ${report.unreachable.join(', ')}; try again: swarm hosts check <host>`,
+    )
 }
 
 /** A member `team resume` left stopped (both backends say it the same way). */

@@ -5,7 +5,7 @@ import { defaultLeaderArgv, defaultTeammateArgv, teammateEnv } from '../backends
 import { systemDetectInputs } from '../backends/detect.js'
 import { selectBackend } from '../backends/detect.js'
 import { createExecutor, remoteExecutor, showsHostedTeammates } from '../backends/registry.js'
-import { teamStatus } from '../supervisor/status.js'
+import { type TeamStatus, teamStatus } from '../supervisor/status.js'
 import { stopTeamMembers } from '../supervisor/stop.js'
 import { spawnTeammates, type SpawnTeammateInput } from '../supervisor/teammates.js'
 import type { BackendChoice, PaneExecutor } from '../backends/types.js'
@@ -193,7 +193,17 @@ export async function resumeTeam(team: string, opts: ResumeOptions): Promise<Res
     // refused), whatever the old one's teammates left running goes before they restart.
     const reaped = runningLeader(team, env) === undefined ? await reapTeam(team, env) : { killed: [], survivors: [] }
     assertNoneSurvive(team, reaped.survivors, 'nothing was restarted')
-    const stopped = config.members.filter((m) => m.name !== LEAD_NAME && m[STOPPED_FIELD] === true).map((m) => m.name)
+    // Members on hosts run there, not in the leader: the same as on a pane team (their link went with the reap).
+    const placed = await resumeOnHosts(team, config, (await teamStatus(team, { env, config })).members, env)
+    const stopped = [
+      ...config.members.filter((m) => m.name !== LEAD_NAME && m.host === undefined && m[STOPPED_FIELD] === true).map((m) => m.name),
+      ...placed.stopped,
+    ]
+    const fromHosts = {
+      alive: placed.alive,
+      respawned: placed.respawned,
+      ...(placed.unreachable.length ? { unreachable: placed.unreachable } : {}),
+    }
     const views = config[HOSTED_VIEWS_FIELD]
     if (typeof views === 'string' && showsHostedTeammates(views)) {
       // A hosted team: its leader goes back into a pane, where it restarts its teammates and their views.
@@ -205,17 +215,9 @@ export async function resumeTeam(team: string, opts: ResumeOptions): Promise<Res
         env: teammateEnv(env, { team, name: LEAD_NAME }),
       })
       await recordLeaderServer(team, leader, env)
-      return {
-        backend: views,
-        leader: 'started',
-        alive: [],
-        respawned: [],
-        stopped,
-        reaped: reaped.killed,
-        ...(restarted.length ? { restarted } : {}),
-      }
+      return { backend: views, leader: 'started', ...fromHosts, stopped, reaped: reaped.killed, ...(restarted.length ? { restarted } : {}) }
     }
-    return { backend, leader: 'started', alive: [], respawned: [], stopped, reaped: reaped.killed, ...(restarted.length ? { restarted } : {}) }
+    return { backend, leader: 'started', ...fromHosts, stopped, reaped: reaped.killed, ...(restarted.length ? { restarted } : {}) }
   }
   const sign = await teamLeadSigner(team, env)
   const executor: PaneExecutor = createExecutor(backend, { env, sign })
@@ -236,11 +238,9 @@ export async function resumeTeam(team: string, opts: ResumeOptions): Promise<Res
   await recordLeaderServer(team, leader, env)
   const alive: string[] = []
   const stopped: string[] = []
-  const unreachable: string[] = []
   const dead: SpawnTeammateInput[] = []
-  const remote = config.members.some((m) => m.name !== LEAD_NAME && m.host !== undefined) ? remoteExecutor({ env }) : undefined
   for (const m of config.members) {
-    if (m.name === LEAD_NAME) continue
+    if (m.name === LEAD_NAME || m.host !== undefined) continue
     const state = stateOf(m.name)
     if (state === 'alive') {
       alive.push(m.name)
@@ -250,26 +250,7 @@ export async function resumeTeam(team: string, opts: ResumeOptions): Promise<Res
       stopped.push(m.name)
       continue
     }
-    // Never started (a --no-start roster): its prompt goes to its inbox as on team create.
-    const firstPrompt = m.backendType === undefined && m.prompt !== undefined ? { prompt: m.prompt } : {}
-    if (m.host !== undefined && remote) {
-      // A wedged or unreachable host: its member may well run on; nothing is started twice.
-      if (state === 'unknown') {
-        unreachable.push(m.name)
-        continue
-      }
-      // Gone there (its host rebooted, its pane closed): started again on that host, from its
-      // transcript there (swarm's agent) or its CLI's last session.
-      if (m.backendType !== undefined) await remote.kill(m.agentId).catch(() => undefined)
-      dead.push({
-        name: m.name,
-        host: m.host,
-        ...(m.backendType !== undefined && { resume: true }),
-        ...firstPrompt,
-        ...definedOnly({ agent: m.agent, cwd: hostCwd(m), model: m.model, mode: m.mode, agentType: m.agentType }),
-      })
-      continue
-    }
+    const firstPrompt = neverStartedPrompt(m)
     if (state === 'exited' || state === 'dead') await executor.kill(m.agentId).catch(() => undefined) // clear a dead pane
     const resume = await pathExists(transcriptPath(team, m.name, env))
     if (m.agent !== undefined) {
@@ -300,18 +281,64 @@ export async function resumeTeam(team: string, opts: ResumeOptions): Promise<Res
     })
   }
   if (dead.length) await spawnTeammates(team, dead, { env, executor })
-  // Members alive on hosts need their link too (it stopped with this machine); a respawn started its own.
-  await remote?.relink?.(team)
+  const placed = await resumeOnHosts(team, config, status.members, env)
   return {
     backend,
     leader: leader.created ? 'started' : 'alive',
-    alive,
-    respawned: dead.map((d) => d.name),
-    stopped,
+    alive: [...alive, ...placed.alive],
+    respawned: [...dead.map((d) => d.name), ...placed.respawned],
+    stopped: [...stopped, ...placed.stopped],
     reaped: reaped.killed,
     ...(restarted.length ? { restarted } : {}),
-    ...(unreachable.length ? { unreachable } : {}),
+    ...(placed.unreachable.length ? { unreachable: placed.unreachable } : {}),
   }
+}
+
+/** Never started (a --no-start roster): its prompt goes to its inbox as on team create. */
+function neverStartedPrompt(m: TeamMember): { prompt?: string } {
+  return m.backendType === undefined && m.prompt !== undefined ? { prompt: m.prompt } : {}
+}
+
+/**
+ * The members placed on hosts, on a pane team and an in-process one alike (they run there, not
+ * in this machine's panes or leader): alive ones are kept, and get their link again (it stopped
+ * with this machine, or went with the old leader's reap); gone ones (their host rebooted, their
+ * pane closed) start again on that host from their transcript there (swarm's agent) or their
+ * CLI's last session; a wedged or unreachable host's are left as they are — they may well run
+ * on, and nothing is started twice.
+ */
+async function resumeOnHosts(
+  team: string,
+  config: TeamFile,
+  seen: TeamStatus['members'],
+  env: Env,
+): Promise<{ alive: string[]; respawned: string[]; stopped: string[]; unreachable: string[] }> {
+  const report = { alive: [] as string[], respawned: [] as string[], stopped: [] as string[], unreachable: [] as string[] }
+  const placed = config.members.filter((m) => m.name !== LEAD_NAME && m.host !== undefined)
+  if (!placed.length) return report
+  const remote = remoteExecutor({ env })
+  const dead: SpawnTeammateInput[] = []
+  for (const m of placed) {
+    const state = seen.find((r) => r.name === m.name)?.state
+    if (state === 'alive') report.alive.push(m.name)
+    else if (stoppedOnPurpose(m)) report.stopped.push(m.name)
+    else if (state === 'unknown' && m.backendType !== undefined) report.unreachable.push(m.name)
+    else {
+      if (m.backendType !== undefined) await remote.kill(m.agentId).catch(() => undefined)
+      dead.push({
+        name: m.name,
+        host: m.host!,
+        ...(m.backendType !== undefined && { resume: true }),
+        ...neverStartedPrompt(m),
+        ...definedOnly({ agent: m.agent, cwd: hostCwd(m), model: m.model, mode: m.mode, agentType: m.agentType }),
+      })
+    }
+  }
+  if (dead.length) await spawnTeammates(team, dead, { env })
+  report.respawned = dead.map((d) => d.name)
+  // A respawn started the link; members alive there need it too.
+  await remote.relink?.(team)
+  return report
 }
 
 /** `--include-stopped`: members stopped with `swarm kill` are meant to run again; returns their names. */
