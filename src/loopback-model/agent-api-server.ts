@@ -32,6 +32,7 @@ export interface AgentApiRequest {
 }
 
 export interface AgentApiServer {
+  /** `http://<host>:<port>` (127.0.0.1 unless `host` was given) */
   url: string
   port: number
   readonly requests: AgentApiRequest[]
@@ -42,7 +43,15 @@ export interface AgentApiServer {
   close(): Promise<void>
 }
 
-export async function startAgentApiServer(options: { script?: AgentScriptInput; port?: number } = {}): Promise<AgentApiServer> {
+export async function startAgentApiServer(
+  options: {
+    script?: AgentScriptInput
+    port?: number
+    /** The address to listen on (default 127.0.0.1): a test host in another network namespace reaches this side's veth address. */
+    host?: string
+  } = {},
+): Promise<AgentApiServer> {
+  const host = options.host ?? '127.0.0.1'
   let player = new AgentScriptPlayer(options.script)
   const requests: AgentApiRequest[] = []
   const sockets = new Set<Socket>()
@@ -153,11 +162,11 @@ export async function startAgentApiServer(options: { script?: AgentScriptInput; 
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve())
+    server.listen(options.port ?? 0, host, () => resolve())
   })
   const port = (server.address() as AddressInfo).port
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
     port,
     requests,
     setScript(script) {

@@ -130,7 +130,7 @@ export async function spawnTeammates(team: string, given: SpawnTeammateInput[], 
   for (const i of inputs)
     if (i.agentType !== undefined && i.command === undefined) await checkAgentType(i.agentType, { cwd: path.resolve(i.cwd ?? leadCwd), env })
   const adapters = await Promise.all(inputs.map((i) => adapterFor(i, leadCwd, env)))
-  for (const [k, adapter] of adapters.entries()) if (adapter) preflightAdapter(adapter, { team, name: inputs[k].name, env })
+  for (const [k, adapter] of adapters.entries()) if (adapter) preflightAdapter(adapter, { team, name: inputs[k].name, env: memberEnv(env, inputs[k]) })
   const executor = opts.executor ?? (await paneExecutor(config, opts, env))
   const verifyKey = await leadVerifyKey(team, env)
   // Before registering: a cwd that is not a repository refuses the spawn without leaving a member.
@@ -394,6 +394,15 @@ async function recordAdapterPins(
   )
 }
 
+/**
+ * What an adapter plans and checks a member with: the spawner's environment and the member's own
+ * on top — on a host, the provider's variables that travelled with the spawn (remote/env.ts),
+ * which name the model's address a CLI's config must carry (Codex's `base_url`).
+ */
+function memberEnv(env: Env, input: SpawnTeammateInput): Env {
+  return input.env ? { ...env, ...input.env } : env
+}
+
 /** The launch of a teammate that runs an agent CLI through `adapter`. */
 async function agentLaunchFor(
   team: string,
@@ -407,7 +416,7 @@ async function agentLaunchFor(
     team,
     name: input.name,
     cwd,
-    env,
+    env: memberEnv(env, input),
     ...definedOnly({ prompt: input.prompt, model: input.model, mode: input.mode, resume: input.resume }),
   })
   return { kind: adapter.kind, ownsInbox: adapter.ownsInbox === true, launch }

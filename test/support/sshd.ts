@@ -41,6 +41,8 @@ export interface TestHost {
   remoteSwarmHome: string
   /** The remote's TMUX_TMPDIR. */
   remoteTmux: string
+  /** The first directory of the remote's PATH (its `swarm`): a program put here is installed on the host. */
+  remoteBin: string
   /** One-way delay added on each veth end (0 on loopback). */
   delayMs: number
   /** Stops sshd and every process under it (a wedged host: SIGSTOP, `unwedge` SIGCONT). */
@@ -252,6 +254,7 @@ export async function startTestHost(base: string, opts: { delayMs?: number } = {
     remoteHome,
     remoteSwarmHome: path.join(remoteHome, '.claude'),
     remoteTmux,
+    remoteBin,
     delayMs: made === 'netem' || proxy ? delayMs : 0,
     sshdPid,
     async wedge() {
