@@ -96,7 +96,9 @@ export class RemoteExecutor extends PaneExecutorBase<ExecutorOptions> implements
       roster: config.members.map((m) => m.name),
       placedHere: config.members.filter((m) => m.host === host.spec).map((m) => m.name),
       members: configs.map((c) => ({ name: c.name, ...c.remote!.launch, ...(c.color && { color: c.color }) })),
-      env: remoteMemberEnv(configs[0]!.env ?? {}),
+      // The spawner's provider variables, not only those a swarm teammate inherits (teammateEnv
+      // keeps ANTHROPIC_*): a Codex member there needs OPENAI_BASE_URL in its config, its key in its pane.
+      env: remoteMemberEnv({ ...this.env, ...configs[0]!.env }),
     }
     const r = await conn.run(remoteSwarm(this.env, ['remote', 'spawn']), { input: JSON.stringify(request), timeoutMs: REMOTE_SPAWN_TIMEOUT_MS })
     if (r.code !== 0) {

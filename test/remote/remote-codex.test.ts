@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type AgentApiServer, startAgentApiServer } from '../../src/loopback-model/agent-api-server.js'
 import { type LoopbackServer, startLoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { readInbox } from '../../src/mailbox/inbox.js'
-import { inboxPath, teamDir } from '../../src/home/paths.js'
+import { agentHomeDir, inboxPath, teamDir } from '../../src/home/paths.js'
 import { findMarked } from '../../src/process/marker.js'
 import { readMemberState } from '../../src/store/member-state.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
@@ -236,5 +236,7 @@ function diagnostics(): string {
       }
     }
   }
-  return [linkLog, `host files: ${fs.readdirSync(dir, { recursive: true }).map(String).join(' ')}`, ...screens].join('\n')
+  const codexConfig = path.join(agentHomeDir(TEAM, CODEX, remoteEnv()), 'config.toml')
+  const config = fs.existsSync(codexConfig) ? fs.readFileSync(codexConfig, 'utf8') : '(none)'
+  return [linkLog, `host files: ${fs.readdirSync(dir, { recursive: true }).map(String).join(' ')}`, `--- Codex's config.toml there ---\n${config}`, ...screens].join('\n')
 }
