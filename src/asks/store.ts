@@ -228,6 +228,26 @@ export async function resolveRequest(team: string, id: string, resolution: Resol
   return record
 }
 
+/**
+ * Records an answer made on another machine as it was made (the team's relay, remote/relay.ts):
+ * `record` verbatim — the lead's seal over it kept, so the asker's own check (answer-board.ts)
+ * verifies it — in place of the pending request of its id, by the same one-winner rule as
+ * resolveRequest (ConflictError when answered already, NotFoundError when never asked here).
+ */
+export async function recordResolved(team: string, record: ResolvedRequest, env?: NodeJS.ProcessEnv): Promise<void> {
+  ResolvedRequest.parse(record)
+  if ((await readPending(team, record.id, env)) === undefined) {
+    const earlier = await readResolved(team, record.id, env)
+    if (earlier) throw alreadyResolved(earlier)
+    throw new NotFoundError(`no pending request ${record.id} in team ${team}`)
+  }
+  if (!(await createExclusive(resolvedPath(team, record.id, env), record))) {
+    const earlier = await readResolved(team, record.id, env)
+    throw earlier ? alreadyResolved(earlier) : new ConflictError('SWARM_ALREADY_RESOLVED', `request ${record.id} was already resolved`)
+  }
+  await fs.rm(pendingPath(team, record.id, env), { force: true })
+}
+
 function alreadyResolved(earlier: ResolvedRequest): ConflictError {
   return new ConflictError('SWARM_ALREADY_RESOLVED', `request ${earlier.id} was already resolved (${earlier.decision} by ${earlier.resolvedBy})`)
 }

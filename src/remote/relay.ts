@@ -2,7 +2,7 @@ import path from 'node:path'
 import { ConflictError, NotFoundError } from '../errors.js'
 import { LEAD_NAME, inboxPath, inboxesDir, pendingPermissionsDir, resolvedPermissionsDir, teamDir } from '../home/paths.js'
 import type { Env } from '../home/env.js'
-import { listPending, readResolved, resolveRequest, type ResolvedRequest } from '../asks/store.js'
+import { listPending, readResolved, recordResolved, resolveRequest, type ResolvedRequest } from '../asks/store.js'
 import { markRead, readInbox } from '../mailbox/inbox.js'
 import { readMemberState } from '../store/member-state.js'
 import { readTeam } from '../teams/team-store.js'
@@ -72,7 +72,7 @@ async function relayUnderLease(team: string, io: RelayIo, env: Env, journal: Jou
           await deliverRelayed(team, item.to, item.entry, env)
         } else if (item.kind === 'resolved') {
           fromLink.add(item.request.id)
-          await recordAnswer(team, item.request as ResolvedRequest, env)
+          await recordLeadAnswer(team, item.request as ResolvedRequest, env)
         }
       },
     },
@@ -136,10 +136,10 @@ export function residentHere(m: Pick<TeamMember, 'name' | 'elsewhere'>): boolean
   return m.name !== LEAD_NAME && m.elsewhere !== true
 }
 
-/** An answer from the other side, recorded here; one already recorded (or a request gone) is no error. */
+/** A host's answer (a member's withdrawal), recorded here on its stand-in request; one already recorded (or a request gone) is no error. */
 export async function recordAnswer(team: string, r: ResolvedRequest, env: Env): Promise<void> {
-  try {
-    await resolveRequest(
+  await answeredOnce(
+    resolveRequest(
       team,
       r.id,
       {
@@ -150,7 +150,23 @@ export async function recordAnswer(team: string, r: ResolvedRequest, env: Env): 
         ...(r.updatedInput !== undefined && { updatedInput: r.updatedInput }),
       },
       env,
-    )
+    ),
+  )
+}
+
+/**
+ * The lead's answer, on the host: recorded verbatim, its seal kept, so the member's own check
+ * verifies it — an agent CLI's hook waits on this file alone (no team-lead message reaches it),
+ * and an answer made again here, unsealed, would be refused as a teammate's forgery.
+ */
+async function recordLeadAnswer(team: string, r: ResolvedRequest, env: Env): Promise<void> {
+  await answeredOnce(recordResolved(team, r, env))
+}
+
+/** An answer recorded already (or a request gone) is no error. */
+async function answeredOnce(recording: Promise<unknown>): Promise<void> {
+  try {
+    await recording
   } catch (err) {
     if (!(err instanceof ConflictError || err instanceof NotFoundError)) throw err
   }

@@ -236,7 +236,13 @@ function diagnostics(): string {
       }
     }
   }
+  const perms = ['pending', 'resolved'].flatMap((d) =>
+    [remoteEnv(), env].flatMap((e, side) => {
+      const p = path.join(teamDir(TEAM, e), 'permissions', d)
+      return fs.existsSync(p) ? fs.readdirSync(p).map((f) => `${side ? 'here' : 'there'} ${d}/${f}: ${fs.readFileSync(path.join(p, f), 'utf8')}`) : []
+    }),
+  )
   const codexConfig = path.join(agentHomeDir(TEAM, CODEX, remoteEnv()), 'config.toml')
   const config = fs.existsSync(codexConfig) ? fs.readFileSync(codexConfig, 'utf8') : '(none)'
-  return [linkLog, `host files: ${fs.readdirSync(dir, { recursive: true }).map(String).join(' ')}`, `--- Codex's config.toml there ---\n${config}`, ...screens].join('\n')
+  return [linkLog, `host files: ${fs.readdirSync(dir, { recursive: true }).map(String).join(' ')}`, ...perms, `--- Codex's config.toml there ---\n${config}`, ...screens].join('\n')
 }
