@@ -1,6 +1,7 @@
 import path from 'node:path'
 import { PassThrough } from 'node:stream'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { readPending, readResolved, resolveRequest, writePending } from '../../src/asks/store.js'
 import { mirrorRoster } from '../../src/cli/remote-host.js'
 import { inboxPath } from '../../src/home/paths.js'
 import { appendMessage, readInbox } from '../../src/mailbox/inbox.js'
@@ -11,6 +12,7 @@ import { runRelay } from '../../src/remote/relay.js'
 import { swarmVersion } from '../../src/remote/version.js'
 import { createTeam, readTeam } from '../../src/teams/team-store.js'
 import { addMember } from '../../src/teams/team-store.js'
+import { launchRecordCheck, leadRecordSeal } from '../../src/teams/lead-records.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
 import { ensureTeamKeys, loadLeadPublicKey, writeLeadPublicKey } from '../../src/trust/keys.js'
 import { isolatedHome, type IsolatedHome } from '../support/home.js'
@@ -117,6 +119,34 @@ describe('the relay on a host', () => {
     const members = (await readTeam(TEAM, h.env)).members
     for (const n of names) expect(members.find((m) => m.name === n)?.elsewhere, n).toBeUndefined()
     expect(members.find((m) => m.name === 'bob')?.elsewhere).toBe(true)
+  })
+
+  it("records the lead's answer as the lead sealed it: the check of a member's hook there verifies it", async () => {
+    await mirrorRoster(TEAM, ['team-lead', 'alice'], ['alice'], h.env)
+    const request = {
+      id: 'perm-relayed-1',
+      kind: 'permission' as const,
+      agent: 'alice',
+      agentId: `alice@${TEAM}`,
+      toolName: 'Bash',
+      toolUseId: 'call-1',
+      input: { command: 'true' },
+      description: 'true',
+      createdAt: Date.now(),
+    }
+    // Asked on the host by alice's hook; pending on the lead's machine with the link standing in (remote/link.ts).
+    await writePending(TEAM, { ...request, pid: process.pid }, h.env)
+    await writePending(TEAM, { ...request, pid: process.pid, remoteHost: 'root@host', remotePid: process.pid }, lead.env)
+    const seal = await leadRecordSeal(await readTeam(TEAM, lead.env), lead.env)
+    const answer = await resolveRequest(TEAM, request.id, { decision: 'approve', resolvedBy: 'team-lead', seal }, lead.env)
+    await link.post({ kind: 'resolved', request: answer })
+    const there = await waitFor('the answer on the host', () => readResolved(TEAM, request.id, h.env), 5_000, {
+      output: () => [...failures, `relay: ${relayWhy ?? 'running'}`].join('\n'),
+    })
+    expect(there).toEqual(answer)
+    const check = await launchRecordCheck(await readTeam(TEAM, h.env), h.env)
+    expect(await check!('resolved', there)).toBe(true)
+    expect(await readPending(TEAM, request.id, h.env)).toBeUndefined()
   })
 
   it('a member spawned here after being listed as elsewhere loses the mark', async () => {
