@@ -130,7 +130,8 @@ export async function spawnTeammates(team: string, given: SpawnTeammateInput[], 
   for (const i of inputs)
     if (i.agentType !== undefined && i.command === undefined) await checkAgentType(i.agentType, { cwd: path.resolve(i.cwd ?? leadCwd), env })
   const adapters = await Promise.all(inputs.map((i) => adapterFor(i, leadCwd, env)))
-  for (const [k, adapter] of adapters.entries()) if (adapter) preflightAdapter(adapter, { team, name: inputs[k].name, env: memberEnv(env, inputs[k]) })
+  for (const [k, adapter] of adapters.entries())
+    if (adapter) preflightAdapter(adapter, { team, name: inputs[k].name, env: memberEnv(env, inputs[k]) })
   const executor = opts.executor ?? (await paneExecutor(config, opts, env))
   const verifyKey = await leadVerifyKey(team, env)
   // Before registering: a cwd that is not a repository refuses the spawn without leaving a member.

@@ -244,5 +244,11 @@ function diagnostics(): string {
   )
   const codexConfig = path.join(agentHomeDir(TEAM, CODEX, remoteEnv()), 'config.toml')
   const config = fs.existsSync(codexConfig) ? fs.readFileSync(codexConfig, 'utf8') : '(none)'
-  return [linkLog, `host files: ${fs.readdirSync(dir, { recursive: true }).map(String).join(' ')}`, ...perms, `--- Codex's config.toml there ---\n${config}`, ...screens].join('\n')
+  return [
+    linkLog,
+    `host files: ${fs.readdirSync(dir, { recursive: true }).map(String).join(' ')}`,
+    ...perms,
+    `--- Codex's config.toml there ---\n${config}`,
+    ...screens,
+  ].join('\n')
 }
