@@ -127,12 +127,17 @@ export function printTeardown(report: TeardownReport, show: { removed?: boolean 
     if (show.removed !== false)
       println(w.path ? `removed worktree ${w.path}${w.branchDeleted ? ` and branch ${w.branch}` : ''}` : `removed branch ${w.branch}`)
     if (leftovers) println(`  ${leftovers}`)
+    // A host's worktree: its branch was fetched here first, and stays while it holds work.
+    if (w.host && !w.branchDeleted && w.contents.unmergedCount)
+      println(
+        `  kept its branch ${w.branch} in ${w.repo}: ${w.contents.unmergedCount} unmerged commit(s); merge it, or delete it with "git branch -D ${w.branch}"`,
+      )
   }
   for (const w of report.inUse) println(`left worktree ${w.path}: ${w.member} works in it`)
   for (const w of report.kept) {
     println(
       colors.yellow(
-        `kept worktree ${w.path || '(none: branch only)'} (branch ${w.branch}): ${w.contents.clean || w.contents.tampered ? w.reason : describeContents(w.contents)}`,
+        `kept worktree ${w.path || '(none: branch only)'} (branch ${w.branch}): ${w.contents.clean || w.contents.tampered || w.host ? w.reason : describeContents(w.contents)}`,
       ),
     )
     if (w.contents.tampered) println('  swarm runs no git there: look at it, then restore its .git file or remove the directory by hand')

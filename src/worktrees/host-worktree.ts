@@ -223,13 +223,12 @@ export async function removeHostWorktree(
   // The branch now lives here only; a branch only (path ''), judged from the worktree's base.
   const here = await removeWorktree({ repo: w.repo, path: '', branch: w.branch, ...(w.baseRef !== undefined && { baseRef: w.baseRef }) }, opts)
   const branchKept = removal.branchKept ? `kept branch ${w.branch} on ${w.host}: ${removal.branchKept}` : undefined
+  // A branch kept here for its unmerged commits is the work brought back, not a problem: printTeardown names it.
   return {
-    ...here,
     removed: true,
+    branchDeleted: here.branchDeleted,
+    contents: here.contents,
     discarded: here.discarded || removal.uncommitted.length > 0,
-    ...(!here.removed && {
-      reason: `kept branch ${w.branch} in ${w.repo} (fetched from ${w.host}): ${here.contents.unmergedCount} unmerged commit(s); merge it, or delete it with "git branch -D ${w.branch}"`,
-    }),
     ...(branchKept && { reason: branchKept }),
   }
 }

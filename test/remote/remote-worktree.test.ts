@@ -138,7 +138,7 @@ describe.skipIf(!hasSshd)('a worktree on another host', () => {
     expect(r.code, r.stderr).toBe(0)
     expect(await gitIn(sb.project, ['rev-parse', `swarm/${TEAM}/alice`])).toBe(sha)
     expect(fs.existsSync(alice.worktreePath)).toBe(false)
-    expect(r.stderr).toContain(`kept branch swarm/${TEAM}/alice in ${fs.realpathSync(sb.project)}`)
+    expect(r.stdout).toContain(`kept its branch swarm/${TEAM}/alice in ${fs.realpathSync(sb.project)}: 2 unmerged commit(s)`)
     // Listed as the branch it now is here: nothing to fetch from the host any more.
     const list = JSON.parse((await swarm(['worktrees', 'list', TEAM, '--json'])).stdout)
     expect(list.worktrees).toEqual([expect.objectContaining({ name: 'alice', path: null, unmergedCount: 2 })])
@@ -156,6 +156,29 @@ describe.skipIf(!hasSshd)('a worktree on another host', () => {
     expect(d.code, d.stderr).toBe(0)
     expect(d.stderr).toContain(`discarding ${bob.worktreePath}`)
     expect(fs.existsSync(bob.worktreePath)).toBe(false)
+  })
+
+  it('a branch here that went another way: teardown refuses, naming the branch and the fetch; after the fix it goes', async () => {
+    const dave = await spawnWithWorktree('dave')
+    const theirs = await commitThere(dave.worktreePath, 'dave.txt', 'dave on the host')
+    const branch = `swarm/${TEAM}/dave`
+    // A commit of the lead's own on that branch name here: the fetch cannot fast-forward it.
+    const tree = await gitIn(sb.project, ['rev-parse', 'HEAD^{tree}'])
+    const ours = await gitIn(sb.project, ['commit-tree', tree, '-p', 'HEAD', '-m', 'the lead, on that branch'])
+    await gitIn(sb.project, ['update-ref', `refs/heads/${branch}`, ours])
+    const r = await swarm(['kill', TEAM, 'dave', '--now', '--remove'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toContain(`branch ${branch} on ${host.host} was not brought back`)
+    expect(r.stdout).toContain(`run "swarm worktrees fetch ${TEAM} dave"`)
+    expect(await gitIn(dave.worktreePath, ['rev-parse', 'HEAD'])).toBe(theirs)
+    await gitIn(sb.project, ['branch', '-D', branch])
+    const f = await swarm(['worktrees', 'fetch', TEAM, 'dave'])
+    expect(f.code, f.stderr).toBe(0)
+    expect(await gitIn(sb.project, ['rev-parse', branch])).toBe(theirs)
+    const d = await swarm(['worktrees', 'remove', TEAM, 'dave'])
+    expect(d.code, d.stderr).toBe(0)
+    expect(fs.existsSync(dave.worktreePath)).toBe(false)
+    await gitIn(sb.project, ['branch', '-D', branch])
   })
 
   it("team delete fetches a member's unfetched commit first, and leaves no process on either side, nor a connection", async () => {
