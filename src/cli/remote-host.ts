@@ -19,6 +19,7 @@ import { teamStatus } from '../supervisor/status.js'
 import { killTeammate, stopTeamMembers } from '../supervisor/stop.js'
 import { reapTeam } from '../supervisor/reap-team.js'
 import { printJson, println } from '../terminal/output.js'
+import { addHostedWorktree, openHostedRepo, removeHostedWorktree } from '../worktrees/hosted-repo.js'
 
 /*
  * What `swarm remote …` does on a host (run over ssh by src/remote/ and backends/remote.ts): the
@@ -181,4 +182,35 @@ export async function remoteRelay(team: string, link: string, env: Env): Promise
 export async function remoteHome(team: string): Promise<void> {
   println(`team ${team}: its members' panes on this host. The lead runs on the machine that spawned them.`)
   await nextStopSignal()
+}
+
+/** `swarm remote worktree-open`: the team's repository for one lead repository, and the branch's commit there. */
+export async function remoteWorktreeOpen(o: HostedWorktreeFlags, env: Env): Promise<void> {
+  printJson(await openHostedRepo(o.team, o.repoId, o.branch, env))
+}
+
+/** `swarm remote worktree-add`: the member's worktree of its branch, made or found. */
+export async function remoteWorktreeAdd(o: HostedWorktreeFlags, env: Env): Promise<void> {
+  printJson(await addHostedWorktree({ team: o.team, repoId: o.repoId, branch: o.branch, slug: o.slug!, subdir: o.subdir ?? '' }, env))
+}
+
+/** `swarm remote worktree-remove`: the member's worktree unless it holds uncommitted changes, its branch while at --tip. */
+export async function remoteWorktreeRemove(o: HostedWorktreeFlags, env: Env): Promise<void> {
+  printJson(
+    await removeHostedWorktree(
+      { team: o.team, repoId: o.repoId, branch: o.branch, slug: o.slug!, ...definedOnly({ tip: o.tip, discard: o.discard }) },
+      env,
+    ),
+  )
+}
+
+/** The flags of `swarm remote worktree-*`. */
+export interface HostedWorktreeFlags {
+  team: string
+  repoId: string
+  branch: string
+  slug?: string
+  subdir?: string
+  tip?: string
+  discard?: boolean
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import { PLUMBING } from './options.js'
+import type { HostedWorktreeFlags } from './remote-host.js'
 import { printJson, println } from '../terminal/output.js'
 
 /** `swarm hosts check <host>` and the plumbing of teammates on other machines (`swarm remote …`, run by swarm over ssh). */
@@ -49,6 +50,32 @@ export function registerRemoteCommands(program: Command): void {
     .requiredOption('--team <team>')
     .requiredOption('--link <id>', "the link's id (its link.id)")
     .action(async (o: { team: string; link: string }) => (await hostSide()).remoteRelay(o.team, o.link, process.env))
+  remote
+    .command('worktree-open')
+    .description("a team's repository here for one lead repository (made when missing), and its branch's commit")
+    .requiredOption('--team <team>')
+    .requiredOption('--repo-id <id>')
+    .requiredOption('--branch <branch>')
+    .action(async (o: HostedWorktreeFlags) => (await hostSide()).remoteWorktreeOpen(o, process.env))
+  remote
+    .command('worktree-add')
+    .description("a member's worktree of its branch here (pushed by the lead already)")
+    .requiredOption('--team <team>')
+    .requiredOption('--repo-id <id>')
+    .requiredOption('--branch <branch>')
+    .requiredOption('--slug <slug>')
+    .option('--subdir <dir>', 'where in it the member starts', '')
+    .action(async (o: HostedWorktreeFlags) => (await hostSide()).remoteWorktreeAdd(o, process.env))
+  remote
+    .command('worktree-remove')
+    .description("a member's worktree here, unless it holds uncommitted changes; its branch while it is at --tip")
+    .requiredOption('--team <team>')
+    .requiredOption('--repo-id <id>')
+    .requiredOption('--branch <branch>')
+    .requiredOption('--slug <slug>')
+    .option('--tip <sha>', 'the commit the lead fetched')
+    .option('--discard', 'also with uncommitted changes, and the branch wherever it points')
+    .action(async (o: HostedWorktreeFlags) => (await hostSide()).remoteWorktreeRemove(o, process.env))
   remote
     .command('home')
     .argument('<team>')

@@ -62,7 +62,7 @@ export function registerSpawnCommands(program: Command): void {
     .option('--prompt <text>', "first message, put in the teammate's inbox from team-lead")
     .option(
       '--worktree [name]',
-      'run in a git worktree of its own at <repo>/.claude/worktrees/<name> (default <team>-<name>), branch swarm/<team>/<name>',
+      'run in a git worktree of its own at <repo>/.claude/worktrees/<name> (default <team>-<name>), branch swarm/<team>/<name>; with --host, in a clone on that host (swarm worktrees fetch brings the branch back)',
     )
     .option(
       '--host <user@host[:port]>',
@@ -85,14 +85,19 @@ export function registerSpawnCommands(program: Command): void {
     .action((team: string, name: string, opts: KillCommandOptions) => runKill(team, name, opts))
 }
 
-/** `swarm spawn --host`: the member's cwd, agent type and CLI are the host's to check (its swarm plans the launch). */
+/**
+ * `swarm spawn --host`: the member's cwd, agent type and CLI are the host's to check (its swarm
+ * plans the launch). With --worktree, --cwd is a directory here, in the repository whose HEAD the
+ * member's branch starts from (worktrees/host-worktree.ts).
+ */
 async function spawnOnHost(team: string, name: string, host: string, opts: SpawnCommandOptions): Promise<void> {
   if (opts.command !== undefined) throw new UsageError("--host runs swarm's agent or an agent CLI (--agent), not --command")
   const { spawnTeammate } = await import('../supervisor/teammates.js')
-  const { member, spawned } = await spawnTeammate(team, {
+  const cwd = opts.worktree && opts.cwd !== undefined ? await existingDir(opts.cwd) : opts.cwd
+  const { member, spawned, worktree } = await spawnTeammate(team, {
     name,
     host,
-    ...definedOnly({ cwd: opts.cwd, model: opts.model, mode: opts.mode, agentType: opts.agentType, agent: opts.agent, prompt: opts.prompt }),
+    ...definedOnly({ cwd, model: opts.model, mode: opts.mode, agentType: opts.agentType, agent: opts.agent, prompt: opts.prompt }),
     ...(opts.worktree ? { worktree: opts.worktree } : {}),
     ...budgetFlags(opts),
   })
@@ -105,8 +110,13 @@ async function spawnOnHost(team: string, name: string, host: string, opts: Spawn
       host: member.host,
       pane: spawned.paneId,
       pid: spawned.pid,
+      cwd: member.cwd,
+      ...(worktree && { worktreePath: worktree.path, branch: worktree.branch, worktreeReused: worktree.reused }),
     })
-  println(`spawned ${name} on ${member.host} (pane ${spawned.paneId} there); swarm attach ${team} ${name} shows it`)
+  const tree = worktree
+    ? ` in ${worktree.reused ? 'its existing worktree' : 'worktree'} ${worktree.path} there (branch ${worktree.branch}; swarm worktrees fetch ${team} ${name} brings it here)`
+    : ''
+  println(`spawned ${name} on ${member.host} (pane ${spawned.paneId} there)${tree}; swarm attach ${team} ${name} shows it`)
 }
 
 export async function runSpawn(team: string, name: string, opts: SpawnCommandOptions): Promise<void> {

@@ -13,6 +13,12 @@ export function registerWorktreeCommands(program: Command): void {
     .description('every worktree of the team, clean or not (also ones left by earlier teams of that name)')
     .option('--json', 'print JSON')
     .action((team: string, opts: { json?: boolean }) => worktreesList(team, opts))
+  wt.command('fetch <team> [name]')
+    .description(
+      "bring the branches of the team's worktrees on other hosts (or the one of <name>) into the lead's repository, through the connection",
+    )
+    .option('--json', 'print JSON')
+    .action((team: string, name: string | undefined, opts: { json?: boolean }) => worktreesFetch(team, name, opts))
   wt.command('prune [team]')
     .description('remove the worktrees (of the team, or of every team) that hold nothing to lose')
     .option('--json', 'print JSON')
@@ -29,9 +35,12 @@ export function registerWorktreeCommands(program: Command): void {
  * look for `swarm/<team>/` branches (its cwds and the current directory), and who works where.
  */
 async function teamContext(team: string): Promise<{ repoDirs: string[]; members: Map<string, string> }> {
-  const [{ worktreeUsersOf }, config] = await Promise.all([import('../worktrees/team-worktrees.js'), readTeam(team).catch(() => undefined)])
+  const [{ localRepoDirs, worktreeUsersOf }, config] = await Promise.all([
+    import('../worktrees/team-worktrees.js'),
+    readTeam(team).catch(() => undefined),
+  ])
   const list = config?.members ?? []
-  return { repoDirs: [process.cwd(), ...list.flatMap((m) => (m.cwd ? [m.cwd] : []))], members: worktreeUsersOf(list) }
+  return { repoDirs: [process.cwd(), ...localRepoDirs(list)], members: worktreeUsersOf(list) }
 }
 
 export async function worktreesList(team: string, opts: { json?: boolean }): Promise<void> {
@@ -47,11 +56,24 @@ export async function worktreesList(team: string, opts: { json?: boolean }): Pro
         w.name + (members.has(w.path) ? '' : ' (no member)'),
         w.branch,
         describeContents(w.contents),
-        w.path || '(no worktree: branch only)',
+        w.host ? `${w.host}:${w.path}` : w.path || '(no worktree: branch only)',
       ])
     println(table(rows))
   }
   reportProblems(listing.problems)
+}
+
+export async function worktreesFetch(team: string, name: string | undefined, opts: { json?: boolean }): Promise<void> {
+  const { fetchTeamWorktrees } = await import('../worktrees/team-worktrees.js')
+  const report = await fetchTeamWorktrees(team, { env: process.env, ...(name !== undefined && { name }) })
+  if (opts.json) printJson({ team, ...report })
+  else if (!report.fetched.length && !report.problems.length)
+    println(`team ${team} has no worktree on another host${name === undefined ? '' : ` named ${JSON.stringify(name)}`}`)
+  for (const f of opts.json ? [] : report.fetched) {
+    const moved = f.before === f.tip ? 'up to date' : `${f.before ? f.before.slice(0, 7) : 'new'}..${f.tip.slice(0, 7)}`
+    println(`fetched ${f.branch} from ${f.host} into ${f.repo} (${moved})`)
+  }
+  reportProblems(report.problems)
 }
 
 export async function worktreesPrune(team: string | undefined, opts: { json?: boolean }): Promise<void> {
@@ -105,12 +127,17 @@ export function printTeardown(report: TeardownReport, show: { removed?: boolean 
     if (show.removed !== false)
       println(w.path ? `removed worktree ${w.path}${w.branchDeleted ? ` and branch ${w.branch}` : ''}` : `removed branch ${w.branch}`)
     if (leftovers) println(`  ${leftovers}`)
+    // A host's worktree: its branch was fetched here first, and stays while it holds work.
+    if (w.host && !w.branchDeleted && w.contents.unmergedCount)
+      println(
+        `  kept its branch ${w.branch} in ${w.repo}: ${w.contents.unmergedCount} unmerged commit(s); merge it, or delete it with "git branch -D ${w.branch}"`,
+      )
   }
   for (const w of report.inUse) println(`left worktree ${w.path}: ${w.member} works in it`)
   for (const w of report.kept) {
     println(
       colors.yellow(
-        `kept worktree ${w.path || '(none: branch only)'} (branch ${w.branch}): ${w.contents.clean || w.contents.tampered ? w.reason : describeContents(w.contents)}`,
+        `kept worktree ${w.path || '(none: branch only)'} (branch ${w.branch}): ${w.contents.clean || w.contents.tampered || w.host ? w.reason : describeContents(w.contents)}`,
       ),
     )
     if (w.contents.tampered) println('  swarm runs no git there: look at it, then restore its .git file or remove the directory by hand')

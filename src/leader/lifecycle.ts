@@ -24,7 +24,8 @@ import { delay } from '../process/delay.js'
 import { isAlive } from '../process/liveness.js'
 import { type ReapedProcess, assertNoneSurvive, keepCorruptConfig, reapTeam, stopLeaderProcess } from '../supervisor/reap-team.js'
 import { runningLeader } from '../supervisor/leader-lock.js'
-import { type TeardownReport, listTeamWorktrees, teamWorktreesOf, teardownWorktrees } from '../worktrees/team-worktrees.js'
+import { connectionTo } from '../remote/connection.js'
+import { type TeardownReport, listTeamWorktrees, localRepoDirs, teamWorktreesOf, teardownWorktrees } from '../worktrees/team-worktrees.js'
 import type { RemoveWorktreeOptions } from '../worktrees/worktree.js'
 import { teamBackend } from '../backends/team-backend.js'
 import { STOPPED_FIELD } from '../backends/directory.js'
@@ -492,13 +493,18 @@ export async function deleteTeamFully(
   if (opts.copyTo) await fs.cp(teamDir(team, env), opts.copyTo, { recursive: true })
   const keptConfig = corrupt ? await keepCorruptConfig(team, env) : undefined
   // Every worktree of the team, also ones swarm has no record of (found by branch in the members' repositories).
-  const listing = await listTeamWorktrees(team, { env, repoDirs: (config?.members ?? []).flatMap((m) => (m.cwd ? [m.cwd] : [])) })
+  const listing = await listTeamWorktrees(team, { env, repoDirs: localRepoDirs(config?.members ?? []) })
   const worktrees = await teardownWorktrees(listing.worktrees, {
     env,
     ...(opts.discard ? { discard: true } : {}),
     ...(opts.onDiscard ? { onDiscard: opts.onDiscard } : {}),
   })
   worktrees.problems.unshift(...listing.problems)
+  // A host's worktree was fetched through its connection again after the team stopped there: its master goes now too.
+  for (const host of new Set(listing.worktrees.flatMap((w) => (w.host ? [w.host] : []))))
+    await connectionTo(host, env)
+      .close()
+      .catch(() => undefined) // none running: nothing to end
   await deleteTeamFiles(team, env)
   // Its teammates ended, a gone Claude Code lead's own tmux server has exited: its socket file goes too.
   const tmuxSocketRemoved = config ? await removeGoneClaudeLeadSocket(config, env) : undefined
@@ -533,7 +539,7 @@ export async function removeTeammate(
     })
   }
   await removeFromRoster(team, member.name, opts.env)
-  const listing = await teamWorktreesOf(team, { env: opts.env, members: [member], repoDirs: [member.cwd] })
+  const listing = await teamWorktreesOf(team, { env: opts.env, members: [member], repoDirs: localRepoDirs([member]) })
   const report = await teardownWorktrees(listing.worktrees, {
     env: opts.env,
     ...(opts.discard ? { discard: true } : {}),

@@ -66,14 +66,23 @@ export function sshControl(e: SshEndpoint, op: 'check' | 'exit', opts: { env?: E
   return runCommand('ssh', [...common(e, opts.env), '-O', op, e.destination], { env: opts.env, timeoutMs: opts.timeoutMs ?? 5_000 })
 }
 
+/**
+ * The options of every channel through the master (never a master of its own): what runSsh,
+ * openSsh and runSshInTerminal pass, and the ssh command git runs (`GIT_SSH_COMMAND`, remote
+ * worktrees), which appends the destination and the command itself.
+ */
+export function channelArgs(e: SshEndpoint, env?: Env): string[] {
+  return [...common(e, env), '-o', 'ControlMaster=no']
+}
+
 /** Runs `command` on the host through the master and returns its exit code and output (255: ssh's own failure). */
 export function runSsh(e: SshEndpoint, command: string, opts: RunOptions): Promise<CommandResult> {
-  return runCommand('ssh', [...common(e, opts.env), '-o', 'ControlMaster=no', '-T', e.destination, command], opts)
+  return runCommand('ssh', [...channelArgs(e, opts.env), '-T', e.destination, command], opts)
 }
 
 /** A long-running channel through the master: `command`'s stdin and stdout are the child's pipes. */
 export function openSsh(e: SshEndpoint, command: string, opts: { env?: Env } = {}): LaunchedProcess {
-  return launchProcess('ssh', [...common(e, opts.env), '-o', 'ControlMaster=no', '-T', e.destination, command], {
+  return launchProcess('ssh', [...channelArgs(e, opts.env), '-T', e.destination, command], {
     env: opts.env,
     stdio: ['pipe', 'pipe', 'pipe'],
   })
@@ -81,5 +90,5 @@ export function openSsh(e: SshEndpoint, command: string, opts: { env?: Env } = {
 
 /** `command` on the host with this terminal as its own (`ssh -t`: `swarm attach`); its exit code. */
 export function runSshInTerminal(e: SshEndpoint, command: string, opts: { env?: Env } = {}): Promise<number> {
-  return runInTerminal('ssh', [...common(e, opts.env), '-o', 'ControlMaster=no', '-t', e.destination, command], opts)
+  return runInTerminal('ssh', [...channelArgs(e, opts.env), '-t', e.destination, command], opts)
 }

@@ -5,7 +5,7 @@ import { ExitCode, SwarmError } from '../errors.js'
 import { rootDir } from '../home/paths.js'
 import type { Env } from '../home/env.js'
 import { CommandTimeoutError, type CommandResult, type LaunchedProcess } from '../process/launch.js'
-import { type SshEndpoint, openSsh, runSsh, runSshInTerminal, sshControl, startSshMaster } from '../process/ssh.js'
+import { type SshEndpoint, channelArgs, openSsh, runSsh, runSshInTerminal, sshControl, startSshMaster } from '../process/ssh.js'
 import { ensureDir } from '../util/fs.js'
 import { withFileLock } from '../util/lock.js'
 import { type RemoteHost, parseHost } from './host.js'
@@ -128,6 +128,15 @@ export class HostConnection {
   async inTerminal(command: string): Promise<number> {
     await this.ensure()
     return runSshInTerminal(this.endpoint, command, { env: this.env })
+  }
+
+  /**
+   * The ssh command line (argv, `ssh` first) of a channel through this connection's master, for a
+   * program that runs ssh itself: git's `GIT_SSH_COMMAND` (remote worktrees). The master is made first.
+   */
+  async channelArgv(): Promise<string[]> {
+    await this.ensure()
+    return ['ssh', ...channelArgs(this.endpoint, this.env)]
   }
 
   /** Ends the master (team delete): every channel through it closes. */

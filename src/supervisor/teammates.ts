@@ -17,6 +17,7 @@ import { addMember, readTeam, updateTeam } from '../teams/team-store.js'
 import type { TeamFile, TeamMember } from '../teams/types.js'
 import { wantsWorktree } from '../agent/definitions/isolation.js'
 import { type CreateWorktreeOptions, type Worktree, createWorktree, planWorktree, removeWorktree, worktreeCwd } from '../worktrees/worktree.js'
+import { createHostWorktree, removeHostWorktree } from '../worktrees/host-worktree.js'
 import { type DetectInputs, systemDetectInputs } from '../backends/detect.js'
 import { STOPPED_FIELD, TMUX_SOCKET_FIELD } from '../backends/directory.js'
 import { defaultLeaderArgv, defaultTeammateArgv, shellCommandArgv, teammateEnv } from '../backends/teammate-launch.js'
@@ -251,8 +252,10 @@ export async function spawnTeammates(team: string, given: SpawnTeammateInput[], 
 /**
  * Members placed on other machines (all of `inputs` name a host): registered here with their host,
  * their first prompts in their inboxes here (the link carries them), then started by the hosts'
- * swarm, which plans each launch (agent CLI, paths, sandbox) there. No worktree or settings pin is
- * made here: they would describe this machine.
+ * swarm, which plans each launch (agent CLI, paths, sandbox) there. No settings pin is made here:
+ * it would describe this machine. A member with `worktree` gets its branch in a worktree on its
+ * host first (worktrees/host-worktree.ts: the lead's repository is the one of `cwd`, a directory
+ * here then, or of the lead's cwd) and starts there.
  */
 async function spawnPlaced(team: string, inputs: SpawnTeammateInput[], env: Env): Promise<SpawnResult[]> {
   const config = await readTeam(team, env)
@@ -260,35 +263,77 @@ async function spawnPlaced(team: string, inputs: SpawnTeammateInput[], env: Env)
   for (const i of inputs) {
     if (i.command !== undefined || i.argv !== undefined)
       throw new UsageError(`${i.name}: a member on another host runs swarm's agent or an agent CLI (--agent), not --command`)
-    if (i.worktree)
-      throw new UsageError(`${i.name}: --worktree on another host is not supported yet`, { hint: 'give it a --cwd that is a clone on that host' })
   }
-  const members = await registerMembers(team, inputs, config.members, executor, env)
-  await updateTeam(
-    team,
-    (t) => {
-      for (const m of t.members) {
-        const i = inputs.find((x) => x.name === m.name)
-        if (i) m.host = parseHost(i.host!).spec
-      }
-    },
-    env,
-  )
-  await Promise.all(inputs.flatMap((i) => (i.prompt ? [sendTeamMessage({ team, to: i.name, text: i.prompt, summary: 'initial prompt', env })] : [])))
-  const spawned = await executor.spawnMany(
-    inputs.map((i, k) => ({
+  const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
+  // Before registering, one at a time (each pushes through the host's connection): a worktree that cannot be made leaves no member.
+  const worktrees: Array<{ worktree: Worktree; cwd: string } | undefined> = []
+  try {
+    for (const i of inputs)
+      worktrees.push(
+        i.worktree
+          ? await createHostWorktree({
+              repoDir: path.resolve(i.cwd ?? leadCwd),
+              team,
+              name: i.name,
+              host: i.host!,
+              env,
+              ...(typeof i.worktree === 'string' && { slug: i.worktree }),
+            })
+          : undefined,
+      )
+  } catch (err) {
+    await undoHostWorktrees(worktrees, env)
+    throw err
+  }
+  const cwdOf = (k: number) => worktrees[k]?.cwd ?? inputs[k]!.cwd ?? REMOTE_HOME_CWD
+  let spawned: Array<PromiseSettledResult<SpawnedTeammate>>
+  let members: TeamMember[]
+  try {
+    members = await registerMembers(
       team,
-      name: i.name,
-      argv: defaultTeammateArgv(team, i.name, i),
-      cwd: i.cwd ?? REMOTE_HOME_CWD,
-      env: { ...teammateEnv(env, { team, name: i.name }), ...i.env },
-      color: members[k]!.color,
-      remote: {
-        host: i.host!,
-        launch: definedOnly({ agent: i.agent, model: i.model, mode: i.mode, agentType: i.agentType, resume: i.resume, cwd: i.cwd }),
+      inputs.map((i) => (i.worktree ? { ...i, cwd: undefined } : i)),
+      config.members,
+      executor,
+      env,
+    )
+    await updateTeam(
+      team,
+      (t) => {
+        for (const m of t.members) {
+          const i = inputs.find((x) => x.name === m.name)
+          if (i) m.host = parseHost(i.host!).spec
+        }
       },
-    })),
-  )
+      env,
+    )
+    await Promise.all(
+      inputs.flatMap((i) => (i.prompt ? [sendTeamMessage({ team, to: i.name, text: i.prompt, summary: 'initial prompt', env })] : [])),
+    )
+    spawned = await executor.spawnMany(
+      inputs.map((i, k) => ({
+        team,
+        name: i.name,
+        argv: defaultTeammateArgv(team, i.name, i),
+        cwd: cwdOf(k),
+        env: { ...teammateEnv(env, { team, name: i.name }), ...i.env },
+        color: members[k]!.color,
+        remote: {
+          host: i.host!,
+          launch: definedOnly({
+            agent: i.agent,
+            model: i.model,
+            mode: i.mode,
+            agentType: i.agentType,
+            resume: i.resume,
+            cwd: worktrees[k]?.cwd ?? i.cwd,
+          }),
+        },
+      })),
+    )
+  } catch (err) {
+    await undoHostWorktrees(worktrees, env)
+    throw err
+  }
   const updated = await updateTeam(
     team,
     (t) => {
@@ -301,18 +346,36 @@ async function spawnPlaced(team: string, inputs: SpawnTeammateInput[], env: Env)
         m.backendType = r.value.backendType
         m.tmuxPaneId = r.value.paneId
         m.isActive = true
-        m.cwd = inputs[k]!.cwd ?? REMOTE_HOME_CWD
+        m.cwd = cwdOf(k)
+        if (worktrees[k]) m.worktreePath = worktrees[k].worktree.path
         delete m[STOPPED_FIELD]
       }
     },
     env,
   )
   const failed = spawned.find((r): r is PromiseRejectedResult => r.status === 'rejected')
-  if (failed) throw failed.reason
+  if (failed) {
+    await undoHostWorktrees(
+      worktrees.map((w, k) => (spawned[k]!.status === 'rejected' ? w : undefined)),
+      env,
+    )
+    throw failed.reason
+  }
   return inputs.map((i, k) => ({
     member: updated.members.find((m) => m.name === i.name)!,
     spawned: (spawned[k] as PromiseFulfilledResult<SpawnedTeammate>).value,
+    ...(worktrees[k] && { worktree: worktrees[k].worktree }),
   }))
+}
+
+/** Takes away the host worktrees this spawn made (not reused ones): nobody has worked in them yet. */
+async function undoHostWorktrees(made: Array<{ worktree: Worktree } | undefined>, env: Env): Promise<void> {
+  for (const m of made) {
+    if (!m || m.worktree.reused) continue
+    const contents = { exists: true, branchExists: false, uncommitted: [], ignored: [], unmerged: [], unmergedCount: 0, clean: true }
+    // Best effort: the spawn's own failure is the one to report.
+    await removeHostWorktree({ ...m.worktree, contents }, { env, discard: true }).catch(() => undefined)
+  }
 }
 
 /** Has the member written its state.json since `since` (ms): its process got through its start-up? */

@@ -19,6 +19,7 @@ export const WorktreeRecord = z.looseObject({
   slug: z.string(),
   /** The top of the main working tree. */
   repo: z.string(),
+  /** Its directory; on `host` when there is one (a path there, never looked at here). */
   path: z.string(),
   branch: z.string(),
   /** HEAD of the main tree when the worktree was made: commits beyond it are the teammate's. */
@@ -28,6 +29,11 @@ export const WorktreeRecord = z.looseObject({
   /** Paths (relative to the tree) symlinked to the main tree's ignored directories. */
   links: z.array(z.string()).default([]),
   createdAt: z.number(),
+  /**
+   * The machine it lives on (`user@host[:port]`, `spawn --host --worktree`): its branch is made
+   * there from `repo`'s HEAD and comes back into `repo` by `git fetch` (worktrees/host-worktree.ts).
+   */
+  host: z.string().optional(),
 })
 export type WorktreeRecord = z.infer<typeof WorktreeRecord>
 

@@ -6,11 +6,14 @@ import { gitRaw, listWorktrees, mainWorktree } from './git.js'
 import { type WorktreeContents, inspectWorktree } from './inspect.js'
 import { readWorktreeRecords, teamsWithWorktreeRecords } from './record.js'
 import { type RemoveWorktreeOptions, type RemoveTarget, removeWorktree } from './worktree.js'
+import { type Fetched, fetchHostWorktree, removeHostWorktree } from './host-worktree.js'
 import type { Env } from '../home/env.js'
 
 /** One worktree (or a branch left without one) of a team, and what is in it. */
 export interface TeamWorktree extends RemoveTarget {
   team: string
+  /** The machine it lives on (its path is one there); its contents are then its branch's here, last fetched. */
+  host?: string
   /** The teammate it was made for (from the record, else the branch name). */
   name: string
   /** Swarm has a record of it (else it was found by its `swarm/<team>/` branch). */
@@ -39,7 +42,9 @@ export async function listTeamWorktrees(team: string, o: { env: Env; repoDirs?: 
   }
   for (const r of records) {
     try {
-      found.set(`${r.repo}\0${r.branch}`, { ...r, recorded: true, contents: await inspectWorktree(r, o.env) })
+      // A host's worktree is never looked at here: what its branch holds here (since the last fetch) is.
+      const contents = r.host ? { ...(await inspectWorktree({ ...r, path: '' }, o.env)), exists: true } : await inspectWorktree(r, o.env)
+      found.set(`${r.repo}\0${r.branch}`, { ...r, recorded: true, contents })
     } catch (err) {
       problems.push(`${r.path}: ${errorMessage(err)}`)
     }
@@ -90,7 +95,7 @@ export async function teardownWorktrees(worktrees: TeamWorktree[], opts: RemoveW
   const report: TeardownReport = { removed: [], kept: [], discarded: [], inUse: [], problems: [] }
   for (const w of worktrees) {
     try {
-      const r = await removeWorktree(w, opts)
+      const r = w.host ? await removeHostWorktree(w, opts) : await removeWorktree(w, opts)
       const now = { ...w, contents: r.contents }
       if (!r.removed) report.kept.push({ ...now, reason: r.reason ?? 'kept' })
       else {
@@ -103,6 +108,24 @@ export async function teardownWorktrees(worktrees: TeamWorktree[], opts: RemoveW
     }
   }
   return report
+}
+
+/** `swarm worktrees fetch`: each host's worktree of the team (or the one of `name`) brings its branch into the lead's repository. */
+export async function fetchTeamWorktrees(
+  team: string,
+  o: { env: Env; name?: string },
+): Promise<{ fetched: Array<Fetched & { name: string; host: string; repo: string }>; problems: string[] }> {
+  const { records, problems } = await readWorktreeRecords(team, o.env)
+  const hosted = records.filter((r) => r.host && (o.name === undefined || r.name === o.name || r.slug === o.name))
+  const fetched: Array<Fetched & { name: string; host: string; repo: string }> = []
+  for (const r of hosted) {
+    try {
+      fetched.push({ ...(await fetchHostWorktree(r, o.env)), name: r.name, host: r.host!, repo: r.repo })
+    } catch (err) {
+      problems.push(`${r.branch} from ${r.host}: ${errorMessage(err)}`)
+    }
+  }
+  return { fetched, problems }
 }
 
 /**
@@ -137,6 +160,11 @@ export async function pruneWorktrees(o: { env: Env; team?: string; repoDirs?: st
   return total
 }
 
+/** Where to look for a team's `swarm/<team>/` branches: its members' cwds here (a host member's is a path on its host). */
+export function localRepoDirs(members: TeamMember[]): string[] {
+  return members.flatMap((m) => (m.cwd && !m.host ? [m.cwd] : []))
+}
+
 /** Worktree path → the member of `team` whose worktree (or cwd) it is. A team that cannot be read counts as none. */
 export async function worktreeUsers(team: string, env: Env): Promise<Map<string, string>> {
   const config = await readTeam(team, env).catch(() => undefined)
@@ -159,6 +187,8 @@ export interface WorktreeSummary {
   team: string
   name: string
   slug?: string
+  /** The machine it lives on: `path` is a path there. */
+  host?: string
   /** null: no worktree left, only its branch. */
   path: string | null
   branch: string
@@ -185,6 +215,7 @@ export function summarizeWorktree(w: TeamWorktree): WorktreeSummary {
     team: w.team,
     name: w.name,
     ...(w.slug ? { slug: w.slug } : {}),
+    ...(w.host ? { host: w.host } : {}),
     path: w.path || null,
     branch: w.branch,
     repo: w.repo,
