@@ -6,6 +6,7 @@ import type { BatchReport } from '../../src/batch/run.js'
 import { teamDir } from '../../src/home/paths.js'
 import { startLoopbackServer, type LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import type { ScenarioInput } from '../../src/loopback-model/scenario.js'
+import type { PermissionModeName } from '../../src/permissions/rules/modes.js'
 import { sandbox, type Sandbox } from '../e2e/helpers.js'
 
 /**
@@ -45,7 +46,7 @@ afterEach(async () => {
   sb = server = undefined
 })
 
-async function runBatch(mode: 'default' | 'plan' | 'acceptEdits' | 'bypassPermissions', sandboxSettings: Record<string, unknown>) {
+async function runBatch(mode: PermissionModeName, sandboxSettings: Record<string, unknown>) {
   server = await startLoopbackServer({ scenario: { fallback: { text: 'RESULT: nothing' } } })
   sb = sandbox({ ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: server.url })
   server.setScenario(scenario(sb.env.SWARM_HOME!))
@@ -103,7 +104,7 @@ describe("a batch subtask's Bash cannot reach the control plane", () => {
 })
 
 /** The matrix (issue 23): the modes where the rewrite itself is asked (denied, nobody answers), bwrap present and absent. */
-describe.each(['default', 'plan'] as const)("a batch subtask's Bash in %s", (mode) => {
+describe.each(['default', 'plan', 'dontAsk', 'bubble'] as const)("a batch subtask's Bash in %s", (mode) => {
   it.each([
     ['bwrap present', {}],
     ['bwrap absent', { bwrapPath: '/nonexistent/bwrap' }],
