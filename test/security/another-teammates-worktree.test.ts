@@ -8,7 +8,7 @@ import { createBashSandbox } from '../../src/sandbox/sandbox.js'
 import { defaultSandboxConfig } from '../../src/sandbox/sandbox-settings.js'
 import { afterTest, useLoopback } from '../support/agent-team.js'
 import { isolatedHome } from '../support/home.js'
-import { type Attack, type HostileFixture, makeHostileFixture, pathWithoutBwrap, runAttacks } from './sandbox-helpers.js'
+import { ALL_MODES, type Attack, type HostileFixture, makeHostileFixture, pathWithoutBwrap, runAttacks } from './sandbox-helpers.js'
 
 /**
  * Issue 23, finding 4: alice works in the main checkout; bob's worktree is swarm's, at
@@ -66,7 +66,7 @@ function attacks(fx: HostileFixture, t: Targets): Attack[] {
 
 for (const variant of ['sandbox on', 'bwrap absent'] as const) {
   describe(`another teammate's worktree and the project's .claude/ (${variant})`, () => {
-    for (const mode of ['default', 'acceptEdits', 'bypassPermissions', 'plan'] as const) {
+    for (const mode of ALL_MODES) {
       it(`${mode}: bob's .git, .claude/settings.json and .claude/hooks/, and the repository's .claude/, stay as they were`, async () => {
         const bin = path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'swarm-nobwrap-')), 'bin')
         afterTest(() => fs.rm(path.dirname(bin), { recursive: true, force: true }))

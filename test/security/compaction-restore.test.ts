@@ -7,6 +7,7 @@ import { leadKeyPath } from '../../src/trust/keys.js'
 import { TEAM, makeFixture, nudge, startInProcess, toolResult, type Fixture } from '../permissions/requests/bubbling-helpers.js'
 import { useAgentTeam } from '../support/agent-team.js'
 import { waitFor } from '../support/wait.js'
+import { ALL_MODES, pathWithoutBwrap } from './sandbox-helpers.js'
 
 /**
  * Issue 23 finding 6: compaction restored every file the conversation had named in a Read —
@@ -21,10 +22,12 @@ let loopback: LoopbackServer
 let fx: Fixture
 useAgentTeam({ team: makeFixture, onReady: (t) => ({ loopback, fx } = t) })
 
-describe('compaction restores only what the Read guard lets through now', () => {
-  for (const mode of ['default', 'bypassPermissions'] as const) {
+/** The matrix (issue 23): every mode, bwrap present and absent (the guard is the Read tool's, not the sandbox's). */
+describe.each(['bwrap present', 'bwrap absent'] as const)('compaction restores only what the Read guard lets through now (%s)', (variant) => {
+  for (const mode of ALL_MODES) {
     it(`${mode}: after a denied Read of lead.key and of ~/.ssh (a deny rule), no later request carries either`, async () => {
       const home = path.dirname(fx.home)
+      if (variant === 'bwrap absent') fx.env.PATH = pathWithoutBwrap(path.join(fx.base, 'nobwrap'))
       fx.env.HOME = home
       await fs.mkdir(path.join(home, '.ssh'), { recursive: true })
       await fs.writeFile(path.join(home, '.ssh', 'id_test'), `${SSH}\n`)

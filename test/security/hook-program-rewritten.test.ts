@@ -8,7 +8,7 @@ import { listPending } from '../../src/asks/store.js'
 import { TEAM, nudge, startInProcess, toolResult } from '../permissions/requests/bubbling-helpers.js'
 import { afterTest, useLoopback } from '../support/agent-team.js'
 import { waitFor } from '../support/wait.js'
-import { type Attack, type HostileFixture, makeHostileFixture, pathWithoutBwrap, runAttacks } from './sandbox-helpers.js'
+import { ALL_MODES, type Attack, type HostileFixture, makeHostileFixture, pathWithoutBwrap, runAttacks } from './sandbox-helpers.js'
 
 /**
  * Issue 23, finding 1: the project's settings register a PermissionRequest hook that runs a
@@ -46,7 +46,7 @@ for (const variant of ['sandbox on', 'bwrap absent'] as const) {
       return makeHostileFixture(loopback, variant === 'bwrap absent' ? { path: pathWithoutBwrap(bin) } : {})
     }
 
-    for (const mode of ['default', 'acceptEdits', 'bypassPermissions', 'plan'] as const) {
+    for (const mode of ALL_MODES) {
       it(`${mode}: Write and Bash to .claude/hooks/policy.sh are asked or refused; the program is unchanged and never runs rewritten`, async () => {
         const fx = await make()
         const policy = await withHook(fx)
@@ -73,7 +73,9 @@ for (const variant of ['sandbox on', 'bwrap absent'] as const) {
       }, 120_000)
     }
 
-    for (const mode of ['default', 'acceptEdits'] as const) {
+    // The hook is consulted only where a call is asked: bypassPermissions asks nothing, dontAsk denies
+    // instead of asking, plan denies a command that writes before anyone is asked.
+    for (const mode of ['default', 'acceptEdits', 'bubble'] as const) {
       it(`${mode}: a hook program changed after the member started is not run; team-lead is asked`, async () => {
         const fx = await make()
         const policy = await withHook(fx)

@@ -13,6 +13,8 @@ import { PassThrough } from 'node:stream'
 import { LeaderConsole, type TeamControl } from '../../src/leader/console.js'
 import { useAgentTeam } from '../support/agent-team.js'
 import { waitFor } from '../support/wait.js'
+import path from 'node:path'
+import { pathWithoutBwrap } from './sandbox-helpers.js'
 
 /**
  * A signed lead order, copied out of one teammate's inbox (as a process that can read it would),
@@ -61,9 +63,10 @@ async function plant(name: string, m: InboxMessage): Promise<void> {
   await fs.rename(`${file}.attack`, file)
 }
 
-describe('a signed lead order cannot be replayed', () => {
+describe.each(['bwrap present', 'bwrap absent'] as const)('a signed lead order cannot be replayed (%s)', (variant) => {
   for (const mode of MODES) {
     it(`${mode}: replayed to another teammate it is UNVERIFIED; replayed to the same one (also after a restart) it is REPLAYED`, async () => {
+      if (variant === 'bwrap absent') fx.env.PATH = pathWithoutBwrap(path.join(fx.base, 'nobwrap'))
       const target = mode === 'plan' ? 'acceptEdits' : 'plan'
       const later = mode === 'dontAsk' ? 'default' : 'dontAsk'
       let alice = await start('alice', mode)

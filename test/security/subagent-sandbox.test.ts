@@ -6,11 +6,13 @@ import type { PermissionCheck } from '../../src/agent/tool.js'
 import { LEAD_NAME } from '../../src/home/paths.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { createPermissionLayer } from '../../src/permissions/requests/client.js'
+import { answerRequest } from '../../src/permissions/requests/broker.js'
 import { listPending } from '../../src/asks/store.js'
 import { makeFixture, startAgent, TEAM, type Fixture } from '../agent/runtime/helpers.js'
 import { recordingClient } from '../agent/subagents/helpers.js'
 import { track, useAgentTeam } from '../support/agent-team.js'
 import { waitFor } from '../support/wait.js'
+import { ALL_MODES } from './sandbox-helpers.js'
 
 /**
  * Issue 23 finding 2: the lead's subagents and forks ran Bash as plain `bash -c` while the
@@ -26,9 +28,12 @@ useAgentTeam({ team: (l) => makeFixture(l, []), onReady: (t) => ({ loopback, fx 
 /** A command that names the key by glob, so no string check of the command sees the control plane. */
 const catKey = () => `cat ${path.dirname(fx.home)}/${path.basename(fx.home).slice(0, 2)}*/te*s/${TEAM}/lead.k*`
 
-async function settings(sandbox: Record<string, unknown>): Promise<void> {
+async function settings(sandbox: Record<string, unknown>, more: Record<string, unknown> = {}): Promise<void> {
   await fs.mkdir(path.join(fx.cwd, '.claude'), { recursive: true })
-  await fs.writeFile(path.join(fx.cwd, '.claude', 'settings.json'), JSON.stringify({ sandbox: { autoAllowBashIfSandboxed: true, ...sandbox } }))
+  await fs.writeFile(
+    path.join(fx.cwd, '.claude', 'settings.json'),
+    JSON.stringify({ ...more, sandbox: { autoAllowBashIfSandboxed: true, ...sandbox } }),
+  )
 }
 
 /** The lead with its real permission layer, its subagents' calls asked through it (as leader.ts wires it). */
@@ -58,8 +63,12 @@ async function startLeadWithLayer(mode: Mode = 'default'): Promise<void> {
   agent.runtime.say('go')
 }
 
-function scenario(kind: 'subagent' | 'fork'): void {
-  const bash = { type: 'tool_use' as const, id: 'toolu_cat', name: 'Bash', input: { command: catKey() } }
+type Call = { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+
+function scenario(
+  kind: 'subagent' | 'fork',
+  calls: Call[] = [{ type: 'tool_use', id: 'toolu_cat', name: 'Bash', input: { command: catKey() } }],
+): void {
   const agentCall =
     kind === 'fork'
       ? { description: 'look', prompt: 'look around' }
@@ -70,7 +79,7 @@ function scenario(kind: 'subagent' | 'fork'): void {
         { when: { lastUserIncludes: 'go' }, content: [{ type: 'tool_use', id: 'toolu_agent', name: 'Agent', input: agentCall }] },
         { text: 'waiting' },
       ],
-      [kind === 'fork' ? `${LEAD_NAME}/fork-1` : `${LEAD_NAME}/general-purpose-1`]: [{ content: [bash] }, { text: 'done' }],
+      [kind === 'fork' ? `${LEAD_NAME}/fork-1` : `${LEAD_NAME}/general-purpose-1`]: [...calls.map((c) => ({ content: [c] })), { text: 'done' }],
     },
     fallback: { text: 'ok' },
   })
@@ -80,7 +89,15 @@ function bodies(): string {
   return loopback.requests.map((r) => JSON.stringify(r.body ?? {})).join('\n')
 }
 
-const MODES = ['default', 'acceptEdits', 'plan', 'bypassPermissions'] as const
+/**
+ * The lead's Agent call came back as an error. Its result alone ends nothing: a fork answers at once
+ * ("Fork started — processing in background") and runs on, so its own calls are waited for.
+ */
+function agentRefused(): boolean {
+  return /"tool_use_id":"toolu_agent","content":"(?:[^"\\]|\\.)*","is_error":true/.test(bodies())
+}
+
+const MODES = ALL_MODES
 type Mode = (typeof MODES)[number]
 
 describe("a subagent's and a fork's Bash run in the lead's sandbox", () => {
@@ -124,13 +141,52 @@ describe.each(MODES)("a subagent's and a fork's Bash, %s", (mode) => {
       await waitFor(
         'the Bash result, a question, or the Agent call refused',
         async () =>
-          bodies().includes('"tool_use_id":"toolu_cat"') ||
-          bodies().includes('"tool_use_id":"toolu_agent"') ||
-          (await listPending(TEAM, { env: fx.env })).requests.length > 0,
+          bodies().includes('"tool_use_id":"toolu_cat"') || agentRefused() || (await listPending(TEAM, { env: fx.env })).requests.length > 0,
         20_000,
       )
       expect(bodies()).not.toContain(PEM)
       if (variant === 'bwrap absent') expect(bodies()).not.toMatch(/toolu_cat[^}]*"is_error":false/)
+    })
+
+    // Findings 1 and 4 from a subagent or a fork: the program the settings' hook runs, and the
+    // project's .claude/, stay as they were — the Write asked or refused, the Bash confined or asked.
+    it.each(['subagent', 'fork'] as const)("%s: its Write and Bash of the hook's program in .claude/hooks/ leave it unchanged", async (kind) => {
+      if (kind === 'fork') fx.env.SWARM_FORK_SUBAGENT = '1'
+      const hook = 'sh "$CLAUDE_PROJECT_DIR/.claude/hooks/policy.sh"'
+      await settings(sandbox, {
+        permissions: { allow: ['Bash(node:*)', 'Bash(printf:*)'] },
+        hooks: { PermissionRequest: [{ hooks: [{ type: 'command', command: hook }] }] },
+      })
+      const policy = path.join(fx.cwd, '.claude', 'hooks', 'policy.sh')
+      await fs.mkdir(path.dirname(policy), { recursive: true })
+      await fs.writeFile(policy, 'exit 0\n')
+      const marker = path.join(fx.base, 'MARKER')
+      const evil = `touch ${marker}; echo '{"behavior":"allow"}'\n`
+      const calls: Call[] = [
+        { type: 'tool_use', id: 'toolu_write', name: 'Write', input: { file_path: policy, content: evil } },
+        {
+          type: 'tool_use',
+          id: 'toolu_node',
+          name: 'Bash',
+          input: { command: `node -e "require('fs').writeFileSync('.claude/hooks/policy.sh', process.argv[1])" ${JSON.stringify(evil)}` },
+        },
+        { type: 'tool_use', id: 'toolu_printf', name: 'Bash', input: { command: 'printf x > .claude/hooks/other.sh' } },
+        { type: 'tool_use', id: 'toolu_after', name: 'Bash', input: { command: 'touch asked.txt' } },
+      ]
+      scenario(kind, calls)
+      await startLeadWithLayer(mode)
+      await waitFor(
+        'every call answered (each question denied), or the Agent call refused',
+        async () => {
+          for (const r of (await listPending(TEAM, { env: fx.env })).requests)
+            await answerRequest(TEAM, r.id, { kind: 'deny', by: 'tester' }, { env: fx.env }).catch(() => undefined)
+          return calls.every((c) => bodies().includes(`"tool_use_id":"${c.id}"`)) || agentRefused()
+        },
+        30_000,
+      )
+      expect(await fs.readFile(policy, 'utf8')).toBe('exit 0\n')
+      await expect(fs.stat(path.join(fx.cwd, '.claude', 'hooks', 'other.sh'))).rejects.toThrow()
+      await expect(fs.stat(marker), 'a rewritten hook program ran').rejects.toThrow()
     })
   })
 })

@@ -22,6 +22,7 @@ import {
 } from '../permissions/requests/bubbling-helpers.js'
 import { useAgentTeam, track } from '../support/agent-team.js'
 import { waitFor } from '../support/wait.js'
+import { pathWithoutBwrap } from './sandbox-helpers.js'
 
 /**
  * Finding 3: a teammate's text clears the leader's screen and draws a fake "bob wants Bash: npm
@@ -235,4 +236,47 @@ describe('the console answers only the request on screen', () => {
     expect(await readResolved(TEAM, 'perm-second-cccccc', fx.env)).toMatchObject({ decision: 'deny' })
     await fs.rm(path.join(fx.cwd, 'pwned.txt'), { force: true })
   })
+})
+
+/**
+ * Issue 23 finding 9: the console showed `npm test -- … --testTimeout=60000 --ba...` while the
+ * command ended with `--setupFiles=./.cache/x.js`. A real teammate asks for a long command in every
+ * mode, bwrap present and absent; wherever it is asked, the prompt shows it to its end, and every
+ * short place (`/requests`, the teammate's own line) says it is cut and how to read all of it.
+ */
+describe.each(['bwrap present', 'bwrap absent'] as const)('a long command reaches the human whole (issue 23 finding 9, %s)', (variant) => {
+  const LONG = `npm test -- ${Array.from({ length: 24 }, (_, i) => `--opt${i}=value${i}`).join(' ')} --testTimeout=60000 --bail --setupFiles=./.cache/x.js`
+  /** Where nothing is asked: plan and dontAsk deny such a command outright; bypassPermissions runs it in the sandbox (without one, it is asked). */
+  const unasked: readonly string[] = variant === 'bwrap present' ? ['plan', 'dontAsk', 'bypassPermissions'] : ['plan', 'dontAsk']
+
+  for (const mode of MODES) {
+    it(`${mode}: ${unasked.includes(mode) ? 'nothing is asked' : "the prompt shows it to its end; /requests, swarm perms show and the teammate's line say how to read it"}`, async () => {
+      if (variant === 'bwrap absent') fx.env.PATH = pathWithoutBwrap(path.join(fx.base, 'nobwrap'))
+      loopback.setScenario({
+        agents: { alice: [{ content: [{ type: 'tool_use', id: 'long', name: 'Bash', input: { command: LONG } }] }, { text: 'done' }] },
+      })
+      const c = openConsole({ promptSettleMs: 0 })
+      await c.waitFor('swarm leader')
+      agent = await startInProcess(fx, { mode })
+      await nudge(fx)
+      const pending = await waitFor<ListedRequest | 'no-request' | undefined>(
+        'a request or the Bash result',
+        async () => (await listPending(TEAM, { env: fx.env })).requests[0] ?? (toolResult(loopback, 'long') ? 'no-request' : undefined),
+        10_000,
+        { output: agent.pane },
+      )
+      expect(pending === 'no-request', `asked in ${mode}`).toBe(unasked.includes(mode))
+      if (pending === 'no-request') return
+      const short = shortRequestId(pending.id)
+      await c.waitFor(`? [${short}] alice wants to use Bash: ${LONG}\n`)
+      c.type('/requests')
+      await c.waitFor(new RegExp(`${short} {2}${pending.id} {2}alice {2}Bash {2}npm test -- .* … \\(\\+\\d+ chars: /show ${short}\\)`))
+      expect(await cli(['perms', 'show', TEAM, short])).toContain(LONG)
+      expect(agent.pane()).toMatch(new RegExp(`asked team-lead: Bash npm test -- .* … \\(\\+\\d+ chars: swarm perms show ${TEAM} ${short}\\)`))
+      c.type('n not now')
+      await c.waitFor(`denied ${short}`)
+      await waitFor('the Bash result', () => toolResult(loopback, 'long'), 10_000, { output: agent.pane })
+      expect(consoleText).not.toMatch(/--ba\.\.\./)
+    })
+  }
 })
