@@ -14,7 +14,7 @@ import { ensureTeamKeys } from '../../src/trust/keys.js'
 import { agentBinDir, hasCli } from '../agents/helpers.js'
 import { type Sandbox, sandbox } from '../e2e/helpers.js'
 import { requireBuilt } from '../support/repo.js'
-import { hasSshd, startTestHost, type TestHost } from '../support/sshd.js'
+import { hasSshd, sshCallLog, startTestHost, type TestHost } from '../support/sshd.js'
 import { waitFor } from '../support/wait.js'
 
 /**
@@ -37,20 +37,14 @@ let host: TestHost
 let sb: Sandbox
 let codexModel: AgentApiServer
 let claudeModel: LoopbackServer
-let sshLog: string
+let sshLog: ReturnType<typeof sshCallLog>
 let env: NodeJS.ProcessEnv
 /** The Codex member's cwd on the host. */
 let hostWork: string
 
 const remoteEnv = () => ({ ...env, SWARM_HOME: host.remoteSwarmHome })
 const swarm = (args: string[], extra: NodeJS.ProcessEnv = {}) => sb.swarm(args, { env: { ...env, ...extra }, timeout: 120_000 })
-const sshCalls = (what: string[]) =>
-  fs.existsSync(sshLog)
-    ? fs
-        .readFileSync(sshLog, 'utf8')
-        .split('\n')
-        .filter((l) => l.includes(what.map((w) => `'${w}'`).join(' '))).length
-    : 0
+const sshCalls = (what: string[]) => sshLog.calls(what)
 /** A member's state as relayed to this side. */
 const stateOf = async (name: string) => (await readMemberState(TEAM, name, env))?.status
 
@@ -83,13 +77,10 @@ beforeAll(async () => {
   })
   claudeModel = await startLoopbackServer({ scenario: { fallback: { text: 'Noted.' } }, host: host.localAddress })
   // Every ssh swarm runs goes through this shim, which logs its command line: how the test counts calls per poll.
-  const shims = path.join(sb.root, 'shims')
-  sshLog = path.join(sb.root, 'ssh-calls.log')
-  fs.mkdirSync(shims)
-  fs.writeFileSync(path.join(shims, 'ssh'), `#!/bin/sh\necho "$*" >> ${sshLog}\nexec /usr/bin/ssh "$@"\n`, { mode: 0o755 })
+  sshLog = sshCallLog(sb.root)
   env = {
     ...sb.env,
-    PATH: `${shims}:${sb.env.PATH}`,
+    PATH: `${sshLog.dir}:${sb.env.PATH}`,
     SWARM_SSH_CONFIG: host.sshConfig,
     ANTHROPIC_API_KEY: 'test',
     ANTHROPIC_BASE_URL: claudeModel.url,

@@ -11,7 +11,7 @@ import { inboxPath, teamDir } from '../../src/home/paths.js'
 import { findMarked } from '../../src/process/marker.js'
 import { readMemberState } from '../../src/store/member-state.js'
 import { sandbox, type Sandbox } from '../e2e/helpers.js'
-import { hasSshd, startTestHost, type TestHost } from '../support/sshd.js'
+import { hasSshd, sshCallLog, startTestHost, type TestHost } from '../support/sshd.js'
 import { requireBuilt } from '../support/repo.js'
 import { waitFor } from '../support/wait.js'
 
@@ -40,18 +40,12 @@ const SCENARIO = {
 let host: TestHost
 let sb: Sandbox
 let model: LoopbackServer
-let sshLog: string
+let sshLog: ReturnType<typeof sshCallLog>
 let env: NodeJS.ProcessEnv
 
 const remoteEnv = () => ({ ...env, SWARM_HOME: host.remoteSwarmHome })
 const swarm = (args: string[], extra: NodeJS.ProcessEnv = {}) => sb.swarm(args, { env: { ...env, ...extra }, timeout: 120_000 })
-const sshCalls = (what: string[]) =>
-  fs.existsSync(sshLog)
-    ? fs
-        .readFileSync(sshLog, 'utf8')
-        .split('\n')
-        .filter((l) => l.includes(what.map((w) => `'${w}'`).join(' '))).length
-    : 0
+const sshCalls = (what: string[]) => sshLog.calls(what)
 
 beforeAll(async () => {
   requireBuilt('dist/remote/link.js')
@@ -59,13 +53,10 @@ beforeAll(async () => {
   host = await startTestHost(sb.root)
   model = await startLoopbackServer({ scenario: SCENARIO, host: host.localAddress })
   // Every ssh swarm runs goes through this shim, which logs its command line: how the test counts calls per poll.
-  const shims = path.join(sb.root, 'shims')
-  sshLog = path.join(sb.root, 'ssh-calls.log')
-  fs.mkdirSync(shims)
-  fs.writeFileSync(path.join(shims, 'ssh'), `#!/bin/sh\necho "$*" >> ${sshLog}\nexec /usr/bin/ssh "$@"\n`, { mode: 0o755 })
+  sshLog = sshCallLog(sb.root)
   env = {
     ...sb.env,
-    PATH: `${shims}:${sb.env.PATH}`,
+    PATH: `${sshLog.dir}:${sb.env.PATH}`,
     SWARM_SSH_CONFIG: host.sshConfig,
     ANTHROPIC_API_KEY: 'test',
     ANTHROPIC_BASE_URL: model.url,

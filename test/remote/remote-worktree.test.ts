@@ -9,7 +9,7 @@ import { teamDir } from '../../src/home/paths.js'
 import { findMarked } from '../../src/process/marker.js'
 import { readMemberState } from '../../src/store/member-state.js'
 import { sandbox, type Sandbox } from '../e2e/helpers.js'
-import { hasSshd, startTestHost, type TestHost } from '../support/sshd.js'
+import { hasSshd, sshCallLog, startTestHost, type TestHost } from '../support/sshd.js'
 import { requireBuilt } from '../support/repo.js'
 import { waitFor } from '../support/wait.js'
 
@@ -32,16 +32,10 @@ let host: TestHost
 let sb: Sandbox
 let model: LoopbackServer
 let env: NodeJS.ProcessEnv
-let sshLog: string
+let sshLog: ReturnType<typeof sshCallLog>
 
 /** The ssh command lines git ran (through the shim) for `pack` (git-receive-pack: a push; git-upload-pack: a fetch). */
-const gitSshCalls = (pack: string) =>
-  fs.existsSync(sshLog)
-    ? fs
-        .readFileSync(sshLog, 'utf8')
-        .split('\n')
-        .filter((l) => l.includes(pack))
-    : []
+const gitSshCalls = (pack: string) => sshLog.lines(pack)
 const remoteEnv = () => ({ ...env, SWARM_HOME: host.remoteSwarmHome })
 const swarm = (args: string[]) => sb.swarm(args, { env, timeout: 120_000 })
 const gitIn = async (cwd: string, args: string[]) => (await execa('git', args, { cwd, env, stdin: 'ignore' })).stdout.trim()
@@ -64,14 +58,11 @@ beforeAll(async () => {
   host = await startTestHost(sb.root)
   model = await startLoopbackServer({ scenario: { fallback: { text: 'Noted.' } }, host: host.localAddress })
   // Every ssh goes through this shim, which logs its command line: how the test sees git's ssh go through swarm's master.
-  const shims = path.join(sb.root, 'shims')
-  sshLog = path.join(sb.root, 'ssh-calls.log')
-  fs.mkdirSync(shims)
-  fs.writeFileSync(path.join(shims, 'ssh'), `#!/bin/sh\necho "$*" >> ${sshLog}\nexec /usr/bin/ssh "$@"\n`, { mode: 0o755 })
+  sshLog = sshCallLog(sb.root)
   env = {
     ...sb.env,
     ...IDENTITY,
-    PATH: `${shims}:${sb.env.PATH}`,
+    PATH: `${sshLog.dir}:${sb.env.PATH}`,
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_CONFIG_GLOBAL: path.join(sb.root, 'gitconfig'),
     SWARM_SSH_CONFIG: host.sshConfig,

@@ -279,3 +279,24 @@ export async function startTestHost(base: string, opts: { delayMs?: number } = {
     },
   }
 }
+
+/**
+ * A directory with an `ssh` that logs each command line it is given to a file, then runs the real
+ * one: put first on PATH, it is how a remote test sees what swarm (or git through swarm's master)
+ * ran over ssh. `lines(text)` are the logged lines containing `text`; `calls(words)` counts the
+ * remote commands made of those words (swarm quotes each argument).
+ */
+export function sshCallLog(root: string): { dir: string; lines(text: string): string[]; calls(words: string[]): number } {
+  const dir = path.join(root, 'shims')
+  const log = path.join(root, 'ssh-calls.log')
+  fs.mkdirSync(dir, { recursive: true })
+  fs.writeFileSync(path.join(dir, 'ssh'), `#!/bin/sh\necho "$*" >> ${log}\nexec /usr/bin/ssh "$@"\n`, { mode: 0o755 })
+  const lines = (text: string) =>
+    fs.existsSync(log)
+      ? fs
+          .readFileSync(log, 'utf8')
+          .split('\n')
+          .filter((l) => l.includes(text))
+      : []
+  return { dir, lines, calls: (words) => lines(words.map((w) => `'${w}'`).join(' ')).length }
+}
