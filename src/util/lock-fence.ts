@@ -30,6 +30,19 @@ export class LockLostError extends Error {
 const held = new Map<string, string>()
 /** Lock directory → the identity it had when proper-lockfile last stat'ed it (to judge it stale). */
 const judged = new Map<string, string>()
+/**
+ * Lock directories this process has just made whose acquisition is not finished: proper-lockfile's
+ * first acquisition in a process probes the filesystem's mtime precision with a utimes right after
+ * the mkdir (later ones only stat). A holder stopped between the two may find the directory taken
+ * over: that probe must read as "held by someone else" (a lost race, tried again), not as an error
+ * that ends the writer, nor touch the new holder's directory.
+ */
+const acquiring = new Set<string>()
+
+/** proper-lockfile's own code for a lock someone else holds: the waiter tries again. */
+function heldElsewhere(dir: string): Error {
+  return Object.assign(new Error(`the lock ${dir} was taken over while this process was stopped`), { code: 'ELOCKED', file: dir })
+}
 
 /**
  * A holder's token: device, inode, birth and modification time to the nanosecond. Every holder
@@ -99,6 +112,10 @@ export function forgetLock(lockDir: string): void {
  * which a plain rmdir would take from under it (two holders at once).
  */
 function rmdirFenced(dir: string): void {
+  if (acquiring.delete(dir) && !holdsLock(dir)) {
+    held.delete(dir)
+    return // its probe was refused: the directory may be another holder's now
+  }
   if (held.has(dir)) {
     const mine = holdsLock(dir)
     held.delete(dir)
@@ -122,16 +139,23 @@ export const fencedFs = {
   mkdir: viaSync((dir: string) => {
     const since = Date.now()
     fs.mkdirSync(dir)
+    acquiring.add(dir)
     stamp(dir, Date.now())
     record(dir, since)
   }),
   rmdir: viaSync(rmdirFenced),
   stat: viaSync((file: string) => {
+    acquiring.delete(file) // the probe's stat (and every refresh's, which comes before its utimes)
     const stat = fs.statSync(file, { bigint: true }) // its Dates are what proper-lockfile reads
     judged.set(file, tokenOf(stat))
     return stat
   }),
   utimes: viaSync((dir: string, atime: Date, mtime: Date) => {
+    if (acquiring.has(dir)) {
+      // the precision probe: refused (and the directory left to its cleanup, rmdirFenced) when lost while stopped
+      if (!holdsLock(dir)) throw heldElsewhere(dir)
+      acquiring.delete(dir)
+    }
     if (!held.has(dir)) return fs.utimesSync(dir, atime, mtime)
     // proper-lockfile's refresh: only of a directory still ours (ENOENT makes it report the lock compromised).
     if (!holdsLock(dir)) throw Object.assign(new Error(`the lock ${dir} is no longer this process's`), { code: 'ENOENT' })
