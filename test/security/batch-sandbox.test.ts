@@ -32,7 +32,9 @@ function scenario(home: string, project: string): ScenarioInput {
   const team = teamDir('bt', { SWARM_HOME: home })
   const others = `for d in ${project}/.claude/worktrees/*/; do [ "$d" = "$PWD/" ] || echo x > "$d/planted.txt"; done 2>/dev/null`
   const hooks = `echo evil > .claude/hooks/policy.sh; echo evil > ${project}/.claude/hooks/policy.sh`
-  const script = `cat ${team}/lead.key > leaked.txt; cat ${team}/lead.key; echo '{}' > ${team}/permissions/resolved/planted-$$.json; ${hooks}; ${others}; echo SCRIPT-RAN-$((40+2))`
+  // Finding 11 from a batch worker: the provider keys of the batch's environment are not in its script's.
+  const keys = 'echo "KEYS:$ANTHROPIC_API_KEY:$OPENAI_API_KEY:$GEMINI_API_KEY:END"'
+  const script = `cat ${team}/lead.key > leaked.txt; cat ${team}/lead.key; echo '{}' > ${team}/permissions/resolved/planted-$$.json; ${hooks}; ${others}; ${keys}; echo SCRIPT-RAN-$((40+2))`
   const agents: NonNullable<ScenarioInput['agents']> = {}
   for (const name of NAMES) {
     agents[`team-lead/batch-${name}`] = [
@@ -56,7 +58,7 @@ afterEach(async () => {
 
 async function runBatch(mode: PermissionModeName, sandboxSettings: Record<string, unknown>) {
   server = await startLoopbackServer({ scenario: { fallback: { text: 'RESULT: nothing' } } })
-  sb = sandbox({ ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: server.url })
+  sb = sandbox({ ANTHROPIC_API_KEY: 'sk-ant-BATCH-SECRET', OPENAI_API_KEY: 'sk-oai-BATCH-SECRET', GEMINI_API_KEY: 'g-BATCH-SECRET', ANTHROPIC_BASE_URL: server.url })
   server.setScenario(scenario(sb.env.SWARM_HOME!, sb.project))
   const git = (...args: string[]) => execa('git', args, { cwd: sb!.project, env: sb!.env })
   await git('init', '-q', '-b', 'main')
@@ -105,6 +107,8 @@ describe("a batch subtask's Bash cannot reach the control plane", () => {
       expect(report.subtasks, r.stderr).toHaveLength(NAMES.length)
       // The script did run (its echo came back: the sum, not the text of the script), in the sandbox.
       expect(bodies).toContain('SCRIPT-RAN-42')
+      expect(bodies).toContain('KEYS::::END') // the script saw none of the provider keys
+      expect(bodies).not.toContain('BATCH-SECRET')
       expect(bodies).not.toContain(PEM)
       expect(leaked).not.toContain(PEM)
       expect(planted).toEqual([])
