@@ -58,7 +58,12 @@ afterEach(async () => {
 
 async function runBatch(mode: PermissionModeName, sandboxSettings: Record<string, unknown>) {
   server = await startLoopbackServer({ scenario: { fallback: { text: 'RESULT: nothing' } } })
-  sb = sandbox({ ANTHROPIC_API_KEY: 'sk-ant-BATCH-SECRET', OPENAI_API_KEY: 'sk-oai-BATCH-SECRET', GEMINI_API_KEY: 'g-BATCH-SECRET', ANTHROPIC_BASE_URL: server.url })
+  sb = sandbox({
+    ANTHROPIC_API_KEY: 'sk-ant-BATCH-SECRET',
+    OPENAI_API_KEY: 'sk-oai-BATCH-SECRET',
+    GEMINI_API_KEY: 'g-BATCH-SECRET',
+    ANTHROPIC_BASE_URL: server.url,
+  })
   server.setScenario(scenario(sb.env.SWARM_HOME!, sb.project))
   const git = (...args: string[]) => execa('git', args, { cwd: sb!.project, env: sb!.env })
   await git('init', '-q', '-b', 'main')

@@ -141,9 +141,7 @@ describe("a subagent's and a fork's Bash carry no provider key", () => {
         fx.env.OPENAI_API_KEY = 'sk-oai-SUB-SECRET'
         fx.env.GEMINI_API_KEY = 'g-SUB-SECRET'
         await settings(variant === 'bwrap present' ? {} : { bwrapPath: '/nonexistent/bwrap' })
-        scenario(kind, [
-          { type: 'tool_use', id: 'toolu_keys', name: 'Bash', input: { command: 'echo "KEYS:$OPENAI_API_KEY:$GEMINI_API_KEY:END"' } },
-        ])
+        scenario(kind, [{ type: 'tool_use', id: 'toolu_keys', name: 'Bash', input: { command: 'echo "KEYS:$OPENAI_API_KEY:$GEMINI_API_KEY:END"' } }])
         await startLeadWithLayer()
         await waitFor(
           'the Bash result (its question approved)',
@@ -223,46 +221,49 @@ describe.each(MODES)("a subagent's and a fork's Bash, %s", (mode) => {
 
     // Finding 4 from a subagent or a fork: another teammate's worktree (its .git file, its
     // .claude/settings.json and hooks) stays as it was — Write asked or refused, Bash confined or asked.
-    it.each(['subagent', 'fork'] as const)("%s: its Write and Bash of another teammate's worktree leave its .git and .claude/ unchanged", async (kind) => {
-      if (kind === 'fork') fx.env.SWARM_FORK_SUBAGENT = '1'
-      await settings(sandbox, { permissions: { allow: ['Bash(node:*)', 'Bash(printf:*)'] } })
-      const bob = path.join(fx.cwd, '.claude', 'worktrees', `${TEAM}-bob`)
-      await fs.mkdir(path.join(bob, '.claude', 'hooks'), { recursive: true })
-      const targets = {
-        git: path.join(bob, '.git'),
-        settings: path.join(bob, '.claude', 'settings.json'),
-        hook: path.join(bob, '.claude', 'hooks', 'policy.sh'),
-      }
-      await fs.writeFile(targets.git, `gitdir: ${fx.cwd}/.git/worktrees/bob\n`)
-      await fs.writeFile(targets.settings, '{}\n')
-      await fs.writeFile(targets.hook, 'exit 0\n')
-      await addMember(TEAM, { name: 'bob', cwd: bob, worktreePath: bob }, fx.env)
-      const rel = (f: string) => path.relative(fx.cwd, f)
-      const calls: Call[] = [
-        { type: 'tool_use', id: 'toolu_wgit', name: 'Write', input: { file_path: targets.git, content: 'gitdir: /tmp/evil\n' } },
-        { type: 'tool_use', id: 'toolu_wset', name: 'Write', input: { file_path: targets.settings, content: '{"hooks":{}}' } },
-        { type: 'tool_use', id: 'toolu_pgit', name: 'Bash', input: { command: `printf 'gitdir: /tmp/evil' > ${rel(targets.git)}` } },
-        {
-          type: 'tool_use',
-          id: 'toolu_nhook',
-          name: 'Bash',
-          input: { command: `node -e "require('fs').writeFileSync('${rel(targets.hook)}', 'touch x')"` },
-        },
-      ]
-      scenario(kind, calls)
-      await startLeadWithLayer(mode)
-      await waitFor(
-        'every call answered (each question denied), or the Agent call refused',
-        async () => {
-          for (const r of (await listPending(TEAM, { env: fx.env })).requests)
-            await answerRequest(TEAM, r.id, { kind: 'deny', by: 'tester' }, { env: fx.env }).catch(() => undefined)
-          return calls.every((c) => bodies().includes(`"tool_use_id":"${c.id}"`)) || agentRefused()
-        },
-        30_000,
-      )
-      expect(await fs.readFile(targets.git, 'utf8')).toBe(`gitdir: ${fx.cwd}/.git/worktrees/bob\n`)
-      expect(await fs.readFile(targets.settings, 'utf8')).toBe('{}\n')
-      expect(await fs.readFile(targets.hook, 'utf8')).toBe('exit 0\n')
-    })
+    it.each(['subagent', 'fork'] as const)(
+      "%s: its Write and Bash of another teammate's worktree leave its .git and .claude/ unchanged",
+      async (kind) => {
+        if (kind === 'fork') fx.env.SWARM_FORK_SUBAGENT = '1'
+        await settings(sandbox, { permissions: { allow: ['Bash(node:*)', 'Bash(printf:*)'] } })
+        const bob = path.join(fx.cwd, '.claude', 'worktrees', `${TEAM}-bob`)
+        await fs.mkdir(path.join(bob, '.claude', 'hooks'), { recursive: true })
+        const targets = {
+          git: path.join(bob, '.git'),
+          settings: path.join(bob, '.claude', 'settings.json'),
+          hook: path.join(bob, '.claude', 'hooks', 'policy.sh'),
+        }
+        await fs.writeFile(targets.git, `gitdir: ${fx.cwd}/.git/worktrees/bob\n`)
+        await fs.writeFile(targets.settings, '{}\n')
+        await fs.writeFile(targets.hook, 'exit 0\n')
+        await addMember(TEAM, { name: 'bob', cwd: bob, worktreePath: bob }, fx.env)
+        const rel = (f: string) => path.relative(fx.cwd, f)
+        const calls: Call[] = [
+          { type: 'tool_use', id: 'toolu_wgit', name: 'Write', input: { file_path: targets.git, content: 'gitdir: /tmp/evil\n' } },
+          { type: 'tool_use', id: 'toolu_wset', name: 'Write', input: { file_path: targets.settings, content: '{"hooks":{}}' } },
+          { type: 'tool_use', id: 'toolu_pgit', name: 'Bash', input: { command: `printf 'gitdir: /tmp/evil' > ${rel(targets.git)}` } },
+          {
+            type: 'tool_use',
+            id: 'toolu_nhook',
+            name: 'Bash',
+            input: { command: `node -e "require('fs').writeFileSync('${rel(targets.hook)}', 'touch x')"` },
+          },
+        ]
+        scenario(kind, calls)
+        await startLeadWithLayer(mode)
+        await waitFor(
+          'every call answered (each question denied), or the Agent call refused',
+          async () => {
+            for (const r of (await listPending(TEAM, { env: fx.env })).requests)
+              await answerRequest(TEAM, r.id, { kind: 'deny', by: 'tester' }, { env: fx.env }).catch(() => undefined)
+            return calls.every((c) => bodies().includes(`"tool_use_id":"${c.id}"`)) || agentRefused()
+          },
+          30_000,
+        )
+        expect(await fs.readFile(targets.git, 'utf8')).toBe(`gitdir: ${fx.cwd}/.git/worktrees/bob\n`)
+        expect(await fs.readFile(targets.settings, 'utf8')).toBe('{}\n')
+        expect(await fs.readFile(targets.hook, 'utf8')).toBe('exit 0\n')
+      },
+    )
   })
 })
