@@ -7,6 +7,10 @@ import { readInbox } from '../../src/mailbox/inbox.js'
 import { encodeStructured, parseStructured } from '../../src/mailbox/messages.js'
 import type { InboxMessage } from '../../src/mailbox/types.js'
 import { sendTeamMessage } from '../../src/teams/messaging.js'
+import { createEntry } from '../../src/mailbox/entry.js'
+import { appendMessage } from '../../src/mailbox/inbox.js'
+import { loadLeadPrivateKey } from '../../src/trust/keys.js'
+import { leadSigner, signEntry } from '../../src/trust/sign.js'
 import { fakeAdapter, submissions } from '../adapters/fake-cli.js'
 import { type AgentTeam, agentState, agentTeam } from '../agents/helpers.js'
 import { hasTmux } from '../support/tmux.js'
@@ -15,7 +19,9 @@ import { waitFor } from '../support/wait.js'
 /**
  * An agent-CLI teammate's courier goes through the same lead-order gate as swarm's agent: a signed
  * shutdown_request it obeyed, planted again for the respawned teammate, is REPLAYED (its ledger is
- * on disk) and the CLI keeps running; a fresh one still stops it.
+ * on disk) and the CLI keeps running; a fresh one still stops it. One signed for another teammate
+ * and copied into its inbox is UNVERIFIED; after `swarm team rekey` one signed with the old key is
+ * UNVERIFIED, one with the new key counts.
  */
 
 const shutdown = (n: number) =>
@@ -80,5 +86,73 @@ describe.skipIf(!hasTmux)("lead orders at an agent CLI's courier", () => {
     // A fresh signed order still counts.
     await sendTeamMessage({ team: 't', to: 'fay', text: shutdown(2), env: t.env })
     await waitFor('fay to obey the fresh shutdown', async () => (await agentState(t, 'fay'))?.status === 'exited', 20_000)
+  }, 90_000)
+
+  /** fay (a fake CLI behind the courier) running and past her first prompt; her courier's log. */
+  async function startFay(): Promise<{ log: string; courierLog: () => string }> {
+    t = await agentTeam()
+    const log = await fakeAdapter(t)
+    expect((await t.swarm(['team', 'create', 't', '--no-start'])).code).toBe(0)
+    const spawned = await t.swarm(['spawn', 't', 'fay', '--agent', 'fake', '--backend', 'tmux', '--prompt', 'first: hello'])
+    expect(spawned.stderr).toBe('')
+    await waitFor('the first prompt', async () => (await submissions(log)).some((s) => s.includes('first: hello')), 30_000)
+    const courierLog = () => {
+      try {
+        return readFileSync(path.join(t.home, 'teams', 't', 'agents', 'fay', 'courier.log'), 'utf8')
+      } catch {
+        return '' // not written yet
+      }
+    }
+    return { log, courierLog }
+  }
+
+  /** A shutdown_request signed with the team's current key for `recipient`, as the lead's seal makes it. */
+  async function signedShutdown(recipient: string, n: number): Promise<InboxMessage> {
+    const key = await loadLeadPrivateKey('t', t.env)
+    return signEntry(createEntry({ from: 'team-lead', text: shutdown(n) }), leadSigner(key), recipient)
+  }
+
+  it("a signed shutdown_request copied from another teammate's inbox is UNVERIFIED; the CLI keeps running", async () => {
+    const { log, courierLog } = await startFay()
+    await appendMessage(inboxPath('t', 'fay', t.env), await signedShutdown('gus', 3)) // gus's order, in fay's inbox
+    await waitFor(
+      'the courier to refuse the copy',
+      async () => courierLog().includes('ignored shutdown_request from team-lead: UNVERIFIED'),
+      30_000,
+      {
+        output: courierLog,
+      },
+    )
+    await sendTeamMessage({ team: 't', to: 'fay', text: 'still there?', env: t.env })
+    await waitFor('the next message submitted', async () => (await submissions(log)).some((p) => p.includes('still there?')), 30_000, {
+      output: courierLog,
+    })
+    expect((await agentState(t, 'fay'))?.status).not.toBe('exited')
+  }, 90_000)
+
+  it('after swarm team rekey, a shutdown_request signed with the old key is UNVERIFIED; one with the new key stops the CLI', async () => {
+    const { log, courierLog } = await startFay()
+    const stale = await signedShutdown('fay', 4) // signed now, before the rekey
+    const rekey = await t.swarm(['team', 'rekey', 't'])
+    expect(rekey.code, rekey.stderr).toBe(0)
+    // The courier learns the new key (or fay is restarted on it): a message after the rekey is taken.
+    await sendTeamMessage({ team: 't', to: 'fay', text: 'after the rekey', env: t.env })
+    await waitFor('a message after the rekey', async () => (await submissions(log)).some((p) => p.includes('after the rekey')), 30_000, {
+      output: courierLog,
+    })
+    await appendMessage(inboxPath('t', 'fay', t.env), stale)
+    await waitFor(
+      'the courier to refuse the old key',
+      async () => courierLog().includes('ignored shutdown_request from team-lead: UNVERIFIED'),
+      30_000,
+      {
+        output: courierLog,
+      },
+    )
+    expect((await agentState(t, 'fay'))?.status).not.toBe('exited')
+    await appendMessage(inboxPath('t', 'fay', t.env), await signedShutdown('fay', 5))
+    await waitFor('fay to obey the order signed with the new key', async () => (await agentState(t, 'fay'))?.status === 'exited', 20_000, {
+      output: courierLog,
+    })
   }, 90_000)
 })
