@@ -2,7 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createLeadDelegation } from '../../src/agent/subagents/lead-session.js'
-import { allowAll } from '../../src/agent/tool.js'
+import type { PermissionCheck } from '../../src/agent/tool.js'
 import { LEAD_NAME } from '../../src/home/paths.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { readMemberState } from '../../src/store/member-state.js'
@@ -11,6 +11,8 @@ import { makeFixture, modelRequests, startAgent, TEAM, type Fixture, type TestAg
 import { recordingClient } from '../agent/subagents/helpers.js'
 import { track, useAgentTeam } from '../support/agent-team.js'
 import { waitFor } from '../support/wait.js'
+import { createPermissionLayer } from '../../src/permissions/requests/client.js'
+import { ALL_MODES } from './sandbox-helpers.js'
 
 /**
  * Issue 23 finding 8: with `--team-max-cost 0.005`, a subagent of the lead made 40 calls, all
@@ -25,10 +27,12 @@ let loopback: LoopbackServer
 let fx: Fixture
 useAgentTeam({ team: (l) => makeFixture(l, []), onReady: (t) => ({ loopback, fx } = t) })
 
-async function startLead(): Promise<TestAgent> {
+/** The lead in `mode` with its real permission layer, its subagents' calls judged through it (as leader.ts wires it). */
+async function startLead(mode: (typeof ALL_MODES)[number]): Promise<TestAgent> {
   const { client } = recordingClient(loopback)
+  let leadCheck: PermissionCheck = () => ({ behavior: 'deny', message: 'not ready' })
   const { delegation, tools } = await createLeadDelegation(
-    { team: TEAM, parent: LEAD_NAME, cwd: fx.cwd, env: fx.env, client, checkPermission: allowAll, deliver: () => {} },
+    { team: TEAM, parent: LEAD_NAME, cwd: fx.cwd, env: fx.env, client, checkPermission: (t, i, c) => leadCheck(t, i, c), deliver: () => {} },
     { spawnTeammate: async (i) => `spawned ${i.name}`, stopTeammate: async (n) => `no ${n}` },
   )
   track(
@@ -36,7 +40,17 @@ async function startLead(): Promise<TestAgent> {
     () => delegation.close(),
     () => '',
   )
-  const agent = await startAgent(fx, LEAD_NAME, { client, extraTools: tools, runtime: { external: true, autoClaimTasks: false } })
+  const agent = await startAgent(fx, LEAD_NAME, {
+    client,
+    extraTools: tools,
+    runtime: { external: true, autoClaimTasks: false },
+    mode,
+    permissions: async (a) => {
+      const layer = await createPermissionLayer(a, { notifyTmux: false })
+      leadCheck = layer.check
+      return layer
+    },
+  })
   agent.runtime.say('go')
   return agent
 }
@@ -56,35 +70,45 @@ function scenario(kind: 'subagent' | 'fork'): string {
   return child
 }
 
-describe("a team budget counts the lead's subagents and forks, and stops them before the request", () => {
-  for (const kind of ['subagent', 'fork'] as const) {
-    it(`${kind}: its requests are recorded in team-lead's state.json, and it is stopped at the team's limit`, async () => {
-      if (kind === 'fork') fx.env.SWARM_FORK_SUBAGENT = '1'
-      await fs.writeFile(path.join(fx.cwd, 'big.txt'), 'lorem ipsum dolor sit amet, consectetur\n'.repeat(250))
-      await updateTeam(
-        TEAM,
-        (t) => {
-          t.budget = { maxCostUsd: LIMIT }
-        },
-        fx.env,
-      )
-      const child = scenario(kind)
-      const lead = await startLead()
-      await waitFor('the budget stop', () => lead.runtime.guards.exhausted, 30_000)
-      // Nothing more is asked for once the limit is reached.
-      const served = modelRequests(loopback, child).length
-      await new Promise((r) => setTimeout(r, 500))
-      expect(modelRequests(loopback, child)).toHaveLength(served)
-      expect(served).toBeGreaterThan(0)
-      expect(served).toBeLessThan(CALLS)
-      expect(lead.runtime.guards.exhausted).toMatch(/^budget_exhausted: team-lead spent \$[\d.]+ of \$0\.0500 \(the team's budget\)$/)
-      expect(modelRequests(loopback, LEAD_NAME).some((r) => JSON.stringify(r.body).includes('read it all'))).toBe(false)
-      // What the team budget sums holds the subagent's spend: at the limit, reached by its requests.
-      const state = await waitFor('the recorded spend', async () => {
-        const s = await readMemberState(TEAM, LEAD_NAME, fx.env)
-        return (s?.costUsd ?? 0) >= LIMIT ? s : undefined
-      })
-      expect(state!.turns).toBe(served + modelRequests(loopback, LEAD_NAME).length)
-    }, 60_000)
-  }
+/**
+ * Every mode and bwrap present and absent (the issue's matrix): metering comes before any
+ * permission or sandbox decision, so none of them may let a request through past the limit — a
+ * Read denied (dontAsk) or asked is still a request that was metered.
+ */
+describe.each(ALL_MODES)("a team budget counts the lead's subagents and forks, and stops them before the request (%s)", (mode) => {
+  for (const kind of ['subagent', 'fork'] as const)
+    for (const bwrap of ['bwrap present', 'bwrap absent'] as const)
+      it(`${kind}, ${bwrap}: its requests are recorded in team-lead's state.json, and it is stopped at the team's limit`, async () => {
+        if (kind === 'fork') fx.env.SWARM_FORK_SUBAGENT = '1'
+        await fs.mkdir(path.join(fx.cwd, '.claude'), { recursive: true })
+        await fs.writeFile(
+          path.join(fx.cwd, '.claude', 'settings.json'),
+          JSON.stringify({ sandbox: bwrap === 'bwrap absent' ? { bwrapPath: '/nonexistent/bwrap' } : {} }),
+        )
+        await fs.writeFile(path.join(fx.cwd, 'big.txt'), 'lorem ipsum dolor sit amet, consectetur\n'.repeat(250))
+        await updateTeam(
+          TEAM,
+          (t) => {
+            t.budget = { maxCostUsd: LIMIT }
+          },
+          fx.env,
+        )
+        const child = scenario(kind)
+        const lead = await startLead(mode)
+        await waitFor('the budget stop', () => lead.runtime.guards.exhausted, 30_000)
+        // Nothing more is asked for once the limit is reached.
+        const served = modelRequests(loopback, child).length
+        await new Promise((r) => setTimeout(r, 500))
+        expect(modelRequests(loopback, child)).toHaveLength(served)
+        expect(served).toBeGreaterThan(0)
+        expect(served).toBeLessThan(CALLS)
+        expect(lead.runtime.guards.exhausted).toMatch(/^budget_exhausted: team-lead spent \$[\d.]+ of \$0\.0500 \(the team's budget\)$/)
+        expect(modelRequests(loopback, LEAD_NAME).some((r) => JSON.stringify(r.body).includes('read it all'))).toBe(false)
+        // What the team budget sums holds the subagent's spend: at the limit, reached by its requests.
+        const state = await waitFor('the recorded spend', async () => {
+          const s = await readMemberState(TEAM, LEAD_NAME, fx.env)
+          return (s?.costUsd ?? 0) >= LIMIT ? s : undefined
+        })
+        expect(state!.turns).toBe(served + modelRequests(loopback, LEAD_NAME).length)
+      }, 60_000)
 })
