@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import fs from 'node:fs/promises'
-import { describe, expect, it } from 'vitest'
+import path from 'node:path'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { readMemberState } from '../../src/store/member-state.js'
 import { inboxPath } from '../../src/home/paths.js'
 import { createEntry } from '../../src/mailbox/entry.js'
@@ -14,6 +15,7 @@ import { claudeVerifyKeyFor, leadSigner, signEntry } from '../../src/trust/sign.
 import { type ChildAgent, type Fixture, makeTeam, startSwarmAgent, useAgentTeam } from '../support/agent-team.js'
 import { BIN } from '../support/repo.js'
 import { waitFor } from '../support/wait.js'
+import { ALL_MODES } from './sandbox-helpers.js'
 
 /**
  * swarm's own teammate (a real `swarm agent` process) through the one lead-order gate: a signed
@@ -42,9 +44,12 @@ const budgetOf = async (name: string) => (await readMemberState(TEAM, name, fx.e
 const budget = (addUsd: number) =>
   encodeStructured({ type: 'budget_update', from: 'team-lead', addUsd, scope: 'member', timestamp: new Date().toISOString() })
 
-/** A teammate process (its budget $1, from the roster), once it is idle. */
+/** The permission mode the teammates of the current test run in. */
+let mode: (typeof ALL_MODES)[number] = 'default'
+
+/** A teammate process in `mode` (its budget $1, from the roster), once it is idle. */
 async function start(name: string, args: string[] = []): Promise<ChildAgent> {
-  const a = startSwarmAgent(fx, TEAM, name, args)
+  const a = startSwarmAgent(fx, TEAM, name, ['--mode', mode, ...args])
   await waitFor(`${name} idle`, async () => (await readMemberState(TEAM, name, fx.env))?.status === 'idle', 15_000, { output: a.output })
   return a
 }
@@ -76,7 +81,21 @@ const copyOf = (m: InboxMessage): InboxMessage => ({
   lead_sig: m.lead_sig,
 })
 
-describe('lead orders at a swarm teammate', () => {
+/**
+ * Every mode, bwrap present and absent (the issue's matrix): the gate judges an order before any
+ * permission mode or sandbox has a say, so none of them may change what counts.
+ */
+const VARIANTS = ALL_MODES.flatMap((m) => [[m, 'bwrap present'] as const, [m, 'bwrap absent'] as const])
+describe.each(VARIANTS)('lead orders at a swarm teammate (%s, %s)', (variantMode, bwrap) => {
+  beforeEach(async () => {
+    mode = variantMode
+    await fs.mkdir(path.join(fx.cwd, '.claude'), { recursive: true })
+    await fs.writeFile(
+      path.join(fx.cwd, '.claude', 'settings.json'),
+      JSON.stringify({ sandbox: bwrap === 'bwrap absent' ? { bwrapPath: '/nonexistent/bwrap' } : {} }),
+    )
+  })
+
   it("a signed budget_update appended again is REPLAYED (also by a restarted process); copied into another teammate's inbox it is UNVERIFIED", async () => {
     let w1 = await start('w1')
     const w2 = await start('w2')
