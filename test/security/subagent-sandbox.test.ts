@@ -8,7 +8,7 @@ import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js
 import { createPermissionLayer } from '../../src/permissions/requests/client.js'
 import { answerRequest } from '../../src/permissions/requests/broker.js'
 import { listPending } from '../../src/asks/store.js'
-import { addMember } from '../../src/teams/team-store.js'
+import { addMember, updateMember } from '../../src/teams/team-store.js'
 import { makeFixture, startAgent, TEAM, type Fixture } from '../agent/runtime/helpers.js'
 import { recordingClient } from '../agent/subagents/helpers.js'
 import { track, useAgentTeam } from '../support/agent-team.js'
@@ -64,16 +64,19 @@ async function startLeadWithLayer(mode: Mode = 'default'): Promise<void> {
   agent.runtime.say('go')
 }
 
+/** The kinds of child the lead starts with its Agent tool: a one-off subagent, one in the background (a task id at once), a fork. */
+const KINDS = ['subagent', 'background subagent', 'fork'] as const
+type Kind = (typeof KINDS)[number]
+
 type Call = { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
 
-function scenario(
-  kind: 'subagent' | 'fork',
-  calls: Call[] = [{ type: 'tool_use', id: 'toolu_cat', name: 'Bash', input: { command: catKey() } }],
-): void {
+function scenario(kind: Kind, calls: Call[] = [{ type: 'tool_use', id: 'toolu_cat', name: 'Bash', input: { command: catKey() } }]): void {
   const agentCall =
     kind === 'fork'
       ? { description: 'look', prompt: 'look around' }
-      : { description: 'look', prompt: 'look around', subagent_type: 'general-purpose' }
+      : kind === 'background subagent'
+        ? { description: 'look', prompt: 'look around', subagent_type: 'general-purpose', run_in_background: true }
+        : { description: 'look', prompt: 'look around', subagent_type: 'general-purpose' }
   loopback.setScenario({
     agents: {
       [LEAD_NAME]: [
@@ -102,7 +105,7 @@ const MODES = ALL_MODES
 type Mode = (typeof MODES)[number]
 
 describe("a subagent's and a fork's Bash run in the lead's sandbox", () => {
-  for (const kind of ['subagent', 'fork'] as const) {
+  for (const kind of KINDS) {
     it(`${kind}, bwrap present, autoAllowBashIfSandboxed: the key is hidden from its cat`, async () => {
       if (kind === 'fork') fx.env.SWARM_FORK_SUBAGENT = '1'
       await settings({})
@@ -134,7 +137,7 @@ describe("a subagent's and a fork's Bash run in the lead's sandbox", () => {
  * The environment is the one command runner's, so the modes do not vary it.
  */
 describe("a subagent's and a fork's Bash carry no provider key", () => {
-  for (const kind of ['subagent', 'fork'] as const)
+  for (const kind of KINDS)
     for (const variant of ['bwrap present', 'bwrap absent, approved'] as const)
       it(`${kind}, ${variant}`, async () => {
         if (kind === 'fork') fx.env.SWARM_FORK_SUBAGENT = '1'
@@ -163,7 +166,7 @@ describe.each(MODES)("a subagent's and a fork's Bash, %s", (mode) => {
     ['bwrap present', {}],
     ['bwrap absent', { bwrapPath: '/nonexistent/bwrap' }],
   ] as const)('%s', (variant, sandbox) => {
-    it.each(['subagent', 'fork'] as const)('%s: its cat of the key (by glob) is hidden, asked or refused — never printed', async (kind) => {
+    it.each(KINDS)('%s: its cat of the key (by glob) is hidden, asked or refused — never printed', async (kind) => {
       if (kind === 'fork') fx.env.SWARM_FORK_SUBAGENT = '1'
       await settings(sandbox)
       scenario(kind)
@@ -180,7 +183,7 @@ describe.each(MODES)("a subagent's and a fork's Bash, %s", (mode) => {
 
     // Findings 1 and 4 from a subagent or a fork: the program the settings' hook runs, and the
     // project's .claude/, stay as they were — the Write asked or refused, the Bash confined or asked.
-    it.each(['subagent', 'fork'] as const)("%s: its Write and Bash of the hook's program in .claude/hooks/ leave it unchanged", async (kind) => {
+    it.each(KINDS)("%s: its Write and Bash of the hook's program in .claude/hooks/ leave it unchanged", async (kind) => {
       if (kind === 'fork') fx.env.SWARM_FORK_SUBAGENT = '1'
       const hook = 'sh "$CLAUDE_PROJECT_DIR/.claude/hooks/policy.sh"'
       await settings(sandbox, {
@@ -221,49 +224,47 @@ describe.each(MODES)("a subagent's and a fork's Bash, %s", (mode) => {
 
     // Finding 4 from a subagent or a fork: another teammate's worktree (its .git file, its
     // .claude/settings.json and hooks) stays as it was — Write asked or refused, Bash confined or asked.
-    it.each(['subagent', 'fork'] as const)(
-      "%s: its Write and Bash of another teammate's worktree leave its .git and .claude/ unchanged",
-      async (kind) => {
-        if (kind === 'fork') fx.env.SWARM_FORK_SUBAGENT = '1'
-        await settings(sandbox, { permissions: { allow: ['Bash(node:*)', 'Bash(printf:*)'] } })
-        const bob = path.join(fx.cwd, '.claude', 'worktrees', `${TEAM}-bob`)
-        await fs.mkdir(path.join(bob, '.claude', 'hooks'), { recursive: true })
-        const targets = {
-          git: path.join(bob, '.git'),
-          settings: path.join(bob, '.claude', 'settings.json'),
-          hook: path.join(bob, '.claude', 'hooks', 'policy.sh'),
-        }
-        await fs.writeFile(targets.git, `gitdir: ${fx.cwd}/.git/worktrees/bob\n`)
-        await fs.writeFile(targets.settings, '{}\n')
-        await fs.writeFile(targets.hook, 'exit 0\n')
-        await addMember(TEAM, { name: 'bob', cwd: bob, worktreePath: bob }, fx.env)
-        const rel = (f: string) => path.relative(fx.cwd, f)
-        const calls: Call[] = [
-          { type: 'tool_use', id: 'toolu_wgit', name: 'Write', input: { file_path: targets.git, content: 'gitdir: /tmp/evil\n' } },
-          { type: 'tool_use', id: 'toolu_wset', name: 'Write', input: { file_path: targets.settings, content: '{"hooks":{}}' } },
-          { type: 'tool_use', id: 'toolu_pgit', name: 'Bash', input: { command: `printf 'gitdir: /tmp/evil' > ${rel(targets.git)}` } },
-          {
-            type: 'tool_use',
-            id: 'toolu_nhook',
-            name: 'Bash',
-            input: { command: `node -e "require('fs').writeFileSync('${rel(targets.hook)}', 'touch x')"` },
-          },
-        ]
-        scenario(kind, calls)
-        await startLeadWithLayer(mode)
-        await waitFor(
-          'every call answered (each question denied), or the Agent call refused',
-          async () => {
-            for (const r of (await listPending(TEAM, { env: fx.env })).requests)
-              await answerRequest(TEAM, r.id, { kind: 'deny', by: 'tester' }, { env: fx.env }).catch(() => undefined)
-            return calls.every((c) => bodies().includes(`"tool_use_id":"${c.id}"`)) || agentRefused()
-          },
-          30_000,
-        )
-        expect(await fs.readFile(targets.git, 'utf8')).toBe(`gitdir: ${fx.cwd}/.git/worktrees/bob\n`)
-        expect(await fs.readFile(targets.settings, 'utf8')).toBe('{}\n')
-        expect(await fs.readFile(targets.hook, 'utf8')).toBe('exit 0\n')
-      },
-    )
+    it.each(KINDS)("%s: its Write and Bash of another teammate's worktree leave its .git and .claude/ unchanged", async (kind) => {
+      if (kind === 'fork') fx.env.SWARM_FORK_SUBAGENT = '1'
+      await settings(sandbox, { permissions: { allow: ['Bash(node:*)', 'Bash(printf:*)'] } })
+      const bob = path.join(fx.cwd, '.claude', 'worktrees', `${TEAM}-bob`)
+      await fs.mkdir(path.join(bob, '.claude', 'hooks'), { recursive: true })
+      const targets = {
+        git: path.join(bob, '.git'),
+        settings: path.join(bob, '.claude', 'settings.json'),
+        hook: path.join(bob, '.claude', 'hooks', 'policy.sh'),
+      }
+      await fs.writeFile(targets.git, `gitdir: ${fx.cwd}/.git/worktrees/bob\n`)
+      await fs.writeFile(targets.settings, '{}\n')
+      await fs.writeFile(targets.hook, 'exit 0\n')
+      await addMember(TEAM, { name: 'bob', cwd: bob }, fx.env)
+      await updateMember(TEAM, 'bob', { worktreePath: bob }, fx.env) // as swarm records a member's worktree
+      const rel = (f: string) => path.relative(fx.cwd, f)
+      const calls: Call[] = [
+        { type: 'tool_use', id: 'toolu_wgit', name: 'Write', input: { file_path: targets.git, content: 'gitdir: /tmp/evil\n' } },
+        { type: 'tool_use', id: 'toolu_wset', name: 'Write', input: { file_path: targets.settings, content: '{"hooks":{}}' } },
+        { type: 'tool_use', id: 'toolu_pgit', name: 'Bash', input: { command: `printf 'gitdir: /tmp/evil' > ${rel(targets.git)}` } },
+        {
+          type: 'tool_use',
+          id: 'toolu_nhook',
+          name: 'Bash',
+          input: { command: `node -e "require('fs').writeFileSync('${rel(targets.hook)}', 'touch x')"` },
+        },
+      ]
+      scenario(kind, calls)
+      await startLeadWithLayer(mode)
+      await waitFor(
+        'every call answered (each question denied), or the Agent call refused',
+        async () => {
+          for (const r of (await listPending(TEAM, { env: fx.env })).requests)
+            await answerRequest(TEAM, r.id, { kind: 'deny', by: 'tester' }, { env: fx.env }).catch(() => undefined)
+          return calls.every((c) => bodies().includes(`"tool_use_id":"${c.id}"`)) || agentRefused()
+        },
+        30_000,
+      )
+      expect(await fs.readFile(targets.git, 'utf8')).toBe(`gitdir: ${fx.cwd}/.git/worktrees/bob\n`)
+      expect(await fs.readFile(targets.settings, 'utf8')).toBe('{}\n')
+      expect(await fs.readFile(targets.hook, 'utf8')).toBe('exit 0\n')
+    })
   })
 })
