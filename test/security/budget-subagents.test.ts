@@ -1,18 +1,15 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { createLeadDelegation } from '../../src/agent/subagents/lead-session.js'
-import type { PermissionCheck } from '../../src/agent/tool.js'
 import { LEAD_NAME } from '../../src/home/paths.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
 import { readMemberState } from '../../src/store/member-state.js'
 import { updateTeam } from '../../src/teams/team-store.js'
-import { makeFixture, modelRequests, startAgent, TEAM, type Fixture, type TestAgent } from '../agent/runtime/helpers.js'
-import { recordingClient } from '../agent/subagents/helpers.js'
-import { track, useAgentTeam } from '../support/agent-team.js'
+import { makeFixture, modelRequests, TEAM, type Fixture } from '../agent/runtime/helpers.js'
+import { useAgentTeam } from '../support/agent-team.js'
 import { waitFor } from '../support/wait.js'
-import { createPermissionLayer } from '../../src/permissions/requests/client.js'
 import { ALL_MODES } from './sandbox-helpers.js'
+import { startLeadWithLayer } from './lead-with-layer.js'
 
 /**
  * Issue 23 finding 8: with `--team-max-cost 0.005`, a subagent of the lead made 40 calls, all
@@ -26,34 +23,6 @@ const CALLS = 40
 let loopback: LoopbackServer
 let fx: Fixture
 useAgentTeam({ team: (l) => makeFixture(l, []), onReady: (t) => ({ loopback, fx } = t) })
-
-/** The lead in `mode` with its real permission layer, its subagents' calls judged through it (as leader.ts wires it). */
-async function startLead(mode: (typeof ALL_MODES)[number]): Promise<TestAgent> {
-  const { client } = recordingClient(loopback)
-  let leadCheck: PermissionCheck = () => ({ behavior: 'deny', message: 'not ready' })
-  const { delegation, tools } = await createLeadDelegation(
-    { team: TEAM, parent: LEAD_NAME, cwd: fx.cwd, env: fx.env, client, checkPermission: (t, i, c) => leadCheck(t, i, c), deliver: () => {} },
-    { spawnTeammate: async (i) => `spawned ${i.name}`, stopTeammate: async (n) => `no ${n}` },
-  )
-  track(
-    'delegation',
-    () => delegation.close(),
-    () => '',
-  )
-  const agent = await startAgent(fx, LEAD_NAME, {
-    client,
-    extraTools: tools,
-    runtime: { external: true, autoClaimTasks: false },
-    mode,
-    permissions: async (a) => {
-      const layer = await createPermissionLayer(a, { notifyTmux: false })
-      leadCheck = layer.check
-      return layer
-    },
-  })
-  agent.runtime.say('go')
-  return agent
-}
 
 function scenario(kind: 'subagent' | 'fork'): string {
   const child = kind === 'fork' ? `${LEAD_NAME}/fork-1` : `${LEAD_NAME}/general-purpose-1`
@@ -94,7 +63,7 @@ describe.each(ALL_MODES)("a team budget counts the lead's subagents and forks, a
           fx.env,
         )
         const child = scenario(kind)
-        const lead = await startLead(mode)
+        const lead = await startLeadWithLayer(loopback, fx, mode)
         await waitFor('the budget stop', () => lead.runtime.guards.exhausted, 30_000)
         // Nothing more is asked for once the limit is reached.
         const served = modelRequests(loopback, child).length

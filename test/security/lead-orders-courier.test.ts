@@ -32,19 +32,7 @@ describe.skipIf(!hasTmux)("lead orders at an agent CLI's courier", () => {
   afterEach(async () => t?.cleanup(), 30_000)
 
   it('a signed shutdown_request replayed to the respawned CLI teammate is REPLAYED; it keeps running', async () => {
-    t = await agentTeam()
-    const log = await fakeAdapter(t)
-    expect((await t.swarm(['team', 'create', 't', '--no-start'])).code).toBe(0)
-    const spawned = await t.swarm(['spawn', 't', 'fay', '--agent', 'fake', '--backend', 'tmux', '--prompt', 'first: hello'])
-    expect(spawned.stderr).toBe('')
-    await waitFor('the first prompt', async () => (await submissions(log)).some((s) => s.includes('first: hello')), 30_000)
-    const courierLog = () => {
-      try {
-        return readFileSync(path.join(t.home, 'teams', 't', 'agents', 'fay', 'courier.log'), 'utf8')
-      } catch {
-        return '' // not written yet
-      }
-    }
+    const fay = await startFay()
 
     await sendTeamMessage({ team: 't', to: 'fay', text: shutdown(1), env: t.env })
     await waitFor('fay to obey the shutdown', async () => (await agentState(t, 'fay'))?.status === 'exited', 20_000)
@@ -68,20 +56,7 @@ describe.skipIf(!hasTmux)("lead orders at an agent CLI's courier", () => {
     // A teammate that obeyed a shutdown counts as stopped on purpose: it is started again by name.
     const again = await t.swarm(['spawn', 't', 'fay', '--agent', 'fake', '--backend', 'tmux'])
     expect(again.code, again.stderr).toBe(0)
-    await waitFor(
-      'the courier to refuse the replay',
-      async () => courierLog().includes('ignored shutdown_request from team-lead: REPLAYED'),
-      30_000,
-      {
-        output: courierLog,
-      },
-    )
-    // Still running: it takes the next message.
-    await sendTeamMessage({ team: 't', to: 'fay', text: 'still there?', env: t.env })
-    await waitFor('the next message submitted', async () => (await submissions(log)).some((p) => p.includes('still there?')), 30_000, {
-      output: courierLog,
-    })
-    expect((await agentState(t, 'fay'))?.status).not.toBe('exited')
+    await refusedAndStillRunning(fay, 'REPLAYED')
 
     // A fresh signed order still counts.
     await sendTeamMessage({ team: 't', to: 'fay', text: shutdown(2), env: t.env })
@@ -106,6 +81,20 @@ describe.skipIf(!hasTmux)("lead orders at an agent CLI's courier", () => {
     return { log, courierLog }
   }
 
+  /** The courier refused an order as `kind`, and fay still takes the next message. */
+  async function refusedAndStillRunning(fay: { log: string; courierLog: () => string }, kind: 'REPLAYED' | 'UNVERIFIED'): Promise<void> {
+    const output = fay.courierLog
+    await waitFor(
+      `the courier to refuse the order (${kind})`,
+      async () => output().includes(`ignored shutdown_request from team-lead: ${kind}`),
+      30_000,
+      { output },
+    )
+    await sendTeamMessage({ team: 't', to: 'fay', text: 'still there?', env: t.env })
+    await waitFor('the next message submitted', async () => (await submissions(fay.log)).some((p) => p.includes('still there?')), 30_000, { output })
+    expect((await agentState(t, 'fay'))?.status).not.toBe('exited')
+  }
+
   /** A shutdown_request signed with the team's current key for `recipient`, as the lead's seal makes it. */
   async function signedShutdown(recipient: string, n: number): Promise<InboxMessage> {
     const key = await loadLeadPrivateKey('t', t.env)
@@ -113,21 +102,9 @@ describe.skipIf(!hasTmux)("lead orders at an agent CLI's courier", () => {
   }
 
   it("a signed shutdown_request copied from another teammate's inbox is UNVERIFIED; the CLI keeps running", async () => {
-    const { log, courierLog } = await startFay()
+    const fay = await startFay()
     await appendMessage(inboxPath('t', 'fay', t.env), await signedShutdown('gus', 3)) // gus's order, in fay's inbox
-    await waitFor(
-      'the courier to refuse the copy',
-      async () => courierLog().includes('ignored shutdown_request from team-lead: UNVERIFIED'),
-      30_000,
-      {
-        output: courierLog,
-      },
-    )
-    await sendTeamMessage({ team: 't', to: 'fay', text: 'still there?', env: t.env })
-    await waitFor('the next message submitted', async () => (await submissions(log)).some((p) => p.includes('still there?')), 30_000, {
-      output: courierLog,
-    })
-    expect((await agentState(t, 'fay'))?.status).not.toBe('exited')
+    await refusedAndStillRunning(fay, 'UNVERIFIED')
   }, 90_000)
 
   it('after swarm team rekey, a shutdown_request signed with the old key is UNVERIFIED; one with the new key stops the CLI', async () => {

@@ -1,19 +1,16 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { createLeadDelegation } from '../../src/agent/subagents/lead-session.js'
-import type { PermissionCheck } from '../../src/agent/tool.js'
 import { LEAD_NAME } from '../../src/home/paths.js'
 import type { LoopbackServer } from '../../src/loopback-model/loopback-server.js'
-import { createPermissionLayer } from '../../src/permissions/requests/client.js'
 import { answerRequest } from '../../src/permissions/requests/broker.js'
 import { listPending } from '../../src/asks/store.js'
 import { addMember, updateMember } from '../../src/teams/team-store.js'
-import { makeFixture, startAgent, TEAM, type Fixture } from '../agent/runtime/helpers.js'
-import { recordingClient } from '../agent/subagents/helpers.js'
-import { track, useAgentTeam } from '../support/agent-team.js'
+import { makeFixture, TEAM, type Fixture } from '../agent/runtime/helpers.js'
+import { useAgentTeam } from '../support/agent-team.js'
 import { waitFor } from '../support/wait.js'
 import { ALL_MODES } from './sandbox-helpers.js'
+import { startLeadWithLayer } from './lead-with-layer.js'
 
 /**
  * Issue 23 finding 2: the lead's subagents and forks ran Bash as plain `bash -c` while the
@@ -35,33 +32,6 @@ async function settings(sandbox: Record<string, unknown>, more: Record<string, u
     path.join(fx.cwd, '.claude', 'settings.json'),
     JSON.stringify({ ...more, sandbox: { autoAllowBashIfSandboxed: true, ...sandbox } }),
   )
-}
-
-/** The lead with its real permission layer, its subagents' calls asked through it (as leader.ts wires it). */
-async function startLeadWithLayer(mode: Mode = 'default'): Promise<void> {
-  const { client } = recordingClient(loopback)
-  let leadCheck: PermissionCheck = () => ({ behavior: 'deny', message: 'not ready' })
-  const { delegation, tools } = await createLeadDelegation(
-    { team: TEAM, parent: LEAD_NAME, cwd: fx.cwd, env: fx.env, client, checkPermission: (t, i, c) => leadCheck(t, i, c), deliver: () => {} },
-    { spawnTeammate: async (i) => `spawned ${i.name}`, stopTeammate: async (n) => `no ${n}` },
-  )
-  track(
-    'delegation',
-    () => delegation.close(),
-    () => '',
-  )
-  const agent = await startAgent(fx, LEAD_NAME, {
-    client,
-    extraTools: tools,
-    runtime: { external: true, autoClaimTasks: false },
-    mode,
-    permissions: async (a) => {
-      const layer = await createPermissionLayer(a, { notifyTmux: false })
-      leadCheck = layer.check
-      return layer
-    },
-  })
-  agent.runtime.say('go')
 }
 
 /** The kinds of child the lead starts with its Agent tool: a one-off subagent, one in the background (a task id at once), a fork. */
@@ -102,7 +72,19 @@ function agentRefused(): boolean {
 }
 
 const MODES = ALL_MODES
-type Mode = (typeof MODES)[number]
+
+/** Denies every question as it comes, until each of `calls` has its result (or the Agent call was refused). */
+async function denyUntilAnswered(calls: Call[]): Promise<void> {
+  await waitFor(
+    'every call answered (each question denied), or the Agent call refused',
+    async () => {
+      for (const r of (await listPending(TEAM, { env: fx.env })).requests)
+        await answerRequest(TEAM, r.id, { kind: 'deny', by: 'tester' }, { env: fx.env }).catch(() => undefined)
+      return calls.every((c) => bodies().includes(`"tool_use_id":"${c.id}"`)) || agentRefused()
+    },
+    30_000,
+  )
+}
 
 describe("a subagent's and a fork's Bash run in the lead's sandbox", () => {
   for (const kind of KINDS) {
@@ -110,7 +92,7 @@ describe("a subagent's and a fork's Bash run in the lead's sandbox", () => {
       if (kind === 'fork') fx.env.SWARM_FORK_SUBAGENT = '1'
       await settings({})
       scenario(kind)
-      await startLeadWithLayer()
+      await startLeadWithLayer(loopback, fx)
       await waitFor('the Bash result', () => bodies().includes('"tool_use_id":"toolu_cat"'), 20_000)
       expect(bodies()).not.toContain(PEM)
     })
@@ -119,7 +101,7 @@ describe("a subagent's and a fork's Bash run in the lead's sandbox", () => {
       if (kind === 'fork') fx.env.SWARM_FORK_SUBAGENT = '1'
       await settings({ bwrapPath: '/nonexistent/bwrap' })
       scenario(kind)
-      await startLeadWithLayer()
+      await startLeadWithLayer(loopback, fx)
       const asked = await waitFor(
         'the Bash question',
         async () => (await listPending(TEAM, { env: fx.env })).requests.find((r) => r.toolName === 'Bash'),
@@ -145,7 +127,7 @@ describe("a subagent's and a fork's Bash carry no provider key", () => {
         fx.env.GEMINI_API_KEY = 'g-SUB-SECRET'
         await settings(variant === 'bwrap present' ? {} : { bwrapPath: '/nonexistent/bwrap' })
         scenario(kind, [{ type: 'tool_use', id: 'toolu_keys', name: 'Bash', input: { command: 'echo "KEYS:$OPENAI_API_KEY:$GEMINI_API_KEY:END"' } }])
-        await startLeadWithLayer()
+        await startLeadWithLayer(loopback, fx)
         await waitFor(
           'the Bash result (its question approved)',
           async () => {
@@ -170,7 +152,7 @@ describe.each(MODES)("a subagent's and a fork's Bash, %s", (mode) => {
       if (kind === 'fork') fx.env.SWARM_FORK_SUBAGENT = '1'
       await settings(sandbox)
       scenario(kind)
-      await startLeadWithLayer(mode)
+      await startLeadWithLayer(loopback, fx, mode)
       await waitFor(
         'the Bash result, a question, or the Agent call refused',
         async () =>
@@ -207,16 +189,8 @@ describe.each(MODES)("a subagent's and a fork's Bash, %s", (mode) => {
         { type: 'tool_use', id: 'toolu_after', name: 'Bash', input: { command: 'touch asked.txt' } },
       ]
       scenario(kind, calls)
-      await startLeadWithLayer(mode)
-      await waitFor(
-        'every call answered (each question denied), or the Agent call refused',
-        async () => {
-          for (const r of (await listPending(TEAM, { env: fx.env })).requests)
-            await answerRequest(TEAM, r.id, { kind: 'deny', by: 'tester' }, { env: fx.env }).catch(() => undefined)
-          return calls.every((c) => bodies().includes(`"tool_use_id":"${c.id}"`)) || agentRefused()
-        },
-        30_000,
-      )
+      await startLeadWithLayer(loopback, fx, mode)
+      await denyUntilAnswered(calls)
       expect(await fs.readFile(policy, 'utf8')).toBe('exit 0\n')
       await expect(fs.stat(path.join(fx.cwd, '.claude', 'hooks', 'other.sh'))).rejects.toThrow()
       await expect(fs.stat(marker), 'a rewritten hook program ran').rejects.toThrow()
@@ -252,16 +226,8 @@ describe.each(MODES)("a subagent's and a fork's Bash, %s", (mode) => {
         },
       ]
       scenario(kind, calls)
-      await startLeadWithLayer(mode)
-      await waitFor(
-        'every call answered (each question denied), or the Agent call refused',
-        async () => {
-          for (const r of (await listPending(TEAM, { env: fx.env })).requests)
-            await answerRequest(TEAM, r.id, { kind: 'deny', by: 'tester' }, { env: fx.env }).catch(() => undefined)
-          return calls.every((c) => bodies().includes(`"tool_use_id":"${c.id}"`)) || agentRefused()
-        },
-        30_000,
-      )
+      await startLeadWithLayer(loopback, fx, mode)
+      await denyUntilAnswered(calls)
       expect(await fs.readFile(targets.git, 'utf8')).toBe(`gitdir: ${fx.cwd}/.git/worktrees/bob\n`)
       expect(await fs.readFile(targets.settings, 'utf8')).toBe('{}\n')
       expect(await fs.readFile(targets.hook, 'utf8')).toBe('exit 0\n')
