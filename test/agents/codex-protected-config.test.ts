@@ -20,6 +20,8 @@ const run = promisify(execFile)
 const NAME = 'codex-mate'
 /** The Codex teammate in a worktree of its own. */
 const WT_NAME = 'codex-wt'
+/** One in dontAsk (Codex's approval policy `never`; the profile of every mode but bypassPermissions). */
+const DONT_ASK_NAME = 'codex-da'
 const BOB = 'bob'
 const BOB_WT = path.join('.claude', 'worktrees', `t-${BOB}`)
 
@@ -79,6 +81,7 @@ describe.skipIf(!hasCli('codex'))(
           { userMatches: 'UNASKED-BOB', reply: sh(writes(BOB_WRITES, 'UNASKED-BOB-DONE')) },
           { userMatches: 'ESCALATED-ALL', reply: sh(writes([...HOOK_WRITES, ...BOB_WRITES], 'ESCALATED-ALL-DONE'), true) },
           { userMatches: 'OWN-WORKTREE', reply: sh(writes(OWN_WT_WRITES, 'OWN-WORKTREE-DONE')) },
+          { userMatches: 'DONT-ASK', reply: sh(writes([...HOOK_WRITES, ...BOB_WRITES], 'DONT-ASK-DONE')) },
           { afterTool: true, reply: { text: 'The tool finished.' } },
         ],
       })
@@ -108,6 +111,7 @@ describe.skipIf(!hasCli('codex'))(
       for (const [name, where] of [
         [NAME, []],
         [WT_NAME, ['--worktree']],
+        [DONT_ASK_NAME, ['--mode', 'dontAsk']],
       ] as const) {
         const spawned = await t.swarm([
           'spawn',
@@ -188,6 +192,15 @@ describe.skipIf(!hasCli('codex'))(
       expect(fs.existsSync(path.join(own, '.claude', 'settings.json')), result).toBe(false)
       expectUnchanged(result)
       await idle(t, WT_NAME)
+    }, 90_000)
+
+    it('in dontAsk (approval policy never) the same writes fail too', async () => {
+      await t.swarm(['send', 't', DONT_ASK_NAME, 'DONT-ASK now'])
+      const result = await waitFor('the write results', () => toolResults(t).find((r) => r.includes('DONT-ASK-DONE')), 60_000)
+      const rc = rcs(result)
+      for (const [label] of [...HOOK_WRITES, ...BOB_WRITES]) expect([label, rc[label]], result).not.toEqual([label, 0])
+      expectUnchanged(result)
+      await idle(t, DONT_ASK_NAME)
     }, 90_000)
   },
 )
