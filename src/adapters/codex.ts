@@ -7,9 +7,13 @@
  * `--no-daemon`: no background app-server outlives the pane. `--dangerously-bypass-hook-trust`:
  * the hooks are ours, written into a config dir no one else uses, so Codex's trust prompt is moot.
  */
+import fs from 'node:fs'
 import path from 'node:path'
+import { teamWorktrees } from '../agent/member-sandbox.js'
 import { agentHomesRoot, LEAD_KEY_FILE, rootDir, sentRoot } from '../home/paths.js'
 import { loadPermissionSettings } from '../permissions/rules/settings.js'
+import { pinSettings, pinnedHookFiles } from '../permissions/rules/settings-pin.js'
+import { mountRuleReadOnly, PROJECT_CONFIG_DIR } from '../sandbox/protected.js'
 import { strippedProviderVars } from '../sandbox/sandbox-settings.js'
 import { atomicWriteFile, ensureDir } from '../util/fs.js'
 import { commandHook, hookTable } from './hook-table.js'
@@ -52,12 +56,23 @@ const PROFILE = 'swarm'
  * (test/agents/codex-sandbox.test.ts). Not the whole of `agent-homes/`: its own home is there,
  * and Codex's sandbox runs its helper from it (`tmp/arg0-linux/…`; a re-allow beneath a denied
  * directory is not honoured on Linux, and Codex did not start).
+ *
+ * Inside its writable cwd, what swarm's own sandbox makes read-only by mount rule
+ * (sandbox/protected.ts `mountRuleReadOnly`) is read-only here too: the project's `.claude/` whole
+ * (settings, hooks, skills, and `.claude/worktrees/`, so another member's worktree), every team
+ * member's worktree `.git` and `.claude/`, and the files the settings' hooks name. Codex lets the
+ * most specific entry decide, as bwrap's deepest mount does, so a Codex teammate in its own worktree
+ * under `<repo>/.claude/worktrees/` still writes it. Unlike a deny, a read-only entry does not hold
+ * for an escalated command (measured, Codex 0.171): such a write is asked of the lead, never done
+ * unasked (test/agents/codex-protected-config.test.ts). A deny cannot stand in: it hides what it
+ * covers from reads too, and a writable cwd beneath it is not honoured.
  */
-function filesystem(env: NodeJS.ProcessEnv, tmp: string): Record<string, string> {
+function filesystem(env: NodeJS.ProcessEnv, tmp: string, readOnly: readonly string[]): Record<string, string> {
   const teams = path.join(rootDir(env), 'teams', '*')
   return {
     ':tmpdir': 'read',
     ':slash_tmp': 'read',
+    ...Object.fromEntries(readOnly.map((p) => [p, 'read'])),
     [path.join(teams, LEAD_KEY_FILE)]: 'deny',
     // A glob denies the paths it matches, not what lies beneath them: each directory twice.
     ...denyTree(path.join(teams, 'inboxes')),
@@ -69,6 +84,19 @@ function filesystem(env: NodeJS.ProcessEnv, tmp: string): Record<string, string>
 
 const denyTree = (dir: string): Record<string, string> => ({ [dir]: 'deny', [path.join(dir, '**')]: 'deny' })
 
+/**
+ * The read-only paths of its profile: the mount rule over its cwd and the team's worktrees (read
+ * when it starts: a member spawned later is covered by the project's `.claude/` in the usual
+ * layout), and the files the hooks name — those that exist. The project's `.claude/` is made when
+ * missing, as for every CLI teammate (adapters/confine.ts), so that settings or hooks created there
+ * later are read-only too.
+ */
+async function protectedInCwd(ctx: AdapterContext, members: readonly string[], hookFiles: readonly string[]): Promise<string[]> {
+  const rule = mountRuleReadOnly([ctx.cwd], members)
+  await ensureDir(path.join(ctx.cwd, PROJECT_CONFIG_DIR))
+  return [...new Set([...rule.configDirs, ...rule.gitPaths, ...hookFiles])].filter((p) => fs.existsSync(p))
+}
+
 async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
   await ensureDir(ctx.configDir)
   const baseUrl = ctx.env.OPENAI_BASE_URL
@@ -77,7 +105,9 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
   await ensureDir(tmp)
   // A denied directory made later could be missed: the ones not yet there are made now.
   await ensureDir(sentRoot(ctx.env))
-  const { sandbox } = await loadPermissionSettings({ cwd: ctx.cwd, env: ctx.env })
+  const [settings, members] = await Promise.all([loadPermissionSettings({ cwd: ctx.cwd, env: ctx.env }), teamWorktrees(ctx.team, ctx.env)])
+  const { sandbox } = settings
+  const readOnly = await protectedInCwd(ctx, members, pinnedHookFiles(pinSettings(settings, ctx.cwd, ctx.env.HOME || undefined)))
   const config = tomlDocument(
     {
       model: ctx.model,
@@ -96,7 +126,7 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
           ]
         : []),
       [['permissions', PROFILE], { extends: ':workspace' }],
-      [['permissions', PROFILE, 'filesystem'], filesystem(ctx.env, tmp)],
+      [['permissions', PROFILE, 'filesystem'], filesystem(ctx.env, tmp, readOnly)],
       [['projects', ctx.cwd], { trust_level: 'trusted' }],
       // Its commands never see the provider keys (Codex itself keeps them), unless sandbox.keepEnv says so.
       [['shell_environment_policy'], { exclude: strippedProviderVars(sandbox) }],

@@ -101,6 +101,21 @@ export function configDirPart(p: string, exempt: readonly string[] = []): string
   return found
 }
 
+/**
+ * The mount rule, not a scan: what is read-only whatever its depth — the `.claude/` of each
+ * writable directory and of each member's worktree (`memberRoots`: the team's roster and worktree
+ * records), and each member worktree's `.git`. `<repo>/.claude/worktrees/` is inside the first, so
+ * another member's worktree is read-only whole; a writable directory beneath one (the member's own
+ * worktree) stays writable, the deepest rule deciding. The one list every sandbox plans from:
+ * swarm's bwrap view (view.ts) and Codex's permission profile (adapters/codex.ts).
+ */
+export function mountRuleReadOnly(writable: readonly string[], memberRoots: readonly string[]): { configDirs: string[]; gitPaths: string[] } {
+  return {
+    configDirs: [...new Set([...writable, ...memberRoots].map((d) => path.join(d, PROJECT_CONFIG_DIR)))],
+    gitPaths: [...new Set(memberRoots.map((r) => path.join(r, '.git')))],
+  }
+}
+
 /** How deep below a writable root the sandbox looks for protected paths that exist. */
 export const PROTECTED_SCAN_DEPTH = 3
 /** Directories never descended into by that scan (large, and git never reads config from them). */

@@ -10,7 +10,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { pidExists } from '../process/liveness.js'
 import { gitHooksDir } from './git-hooks.js'
-import { PROJECT_CONFIG_DIR, existingProtectedPaths, protectedPart } from './protected.js'
+import { existingProtectedPaths, mountRuleReadOnly, protectedPart } from './protected.js'
 import type { SandboxConfig } from './sandbox-settings.js'
 import type { SandboxPlan } from './types.js'
 import { isDirectorySync } from '../util/fs.js'
@@ -45,12 +45,11 @@ export async function planView(i: ViewInput): Promise<View> {
   const writable = unique([i.cwd, ...i.writable, ...i.config.allowWrite, i.tmp].map(physical).filter(isDirectorySync))
   const found = writable.flatMap((d) => (protectedPart(d) ? [d] : existingProtectedPaths(d)))
   const before = new Map(found.map((p) => [p, identity(p)]))
-  const roots = (i.protectedRoots ?? []).map(physical)
-  const rootGits = roots.map((r) => path.join(r, '.git'))
-  const readOnly = unique([...found, ...rootGits, ...(hooks ? [hooks] : []), ...i.readOnly, ...i.config.denyWrite].map(physical)).filter(exists)
+  const rule = mountRuleReadOnly(writable, (i.protectedRoots ?? []).map(physical))
+  const readOnly = unique([...found, ...rule.gitPaths, ...(hooks ? [hooks] : []), ...i.readOnly, ...i.config.denyWrite].map(physical)).filter(exists)
   // Each writable directory's and member's `.claude/` read-only whole; a writable one beneath (the
   // member's own worktree in `<repo>/.claude/worktrees/`) is bound again on top.
-  const shadowed = unique([...writable, ...roots].map((d) => path.join(d, PROJECT_CONFIG_DIR)).filter(isDirectorySync))
+  const shadowed = rule.configDirs.filter(isDirectorySync)
   const hidden = unique([...i.hidden, ...i.config.denyRead, ...terminalSockets(i.env)].map(physical)).filter(exists)
   const masked = unique((i.masked ?? []).map(physical)).filter(isDirectorySync)
   return {

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { codexAdapter } from '../../src/adapters/codex.js'
 import type { AdapterContext } from '../../src/adapters/types.js'
 import { agentHomeDir, agentHomesRoot, rootDir, sentRoot } from '../../src/home/paths.js'
+import { type NewMember, createTeam } from '../../src/teams/team-store.js'
 import { isolatedHome, type IsolatedHome } from '../support/home.js'
 
 /**
@@ -33,8 +34,21 @@ function sections(text: string): Sections {
   return out
 }
 
-async function codexConfig(settings?: Record<string, unknown>): Promise<Sections> {
+/** Team `t`: the lead and `cx` in the project, and, with `bob`, a member in a worktree of swarm's layout inside it. */
+async function codexConfig(settings?: Record<string, unknown>, o: { bob?: string; files?: Record<string, string> } = {}): Promise<Sections> {
   h = isolatedHome('swarm-codex-profile-', { OPENAI_API_KEY: 'sk-oai', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' })
+  const members: NewMember[] = [{ name: 'cx', agent: 'codex' }]
+  if (o.bob) {
+    const bob = path.join(h.project, o.bob)
+    await fs.mkdir(path.join(bob, '.claude'), { recursive: true })
+    await fs.writeFile(path.join(bob, '.git'), 'gitdir: /nowhere\n')
+    members.push({ name: 'bob', cwd: bob })
+  }
+  await createTeam({ name: 't', cwd: h.project, members }, h.env)
+  for (const [rel, text] of Object.entries(o.files ?? {})) {
+    await fs.mkdir(path.dirname(path.join(h.project, rel)), { recursive: true })
+    await fs.writeFile(path.join(h.project, rel), text)
+  }
   if (settings) {
     await fs.mkdir(path.join(h.project, '.claude'), { recursive: true })
     await fs.writeFile(path.join(h.project, '.claude', 'settings.json'), JSON.stringify(settings))
@@ -78,6 +92,27 @@ describe("Codex's permission profile", () => {
     expect(fsRules?.[agentHomesRoot(h.env)]).toBeUndefined()
     // A deny holds for approved commands too: the team is reached through swarm mcp alone
     // (test/agents/codex-sandbox.test.ts).
+  })
+
+  it("makes the project's .claude/, every member worktree's .git and .claude/ and the hooks' programs read-only (issue 23 findings 1, 4)", async () => {
+    const bob = path.join('.claude', 'worktrees', 't-bob')
+    const hook = { hooks: { PermissionRequest: [{ hooks: [{ type: 'command', command: 'sh scripts/policy.sh' }] }] } }
+    const rules = (await codexConfig(hook, { bob, files: { 'scripts/policy.sh': 'exit 0\n' } }))['permissions.swarm.filesystem']
+    expect(rules).toMatchObject({
+      [path.join(h.project, '.claude')]: 'read',
+      [path.join(h.project, bob, '.git')]: 'read',
+      [path.join(h.project, bob, '.claude')]: 'read',
+      // Named by a hook, outside `.claude/`.
+      [path.join(h.project, 'scripts', 'policy.sh')]: 'read',
+    })
+    // Only what exists: the project is no repository here.
+    expect(rules?.[path.join(h.project, '.git')]).toBeUndefined()
+  })
+
+  it('makes a missing project .claude/ first, so that what is created there later is read-only too', async () => {
+    const rules = (await codexConfig())['permissions.swarm.filesystem']
+    expect((await fs.stat(path.join(h.project, '.claude'))).isDirectory()).toBe(true)
+    expect(rules?.[path.join(h.project, '.claude')]).toBe('read')
   })
 
   it("excludes the provider keys from its shell's environment, unless sandbox.keepEnv keeps one", async () => {
