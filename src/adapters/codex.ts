@@ -35,11 +35,13 @@ const HOOK_EVENTS = {
 /**
  * swarm mode → Codex approval policy and permission profile. Codex 0.171 knows only `on-request`
  * (the model asks to leave the sandbox, and that request is the PermissionRequest swarm bubbles)
- * and `never`; below bypassPermissions its commands run in PROFILE.
+ * and `never`. Every mode runs its commands in PROFILE: bypassPermissions asks nothing (`never`),
+ * as swarm's own agent in bypassPermissions asks nothing and still runs Bash in its sandbox — it
+ * is not Codex's `:danger-full-access`, whose unasked commands wrote `.claude/hooks/` and read
+ * `lead.key` (test/agents/codex-protected-config.test.ts).
  */
 function policyFor(mode: string | undefined): { approval: string; permissions: string } {
-  if (mode === 'bypassPermissions') return { approval: 'never', permissions: ':danger-full-access' }
-  return { approval: mode === 'dontAsk' ? 'never' : 'on-request', permissions: PROFILE }
+  return { approval: mode === 'dontAsk' || mode === 'bypassPermissions' ? 'never' : 'on-request', permissions: PROFILE }
 }
 
 /** swarm's permission profile for Codex's sandboxed commands. */

@@ -20,8 +20,10 @@ const run = promisify(execFile)
 const NAME = 'codex-mate'
 /** The Codex teammate in a worktree of its own. */
 const WT_NAME = 'codex-wt'
-/** One in dontAsk (Codex's approval policy `never`; the profile of every mode but bypassPermissions). */
+/** One in dontAsk (Codex's approval policy `never`; the same profile as every mode). */
 const DONT_ASK_NAME = 'codex-da'
+/** One in bypassPermissions: nothing asked (approval `never`), and still the profile — not `:danger-full-access`. */
+const BYPASS_NAME = 'codex-bp'
 const BOB = 'bob'
 const BOB_WT = path.join('.claude', 'worktrees', `t-${BOB}`)
 
@@ -82,6 +84,10 @@ describe.skipIf(!hasCli('codex'))(
           { userMatches: 'ESCALATED-ALL', reply: sh(writes([...HOOK_WRITES, ...BOB_WRITES], 'ESCALATED-ALL-DONE'), true) },
           { userMatches: 'OWN-WORKTREE', reply: sh(writes(OWN_WT_WRITES, 'OWN-WORKTREE-DONE')) },
           { userMatches: 'DONT-ASK', reply: sh(writes([...HOOK_WRITES, ...BOB_WRITES], 'DONT-ASK-DONE')) },
+          {
+            userMatches: 'BYPASS-KEY',
+            reply: sh(writes([...HOOK_WRITES, ...BOB_WRITES, ['KEY', `cat "$SWARM_HOME"/teams/t/lead.key`]], 'BYPASS-KEY-DONE')),
+          },
           { afterTool: true, reply: { text: 'The tool finished.' } },
         ],
       })
@@ -112,6 +118,7 @@ describe.skipIf(!hasCli('codex'))(
         [NAME, []],
         [WT_NAME, ['--worktree']],
         [DONT_ASK_NAME, ['--mode', 'dontAsk']],
+        [BYPASS_NAME, ['--mode', 'bypassPermissions']],
       ] as const) {
         const spawned = await t.swarm([
           'spawn',
@@ -201,6 +208,16 @@ describe.skipIf(!hasCli('codex'))(
       for (const [label] of [...HOOK_WRITES, ...BOB_WRITES]) expect([label, rc[label]], result).not.toEqual([label, 0])
       expectUnchanged(result)
       await idle(t, DONT_ASK_NAME)
+    }, 90_000)
+
+    it('in bypassPermissions nothing is asked, and the same writes still fail; the lead key is not read', async () => {
+      await t.swarm(['send', 't', BYPASS_NAME, 'BYPASS-KEY now'])
+      const result = await waitFor('the write results', () => toolResults(t).find((r) => r.includes('BYPASS-KEY-DONE')), 60_000)
+      const rc = rcs(result)
+      for (const [label] of [...HOOK_WRITES, ...BOB_WRITES, ['KEY']]) expect([label, rc[label]], result).not.toEqual([label, 0])
+      expect(result).not.toContain('PRIVATE KEY')
+      expectUnchanged(result)
+      await idle(t, BYPASS_NAME)
     }, 90_000)
   },
 )
