@@ -1,10 +1,9 @@
 import fs from 'node:fs'
-import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { memberCgroup } from '../../src/process/containment.js'
 import { teamDir } from '../../src/home/paths.js'
 import { isAlive } from '../../src/process/liveness.js'
-import { createArgs, jobFixture, newJob, sleepers, waitForJob } from './reap-helpers.js'
+import { cgroupsHere, createArgs, jobFixture, newJob, sleepers, waitForJob } from './reap-helpers.js'
 import { waitFor } from '../support/wait.js'
 import { hasTmux } from '../support/tmux.js'
 
@@ -21,21 +20,6 @@ const unmarkedJob = () => {
   return { ...job, command: `(env -i /usr/bin/setsid /bin/sh -c 'exec sleep ${job.escaped}' &); exec sleep ${job.fg}` }
 }
 const newTeamJob = jobFixture(unmarkedJob)
-
-/** Whether this system lets swarm make member cgroups (cgroup v2, writable): else the marker is all there is. */
-function cgroupsHere(): boolean {
-  const probeHome = fs.mkdtempSync('/tmp/swarm-cg-probe-')
-  try {
-    const dir = memberCgroup(probeHome, 'probe', process.env)
-    if (dir) {
-      fs.rmdirSync(dir)
-      fs.rmdirSync(path.dirname(dir))
-    }
-    return dir !== undefined
-  } finally {
-    fs.rmSync(probeHome, { recursive: true, force: true })
-  }
-}
 
 describe.skipIf(!hasTmux || process.platform !== 'linux' || !cgroupsHere())('reaping what dropped the marker', () => {
   it('team delete stops a child that cleared its environment and double-forked, and reports it', async () => {
