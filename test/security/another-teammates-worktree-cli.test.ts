@@ -97,7 +97,10 @@ describe("an agent-CLI teammate and another teammate's worktree (issue 23 findin
     t = await agentTeam()
     const { files } = await setUp(t, false)
     const r = await probe(t)
-    expect(Object.values(r).every((v) => v === 'yes'), JSON.stringify(r)).toBe(true)
+    expect(
+      Object.values(r).every((v) => v === 'yes'),
+      JSON.stringify(r),
+    ).toBe(true)
     expect(await fs.readFile(Object.keys(files).find((f) => f.endsWith('.git'))!, 'utf8')).toBe('gitdir: /tmp/evil\n')
   }, 60_000)
 })
