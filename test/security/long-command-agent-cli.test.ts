@@ -1,13 +1,11 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
-import { PassThrough } from 'node:stream'
 import { afterEach, describe, expect, it } from 'vitest'
-import { listPending, type ListedRequest } from '../../src/asks/store.js'
-import { shortRequestId } from '../../src/home/request-id.js'
-import { LeaderConsole, type TeamControl } from '../../src/leader/console.js'
+import { listPending } from '../../src/asks/store.js'
 import { type AgentTeam, agentTeam } from '../agents/helpers.js'
 import { bashCliAdapter, writeProjectAdapter } from '../support/bash-cli.js'
 import { waitFor } from '../support/wait.js'
+import { type ConsoleOnStreams, expectShownWhole, LONG, openConsole } from './long-command.js'
 import { pathWithoutBwrap } from './sandbox-helpers.js'
 
 /**
@@ -18,7 +16,6 @@ import { pathWithoutBwrap } from './sandbox-helpers.js'
  * prompt shows the command to its end; `/requests` and `swarm perms` say how much is cut and how to
  * read it, `swarm perms show` shows it whole; the answer at the console reaches the CLI.
  */
-const LONG = `npm test -- ${Array.from({ length: 24 }, (_, i) => `--opt${i}=value${i}`).join(' ')} --testTimeout=60000 --bail --setupFiles=./.cache/x.js`
 
 const PROBE = String.raw`
 printf '%s\n' "$PERM_HOOK" > "$PWD/hook.cmd"
@@ -38,46 +35,11 @@ const ADAPTER =
     '',
   ].join('\n')
 
-/** The leader console on streams, as in its pane; `type` is the human at the keyboard. */
-function openConsole(t: AgentTeam) {
-  const input = new PassThrough()
-  const output = new PassThrough()
-  let text = ''
-  output.on('data', (d) => (text += String(d)))
-  // What the console would start or stop: not used here (the teammate is already running).
-  const control: TeamControl = {
-    spawn: async (name) => `started ${name}`,
-    kill: async (name) => `stopped ${name}`,
-    closed: async () => undefined,
-    status: async () => 'status',
-  }
-  const c = new LeaderConsole({ team: 't', env: t.env, input, output, control, color: false, pendingPollMs: 100, promptSettleMs: 0 })
-  const done = c.run()
-  return {
-    text: () => text,
-    type: (line: string) => input.write(line + '\n'),
-    waitFor: (what: string | RegExp) =>
-      waitFor(`console: ${what}`, () => (typeof what === 'string' ? text.includes(what) : what.exec(text)), 15_000, { output: () => text }),
-    close: () => {
-      input.end()
-      return done
-    },
-  }
-}
-
-/** A cut of LONG: its start, and the count of what is left, which adds up to the whole command. */
-function expectCut(m: RegExpExecArray | null | true): void {
-  expect(m).toBeInstanceOf(Array)
-  const [, start, left] = m as RegExpExecArray
-  expect(LONG.startsWith(start), start).toBe(true)
-  expect(start.length + Number(left)).toBe(LONG.length)
-}
-
 describe.each(['bwrap present', 'bwrap absent'] as const)(
   'a long command an agent CLI asks for reaches the human whole (issue 23 finding 9, %s)',
   (variant) => {
     let t: AgentTeam
-    let console_: ReturnType<typeof openConsole> | undefined
+    let console_: ConsoleOnStreams | undefined
     afterEach(async () => {
       await console_?.close()
       console_ = undefined
@@ -90,16 +52,17 @@ describe.each(['bwrap present', 'bwrap absent'] as const)(
       t.env.LONG_CMD = LONG
       await writeProjectAdapter(t.work, 'gemlike', ADAPTER)
       expect((await t.swarm(['team', 'create', 't', '--no-start'])).code).toBe(0)
-      const c = (console_ = openConsole(t))
+      const c = openConsole(t)
+      console_ = c
       await c.waitFor('swarm leader')
       const spawned = await t.swarm(['spawn', 't', 'fay', '--agent', 'gemlike', '--backend', 'tmux'])
       expect(spawned.code, spawned.stderr).toBe(0)
 
-      const pending = await waitFor<ListedRequest>(
+      const pending = await waitFor(
         "fay's request",
         async () => (await listPending('t', { env: t.env })).requests.find((r) => r.agent === 'fay'),
         30_000,
-        { output: async () => (await fs.readFile(path.join(t.work, 'hook.err'), 'utf8').catch(() => '')) + c.text() },
+        { output: () => c.text() },
       )
       expect(pending.input).toEqual({ command: LONG })
       // Relayed from inside swarm's sandbox, or (bwrap absent) run by a CLI that runs unconfined, and says so.
@@ -108,25 +71,7 @@ describe.each(['bwrap present', 'bwrap absent'] as const)(
       expect(await fs.readFile(path.join(t.work, 'hook.cmd'), 'utf8')).toMatch(
         / relay \S+endpoint\.json -- hook permission-request --team t --name fay /,
       )
-      const short = shortRequestId(pending.id)
-      await c.waitFor(`? [${short}] fay wants to use run_shell_command: ${LONG}\n`)
-      expect(c.text()).not.toMatch(/--ba(\.\.\.|…)/)
-
-      // Each short place: the command's start, and how many of its characters are left — counted from the command itself.
-      c.type('/requests')
-      const listed = await c.waitFor(
-        new RegExp(`${short} {2}${pending.id} {2}fay {2}run_shell_command {2}(npm test -- .*) … \\(\\+(\\d+) chars: /show ${short}\\)`),
-      )
-      expectCut(listed)
-      const list = await t.swarm(['perms', 't'])
-      expect(list.code, list.stderr).toBe(0)
-      expectCut(new RegExp(`(npm test -- \\S.*?) … \\(\\+(\\d+) chars: swarm perms show t ${short}\\)`).exec(list.stdout))
-      const show = await t.swarm(['perms', 'show', 't', short])
-      expect(show.code, show.stderr).toBe(0)
-      expect(show.stdout).toContain(LONG)
-
-      c.type('y')
-      await c.waitFor(`approved ${short}: fay run_shell_command`)
+      await expectShownWhole(t, c, pending, LONG)
       await waitFor(
         'the hook to answer',
         async () => (await fs.readFile(path.join(t.work, 'hook.done'), 'utf8').catch(() => '')).includes('exit'),
