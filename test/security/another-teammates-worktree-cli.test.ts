@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { type AgentTeam, agentTeam } from '../agents/helpers.js'
 import { bashCliAdapter, writeProjectAdapter } from '../support/bash-cli.js'
 import { waitFor } from '../support/wait.js'
-import { GIT_ENV, initRepo } from '../worktrees/git-repo.js'
+import { expectUnchanged, plantBobsWorktree } from './bobs-worktree.js'
 
 /**
  * Issue 23, finding 4, for an agent-CLI teammate in swarm's sandbox: fay (a hostile "CLI", a bash
@@ -31,32 +31,12 @@ echo done >> "$out"
 exec sleep 600
 `
 
-interface Planted {
-  files: Record<string, string>
-  bob: string
-}
-
-/** The main checkout a git repository, bob in a worktree of swarm's (a command member), his `.claude/` and the project's hooks planted. */
-async function setUp(t: AgentTeam, sandbox: boolean): Promise<Planted> {
-  Object.assign(t.env, GIT_ENV)
-  initRepo(t.work, t.env)
+/** bob's worktree planted (bobs-worktree.ts), and fay's adapter; with `sandbox` false the project turns the sandbox off. */
+async function setUp(t: AgentTeam, sandbox: boolean): Promise<{ bob: string; files: Record<string, string> }> {
   await writeProjectAdapter(t.work, 'probe', bashCliAdapter(PROBE))
   if (!sandbox) await fs.writeFile(path.join(t.work, '.claude', 'settings.json'), JSON.stringify({ sandbox: { enabled: false } }))
   expect((await t.swarm(['team', 'create', 't', '--no-start'])).code).toBe(0)
-  const spawned = await t.swarm(['spawn', 't', 'bob', '--worktree', 'bob', '--backend', 'tmux', '--command', 'sleep 600'])
-  expect(spawned.code, spawned.stderr).toBe(0)
-  const bob = path.join(t.work, '.claude', 'worktrees', 'bob')
-  const files: Record<string, string> = {
-    [path.join(bob, '.claude', 'settings.json')]: '{}\n',
-    [path.join(bob, '.claude', 'hooks', 'policy.sh')]: 'exit 0\n',
-    [path.join(t.work, '.claude', 'hooks', 'lint.sh')]: 'exit 0\n',
-  }
-  for (const [f, text] of Object.entries(files)) {
-    await fs.mkdir(path.dirname(f), { recursive: true })
-    await fs.writeFile(f, text)
-  }
-  for (const f of [path.join(bob, '.git'), path.join(bob, 'README.md')]) files[f] = await fs.readFile(f, 'utf8')
-  return { files, bob }
+  return plantBobsWorktree(t)
 }
 
 async function probe(t: AgentTeam): Promise<Record<string, string>> {
@@ -88,7 +68,7 @@ describe("an agent-CLI teammate and another teammate's worktree (issue 23 findin
       'repo-settings-local': 'no',
       'write-cwd': 'yes',
     })
-    for (const [f, text] of Object.entries(files)) expect([f, await fs.readFile(f, 'utf8')]).toEqual([f, text])
+    await expectUnchanged(files)
     await expect(fs.stat(path.join(bob, '.claude', 'hooks', 'new.sh'))).rejects.toThrow()
     await expect(fs.stat(path.join(t.work, '.claude', 'hooks', 'new.sh'))).rejects.toThrow()
   }, 60_000)
