@@ -3,6 +3,7 @@ import { runLeader } from '../leader/leader.js'
 import { validateName } from '../home/paths.js'
 import { reportError } from './errors.js'
 import { shutdownSignal } from './signals.js'
+import { settingsTrust } from './trust-settings.js'
 
 /** `swarm leader <team>` — the leader console (started in the leader pane by team create). */
 export function registerLeaderCommand(program: Command): void {
@@ -18,7 +19,14 @@ export async function leaderCommand(team: string, opts: { coordinator?: boolean 
   const abort = shutdownSignal()
   let code = 0
   try {
-    await runLeader({ team, env: process.env, signal: abort.signal, ...(opts.coordinator ? { coordinator: true } : {}) })
+    // Teammates it restarts in-process with changed settings: asked on a terminal, else nothing starts (exit 4).
+    await runLeader({
+      team,
+      env: process.env,
+      signal: abort.signal,
+      trustSettings: settingsTrust({}),
+      ...(opts.coordinator ? { coordinator: true } : {}),
+    })
   } catch (err) {
     code = reportError(err)
   }

@@ -1,6 +1,7 @@
 import { checkAgentType } from '../agent/definitions/load.js'
 import { createExecutor } from '../backends/registry.js'
 import { killTeammate } from '../supervisor/stop.js'
+import { recordSettingsPins } from '../supervisor/settings-pins.js'
 import { spawnTeammate } from '../supervisor/teammates.js'
 import type { InProcessExecutor, PaneExecutor, TeammateMain } from '../backends/types.js'
 import { formatOverview, formatReport } from './report-format.js'
@@ -129,6 +130,8 @@ export class LeaderControl implements TeamControl {
       })
       if (wt) member = await updateMember(this.options.team, name, { cwd: await worktreeCwd(wt), worktreePath: wt.path }, this.options.env)
     }
+    // Its hooks and sandbox settings as they are at its start: its next start (this leader's, `team resume`'s) names what changed since.
+    await recordSettingsPins(this.options.team, [{ name, cwd: member.cwd }], this.options.env)
     await exec.spawn({
       team: this.options.team,
       name,

@@ -25,6 +25,7 @@ import { nextStopSignal } from '../process/handlers.js'
 import { onAbort } from '../util/abort.js'
 import { LeaderConsole } from './console.js'
 import { acquireLeaderLock } from '../supervisor/leader-lock.js'
+import { type TrustSettings, checkSettingsPins } from '../supervisor/settings-pins.js'
 import { LeaderControl, stoppedWithKill } from './control.js'
 import { TeammateViews } from './teammate-views.js'
 
@@ -53,6 +54,8 @@ export interface LeaderOptions {
   /** False when nobody answers at this console (requests are shown, not prompted). */
   answersHere?: boolean
   signal?: AbortSignal
+  /** Asked when teammates it restarts in-process have settings changed since they started (see checkSettingsPins); absent: nothing is trusted. */
+  trustSettings?: TrustSettings
 }
 
 /**
@@ -130,19 +133,17 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
   const abort = new AbortController()
   onAbort(o.signal, () => abort.abort())
 
+  // An in-process team lives in this process: every teammate is (re)started here, resuming its
+  // conversation — except those stopped with `swarm kill` (`team resume` names them; `swarm spawn`
+  // starts them again) — and only with its settings as pinned, or trusted: the check `team resume` makes.
+  const restart = inProcess ? config.members.filter((m) => m.name !== LEAD_NAME && hostedInProcess(config, m) && !stoppedWithKill(m)) : []
+  await checkSettingsPins(o.team, restart, env, o.trustSettings)
+
   // Merged into team-lead's record, never over it: the lead agent (this process too) keeps its
   // model, usage and cost there, which its next --resume starts from.
   await updateMemberState(o.team, LEAD_NAME, { pid: process.pid, status: 'idle', detail: undefined }, env, { create: true })
 
-  // An in-process team lives in this process: (re)start every teammate, resuming its conversation —
-  // except those stopped with `swarm kill` (`team resume` names them; `swarm spawn` starts them again).
-  if (inProcess) {
-    for (const m of config.members) {
-      if (m.name === LEAD_NAME || !hostedInProcess(config, m) || stoppedWithKill(m)) continue
-      const resume = fs.existsSync(transcriptPath(o.team, m.name, env))
-      await control.startInProcess(m.name, resume)
-    }
-  }
+  for (const m of restart) await control.startInProcess(m.name, fs.existsSync(transcriptPath(o.team, m.name, env)))
 
   let lead: Awaited<ReturnType<typeof assembleAgent>>['runtime'] | undefined
   let leadDone: Promise<number> | undefined

@@ -34,7 +34,7 @@ import { claudeLeadAlive, claudeLeadOf } from '../teams/claude-lead.js'
 import { HOSTED_VIEWS_FIELD } from '../teams/hosting.js'
 import { endGoneLeadKeyHolders } from '../supervisor/lead-key-holders.js'
 import { recordLeaderServer } from './leader-server.js'
-import { type ChangedSettings, SettingsChangedError, changedSettings, recordSettingsPins } from '../supervisor/settings-pins.js'
+import { type TrustSettings, checkSettingsPins } from '../supervisor/settings-pins.js'
 import type { Env } from '../home/env.js'
 
 export interface StartedTeam {
@@ -162,7 +162,7 @@ export interface ResumeOptions {
    * changed since they started: true trusts them (and pins them anew). Absent or false: nothing
    * is started, SettingsChangedError (exit 4) names them.
    */
-  trustSettings?: (changed: ChangedSettings[]) => Promise<boolean> | boolean
+  trustSettings?: TrustSettings
   /**
    * Also members stopped with `swarm kill`: they are meant to run again, each in its own session
    * (swarm's agent from its transcript, an agent CLI with its resume argv — Claude Code's
@@ -171,24 +171,18 @@ export interface ResumeOptions {
   includeStopped?: boolean
 }
 
-/** Before anything is reaped or started: changed settings of `members` are trusted, or the resume stops. */
-async function checkSettings(team: string, members: TeamMember[], opts: ResumeOptions): Promise<void> {
-  const changed = await changedSettings(members, opts.env)
-  if (!changed.length) return
-  if (!(await opts.trustSettings?.(changed))) throw new SettingsChangedError(team, changed)
-  await recordSettingsPins(team, members, opts.env)
-}
-
 export async function resumeTeam(team: string, opts: ResumeOptions): Promise<ResumeReport> {
   const env = opts.env
   const restarted = opts.includeStopped ? await clearStopped(team, env) : []
   const config = await readTeam(team, env)
   const backend = await resumeBackend(team, config, env)
   if (backend === 'in-process') {
-    await checkSettings(
+    // Before anything is reaped: the leader checks them again as it starts them (leader.ts), the same check.
+    await checkSettingsPins(
       team,
       config.members.filter((m) => m.name !== LEAD_NAME && m[STOPPED_FIELD] !== true),
-      opts,
+      env,
+      opts.trustSettings,
     )
     // The team lived inside its leader: unless that one still runs (the new leader is then
     // refused), whatever the old one's teammates left running goes before they restart.
@@ -224,10 +218,12 @@ export async function resumeTeam(team: string, opts: ResumeOptions): Promise<Res
   const executor: PaneExecutor = createExecutor(backend, { env, sign })
   const status = await teamStatus(team, { env, executors: { [backend]: executor } })
   const stateOf = (name: string) => status.members.find((r) => r.name === name)?.state
-  await checkSettings(
+  // Before anything is reaped or started.
+  await checkSettingsPins(
     team,
     config.members.filter((m) => m.name !== LEAD_NAME && stateOf(m.name) !== 'alive' && !stoppedOnPurpose(m)),
-    opts,
+    env,
+    opts.trustSettings,
   )
   const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
   // What dead members (and a dead leader) left running — a Bash command, a setsid'd child — goes

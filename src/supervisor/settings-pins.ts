@@ -9,6 +9,9 @@ import { updateTeam } from '../teams/team-store.js'
 import type { TeamMember } from '../teams/types.js'
 import type { Env } from '../home/env.js'
 
+/** Asked when members about to start have changed settings: true trusts them (they are pinned anew). */
+export type TrustSettings = (changed: ChangedSettings[]) => Promise<boolean> | boolean
+
 /** One member whose executable settings differ from its pin, with what differs. */
 export interface ChangedSettings {
   name: string
@@ -67,4 +70,16 @@ export async function changedSettings(members: readonly TeamMember[], env: Env):
     if (changes.length) out.push({ name: m.name, changes })
   }
   return out
+}
+
+/**
+ * The one check before members start again (`team resume` on every backend, an in-process leader
+ * restarting its roster): their changed settings are trusted — and pinned anew — or nothing starts
+ * (SettingsChangedError, exit 4). Without `trust` nothing changed is trusted.
+ */
+export async function checkSettingsPins(team: string, members: readonly TeamMember[], env: Env, trust?: TrustSettings): Promise<void> {
+  const changed = await changedSettings(members, env)
+  if (!changed.length) return
+  if (!(await trust?.(changed))) throw new SettingsChangedError(team, changed)
+  await recordSettingsPins(team, members, env)
 }
