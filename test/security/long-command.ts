@@ -21,7 +21,10 @@ export interface ConsoleOnStreams {
   close(): Promise<void>
 }
 
-export function openConsole(t: AgentTeam): ConsoleOnStreams {
+/** What the checks need of a team: its environment and the swarm CLI with it (AgentTeam, or any test's own). */
+export type AskingTeam = Pick<AgentTeam, 'env' | 'swarm'>
+
+export function openConsole(t: AskingTeam, team = 't'): ConsoleOnStreams {
   const input = new PassThrough()
   const output = new PassThrough()
   let text = ''
@@ -33,7 +36,7 @@ export function openConsole(t: AgentTeam): ConsoleOnStreams {
     closed: async () => undefined,
     status: async () => 'status',
   }
-  const c = new LeaderConsole({ team: 't', env: t.env, input, output, control, color: false, pendingPollMs: 100, promptSettleMs: 0 })
+  const c = new LeaderConsole({ team, env: t.env, input, output, control, color: false, pendingPollMs: 100, promptSettleMs: 0 })
   const done = c.run()
   return {
     text: () => text,
@@ -53,7 +56,7 @@ export function openConsole(t: AgentTeam): ConsoleOnStreams {
  * characters are left, counted from the command itself, and where to read it; `swarm perms show`
  * shows it whole. Answers it with `y` at the console.
  */
-export async function expectShownWhole(t: AgentTeam, c: ConsoleOnStreams, pending: ListedRequest, command: string): Promise<void> {
+export async function expectShownWhole(t: AskingTeam, c: ConsoleOnStreams, pending: ListedRequest, command: string, team = 't'): Promise<void> {
   expect(command).toContain(LONG)
   const short = shortRequestId(pending.id)
   const who = `${pending.agent} wants to use ${pending.toolName}:`
@@ -70,10 +73,10 @@ export async function expectShownWhole(t: AgentTeam, c: ConsoleOnStreams, pendin
       ),
     ),
   )
-  const list = await t.swarm(['perms', 't'])
+  const list = await t.swarm(['perms', team])
   expect(list.code, list.stderr).toBe(0)
-  expectCut(command, new RegExp(`(${start}npm test -- \\S.*?) … \\(\\+(\\d+) chars: swarm perms show t ${short}\\)`).exec(list.stdout))
-  const show = await t.swarm(['perms', 'show', 't', short])
+  expectCut(command, new RegExp(`(${start}npm test -- \\S.*?) … \\(\\+(\\d+) chars: swarm perms show ${team} ${short}\\)`).exec(list.stdout))
+  const show = await t.swarm(['perms', 'show', team, short])
   expect(show.code, show.stderr).toBe(0)
   expect(show.stdout).toContain(command)
   c.type('y')

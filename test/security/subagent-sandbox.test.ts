@@ -11,6 +11,11 @@ import { useAgentTeam } from '../support/agent-team.js'
 import { waitFor } from '../support/wait.js'
 import { ALL_MODES } from './sandbox-helpers.js'
 import { startLeadWithLayer } from './lead-with-layer.js'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { BIN } from '../support/repo.js'
+import { track } from '../support/agent-team.js'
+import { type AskingTeam, expectShownWhole, LONG, openConsole } from './long-command.js'
 
 /**
  * Issue 23 finding 2: the lead's subagents and forks ran Bash as plain `bash -c` while the
@@ -231,6 +236,53 @@ describe.each(MODES)("a subagent's and a fork's Bash, %s", (mode) => {
       expect(await fs.readFile(targets.git, 'utf8')).toBe(`gitdir: ${fx.cwd}/.git/worktrees/bob\n`)
       expect(await fs.readFile(targets.settings, 'utf8')).toBe('{}\n')
       expect(await fs.readFile(targets.hook, 'utf8')).toBe('exit 0\n')
+    })
+  })
+})
+
+/** The swarm CLI with the fixture's environment, as the long-command checks run it. */
+function asking(): AskingTeam {
+  return {
+    env: fx.env,
+    swarm: async (args) => {
+      try {
+        const r = await promisify(execFile)(process.execPath, [BIN, ...args], { env: fx.env, cwd: fx.cwd })
+        return { stdout: r.stdout, stderr: r.stderr, code: 0 }
+      } catch (err) {
+        const e = err as { stdout?: string; stderr?: string; code?: number }
+        return { stdout: e.stdout ?? '', stderr: e.stderr ?? '', code: typeof e.code === 'number' ? e.code : 1 }
+      }
+    },
+  }
+}
+
+/**
+ * Finding 9 from a subagent, a background subagent and a fork: their questions are the lead's, and
+ * a long command (429 characters) reaches the human whole — the console prompt to its end,
+ * `/requests` and `swarm perms` with the count left and where to read it, `perms show` whole —
+ * in every mode, with bwrap present (auto-allow off, so that sandboxed Bash is asked too) and absent.
+ */
+describe.each(MODES)('a long command from a child of the lead reaches the human whole (%s)', (mode) => {
+  describe.each([
+    ['bwrap present', { autoAllowBashIfSandboxed: false }],
+    ['bwrap absent', { bwrapPath: '/nonexistent/bwrap' }],
+  ] as const)('%s', (_variant, sandbox) => {
+    it.each(KINDS)('%s', async (kind) => {
+      if (kind === 'fork') fx.env.SWARM_FORK_SUBAGENT = '1'
+      await settings(sandbox)
+      scenario(kind, [{ type: 'tool_use', id: 'toolu_long', name: 'Bash', input: { command: LONG } }])
+      const c = openConsole(asking(), TEAM)
+      track('console', () => c.close(), c.text)
+      await startLeadWithLayer(loopback, fx, mode)
+      const pending = await waitFor(
+        'a question, the Bash result, or the Agent call refused',
+        async () =>
+          (await listPending(TEAM, { env: fx.env })).requests.find((r) => r.toolName === 'Bash') ??
+          (bodies().includes('"tool_use_id":"toolu_long"') || agentRefused() ? 'none' : undefined),
+        20_000,
+      )
+      if (mode === 'default') expect(pending, 'asked in default mode').not.toBe('none')
+      if (pending !== 'none') await expectShownWhole(asking(), c, pending, LONG, TEAM)
     })
   })
 })
