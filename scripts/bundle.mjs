@@ -132,7 +132,8 @@ const builtinsOnce = {
   name: 'builtins-once',
   setup(build) {
     build.onResolve({ filter: /^node:/ }, (args) =>
-      args.kind === 'import-statement' && args.namespace !== 'builtin' ? { path: args.path, namespace: 'builtin' } : undefined,
+      // sideEffects: false, so that a module whose imports of it all went unused still drops it (as esbuild drops the require).
+      args.kind === 'import-statement' && args.namespace !== 'builtin' ? { path: args.path, namespace: 'builtin', sideEffects: false } : undefined,
     )
     build.onLoad({ filter: /.*/, namespace: 'builtin' }, (args) => {
       const name = JSON.stringify(args.path)
