@@ -5,7 +5,8 @@
 // each member with a state file and messages in its inbox. The baseline, in the same run and
 // interleaved with every call: `node -e 0`, Node's own start, which no CLI written in Node can beat.
 // Also `swarm --version` (it must load no command code). Wall time of the whole process, ≥ 10 runs
-// each after warm-up runs (the first writes the V8 code cache); min/median/max. Target: median
+// each after warm-up runs (the first writes the V8 code cache); min/median/max; and the mean CPU time
+// of each (the processes it started included), steadier than wall time on a shared machine. Target: median
 // status and send ≤ 1.3 × node's median. Prints one JSON object; exits 1 when a target is missed.
 //
 //   node bench/cli.mjs [--runs 15] [--sizes 1,16]
@@ -71,13 +72,30 @@ async function makeTeam(n) {
   return team
 }
 
-/** Wall ms of one run of `argv`; throws when it fails (a bench of a failing command measures nothing). */
+/**
+ * CPU ms this process's waited-for children have used (user + system, the tmux clients they ran
+ * included), from /proc/self/stat's cutime and cstime; undefined without /proc. Clock ticks
+ * (10 ms): summed over all the runs of a command, their mean is good to ~1 ms.
+ */
+const TICK_MS = 10
+function childrenCpuMs() {
+  try {
+    const fields = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')
+    return (Number(fields[13]) + Number(fields[14])) * TICK_MS
+  } catch {
+    return undefined
+  }
+}
+
+/** Wall ms and CPU ms of one run of `argv`; throws when it fails (a bench of a failing command measures nothing). */
 function timed(argv) {
+  const cpu0 = childrenCpuMs()
   const t0 = process.hrtime.bigint()
   const r = spawnSync(argv[0], argv.slice(1), { env, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' })
   const ms = Number(process.hrtime.bigint() - t0) / 1e6
   if (r.status !== 0) throw new Error(`${argv.slice(1).join(' ')} exited ${r.status}: ${r.stderr}`)
-  return ms
+  const cpu1 = childrenCpuMs()
+  return { ms, cpuMs: cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0 }
 }
 
 const results = []
@@ -92,20 +110,27 @@ try {
       version: [process.execPath, BIN, '--version'],
     }
     const times = Object.fromEntries(Object.keys(commands).map((k) => [k, []]))
+    const cpu = Object.fromEntries(Object.keys(commands).map((k) => [k, 0]))
     for (let run = -WARMUP; run < RUNS; run++) {
       // Interleaved, so that a change of the machine's load touches every command alike.
       for (const [k, argv] of Object.entries(commands)) {
-        const ms = timed(argv)
-        if (run >= 0) times[k].push(ms)
+        const t = timed(argv)
+        if (run < 0) continue
+        times[k].push(t.ms)
+        cpu[k] = t.cpuMs === undefined || cpu[k] === undefined ? undefined : cpu[k] + t.cpuMs
       }
     }
     const s = Object.fromEntries(Object.entries(times).map(([k, xs]) => [k, stats(xs)]))
     const ratio = (k) => Math.round((s[k].median / s.node.median) * 100) / 100
+    const cpuMean = Object.fromEntries(Object.entries(cpu).map(([k, total]) => [k, total === undefined ? undefined : round(total / RUNS)]))
+    const cpuRatio = (k) => (cpuMean.node ? Math.round((cpuMean[k] / cpuMean.node) * 100) / 100 : undefined)
     const r = {
       teammates: n,
       runs: RUNS,
       ms: s,
       ratioToNode: { status: ratio('status'), send: ratio('send'), version: ratio('version') },
+      cpuMsMean: cpuMean,
+      cpuRatioToNode: { status: cpuRatio('status'), send: cpuRatio('send'), version: cpuRatio('version') },
       targets: { status: ratio('status') <= TARGET_RATIO, send: ratio('send') <= TARGET_RATIO },
     }
     for (const [k, ok] of Object.entries(r.targets)) if (!ok) missed.push(`${k}@${n}: ${r.ratioToNode[k]}× node`)
@@ -124,7 +149,7 @@ console.log(
     results,
     missed,
     notes:
-      'ms: wall time of the whole process (spawn to exit) over `runs` runs after 2 warm-up runs, interleaved with node -e 0; status is `status <team> --json` with every pane alive, send is one message from the lead to w1.',
+      'ms: wall time of the whole process (spawn to exit) over `runs` runs after 2 warm-up runs, interleaved with node -e 0; status is `status <team> --json` with every pane alive, send is one message from the lead to w1. cpuMsMean: mean CPU time (user + system, with the processes each ran) per run, from /proc/self/stat in 10 ms ticks — steadier than wall time on a shared machine; the targets are on wall time.',
   }),
 )
 process.exitCode = missed.length ? 1 : 0

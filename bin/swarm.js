@@ -39,10 +39,20 @@ function answerRoot(arg) {
   } catch {
     return false // not built (or being rebuilt): the program answers
   }
-  if (arg === '--version' || arg === '-V') process.stdout.write(`${root.version}\n`)
-  else (arg ? process.stdout : process.stderr).write(root.help)
+  if (arg === '--version' || arg === '-V') write(1, `${root.version}\n`)
+  else write(arg ? 1 : 2, root.help)
   process.exitCode = arg ? 0 : 2
   return true
+}
+
+/** write(2) to fd 1 or 2 (creating process.stdout would load Node's streams); the stream when the fd refuses (EAGAIN, EPIPE). */
+function write(fd, text) {
+  let rest = Buffer.from(text)
+  try {
+    while (rest.length > 0) rest = rest.subarray(fs.writeSync(fd, rest))
+  } catch {
+    ;(fd === 1 ? process.stdout : process.stderr).write(rest)
+  }
 }
 
 /**

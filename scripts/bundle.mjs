@@ -122,6 +122,27 @@ const lazyCommander = {
 }
 
 /**
+ * `import fs from 'node:fs'` compiles to a copy of the module's namespace (esbuild's __toESM: a
+ * getter per export) in every module that imports it — 70 copies of fs, path and fs/promises in
+ * the status bundle, ~10 % of a `swarm status` (bench:cli). Each builtin an ES module imports is
+ * one module of the bundle instead, that re-exports it: one copy per builtin. (`require()` of a
+ * builtin, in CommonJS dependencies, stays as it is.)
+ */
+const builtinsOnce = {
+  name: 'builtins-once',
+  setup(build) {
+    build.onResolve({ filter: /^node:/ }, (args) =>
+      // sideEffects: false, so that a module whose imports of it all went unused still drops it (as esbuild drops the require).
+      args.kind === 'import-statement' && args.namespace !== 'builtin' ? { path: args.path, namespace: 'builtin', sideEffects: false } : undefined,
+    )
+    build.onLoad({ filter: /.*/, namespace: 'builtin' }, (args) => {
+      const name = JSON.stringify(args.path)
+      return { contents: `export * from ${name}\nexport { default } from ${name}`, loader: 'js' }
+    })
+  },
+}
+
+/**
  * One entry per command: main.ts again (as `cli:<command>`), where the other groups' import()
  * becomes a stub that says so if ever loaded. One build, so shared modules are parsed once.
  */
@@ -179,13 +200,13 @@ try {
   await esbuild.build({
     ...build,
     entryPoints: { main: mainTs, ...entries(own.filter((c) => !LEAN.includes(c))) },
-    plugins: [shakeZod, lazyCommander, commandEntries(groups)],
+    plugins: [shakeZod, lazyCommander, commandEntries(groups), builtinsOnce],
   })
   // A zod function zod-lite lacks fails the build (it would be undefined at run time).
   await esbuild.build({
     ...build,
     entryPoints: entries(LEAN),
-    plugins: [shakeZod, leanDeps, lazyCommander, commandEntries(groups)],
+    plugins: [shakeZod, leanDeps, lazyCommander, commandEntries(groups), builtinsOnce],
     logOverride: { 'import-is-undefined': 'error' },
   })
   const help = await rootHelp(path.join(staging, 'main.cjs'))

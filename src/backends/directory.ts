@@ -45,8 +45,13 @@ export function backendOf(m: TeamMember): BackendType | undefined {
   return undefined
 }
 
-/** Panes as recorded in each team's config.json (one read per team and call). */
-export function teamStoreDirectory(env?: Env): PaneDirectory {
+/**
+ * Panes as recorded in each team's config.json (one read per team and call). With `known`, the
+ * team file the caller has just read answers for its own team instead of a second read
+ * (`swarm status` reads config.json once: its tmux call then starts before any other file read).
+ */
+export function teamStoreDirectory(env?: Env, known?: TeamFile): PaneDirectory {
+  const read = (team: string) => (known?.name === team ? Promise.resolve(known) : readTeamOrUndefined(team, env))
   return {
     async lookup(agentIds) {
       const byTeam = new Map<string, string[]>()
@@ -56,7 +61,7 @@ export function teamStoreDirectory(env?: Env): PaneDirectory {
       }
       const refs = new Map<string, PaneRef>()
       for (const [team, ids] of byTeam) {
-        const config = await readTeamOrUndefined(team, env)
+        const config = await read(team)
         for (const m of config?.members ?? []) {
           const ref = ids.includes(m.agentId) ? paneRefOf(m, config) : undefined
           if (ref) refs.set(m.agentId, ref)
@@ -66,7 +71,7 @@ export function teamStoreDirectory(env?: Env): PaneDirectory {
     },
     async teamPanes(team, backend) {
       // A corrupt config records no panes; the team's session is still found by its tags.
-      const config = await readTeamOrUndefined(team, env).catch((err: unknown) => {
+      const config = await read(team).catch((err: unknown) => {
         if (err instanceof CorruptFileError) return undefined
         throw err
       })

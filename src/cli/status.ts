@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { formatReport } from '../leader/report-format.js'
-import { colors, println } from '../terminal/output.js'
+import { colors, println, writeStdout } from '../terminal/output.js'
 
 export interface StatusCommandOptions {
   json?: boolean
@@ -22,9 +22,9 @@ export async function runStatus(team: string, opts: StatusCommandOptions): Promi
   const [{ teamReport }, { teamDir }] = await Promise.all([import('../leader/team-report.js'), import('../home/paths.js')])
   const render = async () => {
     const report = await teamReport(team)
-    if (opts.json) process.stdout.write(JSON.stringify(report, null, opts.watch ? 0 : 2) + '\n')
+    if (opts.json) writeStdout(JSON.stringify(report, null, opts.watch ? 0 : 2) + '\n')
     else {
-      if (opts.watch) process.stdout.write('\x1b[H\x1b[2J')
+      if (opts.watch) writeStdout('\x1b[H\x1b[2J')
       println(formatReport(report))
     }
   }

@@ -1,5 +1,4 @@
 import fs from 'node:fs'
-import { execFile } from 'node:child_process'
 
 /*
  * Reading the process table: one process's state from /proc (Linux), or every process with
@@ -71,9 +70,11 @@ export function ancestry(rows: ProcRow[]): Set<number> {
 
 /**
  * What `ps args` printed ('' when it cannot run or fails); SIGKILLed after PS_TIMEOUT_MS. Plain
- * execFile: it runs below launch.ts, which reads this table to stop process trees.
+ * execFile: it runs below launch.ts, which reads this table to stop process trees. node:child_process
+ * is loaded here, at the first `ps`: a `swarm send`, which only reads /proc, loads none (bench:cli).
  */
-export function psOutput(args: string[]): Promise<string> {
+export async function psOutput(args: string[]): Promise<string> {
+  const { execFile } = await import('node:child_process')
   return new Promise((resolve) => {
     execFile('ps', args, { timeout: PS_TIMEOUT_MS, killSignal: 'SIGKILL', encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }, (_err, stdout) => {
       // A failed or killed ps leaves what it printed, if anything: the callers read the rows there are.

@@ -2,7 +2,7 @@ import { SwarmError } from '../errors.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
 import type { TeamFile, TeamMember } from '../teams/types.js'
-import { backendOf } from '../backends/directory.js'
+import { backendOf, teamStoreDirectory } from '../backends/directory.js'
 import { createExecutor } from '../backends/registry.js'
 import type { BackendType, InProcessExecutor, PaneExecutor, ProcessState } from '../backends/types.js'
 import type { Env } from '../home/env.js'
@@ -60,7 +60,10 @@ export async function teamStatus(team: string, opts: StatusOptions = {}): Promis
     [...groups].map(async ([backend, members]) => {
       for (const m of members) seenBy.set(m.agentId, backend)
       const ids = members.map((m) => m.agentId)
-      const executor = backend === 'in-process' ? opts.inProcess : (opts.executors?.[backend] ?? createExecutor(backend, { env }))
+      const executor =
+        backend === 'in-process'
+          ? opts.inProcess
+          : (opts.executors?.[backend] ?? createExecutor(backend, { env, directory: teamStoreDirectory(env, config) }))
       if (!executor) return
       try {
         for (const [id, s] of await executor.status(ids)) states.set(id, s)

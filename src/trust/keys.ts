@@ -52,8 +52,19 @@ export async function ensureTeamKeys(team: string, env?: NodeJS.ProcessEnv): Pro
     }
   }
   const publicKey = exportPublicKey(createPublicKey(await loadLeadPrivateKey(team, env)))
-  await atomicWriteFile(leadPublicKeyPath(team, env), publicKey + '\n')
+  // Written when it does not already say so: every signed `swarm send` passes here, and then writes only its message.
+  const publicFile = leadPublicKeyPath(team, env)
+  if ((await readPlainFile(publicFile)) !== publicKey + '\n') await atomicWriteFile(publicFile, publicKey + '\n')
   return { publicKey, created }
+}
+
+/** `file`'s text when it is a file of its own (not a link); undefined when it is not there or cannot be read as such (it is then written anew, and that write reports what is wrong). */
+async function readPlainFile(file: string): Promise<string | undefined> {
+  try {
+    return await readFileIfExists(file, { noFollow: true })
+  } catch {
+    return undefined // a link, a directory, unreadable: replaced by the write that follows
+  }
 }
 
 /** The team's private key. NotFoundError when the team has none; CorruptFileError when it does not parse. */

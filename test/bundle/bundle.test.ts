@@ -5,6 +5,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 import { swarmArgv } from '../../src/backends/teammate-launch.js'
+import { createTeam } from '../../src/teams/team-store.js'
 import { isolatedEnv } from '../support/home.js'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
@@ -51,6 +52,38 @@ describe('the CLI bundle (npm run build)', () => {
     }
     const version = await swarm('--version')
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
+  })
+})
+
+describe('what the lean bundles load (bench:cli)', () => {
+  const loaded = async (...args: string[]) => {
+    const out = path.join(home, `loaded-${args[0]}.json`)
+    const hook = path.join(home, 'module-list.cjs')
+    fs.writeFileSync(
+      hook,
+      `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify(process.moduleLoadList)))`,
+    )
+    const r = await new Promise<{ code: number; stderr: string }>((resolve) =>
+      execFile(process.execPath, ['-r', hook, BIN, ...args], { env, timeout: 20_000 }, (err, _stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stderr }),
+      ),
+    )
+    expect(r.code, r.stderr).toBe(0)
+    return JSON.parse(fs.readFileSync(out, 'utf8')) as string[]
+  }
+
+  it('swarm send starts no process, so it loads neither node:child_process nor node:net', async () => {
+    await createTeam({ name: 'lean', cwd: home, members: [{ name: 'w1', backendType: 'tmux', tmuxPaneId: '%1' }] }, env)
+    const modules = await loaded('send', 'lean', 'w1', 'hello')
+    expect(modules).toContain('NativeModule crypto') // it seals the lead's message
+    expect(modules).not.toContain('NativeModule child_process')
+    expect(modules).not.toContain('NativeModule net')
+  })
+
+  it('requires each builtin its ES modules import from one module of the bundle, not from each of them', () => {
+    const status = fs.readFileSync(path.join(BUNDLE, 'status.cjs'), 'utf8')
+    // Before: 32 requires of node:path, 19 of node:fs (one namespace copy each). CommonJS dependencies keep their own.
+    for (const name of ['node:path', 'node:fs']) expect(status.split(`require("${name}")`).length - 1, name).toBeLessThanOrEqual(5)
   })
 })
 

@@ -56,6 +56,26 @@ describe('team keys', () => {
     expect(fs.readFileSync(leadKeyPath('bad', env), 'utf8')).toBe('garbage')
   })
 
+  it('leaves lead.pub as it is when it holds the key (a signed send writes nothing else), and repairs it when it does not', async () => {
+    const { publicKey } = await ensureTeamKeys('alpha', env)
+    const file = leadPublicKeyPath('alpha', env)
+    const before = fs.statSync(file)
+    await ensureTeamKeys('alpha', env)
+    const after = fs.statSync(file)
+    expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs])
+    // Replaced by someone else's key: written anew.
+    fs.writeFileSync(file, exportPublicKey(generateKeyPairSync('ed25519').publicKey) + '\n')
+    await ensureTeamKeys('alpha', env)
+    expect(fs.readFileSync(file, 'utf8')).toBe(publicKey + '\n')
+    expect(fs.statSync(file).mode & 0o077).toBe(0)
+    // A link, even to a file that holds the right key, is not taken for it: refused as every file swarm keeps (exit 5).
+    const elsewhere = path.join(path.dirname(file), 'elsewhere.pub')
+    fs.writeFileSync(elsewhere, publicKey + '\n')
+    fs.rmSync(file)
+    fs.symlinkSync(elsewhere, file)
+    await expect(ensureTeamKeys('alpha', env)).rejects.toThrow(CorruptFileError)
+  })
+
   it('gives a teammate the key from the environment, else from lead.pub', async () => {
     const { publicKey } = await ensureTeamKeys('alpha', env)
     const fromFile = await resolveLeadVerifyKey('alpha', env)
