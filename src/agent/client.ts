@@ -27,3 +27,13 @@ export function createModelClient(env: NodeJS.ProcessEnv = process.env): Anthrop
     maxRetries: MODEL_MAX_RETRIES,
   })
 }
+
+/**
+ * Loads what a fresh process's first model request would: Node's fetch (its undici, compiled
+ * and run at the first call: ~20 ms of CPU here) and its Request/Response/stream classes, through
+ * a `data:` URL, which opens no connection. A member does it while idle after its start, so that
+ * the first broadcast does not pay it in every recipient at once (issue 25).
+ */
+export async function warmModelTransport(): Promise<void> {
+  await (await fetch('data:text/plain,warm')).text()
+}
