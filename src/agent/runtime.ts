@@ -24,8 +24,13 @@ import { warmModelTransport } from './client.js'
 
 import { refusalReason } from '../trust/gate.js'
 
-/** How long after its start an idle member warms its first turn (warmFirstTurn): off the start itself (an agent start costs ~4× the warm-up). */
-const FIRST_TURN_WARM_DELAY_MS = 500
+/**
+ * How long after its start an idle member warms its first turn (warmFirstTurn), plus a random
+ * share of the spread: ~75 ms of CPU each, off the starts of the teammates started with it (a
+ * start costs ~115 ms; 64 of them at once take seconds on 2 cores: bench:scale), and not all at once.
+ */
+const FIRST_TURN_WARM_DELAY_MS = 1500
+const FIRST_TURN_WARM_SPREAD_MS = 1000
 
 export { describeFailure } from './turn-report.js'
 export type { RuntimeOptions, TurnLog } from './runtime-options.js'
@@ -176,18 +181,23 @@ export class TeammateRuntime {
   /**
    * Does once the member is idle, a moment after it started, what its first turn would pay for
    * in a fresh process: converts the tools' zod schemas to the API's JSON schemas (memoized per
-   * tool; ~40 ms of CPU) and loads Node's fetch (client.ts warmModelTransport). Paid by the first
+   * tool; ~40 ms of CPU) and warms the transport (client.ts warmModelTransport). Paid by the first
    * turn, it was paid by all 64 recipients of a broadcast at once (issue 25: the first broadcast
-   * was 3–4× slower). Deferred so that it does not compete with the teammates still starting.
+   * was 3–4× slower). Deferred so that it does not compete with the teammates still starting;
+   * a message that comes first finds it not done, and its turn pays for what is left.
    */
   private warmFirstTurn(): void {
-    const timer = setTimeout(() => {
-      for (const tool of this.currentTools) tool.toApiTool()
-      warmModelTransport().catch((err: unknown) => {
-        // Only a warm-up: the first request loads the same and meets any error itself.
-        this.options.output.warn(`warm-up: ${(err as Error)?.message ?? String(err)}`)
-      })
-    }, FIRST_TURN_WARM_DELAY_MS)
+    const timer = setTimeout(
+      () => {
+        if (this.turnStarted) return // the first turn paid for it
+        for (const tool of this.currentTools) tool.toApiTool()
+        warmModelTransport().catch((err: unknown) => {
+          // Only a warm-up: the first request loads the same and meets any error itself.
+          this.options.output.warn(`warm-up: ${(err as Error)?.message ?? String(err)}`)
+        })
+      },
+      FIRST_TURN_WARM_DELAY_MS + Math.random() * FIRST_TURN_WARM_SPREAD_MS,
+    )
     timer.unref()
   }
 
@@ -314,6 +324,7 @@ export class TeammateRuntime {
   }
 
   private async runModelTurn(text: string, batch: InboxMessage[], taskId?: string): Promise<TurnResult | undefined> {
+    this.turnStarted = true
     const working = (await this.startStatus('working', taskId ? `task #${taskId}` : undefined)).written
     appendUserText(this.options.messages, text)
     await this.options.transcript.append({ kind: 'message', message: this.options.messages[this.options.messages.length - 1] })
@@ -365,6 +376,8 @@ export class TeammateRuntime {
   }
 
   private lastTurn: LastTurn | undefined
+  /** Whether a turn has run: the first-turn warm-up is then pointless. */
+  private turnStarted = false
 
   /** One request this member caused: added to its spend, and to its state.json (an addition, never an overwrite). */
   private async addSpend(model: string, u: Usage): Promise<void> {
