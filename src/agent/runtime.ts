@@ -21,16 +21,9 @@ import { describeFailure, errorEvent, idleReport, type LastTurn } from './turn-r
 import { appendUserText } from './conversation.js'
 import { markConsumed, messageKey } from './inbox-consume.js'
 import { warmModelTransport } from './client.js'
+import { whenCpuSpare } from './spare-cpu.js'
 
 import { refusalReason } from '../trust/gate.js'
-
-/**
- * How long after its start an idle member warms its first turn (warmFirstTurn), plus a random
- * share of the spread: ~75 ms of CPU each, off the starts of the teammates started with it (a
- * start costs ~115 ms; 64 of them at once take seconds on 2 cores: bench:scale), and not all at once.
- */
-const FIRST_TURN_WARM_DELAY_MS = 1500
-const FIRST_TURN_WARM_SPREAD_MS = 1000
 
 export { describeFailure } from './turn-report.js'
 export type { RuntimeOptions, TurnLog } from './runtime-options.js'
@@ -183,22 +176,20 @@ export class TeammateRuntime {
    * in a fresh process: converts the tools' zod schemas to the API's JSON schemas (memoized per
    * tool; ~40 ms of CPU) and warms the transport (client.ts warmModelTransport). Paid by the first
    * turn, it was paid by all 64 recipients of a broadcast at once (issue 25: the first broadcast
-   * was 3–4× slower). Deferred so that it does not compete with the teammates still starting;
-   * a message that comes first finds it not done, and its turn pays for what is left.
+   * was 3–4× slower). Done when the machine has CPU to spare (spare-cpu.ts), so that it does not
+   * compete with the teammates still starting; a message that comes first pays for it itself.
    */
   private warmFirstTurn(): void {
-    const timer = setTimeout(
+    whenCpuSpare(
       () => {
-        if (this.turnStarted) return // the first turn paid for it
         for (const tool of this.currentTools) tool.toApiTool()
         warmModelTransport().catch((err: unknown) => {
           // Only a warm-up: the first request loads the same and meets any error itself.
           this.options.output.warn(`warm-up: ${(err as Error)?.message ?? String(err)}`)
         })
       },
-      FIRST_TURN_WARM_DELAY_MS + Math.random() * FIRST_TURN_WARM_SPREAD_MS,
+      () => this.turnStarted || this.stopRequested, // the first turn paid for it, or none will come
     )
-    timer.unref()
   }
 
   private async compactBetweenTurns(): Promise<void> {
