@@ -1,3 +1,5 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import Anthropic from '@anthropic-ai/sdk'
 import { SwarmError, ExitCode } from '../errors.js'
 
@@ -26,4 +28,26 @@ export function createModelClient(env: NodeJS.ProcessEnv = process.env): Anthrop
     ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}),
     maxRetries: MODEL_MAX_RETRIES,
   })
+}
+
+/**
+ * Does once what a fresh process's first model request pays for: Node's fetch (its undici,
+ * compiled and run at the first call), a connection and its HTTP parser (llhttp, WebAssembly,
+ * instantiated at the first connection), the Request/Response/stream classes — ~35 ms of CPU
+ * here, of a first broadcast's ~55 per recipient (bench:scale, issue 25) — through one request
+ * to a server of its own on the loopback interface, closed right after: nothing leaves the host.
+ */
+export async function warmModelTransport(): Promise<void> {
+  const server = http.createServer((_, res) => res.end('warm'))
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', resolve)
+  })
+  try {
+    const { port } = server.address() as AddressInfo
+    await (await fetch(`http://127.0.0.1:${port}/`)).text()
+  } finally {
+    server.closeAllConnections()
+    server.close()
+  }
 }

@@ -20,11 +20,10 @@ import type { SpendMeter } from './spend-meter.js'
 import { describeFailure, errorEvent, idleReport, type LastTurn } from './turn-report.js'
 import { appendUserText } from './conversation.js'
 import { markConsumed, messageKey } from './inbox-consume.js'
+import { warmModelTransport } from './client.js'
+import { whenCpuSpare } from './spare-cpu.js'
 
 import { refusalReason } from '../trust/gate.js'
-
-/** How long after its start an idle member converts its tools' schemas (warmToolSchemas): off the start itself (an agent start costs ~4× the conversion). */
-const TOOL_SCHEMA_WARM_DELAY_MS = 500
 
 export { describeFailure } from './turn-report.js'
 export type { RuntimeOptions, TurnLog } from './runtime-options.js'
@@ -60,10 +59,7 @@ export class TeammateRuntime {
     // A resumed agent's state file starts from what it had spent before.
     this.usage = options.state.current.usage ?? emptyUsage()
     this.costUsd = options.state.current.costUsd ?? 0
-    // The team's spend is read from disk: what this member spent is written before it is read.
-    const teamBudget = options.teamBudget
-    const host = { ...options, ...(teamBudget ? { teamBudget: () => options.state.flushed().then(teamBudget) } : {}) }
-    this.guards = createTurnGuards(host, {
+    this.guards = createTurnGuards(options, {
       signal: this.turnAbort.signal,
       spent: () => ({ costUsd: this.costUsd, usage: this.usage }),
       onUsage: (u) => this.meter.record(options.model, u),
@@ -119,7 +115,7 @@ export class TeammateRuntime {
           if (this.status !== 'idle' && this.status !== 'starting') await this.goIdle(undefined)
           if (this.status === 'starting') {
             await this.setStatus('idle')
-            this.warmToolSchemas()
+            this.warmFirstTurn()
           }
           if (await this.maybeClaimTask()) continue
           await this.sleepUntilWoken()
@@ -176,17 +172,24 @@ export class TeammateRuntime {
   }
 
   /**
-   * Converts the tools' zod schemas to the API's JSON schemas (memoized per tool) once the member
-   * is idle, a moment after it started: the first conversion costs ~40 ms of CPU in a fresh
-   * process, and paid by the first turn it was paid by all 64 recipients of a broadcast at once
-   * (issue 25: the first broadcast was 3–4× slower). Deferred so that it does not compete with
-   * the teammates still starting.
+   * Does once the member is idle, a moment after it started, what its first turn would pay for
+   * in a fresh process: converts the tools' zod schemas to the API's JSON schemas (memoized per
+   * tool; ~40 ms of CPU) and warms the transport (client.ts warmModelTransport). Paid by the first
+   * turn, it was paid by all 64 recipients of a broadcast at once (issue 25: the first broadcast
+   * was 3–4× slower). Done when the machine has CPU to spare (spare-cpu.ts), so that it does not
+   * compete with the teammates still starting; a message that comes first pays for it itself.
    */
-  private warmToolSchemas(): void {
-    const timer = setTimeout(() => {
-      for (const tool of this.currentTools) tool.toApiTool()
-    }, TOOL_SCHEMA_WARM_DELAY_MS)
-    timer.unref()
+  private warmFirstTurn(): void {
+    whenCpuSpare(
+      () => {
+        for (const tool of this.currentTools) tool.toApiTool()
+        warmModelTransport().catch((err: unknown) => {
+          // Only a warm-up: the first request loads the same and meets any error itself.
+          this.options.output.warn(`warm-up: ${(err as Error)?.message ?? String(err)}`)
+        })
+      },
+      () => this.turnStarted || this.stopRequested, // the first turn paid for it, or none will come
+    )
   }
 
   private async compactBetweenTurns(): Promise<void> {
@@ -312,6 +315,7 @@ export class TeammateRuntime {
   }
 
   private async runModelTurn(text: string, batch: InboxMessage[], taskId?: string): Promise<TurnResult | undefined> {
+    this.turnStarted = true
     const working = (await this.startStatus('working', taskId ? `task #${taskId}` : undefined)).written
     appendUserText(this.options.messages, text)
     await this.options.transcript.append({ kind: 'message', message: this.options.messages[this.options.messages.length - 1] })
@@ -363,6 +367,8 @@ export class TeammateRuntime {
   }
 
   private lastTurn: LastTurn | undefined
+  /** Whether a turn has run: the first-turn warm-up is then pointless. */
+  private turnStarted = false
 
   /** One request this member caused: added to its spend, and to its state.json (an addition, never an overwrite). */
   private async addSpend(model: string, u: Usage): Promise<void> {

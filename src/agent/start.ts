@@ -224,7 +224,8 @@ export async function assembleAgent(
     system,
     cache,
     budget,
-    teamBudget: () => readTeamBudget(opts.team, env),
+    // The member's own spend is read from disk: written before it is read.
+    teamBudget: () => readTeamBudget(opts.team, env, () => state.flushed()),
     tools,
     toolsForMode,
     maxIterations: def.maxTurns ?? DEFAULT_MAX_ITERATIONS,

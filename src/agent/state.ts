@@ -11,14 +11,36 @@ export interface AgentStateOptions {
 }
 
 /**
+ * How long one request's spend may wait on disk for the turn's next status write: a turn's last
+ * request is followed within milliseconds by its `idle`, and the two went as two locked
+ * read-merge-renames of state.json, each ~3.6 ms of CPU (bench:scale, issue 25: a broadcast's
+ * recipients all write at once). A budget check flushes it at once (`flushed`).
+ */
+const SPEND_WRITE_DELAY_MS = 250
+
+/** A write queued behind the one in flight: what later calls add is merged into it until it starts. */
+interface QueuedWrite {
+  patch: MemberStatePatch
+  spend: MemberSpend | undefined
+  /** Resolves once this write (and every one before it) is on disk. */
+  done: Promise<void>
+  /** Lets the write start once the one before it is done (a spend alone waits SPEND_WRITE_DELAY_MS). */
+  release(): void
+  timer: NodeJS.Timeout | undefined
+}
+
+/**
  * A swarm agent's view of its own `state.json`: an in-memory copy it reads back (mode, usage,
  * turns), and updates queued in order through the one writer (`store/member-state.ts`), which
  * merges them into what other processes wrote. The first write starts the record afresh; later
- * ones never bring back a directory deleted meanwhile (the team or the member removed).
+ * ones never bring back a directory deleted meanwhile (the team or the member removed). Updates
+ * made while a write is in flight go together as the next write (the last value of a field wins,
+ * spends add up); a spend alone waits up to SPEND_WRITE_DELAY_MS for the status write after it.
  */
 export class AgentStateFile {
   private state: MemberState
   private writing: Promise<void> = Promise.resolve()
+  private queued: QueuedWrite | undefined
   private started = false
 
   constructor(private readonly options: AgentStateOptions) {
@@ -34,13 +56,7 @@ export class AgentStateFile {
     const next: Record<string, unknown> = { ...this.state, ...patch }
     for (const [k, v] of Object.entries(next)) if (v === undefined) delete next[k]
     this.state = next as MemberState
-    const write = this.started ? patch : this.state
-    const options = this.started ? {} : { create: true, replace: this.options.fresh }
-    this.started = true
-    this.writing = this.writing.then(async () => {
-      await updateMemberState(this.options.team, this.options.name, write, this.options.env, options)
-    })
-    return this.writing
+    return this.enqueue(patch, undefined, true)
   }
 
   /**
@@ -49,28 +65,68 @@ export class AgentStateFile {
    */
   addSpend(spend: MemberSpend, patch: MemberStatePatch = {}): Promise<void> {
     const cur = this.state
-    const u = cur.usage
-    const usage = {
-      inputTokens: (u?.inputTokens ?? 0) + spend.usage.inputTokens,
-      outputTokens: (u?.outputTokens ?? 0) + spend.usage.outputTokens,
-      cacheReadTokens: (u?.cacheReadTokens ?? 0) + spend.usage.cacheReadTokens,
-      cacheWriteTokens: (u?.cacheWriteTokens ?? 0) + spend.usage.cacheWriteTokens,
-      ...(u?.cacheWrite1hTokens || spend.usage.cacheWrite1hTokens
-        ? { cacheWrite1hTokens: (u?.cacheWrite1hTokens ?? 0) + (spend.usage.cacheWrite1hTokens ?? 0) }
-        : {}),
-    }
     const costUsd = Math.round(((cur.costUsd ?? 0) + spend.costUsd) * 1_000_000) / 1_000_000
-    // Before the first write the whole record goes out, spend included.
-    if (!this.started) return this.update({ ...patch, usage, costUsd })
-    this.state = { ...cur, ...patch, usage, costUsd } as MemberState
-    this.writing = this.writing.then(async () => {
-      await addMemberSpend(this.options.team, this.options.name, spend, { ...(this.options.env ? { env: this.options.env } : {}), patch })
-    })
-    return this.writing
+    this.state = { ...cur, ...patch, usage: addUsage(cur.usage, spend.usage), costUsd } as MemberState
+    return this.enqueue(patch, spend, false)
   }
 
   /** Resolves once every queued write is on disk (a budget check reads what was spent). */
   flushed(): Promise<void> {
+    this.queued?.release()
     return this.writing
+  }
+
+  private enqueue(patch: MemberStatePatch, spend: MemberSpend | undefined, now: boolean): Promise<void> {
+    let q = this.queued
+    if (!q) {
+      let release!: () => void
+      const released = new Promise<void>((resolve) => (release = resolve))
+      const write: QueuedWrite = {
+        patch: {},
+        spend: undefined,
+        done: Promise.resolve(),
+        timer: undefined,
+        release: () => {
+          clearTimeout(write.timer)
+          release()
+        },
+      }
+      q = write
+      this.queued = write
+      this.writing = write.done = this.writing
+        .then(() => released)
+        .then(() => {
+          if (this.queued === write) this.queued = undefined // from now on, updates go into the next write
+          return this.write(write)
+        })
+    }
+    Object.assign(q.patch, patch)
+    if (spend) q.spend = q.spend ? { usage: addUsage(q.spend.usage, spend.usage), costUsd: q.spend.costUsd + spend.costUsd } : spend
+    if (now) q.release()
+    else q.timer ??= setTimeout(q.release, SPEND_WRITE_DELAY_MS)
+    return q.done
+  }
+
+  private async write(q: QueuedWrite): Promise<void> {
+    const { team, name, env } = this.options
+    if (!this.started) {
+      // The first write: the whole record (spend included), afresh for a new run.
+      this.started = true
+      await updateMemberState(team, name, this.state, env, { create: true, replace: this.options.fresh })
+    } else if (q.spend) {
+      await addMemberSpend(team, name, q.spend, { ...(env ? { env } : {}), patch: q.patch })
+    } else {
+      await updateMemberState(team, name, q.patch, env, {})
+    }
+  }
+}
+
+function addUsage(a: MemberSpend['usage'] | undefined, b: MemberSpend['usage']): MemberSpend['usage'] {
+  return {
+    inputTokens: (a?.inputTokens ?? 0) + b.inputTokens,
+    outputTokens: (a?.outputTokens ?? 0) + b.outputTokens,
+    cacheReadTokens: (a?.cacheReadTokens ?? 0) + b.cacheReadTokens,
+    cacheWriteTokens: (a?.cacheWriteTokens ?? 0) + b.cacheWriteTokens,
+    ...(a?.cacheWrite1hTokens || b.cacheWrite1hTokens ? { cacheWrite1hTokens: (a?.cacheWrite1hTokens ?? 0) + (b.cacheWrite1hTokens ?? 0) } : {}),
   }
 }

@@ -7,11 +7,18 @@ import type { Spend } from './turn-guards.js'
 /**
  * The team's budget as an agent checks it before a request: the limit in the team config and
  * what every member's state.json says it spent. Undefined when the team sets no limit.
+ * `ownWritten` (what this member spent, on disk) is waited for only when there is a limit: a
+ * turn's request of a team without one waited for the turn's `working` write (issue 25).
  */
-export async function readTeamBudget(team: string, env: NodeJS.ProcessEnv): Promise<{ limit: BudgetLimit; spent: Spend } | undefined> {
+export async function readTeamBudget(
+  team: string,
+  env: NodeJS.ProcessEnv,
+  ownWritten?: () => Promise<void>,
+): Promise<{ limit: BudgetLimit; spent: Spend } | undefined> {
   const config = await readTeam(team, env).catch(() => undefined)
   const limit = config?.budget
   if (!config || !limit || (limit.maxCostUsd === undefined && limit.maxTokens === undefined)) return undefined
+  await ownWritten?.()
   const states = await Promise.all(config.members.map((m) => readMemberState(team, m.name, env).catch(() => undefined)))
   let usage = emptyUsage()
   let costUsd = 0

@@ -93,6 +93,37 @@ describe('the member state store', () => {
     expect(made?.after).toMatchObject({ status: 'exited', costUsd: 1, usage: usage(1) })
   })
 
+  it("an agent's updates queued before its write starts go as one write, every field and spend in it", async () => {
+    const own = new AgentStateFile({ team: 't', name: 'gem', env: h.env, initial: { status: 'starting' }, fresh: true })
+    await own.update({})
+    const dir = agentDir('t', 'gem', h.env)
+    let writes = 0
+    const watcher = fs.watch(dir, (event, name) => {
+      if (event === 'rename' && name === 'state.json') writes++ // each write renames a temp file over it
+    })
+    try {
+      const turn = [
+        // Made in one go, as a turn that ends at once does: the write starts after the last of them.
+        own.update({ status: 'working', detail: 'task #1' }),
+        own.addSpend({ usage: usage(10), costUsd: 0.25 }, { turns: 1 }),
+        own.addSpend({ usage: usage(2), costUsd: 0.5 }, { turns: 2 }),
+        own.update({ status: 'idle', detail: undefined }),
+      ]
+      await Promise.all(turn)
+      await new Promise((r) => setTimeout(r, 100)) // the watcher's last events
+    } finally {
+      watcher.close()
+    }
+    expect(writes).toBe(1)
+    const onDisk = await readMemberState('t', 'gem', h.env)
+    expect(onDisk).toMatchObject({ status: 'idle', turns: 2, costUsd: 0.75, usage: { inputTokens: 12 } })
+    expect(onDisk?.detail).toBeUndefined()
+    // A spend alone waits for the next status write, or for flushed() (a budget check reads it from disk).
+    void own.addSpend({ usage: usage(1), costUsd: 0.125 }, { turns: 3 })
+    await own.flushed()
+    expect(await readMemberState('t', 'gem', h.env)).toMatchObject({ costUsd: 0.875, turns: 3 })
+  })
+
   it('a corrupt state.json is moved aside (kept) and the record starts afresh', async () => {
     await updateMemberState('t', 'gem', { status: 'working' }, h.env, { create: true })
     const file = path.join(agentDir('t', 'gem', h.env), 'state.json')

@@ -9,6 +9,9 @@ import { buildSystemPrompt, formatTeammateMessage } from '../../../src/agent/pro
 import { systemText } from '../../../src/agent/cache-layout.js'
 import { createOutput, shortInput } from '../../../src/agent/render.js'
 import { describeFailure } from '../../../src/agent/runtime.js'
+import { warmModelTransport } from '../../../src/agent/client.js'
+import { whenCpuSpare } from '../../../src/agent/spare-cpu.js'
+import { waitFor } from '../../support/wait.js'
 import { NotFoundError, UsageError } from '../../../src/errors.js'
 import { PromptQueue, type ConsoleRequest } from '../../../src/leader/prompt-queue.js'
 import type { InboxMessage } from '../../../src/mailbox/types.js'
@@ -309,5 +312,30 @@ describe('createOutput', () => {
     expect(shortInput('TaskUpdate', { taskId: '3', status: 'completed' })).toBe('3')
     expect(shortInput('X', { a: 1 })).toBe('{"a":1}')
     expect(shortInput('Bash', { command: 'x'.repeat(200) })).toHaveLength(80)
+  })
+})
+
+describe('warmModelTransport (a member warms its first request while idle)', () => {
+  const tcp = () => process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap' || r === 'TCPSocketWrap').length
+
+  it('makes one request to a server of its own and leaves no server nor connection open', async () => {
+    const before = tcp()
+    await warmModelTransport()
+    await warmModelTransport() // again: a second warm-up finds nothing of the first in its way
+    await waitFor('the loopback server and its connections closed', () => tcp() === before, 5000)
+  })
+})
+
+describe('whenCpuSpare (work that waits for a spare CPU)', () => {
+  it('never runs work that is cancelled before its first look', async () => {
+    let ran = false
+    let cancelled = false
+    whenCpuSpare(
+      () => (ran = true),
+      () => cancelled,
+    )
+    cancelled = true // a turn started before the first look (at 0.5–1.5 s)
+    await new Promise((r) => setTimeout(r, 1700))
+    expect(ran).toBe(false)
   })
 })
