@@ -153,7 +153,11 @@ describe('automatic compaction on the honest loopback', () => {
     loopback.setScenario(readingScenario(8, { contextWindow: 12_000 }, '2'))
     await startWork()
     await waitFor('task #2 completed', async () => (await getTask(TEAM, '2', fx.env)).status === 'completed', 30_000)
-    expect(modelRequests(loopback, 'alice').every((r) => r.status === 200)).toBe(true)
+    // No request of the new run goes past the window (the loopback refuses those); a turn after
+    // the task, woken by a late notification, may find the scripted steps used up — not a window refusal.
+    const second = modelRequests(loopback, 'alice')
+    expect(second[0]?.status).toBe(200)
+    expect(second.filter((r) => (r.promptTokens ?? 0) > 12_000).map((r) => r.promptTokens)).toEqual([])
     expect((await readMemberState(TEAM, 'alice', fx.env))?.contextWindows).toEqual({ loopback: 12_000 })
   })
 
