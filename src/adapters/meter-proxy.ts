@@ -135,7 +135,14 @@ function answerError(res: http.ServerResponse, api: ModelApi, status: number, me
   const body =
     api === 'anthropic-messages'
       ? { type: 'error', error: { type: status === 404 ? 'not_found_error' : status === 400 ? 'invalid_request_error' : 'api_error', message } }
-      : { error: { message, type: status === 400 ? 'invalid_request_error' : 'server_error', code: status === 400 ? 'budget_exhausted' : null, param: null } }
+      : {
+          error: {
+            message,
+            type: status === 400 ? 'invalid_request_error' : 'server_error',
+            code: status === 400 ? 'budget_exhausted' : null,
+            param: null,
+          },
+        }
   res.writeHead(status, { 'content-type': 'application/json' })
   res.end(JSON.stringify(body))
 }

@@ -90,7 +90,12 @@ function normalize(u: Json): Usage {
   if ('prompt_tokens' in u || 'completion_tokens' in u) {
     // Chat Completions: prompt_tokens includes the cached ones.
     const cached = num(obj(u.prompt_tokens_details)?.cached_tokens)
-    return { ...emptyUsage(), inputTokens: Math.max(0, num(u.prompt_tokens) - cached), outputTokens: num(u.completion_tokens), cacheReadTokens: cached }
+    return {
+      ...emptyUsage(),
+      inputTokens: Math.max(0, num(u.prompt_tokens) - cached),
+      outputTokens: num(u.completion_tokens),
+      cacheReadTokens: cached,
+    }
   }
   if (obj(u.input_tokens_details)) {
     // Responses API: input_tokens includes the cached ones.

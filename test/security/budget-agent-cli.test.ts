@@ -50,7 +50,16 @@ async function run(t: AgentTeam, api: LoopbackServer, budget: { member?: string;
   await writeProjectAdapter(t.work, 'meter', ADAPTER)
   const created = await t.swarm(['team', 'create', 't', '--no-start', ...(budget.team ? ['--team-max-cost', budget.team] : [])])
   expect(created.code, created.stderr).toBe(0)
-  const spawned = await t.swarm(['spawn', 't', 'fay', '--agent', 'meter', '--backend', 'tmux', ...(budget.member ? ['--max-cost', budget.member] : [])])
+  const spawned = await t.swarm([
+    'spawn',
+    't',
+    'fay',
+    '--agent',
+    'meter',
+    '--backend',
+    'tmux',
+    ...(budget.member ? ['--max-cost', budget.member] : []),
+  ])
   expect(spawned.code, spawned.stderr).toBe(0)
   const out = path.join(t.work, 'meter.out')
   await waitFor('the CLI to send its requests', async () => (await fs.readFile(out, 'utf8').catch(() => '')).includes('done'), 60_000)
@@ -67,7 +76,9 @@ describe("an agent-CLI teammate's model requests", () => {
   }, 30_000)
 
   async function anthropic(): Promise<LoopbackServer> {
-    const s = await startLoopbackServer({ scenario: { rules: [{ when: { lastUserIncludes: 'request' }, text: 'ok', usage: { input_tokens: 100_000, output_tokens: 1000 } }] } })
+    const s = await startLoopbackServer({
+      scenario: { rules: [{ when: { lastUserIncludes: 'request' }, text: 'ok', usage: { input_tokens: 100_000, output_tokens: 1000 } }] },
+    })
     servers.push(s)
     return s
   }
@@ -77,7 +88,13 @@ describe("an agent-CLI teammate's model requests", () => {
     const api = await anthropic()
     const lines = await run(t, api, { member: '0.5' })
     // Two requests fit under $0.50 ($0.315 after the first); every one after is refused, as the API would.
-    expect(lines.filter((l) => l.startsWith('request '))).toEqual(['request 1 200', 'request 2 200', 'request 3 400', 'request 4 400', 'request 5 400'])
+    expect(lines.filter((l) => l.startsWith('request '))).toEqual([
+      'request 1 200',
+      'request 2 200',
+      'request 3 400',
+      'request 4 400',
+      'request 5 400',
+    ])
     const refusal = JSON.parse(await fs.readFile(path.join(t.work, 'body3'), 'utf8')) as { type: string; error: { type: string; message: string } }
     expect(refusal.type).toBe('error')
     expect(refusal.error.type).toBe('invalid_request_error')
@@ -103,7 +120,13 @@ describe("an agent-CLI teammate's model requests", () => {
     const api = await anthropic()
     const lines = await run(t, api, { team: '0.7' })
     // $0.315, $0.63 are under $0.70; $0.945 is not: the fourth request is refused.
-    expect(lines.filter((l) => l.startsWith('request '))).toEqual(['request 1 200', 'request 2 200', 'request 3 200', 'request 4 400', 'request 5 400'])
+    expect(lines.filter((l) => l.startsWith('request '))).toEqual([
+      'request 1 200',
+      'request 2 200',
+      'request 3 200',
+      'request 4 400',
+      'request 5 400',
+    ])
     expect(JSON.parse(await fs.readFile(path.join(t.work, 'body4'), 'utf8'))).toMatchObject({
       error: { message: expect.stringContaining("(the team's budget)") as unknown },
     })
