@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 import { storeMeter } from '../agent/store-meter.js'
 import type { BudgetLimit } from '../agent/budget.js'
 import { errorMessage } from '../errors.js'
-import { readMemberState, updateMemberState } from '../store/member-state.js'
+import { updateMemberState } from '../store/member-state.js'
 import { readTeam } from '../teams/team-store.js'
 import { startMeterProxy } from './meter-proxy.js'
 import type { AgentAdapter } from './types.js'
@@ -27,7 +27,7 @@ export interface CliMeterOptions {
   adapter: AgentAdapter
   argv: string[]
   env: Env
-  /** Its CLI keeps its own state (Claude Code): the record swarm makes for its spend says `working`, then `exited`. */
+  /** Its CLI keeps its own state (Claude Code): the record its first spend makes says `working`, and its budget is not written into it. */
   ownState: boolean
 }
 
@@ -69,12 +69,8 @@ export async function meterCli(o: CliMeterOptions): Promise<MeteredCli | undefin
   return {
     env,
     argv,
-    close: async () => {
-      await proxy.close()
-      // A CLI on its own state gets a record only by spending: it says the CLI is gone once it is.
-      if (o.ownState && (await readMemberState(o.team, o.name, o.env).catch(() => undefined)))
-        await updateMemberState(o.team, o.name, { status: 'exited' }, o.env)
-    },
+    // A CLI on its own state keeps the `working` its spend made: its process tells `swarm status` how it ended.
+    close: () => proxy.close(),
   }
 }
 
