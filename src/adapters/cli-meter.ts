@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import { storeMeter } from '../agent/store-meter.js'
 import type { BudgetLimit } from '../agent/budget.js'
+import type { SpendMeter } from '../agent/spend-meter.js'
 import { errorMessage } from '../errors.js'
 import { updateMemberState } from '../store/member-state.js'
 import { readTeam } from '../teams/team-store.js'
@@ -45,23 +46,24 @@ export async function meterCli(o: CliMeterOptions): Promise<MeteredCli | undefin
       process.stderr.write(`swarm: warning: ${o.name}'s budgets are not enforced: ${why}, so swarm cannot see its model requests\n`)
     return undefined
   }
-  let lastRefusal: string | undefined
-  const meter = storeMeter({ team: o.team, name: o.name, env: o.env, budget: () => memberLimit(o), status: o.ownState ? 'working' : 'starting' })
-  const hidden = route.hideKey && key ? { value: key, standIn: `swarm-meter-${randomBytes(12).toString('hex')}` } : undefined
-  const proxy = await startMeterProxy({
-    api: route.api,
-    upstream: base || route.defaultBaseUrl,
-    meter,
-    ...(hidden && { key: hidden }),
-    onRefused: (reason) => {
-      if (reason === lastRefusal) return
-      lastRefusal = reason
-      // What `swarm status` and the lead see, as for swarm's own agent out of budget.
-      void updateMemberState(o.team, o.name, { detail: reason }, o.env, { create: !o.ownState }).catch((err: unknown) =>
-        process.stderr.write(`swarm: ${errorMessage(err)}\n`),
-      )
+  const store = storeMeter({ team: o.team, name: o.name, env: o.env, budget: () => memberLimit(o), status: o.ownState ? 'working' : 'starting' })
+  // Its record says why it is refused, as swarm's own agent's does, until a request passes again (`swarm budget`).
+  let refused: string | undefined
+  const say = (detail: string | undefined) =>
+    void updateMemberState(o.team, o.name, (old) => ({ ...(old ? {} : { status: 'working' }), detail }), o.env, { create: true }).catch(
+      (err: unknown) => process.stderr.write(`swarm: ${errorMessage(err)}\n`),
+    )
+  const meter: SpendMeter = {
+    async check() {
+      const why = await store.check()
+      if (why !== refused) say(why)
+      refused = why
+      return why
     },
-  })
+    record: (model, usage) => store.record(model, usage),
+  }
+  const hidden = route.hideKey && key ? { value: key, standIn: `swarm-meter-${randomBytes(12).toString('hex')}` } : undefined
+  const proxy = await startMeterProxy({ api: route.api, upstream: base || route.defaultBaseUrl, meter, ...(hidden && { key: hidden }) })
   const limit = await memberLimit(o)
   if (limit && !o.ownState) await updateMemberState(o.team, o.name, { budget: limit }, o.env)
   const env: Env = { ...o.env, [route.baseUrlEnv]: proxy.url, ...(hidden && { [route.keyEnv]: hidden.standIn }) }

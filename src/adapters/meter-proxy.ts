@@ -22,8 +22,6 @@ export interface MeterProxyOptions {
   meter: SpendMeter
   /** The provider key sent upstream in place of `keyStandIn` (the CLI never holds it). */
   key?: { value: string; standIn: string }
-  /** Called with the reason of each refused request (the teammate's record says it). */
-  onRefused?: (reason: string) => void
 }
 
 export interface MeterProxy {
@@ -66,7 +64,6 @@ export async function startMeterProxy(o: MeterProxyOptions): Promise<MeterProxy>
     const refused = await o.meter.check()
     if (refused) {
       req.resume()
-      o.onRefused?.(refused)
       answerError(res, o.api, 400, `${refused} — the team lead can raise it with \`swarm budget\``)
       return
     }

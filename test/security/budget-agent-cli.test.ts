@@ -30,6 +30,10 @@ for i in $(seq 1 ${REQUESTS}); do
   echo "request $i $code" >> "$out"
 done
 echo done >> "$out"
+# One more once the test says its budget was raised.
+while [ ! -e "$PWD/go" ]; do sleep 0.1; done
+echo "after-raise $(curl -s -o /dev/null -w '%{http_code}' -H "x-api-key: $ANTHROPIC_API_KEY" -H 'content-type: application/json' \
+  -d '{"model":"claude-sonnet-4-5","max_tokens":64,"messages":[{"role":"user","content":"request after"}]}' "$ANTHROPIC_BASE_URL/v1/messages")" >> "$out"
 exec sleep 600
 `
 
@@ -83,7 +87,7 @@ describe("an agent-CLI teammate's model requests", () => {
     return s
   }
 
-  it('are counted in its state.json and refused past --max-cost, the key kept out of its environment', async () => {
+  it('are counted in its state.json, refused past --max-cost until `swarm budget` raises it, the key kept out of its environment', async () => {
     t = await agentTeam()
     const api = await anthropic()
     const lines = await run(t, api, { member: '0.5' })
@@ -113,6 +117,14 @@ describe("an agent-CLI teammate's model requests", () => {
     expect(state?.usage).toMatchObject({ inputTokens: 200_000, outputTokens: 2000 })
     expect(state?.budget).toEqual({ maxCostUsd: 0.5 })
     expect(state?.detail).toContain('budget_exhausted')
+    // `swarm budget` raises its team entry's limit: the next request is forwarded again, and counted.
+    expect((await t.swarm(['budget', 't', 'fay', '--add', '0.5'])).code).toBe(0)
+    await fs.writeFile(path.join(t.work, 'go'), '')
+    const out = path.join(t.work, 'meter.out')
+    await waitFor('the request after the raise', async () => (await fs.readFile(out, 'utf8')).includes('after-raise'), 30_000)
+    expect(await fs.readFile(out, 'utf8')).toContain('after-raise 200')
+    await waitFor('its spend counted', async () => ((await readMemberState('t', 'fay', t.env))?.costUsd ?? 0) > 0.9, 10_000)
+    expect((await readMemberState('t', 'fay', t.env))?.detail).toBeUndefined()
   }, 120_000)
 
   it("are refused once the team's budget (--team-max-cost) is spent", async () => {
