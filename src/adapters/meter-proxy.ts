@@ -74,29 +74,37 @@ export async function startMeterProxy(o: MeterProxyOptions): Promise<MeterProxy>
     if (o.key) swapKey(headers, o.key)
     const send = target.protocol === 'https:' ? https.request : http.request
     await new Promise<void>((resolve, reject) => {
+      // What the answer reported is recorded once, when it ends or is cut (a CLI may close the
+      // connection as soon as it has read the stream's last event, before the proxy ends it).
+      let reader: ReturnType<typeof usageReader> | undefined
+      const settle = () => {
+        const used = reader?.end()
+        reader = undefined
+        if (used) o.meter.record(used.model, used.usage)
+      }
       const up = send(target, { method: req.method, headers }, (answer) => {
         const reply: http.OutgoingHttpHeaders = {}
         for (const [k, v] of Object.entries(answer.headers)) if (v !== undefined && !DROPPED_RESPONSE_HEADERS.has(k)) reply[k] = v
         res.writeHead(answer.statusCode ?? 502, reply)
         res.flushHeaders()
-        const sse = String(answer.headers['content-type'] ?? '').includes('text/event-stream')
-        const reader = usageReader(sse, undefined)
+        reader = usageReader(String(answer.headers['content-type'] ?? '').includes('text/event-stream'), undefined)
         answer.on('data', (chunk: Buffer) => {
-          reader.feed(chunk)
+          reader?.feed(chunk)
           res.write(chunk)
         })
         answer.on('end', () => {
-          const used = reader.end()
-          if (used) o.meter.record(used.model, used.usage)
+          settle()
           res.end()
           resolve()
         })
+        answer.on('close', settle)
         answer.on('error', reject)
       })
       up.on('error', reject)
-      // The CLI gave up (an interrupted turn): so does the request upstream. What it used so far is not reported.
+      // The CLI gave up (an interrupted turn): so does the request upstream; what the answer reported so far counts.
       res.on('close', () => {
         if (!res.writableFinished) up.destroy()
+        settle()
         resolve()
       })
       req.pipe(up)
