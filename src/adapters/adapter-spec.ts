@@ -5,7 +5,7 @@
  */
 import path from 'node:path'
 import { z } from 'zod'
-import { SWARM_HOOK_EVENTS } from './types.js'
+import { MODEL_APIS, SWARM_HOOK_EVENTS } from './types.js'
 
 const HookEventName = z.enum(SWARM_HOOK_EVENTS)
 const Pattern = z.string().refine((s) => {
@@ -78,6 +78,19 @@ export const AdapterSpec = z
     vars: z.record(z.string().regex(/^[A-Za-z][\w-]{0,63}$/, 'letters, digits, _ and -, starting with a letter'), VarCases).default({}),
     env: z.record(z.string(), z.string()).default({}),
     providerEnv: z.array(z.string()).default([]),
+    /**
+     * How it reaches its model (the API it speaks, the variables naming its base URL and key): its
+     * requests then go through swarm's metering proxy and count against its budgets.
+     */
+    modelRoute: z
+      .strictObject({
+        api: z.enum(MODEL_APIS),
+        baseUrlEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name'),
+        defaultBaseUrl: z.url({ protocol: /^https?$/ }),
+        keyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name'),
+        hideKey: z.boolean().default(true),
+      })
+      .optional(),
     /** At least one of these must be set at spawn: else a warning, or (refuse) exit 2. */
     requiredEnv: z.strictObject({ anyOf: z.array(z.string().min(1)).min(1), without: z.enum(['warn', 'refuse']).default('warn') }).optional(),
     files: z.array(AdapterFileSpec).default([]),

@@ -18,6 +18,7 @@ import { processTable } from '../process/table.js'
 import { killPids, killTree } from '../process/tree.js'
 import { ownSession, sessionProcesses } from '../process/process-session.js'
 import { sendTeamMessage } from '../teams/messaging.js'
+import { meterCli } from './cli-meter.js'
 import { confineCli } from './confine.js'
 import { Courier } from './courier.js'
 import { runHook, setStatus } from './hook.js'
@@ -42,14 +43,23 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
   // A CLI on its own inbox (Claude Code) keeps its state in the team file itself; swarm writes none.
   const ownState = o.adapter.delivery.method === 'inbox'
   if (!ownState) await setStatus(o, 'starting', o.adapter.kind)
-  const env = o.env[AGENT_PATH_ENV] ? { ...o.env, PATH: o.env[AGENT_PATH_ENV] } : o.env
+  const paneEnv = o.env[AGENT_PATH_ENV] ? { ...o.env, PATH: o.env[AGENT_PATH_ENV] } : o.env
+  // Its model requests through the metering proxy first: its budgets hold from its first request.
+  const metered = await meterCli({ team: o.team, name: o.name, adapter: o.adapter, argv: o.argv, env: paneEnv, ownState }).catch(
+    async (err: unknown) => {
+      if (!ownState) await setStatus(o, 'dead', `could not meter its model requests: ${errorMessage(err)}`).catch(() => undefined)
+      throw err
+    },
+  )
+  const env = metered?.env ?? paneEnv
+  const argv = metered?.argv ?? o.argv
   // Its relay first (its first hook may come at once), then the sandbox the whole CLI runs in.
   const confined = o.sandbox
     ? await confineCli({
         team: o.team,
         name: o.name,
         agent: o.adapter.kind,
-        argv: o.argv,
+        argv,
         cwd: process.cwd(),
         env,
         readOnly: o.sandbox.readOnly,
@@ -78,7 +88,7 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
     await setStatus(o, 'starting', o.adapter.kind, { sandbox: status })
     if (status !== 'sandboxed') process.stderr.write(`swarm: warning: ${o.name} (${o.adapter.kind}) runs without the OS sandbox: ${reason}\n`)
   }
-  const [file, args] = confined ? [confined.process.file, confined.process.args] : [o.argv[0], o.argv.slice(1)]
+  const [file, args] = confined ? [confined.process.file, confined.process.args] : [argv[0], argv.slice(1)]
   // The sandbox's seccomp program goes to bwrap on fd 3, which reads it to its end.
   const fd3 = confined?.process.fd3
   const child = startInTerminal(file, args, { env, ...(fd3 && { fd3 }) })
@@ -133,6 +143,7 @@ export async function runAgentCli(o: AgentCliOptions): Promise<number> {
   await courier?.close().catch(() => undefined) // the CLI is gone; nothing is left to deliver to
   await channel?.close().catch(() => undefined) // nor any event to read
   await launcherRelay?.close().catch(() => undefined) // the CLI is gone: nothing is left to relay for
+  await metered?.close().catch((err: unknown) => process.stderr.write(`swarm: ${errorMessage(err)}\n`))
   const moved = await confined?.close().catch((err: unknown) => [`(could not settle its sandbox: ${errorMessage(err)})`])
   for (const m of moved ?? []) process.stderr.write(`swarm: moved aside a protected path ${o.name} created: ${m}\n`)
   if (!ownState)

@@ -171,6 +171,14 @@ export const claudeAdapter: AgentAdapter = {
   // Confined by its launcher (claude-launcher.ts), not the agent-CLI wrapper's sandbox: its own team
   // protocol has it read and write its team's inboxes and tasks itself, which that sandbox hides.
   confinement: 'launcher',
+  // Its key stays in its environment: Claude Code asks before using a key it has not approved.
+  modelRoute: {
+    api: 'anthropic-messages',
+    baseUrlEnv: 'ANTHROPIC_BASE_URL',
+    defaultBaseUrl: 'https://api.anthropic.com',
+    keyEnv: 'ANTHROPIC_API_KEY',
+    hideKey: false,
+  },
   ownsInbox: true,
   projectConfig: { dir: '.claude', protect: ['settings.json', 'settings.local.json', 'agents', 'commands', 'swarm-agents'] },
   configEnv: { CLAUDE_CONFIG_DIR: '.claude' },

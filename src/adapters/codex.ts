@@ -150,6 +150,11 @@ async function prepare(ctx: AdapterContext): Promise<LaunchPlan> {
   return { argv, env: { CODEX_HOME: ctx.configDir }, readOnly: [configFile, hooksFile] }
 }
 
+/** The provider Codex is pointed at when swarm meters it: the Responses API at the metering proxy, its key from OPENAI_API_KEY. */
+const METERED_PROVIDER = 'swarm-metered'
+const meteredProvider = (url: string) =>
+  `{ name = "OpenAI (metered by swarm)", base_url = ${JSON.stringify(url)}, env_key = "OPENAI_API_KEY", wire_api = "responses" }`
+
 function answerPermission(event: SwarmHookEvent, answer: Verdict): HookReply {
   if (event === 'pre-tool') {
     // PreToolUse can only deny; an allowed call goes on to Codex's own approval (and PermissionRequest).
@@ -182,6 +187,15 @@ export const codexAdapter: AgentAdapter = {
   // sandbox helper is a bwrap of its own, which cannot nest in swarm's here (as root it may not map
   // uid 0 without CAP_SETFCAP; in a container its /proc mount is refused), so Codex would not start.
   confinement: 'own',
+  modelRoute: {
+    api: 'openai-responses',
+    baseUrlEnv: 'OPENAI_BASE_URL',
+    defaultBaseUrl: 'https://api.openai.com/v1',
+    keyEnv: 'OPENAI_API_KEY',
+    hideKey: true,
+    // Its config.toml (written before the proxy's port is known) names the base URL: overridden on its command line.
+    pointArgs: (url) => ['-c', `model_provider="${METERED_PROVIDER}"`, '-c', `model_providers.${METERED_PROVIDER}=${meteredProvider(url)}`],
+  },
   // Its profile denies the inboxes to every command, approved ones too: it messages the team through swarm mcp.
   teamChannel: 'mcp',
   projectConfig: { dir: '.codex', protect: ['config.toml', 'hooks.json'] },

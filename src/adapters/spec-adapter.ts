@@ -37,6 +37,7 @@ export function adapterFromSpec(spec: AdapterSpec, origin: SpecOrigin): AgentAda
     versionArgs: spec.versionArgs,
     providerEnv: spec.providerEnv,
     ...(spec.requiredEnv && { requiredEnv: spec.requiredEnv }),
+    ...(spec.modelRoute && { modelRoute: spec.modelRoute }),
     delivery,
     states: { hooks: Object.keys(spec.hookEvents).length > 0, ...spec.states },
     hookEvents: spec.hookEvents,

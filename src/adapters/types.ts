@@ -91,6 +91,28 @@ export interface LaunchPlan {
  */
 export type Confinement = 'swarm' | 'own' | 'launcher'
 
+/** A wire API whose usage the metering proxy reads (meter-usage.ts). */
+export const MODEL_APIS = ['anthropic-messages', 'openai-responses', 'openai-chat'] as const
+export type ModelApi = (typeof MODEL_APIS)[number]
+
+/**
+ * How a CLI reaches its model, so its pane wrapper can put the metering proxy (meter-proxy.ts) in
+ * between: the variable that names the provider's base URL (the proxy's upstream, and what the CLI
+ * is pointed at instead) and the one that holds its key (sent upstream by the proxy; the CLI holds
+ * a stand-in when `hideKey`).
+ */
+export interface ModelRoute {
+  readonly api: ModelApi
+  readonly baseUrlEnv: string
+  /** The upstream when `baseUrlEnv` is unset. */
+  readonly defaultBaseUrl: string
+  readonly keyEnv: string
+  /** The CLI gets a stand-in for the key (false for Claude Code, which asks before using a key it has not approved). */
+  readonly hideKey: boolean
+  /** Arguments after its program that point it at `url` too (a CLI whose config file names its base URL). */
+  pointArgs?(url: string): string[]
+}
+
 /**
  * How a message reaches the agent:
  * - `paste`: bracketed paste into its pane (in `chunk`-sized pieces if given), `submitKeys` after
@@ -264,6 +286,8 @@ export interface AgentAdapter {
   readonly quit: QuitMethod
   /** How its process tree is confined; absent: `swarm`. */
   readonly confinement?: Confinement
+  /** How it reaches its model: its requests then go through the metering proxy and count against its budgets. */
+  readonly modelRoute?: ModelRoute
   /** Its project config directory: derived from it are the protected paths and the sandbox's read-only dirs. */
   readonly projectConfig?: ProjectConfigDir
   /**

@@ -116,8 +116,9 @@ export async function teamReport(team: string, opts: { env?: NodeJS.ProcessEnv; 
 /**
  * The member's lifecycle state (docs/architecture.md §12): the process view wins when the process is gone
  * (a clean exit is `exited`, anything else `dead`); while it lives, its state file
- * (`store/member-state.ts`). A Claude Code teammate has none — its wrapper writes one only when
- * its sandbox could not be set up (`dead`) — and is told by its signals: a pending request makes
+ * (`store/member-state.ts`). A Claude Code teammate's, if any (its wrapper writes `dead` when its
+ * sandbox could not be set up, its metering proxy `working` with its spend), does not say what it
+ * does: it is told by its signals — a pending request makes
  * it `waiting`, else the `isActive` it sets on its member entry `working` or `idle`.
  */
 export function memberState(m: MemberStatus, state: MemberState | undefined, signals: { asks?: number; isActive?: boolean } = {}): string {
