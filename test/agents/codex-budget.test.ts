@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest'
-import { type AgentTeam, agentTeam, hasCli } from './helpers.js'
+import { type AgentTeam, agentTeam, cliSpawnArgs, hasCli } from './helpers.js'
 import { readMemberState } from '../../src/store/member-state.js'
 import { delay } from '../../src/process/delay.js'
 import { waitFor } from '../support/wait.js'
@@ -27,21 +27,7 @@ describe.skipIf(!hasCli('codex'))('a Codex teammate with a budget (real CLI)', (
       ],
     })
     expect((await t.swarm(['team', 'create', 't', '--no-start'])).code).toBe(0)
-    const spawned = await t.swarm([
-      'spawn',
-      't',
-      NAME,
-      '--agent',
-      'codex',
-      '--model',
-      'loopback',
-      '--backend',
-      'tmux',
-      '--max-cost',
-      '0.05',
-      '--prompt',
-      'LOOP',
-    ])
+    const spawned = await t.swarm(cliSpawnArgs(NAME, 'codex', 'LOOP', ['--max-cost', '0.05']))
     expect(spawned.code, spawned.stderr).toBe(0)
     const state = await waitFor(
       'its budget to be exhausted',

@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type AgentTeam, agentState, agentTeam, hasCli, pendingRequests } from './helpers.js'
+import { type AgentTeam, agentState, agentTeam, hasCli, pendingRequests, cliSpawnArgs } from './helpers.js'
 import { waitFor } from '../support/wait.js'
 
 const run = promisify(execFile)
@@ -120,20 +120,7 @@ describe.skipIf(!hasCli('codex'))(
         [DONT_ASK_NAME, ['--mode', 'dontAsk']],
         [BYPASS_NAME, ['--mode', 'bypassPermissions']],
       ] as const) {
-        const spawned = await t.swarm([
-          'spawn',
-          't',
-          name,
-          ...where,
-          '--agent',
-          'codex',
-          '--model',
-          'loopback',
-          '--backend',
-          'tmux',
-          '--prompt',
-          'FIRST say hello',
-        ])
+        const spawned = await t.swarm(cliSpawnArgs(name, 'codex', 'FIRST say hello', where))
         expect(spawned.stderr).toBe('')
         await idle(t, name)
       }

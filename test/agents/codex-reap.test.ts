@@ -2,7 +2,8 @@ import fs from 'node:fs'
 import { afterAll, describe, expect, it } from 'vitest'
 import { type AgentTeam, agentState, agentTeam, hasCli, pendingRequests, spawnCliTeammate } from './helpers.js'
 import { waitFor } from '../support/wait.js'
-import { cgroupsHere, sleepers } from '../security/reap-helpers.js'
+import { sleepers } from '../security/reap-helpers.js'
+import { cgroupsHere } from '../support/cgroups.js'
 
 /**
  * Issue 23 finding 10 for a real Codex teammate: an approved (escalated) command starts a child

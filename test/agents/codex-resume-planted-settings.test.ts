@@ -4,7 +4,7 @@ import path from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
-import { type AgentTeam, agentState, agentTeam, hasCli } from './helpers.js'
+import { type AgentTeam, agentState, agentTeam, hasCli, cliSpawnArgs } from './helpers.js'
 import { waitFor } from '../support/wait.js'
 
 const run = promisify(execFile)
@@ -32,19 +32,7 @@ describe.skipIf(!hasCli('codex'))('team resume of a Codex teammate after setting
     fs.mkdirSync(path.dirname(settings), { recursive: true })
     fs.writeFileSync(settings, '{}\n')
     expect((await t.swarm(['team', 'create', 't', '--no-start'])).code).toBe(0)
-    const spawned = await t.swarm([
-      'spawn',
-      't',
-      NAME,
-      '--agent',
-      'codex',
-      '--model',
-      'loopback',
-      '--backend',
-      'tmux',
-      '--prompt',
-      'BEFORE-CRASH remember walnut',
-    ])
+    const spawned = await t.swarm(cliSpawnArgs(NAME, 'codex', 'BEFORE-CRASH remember walnut'))
     expect(spawned.stderr).toBe('')
     const idle = () => waitFor(`${NAME} idle`, async () => (await agentState(t, NAME))?.status === 'idle', 90_000)
     await idle()

@@ -226,10 +226,15 @@ export async function pendingRequests(t: AgentTeam): Promise<PendingRequest[]> {
   return (JSON.parse(r.stdout || '{"requests":[]}') as { requests: PendingRequest[] }).requests
 }
 
+/** `swarm spawn t <name>` of the real CLI `kind` in tmux on the loopback model, with `more` (e.g. `--worktree`, `--max-cost`) and its first prompt. */
+export function cliSpawnArgs(name: string, kind: string, prompt: string, more: readonly string[] = []): string[] {
+  return ['spawn', 't', name, ...more, '--agent', kind, '--model', 'loopback', '--backend', 'tmux', '--prompt', prompt]
+}
+
 /** Team `t` (not started), then `name` spawned in tmux running the real CLI `kind` on the loopback model. */
 export async function spawnCliTeammate(t: AgentTeam, name: string, kind: string): Promise<void> {
   const created = await t.swarm(['team', 'create', 't', '--no-start'])
   if (created.code !== 0) throw new Error(`team create: ${created.stderr}`)
-  const spawned = await t.swarm(['spawn', 't', name, '--agent', kind, '--model', 'loopback', '--backend', 'tmux', '--prompt', 'FIRST say hello'])
+  const spawned = await t.swarm(cliSpawnArgs(name, kind, 'FIRST say hello'))
   if (spawned.stderr !== '') throw new Error(`spawn ${name}: ${spawned.stderr}`)
 }

@@ -8,6 +8,7 @@ import type { PaneExecutor } from '../../src/backends/types.js'
 import { UsageError } from '../../src/errors.js'
 import { agentDir, teamDir } from '../../src/home/paths.js'
 import { memberCgroup } from '../../src/process/containment.js'
+import { cgroupsHere } from '../support/cgroups.js'
 import { type Harness, makeHarness, readJson } from './harness.js'
 import { waitFor } from '../support/wait.js'
 
@@ -113,19 +114,3 @@ describe('iTerm2 backend (fake it2)', () => {
     await expect(h.start('ti', 'a', ['exit', '0'])).rejects.toThrow(/it2 session split failed: .*Python API/)
   })
 })
-
-/** Whether this system lets swarm make member cgroups (cgroup v2, writable); the probe's directories are removed again. */
-function cgroupsHere(): boolean {
-  if (process.platform !== 'linux') return false
-  const probeHome = fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'swarm-cg-probe-'))
-  try {
-    const dir = memberCgroup(probeHome, 'probe', process.env)
-    if (dir) {
-      fs.rmdirSync(dir)
-      fs.rmdirSync(path.dirname(dir))
-    }
-    return dir !== undefined
-  } finally {
-    fs.rmSync(probeHome, { recursive: true, force: true })
-  }
-}

@@ -1,4 +1,3 @@
-import { memberCgroup } from '../../src/process/containment.js'
 import type { ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -121,19 +120,4 @@ export function output(child: ChildProcess): () => string {
 /** `team create crew --agents bob` on `backend`, Bash allowed without asking, in the project. */
 export function createArgs(sb: Sandbox, backend: 'tmux' | 'in-process'): string[] {
   return ['team', 'create', 'crew', '--agents', 'bob', '--backend', backend, '--mode', 'bypassPermissions', '--cwd', sb.project]
-}
-
-/** Whether this system lets swarm make member cgroups (cgroup v2, writable): else the marker is all there is. */
-export function cgroupsHere(): boolean {
-  const probeHome = fs.mkdtempSync('/tmp/swarm-cg-probe-')
-  try {
-    const dir = memberCgroup(probeHome, 'probe', process.env)
-    if (dir) {
-      fs.rmdirSync(dir)
-      fs.rmdirSync(path.dirname(dir))
-    }
-    return dir !== undefined
-  } finally {
-    fs.rmSync(probeHome, { recursive: true, force: true })
-  }
 }

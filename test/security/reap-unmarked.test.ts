@@ -3,8 +3,9 @@ import { describe, expect, it } from 'vitest'
 import { memberCgroup } from '../../src/process/containment.js'
 import { teamDir } from '../../src/home/paths.js'
 import { isAlive } from '../../src/process/liveness.js'
-import { cgroupsHere, createArgs, jobFixture, newJob, sleepers, waitForJob } from './reap-helpers.js'
+import { createArgs, jobFixture, newJob, sleepers, waitForJob } from './reap-helpers.js'
 import { waitFor } from '../support/wait.js'
+import { cgroupsHere } from '../support/cgroups.js'
 import { hasTmux } from '../support/tmux.js'
 
 /*
