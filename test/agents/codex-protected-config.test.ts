@@ -67,7 +67,11 @@ const HOOK_SETTINGS = {
   hooks: { PermissionRequest: [{ hooks: [{ type: 'command', command: 'sh "$CLAUDE_PROJECT_DIR/.claude/hooks/policy.sh"' }] }] },
 }
 
-const idle = (t: AgentTeam, name = NAME) => waitFor(`${name} idle`, async () => (await agentState(t, name))?.status === 'idle', 60_000)
+/**
+ * Idle again: up to 150 s — this file may be the first of test:agents to start Codex on a fresh
+ * machine (a clean-clone CI run waited more than 60 s for its first teammate; a warm one takes ~2 s).
+ */
+const idle = (t: AgentTeam, name = NAME) => waitFor(`${name} idle`, async () => (await agentState(t, name))?.status === 'idle', 150_000)
 const toolResults = (t: AgentTeam) => t.server.requests.map((r) => r.view?.toolResult ?? '').filter(Boolean)
 
 describe.skipIf(!hasCli('codex'))(
@@ -124,7 +128,7 @@ describe.skipIf(!hasCli('codex'))(
         expect(spawned.stderr).toBe('')
         await idle(t, name)
       }
-    }, 120_000)
+    }, 400_000)
     afterAll(async () => {
       await t?.cleanup()
     }, 30_000)
