@@ -2,8 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type AgentTeam, agentTeam } from '../agents/helpers.js'
-import { bashCliAdapter, writeProjectAdapter } from '../support/bash-cli.js'
-import { waitFor } from '../support/wait.js'
+import { bashCliAdapter, runProbe, writeProjectAdapter } from '../support/bash-cli.js'
 import { expectUnchanged, plantBobsWorktree } from './bobs-worktree.js'
 
 /**
@@ -39,15 +38,6 @@ async function setUp(t: AgentTeam, sandbox: boolean): Promise<{ bob: string; fil
   return plantBobsWorktree(t)
 }
 
-async function probe(t: AgentTeam): Promise<Record<string, string>> {
-  const spawned = await t.swarm(['spawn', 't', 'fay', '--agent', 'probe', '--backend', 'tmux'])
-  expect(spawned.code, spawned.stderr).toBe(0)
-  const out = path.join(t.work, 'probe.out')
-  await waitFor('the probe to finish', async () => (await fs.readFile(out, 'utf8').catch(() => '')).includes('done'), 30_000)
-  const lines = (await fs.readFile(out, 'utf8')).split('\n').filter((l) => l.includes(': '))
-  return Object.fromEntries(lines.map((l) => l.split(': ') as [string, string]))
-}
-
 describe("an agent-CLI teammate and another teammate's worktree (issue 23 finding 4)", () => {
   let t: AgentTeam
   afterEach(async () => {
@@ -57,7 +47,7 @@ describe("an agent-CLI teammate and another teammate's worktree (issue 23 findin
   it("in swarm's sandbox: bob's .git and .claude/, and the project's .claude/hooks/, stay as they were", async () => {
     t = await agentTeam()
     const { files, bob } = await setUp(t, true)
-    expect(await probe(t)).toEqual({
+    expect(await runProbe(t)).toEqual({
       'bob-git': 'no',
       'bob-settings': 'no',
       'bob-hook': 'no',
@@ -76,7 +66,7 @@ describe("an agent-CLI teammate and another teammate's worktree (issue 23 findin
   it('the control: with the sandbox turned off, the same writes land', async () => {
     t = await agentTeam()
     const { files } = await setUp(t, false)
-    const r = await probe(t)
+    const r = await runProbe(t)
     expect(
       Object.values(r).every((v) => v === 'yes'),
       JSON.stringify(r),

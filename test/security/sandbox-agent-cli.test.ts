@@ -3,8 +3,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type AgentTeam, agentTeam, inboxOf, leftovers, panePids } from '../agents/helpers.js'
-import { waitFor } from '../support/wait.js'
-import { bashCliAdapter, writeProjectAdapter } from '../support/bash-cli.js'
+import { bashCliAdapter, runProbe, writeProjectAdapter } from '../support/bash-cli.js'
 
 /**
  * An agent-CLI teammate's whole process tree in swarm's sandbox: a "CLI" (a shell script, through
@@ -57,12 +56,7 @@ async function probe(t: AgentTeam, sandbox: boolean): Promise<Record<string, str
   expect((await t.swarm(['team', 'create', 't', '--no-start'])).code).toBe(0)
   await fs.mkdir(path.join(t.home, 'agent-homes', 't', 'other'), { recursive: true })
   await fs.writeFile(path.join(t.home, 'agent-homes', 't', 'other', 'secret'), 'relay token of another teammate\n')
-  const spawned = await t.swarm(['spawn', 't', 'fay', '--agent', 'probe', '--backend', 'tmux'])
-  expect(spawned.code, spawned.stderr).toBe(0)
-  const out = path.join(t.work, 'probe.out')
-  await waitFor('the probe to finish', async () => (await fs.readFile(out, 'utf8').catch(() => '')).includes('done'), 30_000)
-  const lines = (await fs.readFile(out, 'utf8')).split('\n').filter((l) => l.includes(': '))
-  return Object.fromEntries(lines.map((l) => l.split(': ') as [string, string]))
+  return runProbe(t)
 }
 
 const servers: net.Server[] = []
