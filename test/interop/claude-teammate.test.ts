@@ -89,12 +89,14 @@ describe('Claude Code as a swarm teammate', () => {
     expect((await sb.swarm(['perms', 'approve', TEAM, req.id])).code).toBe(4)
   })
 
-  it('swarm kill stops it through the shutdown protocol in under 5 s', async () => {
+  it('swarm kill stops it through the shutdown protocol, not by its timeout', async () => {
+    // A long --timeout: the outcome line and the elapsed time show it agreed, not that it was forced.
     const t0 = Date.now()
-    const r = await sb.swarm(['kill', TEAM, 'cc'], { timeout: 30_000 })
+    const r = await sb.swarm(['kill', TEAM, 'cc', '--timeout', '60000'], { timeout: 90_000 })
     const ms = Date.now() - t0
     expect(r.code, r.stderr).toBe(0)
-    expect(ms).toBeLessThan(5_000)
+    expect(r.stdout).toContain('cc agreed to shut down and has stopped')
+    expect(ms, 'well before the 60 s timeout').toBeLessThan(30_000)
     expect(requestsMentioning(sb.loopback, 'shutdown_request').length).toBeGreaterThan(0)
     const lead = sb.readJson<Array<{ text: string }>>(sb.teamFile(TEAM, 'inboxes', 'team-lead.json')) ?? []
     expect(lead.some((m) => m.text.includes('"shutdown_approved"'))).toBe(true)
@@ -168,9 +170,10 @@ describe('Claude Code as a swarm teammate', () => {
     // From now on cc refuses: the rejecting rule is made to match.
     sb.loopback.setScenario({ rules: [approveShutdownRule('cc', false)], fallback: { text: 'ok.' } })
     const t0 = Date.now()
-    const r = await sb.swarm(['kill', TEAM, 'cc'], { timeout: 30_000 })
+    const r = await sb.swarm(['kill', TEAM, 'cc', '--timeout', '60000'], { timeout: 90_000 })
     expect(r.code, r.stderr).toBe(0)
-    expect(Date.now() - t0).toBeLessThan(5_000)
+    expect(r.stdout).toContain('cc refused to shut down (')
     expect(r.stdout).toContain('still busy with the probe')
+    expect(Date.now() - t0, 'well before the 60 s timeout').toBeLessThan(30_000)
   })
 })
