@@ -183,6 +183,12 @@ export interface ClaudeLead {
   pane: string
   /** Types a line into the lead's prompt and submits it. */
   type(text: string): void
+  /**
+   * Types `text` once the lead's model calls have all been answered, and again (up to 3 times) until
+   * a request whose last user message carries it was answered by a scenario rule: a line typed while
+   * the TUI is still busy with a teammate's message can be folded into that turn and never reach a rule.
+   */
+  prompt(text: string): Promise<void>
   screen(): string
 }
 
@@ -221,6 +227,28 @@ export function startClaudeLead(sb: ClaudeSandbox, opts: { prompt: string; socke
       tmux('send-keys', '-t', pane, '-l', text)
       execFileSync('sleep', ['0.3'])
       tmux('send-keys', '-t', pane, 'Enter')
+    },
+    async prompt(text) {
+      const lead = () => sb.loopback.requests.filter((r) => r.headers['x-swarm-agent'] === undefined)
+      const played = () => requestsMentioning(sb.loopback, text).some((r) => (r as { played?: { kind: string } }).played?.kind === 'rule')
+      for (let attempt = 1; ; attempt++) {
+        await waitFor(
+          'the lead idle',
+          () => {
+            const rs = lead()
+            const last = rs.at(-1)
+            return rs.every((r) => r.answeredAt !== undefined || r.clientClosed) && (!last || Date.now() - (last.answeredAt ?? 0) > 1_000)
+          },
+          60_000,
+        )
+        this.type(text)
+        try {
+          await waitFor(`the lead's model given ${JSON.stringify(text)}`, played, 20_000)
+          return
+        } catch (err) {
+          if (attempt === 3) throw err
+        }
+      }
     },
     screen: () => tmux('capture-pane', '-p', '-t', pane),
   }

@@ -154,7 +154,7 @@ describe('a Claude-Code-led team', () => {
   })
 
   it("the lead's shutdown orders are obeyed by both swarm agents", async () => {
-    lead.type('PROBE-STOP-W1 now')
+    await lead.prompt('PROBE-STOP-W1 now')
     await waitFor(
       'w1 approves',
       () =>
@@ -163,7 +163,7 @@ describe('a Claude-Code-led team', () => {
         ) || requestsMentioning(sb.loopback, 'shutdown_approved').length > 0,
       60_000,
     )
-    lead.type('PROBE-STOP-W2 now')
+    await lead.prompt('PROBE-STOP-W2 now')
     await waitFor(
       'w2 exits',
       async () => {
