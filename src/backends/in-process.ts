@@ -167,8 +167,12 @@ export class InProcessTeammates implements InProcessExecutor {
     return this.running.get(agentId)?.done ?? Promise.resolve({ state: 'dead', reason: 'not running in this process' })
   }
 
+  async killMany(agentIds: string[]): Promise<void> {
+    await Promise.all(agentIds.map((id) => this.kill(id)))
+  }
+
   async killAll(): Promise<void> {
-    await Promise.all([...this.running.keys()].map((id) => this.kill(id)))
+    await this.killMany([...this.running.keys()])
   }
 
   private install(): void {

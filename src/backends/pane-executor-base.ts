@@ -23,6 +23,11 @@ export abstract class PaneExecutorBase<O extends ExecutorOptions> {
   abstract kill(agentId: string): Promise<void>
   abstract spawn(config: TeammateSpawnConfig): Promise<SpawnedTeammate>
 
+  /** Every teammate's kill at once; a backend that can close many panes in one call overrides it (tmux). */
+  async killMany(agentIds: string[]): Promise<void> {
+    await Promise.all(agentIds.map((id) => this.kill(id)))
+  }
+
   /** Every config's spawn at once; a backend that can make many panes in one call overrides it (tmux). */
   spawnMany(configs: TeammateSpawnConfig[]): Promise<Array<PromiseSettledResult<SpawnedTeammate>>> {
     return Promise.allSettled(configs.map((c) => this.spawn(c)))

@@ -355,15 +355,35 @@ export class TmuxExecutor extends PaneExecutorBase<TmuxExecutorOptions> implemen
     return next
   }
 
-  async kill(agentId: string): Promise<void> {
-    const ref = (await this.lookup([agentId])).get(agentId)
-    this.refs.delete(agentId)
-    const client = this.clientFor(ref?.socketPath)
-    const rows = await listPanes(client, { allowNoServer: true })
-    const pane = rows === 'no-server' ? undefined : findPane(rows, agentId, ref)
-    if (!pane) return
-    await this.killPanes(client, [pane])
-    await this.relayout(parseAgentId(agentId).team, client)
+  kill(agentId: string): Promise<void> {
+    return this.killMany([agentId])
+  }
+
+  /**
+   * Per tmux server involved (normally one), whatever the number: one list-panes, one script of
+   * kill-panes with the trees signalled beside it, one relayout per team — 64 concurrent kills
+   * were ~190 tmux clients, each on its own limit, which a loaded machine could not answer in time.
+   */
+  override async killMany(agentIds: string[]): Promise<void> {
+    const refs = await this.lookup(agentIds)
+    for (const id of agentIds) this.refs.delete(id)
+    const bySocket = new Map<string | undefined, string[]>()
+    for (const id of agentIds) {
+      const socket = refs.get(id)?.socketPath
+      bySocket.set(socket, [...(bySocket.get(socket) ?? []), id])
+    }
+    for (const [socket, ids] of bySocket) {
+      const client = this.clientFor(socket)
+      const rows = await listPanes(client, { allowNoServer: true })
+      if (rows === 'no-server') continue
+      const found = ids.map((id) => ({ id, pane: findPane(rows, id, refs.get(id)) })).filter((x) => x.pane !== undefined)
+      if (found.length === 0) continue
+      await this.killPanes(
+        client,
+        found.map((x) => x.pane!),
+      )
+      for (const team of new Set(found.map((x) => parseAgentId(x.id).team))) await this.relayout(team, client)
+    }
   }
 
   /**

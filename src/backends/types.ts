@@ -123,6 +123,8 @@ export interface TeammateExecutor<C = TeammateSpawnConfig> {
   terminate(agentId: string, reason?: string, opts?: TerminateOptions): Promise<TerminateOutcome>
   /** Now: aborts / kills the pane and the process tree (SIGTERM, SIGKILL after KILL_GRACE_MS). */
   kill(agentId: string): Promise<void>
+  /** `kill` of many at once, as few backend round trips as the backend allows (tmux: one list, one script, one layout per server). */
+  killMany(agentIds: string[]): Promise<void>
   isActive(agentId: string): Promise<boolean>
   /** The state of many teammates at once, with one backend round trip. */
   status(agentIds: string[]): Promise<Map<string, ProcessState>>

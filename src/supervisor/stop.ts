@@ -94,7 +94,7 @@ export async function stopTeamMembers(team: string, opts: StopOptions = {}): Pro
     for (const id of running) report.killed.push(id.slice(0, id.lastIndexOf('@')))
   }
 
-  for (const [executor, group] of byBackend) if (executor) await Promise.all(group.map((id) => executor.kill(id)))
+  for (const [executor, group] of byBackend) if (executor) await executor.killMany(group)
   // The session (leader pane included) and any pane tagged for the team, even with no config left.
   // A standalone backend (tmux) may hold the team's session with no member recorded on it.
   for (const backend of paneBackends()) {

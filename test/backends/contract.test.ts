@@ -107,6 +107,20 @@ for (const { type, skip } of backends) {
       expect(await waitForExit([pid], 10_000)).toBe(true)
     })
 
+    it('killMany ends every tree it names at once, an unknown id included, and leaves the others running', async () => {
+      const names = ['k1', 'k2', 'k3', 'k4', 'k5', 'k6']
+      for (const name of names) await h.start(team, name, ['tree', file(name)])
+      await h.start(team, 'keep', ['record', file('keep')])
+      const trees = await Promise.all(names.map((name) => waitFor(`${name}'s tree`, () => readJson(file(name)), 15_000)))
+      const pids = trees.flatMap((t) => [t.pid, t.grandchild])
+      h.track(...pids)
+      await waitFor('keep to start', () => readJson(file('keep')), 15_000)
+      await h.executor.killMany([...names.map((x) => `${x}@${team}`), `ghost@${team}`])
+      expect(await waitForExit(pids, 10_000)).toBe(true)
+      const after = await h.executor.status([...names, 'keep'].map((x) => `${x}@${team}`))
+      expect([...after].filter(([, s]) => s.state === 'alive').map(([id]) => id)).toEqual([`keep@${team}`])
+    }, 60_000)
+
     it('spawns 16 teammates one after another and 16 at once, losing none', async () => {
       const names = Array.from({ length: 16 }, (_, i) => `seq${i}`)
       for (const name of names) await h.start(team, name, ['record', file(name)])

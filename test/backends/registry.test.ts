@@ -46,6 +46,9 @@ class FakeExecutor implements PaneExecutor {
   async terminate() {
     return { outcome: 'timeout' as const }
   }
+  async killMany(agentIds: string[]): Promise<void> {
+    for (const id of agentIds) await this.kill(id) // one at a time: each rewrites the file
+  }
   async kill(agentId: string): Promise<void> {
     const s = this.read()
     s.panes[agentId] = 'killed'

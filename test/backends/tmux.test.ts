@@ -265,4 +265,23 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
     expect(t('display', '-p', '-t', mate.paneId, '#{allow-passthrough}').trim()).toBe('0')
     expect(t('list-buffers', '-F', '#{buffer_sample}').trim()).toBe('')
   })
+
+  it('closes 12 panes with a bounded number of tmux clients, not a few per pane', async () => {
+    // A tmux on PATH that logs each invocation before running the real one.
+    const shim = path.join(root, 'shim')
+    fs.mkdirSync(shim)
+    const log = path.join(root, 'tmux-calls.log')
+    const real = execFileSync('sh', ['-c', 'command -v tmux'], { encoding: 'utf8' }).trim()
+    fs.writeFileSync(path.join(shim, 'tmux'), `#!/bin/sh\necho "$*" >> '${log}'\nexec '${real}' "$@"\n`, { mode: 0o755 })
+    const counted = createExecutor('tmux', { env: { ...env, PATH: `${shim}:${env.PATH}` } })
+    await counted.ensureSession('crew', { argv: ['sleep', '600'], cwd: root })
+    const names = Array.from({ length: 12 }, (_, i) => `m${i}`)
+    for (const name of names) await counted.spawn({ team: 'crew', name, argv: ['sleep', '600'], cwd: root })
+    fs.writeFileSync(log, '')
+    await counted.killMany(names.map((n) => `${n}@crew`))
+    const calls = fs.readFileSync(log, 'utf8').trim().split('\n')
+    // One list-panes, one kill script, the relayout's few: per-pane kills made ≥ 3 a pane (36).
+    expect(calls.length, calls.join('\n')).toBeLessThanOrEqual(8)
+    expect(panes('#{@swarm_agent}').filter((a) => a.startsWith('m'))).toEqual([])
+  })
 })
