@@ -10,6 +10,8 @@ const bundleDir = path.resolve(__dirname, '../dist/bundle')
 
 /** `swarm`, `swarm --help`, `swarm --version`: answered from _root.json, without loading any command code. */
 const ROOT_ARGS = new Set([undefined, '--help', '-h', '--version', '-V'])
+/** 128 + SIGHUP, SIGINT, SIGTERM: how swarm exits when stopped (src/process/signals.ts signalExitCode); declared before run() starts. */
+const STOPPED_EXITS = new Set([129, 130, 143])
 
 run().then(
   // Every command has finished its work when main() resolves (long-running ones await inside it):
@@ -82,9 +84,11 @@ function runBundle(names) {
 /**
  * Runs a CommonJS bundle compiled with V8's code cache, as Node 22's module.enableCompileCache()
  * would (Node 20 has none): compiling is ~20 ms of a ~120 ms `swarm status`. The cache sits beside
- * the bundle (a build starts without one) and is written at the end of the first successful run,
- * so that it holds the functions that ran too. V8 rejects a cache made by another V8 or with other
- * flags; it is then rewritten. NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+ * the bundle (a build starts without one) and is written at the end of the first run that succeeded
+ * or was stopped by a signal (STOPPED_EXITS), so that it holds the functions that ran too: the
+ * long-running commands end so — `team delete` stops the leader console with its session, and
+ * without this every `swarm leader` compiled leader.cjs afresh. V8 rejects a cache made by another
+ * V8 or with other flags; it is then rewritten. NODE_DISABLE_COMPILE_CACHE=1 turns it off.
  */
 function runWithCodeCache(file, source) {
   // One cache per set of node/V8 options (--max-old-space-size…): processes run with different
@@ -104,7 +108,7 @@ function runWithCodeCache(file, source) {
   script.runInThisContext().call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file))
   if (useCache && (!cachedData || script.cachedDataRejected)) {
     process.once('exit', (code) => {
-      if (code === 0) writeCache(cacheFile, script)
+      if (code === 0 || STOPPED_EXITS.has(code)) writeCache(cacheFile, script)
     })
   }
   return module.exports

@@ -69,9 +69,26 @@ const shakeZod = {
  */
 const LEAN = ['status', 'send']
 /**
+ * signal-exit (proper-lockfile's) loads node:assert (~1 ms) for one check of its argument: in every
+ * bundle, that one check instead (the 64 teammates of a team take their first lock at start).
+ */
+const signalExitAssert = {
+  name: 'signal-exit-assert',
+  setup(build) {
+    build.onResolve({ filter: /^assert$/ }, (args) =>
+      /[\\/]signal-exit[\\/]/.test(args.importer) ? { path: 'assert', namespace: 'signal-exit-assert' } : undefined,
+    )
+    build.onLoad({ filter: /^assert$/, namespace: 'signal-exit-assert' }, () => ({
+      contents: 'exports.equal = (a, b, message) => { if (a != b) throw new Error(message) }',
+      loader: 'js',
+    }))
+  },
+}
+
+/**
  * What else those two bundles leave out: graceful-fs (proper-lockfile's fs), whose load patches fs
  * and loads its streams (~10 % of a `send`), for Node's fs — its EMFILE queue serves processes that
- * hold many files open, not a call that takes one lock; node:assert, for signal-exit's one check.
+ * hold many files open, not a call that takes one lock.
  */
 const leanDeps = {
   name: 'lean-deps',
@@ -79,14 +96,6 @@ const leanDeps = {
     build.onResolve({ filter: /^zod$/ }, () => ({ path: path.join(root, 'src/util/zod-lite.ts') }))
     build.onResolve({ filter: /^graceful-fs$/ }, () => ({ path: 'graceful-fs', namespace: 'lean-deps' }))
     build.onLoad({ filter: /^graceful-fs$/, namespace: 'lean-deps' }, () => ({ contents: "module.exports = require('node:fs')", loader: 'js' }))
-    // signal-exit (proper-lockfile's) loads node:assert for one check of its argument.
-    build.onResolve({ filter: /^assert$/ }, (args) =>
-      /[\\/]signal-exit[\\/]/.test(args.importer) ? { path: 'assert', namespace: 'lean-deps' } : undefined,
-    )
-    build.onLoad({ filter: /^assert$/, namespace: 'lean-deps' }, () => ({
-      contents: 'exports.equal = (a, b, message) => { if (a != b) throw new Error(message) }',
-      loader: 'js',
-    }))
     // node:crypto (its load is ~5 % of a `status`, which signs and hashes nothing): its functions,
     // each loading it at its first call. A name that is not a function fails the build here.
     build.onResolve({ filter: /^(node:)?crypto$/ }, (args) =>
@@ -200,13 +209,13 @@ try {
   await esbuild.build({
     ...build,
     entryPoints: { main: mainTs, ...entries(own.filter((c) => !LEAN.includes(c))) },
-    plugins: [shakeZod, lazyCommander, commandEntries(groups), builtinsOnce],
+    plugins: [shakeZod, signalExitAssert, lazyCommander, commandEntries(groups), builtinsOnce],
   })
   // A zod function zod-lite lacks fails the build (it would be undefined at run time).
   await esbuild.build({
     ...build,
     entryPoints: entries(LEAN),
-    plugins: [shakeZod, leanDeps, lazyCommander, commandEntries(groups), builtinsOnce],
+    plugins: [shakeZod, signalExitAssert, leanDeps, lazyCommander, commandEntries(groups), builtinsOnce],
     logOverride: { 'import-is-undefined': 'error' },
   })
   const help = await rootHelp(path.join(staging, 'main.cjs'))

@@ -1,5 +1,6 @@
-import { type ChildProcess, type StdioOptions, spawn } from 'node:child_process'
+import type { ChildProcess, SpawnOptions, StdioOptions } from 'node:child_process'
 import fs from 'node:fs'
+import { createRequire } from 'node:module'
 import { ExitCode, SwarmError } from '../errors.js'
 import { delay } from './delay.js'
 import { onCleanup, onExit } from './handlers.js'
@@ -13,6 +14,16 @@ import type { Env } from '../home/env.js'
  * until it exits, and taken down with its whole tree when swarm exits or is stopped. Short helper
  * commands (tmux, git, ps, it2) run to completion with a timeout and AbortSignal cancellation.
  */
+
+/**
+ * node:child_process, loaded at the first spawn: a teammate starts none before its first tool
+ * call, and 64 of them start at once (issue 25). Synchronous, as every spawn below is.
+ */
+function spawn(file: string, args: readonly string[], opts: SpawnOptions): ChildProcess {
+  childProcess ??= createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process')
+  return childProcess.spawn(file, args, opts)
+}
+let childProcess: typeof import('node:child_process') | undefined
 
 /** How long output is still read after a child exits (a grandchild may hold its pipes). */
 const PIPE_DRAIN_MS = 100

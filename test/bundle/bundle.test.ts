@@ -87,6 +87,37 @@ describe('what the lean bundles load (bench:cli)', () => {
   })
 })
 
+describe("bin/swarm.js's code cache", () => {
+  // A package of its own: bin/swarm.js as shipped and one bundle, `wait`, that exits as it is told.
+  const pkg = path.join(home, 'pkg')
+  fs.mkdirSync(path.join(pkg, 'bin'), { recursive: true })
+  fs.mkdirSync(path.join(pkg, 'dist/bundle'), { recursive: true })
+  for (const f of ['swarm.js', 'package.json']) fs.copyFileSync(path.join(ROOT, 'bin', f), path.join(pkg, 'bin', f))
+  fs.writeFileSync(
+    path.join(pkg, 'dist/bundle/wait.cjs'),
+    `exports.main = async (argv) => {
+      if (argv[3] === 'fail') process.exit(1)
+      process.on('SIGTERM', () => process.exit(143)) // as src/process/handlers.ts ends a stopped command
+      process.stdout.write('ready\\n')
+      await new Promise(() => setInterval(() => {}, 1000)) // running until stopped
+    }`,
+  )
+  const caches = () => fs.readdirSync(path.join(pkg, 'dist/bundle')).filter((f) => f.startsWith('wait.cjs.') && f.endsWith('.cache'))
+  const run = (arg: string) =>
+    new Promise<number | null>((resolve) => {
+      const child = execFile(process.execPath, [path.join(pkg, 'bin/swarm.js'), 'wait', arg], { env: { ...env, NODE_DISABLE_COMPILE_CACHE: '' } })
+      child.stdout?.on('data', () => child.kill('SIGTERM'))
+      child.on('exit', (code) => resolve(code))
+    })
+
+  it('is not written by a run that failed, and is by one stopped by a signal (the leader console, ended with its session)', async () => {
+    expect(await run('fail')).toBe(1)
+    expect(caches()).toEqual([])
+    expect(await run('stop')).toBe(143)
+    expect(caches()).toHaveLength(1)
+  })
+})
+
 describe('swarmArgv', () => {
   it("is this package's bin/swarm.js, absolute, run by this node", () => {
     expect(swarmArgv()).toEqual([process.execPath, BIN])

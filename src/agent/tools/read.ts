@@ -1,6 +1,5 @@
 import { createReadStream } from 'node:fs'
 import fs from 'node:fs/promises'
-import readline from 'node:readline'
 import { z } from 'zod'
 import { defineTool, oneFileTool, resolveToolPath } from '../tool.js'
 import { assertOutsideControlPlane } from './control-plane-guard.js'
@@ -53,8 +52,10 @@ export const readTool = defineTool({
 
 /** Streams the file line by line, so a huge file with a small window costs little. */
 async function readLines(file: string, first: number, limit: number, signal: AbortSignal): Promise<string> {
+  // node:readline at the first Read, not at every agent's start (issue 25: 64 of them start at once).
+  const { createInterface } = await import('node:readline')
   const stream = createReadStream(file, { encoding: 'utf8', signal })
-  const lines = readline.createInterface({ input: stream, crlfDelay: Infinity })
+  const lines = createInterface({ input: stream, crlfDelay: Infinity })
   const out: string[] = []
   let lineNo = 0
   let chars = 0
