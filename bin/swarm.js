@@ -54,7 +54,11 @@ function askLeader(args) {
   // home/paths.ts rootDir and leaderSocketPath (test/cli/leader-socket.test.ts holds them equal).
   const root = path.resolve(env.SWARM_HOME || env.CLAUDE_CONFIG_DIR || path.join(require('node:os').homedir(), '.claude'))
   const file = path.join(root, 'teams', args[1], 'socket', 'leader.sock')
-  if (!fs.lstatSync(file, { throwIfNoEntry: false })?.isSocket()) return false
+  try {
+    if (!fs.lstatSync(file, { throwIfNoEntry: false })?.isSocket()) return false
+  } catch {
+    return false // a file where a directory belongs, no permission: the call tells what is wrong
+  }
   return new Promise((resolve) => {
     const conn = require('node:net').connect(file)
     const chunks = []

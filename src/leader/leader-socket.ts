@@ -75,7 +75,9 @@ export async function serveLeaderSocket(
   }
   // A dead leader's: this process holds the leader lock, so no other leader serves it.
   if (found) await fsp.unlink(file)
-  const server = net.createServer((conn) => serveConnection(conn, answerer))
+  // Connections still sending their request: closed with the server, so none holds the leader's exit.
+  const reading = new Set<net.Socket>()
+  const server = net.createServer((conn) => serveConnection(conn, answerer, reading))
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
@@ -94,7 +96,9 @@ export async function serveLeaderSocket(
   return {
     path: file,
     async close() {
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+      for (const conn of reading) conn.destroy()
+      await closed
       // Only the socket this leader made: a later leader's would have another inode.
       const now = await fsp.lstat(file).catch(() => undefined)
       if (now?.isSocket() && now.ino === ours) await fsp.unlink(file).catch(() => undefined) // gone meanwhile: nothing to remove
@@ -102,7 +106,9 @@ export async function serveLeaderSocket(
   }
 }
 
-function serveConnection(conn: net.Socket, answerer: LeaderAnswerer): void {
+function serveConnection(conn: net.Socket, answerer: LeaderAnswerer, reading: Set<net.Socket>): void {
+  reading.add(conn)
+  conn.once('close', () => reading.delete(conn))
   // A client gone before its answer is written: there is nobody to tell.
   conn.on('error', () => undefined)
   conn.setTimeout(REQUEST_IDLE_MS, () => conn.destroy())
@@ -114,6 +120,7 @@ function serveConnection(conn: net.Socket, answerer: LeaderAnswerer): void {
     size += chunk.length
     if (nl < 0 && size <= MAX_REQUEST_BYTES) return
     conn.off('data', onData)
+    reading.delete(conn)
     conn.setTimeout(0)
     void respond(conn, answerer, nl < 0 ? undefined : Buffer.concat(chunks).toString('utf8'))
   }

@@ -182,6 +182,31 @@ describe('with no leader listening, the CLI runs the call itself', () => {
     await stopLeader(next, 'SIGTERM')
   })
 
+  it('a send the socket took but did not answer is not sent again (exit 9); a status then runs in the CLI', async () => {
+    fs.mkdirSync(path.dirname(sock), { recursive: true })
+    let requests = 0
+    // A leader that dies with the request read: the message may or may not have gone.
+    const server = net.createServer((c) => c.once('data', () => (requests++, c.destroy())))
+    await new Promise<void>((resolve) => server.listen(sock, resolve))
+    try {
+      const before = (await inboxOfA()).length
+      const sent = await sb.swarm(['send', TEAM, 'a', 'taken, never answered'])
+      expect(sent.code).toBe(9)
+      // A reset or a close, as the kernel delivers the end of the connection.
+      expect(sent.stderr).toMatch(
+        new RegExp(
+          `^swarm: the leader of team ${TEAM} (closed the connection without an answer|dropped the connection before answering) — the message may have been sent: look with swarm inbox ${TEAM} a$`,
+        ),
+      )
+      expect((await inboxOfA()).length).toBe(before)
+      const status = await sb.swarm(['status', TEAM, '--json'])
+      expect(status.code, status.stderr).toBe(0)
+      expect(requests).toBe(2)
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+
   it('a file at the socket path is neither followed nor removed: the leader runs without a socket', async () => {
     fs.writeFileSync(sock, 'not a socket')
     try {
