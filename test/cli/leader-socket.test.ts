@@ -186,7 +186,12 @@ describe('with no leader listening, the CLI runs the call itself', () => {
     fs.mkdirSync(path.dirname(sock), { recursive: true })
     let requests = 0
     // A leader that dies with the request read: the message may or may not have gone.
-    const server = net.createServer((c) => c.once('data', () => (requests++, c.destroy())))
+    const server = net.createServer((c) =>
+      c.once('data', () => {
+        requests++
+        c.destroy()
+      }),
+    )
     await new Promise<void>((resolve) => server.listen(sock, resolve))
     try {
       const before = (await inboxOfA()).length
