@@ -13,6 +13,19 @@ const ROOT_ARGS = new Set([undefined, '--help', '-h', '--version', '-V'])
 /** 128 + SIGHUP, SIGINT, SIGTERM: how swarm exits when stopped (src/process/signals.ts signalExitCode); declared before run() starts. */
 const STOPPED_EXITS = new Set([129, 130, 143])
 
+/** The calls a team's running leader answers on its socket, by their argument count: `status <team> --json`, `send <team> <to> <text>`. */
+const LEADER_CALLS = { status: 3, send: 4 }
+/** home/paths.ts validateName: what a team name may be before a path is built from it. */
+const TEAM_NAME = /^(?![.-])[A-Za-z0-9._-]{1,64}$/
+/**
+ * How long an answer may take once the request is written. The leader answers between the other
+ * work of its event loop (its teammates' and lead's turns, which await I/O): milliseconds usually,
+ * more behind a long synchronous step. status, read-only, then runs here; send never does (the
+ * leader may have sent it): it fails, exit 9.
+ */
+const STATUS_ANSWER_MS = 10_000
+const SEND_ANSWER_MS = 30_000
+
 run().then(
   // Every command has finished its work when main() resolves (long-running ones await inside it):
   // exit then, instead of waiting for the event loop to wind down (file handles closing lazily cost
@@ -26,8 +39,73 @@ run().then(
 
 async function run() {
   if (process.argv.length <= 3 && ROOT_ARGS.has(process.argv[2]) && answerRoot(process.argv[2])) return
+  if (await askLeader(process.argv.slice(2))) return
   const cli = runBundle(bundlesFor(process.argv[2])) ?? (await import('../dist/cli/main.js'))
   await cli.main(process.argv)
+}
+
+/**
+ * Asks the team's running leader (leader/leader-socket.ts) to run the call: it answers with what
+ * the call prints and its exit code, or `local` when the call is not one it runs as this process
+ * would. False — the bundle runs the call — with SWARM_NO_LEADER_SOCKET=1, when no socket is
+ * there (nothing at the path, not a socket, a link: never followed) or nothing listens on it.
+ */
+function askLeader(args) {
+  const env = process.env
+  if (env.SWARM_NO_LEADER_SOCKET === '1' || LEADER_CALLS[args[0]] !== args.length || !TEAM_NAME.test(args[1])) return false
+  // home/paths.ts rootDir and leaderSocketPath (test/cli/leader-socket.test.ts holds them equal).
+  const root = path.resolve(env.SWARM_HOME || env.CLAUDE_CONFIG_DIR || path.join(require('node:os').homedir(), '.claude'))
+  const file = path.join(root, 'teams', args[1], 'socket', 'leader.sock')
+  try {
+    if (!fs.lstatSync(file, { throwIfNoEntry: false })?.isSocket()) return false
+  } catch {
+    return false // a file where a directory belongs, no permission: the call tells what is wrong
+  }
+  return new Promise((resolve) => {
+    const conn = require('node:net').connect(file)
+    const chunks = []
+    let timer
+    let written = false
+    let settled = false
+    const finish = (answered) => {
+      settled = true
+      clearTimeout(timer)
+      conn.destroy()
+      resolve(answered)
+    }
+    // Before the request is written nothing was done: run it here. After, only status may.
+    const unanswered = (why) => {
+      if (settled) return
+      if (!written || args[0] === 'status') return finish(false)
+      write(2, `swarm: the leader of team ${args[1]} ${why} — the message may have been sent: look with swarm inbox ${args[1]} ${args[2]}\n`)
+      process.exitCode = 9
+      finish(true)
+    }
+    conn.on('error', () => unanswered('dropped the connection before answering'))
+    conn.on('connect', () => {
+      // write, not end: the leader's side closes with ours (no half-open sockets there).
+      conn.write(`${JSON.stringify({ argv: args, env })}\n`)
+      written = true
+      const ms = args[0] === 'send' ? SEND_ANSWER_MS : STATUS_ANSWER_MS
+      timer = setTimeout(() => unanswered(`did not answer within ${ms / 1000} s`), ms)
+    })
+    conn.on('data', (chunk) => chunks.push(chunk))
+    conn.on('end', () => {
+      if (settled) return
+      let answer
+      try {
+        answer = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+      } catch {
+        return unanswered('closed the connection without an answer')
+      }
+      if (answer.local === true) return finish(false)
+      if (answer.stdout) write(1, answer.stdout)
+      if (answer.stderr) write(2, answer.stderr)
+      process.exitCode = Number.isInteger(answer.code) ? answer.code : 1
+      finish(true)
+    })
+    conn.on('close', () => unanswered('closed the connection without an answer'))
+  })
 }
 
 /**

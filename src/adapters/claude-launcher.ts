@@ -9,7 +9,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { teamWorktrees } from '../agent/member-sandbox.js'
-import { LEAD_KEY_FILE, agentHomeDir, agentHomesRoot, rootDir, sentRoot, validateName } from '../home/paths.js'
+import { LEAD_KEY_FILE, LEADER_SOCKET_DIR, agentHomeDir, agentHomesRoot, rootDir, sentRoot, validateName } from '../home/paths.js'
 import { controlPlaneOptions } from '../permissions/rules/control-plane.js'
 import { loadPermissionSettings } from '../permissions/rules/settings.js'
 import { ignoreSignal, onStopSignal } from '../process/handlers.js'
@@ -59,7 +59,7 @@ export interface ClaudeView {
  * process does (root read-only, cwd writable, tmux sockets hidden). Its config dir and swarm's root
  * writable — its own session files and plans live there. Of the state roots' `teams/` and `tasks/`
  * only its own team's directories (`--team-name`), over an empty tmpfs: another team's inboxes,
- * keys and tasks are not there. In its team's directory, the lead's `lead.key` hidden and swarm's
+ * keys and tasks are not there. In its team's directory, the lead's `lead.key` and the leader's socket hidden and swarm's
  * records (`permissions/`, `agents/`) read-only; swarm's sent log hidden, the agent homes masked
  * but its own (its `swarm` shim) bound back read-only,
  * swarm's settings, agent files and Claude Code's code-bearing config read-only; the team's
@@ -95,11 +95,14 @@ export async function claudeSandboxView(argv: readonly string[], cwd: string, en
   for (const dir of teamDirs) {
     const tasks = path.join(path.dirname(path.dirname(dir)), 'tasks', team)
     const records = [path.join(dir, 'permissions'), path.join(dir, 'agents')]
+    // The running leader's socket (leader/leader-socket.ts) answers as the lead: its directory hidden
+    // whole, so that a socket a later leader makes there does not appear inside.
+    const leaderSocket = path.join(dir, LEADER_SOCKET_DIR)
     // Made now: a tasks dir it made on the tmpfs would be lost, a record dir made later would be writable.
-    await Promise.all([tasks, ...records].map((d) => ensureDir(d)))
+    await Promise.all([tasks, ...records, leaderSocket].map((d) => ensureDir(d)))
     view.writable.push(dir, tasks)
     view.readOnly.push(...records)
-    view.hidden.push(path.join(dir, LEAD_KEY_FILE))
+    view.hidden.push(path.join(dir, LEAD_KEY_FILE), leaderSocket)
   }
   const name = nameFlag(argv, '--agent-name', 'agent')
   // Its own agent home (the `swarm` shim its shell runs) back over the masked homes, read-only.

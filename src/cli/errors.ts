@@ -10,22 +10,26 @@ import { terminalSafe } from '../terminal/neutralize.js'
  * full, read-only, a directory or a link where a file belongs) is explained first (fs-errors.ts).
  */
 export function reportError(raw: unknown): number {
-  const err = raw instanceof SwarmError ? raw : (explainErrno(raw, rootDir()) ?? raw)
+  const { stderr, code } = describeError(raw, process.env)
+  if (stderr) process.stderr.write(stderr)
+  return code
+}
+
+/** What reportError prints for `raw` in a process of environment `env`, and the exit code (the leader socket answers with it). */
+export function describeError(raw: unknown, env: NodeJS.ProcessEnv): { stderr: string; code: number } {
+  const err = raw instanceof SwarmError ? raw : (explainErrno(raw, rootDir(env)) ?? raw)
   if (err instanceof CommanderError) {
     // commander already printed its message (unknown option, missing argument, --help...).
-    return err.exitCode === 0 ? ExitCode.ok : ExitCode.usage
+    return { stderr: '', code: err.exitCode === 0 ? ExitCode.ok : ExitCode.usage }
   }
-  const debug = process.env.SWARM_DEBUG === '1'
+  const debug = env.SWARM_DEBUG === '1'
   if (err instanceof SwarmError) {
     const hint = err.hint ? ` — ${oneLine(err.hint)}` : ''
-    process.stderr.write(`swarm: ${oneLine(err.message)}${hint}\n`)
     const stack = (raw instanceof Error ? raw : err).stack
-    if (debug && stack) process.stderr.write(stack + '\n')
-    return err.exitCode
+    return { stderr: `swarm: ${oneLine(err.message)}${hint}\n${debug && stack ? stack + '\n' : ''}`, code: err.exitCode }
   }
-  process.stderr.write(`swarm: ${oneLine(errorMessage(err))} — rerun with SWARM_DEBUG=1 for details\n`)
-  if (debug && err instanceof Error && err.stack) process.stderr.write(err.stack + '\n')
-  return ExitCode.failure
+  const stack = debug && err instanceof Error && err.stack ? err.stack + '\n' : ''
+  return { stderr: `swarm: ${oneLine(errorMessage(err))} — rerun with SWARM_DEBUG=1 for details\n${stack}`, code: ExitCode.failure }
 }
 
 /**

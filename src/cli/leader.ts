@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 import { runLeader } from '../leader/leader.js'
 import { validateName } from '../home/paths.js'
 import { reportError } from './errors.js'
+import { leaderAnswers } from './leader-answers.js'
 import { shutdownSignal } from './signals.js'
 import { settingsTrust } from './trust-settings.js'
 
@@ -25,6 +26,7 @@ export async function leaderCommand(team: string, opts: { coordinator?: boolean 
       env: process.env,
       signal: abort.signal,
       trustSettings: settingsTrust({}),
+      answerer: leaderAnswers(team),
       ...(opts.coordinator ? { coordinator: true } : {}),
     })
   } catch (err) {

@@ -7,7 +7,7 @@ import { LEAD_NAME } from '../home/paths.js'
 import { livingInLeader } from '../teams/hosting.js'
 import { findMember, readTeam } from '../teams/team-store.js'
 import { runningLeader } from '../supervisor/leader-lock.js'
-import { printJson, println } from '../terminal/output.js'
+import { type CallContext, THIS_PROCESS } from './call-context.js'
 
 interface SendOpts {
   from?: string
@@ -26,24 +26,25 @@ export function registerSendCommands(program: Command): void {
     .action((team: string, to: string, text: string, opts: SendOpts) => send(team, to, text, opts))
 }
 
-export async function send(team: string, to: string, text: string, opts: SendOpts): Promise<void> {
+export async function send(team: string, to: string, text: string, opts: SendOpts, call: CallContext = THIS_PROCESS): Promise<void> {
+  const { env, out } = call
   // A teammate's shell speaks as itself only: never as the lead, never as another teammate.
-  const self = teammateOf(process.env)
+  const self = teammateOf(env)
   if (self !== undefined && opts.from !== undefined && opts.from !== self)
     throw new UsageError(`swarm send from ${self}'s shell sends as ${self}, not as ${opts.from}`, { hint: 'leave out --from' })
-  const config = await readTeam(team)
+  const config = await readTeam(team, env)
   const sender = findMember(config, self ?? opts.from ?? LEAD_NAME)
   const members = config.members.map((m) => m.name)
   const recipients = resolveRecipients(members, to, sender.name)
-  const sent = await sendTeamMessage({ team, from: sender.name, to, text, ...(opts.summary !== undefined && { summary: opts.summary }) })
+  const sent = await sendTeamMessage({ team, from: sender.name, to, text, ...(opts.summary !== undefined && { summary: opts.summary }), env })
   // deliver writes one entry per recipient, in resolveRecipients' order.
   const receipts = sent.map((m, i) => ({ to: recipients[i], msg_id: m.msg_id, timestamp: m.timestamp }))
-  if (opts.json) printJson({ team, from: sender.name, messages: receipts })
-  const waiting = runningLeader(team) === undefined ? livingInLeader(config, recipients) : []
+  if (opts.json) out(JSON.stringify({ team, from: sender.name, messages: receipts }, null, 2) + '\n')
+  const waiting = runningLeader(team, env) === undefined ? livingInLeader(config, recipients) : []
   if (waiting.length) throw leaderNotRunning(team, waiting)
   if (opts.json) return
-  if (receipts.length === 0) println('no recipients (the team has no other members)')
-  else println(`sent to ${receipts.map((r) => r.to).join(', ')}`)
+  if (receipts.length === 0) out('no recipients (the team has no other members)\n')
+  else out(`sent to ${receipts.map((r) => r.to).join(', ')}\n`)
 }
 
 /** Exit 7: the message is written, but nobody reads it until the leader runs again. */

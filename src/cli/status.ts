@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { formatReport } from '../leader/report-format.js'
 import { colors, println, writeStdout } from '../terminal/output.js'
+import { type CallContext, THIS_PROCESS } from './call-context.js'
 
 export interface StatusCommandOptions {
   json?: boolean
@@ -18,11 +19,11 @@ export function registerStatusCommand(program: Command): void {
     .action((team: string, opts: StatusCommandOptions) => runStatus(team, opts))
 }
 
-export async function runStatus(team: string, opts: StatusCommandOptions): Promise<void> {
+export async function runStatus(team: string, opts: StatusCommandOptions, call: CallContext = THIS_PROCESS): Promise<void> {
   const [{ teamReport }, { teamDir }] = await Promise.all([import('../leader/team-report.js'), import('../home/paths.js')])
   const render = async () => {
-    const report = await teamReport(team)
-    if (opts.json) writeStdout(JSON.stringify(report, null, opts.watch ? 0 : 2) + '\n')
+    const report = await teamReport(team, { env: call.env })
+    if (opts.json) call.out(JSON.stringify(report, null, opts.watch ? 0 : 2) + '\n')
     else {
       if (opts.watch) writeStdout('\x1b[H\x1b[2J')
       println(formatReport(report))

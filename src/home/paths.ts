@@ -7,6 +7,9 @@ export const LEAD_NAME = 'team-lead'
 
 /** The name of the lead's private key inside a team directory. */
 export const LEAD_KEY_FILE = 'lead.key'
+/** `teams/<team>/socket/leader.sock`; bin/swarm.js builds the same path (test/cli/leader-socket.test.ts checks it). */
+export const LEADER_SOCKET_DIR = 'socket'
+export const LEADER_SOCKET_FILE = 'leader.sock'
 
 const NAME_RE = /^[A-Za-z0-9._-]+$/
 const MAX_NAME = 64
@@ -57,6 +60,17 @@ export function teamsDir(env?: NodeJS.ProcessEnv): string {
 }
 export function teamDir(team: string, env?: NodeJS.ProcessEnv): string {
   return path.join(teamsDir(env), validateName(team))
+}
+/**
+ * The running leader's socket (leader/leader-socket.ts): in a directory of its own, so that a
+ * sandbox view which binds the team's directory back (Claude Code's) hides that directory whole —
+ * a socket file swapped by a later leader cannot reappear inside it.
+ */
+export function leaderSocketDir(team: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(teamDir(team, env), LEADER_SOCKET_DIR)
+}
+export function leaderSocketPath(team: string, env?: NodeJS.ProcessEnv): string {
+  return path.join(leaderSocketDir(team, env), LEADER_SOCKET_FILE)
 }
 export function teamConfigPath(team: string, env?: NodeJS.ProcessEnv): string {
   return path.join(teamDir(team, env), 'config.json')

@@ -27,6 +27,7 @@ import { LeaderConsole } from './console.js'
 import { acquireLeaderLock } from '../supervisor/leader-lock.js'
 import { type TrustSettings, checkSettingsPins } from '../supervisor/settings-pins.js'
 import { LeaderControl, stoppedWithKill } from './control.js'
+import { type LeaderAnswerer, serveLeaderSocket } from './leader-socket.js'
 import { TeammateViews } from './teammate-views.js'
 
 /**
@@ -54,6 +55,8 @@ export interface LeaderOptions {
   /** False when nobody answers at this console (requests are shown, not prompted). */
   answersHere?: boolean
   signal?: AbortSignal
+  /** Answers `swarm status`/`swarm send` calls on the team's leader socket (leader-socket.ts); absent: no socket. */
+  answerer?: LeaderAnswerer
   /** Asked when teammates it restarts in-process have settings changed since they started (see checkSettingsPins); absent: nothing is trusted. */
   trustSettings?: TrustSettings
 }
@@ -70,9 +73,19 @@ export async function runLeader(o: LeaderOptions): Promise<void> {
   if (claudeLead) return standAside(o, claudeLead.pid)
   // One leader per team: a second one is refused (exit 4) with the running one's pid.
   const lock = acquireLeaderLock(o.team, o.env)
+  const output = o.output ?? process.stdout
+  const warn = (line: string) => output.write(`swarm: warning: ${line}\n`)
+  const socket = o.answerer
+    ? await serveLeaderSocket(o.team, o.env, o.answerer, warn).catch((err: unknown) => {
+        warn(`no leader socket (status and send run on their own): ${err instanceof Error ? err.message : String(err)}`)
+        return undefined
+      })
+    : undefined
   try {
     await leadTeam(o, config)
   } finally {
+    // Before the lock: the next leader, once it holds the lock, finds no socket of this one's serving.
+    await socket?.close()
     lock.release()
   }
 }

@@ -67,6 +67,13 @@ async function readPlainFile(file: string): Promise<string | undefined> {
   }
 }
 
+/**
+ * The last key text parsed and its key: the file is read every time (a rekey is seen at once), but
+ * a leader answering sends on its socket parses the same text each time, a sixth of a send there
+ * (a CPU profile of 300 sends).
+ */
+let lastParsed: { pem: string; key: KeyObject } | undefined
+
 /** The team's private key. NotFoundError when the team has none; CorruptFileError when it does not parse. */
 export async function loadLeadPrivateKey(team: string, env?: NodeJS.ProcessEnv): Promise<KeyObject> {
   const keyFile = leadKeyPath(team, env)
@@ -74,9 +81,11 @@ export async function loadLeadPrivateKey(team: string, env?: NodeJS.ProcessEnv):
   if (pem === undefined) throw missingKey(team, keyFile)
   const stat = await fs.stat(keyFile)
   if ((stat.mode & 0o077) !== 0) await fs.chmod(keyFile, FILE_MODE) // someone loosened it: tighten again
+  if (lastParsed?.pem === pem) return lastParsed.key
   try {
     const key = createPrivateKey({ key: pem, format: 'pem' })
     if (key.asymmetricKeyType !== 'ed25519') throw new Error(`expected an ed25519 key, got ${key.asymmetricKeyType}`)
+    lastParsed = { pem, key }
     return key
   } catch (err) {
     throw new CorruptFileError(keyFile, `not an Ed25519 private key: ${(err as Error).message}`, { cause: err })

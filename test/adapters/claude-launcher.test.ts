@@ -51,6 +51,9 @@ describe.skipIf(available.status !== 'sandboxed')(`swarm-claude-launcher (${avai
     fs.writeFileSync(path.join(own, 'config.json'), JSON.stringify({ name: 'mine', leadAgentId: 'team-lead@mine', members: [] }))
     fs.writeFileSync(path.join(own, 'lead.key'), 'MINE', { mode: 0o600 })
     fs.writeFileSync(path.join(other, 'lead.key'), 'THEIRS', { mode: 0o600 })
+    // The running leader's socket answers as the lead (a file stands in for it): its directory is not there.
+    fs.mkdirSync(path.join(own, 'socket'))
+    fs.writeFileSync(path.join(own, 'socket', 'leader.sock'), '')
     const t = path.join(iso.home, 'teams')
     // Its own `swarm` shim (in its agent home) runs; another member's home is not there.
     const shim = path.join(iso.home, 'agent-homes', 'mine', 'w', 'bin')
@@ -67,6 +70,7 @@ describe.skipIf(available.status !== 'sandboxed')(`swarm-claude-launcher (${avai
           `mkdir ${iso.home}/tasks/mine/1.lock && echo '{}' > ${iso.home}/tasks/mine/1.json`,
           `cat ${own}/lead.key > key.txt`,
           `ls ${t} > teams.txt`,
+          `ls ${own}/socket > socket.txt`,
           `cat ${other}/lead.key > other.txt 2>/dev/null`,
           `echo x > ${other}/inboxes/team-lead.json 2>/dev/null`,
           `echo x > ${own}/permissions/forged.json 2>/dev/null`,
@@ -85,6 +89,7 @@ describe.skipIf(available.status !== 'sandboxed')(`swarm-claude-launcher (${avai
     expect(fs.existsSync(path.join(iso.home, 'tasks', 'mine', '1.json'))).toBe(true)
     expect(fs.readFileSync(path.join(iso.project, 'key.txt'), 'utf8')).toBe('')
     expect(fs.readFileSync(path.join(iso.project, 'teams.txt'), 'utf8')).toBe('mine\n')
+    expect(fs.readFileSync(path.join(iso.project, 'socket.txt'), 'utf8')).toBe('')
     expect(fs.readFileSync(path.join(iso.project, 'other.txt'), 'utf8')).toBe('')
     expect(fs.existsSync(path.join(other, 'inboxes', 'team-lead.json'))).toBe(false)
     expect(fs.existsSync(path.join(own, 'permissions', 'forged.json'))).toBe(false)
