@@ -6,7 +6,7 @@ import { ensureDir } from '../util/fs.js'
 import { delay } from '../process/delay.js'
 import type { CommandResult } from '../process/launch.js'
 import { isAlive } from '../process/liveness.js'
-import { killTree } from '../process/tree.js'
+import { killTree, processTrees } from '../process/tree.js'
 import { validateSpawnConfig, withBackendEnv } from './spawn-config.js'
 import { containedMemberArgv } from './teammate-launch.js'
 import { PaneExecutorBase } from './pane-executor-base.js'
@@ -152,18 +152,38 @@ export class ITermExecutor extends PaneExecutorBase<ITermExecutorOptions> implem
     })
   }
 
-  async kill(agentId: string): Promise<void> {
-    const { name, team } = parseAgentId(agentId)
-    const ref = (await this.lookup([agentId])).get(agentId)
-    const pid = await readNumber(this.files(team, name).pid)
-    this.refs.delete(agentId)
-    const list = this.sessions.get(team)
-    if (ref && list?.includes(ref.paneId)) list.splice(list.indexOf(ref.paneId), 1)
-    await Promise.all([
-      pid && isAlive(pid) ? killTree(pid) : undefined,
-      // A session closed by the user already is not an error here.
-      ref ? this.it2(['session', 'close', '-f', '-s', ref.paneId]) : undefined,
-    ])
+  kill(agentId: string): Promise<void> {
+    return this.killMany([agentId])
+  }
+
+  /**
+   * Lists every launcher's tree first — closing a session ends its launcher, whose orphans are
+   * re-parented and could no longer be found — then closes the sessions and signals the trees together.
+   */
+  override async killMany(agentIds: string[]): Promise<void> {
+    const refs = await this.lookup(agentIds)
+    const pids = new Map<string, number>()
+    for (const id of agentIds) {
+      const { name, team } = parseAgentId(id)
+      const pid = await readNumber(this.files(team, name).pid)
+      if (pid && isAlive(pid)) pids.set(id, pid)
+      this.refs.delete(id)
+      const ref = refs.get(id)
+      const list = this.sessions.get(team)
+      if (ref && list?.includes(ref.paneId)) list.splice(list.indexOf(ref.paneId), 1)
+    }
+    const trees = await processTrees([...pids.values()])
+    await Promise.all(
+      agentIds.flatMap((id) => {
+        const pid = pids.get(id)
+        const ref = refs.get(id)
+        return [
+          pid ? killTree(pid, { pids: trees.get(pid) }) : undefined,
+          // A session closed by the user already is not an error here.
+          ref ? this.it2(['session', 'close', '-f', '-s', ref.paneId]) : undefined,
+        ]
+      }),
+    )
   }
 
   /** One `it2 session list` for all teammates, plus the launcher's pid and exit files. */
@@ -193,7 +213,7 @@ export class ITermExecutor extends PaneExecutorBase<ITermExecutorOptions> implem
         (id) => parseAgentId(id).team === team,
       ),
     )
-    await Promise.all([...ids].map((id) => this.kill(id)))
+    await this.killMany([...ids])
     this.sessions.delete(team)
   }
 
