@@ -1,6 +1,5 @@
 import type { Command } from 'commander'
 import { assembleAgent } from '../agent/start.js'
-import { tuneMemberHeap } from '../agent/member-heap.js'
 import { UsageError } from '../errors.js'
 import { createPermissionLayer } from '../permissions/requests/client.js'
 import { validateAgentName, validateName } from '../home/paths.js'
@@ -85,7 +84,6 @@ export function agentIdentity(flags: AgentFlags): { team: string; name: string; 
 
 export async function runAgentCommand(flags: AgentFlags): Promise<void> {
   const identity = agentIdentity(flags)
-  tuneMemberHeap() // this process is one member: its heap is the member's alone
   const abort = shutdownSignal()
   const permissionTimeoutMs = parseTimeout(flags.permissionTimeout)
   let code: number
