@@ -17,7 +17,7 @@ const bundleDir = path.resolve(__dirname, '../dist/bundle')
  * free ~0.2 MB and only uncommit the emptied pages (committed 16.8 → 13.8 MB); the three cost ~100 ms
  * of CPU with their helper threads. With 64 teammates on 2 cores the rate reads low only 1–2 minutes
  * after the turn, so every teammate's three GCs fell in the idle team's window: 5.7–7.1 % of a core
- * (bench:scale tmux@64, issue 25; 1.4–2.2 % with one). Set before a bundle is compiled: V8's code
+ * (bench:scale tmux@64, issue 25; 1.4–2.6 % with one). Set before a bundle is compiled: V8's code
  * cache carries the flags it was made with, and is keyed by them below.
  */
 const MEMBER_V8_FLAGS = process.argv[2] === 'agent' ? '--memory-reducer-single-gc' : ''
