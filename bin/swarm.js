@@ -8,6 +8,21 @@ const path = require('node:path')
 
 const bundleDir = path.resolve(__dirname, '../dist/bundle')
 
+/**
+ * The V8 flags of `swarm agent`, a process that is one team member and nothing else (never the
+ * leader, where in-process members share one heap). V8's memory reducer, once the old generation of
+ * a process that never had a full GC grew by 1 MB (a teammate's does while it starts), waits until
+ * the allocation rate reads low, then runs up to three memory-reducing mark-compacts 0.5 s apart.
+ * In a teammate the first gives its first turn's garbage back (16.9 → 12.4 MB used); the other two
+ * free ~0.2 MB and only uncommit the emptied pages (committed 16.8 → 13.8 MB); the three cost ~100 ms
+ * of CPU with their helper threads. With 64 teammates on 2 cores the rate reads low only 1–2 minutes
+ * after the turn, so every teammate's three GCs fell in the idle team's window: 5.7–7.1 % of a core
+ * (bench:scale tmux@64, issue 25; 1.4–2.6 % with one). Set before a bundle is compiled: V8's code
+ * cache carries the flags it was made with, and is keyed by them below.
+ */
+const MEMBER_V8_FLAGS = process.argv[2] === 'agent' ? '--memory-reducer-single-gc' : ''
+if (MEMBER_V8_FLAGS) require('node:v8').setFlagsFromString(MEMBER_V8_FLAGS)
+
 /** `swarm`, `swarm --help`, `swarm --version`: answered from _root.json, without loading any command code. */
 const ROOT_ARGS = new Set([undefined, '--help', '-h', '--version', '-V'])
 /** 128 + SIGHUP, SIGINT, SIGTERM: how swarm exits when stopped (src/process/signals.ts signalExitCode); declared before run() starts. */
@@ -169,9 +184,9 @@ function runBundle(names) {
  * V8 or with other flags; it is then rewritten. NODE_DISABLE_COMPILE_CACHE=1 turns it off.
  */
 function runWithCodeCache(file, source) {
-  // One cache per set of node/V8 options (--max-old-space-size…): processes run with different
+  // One cache per set of node/V8 options (--max-old-space-size…, the member flags): processes run with different
   // ones would otherwise reject and rewrite each other's.
-  const options = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' ').trim()
+  const options = [...process.execArgv, process.env.NODE_OPTIONS ?? '', MEMBER_V8_FLAGS].join(' ').trim()
   const cacheFile = `${file}.${process.version}${options ? `-${hash(options)}` : ''}.cache`
   const useCache = !process.env.NODE_DISABLE_COMPILE_CACHE
   let cachedData

@@ -173,17 +173,15 @@ export class ITermExecutor extends PaneExecutorBase<ITermExecutorOptions> implem
       if (ref && list?.includes(ref.paneId)) list.splice(list.indexOf(ref.paneId), 1)
     }
     const trees = await processTrees([...pids.values()])
-    await Promise.all(
-      agentIds.flatMap((id) => {
-        const pid = pids.get(id)
-        const ref = refs.get(id)
-        return [
-          pid ? killTree(pid, { pids: trees.get(pid) }) : undefined,
-          // A session closed by the user already is not an error here.
-          ref ? this.it2(['session', 'close', '-f', '-s', ref.paneId]) : undefined,
-        ]
-      }),
-    )
+    const ends: Array<Promise<unknown>> = []
+    for (const id of agentIds) {
+      const pid = pids.get(id)
+      const ref = refs.get(id)
+      if (pid) ends.push(killTree(pid, { pids: trees.get(pid) }))
+      // A session closed by the user already is not an error here.
+      if (ref) ends.push(this.it2(['session', 'close', '-f', '-s', ref.paneId]))
+    }
+    await Promise.all(ends)
   }
 
   /** One `it2 session list` for all teammates, plus the launcher's pid and exit files. */

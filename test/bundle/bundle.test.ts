@@ -118,6 +118,49 @@ describe("bin/swarm.js's code cache", () => {
   })
 })
 
+describe("swarm agent's V8 flags (bin/swarm.js MEMBER_V8_FLAGS)", () => {
+  /** V8's code cache tag of a process running `swarm <args>`, read at its exit: it hashes the V8 flags in effect. */
+  const tagOf = async (...args: string[]) => {
+    const out = path.join(home, `tag-${args[0]}.txt`)
+    const hook = path.join(home, 'v8-tag.cjs')
+    fs.writeFileSync(
+      hook,
+      `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, String(require('node:v8').cachedDataVersionTag())))`,
+    )
+    const r = await new Promise<{ code: number; stderr: string }>((resolve) =>
+      execFile(process.execPath, ['-r', hook, BIN, ...args], { env, timeout: 20_000 }, (err, _stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stderr }),
+      ),
+    )
+    expect(r.code, r.stderr).toBe(0)
+    return fs.readFileSync(out, 'utf8')
+  }
+  const nodeTag = (...flags: string[]) =>
+    new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, [...flags, '-p', "require('node:v8').cachedDataVersionTag()"], (err, stdout) =>
+        err ? reject(err) : resolve(stdout.trim()),
+      ),
+    )
+
+  it('a teammate process runs with one memory-reducing GC; other commands with V8 as it comes', async () => {
+    expect(await tagOf('agent', '--help')).toBe(await nodeTag('--memory-reducer-single-gc'))
+    expect(await tagOf('status', '--help')).toBe(await nodeTag())
+  })
+
+  it("keeps swarm agent's code cache: made with its flags, the next swarm agent accepts it instead of rewriting it", async () => {
+    await swarm('agent', '--help') // writes the cache if there is none for these flags yet
+    const caches = () =>
+      fs
+        .readdirSync(BUNDLE)
+        .filter((f) => f.startsWith('agent.cjs.') && f.endsWith('.cache'))
+        .map((f) => [f, fs.statSync(path.join(BUNDLE, f)).ino] as const)
+    const before = caches()
+    expect(before.length).toBeGreaterThan(0)
+    expect((await swarm('agent', '--help')).code).toBe(0)
+    expect(caches()).toEqual(before) // a rejected cache is rewritten by a rename: a new inode
+  })
+})
+
 describe('swarmArgv', () => {
   it("is this package's bin/swarm.js, absolute, run by this node", () => {
     expect(swarmArgv()).toEqual([process.execPath, BIN])
