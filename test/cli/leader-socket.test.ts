@@ -36,15 +36,20 @@ afterEach(async () => {
   for (const l of leaders.splice(0)) if (l.child.exitCode === null && l.child.signalCode === null) await stopLeader(l, 'SIGTERM')
 })
 
-/** `swarm leader TEAM` in the background, once its socket listens. */
-async function startLeader(): Promise<Leader> {
+/** `swarm leader TEAM` in the background, once its socket listens (`listening: false`: once its console is up — a leader that warns instead). */
+async function startLeader({ listening = true } = {}): Promise<Leader> {
   const child = sb.start(process.execPath, [BIN, 'leader', TEAM])
   let out = ''
   child.stdout?.on('data', (d) => (out += String(d)))
   child.stderr?.on('data', (d) => (out += String(d)))
   const leader = { child, output: () => out }
   leaders.push(leader)
-  await waitFor('the leader to listen on its socket', () => out.includes('swarm leader — team') && connects(sock), 20_000, { output: () => out })
+  await waitFor(
+    listening ? 'the leader to listen on its socket' : 'the leader console',
+    () => out.includes('swarm leader — team') && (!listening || connects(sock)),
+    20_000,
+    { output: () => out },
+  )
   return leader
 }
 
@@ -215,7 +220,7 @@ describe('with no leader listening, the CLI runs the call itself', () => {
   it('a file at the socket path is neither followed nor removed: the leader runs without a socket', async () => {
     fs.writeFileSync(sock, 'not a socket')
     try {
-      const l = await startLeaderWithoutSocket()
+      const l = await startLeader({ listening: false })
       expect(l.output()).toContain(`no leader socket: ${sock} is not a socket (left as it is)`)
       expect(await sb.swarm(['status', TEAM, '--json'])).toMatchObject({ code: 0 })
       await stopLeader(l, 'SIGTERM')
@@ -238,7 +243,7 @@ describe('with no leader listening, the CLI runs the call itself', () => {
       const r = await sb.swarm(['status', TEAM, '--json'])
       expect(r.code, r.stderr).toBe(0)
       expect(JSON.parse(r.stdout).team).toBe(TEAM)
-      const l = await startLeaderWithoutSocket()
+      const l = await startLeader({ listening: false })
       expect(l.output()).toContain(`no leader socket: ${sock} is not a socket (left as it is)`)
       await stopLeader(l, 'SIGTERM')
       expect(fs.readlinkSync(sock)).toBe(elsewhere)
@@ -249,18 +254,6 @@ describe('with no leader listening, the CLI runs the call itself', () => {
     }
   })
 })
-
-/** A leader that will warn instead of listening: ready once its console is up. */
-async function startLeaderWithoutSocket(): Promise<Leader> {
-  const child = sb.start(process.execPath, [BIN, 'leader', TEAM])
-  let out = ''
-  child.stdout?.on('data', (d) => (out += String(d)))
-  child.stderr?.on('data', (d) => (out += String(d)))
-  const leader = { child, output: () => out }
-  leaders.push(leader)
-  await waitFor('the leader console', () => out.includes('swarm leader — team'), 20_000, { output: () => out })
-  return leader
-}
 
 describe('where bin/swarm.js looks for the socket', () => {
   // A stand-in at leaderSocketPath for each way of naming the state root: the CLI must print its answer.
