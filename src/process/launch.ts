@@ -1,7 +1,7 @@
 import type { ChildProcess, SpawnOptions, StdioOptions } from 'node:child_process'
 import fs from 'node:fs'
-import { createRequire } from 'node:module'
 import { ExitCode, SwarmError } from '../errors.js'
+import { childProcess } from './child-process.js'
 import { delay } from './delay.js'
 import { onCleanup, onExit } from './handlers.js'
 import { KILL_GRACE_MS, killGroup, signalExitCode } from './signals.js'
@@ -15,15 +15,10 @@ import type { Env } from '../home/env.js'
  * commands (tmux, git, ps, it2) run to completion with a timeout and AbortSignal cancellation.
  */
 
-/**
- * node:child_process, loaded at the first spawn: a teammate starts none before its first tool
- * call, and 64 of them start at once (issue 25). Synchronous, as every spawn below is.
- */
+/** Every spawn below: node:child_process at the first (child-process.ts). */
 function spawn(file: string, args: readonly string[], opts: SpawnOptions): ChildProcess {
-  childProcess ??= createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process')
-  return childProcess.spawn(file, args, opts)
+  return childProcess().spawn(file, args, opts)
 }
-let childProcess: typeof import('node:child_process') | undefined
 
 /** How long output is still read after a child exits (a grandchild may hold its pipes). */
 const PIPE_DRAIN_MS = 100

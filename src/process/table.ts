@@ -1,4 +1,5 @@
 import fs from 'node:fs'
+import { childProcess } from './child-process.js'
 
 /*
  * Reading the process table: one process's state from /proc (Linux), or every process with
@@ -70,11 +71,11 @@ export function ancestry(rows: ProcRow[]): Set<number> {
 
 /**
  * What `ps args` printed ('' when it cannot run or fails); SIGKILLed after PS_TIMEOUT_MS. Plain
- * execFile: it runs below launch.ts, which reads this table to stop process trees. node:child_process
- * is loaded here, at the first `ps`: a `swarm send`, which only reads /proc, loads none (bench:cli).
+ * execFile: it runs below launch.ts, which reads this table to stop process trees; node:child_process
+ * at the first `ps` (child-process.ts).
  */
 export async function psOutput(args: string[]): Promise<string> {
-  const { execFile } = await import('node:child_process')
+  const { execFile } = childProcess()
   return new Promise((resolve) => {
     execFile('ps', args, { timeout: PS_TIMEOUT_MS, killSignal: 'SIGKILL', encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }, (_err, stdout) => {
       // A failed or killed ps leaves what it printed, if anything: the callers read the rows there are.
