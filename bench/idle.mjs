@@ -74,7 +74,7 @@ async function measure(n, mode) {
         '--no-attach',
         '--cwd',
         h.project,
-        ...(mode === 'hosted' ? ['--hosted'] : []),
+        ...(mode === 'hosted' ? ['--hosted'] : ['--isolated']),
       ],
       { env: h.env, encoding: 'utf8' },
     )

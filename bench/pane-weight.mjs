@@ -102,7 +102,7 @@ async function measure(mode) {
         '--no-attach',
         '--cwd',
         h.project,
-        ...(mode === 'hosted' ? ['--hosted'] : []),
+        ...(mode === 'hosted' ? ['--hosted'] : ['--isolated']),
       ],
       { env: h.env, encoding: 'utf8' },
     )

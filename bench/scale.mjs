@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // bench:scale — whole teams of real `swarm agent` teammates on the loopback model, as a user runs
-// them (bin/swarm.js), at 16 and 64 teammates on the tmux and in-process backends and in tmux's
-// hosted mode (`--hosted`: panes that show teammates running inside the leader): ready time,
+// them (bin/swarm.js), at 16 and 64 teammates: `tmux` is what `team create --backend tmux` picks
+// by itself (a process per pane up to 16 teammates, hosted above: panes that show teammates
+// running inside the leader), `isolated` is `--isolated` (a process per pane at any size; run
+// only above 16, where it differs from `tmux`), `hosted` is `--hosted`, and `in-process`: ready time,
 // `status` time, a broadcast (`send '*'`) until every teammate's model request arrives, idle CPU
 // over a window (60 s by default, as the issue asks; --idle-seconds N for a quick run),
 // RSS/PSS per teammate (/proc/<pid>/smaps_rollup), delete time and the processes left. The idle
@@ -10,12 +12,15 @@
 // baseline, in the same run: the same `swarm agent` command started by one plain `tmux new-window`
 // per teammate, timed to the same "ready". Prints one JSON object; exits 1 when a target is missed.
 //
-//   node bench/scale.mjs [--sizes 16,64] [--backends tmux,in-process,hosted] [--idle-seconds 20] [--settle-seconds 60] [--load N] [--no-baseline]
-// The pane weight target (40 MB RSS / 10 MB PSS) is judged on the hosted mode, the light pane
-// teammate swarm offers; a process-mode pane (tmux) pays for its isolation with a Node process of
-// its own, and its weight is reported beside it (issue 25 lets the light mode be the answer).
+//   node bench/scale.mjs [--sizes 16,64] [--backends tmux,isolated,in-process,hosted] [--idle-seconds 20] [--settle-seconds 60] [--load N] [--no-baseline]
+// Every target is judged on what a user gets without asking (tmux, in-process) and on `hosted`;
+// the pane weight target (40 MB RSS / 10 MB PSS) on the hosted panes. `isolated` is the crash
+// isolation a user asks for with a flag (issue 25: "keeping crash isolation where the user asks
+// for it"): a Node process per pane, measured and its misses listed apart (isolatedMissed), not
+// failing the run — its ready time cannot go below the baseline's, 64 Node starts.
 //   --load N: N CPU burners (`node -e 'for(;;){}'`) run beside the teams, as the issue's loaded machine (4).
 import { spawn, spawnSync, execFileSync } from 'node:child_process'
+import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -29,7 +34,9 @@ const { startLoopbackServer } = await import(path.join(root, 'dist/loopback-mode
 const args = process.argv.slice(2)
 const opt = option
 const SIZES = opt('sizes', '16,64').split(',').map(Number)
-const BACKENDS = opt('backends', 'tmux,in-process,hosted').split(',')
+const BACKENDS = opt('backends', 'tmux,isolated,in-process').split(',')
+/** Above this many teammates `team create` hosts them (src/teams/hosting.ts HOSTED_ABOVE). */
+const { HOSTED_ABOVE } = await import(path.join(root, 'dist/teams/hosting.js'))
 const IDLE_S = Number(opt('idle-seconds', '60'))
 const SETTLE_S = Number(opt('settle-seconds', '60'))
 const BURNERS = Number(opt('load', opt('burners', '0')))
@@ -56,10 +63,11 @@ const burners = Array.from({ length: BURNERS }, () => spawn(process.execPath, ['
 const server = await startLoopbackServer({ scenario: { fallback: { text: 'ok' } } })
 const results = []
 const missed = []
+const isolatedMissed = []
 
 try {
   for (const n of SIZES) {
-    for (const backend of BACKENDS) results.push(await runTeam(n, backend))
+    for (const backend of BACKENDS) if (backend !== 'isolated' || n > HOSTED_ABOVE) results.push(await runTeam(n, backend))
     if (BASELINE && BACKENDS.some((b) => b !== 'in-process')) results.push(await baseline(n))
   }
 } finally {
@@ -67,7 +75,9 @@ try {
   await server.close()
 }
 
-for (const r of results) for (const [k, ok] of Object.entries(r.targets ?? {})) if (!ok) missed.push(`${r.backend}@${r.teammates}: ${k}`)
+for (const r of results)
+  for (const [k, ok] of Object.entries(r.targets ?? {}))
+    if (!ok) (r.backend === 'isolated' ? isolatedMissed : missed).push(`${r.backend}@${r.teammates}: ${k}`)
 console.log(
   JSON.stringify(
     {
@@ -78,6 +88,7 @@ console.log(
       targets: TARGETS,
       results,
       missed,
+      isolatedMissed,
       notes:
         "readyMs: from the start of `team create` until every teammate state.json says idle (createMs: until the command exited). broadcastMs: `swarm send <team> * …` started → the last teammate model request carrying it arrived (sendMs: the sender alone; firstMs/medianMs: the first and median teammate; cpuSeconds: what each party spent from the send's start to the last arrival — in-process, teammates is the leader process holding them all); first and second broadcast. idle CPU: CPU-seconds of every process carrying the team marker (leader and teammates) plus the tmux server, over the idle window, which starts settleSeconds after the second broadcast. rss/pss per teammate: the sum over each teammate's marked processes (pane backends), the leader process divided by N (in-process: the leader included), or for hosted its view plus the leader divided by N; the pane targets are judged on hosted. baseline: `tmux new-window -d` once per teammate of the same `swarm agent` argv, from a shell loop; its ready is the same idle state.",
     },
@@ -114,8 +125,8 @@ async function measureTeam(h, n, backend, started) {
       '--agents',
       names.join(','),
       '--backend',
-      backend === 'hosted' ? 'tmux' : backend,
-      ...(backend === 'hosted' ? ['--hosted'] : []),
+      backend === 'in-process' ? backend : 'tmux',
+      ...(backend === 'hosted' ? ['--hosted'] : backend === 'isolated' ? ['--isolated'] : []),
       '--no-attach',
       '--cwd',
       h.project,
@@ -134,8 +145,11 @@ async function measureTeam(h, n, backend, started) {
   // in-process: the leader runs in the foreground of `team create`; its stdin stays open.
   const createResult = backend === 'in-process' ? undefined : await exited
   const readyMs = await waitReady(h, team, names, { t0, limitMs: READY_LIMIT_MS, pollMs: 50 })
+  // What the team runs as: hosted (the leader runs every teammate; panes show them) or a process per pane.
+  const mode = backend === 'in-process' ? backend : teamConfig(h, team)?.swarmBackend === 'in-process' ? 'hosted' : 'isolated'
   const r = {
     backend,
+    mode,
     teammates: n,
     createExit: createResult?.code ?? 'runs (in-process leader)',
     createMs: round(createResult?.ms),
@@ -149,7 +163,7 @@ async function measureTeam(h, n, backend, started) {
     r.broadcast = []
     // in-process: every teammate runs in the leader, `team create` itself (it carries no marker);
     // hosted: in the leader of the team's tmux pane (marked team-lead).
-    const host = backend === 'in-process' ? create.pid : backend === 'hosted' ? leaderPid(h, team) : undefined
+    const host = backend === 'in-process' ? create.pid : mode === 'hosted' ? leaderPid(h, team) : undefined
     for (const k of [1, 2]) {
       r.broadcast.push(await broadcast(h, team, names, `ping ${k} of ${backend}-${n}`, host))
       await waitReady(h, team, names, { limitMs: 60_000, pollMs: 50 })
@@ -157,7 +171,7 @@ async function measureTeam(h, n, backend, started) {
     await sleep(SETTLE_S * 1000) // the first minute: idle notifications and state writes settle
     const leader = backend === 'in-process' ? [create.pid] : [] // the leader is `team create` itself: it carries no marker
     r.idle = await idleCpu(h, team, leader)
-    r.memory = memory(h, team, n, backend, leader, host)
+    r.memory = memory(h, team, n, mode, leader, host)
   }
   const td = performance.now()
   const del = spawnSync(process.execPath, [BIN, 'team', 'delete', team, '--timeout', '15'], { env: h.env, encoding: 'utf8' })
@@ -174,7 +188,7 @@ async function measureTeam(h, n, backend, started) {
     broadcastMs: (r.broadcast ?? []).every((b) => b.arrivedMs !== undefined && b.arrivedMs <= TARGETS.broadcastMs),
     ...(n >= 64 && BURNERS === 0 ? { statusMs64: r.statusMs <= TARGETS.statusMs64 } : {}),
     idleCpu: r.idle !== undefined && r.idle.corePercent < TARGETS.idleCorePercent,
-    ...(backend === 'hosted' && r.memory
+    ...(mode === 'hosted' && r.memory
       ? { paneRss: r.memory.rssMbPerTeammate <= TARGETS.paneRssMb, panePss: r.memory.pssMbPerTeammate <= TARGETS.panePssMb }
       : {}),
     nothingLeft: r.processesLeft === TARGETS.processesLeft,
@@ -293,7 +307,7 @@ function leaderPid(h, team) {
   return leads.find((pid) => /\bnode\b/.test(cmdline(pid).split(' ')[0] ?? '')) ?? leads[0]
 }
 
-function memory(h, team, n, backend, leader, host) {
+function memory(h, team, n, mode, leader, host) {
   const byAgent = new Map()
   for (const pid of [...marked(h, team), ...leader]) {
     const agent = leader.includes(pid) ? `team-lead@${team}` : readEnv(pid).SWARM_AGENT_ID
@@ -309,7 +323,7 @@ function memory(h, team, n, backend, leader, host) {
   const mates = [...byAgent].filter(([id]) => !id.startsWith('team-lead@')).map(([, v]) => v)
   const sum = (k) => mates.reduce((s, v) => s + v[k], 0)
   const kb = 1024
-  if (backend === 'in-process')
+  if (mode === 'in-process')
     return {
       leaderRssMb: round(lead?.rss / kb),
       leaderPssMb: round(lead?.pss / kb),
@@ -317,7 +331,7 @@ function memory(h, team, n, backend, leader, host) {
       pssMbPerTeammate: round(lead?.pss / kb / n),
       note: 'the leader process holds every teammate: its whole RSS/PSS divided by N',
     }
-  if (backend === 'hosted') {
+  if (mode === 'hosted') {
     // A hosted pane: its view (`tail`), carrying the teammate's marker, and its share of the host
     // — the leader process running every teammate, counted whole (lead included) over N.
     const hostMem = host ? smaps(host) : undefined
@@ -339,7 +353,16 @@ function memory(h, team, n, backend, leader, host) {
     processesPerTeammate: round(sum('processes') / mates.length),
     pipePaneCats: cats.length,
     leaderRssMb: round(lead?.rss / kb),
-    note: 'process mode: a Node process per pane (isolation); the pane target is judged on the hosted mode',
+    note: 'a Node process per pane (isolation); the pane target is judged on hosted panes',
+  }
+}
+
+/** The team's config.json, or undefined before it is written. */
+function teamConfig(h, team) {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(h.env.SWARM_HOME, 'teams', team, 'config.json'), 'utf8'))
+  } catch {
+    return undefined
   }
 }
 

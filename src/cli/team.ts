@@ -19,6 +19,7 @@ import { LEAD_NAME, tasksDir, teamConfigPath, teamDir, validateTeammateName } fr
 import { createTeam, readTeam, teamExists, updateTeam } from '../teams/team-store.js'
 import { PermissionModeName } from '../permissions/rules/modes.js'
 import type { TeamFile } from '../teams/types.js'
+import { HOSTED_ABOVE, type PaneMode } from '../teams/hosting.js'
 import { terminalSafe } from '../terminal/neutralize.js'
 import { colorize, colors, printJson, println } from '../terminal/output.js'
 import { assertTeamModel } from './model-check.js'
@@ -49,6 +50,8 @@ export interface TeamCreateOptions {
   coordinator?: boolean
   /** `--hosted`: the teammates run inside the leader's process, each shown in a pane. */
   hosted?: boolean
+  /** `--isolated`: each teammate a process of its own in its pane, however many there are. */
+  isolated?: boolean
 }
 
 /** `swarm team …` */
@@ -79,8 +82,9 @@ export function registerTeamCommands(program: Command): void {
     .option('--no-start', 'write the team and its roster, start nothing')
     .option(
       '--hosted',
-      "tmux: each teammate's pane shows a teammate that runs inside the leader's process (a fraction of a MB each instead of a Node process); a crash of the leader process ends them all",
+      `tmux: each teammate's pane shows a teammate that runs inside the leader's process (a few MB each instead of a Node process); a crash of the leader process ends them all (the default above ${HOSTED_ABOVE} teammates)`,
     )
+    .option('--isolated', `tmux: each teammate a process of its own in its pane, also above ${HOSTED_ABOVE} teammates`)
     .option(
       '--coordinator',
       'the lead only delegates: Agent, SendMessage, TaskStop and the task tools, and the four phases (research, synthesis, implementation, verification)',
@@ -164,7 +168,12 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
     ...(opts.teamMaxCost !== undefined ? { maxCostUsd: budgetFlags({ maxCost: opts.teamMaxCost }).maxCostUsd } : {}),
   }
   const agentKinds = names.map((a) => kinds.get(a) ?? spec?.members.find((x) => x.name === a)?.agent)
+  if (opts.hosted && opts.isolated) throw new UsageError('--hosted and --isolated are two answers to one question: give one')
   if (opts.hosted) checkHosted(backend, agentKinds, opts.start)
+  if (opts.isolated && backend === 'in-process')
+    throw new UsageError('--isolated gives each teammate a process in a pane: the in-process backend has none', {
+      hint: 'use --backend tmux, or leave out --isolated',
+    })
   // `host:`: that machine's swarm checks its agent CLI, agent type and cwd when it starts it.
   const hosts = new Map(
     names.flatMap((a) => {
@@ -245,14 +254,23 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
     }
     return
   }
-  const started = await startTeam(team.name, { backend, env: process.env, ...(opts.hosted && { hosted: true }) })
+  const panes: PaneMode = opts.hosted ? 'hosted' : opts.isolated ? 'isolated' : 'auto'
+  const started = await startTeam(team.name, { backend, env: process.env, panes })
   if (started.backend === 'in-process') {
     if (!opts.json) println(`created team ${colors.bold(team.name)} (${started.reason}); the leader runs here with its teammates inside it`)
     await runLeader({ team: team.name, env: process.env, signal: shutdownSignal().signal })
     process.exit(0)
   }
   const attach = attachCommand(team.name)
-  if (opts.json) printJson({ team: team.name, backend: started.backend, leaderPane: started.leaderPane, teammates: started.teammates, attach })
+  if (opts.json)
+    printJson({
+      team: team.name,
+      backend: started.backend,
+      ...(started.hosted && { hosted: true }),
+      leaderPane: started.leaderPane,
+      teammates: started.teammates,
+      attach,
+    })
   else {
     println(`created team ${colors.bold(team.name)} on ${started.backend} (${started.reason}): ${memberNames(await readTeam(team.name))}`)
     println(`attach with: swarm attach ${team.name}   (or: ${attach})`)

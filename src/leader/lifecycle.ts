@@ -31,7 +31,7 @@ import { teamBackend } from '../backends/team-backend.js'
 import { STOPPED_FIELD } from '../backends/directory.js'
 import { removeGoneClaudeLeadSocket } from '../backends/claude-lead-server.js'
 import { claudeLeadAlive, claudeLeadOf } from '../teams/claude-lead.js'
-import { HOSTED_VIEWS_FIELD } from '../teams/hosting.js'
+import { HOSTED_VIEWS_FIELD, type PaneMode, hostsTeammates } from '../teams/hosting.js'
 import { endGoneLeadKeyHolders } from '../supervisor/lead-key-holders.js'
 import { recordLeaderServer } from './leader-server.js'
 import { type TrustSettings, checkSettingsPins } from '../supervisor/settings-pins.js'
@@ -43,6 +43,8 @@ export interface StartedTeam {
   reason: string
   leaderPane?: string
   teammates: Array<{ name: string; pane: string }>
+  /** The teammates run inside the leader's process, each pane showing one (`--hosted`, or auto above HOSTED_ABOVE). */
+  hosted?: boolean
 }
 
 /**
@@ -51,38 +53,44 @@ export interface StartedTeam {
  * nothing here — the caller runs the leader in the foreground. The backend is recorded in the
  * TeamFile so `resume` and the leader find it again.
  */
-export async function startTeam(team: string, opts: { backend: BackendChoice; env: Env; hosted?: boolean }): Promise<StartedTeam> {
+export async function startTeam(team: string, opts: { backend: BackendChoice; env: Env; panes?: PaneMode }): Promise<StartedTeam> {
   const env = opts.env
   const detection = await selectBackend(opts.backend, systemDetectInputs(env))
-  if (opts.hosted && !showsHostedTeammates(detection.backend)) {
+  const paneViews = showsHostedTeammates(detection.backend)
+  if (opts.panes === 'hosted' && !paneViews) {
     throw new UsageError(`--hosted shows teammates in tmux panes, but this team would run on ${detection.backend} (${detection.reason})`, {
       hint: 'use --backend tmux, or leave out --hosted',
     })
   }
+  const choice = hostsTeammates(
+    opts.panes ?? 'auto',
+    (await readTeam(team, env)).members.filter((m) => m.name !== LEAD_NAME),
+    paneViews,
+  )
   await ensureTeamKeys(team, env)
-  await updateTeam(
+  const config = await updateTeam(
     team,
     (t) => {
       // Hosted: the teammates run inside the leader (in-process), which runs in a pane and shows each in one.
-      t.swarmBackend = opts.hosted ? 'in-process' : detection.backend
-      if (opts.hosted) t[HOSTED_VIEWS_FIELD] = detection.backend
+      t.swarmBackend = choice.hosted ? 'in-process' : detection.backend
+      if (choice.hosted) t[HOSTED_VIEWS_FIELD] = detection.backend
     },
     env,
   )
   if (detection.backend === 'in-process') return { backend: 'in-process', reason: detection.reason, teammates: [] }
-  const config = await readTeam(team, env)
   const executor = createExecutor(detection.backend, { env, sign: await teamLeadSigner(team, env) })
   const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
   const leader = await executor.ensureSession(team, { argv: defaultLeaderArgv(team), cwd: leadCwd, env: teammateEnv(env, { team, name: LEAD_NAME }) })
   await recordLeaderServer(team, leader, env)
-  if (opts.hosted) {
+  if (choice.hosted) {
     // The leader, once up in its pane, starts every teammate inside itself and opens their panes.
     const names = config.members.filter((m) => m.name !== LEAD_NAME).map((m) => ({ name: m.name, pane: 'hosted' }))
     return {
       backend: detection.backend,
-      reason: `${detection.reason}; teammates hosted in the leader's process`,
+      reason: `${detection.reason}; ${choice.why}`,
       leaderPane: leader.paneId,
       teammates: names,
+      hosted: true,
     }
   }
   const inputs: SpawnTeammateInput[] = config.members

@@ -15,6 +15,39 @@ import type { TeamFile, TeamMember } from './types.js'
 export const HOSTED_VIEWS_FIELD = 'swarmViews'
 
 /**
+ * How a pane team's teammates run: `hosted` inside the leader's process, each pane showing one
+ * (`--hosted`); `isolated` a process of its own per pane (`--isolated`); `auto` hosted above
+ * HOSTED_ABOVE teammates, isolated up to it.
+ */
+export type PaneMode = 'hosted' | 'isolated' | 'auto'
+
+/**
+ * Above this many teammates `team create` hosts them (auto): 64 Node processes on a 2-core
+ * machine take 4–5 s to start and ~70 MB each, hosted ~3 MB each (issue 25's figures); up to
+ * it, each keeps a process of its own, so a crash takes only itself.
+ */
+export const HOSTED_ABOVE = 16
+
+/**
+ * Whether `mode` hosts these teammates, and why (the line `team create` prints). Auto hosts only
+ * teammates the leader can run: swarm's own agent (no `--agent` CLI), on this machine (no host:),
+ * on a backend whose panes can show them (`paneViews`).
+ */
+export function hostsTeammates(
+  mode: PaneMode,
+  teammates: ReadonlyArray<Pick<TeamMember, 'agent' | 'host'>>,
+  paneViews: boolean,
+): { hosted: boolean; why?: string } {
+  if (mode !== 'auto') return { hosted: mode === 'hosted', ...(mode === 'hosted' && { why: "teammates hosted in the leader's process" }) }
+  const hostable = paneViews && teammates.every((m) => m.agent === undefined && m.host === undefined)
+  if (!hostable || teammates.length <= HOSTED_ABOVE) return { hosted: false }
+  return {
+    hosted: true,
+    why: `${teammates.length} teammates (more than ${HOSTED_ABOVE}) hosted in the leader's process; --isolated gives each a process of its own`,
+  }
+}
+
+/**
  * Whether the team's leader hosts the member, inside its own process: it is recorded in-process,
  * or it has no backend of its own in a team created in-process. A member written with `--no-start`
  * and then spawned in a pane (or running another agent CLI) is never also started by the leader:

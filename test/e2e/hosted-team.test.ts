@@ -2,12 +2,13 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { agentDir } from '../../src/home/paths.js'
+import { agentDir, teamConfigPath } from '../../src/home/paths.js'
 import { readMemberState } from '../../src/store/member-state.js'
 import { type Sandbox, useModelSandbox } from './helpers.js'
 import { processesWithEnv } from '../support/proc.js'
 import { waitFor } from '../support/wait.js'
 import { hasTmux } from '../support/tmux.js'
+import { HOSTED_ABOVE } from '../../src/teams/hosting.js'
 
 describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
   let sb: Sandbox
@@ -90,6 +91,41 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
     expect(deleted.code, deleted.stderr).toBe(0)
     expect(processesWithEnv('SWARM_TEAM=hs')).toEqual([])
   }, 90_000)
+
+  it(`hosts a team of more than ${HOSTED_ABOVE} teammates by default; --isolated gives each its process; --hosted with --isolated is refused`, async () => {
+    const names = Array.from({ length: HOSTED_ABOVE + 1 }, (_, i) => `w${i}`)
+    const many = ['--agents', names.join(','), '--backend', 'tmux', '--no-attach', '--json', '--cwd', sb.project]
+    const hosted = await sb.swarm(['team', 'create', 'big', ...many])
+    expect(hosted.code, hosted.stderr).toBe(0)
+    expect(JSON.parse(hosted.stdout)).toMatchObject({ backend: 'tmux', hosted: true })
+    const config = JSON.parse(fs.readFileSync(teamConfigPath('big', sb.env), 'utf8')) as Record<string, unknown>
+    expect(config).toMatchObject({ swarmBackend: 'in-process', swarmViews: 'tmux' })
+    await waitFor(
+      'every hosted teammate idle in the leader',
+      async () => {
+        const states = await Promise.all(['team-lead', ...names].map((n) => readMemberState('big', n, sb.env)))
+        return states.every((s) => s?.status === 'idle' && s.pid === states[0]?.pid)
+      },
+      60_000,
+    )
+    await waitFor('a tail view each', () => panes().filter((p) => p.agent?.endsWith('@big') && p.command === 'tail').length === names.length)
+    expect((await sb.swarm(['team', 'delete', 'big', '--force'])).code).toBe(0)
+
+    const isolated = await sb.swarm(['team', 'create', 'iso', ...many, '--isolated'])
+    expect(isolated.code, isolated.stderr).toBe(0)
+    expect(JSON.parse(isolated.stdout)).not.toHaveProperty('hosted')
+    expect(JSON.parse(fs.readFileSync(teamConfigPath('iso', sb.env), 'utf8'))).toMatchObject({ swarmBackend: 'tmux' })
+    expect((await sb.swarm(['team', 'delete', 'iso', '--force'])).code).toBe(0)
+    expect(processesWithEnv('SWARM_TEAM=big')).toEqual([])
+    expect(processesWithEnv('SWARM_TEAM=iso')).toEqual([])
+
+    const both = await sb.swarm(['team', 'create', 'bb', '--agents', 'ann', '--backend', 'tmux', '--hosted', '--isolated', '--no-attach'])
+    expect(both.code).toBe(2)
+    expect(both.stderr).toMatch(/--hosted and --isolated/)
+    const inProcess = await sb.swarm(['team', 'create', 'bc', '--agents', 'ann', '--backend', 'in-process', '--isolated', '--no-attach'])
+    expect(inProcess.code).toBe(2)
+    expect(inProcess.stderr).toMatch(/--isolated gives each teammate a process/)
+  }, 120_000)
 
   it('refuses --hosted where there are no tmux panes, and with an agent CLI member', async () => {
     const inProcess = await sb.swarm(['team', 'create', 'hx', '--agents', 'ann', '--backend', 'in-process', '--hosted', '--no-attach'])

@@ -32,11 +32,14 @@ describe.skipIf(!hasTmux)('a large tmux team under load', () => {
       .map((l) => l.split(' '))
       .map(([pane, dead, agent, window]) => ({ pane, dead: dead === '1', name: agent.split('@')[0], window }))
 
-  it(`${N} real swarm agents: team create exits 0 with every pane, pages of 8 beyond the leader's window, attach <team> <name> shows one`, async () => {
+  it(`${N} real swarm agents (--isolated: a process each): team create exits 0 with every pane, pages of 8 beyond the leader's window, attach <team> <name> shows one`, async () => {
     burners = burn(3)
-    const created = await sb.swarm(['team', 'create', 'big', '--agents', names.join(','), '--backend', 'tmux', '--no-attach', '--cwd', sb.project], {
-      timeout: 50_000,
-    })
+    const created = await sb.swarm(
+      ['team', 'create', 'big', '--agents', names.join(','), '--backend', 'tmux', '--isolated', '--no-attach', '--cwd', sb.project],
+      {
+        timeout: 50_000,
+      },
+    )
     expect(created.code, created.stderr).toBe(0)
     for (const b of burners) b.kill('SIGKILL')
     burners = []
