@@ -47,10 +47,11 @@ export interface PaneBackend {
   /** Stops the server of its own it would use for `env`, returning once it is gone (the demos run on one of theirs). */
   closeServer?(env: Env): Promise<void>
   /**
-   * Opens a pane that shows a hosted teammate's output (`spec.file`, as it grows) beside this
-   * process's own pane, tagged as that teammate's; returns its pane id (tmux: `team create --hosted`).
+   * Opens panes that show hosted teammates' output (each `spec.file`, as it grows) beside this
+   * process's own pane, each tagged as its teammate's; returns their pane ids, in order (tmux:
+   * `team create --hosted`).
    */
-  openView?(spec: ViewSpec, env: Env): Promise<string>
+  openViews?(specs: readonly ViewSpec[], env: Env): Promise<string[]>
 }
 
 /** A pane backend's server, as `swarm doctor` shows it. */

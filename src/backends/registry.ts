@@ -119,24 +119,25 @@ export async function relayout(type: string, team: string, socketPath: string | 
   await paneBackend(type).relayout?.(team, socketPath, env)
 }
 
-/** Whether backend `type` can show hosted teammates in panes of its own (PaneBackend.openView). */
+/** Whether backend `type` can show hosted teammates in panes of its own (PaneBackend.openViews). */
 export function showsHostedTeammates(type: string): boolean {
   const backend = findBackend(type)
-  return backend?.kind === 'pane' && backend.openView !== undefined
+  return backend?.kind === 'pane' && backend.openViews !== undefined
 }
 
 /**
  * Opens the panes that show hosted teammates (each its output file as it grows) on backend `type`,
- * one after the other, then lays the team's panes out once; returns their pane ids. UsageError for
- * a backend without views.
+ * all at once, then lays the team's panes out once — also when some could not be opened (the
+ * error then goes on); returns their pane ids. UsageError for a backend without views.
  */
 export async function openTeammateViews(type: string, specs: readonly ViewSpec[], env: Env = process.env): Promise<string[]> {
   const backend = paneBackend(type)
-  const open = backend.openView
+  const open = backend.openViews
   if (!open) throw new UsageError(`${backend.label} cannot show hosted teammates`)
-  const panes: string[] = []
-  for (const spec of specs) panes.push(await open(spec, env))
   const team = specs[0]?.team
-  if (team !== undefined) await backend.relayout?.(team, undefined, env)
-  return panes
+  try {
+    return await open(specs, env)
+  } finally {
+    if (team !== undefined) await backend.relayout?.(team, undefined, env)
+  }
 }

@@ -19,58 +19,71 @@ import type { Env } from '../home/env.js'
 const VIEW_HISTORY_LINES = 200
 
 /**
- * Opens the view of `spec.name` in the session of the leader's pane ($TMUX_PANE of this process), tagged as the
- * teammate's pane (@swarm_agent: the layout, `attach` and `team delete` find it as any teammate's),
- * carrying the teammate's marker. A live view of it already there (its leader started again) is kept.
- * Returns its pane id.
+ * Opens the views of `specs` in the session of the leader's pane ($TMUX_PANE of this process),
+ * each tagged as its teammate's pane (@swarm_agent: the layout, `attach` and `team delete` find it
+ * as any teammate's) and carrying the teammate's marker — three tmux clients for the lot (the
+ * panes, every new window in one `source-file`, their setup in another), not a few per view. A
+ * live view of a teammate already there (its leader started again) is kept. Returns the pane id of
+ * each spec, in order ('' for one tmux did not make: the error then names them).
  */
-export async function openTmuxView(spec: ViewSpec, env: Env): Promise<string> {
+export async function openTmuxViews(specs: readonly ViewSpec[], env: Env): Promise<string[]> {
   const leaderPane = env.TMUX_PANE
   if (!env.TMUX || !leaderPane) throw new Error('a teammate view opens only from a leader running in tmux')
   const client = new TmuxClient({ socket: resolveSocket(env), env })
-  const agentId = makeAgentId(spec.name, spec.team)
-  const existing = (await listPanes(client)).find((p) => p.agent === agentId && !p.dead)
-  if (existing) return existing.paneId
-  const marker = markerEnv(memberMarker(spec.team, spec.name, env))
-  // In a window of its own, marked as a new pane's of the team: the layout then places it beside
-  // the leader or on a page, as it places a process teammate's pane (a split could find no room).
-  const session = (await client.run(['display-message', '-p', '-t', leaderPane, '#{session_name}'], 'display-message')).trim()
-  const [paneId = '', windowId = ''] = (
-    await client.run(
-      [
+  const panes = await listPanes(client)
+  const session = panes.find((p) => p.paneId === leaderPane)?.session
+  if (session === undefined) throw new Error(`the leader's pane ${leaderPane} is not on this tmux server`)
+  const ids = specs.map((spec) => makeAgentId(spec.name, spec.team))
+  const live = new Map(panes.filter((p) => !p.dead && p.agent !== '').map((p) => [p.agent, p.paneId]))
+  const missing = specs.filter((_, k) => !live.has(ids[k]))
+  if (missing.length) {
+    // Each in a window of its own, marked as a new pane's of the team: the layout then places it
+    // beside the leader or on a page, as it places a process teammate's pane (a split could find no room).
+    const lines = missing.map((spec) =>
+      tmuxCommand(
         'new-window',
         '-d',
         '-t',
         `${session}:`,
         '-P',
         '-F',
-        '#{pane_id}\t#{window_id}',
-        ...envArgs(marker),
+        `${formatEscape(makeAgentId(spec.name, spec.team))}\t#{pane_id}\t#{window_id}`,
+        ...envArgs(markerEnv(memberMarker(spec.team, spec.name, env))),
         'tail',
         '-n',
         String(VIEW_HISTORY_LINES),
         '-F',
         spec.file,
-      ],
-      'new-window',
+      ),
     )
-  )
-    .trim()
-    .split('\t')
+    const r = await client.exec(['source-file', '-'], lines.join('\n') + '\n', { commands: lines.length })
+    const setup: string[] = []
+    for (const line of r.stdout.split('\n')) {
+      const [agentId = '', paneId = '', windowId = ''] = line.split('\t')
+      const spec = missing.find((m) => makeAgentId(m.name, m.team) === agentId)
+      if (!spec || !paneId.startsWith('%')) continue
+      live.set(agentId, paneId)
+      setup.push(...viewSetup(spec, agentId, paneId, windowId))
+    }
+    if (setup.length) await client.source(setup, { what: 'view setup' })
+    const failed = missing.filter((m) => !live.has(makeAgentId(m.name, m.team)))
+    if (failed.length) throw client.failure(`new-window for ${failed.map((m) => m.name).join(', ')}`, r.stderr || 'no pane id printed')
+  }
+  return ids.map((id) => live.get(id) ?? '')
+}
+
+/** A view's title, options and identity, and its window marked as a new pane's of its team for the layout. */
+function viewSetup(spec: ViewSpec, agentId: string, paneId: string, windowId: string): string[] {
   const title = terminalSafe(spec.name, { singleLine: true })
-  await client.source(
-    [
-      tmuxCommand('select-pane', '-t', paneId, '-T', formatEscape(title)),
-      tmuxCommand('set', '-p', '-t', paneId, 'allow-passthrough', 'off'),
-      // A view that ends (its teammate's leader gone, the team reaped) leaves no dead pane behind.
-      tmuxCommand('set', '-p', '-t', paneId, 'remain-on-exit', 'off'),
-      tmuxCommand('set', '-p', '-t', paneId, '@agent_color', TMUX_COLORS[spec.color ?? ''] ?? spec.color ?? 'default'),
-      tmuxCommand('set', '-p', '-t', paneId, '@agent_name', title),
-      tmuxCommand('set', '-p', '-t', paneId, '@swarm_agent', agentId),
-      tmuxCommand('set', '-w', '-t', windowId, OVERFLOW_OPTION, spec.team),
-      tmuxCommand('set', '-w', '-t', windowId, PAGE_OPTION, '0'),
-    ],
-    { what: 'view setup' },
-  )
-  return paneId
+  return [
+    tmuxCommand('select-pane', '-t', paneId, '-T', formatEscape(title)),
+    tmuxCommand('set', '-p', '-t', paneId, 'allow-passthrough', 'off'),
+    // A view that ends (its teammate's leader gone, the team reaped) leaves no dead pane behind.
+    tmuxCommand('set', '-p', '-t', paneId, 'remain-on-exit', 'off'),
+    tmuxCommand('set', '-p', '-t', paneId, '@agent_color', TMUX_COLORS[spec.color ?? ''] ?? spec.color ?? 'default'),
+    tmuxCommand('set', '-p', '-t', paneId, '@agent_name', title),
+    tmuxCommand('set', '-p', '-t', paneId, '@swarm_agent', agentId),
+    tmuxCommand('set', '-w', '-t', windowId, OVERFLOW_OPTION, spec.team),
+    tmuxCommand('set', '-w', '-t', windowId, PAGE_OPTION, '0'),
+  ]
 }

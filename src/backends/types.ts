@@ -240,7 +240,7 @@ export interface PaneDirectory {
 export type LeadSigner = Sealer
 
 /** Options every executor accepts. */
-/** A hosted teammate's view (PaneBackend.openView): the file its leader writes its output to. */
+/** A hosted teammate's view (PaneBackend.openViews): the file its leader writes its output to. */
 export interface ViewSpec {
   team: string
   name: string

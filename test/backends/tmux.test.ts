@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createExecutor } from '../../src/backends/registry.js'
+import { createExecutor, openTeammateViews } from '../../src/backends/registry.js'
 import { formatEscape, killServer, shellQuote, tmuxQuote } from '../../src/backends/tmux-client.js'
 import { argvArgs } from '../../src/backends/tmux-launch.js'
 import { hideTeammate, showTeammate } from '../../src/supervisor/visibility.js'
@@ -264,6 +264,38 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
     await waitFor('tmux to show the marker', () => t('capture-pane', '-p', '-t', mate.paneId).includes('all-written') || undefined, 5_000)
     expect(t('display', '-p', '-t', mate.paneId, '#{allow-passthrough}').trim()).toBe('0')
     expect(t('list-buffers', '-F', '#{buffer_sample}').trim()).toBe('')
+  })
+
+  it('opens 12 hosted teammates’ views with a bounded number of tmux clients, tagged and placed; a live view is kept', async () => {
+    const shim = path.join(root, 'shim')
+    fs.mkdirSync(shim)
+    const log = path.join(root, 'tmux-calls.log')
+    const real = execFileSync('sh', ['-c', 'command -v tmux'], { encoding: 'utf8' }).trim()
+    fs.writeFileSync(path.join(shim, 'tmux'), `#!/bin/sh\necho "$*" >> '${log}'\nexec '${real}' "$@"\n`, { mode: 0o755 })
+    const leader = await tmux.ensureSession('crew', { argv: ['sleep', '600'], cwd: root })
+    const socketPath = t('display-message', '-p', '-t', leader.paneId, '#{socket_path}').trim()
+    const viewEnv = { ...env, PATH: `${shim}:${env.PATH}`, TMUX: `${socketPath},1,0`, TMUX_PANE: leader.paneId }
+    const names = Array.from({ length: 12 }, (_, i) => `v${i}`)
+    const specs = names.map((name) => {
+      const file = path.join(root, `${name}.log`)
+      fs.writeFileSync(file, `screen of ${name}\n`)
+      return { team: 'crew', name, file }
+    })
+    fs.writeFileSync(log, '')
+    const ids = await openTeammateViews('tmux', specs, viewEnv)
+    const calls = fs.readFileSync(log, 'utf8').trim().split('\n')
+    // One list-panes, one script of new-windows, one of their setup, the relayout's few: a view at a time made 4 each (48).
+    expect(calls.length, calls.join('\n')).toBeLessThanOrEqual(8)
+    expect(ids.every((id) => id.startsWith('%'))).toBe(true)
+    const rows = panes('#{pane_id} #{@swarm_agent} #{pane_current_command}').map((l) => l.split(' '))
+    for (const [k, name] of names.entries()) expect(rows.find((r) => r[0] === ids[k])?.slice(1)).toEqual([`${name}@crew`, 'tail'])
+    await waitFor('v3’s screen on its pane', () => t('capture-pane', '-p', '-t', ids[3]).includes('screen of v3'))
+    // Its leader started again: the views that still run are kept, the missing one made.
+    t('kill-pane', '-t', ids[5])
+    const again = await openTeammateViews('tmux', specs, viewEnv)
+    expect(again.filter((id, k) => id === ids[k]).length).toBe(11)
+    expect(again[5]).not.toBe(ids[5])
+    expect(panes('#{@swarm_agent}').filter((a) => a.startsWith('v'))).toHaveLength(12)
   })
 
   it('closes 12 panes with a bounded number of tmux clients, not a few per pane', async () => {
