@@ -267,23 +267,19 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
   })
 
   it('opens 12 hosted teammates’ views with a bounded number of tmux clients, tagged and placed; a live view is kept', async () => {
-    const shim = path.join(root, 'shim')
-    fs.mkdirSync(shim)
-    const log = path.join(root, 'tmux-calls.log')
-    const real = execFileSync('sh', ['-c', 'command -v tmux'], { encoding: 'utf8' }).trim()
-    fs.writeFileSync(path.join(shim, 'tmux'), `#!/bin/sh\necho "$*" >> '${log}'\nexec '${real}' "$@"\n`, { mode: 0o755 })
+    const counter = countingTmux(root)
     const leader = await tmux.ensureSession('crew', { argv: ['sleep', '600'], cwd: root })
     const socketPath = t('display-message', '-p', '-t', leader.paneId, '#{socket_path}').trim()
-    const viewEnv = { ...env, PATH: `${shim}:${env.PATH}`, TMUX: `${socketPath},1,0`, TMUX_PANE: leader.paneId }
+    const viewEnv = { ...env, PATH: counter.path(env), TMUX: `${socketPath},1,0`, TMUX_PANE: leader.paneId }
     const names = Array.from({ length: 12 }, (_, i) => `v${i}`)
     const specs = names.map((name) => {
       const file = path.join(root, `${name}.log`)
       fs.writeFileSync(file, `screen of ${name}\n`)
       return { team: 'crew', name, file }
     })
-    fs.writeFileSync(log, '')
+    counter.reset()
     const ids = await openTeammateViews('tmux', specs, viewEnv)
-    const calls = fs.readFileSync(log, 'utf8').trim().split('\n')
+    const calls = counter.calls()
     // One list-panes, one script of new-windows, one of their setup, the relayout's few: a view at a time made 4 each (48).
     expect(calls.length, calls.join('\n')).toBeLessThanOrEqual(8)
     expect(ids.every((id) => id.startsWith('%'))).toBe(true)
@@ -299,21 +295,30 @@ describe.skipIf(!hasTmux)('tmux backend', () => {
   })
 
   it('closes 12 panes with a bounded number of tmux clients, not a few per pane', async () => {
-    // A tmux on PATH that logs each invocation before running the real one.
-    const shim = path.join(root, 'shim')
-    fs.mkdirSync(shim)
-    const log = path.join(root, 'tmux-calls.log')
-    const real = execFileSync('sh', ['-c', 'command -v tmux'], { encoding: 'utf8' }).trim()
-    fs.writeFileSync(path.join(shim, 'tmux'), `#!/bin/sh\necho "$*" >> '${log}'\nexec '${real}' "$@"\n`, { mode: 0o755 })
-    const counted = createExecutor('tmux', { env: { ...env, PATH: `${shim}:${env.PATH}` } })
+    const counter = countingTmux(root)
+    const counted = createExecutor('tmux', { env: { ...env, PATH: counter.path(env) } })
     await counted.ensureSession('crew', { argv: ['sleep', '600'], cwd: root })
     const names = Array.from({ length: 12 }, (_, i) => `m${i}`)
     for (const name of names) await counted.spawn({ team: 'crew', name, argv: ['sleep', '600'], cwd: root })
-    fs.writeFileSync(log, '')
+    counter.reset()
     await counted.killMany(names.map((n) => `${n}@crew`))
-    const calls = fs.readFileSync(log, 'utf8').trim().split('\n')
+    const calls = counter.calls()
     // One list-panes, one kill script, the relayout's few: per-pane kills made ≥ 3 a pane (36).
     expect(calls.length, calls.join('\n')).toBeLessThanOrEqual(8)
     expect(panes('#{@swarm_agent}').filter((a) => a.startsWith('m'))).toEqual([])
   })
 })
+
+/** A tmux on PATH (`path(env)`) that logs each invocation before running the real one; `calls()` since the last `reset()`. */
+function countingTmux(root: string): { path: (env: NodeJS.ProcessEnv) => string; reset: () => void; calls: () => string[] } {
+  const shim = path.join(root, 'shim')
+  fs.mkdirSync(shim)
+  const log = path.join(root, 'tmux-calls.log')
+  const real = execFileSync('sh', ['-c', 'command -v tmux'], { encoding: 'utf8' }).trim()
+  fs.writeFileSync(path.join(shim, 'tmux'), `#!/bin/sh\necho "$*" >> '${log}'\nexec '${real}' "$@"\n`, { mode: 0o755 })
+  return {
+    path: (env) => `${shim}:${env.PATH}`,
+    reset: () => fs.writeFileSync(log, ''),
+    calls: () => fs.readFileSync(log, 'utf8').trim().split('\n'),
+  }
+}
