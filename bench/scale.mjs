@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // bench:scale — whole teams of real `swarm agent` teammates on the loopback model, as a user runs
 // them (bin/swarm.js), at 16 and 64 teammates: `tmux` is what `team create --backend tmux` picks
-// by itself (a process per pane up to 16 teammates, hosted above: panes that show teammates
+// by itself (a process per pane up to 8 teammates, hosted above: panes that show teammates
 // running inside the leader), `isolated` is `--isolated` (a process per pane at any size; run
-// only above 16, where it differs from `tmux`), `hosted` is `--hosted`, and `in-process`: ready time,
+// only above 8, where it differs from `tmux`), `hosted` is `--hosted`, and `in-process`: ready time,
 // `status` time, a broadcast (`send '*'`) until every teammate's model request arrives, idle CPU
 // over a window (60 s by default, as the issue asks; --idle-seconds N for a quick run),
 // RSS/PSS per teammate (/proc/<pid>/smaps_rollup), delete time and the processes left. The idle

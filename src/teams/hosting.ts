@@ -22,11 +22,12 @@ export const HOSTED_VIEWS_FIELD = 'swarmViews'
 export type PaneMode = 'hosted' | 'isolated' | 'auto'
 
 /**
- * Above this many teammates `team create` hosts them (auto): 64 Node processes on a 2-core
- * machine take 4–5 s to start and ~70 MB each, hosted ~3 MB each (issue 25's figures); up to
- * it, each keeps a process of its own, so a crash takes only itself.
+ * Above this many teammates — what one window shows (tmux-layout.ts pages of 8) — `team create`
+ * hosts them (auto): on a 2-core machine 16 Node processes' first broadcast takes 1.4 s and 64
+ * take 4–5 s only to start, ~70 MB each, hosted ~3 MB each (issue 25's figures); up to it, each
+ * keeps a process of its own, so a crash takes only itself.
  */
-export const HOSTED_ABOVE = 16
+export const HOSTED_ABOVE = 8
 
 /**
  * Whether `mode` hosts these teammates, and why (the line `team create` prints). Auto hosts only
