@@ -103,12 +103,15 @@ function askLeader(args) {
       const ms = args[0] === 'send' ? SEND_ANSWER_MS : STATUS_ANSWER_MS
       timer = setTimeout(() => unanswered(`did not answer within ${ms / 1000} s`), ms)
     })
-    conn.on('data', (chunk) => chunks.push(chunk))
-    conn.on('end', () => {
+    // The answer is one line: taken at its newline, without waiting for the leader's close (another
+    // turn of the event loop, ~0.5 ms), or at the close when it has none.
+    const answered = () => {
       if (settled) return
+      const text = Buffer.concat(chunks).toString('utf8')
+      const nl = text.indexOf('\n')
       let answer
       try {
-        answer = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+        answer = JSON.parse(nl < 0 ? text : text.slice(0, nl))
       } catch {
         return unanswered('closed the connection without an answer')
       }
@@ -118,7 +121,12 @@ function askLeader(args) {
       // The call is done: exit now. Destroying the socket and resolving back through run() cost
       // ~1 ms of a ~35 ms call (the kernel closes the socket with the process).
       process.exit(Number.isInteger(answer.code) ? answer.code : 1)
+    }
+    conn.on('data', (chunk) => {
+      chunks.push(chunk)
+      if (chunk.includes(0x0a)) answered()
     })
+    conn.on('end', answered)
     conn.on('close', () => unanswered('closed the connection without an answer'))
   })
 }
