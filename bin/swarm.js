@@ -3,7 +3,6 @@
 // (bench/cli.mjs).
 'use strict'
 const fs = require('node:fs')
-const { createRequire } = require('node:module')
 const path = require('node:path')
 
 const bundleDir = path.resolve(__dirname, '../dist/bundle')
@@ -104,21 +103,30 @@ function askLeader(args) {
       const ms = args[0] === 'send' ? SEND_ANSWER_MS : STATUS_ANSWER_MS
       timer = setTimeout(() => unanswered(`did not answer within ${ms / 1000} s`), ms)
     })
-    conn.on('data', (chunk) => chunks.push(chunk))
-    conn.on('end', () => {
+    // The answer is one line: taken at its newline, without waiting for the leader's close (another
+    // turn of the event loop, ~0.5 ms), or at the close when it has none.
+    const answered = () => {
       if (settled) return
+      const text = Buffer.concat(chunks).toString('utf8')
+      const nl = text.indexOf('\n')
       let answer
       try {
-        answer = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+        answer = JSON.parse(nl < 0 ? text : text.slice(0, nl))
       } catch {
         return unanswered('closed the connection without an answer')
       }
       if (answer.local === true) return finish(false)
       if (answer.stdout) write(1, answer.stdout)
       if (answer.stderr) write(2, answer.stderr)
-      process.exitCode = Number.isInteger(answer.code) ? answer.code : 1
-      finish(true)
+      // The call is done: exit now. Destroying the socket and resolving back through run() cost
+      // ~1 ms of a ~35 ms call (the kernel closes the socket with the process).
+      process.exit(Number.isInteger(answer.code) ? answer.code : 1)
+    }
+    conn.on('data', (chunk) => {
+      chunks.push(chunk)
+      if (chunk.includes(0x0a)) answered()
     })
+    conn.on('end', answered)
     conn.on('close', () => unanswered('closed the connection without an answer'))
   })
 }
@@ -198,7 +206,8 @@ function runWithCodeCache(file, source) {
   const wrapped = `(function (exports, require, module, __filename, __dirname) {${source}\n})`
   const script = new (require('node:vm').Script)(wrapped, { filename: file, cachedData })
   const module = { exports: {} }
-  script.runInThisContext().call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file))
+  const req = require('node:module').createRequire(file)
+  script.runInThisContext().call(module.exports, module.exports, req, module, file, path.dirname(file))
   if (useCache && (!cachedData || script.cachedDataRejected)) {
     process.once('exit', (code) => {
       if (code === 0 || STOPPED_EXITS.has(code)) writeCache(cacheFile, script)

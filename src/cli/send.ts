@@ -36,7 +36,7 @@ export async function send(team: string, to: string, text: string, opts: SendOpt
   const sender = findMember(config, self ?? opts.from ?? LEAD_NAME)
   const members = config.members.map((m) => m.name)
   const recipients = resolveRecipients(members, to, sender.name)
-  const sent = await sendTeamMessage({ team, from: sender.name, to, text, ...(opts.summary !== undefined && { summary: opts.summary }), env })
+  const sent = await sendTeamMessage({ team, from: sender.name, to, text, ...(opts.summary !== undefined && { summary: opts.summary }), env, config })
   // deliver writes one entry per recipient, in resolveRecipients' order.
   const receipts = sent.map((m, i) => ({ to: recipients[i], msg_id: m.msg_id, timestamp: m.timestamp }))
   if (opts.json) out(JSON.stringify({ team, from: sender.name, messages: receipts }, null, 2) + '\n')

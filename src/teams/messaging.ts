@@ -18,6 +18,8 @@ export interface TeamMessage {
   env?: NodeJS.ProcessEnv
   /** Whether the recipient consumes its own inbox when the roster does not say yet (a teammate's first prompt, before it is recorded). */
   recipientOwnsInbox?: boolean
+  /** The team's config when the caller has just read it (`swarm send` resolves the recipients from it). */
+  config?: TeamFile
 }
 
 /**
@@ -26,7 +28,7 @@ export interface TeamMessage {
  * teammates can tell a real order from a forged one.
  */
 export async function sendTeamMessage(msg: TeamMessage): Promise<InboxMessage[]> {
-  const config = await readTeam(msg.team, msg.env)
+  const config = msg.config ?? (await readTeam(msg.team, msg.env))
   const sender = findMember(config, msg.from ?? LEAD_NAME)
   // A Claude Code lead signs with keys only it holds: swarm neither signs for it nor writes key files into its team.
   const sealer: Sealer = sender.name !== LEAD_NAME ? 'teammate' : ((await leadSealerOf(config, msg.env)) ?? (await teamLeadSigner(msg.team, msg.env)))

@@ -1,5 +1,5 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto'
-import { readFileSync, statSync } from 'node:fs'
+import { lstatSync, readFileSync, statSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { CorruptFileError, NotFoundError } from '../errors.js'
@@ -133,6 +133,19 @@ function fileStamp(file: string): string | undefined {
   } catch {
     return undefined // gone: keep signing with the key in memory
   }
+}
+
+/**
+ * What `lead.key` and `lead.pub` are right now — inode, size, mode, mtime and ctime of each, not
+ * followed — or undefined when either is not a file of its own. Any write, replacement, chmod or
+ * link changes it: equal stamps mean what ensureTeamKeys last checked of them still holds.
+ */
+export function leadKeysStamp(team: string, env?: NodeJS.ProcessEnv): string | undefined {
+  const stamps = [leadKeyPath(team, env), leadPublicKeyPath(team, env)].map((file) => {
+    const s = lstatSync(file, { throwIfNoEntry: false })
+    return s?.isFile() ? `${s.ino}:${s.size}:${s.mode}:${s.mtimeMs}:${s.ctimeMs}` : undefined
+  })
+  return stamps.includes(undefined) ? undefined : stamps.join('/')
 }
 
 /** The team's public key as written to `lead.pub` (base64 of the raw 32 bytes). */

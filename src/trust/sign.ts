@@ -4,7 +4,7 @@ import type { InboxMessage } from '../mailbox/types.js'
 import { type AddressedEntry, type SealedEntry, markSealed } from '../mailbox/send.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { formatClaudeVerifyKey, recipientClaudeKey, signClaudeLeadEntry } from './claude-scheme.js'
-import { currentLeadKey, ensureTeamKeys } from './keys.js'
+import { currentLeadKey, ensureTeamKeys, leadKeyPath, leadKeysStamp } from './keys.js'
 import { signLeadMessage } from './swarm-scheme.js'
 
 /**
@@ -87,9 +87,24 @@ export function claudeVerifyKeyFor(teamKey: KeyObject, recipient: string, launch
  * gets one, a team that lost its `lead.key` is an error naming `swarm team rekey`.
  */
 export async function teamLeadSigner(team: string, env?: NodeJS.ProcessEnv): Promise<LeadSignFn> {
+  const keyFile = leadKeyPath(team, env)
+  const known = signers.get(keyFile)
+  const before = leadKeysStamp(team, env)
+  if (known && before !== undefined && known.stamp === before) return known.sign
   await ensureTeamKeys(team, env)
-  return leadSigner(await currentLeadKey(team, env))
+  const sign = leadSigner(await currentLeadKey(team, env))
+  // Kept only when nothing changed the files while they were checked (ensureTeamKeys repairing
+  // them included): the next call checks again.
+  if (before !== undefined && leadKeysStamp(team, env) === before) signers.set(keyFile, { stamp: before, sign })
+  return sign
 }
+
+/**
+ * The signer teamLeadSigner last made per `lead.key`, with the stamp of both key files it checked
+ * (leadKeysStamp): while neither file changed, ensureTeamKeys would find what it found then, so a
+ * process that signs often (the leader answering sends on its socket) skips its ~20 file reads.
+ */
+const signers = new Map<string, { stamp: string; sign: LeadSignFn }>()
 
 /** The lead's signer, or undefined when `lead.key` is lost (stopping a team must still work; unsigned orders are then ignored and the stop is forced). */
 export async function teamLeadSignerIfAny(team: string, env?: NodeJS.ProcessEnv): Promise<LeadSignFn | undefined> {

@@ -279,6 +279,30 @@ describe('where bin/swarm.js looks for the socket', () => {
   })
 })
 
+describe('the answer', () => {
+  it('is taken at its newline, in pieces, without waiting for the leader to close the connection', async () => {
+    const file = leaderSocketPath('open', sb.env)
+    fs.mkdirSync(path.dirname(file), { recursive: true })
+    const held = new Set<net.Socket>()
+    const line = `${JSON.stringify({ stdout: 'answered\n', stderr: '', code: 3 })}\n`
+    const server = net.createServer((c) => {
+      held.add(c)
+      // Half, then the rest with the newline after the request is read; the connection is left open.
+      c.once('data', () => {
+        c.write(line.slice(0, 10))
+        setImmediate(() => c.write(line.slice(10)))
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(file, resolve))
+    try {
+      expect(await sb.swarm(['send', 'open', 'a', 'hi'])).toEqual({ code: 3, stdout: 'answered', stderr: '' })
+    } finally {
+      for (const c of held) c.destroy()
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+})
+
 const bash = await sandboxAvailability(defaultSandboxConfig(), process.env)
 
 describe.skipIf(bash.status !== 'sandboxed')('from a member’s sandboxed Bash', () => {

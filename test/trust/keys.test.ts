@@ -10,9 +10,11 @@ import {
   leadPublicKeyPath,
   loadLeadPrivateKey,
   loadLeadPublicKey,
+  replaceTeamKeys,
   resolveLeadVerifyKey,
 } from '../../src/trust/keys.js'
-import { exportPublicKey, importPublicKey } from '../../src/trust/swarm-scheme.js'
+import { teamLeadSigner } from '../../src/trust/sign.js'
+import { exportPublicKey, importPublicKey, verifyLeadMessage } from '../../src/trust/swarm-scheme.js'
 import { useTempDir } from '../support/home.js'
 
 let env: NodeJS.ProcessEnv
@@ -84,5 +86,29 @@ describe('team keys', () => {
     const fromEnv = await resolveLeadVerifyKey('alpha', { ...env, [LEAD_VERIFY_KEY_ENV]: other })
     expect(fromEnv && exportPublicKey(fromEnv)).toBe(other)
     expect(await resolveLeadVerifyKey('nokeys', env)).toBeUndefined()
+  })
+
+  it('reuses the lead signer while lead.key and lead.pub are unchanged, and checks them again once either changed', async () => {
+    const { publicKey } = await ensureTeamKeys('alpha', env)
+    const entry = { from: 'team-lead', text: 'hi', timestamp: '2026-01-01T00:00:00.000Z', msg_id: 'm1' }
+    const first = await teamLeadSigner('alpha', env)
+    expect(await teamLeadSigner('alpha', env)).toBe(first)
+    // lead.pub replaced by someone else's key: repaired, as ensureTeamKeys does.
+    const pub = leadPublicKeyPath('alpha', env)
+    fs.writeFileSync(pub, exportPublicKey(generateKeyPairSync('ed25519').publicKey) + '\n')
+    await teamLeadSigner('alpha', env)
+    expect(fs.readFileSync(pub, 'utf8')).toBe(publicKey + '\n')
+    // lead.key loosened: tightened again.
+    fs.chmodSync(leadKeyPath('alpha', env), 0o644)
+    await teamLeadSigner('alpha', env)
+    expect(fs.statSync(leadKeyPath('alpha', env)).mode & 0o777).toBe(0o600)
+    // A new key pair: the signer signs with it.
+    const rekeyed = await replaceTeamKeys('alpha', env)
+    const sigs = (await teamLeadSigner('alpha', env))(entry, 'w1')
+    expect(verifyLeadMessage(rekeyed.publicKey, { ...entry, leadSig: sigs?.leadSig }, 'w1')).toBe(true)
+    expect(verifyLeadMessage(publicKey, { ...entry, leadSig: sigs?.leadSig }, 'w1')).toBe(false)
+    // lead.key lost (lead.pub still there): the error naming swarm team rekey, not the signer kept.
+    fs.rmSync(leadKeyPath('alpha', env))
+    await expect(teamLeadSigner('alpha', env)).rejects.toThrow(NotFoundError)
   })
 })
