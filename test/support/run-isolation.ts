@@ -11,8 +11,12 @@ import { defaultCgroupRoot } from '../../src/process/containment.js'
  * inherits; and the guard — at the end, the user's HOME and /tmp as they were, the run's TMPDIR empty.
  */
 
-/** Swarm's names in a shared temp dir: the suite's and swarm's `swarm-…` dirs, tmux's socket dir. */
-const SWARM_TMP = /^swarm-/
+/**
+ * Swarm's names in a shared temp dir: the suite's and swarm's `swarm-…` dirs, tmux's socket dir —
+ * not a benchmark's home (`swarm-bench-…`, bench/support/team-bench.mjs): no test runs a bench, and
+ * one running beside the suite is not the suite's leak.
+ */
+const SWARM_TMP = /^swarm-(?!bench-)/
 const TMUX_SOCKET = /^(claude-)?swarm/
 
 export interface RunIsolation {
