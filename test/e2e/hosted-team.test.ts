@@ -57,6 +57,15 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
     const leaderPid = (await readMemberState('hs', 'team-lead', sb.env))?.pid
     expect((await readMemberState('hs', 'ann', sb.env))?.pid).toBe(leaderPid)
 
+    // `swarm attach hs ann` (what team create runs in a terminal, and prints) reaches ann's view, not "runs in-process".
+    const socket = t('display', '-p', '#{socket_path}').trim()
+    const attached = await sb.swarm(['attach', 'hs', 'ann'], { env: { ...sb.env, TMUX: `${socket},1,0` } })
+    expect(attached.code, attached.stderr).toBe(0)
+    expect(attached.stdout).toContain(`attach -t ${views.find((v) => v.agent === 'ann@hs')!.pane}`)
+    const outside = await sb.swarm(['attach', 'hs', 'ann'])
+    expect(outside.code).toBe(2)
+    expect(outside.stderr).toMatch(/attach needs a terminal/)
+
     const sent = await sb.swarm(['send', 'hs', 'ann', 'hello ann'])
     expect(sent.code, sent.stderr).toBe(0)
     const screen = path.join(agentDir('hs', 'ann', sb.env), 'screen.log')
