@@ -2,6 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { errorMessage } from '../errors.js'
 import { agentDir } from '../home/paths.js'
+import { FILE_MODE, NOFOLLOW } from '../util/fs.js'
 import { openTeammateViews } from '../backends/registry.js'
 import type { ViewSpec } from '../backends/types.js'
 import type { Env } from '../home/env.js'
@@ -36,9 +37,13 @@ export class TeammateViews {
     if (known) return known
     const file = screenLogPath(this.team, name, this.env)
     fs.mkdirSync(path.dirname(file), { recursive: true })
-    const stream = fs.createWriteStream(file, { flags: 'a' })
+    // A link planted in its place is neither written through (O_NOFOLLOW) nor shown: `tail -F` would show what it points to.
+    const planted = fs.lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink() === true
+    // open(2) flags as a number, which fs.open takes (the typings say only a string).
+    const stream = fs.createWriteStream(file, { flags: NOFOLLOW.append as unknown as string, mode: FILE_MODE })
     stream.on('error', (err) => this.warn(`${name}'s output cannot be written to ${file}: ${errorMessage(err)}`))
     this.streams.set(name, stream)
+    if (planted) return stream
     this.queue.push({ team: this.team, name, file, ...(color !== undefined && { color }) })
     this.opening ??= this.openQueued()
     return stream
