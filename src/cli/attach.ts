@@ -27,7 +27,8 @@ export async function runAttach(team: string, name?: string): Promise<void> {
   const config = (await teams.teamExists(team, env)) ? await teams.readTeam(team, env) : undefined
   // A hosted team runs in-process inside a leader that sits in a pane, its teammates' views beside it: attach to those panes.
   const views = config?.[HOSTED_VIEWS_FIELD]
-  const type = (typeof views === 'string' ? views : undefined) ?? (config && teamBackend(config)) ?? registry.paneBackends().find((b) => b.standalone)?.type
+  const type =
+    (typeof views === 'string' ? views : undefined) ?? (config && teamBackend(config)) ?? registry.paneBackends().find((b) => b.standalone)?.type
   if (type === undefined || registry.findBackend(type)?.kind !== 'pane')
     throw new NotFoundError(`team ${team} runs in-process, inside its leader: there are no panes to attach to`)
   const terminal = Boolean(process.stdin.isTTY && process.stdout.isTTY)
