@@ -5,7 +5,8 @@ import { UsageError } from '../errors.js'
 import { backendChoices, parseBackendChoice, showsHostedTeammates } from '../backends/registry.js'
 import { agentKindsHelp, builtInAdapter } from '../adapters/registry.js'
 import { runLeader } from '../leader/leader.js'
-import { type ResumeReport, deleteTeamFully, resumeTeam, startTeam } from '../leader/lifecycle.js'
+import { type ResumeReport, deleteTeamFully, refusePaneModeWithoutPanes, resumeTeam, startTeam } from '../leader/lifecycle.js'
+import { selectBackend, systemDetectInputs } from '../backends/detect.js'
 import type { ReapedProcess } from '../supervisor/reap-team.js'
 import { ensureTeamKeys } from '../trust/keys.js'
 import { loadTeamSpec } from '../teams/team-spec.js'
@@ -174,6 +175,9 @@ export async function teamCreate(name: string, opts: TeamCreateOptions): Promise
     throw new UsageError('--isolated gives each teammate a process in a pane: the in-process backend has none', {
       hint: 'use --backend tmux, or leave out --isolated',
     })
+  // Where auto finds no panes (not interactive, no tmux): refused before anything is written, as startTeam would after.
+  if (opts.start && (opts.hosted || opts.isolated) && backend === 'auto')
+    refusePaneModeWithoutPanes(opts.hosted ? 'hosted' : 'isolated', await selectBackend(backend, systemDetectInputs(process.env)))
   // `host:`: that machine's swarm checks its agent CLI, agent type and cwd when it starts it.
   const hosts = new Map(
     names.flatMap((a) => {

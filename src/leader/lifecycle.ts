@@ -48,6 +48,19 @@ export interface StartedTeam {
 }
 
 /**
+ * `--hosted` and `--isolated` say how teammates run in panes: refused where the team would have
+ * none (the in-process backend, chosen or detected), never quietly run another way.
+ */
+export function refusePaneModeWithoutPanes(panes: PaneMode | undefined, detection: { backend: string; reason: string }): void {
+  if (panes === undefined || panes === 'auto' || showsHostedTeammates(detection.backend)) return
+  const flag = `--${panes}`
+  const what = panes === 'hosted' ? 'shows teammates in tmux panes' : 'gives each teammate a process in a pane'
+  throw new UsageError(`${flag} ${what}, but this team would run on ${detection.backend} (${detection.reason})`, {
+    hint: `use --backend tmux, or leave out ${flag}`,
+  })
+}
+
+/**
  * Starts a team that was just written: with a pane backend, the leader console in the left pane
  * and one pane per teammate (each with its prompt in its inbox); with the in-process backend
  * nothing here — the caller runs the leader in the foreground. The backend is recorded in the
@@ -57,11 +70,7 @@ export async function startTeam(team: string, opts: { backend: BackendChoice; en
   const env = opts.env
   const detection = await selectBackend(opts.backend, systemDetectInputs(env))
   const paneViews = showsHostedTeammates(detection.backend)
-  if (opts.panes === 'hosted' && !paneViews) {
-    throw new UsageError(`--hosted shows teammates in tmux panes, but this team would run on ${detection.backend} (${detection.reason})`, {
-      hint: 'use --backend tmux, or leave out --hosted',
-    })
-  }
+  refusePaneModeWithoutPanes(opts.panes, detection)
   const choice = hostsTeammates(
     opts.panes ?? 'auto',
     (await readTeam(team, env)).members.filter((m) => m.name !== LEAD_NAME),

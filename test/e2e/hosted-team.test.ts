@@ -134,6 +134,13 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
     const inProcess = await sb.swarm(['team', 'create', 'bc', '--agents', 'ann', '--backend', 'in-process', '--isolated', '--no-attach'])
     expect(inProcess.code).toBe(2)
     expect(inProcess.stderr).toMatch(/--isolated gives each teammate a process/)
+    // auto finds no panes here (no terminal): either flag is refused before the team is written, not run inside the leader.
+    for (const flag of ['--isolated', '--hosted']) {
+      const detected = await sb.swarm(['team', 'create', 'bd', '--agents', 'ann', flag, '--no-attach'])
+      expect(detected.code, detected.stdout).toBe(2)
+      expect(detected.stderr).toMatch(new RegExp(`${flag} .* but this team would run on in-process`))
+      expect(fs.existsSync(teamConfigPath('bd', sb.env))).toBe(false)
+    }
   }, 120_000)
 
   it('refuses --hosted where there are no tmux panes, and with an agent CLI member', async () => {
