@@ -1,4 +1,4 @@
-import { readTeam } from '../teams/team-store.js'
+import { readTeamShared } from '../teams/team-store.js'
 import type { BudgetLimit } from './budget.js'
 import { emptyUsage, addUsage } from './pricing.js'
 import { readMemberState } from '../store/member-state.js'
@@ -15,7 +15,7 @@ export async function readTeamBudget(
   env: NodeJS.ProcessEnv,
   ownWritten?: () => Promise<void>,
 ): Promise<{ limit: BudgetLimit; spent: Spend } | undefined> {
-  const config = await readTeam(team, env).catch(() => undefined)
+  const config = await readTeamShared(team, env).catch(() => undefined) // only looked at: every request of every teammate
   const limit = config?.budget
   if (!config || !limit || (limit.maxCostUsd === undefined && limit.maxTokens === undefined)) return undefined
   await ownWritten?.()

@@ -194,10 +194,21 @@ export function resolveToolPath(ctx: Pick<ToolContext, 'cwd' | 'env'>, p: string
 
 /** JSON Schema for the Messages API: `{type:'object', properties, required?}`, no `$schema`. */
 export function toInputSchema(schema: z.ZodObject): ApiTool.InputSchema {
-  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>
-  delete json.$schema
-  return stripNoise(json) as ApiTool.InputSchema
+  let known = inputSchemas.get(schema)
+  if (!known) {
+    const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>
+    delete json.$schema
+    known = stripNoise(json) as ApiTool.InputSchema
+    inputSchemas.set(schema, known)
+  }
+  return known
 }
+
+/**
+ * Converted once per schema, not per tool: each teammate has its own SendMessage and task tools
+ * (bound to it) over the same module-level schemas, and 64 in one process converted them 64 times.
+ */
+const inputSchemas = new WeakMap<z.ZodObject, ApiTool.InputSchema>()
 
 // zod writes the safe-integer bounds into every `.int()`; they only cost the model tokens.
 function stripNoise(node: unknown): unknown {

@@ -1,14 +1,14 @@
 import { checkAgentType } from '../agent/definitions/load.js'
 import { createExecutor } from '../backends/registry.js'
 import { killTeammate } from '../supervisor/stop.js'
-import { recordSettingsPins } from '../supervisor/settings-pins.js'
+import { currentSettingsPins, pinSettings } from '../supervisor/settings-pins.js'
 import { spawnTeammate } from '../supervisor/teammates.js'
 import type { InProcessExecutor, PaneExecutor, TeammateMain } from '../backends/types.js'
 import { formatOverview, formatReport } from './report-format.js'
 import { teamReport } from './team-report.js'
 import { sendTeamMessage } from '../teams/messaging.js'
 import { agentId, LEAD_NAME, validateTeammateName } from '../home/paths.js'
-import { addMember, readTeam, updateMember } from '../teams/team-store.js'
+import { addMember, readTeam, updateMember, updateTeam } from '../teams/team-store.js'
 import type { BackendType } from '../backends/types.js'
 import type { TeamMember } from '../teams/types.js'
 import { delay } from '../process/delay.js'
@@ -116,35 +116,63 @@ export class LeaderControl implements TeamControl {
    * made first when the roster asks for one (`worktree`, or its definition's isolation) and it has none yet.
    */
   async startInProcess(name: string, resume: boolean): Promise<void> {
+    await this.startAllInProcess([{ name, resume }])
+  }
+
+  /**
+   * startInProcess for several members, in order, with one config write for all their settings
+   * pins and one for all that started: a leader restarting 64 teammates rewrites the roster twice, not 128 times.
+   */
+  async startAllInProcess(list: ReadonlyArray<{ name: string; resume: boolean }>): Promise<void> {
+    if (!list.length) return
     const exec = this.options.inProcess
-    if (!exec || !this.options.inProcessMain) throw new Error('this leader has no in-process executor')
-    const config = await readTeam(this.options.team, this.options.env)
-    let member = config.members.find((m) => m.name === name)
-    if (!member) throw new Error(`no member ${name}`)
-    if (!member.worktreePath) {
-      const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
-      const wt = await this.wantedWorktree(name, {
-        ...definedOnly({ worktree: member.worktree, agentType: member.agentType }),
-        repoDir: member.cwd,
-        leadCwd,
-      })
-      if (wt) member = await updateMember(this.options.team, name, { cwd: await worktreeCwd(wt), worktreePath: wt.path }, this.options.env)
+    const main = this.options.inProcessMain
+    if (!exec || !main) throw new Error('this leader has no in-process executor')
+    const { team, env } = this.options
+    const config = await readTeam(team, env)
+    const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
+    const members: TeamMember[] = []
+    for (const { name } of list) {
+      let member = config.members.find((m) => m.name === name)
+      if (!member) throw new Error(`no member ${name}`)
+      if (!member.worktreePath) {
+        const wt = await this.wantedWorktree(name, {
+          ...definedOnly({ worktree: member.worktree, agentType: member.agentType }),
+          repoDir: member.cwd,
+          leadCwd,
+        })
+        if (wt) member = await updateMember(team, name, { cwd: await worktreeCwd(wt), worktreePath: wt.path }, env)
+      }
+      members.push(member)
     }
-    // Its hooks and sandbox settings as they are at its start: its next start (this leader's, `team resume`'s) names what changed since.
-    await recordSettingsPins(this.options.team, [{ name, cwd: member.cwd }], this.options.env)
-    await exec.spawn({
-      team: this.options.team,
-      name,
-      cwd: member.cwd,
-      ...(member.color ? { color: member.color } : {}),
-      run: this.options.inProcessMain(name, { resume }),
-    })
-    await updateMember(
-      this.options.team,
-      name,
-      { backendType: 'in-process', tmuxPaneId: 'in-process', isActive: true, [STOPPED_FIELD]: undefined },
-      this.options.env,
-    )
+    // Their hooks and sandbox settings as they are at their start: their next start (this leader's, `team resume`'s) names what changed since.
+    const pins = await currentSettingsPins(members, env)
+    await updateTeam(team, (t) => pinSettings(t, pins), env)
+    const started = new Set<string>()
+    try {
+      for (const [i, member] of members.entries()) {
+        await exec.spawn({
+          team,
+          name: member.name,
+          cwd: member.cwd,
+          ...(member.color ? { color: member.color } : {}),
+          run: main(member.name, { resume: list[i]!.resume }),
+        })
+        started.add(member.name)
+      }
+    } finally {
+      // Those that started are recorded even when a later one failed.
+      if (started.size)
+        await updateTeam(
+          team,
+          (t) => {
+            for (const m of t.members)
+              if (started.has(m.name))
+                Object.assign(m, { backendType: 'in-process', tmuxPaneId: 'in-process', isActive: true, [STOPPED_FIELD]: undefined })
+          },
+          env,
+        )
+    }
   }
 
   /** The worktree a teammate asks for (`worktree`, else its definition's isolation), made from `repoDir`; undefined when it wants none. */

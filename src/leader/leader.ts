@@ -156,7 +156,7 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
   // model, usage and cost there, which its next --resume starts from.
   await updateMemberState(o.team, LEAD_NAME, { pid: process.pid, status: 'idle', detail: undefined }, env, { create: true })
 
-  for (const m of restart) await control.startInProcess(m.name, fs.existsSync(transcriptPath(o.team, m.name, env)))
+  await control.startAllInProcess(restart.map((m) => ({ name: m.name, resume: fs.existsSync(transcriptPath(o.team, m.name, env)) })))
 
   let lead: Awaited<ReturnType<typeof assembleAgent>>['runtime'] | undefined
   let leadDone: Promise<number> | undefined

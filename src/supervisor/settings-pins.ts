@@ -6,7 +6,7 @@
 import { ConflictError, errorMessage } from '../errors.js'
 import { SETTINGS_PIN_FIELD, SettingsPin, currentSettingsPin, settingsPinChanges } from '../permissions/rules/settings-pin.js'
 import { updateTeam } from '../teams/team-store.js'
-import type { TeamMember } from '../teams/types.js'
+import type { TeamFile, TeamMember } from '../teams/types.js'
 import type { Env } from '../home/env.js'
 
 /** Asked when members about to start have changed settings: true trusts them (they are pinned anew). */
@@ -34,23 +34,31 @@ export class SettingsChangedError extends ConflictError {
 
 /** Records the pin of each member as its settings are now (at spawn, or once a resume trusted them). */
 export async function recordSettingsPins(team: string, members: ReadonlyArray<{ name: string; cwd: string }>, env: Env): Promise<void> {
+  const pins = await currentSettingsPins(members, env)
+  await updateTeam(team, (t) => pinSettings(t, pins), env)
+}
+
+/** The pins to record: each member's settings as they are now (undefined: they do not parse). */
+export async function currentSettingsPins(
+  members: ReadonlyArray<{ name: string; cwd: string }>,
+  env: Env,
+): Promise<Map<string, SettingsPin | undefined>> {
   const pins = new Map<string, SettingsPin | undefined>()
   for (const m of members) {
     // A settings file that does not parse stops the member itself, with its name: no pin for it.
     pins.set(m.name, await currentSettingsPin(m.cwd, env).catch(() => undefined))
   }
-  await updateTeam(
-    team,
-    (t) => {
-      for (const m of t.members) {
-        if (!pins.has(m.name)) continue
-        const pin = pins.get(m.name)
-        if (pin) m[SETTINGS_PIN_FIELD] = pin
-        else delete m[SETTINGS_PIN_FIELD]
-      }
-    },
-    env,
-  )
+  return pins
+}
+
+/** Writes `pins` into a config draft (updateTeam's): the write of recordSettingsPins, for a caller that changes more in the same write. */
+export function pinSettings(t: TeamFile, pins: ReadonlyMap<string, SettingsPin | undefined>): void {
+  for (const m of t.members) {
+    if (!pins.has(m.name)) continue
+    const pin = pins.get(m.name)
+    if (pin) m[SETTINGS_PIN_FIELD] = pin
+    else delete m[SETTINGS_PIN_FIELD]
+  }
 }
 
 /**

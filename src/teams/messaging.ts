@@ -5,7 +5,7 @@ import { LEAD_NAME, sentLogPath } from '../home/paths.js'
 import { seal, teamLeadSigner, teamLeadSignerIfAny, type Sealer } from '../trust/sign.js'
 import type { TeamFile } from './types.js'
 import { claudeLeadOf } from './claude-lead.js'
-import { findMember, readTeam } from './team-store.js'
+import { findMember, readTeamShared } from './team-store.js'
 
 export interface TeamMessage {
   team: string
@@ -28,7 +28,7 @@ export interface TeamMessage {
  * teammates can tell a real order from a forged one.
  */
 export async function sendTeamMessage(msg: TeamMessage): Promise<InboxMessage[]> {
-  const config = msg.config ?? (await readTeam(msg.team, msg.env))
+  const config = msg.config ?? (await readTeamShared(msg.team, msg.env)) // only looked at
   const sender = findMember(config, msg.from ?? LEAD_NAME)
   // A Claude Code lead signs with keys only it holds: swarm neither signs for it nor writes key files into its team.
   const sealer: Sealer = sender.name !== LEAD_NAME ? 'teammate' : ((await leadSealerOf(config, msg.env)) ?? (await teamLeadSigner(msg.team, msg.env)))

@@ -3,6 +3,8 @@ import { ConflictError, CorruptFileError, NotFoundError, SwarmError, UsageError 
 import { atomicWriteJson, ensureDir, OWN_FILE, parseJsonFile, pathExists, readFileIfExists, readJsonForWrite } from '../util/fs.js'
 import { isSymlinkRefusal } from '../util/fs-errors.js'
 import { withFileLock } from '../util/lock.js'
+import { ParsedFileCache } from '../util/parsed-file-cache.js'
+import { deepFreeze } from '../util/object.js'
 import { pickColor } from '../home/colors.js'
 import { archivePath } from '../mailbox/archive.js'
 import { spoolDir } from '../mailbox/spool.js'
@@ -127,21 +129,41 @@ export async function createTeam(input: NewTeam, env?: Env): Promise<TeamFile> {
 
 /** Reads a team's config. NotFoundError (exit 3) if missing; CorruptFileError (exit 5) naming the file. */
 export async function readTeam(team: string, env?: Env): Promise<TeamFile> {
-  const file = teamConfigPath(team, env)
-  const parsed = await settled(() => readConfig(file))
+  return structuredClone(await readTeamShared(team, env)) // the parse is shared (configs): each caller gets its own copy
+}
+
+/**
+ * readTeam without the copy, for a caller that only looks (a budget check, a message's
+ * addressing — each turn of each teammate): the parse every reader in this process shares,
+ * frozen, so that changing it throws instead of changing it for all.
+ */
+export async function readTeamShared(team: string, env?: Env): Promise<TeamFile> {
+  const parsed = await settled(() => readConfig(teamConfigPath(team, env)))
   if (!parsed) throw teamNotFound(team)
   return parsed
 }
 
 /**
- * config.json as JSON, tolerating one artefact of Claude Code 2.1.332, which rewrites the file in
+ * Configs as last parsed, while their file is unchanged: a team of 64 in one process reads its
+ * config at every start and turn, and writes it seldom. Every read still looks at the file.
+ */
+const configs = new ParsedFileCache<TeamFile>()
+
+/**
+ * config.json as JSON (parsed again only when it changed, see configs), tolerating one artefact of Claude Code 2.1.332, which rewrites the file in
  * place without truncating: a shorter config (isActive true after false) leaves the old tail's last
  * braces behind (`…\n}}`). Only such a remnant — closing brackets and whitespace after a complete
  * value — is ignored; anything else is corrupt as before.
  */
-async function readConfig(file: string): Promise<TeamFile | undefined> {
-  const text = await readFileIfExists(file, OWN_FILE)
-  if (text === undefined) return undefined
+function readConfig(file: string): Promise<TeamFile | undefined> {
+  return configs.read(
+    file,
+    () => readFileIfExists(file, OWN_FILE),
+    (text) => deepFreeze(parseConfig(file, text)),
+  )
+}
+
+function parseConfig(file: string, text: string): TeamFile {
   const remnant = /^([\s\S]*?\n\})[\s\]}]+$/.exec(text)
   if (remnant) {
     try {
@@ -227,7 +249,7 @@ export async function updateTeam(team: string, mutate: (t: TeamFile) => TeamFile
       throw err
     })
     if (!current) throw teamNotFound(team)
-    const draft = structuredClone(current)
+    const draft = structuredClone(current) // never the shared parse itself
     const next = (await mutate(draft)) ?? draft
     const checked = TeamFile.safeParse(next)
     if (!checked.success) {

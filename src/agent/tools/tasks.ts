@@ -14,16 +14,30 @@ function render(t: Task): string {
   return `#${t.id} [${t.status}] ${t.subject}${t.owner ? ` (owner: ${t.owner})` : ''}${deps ? ` — ${deps}` : ''}`
 }
 
+// Module-level, shared by every member's tools: their API schemas are converted once (tool.ts toInputSchema).
+const createInput = z.object({
+  subject: z.string().min(1).describe('A short imperative title'),
+  description: z.string().describe('What needs to be done, with enough context for whoever takes it'),
+  activeForm: z.string().optional().describe('Present-continuous form shown while in progress'),
+})
+const getInput = z.object({ taskId: z.string() })
+const listInput = z.object({})
+const updateInput = z.object({
+  taskId: z.string(),
+  status: z.enum(['pending', 'in_progress', 'completed']).optional(),
+  owner: z.string().optional(),
+  subject: z.string().optional(),
+  description: z.string().optional(),
+  addBlocks: z.array(z.string()).optional(),
+  addBlockedBy: z.array(z.string()).optional(),
+})
+
 export function createTaskTools(host: TeamToolHost) {
   const opts = { by: host.name, env: host.env }
   const TaskCreate = defineTool({
     name: 'TaskCreate',
     description: 'Create a task in the team task list. Returns its id.',
-    inputSchema: z.object({
-      subject: z.string().min(1).describe('A short imperative title'),
-      description: z.string().describe('What needs to be done, with enough context for whoever takes it'),
-      activeForm: z.string().optional().describe('Present-continuous form shown while in progress'),
-    }),
+    inputSchema: createInput,
     kind: 'coordination',
     async execute(i) {
       const t = await createTask(
@@ -37,7 +51,7 @@ export function createTaskTools(host: TeamToolHost) {
   const TaskGet = defineTool({
     name: 'TaskGet',
     description: 'Get one task with its full description.',
-    inputSchema: z.object({ taskId: z.string() }),
+    inputSchema: getInput,
     kind: 'coordination',
     async execute(i) {
       const t = await getTask(host.team, i.taskId, host.env)
@@ -47,7 +61,7 @@ export function createTaskTools(host: TeamToolHost) {
   const TaskList = defineTool({
     name: 'TaskList',
     description: 'List every task of the team with status, owner and dependencies.',
-    inputSchema: z.object({}),
+    inputSchema: listInput,
     kind: 'coordination',
     async execute() {
       const tasks = await listTasks(host.team, host.env)
@@ -58,15 +72,7 @@ export function createTaskTools(host: TeamToolHost) {
     name: 'TaskUpdate',
     description:
       'Update a task: status (pending | in_progress | completed), owner (claim with your own name), subject, description, or dependencies.',
-    inputSchema: z.object({
-      taskId: z.string(),
-      status: z.enum(['pending', 'in_progress', 'completed']).optional(),
-      owner: z.string().optional(),
-      subject: z.string().optional(),
-      description: z.string().optional(),
-      addBlocks: z.array(z.string()).optional(),
-      addBlockedBy: z.array(z.string()).optional(),
-    }),
+    inputSchema: updateInput,
     kind: 'coordination',
     async execute(i) {
       if (i.owner === host.name && i.status !== 'completed') {
