@@ -3,9 +3,10 @@ import { defineConfig } from 'vitest/config'
 /**
  * Two projects. `unit`: no tmux, no child processes (a setup file refuses them), seconds. `e2e`:
  * everything else — real processes, a real isolated tmux server, whole teams through bin/swarm.js.
- * `npm test` runs both; `npm run test:unit` / `npm run test:e2e` one each.
+ * `npm test` runs both; `npm run test:unit` / `npm run test:e2e` one each. The trust matrix
+ * (test/security, but its two pure files) is `npm run test:trust` (vitest.trust.config.ts).
  */
-const UNIT = [
+export const UNIT = [
   'test/permissions/rules/**/*.test.ts',
   'test/agent/{definitions,tool,tool-filter,file-tools,search-tools}.test.ts',
   'test/mailbox/{archive,bell,inbox-tail,inbox,fence-token}.test.ts',
@@ -40,7 +41,7 @@ export default defineConfig({
           name: 'e2e',
           setupFiles: ['test/support/adapters-installed.ts'],
           include: ['test/**/*.test.ts'],
-          exclude: [...UNIT, 'test/interop/**', 'test/agents/**', 'test/pack/**', 'test/remote/**', '**/node_modules/**'],
+          exclude: [...UNIT, 'test/security/**', 'test/interop/**', 'test/agents/**', 'test/pack/**', 'test/remote/**', '**/node_modules/**'],
         },
       },
     ],
