@@ -5,7 +5,7 @@
  * leader's decision in the CLI's own form. Its own failures never block the CLI (exit 0, no reply),
  * except on pre-tool / permission-request, where they deny the call (hook-fail.ts).
  */
-import { readMemberState, updateMemberState, type MemberStatePatch, type MemberStateWrite, type MemberStatus } from '../store/member-state.js'
+import { updateMemberState, type MemberState, type MemberStatePatch, type MemberStateWrite, type MemberStatus } from '../store/member-state.js'
 import { sendIdleNotification } from '../teams/idle-notification.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
@@ -90,9 +90,15 @@ async function dispatch(inv: HookInvocation, found: Found): Promise<HookReply> {
     case 'post-tool':
       await appendHookLog(inv.team, inv.name, { event: inv.event, at, ...(facts.toolName !== undefined && { tool: facts.toolName }) }, inv.env)
       // A CLI may run its hooks of one event side by side (Gemini CLI's BeforeTool): a permission
-      // hook of the same call asking the lead keeps the state `waiting` until it is answered.
-      if (inv.event === 'pre-tool' && (await askingFor(inv, facts.toolName))) return { exitCode: 0 }
-      await setStatus(inv, 'working', facts.toolName)
+      // hook of the same call asking the lead keeps the state `waiting` until it is answered —
+      // judged in the same locked update, so a permission hook's `waiting` is never overwritten.
+      await updateMemberState(
+        inv.team,
+        inv.name,
+        (old) => (inv.event === 'pre-tool' && askingFor(old, facts.toolName) ? {} : statusPatch('working', facts.toolName)),
+        inv.env,
+        { create: true },
+      )
       return { exitCode: 0 }
     case 'permission-request': {
       // A file write swarm's rules decide (a deny, or acceptEdits' allow) is answered without asking.
@@ -161,8 +167,7 @@ async function permission(inv: HookInvocation, adapter: AgentAdapter, facts: Hoo
 }
 
 /** Whether the state says a permission for `toolName` is being asked right now. */
-async function askingFor(inv: HookInvocation, toolName: string | undefined): Promise<boolean> {
-  const state = await readMemberState(inv.team, inv.name, inv.env).catch(() => undefined)
+function askingFor(state: MemberState | undefined, toolName: string | undefined): boolean {
   return state?.status === 'waiting' && toolName !== undefined && (state.detail ?? '').startsWith(`${toolName} `)
 }
 
@@ -192,8 +197,11 @@ export async function setStatus(
   extra: MemberStatePatch = {},
   write: MemberStateWrite = { create: true },
 ): ReturnType<typeof updateMemberState> {
-  const patch: MemberStatePatch = { ...extra, status, ...(detail !== undefined && { detail }), lastActivity: Date.now() }
-  return updateMemberState(inv.team, inv.name, patch, inv.env, write)
+  return updateMemberState(inv.team, inv.name, { ...extra, ...statusPatch(status, detail) }, inv.env, write)
+}
+
+function statusPatch(status: MemberStatus, detail?: string): MemberStatePatch {
+  return { status, ...(detail !== undefined && { detail }), lastActivity: Date.now() }
 }
 
 function describeCall(toolName: string, input: Record<string, unknown>): string {
