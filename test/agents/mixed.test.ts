@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -32,6 +32,24 @@ const missing = [
 ]
 const KEY = 'sk-agents-mixed-0123456789abcdef'
 const ALL: MixedCli[] = ['codex', 'gemini', 'claude']
+
+/** `swarm status` and each pane's last lines, for a timeout's message. */
+function statusNow(t: AgentTeam): string {
+  const sh = (cmd: string, args: string[]) => {
+    try {
+      return execFileSync(cmd, args, { env: t.env, encoding: 'utf8', timeout: 10_000 })
+    } catch (err) {
+      return `(${cmd} ${args[0]}: ${err instanceof Error ? err.message : String(err)})`
+    }
+  }
+  const panes = sh('tmux', ['-L', t.socket, 'list-panes', '-a', '-F', '#{pane_id}'])
+    .split('\n')
+    .filter((p) => p.startsWith('%'))
+  const tails = panes.map(
+    (p) => `--- pane ${p} ---\n${sh('tmux', ['-L', t.socket, 'capture-pane', '-p', '-t', p]).trimEnd().split('\n').slice(-15).join('\n')}`,
+  )
+  return [sh(process.execPath, [path.join(REPO, 'bin', 'swarm.js'), 'status', 't']), ...tails].join('\n')
+}
 
 /** The pids of live processes started under `dir`, the test's own tmux server aside (the fixture reaps it). */
 async function teamProcesses(dir: string): Promise<number[]> {
@@ -79,6 +97,7 @@ describe.skipIf(missing.length > 0)(
 
         const approved: string[] = []
         const team = t
+        let progress = ''
         await waitFor(
           'both tasks completed and every report at the lead',
           async () => {
@@ -88,6 +107,8 @@ describe.skipIf(missing.length > 0)(
               if ((await team.swarm(['perms', 'approve', 't', p.id])).code === 0) approved.push(`${p.agent}:${p.toolName}`)
             }
             const tasks = JSON.parse((await team.swarm(['tasks', 't', 'list', '--json'])).stdout) as Array<{ status: string }>
+            const reports = leadSaw(messages, Object.values(MIXED_REPORTS))
+            progress = `tasks ${tasks.map((x) => x.status).join(',')}; reports at the lead ${reports.length}; approved ${approved.join(',')}; done played ${leadPlayed(messages, MIXED_DONE_LABEL)}`
             return (
               tasks.length === 2 &&
               tasks.every((x) => x.status === 'completed') &&
@@ -96,7 +117,7 @@ describe.skipIf(missing.length > 0)(
             )
           },
           180_000,
-          { intervalMs: 250 },
+          { intervalMs: 250, output: () => `${progress}\n${statusNow(team)}` },
         )
         // Each CLI made its tool calls against its own loopback server: the shell outside Codex's sandbox
         // and Gemini's write were bubbled to the lead and approved.
