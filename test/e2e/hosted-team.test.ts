@@ -17,6 +17,8 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
     (t) => ({ sb } = t),
   )
   const t = (...args: string[]) => execFileSync('tmux', ['-L', 'swarm', ...args], { env: sb.env, encoding: 'utf8' })
+  /** This test's own processes: its SWARM_HOME, beside the team's name. */
+  const home = () => `SWARM_HOME=${sb.env.SWARM_HOME}`
   const panes = () =>
     t('list-panes', '-a', '-F', '#{pane_id}\t#{pane_dead}\t#{@swarm_agent}\t#{pane_current_command}')
       .trim()
@@ -50,7 +52,7 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
       return rows.length === 2 && rows.every((r) => !r.dead && r.command === 'tail') && rows
     })
     expect(views.map((v) => v.agent).sort()).toEqual(['ann@hs', 'bob@hs'])
-    const annProcesses = processesWithEnv('SWARM_AGENT_ID=ann@hs')
+    const annProcesses = processesWithEnv('SWARM_AGENT_ID=ann@hs', home())
     expect(annProcesses.length).toBe(1)
     expect(annProcesses[0]).toMatch(/^\d+ tail /)
     // Both run in the leader's process.
@@ -80,7 +82,7 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
     // The leader dies (and its teammates with it): resume puts a leader back in a pane, which
     // restarts both inside it, each with one view again.
     process.kill(leaderPid!, 'SIGKILL')
-    await waitFor('the leader gone', () => !processesWithEnv('SWARM_AGENT_ID=team-lead@hs').some((p) => / leader hs/.test(p)))
+    await waitFor('the leader gone', () => !processesWithEnv('SWARM_AGENT_ID=team-lead@hs', home()).some((p) => / leader hs/.test(p)))
     const resumed = await sb.swarm(['team', 'resume', 'hs', '--no-attach'], { timeout: 40_000 })
     expect(resumed.code, resumed.stderr).toBe(0)
     await waitFor(
@@ -98,7 +100,7 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
 
     const deleted = await sb.swarm(['team', 'delete', 'hs'], { timeout: 40_000 })
     expect(deleted.code, deleted.stderr).toBe(0)
-    expect(processesWithEnv('SWARM_TEAM=hs')).toEqual([])
+    expect(processesWithEnv('SWARM_TEAM=hs', home())).toEqual([])
   }, 90_000)
 
   it(`hosts a team of more than ${HOSTED_ABOVE} teammates by default; --isolated gives each its process; --hosted with --isolated is refused`, async () => {
@@ -125,8 +127,8 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
     expect(JSON.parse(isolated.stdout)).not.toHaveProperty('hosted')
     expect(JSON.parse(fs.readFileSync(teamConfigPath('iso', sb.env), 'utf8'))).toMatchObject({ swarmBackend: 'tmux' })
     expect((await sb.swarm(['team', 'delete', 'iso', '--force'])).code).toBe(0)
-    expect(processesWithEnv('SWARM_TEAM=big')).toEqual([])
-    expect(processesWithEnv('SWARM_TEAM=iso')).toEqual([])
+    expect(processesWithEnv('SWARM_TEAM=big', home())).toEqual([])
+    expect(processesWithEnv('SWARM_TEAM=iso', home())).toEqual([])
 
     const both = await sb.swarm(['team', 'create', 'bb', '--agents', 'ann', '--backend', 'tmux', '--hosted', '--isolated', '--no-attach'])
     expect(both.code).toBe(2)

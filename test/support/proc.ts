@@ -13,12 +13,17 @@ export function runsProgram(pid: number, program: string): boolean {
   }
 }
 
-/** `pid argv` of every process whose environment holds `entry` (e.g. `SWARM_HOME=/tmp/x/home`): what a test left running. */
-export function processesWithEnv(entry: string): string[] {
+/**
+ * `pid argv` of every process whose environment holds every one of `entries` (e.g.
+ * `SWARM_HOME=/tmp/x/home`): what a test left running. A team name alone is not the test's own —
+ * a swarm run beside the suite may use it too — so give its SWARM_HOME as well.
+ */
+export function processesWithEnv(...entries: string[]): string[] {
   const found: string[] = []
   for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
-      if (fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(entry))
+      const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
+      if (entries.every((e) => env.includes(e)))
         found.push(`${pid} ${fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')}`)
     } catch {
       // gone meanwhile, or not ours to read
