@@ -71,6 +71,16 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
     const bobPane = views.find((v) => v.agent === 'bob@hs')!.pane
     t('send-keys', '-t', leaderView, '/focus bob', 'Enter')
     await waitFor('/focus answered', () => t('capture-pane', '-p', '-J', '-t', leaderView).includes(`attach -t ${bobPane}`))
+    // A view hides and comes back as a process teammate's pane does; the leader is no view.
+    const windowOf = (pane: string) => t('display', '-p', '-t', pane, '#{window_name}').trim()
+    const hidden = await sb.swarm(['hide', 'hs', 'bob'])
+    expect(hidden.code, hidden.stderr).toBe(0)
+    expect(windowOf(bobPane)).toBe('hidden:bob')
+    const shown = await sb.swarm(['unhide', 'hs', 'bob'])
+    expect(shown.code, shown.stderr).toBe(0)
+    expect(windowOf(bobPane)).toBe('hs')
+    expect((await sb.swarm(['hide', 'hs', 'team-lead'])).code).toBe(7)
+    expect(windowOf(leaderView)).toBe('hs')
 
     const sent = await sb.swarm(['send', 'hs', 'ann', 'hello ann'])
     expect(sent.code, sent.stderr).toBe(0)
