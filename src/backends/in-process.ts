@@ -4,6 +4,7 @@ import { ConflictError } from '../errors.js'
 import type { InProcessBackend } from './backend.js'
 import type { NewMessage } from '../mailbox/entry.js'
 import type { InboxMessage } from '../mailbox/types.js'
+import { terminalSafe } from '../terminal/neutralize.js'
 import { paintAgent } from '../terminal/colors.js'
 import { delay } from '../process/delay.js'
 import { onCleanup, onCrash } from '../process/handlers.js'
@@ -117,7 +118,9 @@ export class InProcessTeammates implements InProcessExecutor {
     return { agentId, backendType: 'in-process', paneId: 'in-process', pid: process.pid }
   }
 
-  private print(name: string, color: string | undefined, text: string): void {
+  /** A teammate's line (ctx.print: a crash's message, a notice), neutralised: text it carries is data, never terminal control. */
+  private print(name: string, color: string | undefined, raw: string): void {
+    const text = terminalSafe(raw)
     const own = this.opts.outputFor?.(name)
     if (own) {
       own(text.endsWith('\n') ? text : `${text}\n`)

@@ -30,6 +30,8 @@ export interface LeaderControlOptions {
   inProcess?: InProcessExecutor
   /** Builds an in-process teammate's main function. */
   inProcessMain?: (name: string, opts: { resume: boolean }) => TeammateMain
+  /** The pane backend that shows a hosted team's teammates (`team create --hosted`), each in a pane of its own. */
+  views?: BackendType
 }
 
 /** Stopped with `swarm kill` (or the console's /kill): an in-process leader does not restart it; `swarm spawn` clears the mark. */
@@ -40,8 +42,11 @@ export function stoppedWithKill(m: TeamMember): boolean {
 /** The team's hands as the leader console and the lead agent use them. */
 export class LeaderControl implements TeamControl {
   private pane: PaneExecutor | undefined
+  /** Where the teammates are shown: their panes, or a hosted team's views. */
+  private shown: PaneExecutor | undefined
   constructor(private readonly options: LeaderControlOptions) {
     if (options.backend !== 'in-process') this.pane = createExecutor(options.backend, { env: options.env, sign: options.sign })
+    this.shown = this.pane ?? (options.views ? createExecutor(options.views, { env: options.env }) : undefined)
   }
 
   /** `worktree`: in a git worktree of its own, a string naming it (undefined: as its agent definition's `isolation` says). */
@@ -236,9 +241,9 @@ export class LeaderControl implements TeamControl {
 
   /** `/focus <name>`: the person's tmux client shown the teammate's pane (its window, a page, made current). */
   async focus(name: string): Promise<string> {
-    if (!this.pane) return 'in-process teammates have no pane: their output is in this console'
+    if (!this.shown) return 'in-process teammates have no pane: their output is in this console'
     let notice = ''
-    await this.pane.attach(this.options.team, { terminal: false, notice: (line) => (notice = line) }, name)
+    await this.shown.attach(this.options.team, { terminal: false, notice: (line) => (notice = line) }, name)
     return notice || `showing ${name}`
   }
 }

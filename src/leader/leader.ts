@@ -12,7 +12,7 @@ import { createBatchTool } from '../batch/batch-tool.js'
 import type { PermissionCheck } from '../agent/tool.js'
 import { transcriptPath } from '../agent/transcript.js'
 import { createExecutor } from '../backends/registry.js'
-import type { InProcessExecutor, TeammateMain } from '../backends/types.js'
+import type { BackendType, InProcessExecutor, TeammateMain } from '../backends/types.js'
 import { createPermissionLayer } from '../permissions/requests/client.js'
 import { teamLeadSigner } from '../trust/sign.js'
 import { LEAD_NAME } from '../home/paths.js'
@@ -140,7 +140,14 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
       })
       return runtime.run()
     }
-  const control = new LeaderControl({ team: o.team, env, backend, sign, ...(inProcess ? { inProcess, inProcessMain } : {}) })
+  const control = new LeaderControl({
+    team: o.team,
+    env,
+    backend,
+    sign,
+    ...(inProcess ? { inProcess, inProcessMain } : {}),
+    ...(views && { views: config[HOSTED_VIEWS_FIELD] as BackendType }),
+  })
 
   // Wired before the first await below: a stop signal while the team starts is never lost.
   const abort = new AbortController()

@@ -3,7 +3,8 @@ import { LEAD_NAME } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
 import type { TeamFile, TeamMember } from '../teams/types.js'
 import { backendOf, teamStoreDirectory } from '../backends/directory.js'
-import { createExecutor } from '../backends/registry.js'
+import { createExecutor, showsHostedTeammates } from '../backends/registry.js'
+import { HOSTED_VIEWS_FIELD, hostedInProcess } from '../teams/hosting.js'
 import type { BackendType, InProcessExecutor, PaneExecutor, ProcessState } from '../backends/types.js'
 import type { Env } from '../home/env.js'
 
@@ -43,22 +44,32 @@ export interface StatusOptions {
 
 /**
  * Every member's process state with one batched call per backend in use: one `tmux list-panes`,
- * one `it2 session list`. The leader is found in tmux by its pane tag.
+ * one `it2 session list`. The leader is found in tmux by its pane tag. A hosted team's teammates
+ * (`team create --hosted`) are judged as in-process ones; the same call finds the pane that shows
+ * each (its view) and the leader's, for the pane and window columns.
  */
 export async function teamStatus(team: string, opts: StatusOptions = {}): Promise<TeamStatus> {
   const env = opts.env ?? process.env
   const config = opts.config ?? (await readTeam(team, env))
+  const recordedViews = config[HOSTED_VIEWS_FIELD]
+  const views = typeof recordedViews === 'string' && showsHostedTeammates(recordedViews) ? (recordedViews as BackendType) : undefined
   const groups = new Map<BackendType, TeamMember[]>()
+  const add = (backend: BackendType, m: TeamMember) => groups.set(backend, [...(groups.get(backend) ?? []), m])
   for (const m of config.members) {
-    // The leader of a pane team has no backendType recorded: look for its tagged tmux pane.
-    const backend = backendOf(m) ?? (m.name === LEAD_NAME && config.members.some((x) => backendOf(x) === 'tmux') ? 'tmux' : undefined)
-    if (backend) groups.set(backend, [...(groups.get(backend) ?? []), m])
+    // The leader of a pane team (or of a hosted one) has no backendType recorded: look for its tagged pane.
+    const paneLead = views ?? (config.members.some((x) => backendOf(x) === 'tmux') ? 'tmux' : undefined)
+    const backend = backendOf(m) ?? (m.name === LEAD_NAME ? paneLead : undefined)
+    if (backend) add(backend, m)
+    if (views && m.name !== LEAD_NAME && hostedInProcess(config, m)) add(views, m)
   }
   const states = new Map<string, Seen>()
   const seenBy = new Map<string, BackendType>()
+  const shownIn = new Map<string, Seen>()
   await Promise.all(
     [...groups].map(async ([backend, members]) => {
-      for (const m of members) seenBy.set(m.agentId, backend)
+      const viewOnly = (m: TeamMember) => backend === views && backendOf(m) === 'in-process'
+      for (const m of members) if (!viewOnly(m)) seenBy.set(m.agentId, backend)
+      const into = new Map(members.map((m) => [m.agentId, viewOnly(m) ? shownIn : states]))
       const ids = members.map((m) => m.agentId)
       const executor =
         backend === 'in-process'
@@ -66,18 +77,24 @@ export async function teamStatus(team: string, opts: StatusOptions = {}): Promis
           : (opts.executors?.[backend] ?? createExecutor(backend, { env, directory: teamStoreDirectory(env, config) }))
       if (!executor) return
       try {
-        for (const [id, s] of await executor.status(ids)) states.set(id, s)
+        for (const [id, s] of await executor.status(ids)) into.get(id)?.set(id, s)
       } catch (err) {
         // A backend that cannot answer (tmux uninstalled, it2 broken) leaves its members unknown.
         if (!(err instanceof SwarmError)) throw err
-        for (const id of ids) states.set(id, { state: 'unknown', reason: err.message })
+        for (const id of ids) into.get(id)?.set(id, { state: 'unknown', reason: err.message })
       }
     }),
   )
   return {
     team: config.name,
-    members: config.members.map((m) => describe(m, states.get(m.agentId), seenBy.get(m.agentId))),
+    members: config.members.map((m) => shownAt(describe(m, states.get(m.agentId), seenBy.get(m.agentId)), shownIn.get(m.agentId))),
   }
+}
+
+/** A hosted teammate's row with the pane and window of its view, when one is open: its state stays its own. */
+function shownAt(row: MemberStatus, view: Seen | undefined): MemberStatus {
+  if (view?.state !== 'alive' || !view.paneId) return row
+  return { ...row, pane: view.paneId, ...(view.window && { window: view.window }) }
 }
 
 type Seen = ProcessState | { state: 'unknown'; reason: string }

@@ -1,5 +1,7 @@
 import { BackendUnavailableError } from '../errors.js'
-import { getMember, updateTeam } from '../teams/team-store.js'
+import { findMember, readTeam, updateTeam } from '../teams/team-store.js'
+import { LEAD_NAME, validateAgentName } from '../home/paths.js'
+import { HOSTED_VIEWS_FIELD, hostedInProcess } from '../teams/hosting.js'
 import { backendOf } from '../backends/directory.js'
 import { createExecutor } from '../backends/registry.js'
 import type { PaneExecutor } from '../backends/types.js'
@@ -9,10 +11,11 @@ export interface VisibilityOptions {
   executor?: PaneExecutor
 }
 
-/** Moves a teammate's pane out of the team window (break-pane) and records it in hiddenPaneIds. */
+/** Moves a teammate's pane (a hosted one's view) out of the team window (break-pane) and records it in hiddenPaneIds. */
 export async function hideTeammate(team: string, name: string, opts: VisibilityOptions = {}): Promise<void> {
-  const { executor, member } = await paneOf(team, name, opts)
+  const { executor, member, view } = await paneOf(team, name, opts)
   await executor.hide(member.agentId)
+  if (view) return // a view has no pane id of record
   await updateTeam(
     team,
     (t) => {
@@ -24,8 +27,9 @@ export async function hideTeammate(team: string, name: string, opts: VisibilityO
 
 /** Brings a hidden pane back next to the leader (join-pane) and drops it from hiddenPaneIds. */
 export async function showTeammate(team: string, name: string, opts: VisibilityOptions = {}): Promise<void> {
-  const { executor, member } = await paneOf(team, name, opts)
+  const { executor, member, view } = await paneOf(team, name, opts)
   await executor.show(member.agentId)
+  if (view) return
   await updateTeam(
     team,
     (t) => {
@@ -35,11 +39,15 @@ export async function showTeammate(team: string, name: string, opts: VisibilityO
   )
 }
 
+/** The member's tmux pane: its own, or the view of a hosted team's teammate (`team create --hosted`). */
 async function paneOf(team: string, name: string, opts: VisibilityOptions) {
-  const member = await getMember(team, name, opts.env)
+  validateAgentName(name)
+  const config = await readTeam(team, opts.env)
+  const member = findMember(config, name)
+  const view = config[HOSTED_VIEWS_FIELD] === 'tmux' && member.name !== LEAD_NAME && hostedInProcess(config, member)
   const backend = backendOf(member)
-  if (backend !== 'tmux') {
+  if (backend !== 'tmux' && !view) {
     throw new BackendUnavailableError(`${name} is not in a tmux pane (${backend ?? 'not started'}); only tmux panes can be hidden`)
   }
-  return { member, executor: opts.executor ?? createExecutor('tmux', { env: opts.env }) }
+  return { member, view, executor: opts.executor ?? createExecutor('tmux', { env: opts.env }) }
 }

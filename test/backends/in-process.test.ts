@@ -84,6 +84,22 @@ describe('in-process backend', () => {
     expect(output.join('')).toMatch(/thrower │ crashed: Error: sync boom/)
   })
 
+  it("neutralises terminal control in what a teammate prints (a crash's message), on the leader's terminal and in a hosted view", async () => {
+    const hostile = 'x\x1b[2J\x1b]0;owned\x07\x9b31m'
+    await executor.spawn({ ...base, name: 'wild', run: () => Promise.reject(new Error(hostile)) })
+    await executor.wait('wild@inp')
+    const viewed: string[] = []
+    const hosted = createExecutor('in-process', { env: isolatedEnv(home, { SWARM_HOME: home }), outputFor: () => (t) => viewed.push(t) })
+    await hosted.spawn({ ...base, name: 'wild2', run: () => Promise.reject(new Error(hostile)) })
+    await hosted.wait('wild2@inp')
+    await hosted.killAll()
+    for (const text of [output.join(''), viewed.join('')]) {
+      expect(text).toContain('x␛[2J␛]0;owned␇')
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: no control byte may reach a terminal
+      expect(text).not.toMatch(/[\x1b\x07\x9b]/)
+    }
+  })
+
   it('prefixes every output line with the teammate name', async () => {
     await executor.spawn({
       ...base,

@@ -68,6 +68,22 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
     expect(outside.code).toBe(2)
     expect(outside.stderr).toMatch(/attach needs a terminal/)
 
+    // The console's /focus reaches the view too (no client attached here: it says how to attach to it).
+    const leaderView = panes().find((p) => p.agent === 'team-lead@hs')!.pane
+    const bobPane = views.find((v) => v.agent === 'bob@hs')!.pane
+    t('send-keys', '-t', leaderView, '/focus bob', 'Enter')
+    await waitFor('/focus answered', () => t('capture-pane', '-p', '-J', '-t', leaderView).includes(`attach -t ${bobPane}`))
+    // A view hides and comes back as a process teammate's pane does; the leader is no view.
+    const windowOf = (pane: string) => t('display', '-p', '-t', pane, '#{window_name}').trim()
+    const hidden = await sb.swarm(['hide', 'hs', 'bob'])
+    expect(hidden.code, hidden.stderr).toBe(0)
+    expect(windowOf(bobPane)).toBe('hidden:bob')
+    const shown = await sb.swarm(['unhide', 'hs', 'bob'])
+    expect(shown.code, shown.stderr).toBe(0)
+    expect(windowOf(bobPane)).toBe('hs')
+    expect((await sb.swarm(['hide', 'hs', 'team-lead'])).code).toBe(7)
+    expect(windowOf(leaderView)).toBe('hs')
+
     const sent = await sb.swarm(['send', 'hs', 'ann', 'hello ann'])
     expect(sent.code, sent.stderr).toBe(0)
     const screen = path.join(agentDir('hs', 'ann', sb.env), 'screen.log')
@@ -76,8 +92,13 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
     await waitFor('ann’s reply on its pane', () => t('capture-pane', '-p', '-t', annPane).includes('hosted reply to the lead'))
     expect(fs.readFileSync(path.join(agentDir('hs', 'bob', sb.env), 'screen.log'), 'utf8')).not.toContain('hosted reply to the lead')
 
-    const status = JSON.parse((await sb.swarm(['status', 'hs', '--json'])).stdout) as { members: Array<{ name: string; status: string }> }
+    const status = JSON.parse((await sb.swarm(['status', 'hs', '--json'])).stdout) as {
+      members: Array<{ name: string; status: string; backend?: string; pane: string; window?: string }>
+    }
     expect(status.members.find((m) => m.name === 'ann')?.status).toBe('idle')
+    // Where to look: each teammate's view and the leader's pane, not 'in-process' and '-'.
+    expect(status.members.find((m) => m.name === 'ann')).toMatchObject({ backend: 'in-process', pane: annPane, window: 'hs' })
+    expect(status.members.find((m) => m.name === 'team-lead')).toMatchObject({ pane: leaderView, window: 'hs' })
 
     // The leader dies (and its teammates with it): resume puts a leader back in a pane, which
     // restarts both inside it, each with one view again.
