@@ -41,8 +41,13 @@ const IDLE_S = Number(opt('idle-seconds', '60'))
 const SETTLE_S = Number(opt('settle-seconds', '60'))
 const BURNERS = Number(opt('load', opt('burners', '0')))
 const BASELINE = !args.includes('--no-baseline')
-/** --cpu-prof DIR: the `team create` process (an in-process team's leader, holding every teammate) writes a V8 CPU profile there. */
-const CPU_PROF = opt('cpu-prof', undefined)
+/**
+ * --cpu-prof DIR: the leader holding every teammate writes a V8 CPU profile there when it exits —
+ * in-process, the `team create` process; hosted (tmux above 8), the `swarm leader` of the team's
+ * pane (SWARM_LEADER_CPU_PROF, backends/teammate-launch.ts). Each broadcast then carries
+ * `profileWindowUs`, its start and last arrival on the profile's clock (CLOCK_MONOTONIC, µs).
+ */
+const CPU_PROF = opt('cpu-prof', undefined) && path.resolve(opt('cpu-prof', undefined))
 const READY_LIMIT_MS = 180_000
 
 const TARGETS = {
@@ -132,7 +137,7 @@ async function measureTeam(h, n, backend, started) {
       h.project,
     ],
     {
-      env: h.env,
+      env: CPU_PROF ? { ...h.env, SWARM_LEADER_CPU_PROF: CPU_PROF } : h.env,
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: backend === 'in-process',
     },
@@ -166,7 +171,7 @@ async function measureTeam(h, n, backend, started) {
     const host = backend === 'in-process' ? create.pid : mode === 'hosted' ? leaderPid(h, team) : undefined
     for (const k of [1, 2]) {
       r.broadcast.push(await broadcast(h, team, names, `ping ${k} of ${backend}-${n}`, host))
-      await waitReady(h, team, names, { limitMs: 60_000, pollMs: 50 })
+      await waitReady(h, team, names, { limitMs: 60_000, pollMs: 50, turns: k })
     }
     await sleep(SETTLE_S * 1000) // the first minute: idle notifications and state writes settle
     const leader = backend === 'in-process' ? [create.pid] : [] // the leader is `team create` itself: it carries no marker
@@ -241,6 +246,7 @@ async function broadcast(h, team, names, text, hostPid) {
   const leadPids = new Set(procs.filter((pid) => pid !== hostPid && readEnv(pid).SWARM_AGENT_ID?.startsWith('team-lead@')))
   const cpuBefore = { team: cpuTicks([...procs, ...serverPids(h)]), self: process.cpuUsage(), children: childTicks() }
   const t0 = performance.now()
+  const hr0 = process.hrtime.bigint()
   // Not spawnSync: the loopback model runs in this process, and a blocked event loop would take
   // each request only once the sender exited (every arrival then reads as after the send).
   const sending = swarmAsync(h, ['send', team, '*', text]).then(() => performance.now() - t0)
@@ -280,6 +286,7 @@ async function broadcast(h, team, names, text, hostPid) {
     recipients: first.size,
     cpuSeconds: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, Math.round(v * 100) / 100])),
     cpuWindowMs: round(wallMs),
+    ...(CPU_PROF && all ? { profileWindowUs: [Number(hr0 / 1000n), Number(hr0 / 1000n) + Math.round(at[at.length - 1] * 1000)] } : {}),
   }
 }
 

@@ -24,11 +24,15 @@ export function readState(file) {
   }
 }
 
-/** Milliseconds from `t0` until every one of `names` is idle, or undefined past `limitMs`. */
-export async function waitReady(h, team, names, { t0 = performance.now(), limitMs, pollMs = 100 }) {
+/**
+ * Milliseconds from `t0` until every one of `names` is idle (with at least `turns` turns done: a
+ * turn's `working` may not be on disk yet when its `idle` is not), or undefined past `limitMs`.
+ */
+export async function waitReady(h, team, names, { t0 = performance.now(), limitMs, pollMs = 100, turns = 0 }) {
   const dir = path.join(h.env.SWARM_HOME, 'teams', team, 'agents')
+  const ready = (s) => s?.status === 'idle' && (s.turns ?? 0) >= turns
   while (performance.now() - t0 < limitMs) {
-    if (names.every((m) => readState(path.join(dir, m, 'state.json'))?.status === 'idle')) return performance.now() - t0
+    if (names.every((m) => ready(readState(path.join(dir, m, 'state.json'))))) return performance.now() - t0
     await sleep(pollMs)
   }
   return undefined

@@ -22,6 +22,7 @@ import { appendUserText } from './conversation.js'
 import { markConsumed, messageKey } from './inbox-consume.js'
 import { warmModelTransport } from './client.js'
 import { whenCpuSpare } from './spare-cpu.js'
+import { afterTurnStarts, turnOnItsWay } from './turn-starts.js'
 
 import { refusalReason } from '../trust/gate.js'
 
@@ -284,14 +285,15 @@ export class TeammateRuntime {
    * Records the status in the transcript and queues its state.json write (writes land in call
    * order); resolves, once the transcript has it, with the write. A turn does not wait for its `working` write before its
    * model request: the locked read-merge-rename of state.json, on every recipient of a
-   * broadcast at once, delayed each request by 25–200 ms under load (issue 25).
+   * broadcast at once, delayed each request by 25–200 ms under load (issue 25). `soon` (a turn's
+   * `working`): the write waits for the turn's next status, up to STATUS_WRITE_DELAY_MS (agent/state.ts).
    */
-  private async startStatus(status: MemberStatus, detail?: string): Promise<{ written: Promise<void> }> {
+  private async startStatus(status: MemberStatus, detail?: string, soon = false): Promise<{ written: Promise<void> }> {
     // In an object: an async function that returned the write itself would wait for it.
     if (this.status === status && !detail) return { written: Promise.resolve() }
     this.status = status
     this.options.output.state(status, detail)
-    const written = this.options.state.update({ status, detail, lastActivity: Date.now() })
+    const written = this.options.state.update({ status, detail, lastActivity: Date.now() }, { soon })
     written.catch(() => {}) // awaited by the caller; this only keeps it from counting as unhandled meanwhile
     await this.options.transcript.append({ kind: 'state', state: status, ...(detail ? { detail } : {}) })
     return { written }
@@ -316,53 +318,67 @@ export class TeammateRuntime {
 
   private async runModelTurn(text: string, batch: InboxMessage[], taskId?: string): Promise<TurnResult | undefined> {
     this.turnStarted = true
-    const working = (await this.startStatus('working', taskId ? `task #${taskId}` : undefined)).written
-    appendUserText(this.options.messages, text)
-    await this.options.transcript.append({ kind: 'message', message: this.options.messages[this.options.messages.length - 1] })
+    const onItsWay = turnOnItsWay()
     let result: TurnResult | undefined
     let failure: string | undefined
     try {
-      result = await runTurn({
-        client: this.options.client,
-        model: this.options.model,
-        system: this.options.system,
-        ...(this.options.cache ? { cache: this.options.cache } : {}),
-        tools: this.currentTools,
-        messages: this.options.messages,
-        maxIterations: this.options.maxIterations,
-        signal: this.turnAbort.signal,
-        toolContext: {
-          cwd: this.options.cwd,
-          signal: this.turnAbort.signal,
-          agentName: this.options.name,
-          teamName: this.options.team,
-          env: this.options.env,
-          checkPermission: this.options.checkPermission,
-          ...(this.options.writableRoots ? { writableRoots: this.options.writableRoots } : {}),
-          sandbox: this.options.sandbox,
-          meter: this.meter,
-        },
-        onText: (d) => this.options.output.text(d),
-        onToolEnd: (name, input, res, ms) => this.options.output.tool(name, input, res, ms),
-        record: (...events) => this.options.transcript.append(...events),
-        ...this.guards.hooks(),
-      })
-      this.options.output.flush()
-      if (result.status === 'partial')
-        this.options.output.warn(`turn stopped after ${result.iterations} model calls: the agent definition's maxTurns — partial`)
+      // Its write is not awaited: the status after it (idle, exited, the next turn's waiting…)
+      // goes in the same write and fails with it; awaited at the turn's end, it held the read
+      // mark and the idle back until its delay ran out.
+      await this.startStatus('working', taskId ? `task #${taskId}` : undefined, true)
+      appendUserText(this.options.messages, text)
+      await this.options.transcript.append({ kind: 'message', message: this.options.messages[this.options.messages.length - 1] })
+      result = await this.requestTurn(onItsWay)
     } catch (err) {
       this.options.output.flush()
       failure = describeFailure(err)
       this.options.output.warn(`turn failed: ${failure}`)
       await this.options.transcript.append(errorEvent(err))
+    } finally {
+      onItsWay()
     }
-    await working
+    // The turn's bookkeeping (read mark, state, idle notification) after the other members' requests (agent/turn-starts.ts).
+    if (!this.stopRequested) await afterTurnStarts()
     // Read only once the turn consumed them (a crash before this point re-delivers them). An
     // aborted turn did not: like a crash, its messages stay unread for the next start (--resume
     // drops the cut-off turn from the conversation).
     if (result?.status !== 'aborted') await this.consume(batch)
     if (this.guards.halted) failure = this.guards.halted
     this.lastTurn = { result, failure, taskId }
+    return result
+  }
+
+  /** The turn's model requests and tools (runTurn), with what this member gives it. */
+  private async requestTurn(onRequestSent: () => void): Promise<TurnResult> {
+    const result = await runTurn({
+      client: this.options.client,
+      model: this.options.model,
+      system: this.options.system,
+      ...(this.options.cache ? { cache: this.options.cache } : {}),
+      tools: this.currentTools,
+      messages: this.options.messages,
+      maxIterations: this.options.maxIterations,
+      signal: this.turnAbort.signal,
+      toolContext: {
+        cwd: this.options.cwd,
+        signal: this.turnAbort.signal,
+        agentName: this.options.name,
+        teamName: this.options.team,
+        env: this.options.env,
+        checkPermission: this.options.checkPermission,
+        ...(this.options.writableRoots ? { writableRoots: this.options.writableRoots } : {}),
+        sandbox: this.options.sandbox,
+        meter: this.meter,
+      },
+      onText: (d) => this.options.output.text(d),
+      onToolEnd: (name, input, res, ms) => this.options.output.tool(name, input, res, ms),
+      record: (...events) => this.options.transcript.append(...events),
+      onRequestSent,
+      ...this.guards.hooks(),
+    })
+    this.options.output.flush()
+    if (result.status === 'partial')
+      this.options.output.warn(`turn stopped after ${result.iterations} model calls: the agent definition's maxTurns — partial`)
     return result
   }
 

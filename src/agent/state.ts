@@ -1,5 +1,6 @@
 import { addMemberSpend, type MemberSpend, type MemberState, type MemberStatePatch, updateMemberState } from '../store/member-state.js'
 import type { Env } from '../home/env.js'
+import { afterTurnStarts, TURN_END_WAIT_MAX_MS } from './turn-starts.js'
 
 export interface AgentStateOptions {
   team: string
@@ -18,15 +19,36 @@ export interface AgentStateOptions {
  */
 const SPEND_WRITE_DELAY_MS = 250
 
+/**
+ * How long a turn's `working` may wait on disk for the turn's next status write (`update` with
+ * `soon`): a turn that ends sooner writes state.json once — working, its spend and idle merged —
+ * instead of twice. A broadcast's recipients all start a turn at once, and their 64 locked
+ * read-merge-renames of state.json ran between the other recipients' deliveries and requests: a
+ * fifth to a quarter of a hosted leader's busy time from `send '*'` to the 64th request (bench:scale
+ * tmux@64 with 4 burners, issue 25). A longer turn shows `working` this much later.
+ */
+export const STATUS_WRITE_DELAY_MS = 250
+
 /** A write queued behind the one in flight: what later calls add is merged into it until it starts. */
 interface QueuedWrite {
   patch: MemberStatePatch
   spend: MemberSpend | undefined
   /** Resolves once this write (and every one before it) is on disk. */
   done: Promise<void>
-  /** Lets the write start once the one before it is done (a spend alone waits SPEND_WRITE_DELAY_MS). */
+  /** Lets the write start once the one before it is done (a spend alone waits SPEND_WRITE_DELAY_MS, a `soon` update STATUS_WRITE_DELAY_MS). */
   release(): void
   timer: NodeJS.Timeout | undefined
+  /** When `timer` releases it (Date.now() ms). */
+  due: number
+  released: boolean
+}
+
+/** Makes sure the write is released within `ms` from now. */
+function releaseWithin(q: QueuedWrite, ms: number): void {
+  if (q.released || (q.timer !== undefined && q.due - Date.now() <= ms)) return
+  clearTimeout(q.timer)
+  q.due = Date.now() + ms
+  q.timer = setTimeout(q.release, ms)
 }
 
 /**
@@ -35,7 +57,9 @@ interface QueuedWrite {
  * merges them into what other processes wrote. The first write starts the record afresh; later
  * ones never bring back a directory deleted meanwhile (the team or the member removed). Updates
  * made while a write is in flight go together as the next write (the last value of a field wins,
- * spends add up); a spend alone waits up to SPEND_WRITE_DELAY_MS for the status write after it.
+ * spends add up); a spend alone waits up to SPEND_WRITE_DELAY_MS for the status write after it,
+ * a turn's `working` STATUS_WRITE_DELAY_MS, both counted from when no turn of the process is on its
+ * way to its request (turn-starts.ts; TURN_END_WAIT_MAX_MS at most).
  */
 export class AgentStateFile {
   private state: MemberState
@@ -51,12 +75,17 @@ export class AgentStateFile {
     return this.state
   }
 
-  /** Merges `patch` (a field given as `undefined` is removed) and queues its write; writes land in call order. */
-  update(patch: MemberStatePatch): Promise<void> {
+  /**
+   * Merges `patch` (a field given as `undefined` is removed) and queues its write; writes land in
+   * call order. `soon`: the write waits for the next update until no turn of the process is on
+   * its way to its request (turn-starts.ts), then STATUS_WRITE_DELAY_MS at most (a turn's
+   * `working`, which its `idle` usually follows within milliseconds).
+   */
+  update(patch: MemberStatePatch, opts: { soon?: boolean } = {}): Promise<void> {
     const next: Record<string, unknown> = { ...this.state, ...patch }
     for (const [k, v] of Object.entries(next)) if (v === undefined) delete next[k]
     this.state = next as MemberState
-    return this.enqueue(patch, undefined, true)
+    return this.enqueue(patch, undefined, opts.soon ? STATUS_WRITE_DELAY_MS : 0)
   }
 
   /**
@@ -67,7 +96,7 @@ export class AgentStateFile {
     const cur = this.state
     const costUsd = Math.round(((cur.costUsd ?? 0) + spend.costUsd) * 1_000_000) / 1_000_000
     this.state = { ...cur, ...patch, usage: addUsage(cur.usage, spend.usage), costUsd } as MemberState
-    return this.enqueue(patch, spend, false)
+    return this.enqueue(patch, spend, SPEND_WRITE_DELAY_MS)
   }
 
   /** Resolves once every queued write is on disk (a budget check reads what was spent). */
@@ -76,7 +105,8 @@ export class AgentStateFile {
     return this.writing
   }
 
-  private enqueue(patch: MemberStatePatch, spend: MemberSpend | undefined, now: boolean): Promise<void> {
+  /** Queues the patch into the next write, which starts at once (`delayMs` 0) or within `delayMs`, at the latest. */
+  private enqueue(patch: MemberStatePatch, spend: MemberSpend | undefined, delayMs: number): Promise<void> {
     let q = this.queued
     if (!q) {
       let release!: () => void
@@ -86,8 +116,11 @@ export class AgentStateFile {
         spend: undefined,
         done: Promise.resolve(),
         timer: undefined,
+        due: 0,
+        released: false,
         release: () => {
           clearTimeout(write.timer)
+          write.released = true
           release()
         },
       }
@@ -102,8 +135,13 @@ export class AgentStateFile {
     }
     Object.assign(q.patch, patch)
     if (spend) q.spend = q.spend ? { usage: addUsage(q.spend.usage, spend.usage), costUsd: q.spend.costUsd + spend.costUsd } : spend
-    if (now) q.release()
-    else q.timer ??= setTimeout(q.release, SPEND_WRITE_DELAY_MS)
+    if (delayMs === 0) q.release()
+    else {
+      // Not among the other members' turn starts (turn-starts.ts): `delayMs` from when none is on its way.
+      const write = q
+      releaseWithin(write, TURN_END_WAIT_MAX_MS + delayMs)
+      void afterTurnStarts().then(() => releaseWithin(write, delayMs))
+    }
     return q.done
   }
 

@@ -42,6 +42,8 @@ export interface TurnOptions extends TurnEvents {
   keepBreakpoints?: readonly number[]
   /** The `x-swarm-agent` header (who is asking, for the model server's logs); default the tool context's agent. */
   agentHeader?: string
+  /** Called when a request's response begins (its request has reached the model). */
+  onRequestSent?(): void
 }
 
 export interface TurnResult {
@@ -155,6 +157,7 @@ async function request(opts: TurnOptions, apiTools: Anthropic.Tool[]): Promise<A
     { signal: opts.signal, headers: { 'x-swarm-agent': opts.agentHeader ?? opts.toolContext.agentName } },
   )
   stream.on('text', (delta) => opts.onText?.(delta))
+  if (opts.onRequestSent) stream.on('connect', opts.onRequestSent)
   return stream.finalMessage()
 }
 

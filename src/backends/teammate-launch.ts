@@ -77,9 +77,15 @@ export function defaultTeammateArgv(team: string, name: string, opts: { model?: 
   ]
 }
 
-/** The leader console started in a new team session: `swarm leader <team>`. */
+/**
+ * The leader console started in a new team session: `swarm leader <team>`. With
+ * SWARM_LEADER_CPU_PROF=DIR in the spawner's environment (`bench:scale --cpu-prof DIR`), its Node
+ * writes a V8 CPU profile into DIR when it exits: a hosted team's teammates all run there.
+ */
 export function defaultLeaderArgv(team: string): string[] {
-  return [...swarmArgv(), 'leader', team]
+  const [node, bin] = swarmArgv()
+  const profile = process.env.SWARM_LEADER_CPU_PROF
+  return [node!, ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []), bin!, 'leader', team]
 }
 
 /** `--command 'SHELL CMD'`: the user's command is for a shell by definition. */

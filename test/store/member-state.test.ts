@@ -2,8 +2,9 @@ import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { AgentStateFile } from '../../src/agent/state.js'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { AgentStateFile, STATUS_WRITE_DELAY_MS } from '../../src/agent/state.js'
+import { turnOnItsWay } from '../../src/agent/turn-starts.js'
 import { agentDir, teamDir } from '../../src/home/paths.js'
 import { addMemberSpend, readMemberState, updateMemberState } from '../../src/store/member-state.js'
 import { createTeam, deleteMemberFiles, deleteTeamFiles } from '../../src/teams/team-store.js'
@@ -122,6 +123,32 @@ describe('the member state store', () => {
     void own.addSpend({ usage: usage(1), costUsd: 0.125 }, { turns: 3 })
     await own.flushed()
     expect(await readMemberState('t', 'gem', h.env)).toMatchObject({ costUsd: 0.875, turns: 3 })
+  })
+
+  it("a turn's `working` (soon) waits for the process's other turns to be on their way, then goes with the turn's idle", async () => {
+    const own = new AgentStateFile({ team: 't', name: 'gem', env: h.env, initial: { status: 'idle' }, fresh: true })
+    await own.update({})
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] }) // nothing is released by a timer unless the test says so
+    const other = turnOnItsWay() // another member's turn in this process, its request not sent yet
+    try {
+      const working = own.update({ status: 'working' }, { soon: true })
+      const spend = own.addSpend({ usage: usage(10), costUsd: 0.25 }, { turns: 1 })
+      await vi.advanceTimersByTimeAsync(STATUS_WRITE_DELAY_MS) // a spend alone would have gone by now, were no turn on its way
+      expect(await readMemberState('t', 'gem', h.env)).toMatchObject({ status: 'idle' })
+      other()
+      await vi.advanceTimersByTimeAsync(STATUS_WRITE_DELAY_MS - 1)
+      expect((await readMemberState('t', 'gem', h.env))?.turns).toBeUndefined() // nothing written yet
+      await Promise.all([working, spend, own.update({ status: 'idle' })]) // the turn's end: one write with all of it
+      expect(await readMemberState('t', 'gem', h.env)).toMatchObject({ status: 'idle', turns: 1, costUsd: 0.25 })
+      // A long turn: its `working` is on disk STATUS_WRITE_DELAY_MS after the others are on their way.
+      const long = own.update({ status: 'working' }, { soon: true })
+      await vi.advanceTimersByTimeAsync(STATUS_WRITE_DELAY_MS)
+      await long
+      expect(await readMemberState('t', 'gem', h.env)).toMatchObject({ status: 'working' })
+    } finally {
+      other()
+      vi.useRealTimers()
+    }
   })
 
   it('a corrupt state.json is moved aside (kept) and the record starts afresh', async () => {

@@ -38,12 +38,13 @@ async function runTwoTurns(): Promise<RecordedRequest[]> {
   await sendTeamMessage({ team: TEAM, to: 'alice', text: 'first job', env: fx.env })
   await waitFor(
     'the first turn',
-    () => modelRequests(loopback, 'alice').length === 3 && readMemberState(TEAM, 'alice', fx.env).then((s) => s?.status === 'idle'),
+    // Idle with the turn's spend on disk: a short turn's `working` is never written alone (agent/state.ts).
+    () => modelRequests(loopback, 'alice').length === 3 && readMemberState(TEAM, 'alice', fx.env).then((s) => s?.status === 'idle' && s.turns === 3),
   )
   await sendTeamMessage({ team: TEAM, to: 'alice', text: 'second job', env: fx.env })
   await waitFor(
     'the second turn',
-    () => modelRequests(loopback, 'alice').length === 6 && readMemberState(TEAM, 'alice', fx.env).then((s) => s?.status === 'idle'),
+    () => modelRequests(loopback, 'alice').length === 6 && readMemberState(TEAM, 'alice', fx.env).then((s) => s?.status === 'idle' && s.turns === 6),
   )
   return modelRequests(loopback, 'alice')
 }
