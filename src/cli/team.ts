@@ -366,6 +366,10 @@ export async function teamResume(
   else {
     println(`team ${name}: leader ${report.leader}; alive: ${report.alive.join(', ') || 'none'}; respawned: ${report.respawned.join(', ') || 'none'}`)
     if (report.restarted?.length) println(`started again (stopped with swarm kill): ${report.restarted.join(', ')}`)
+    if (report.hosted?.length)
+      println(
+        `inside the leader${report.leader === 'started' ? ', which restarts them and their panes as it starts' : ''}: ${report.hosted.join(', ')}`,
+      )
     printUnreachable(report)
     for (const s of report.stopped) println(stoppedLine(name, s))
     if (report.reaped.length) println(`stopped what dead members left running: ${describeProcesses(report.reaped)}`)

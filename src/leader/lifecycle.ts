@@ -31,7 +31,7 @@ import { teamBackend } from '../backends/team-backend.js'
 import { STOPPED_FIELD } from '../backends/directory.js'
 import { removeGoneClaudeLeadSocket } from '../backends/claude-lead-server.js'
 import { claudeLeadAlive, claudeLeadOf } from '../teams/claude-lead.js'
-import { HOSTED_VIEWS_FIELD, type PaneMode, hostsTeammates } from '../teams/hosting.js'
+import { HOSTED_VIEWS_FIELD, type PaneMode, hostedInProcess, hostsTeammates } from '../teams/hosting.js'
 import { endGoneLeadKeyHolders } from '../supervisor/lead-key-holders.js'
 import { recordLeaderServer } from './leader-server.js'
 import { type TrustSettings, checkSettingsPins } from '../supervisor/settings-pins.js'
@@ -132,6 +132,11 @@ export interface ResumeReport {
   restarted?: string[]
   /** Members on a host that did not answer within its limit: neither alive nor dead as far as is known, left as they are. */
   unreachable?: string[]
+  /**
+   * A hosted team's members that run inside its leader (not stopped with `swarm kill`): restarted
+   * by it, each with its view, as it starts in its pane — kept as they are when it runs.
+   */
+  hosted?: string[]
 }
 
 /** A member's cwd to start it in: on a host, `~` is that host's HOME (its swarm's default), so none is sent. */
@@ -193,43 +198,64 @@ export async function resumeTeam(team: string, opts: ResumeOptions): Promise<Res
   const restarted = opts.includeStopped ? await clearStopped(team, env) : []
   const config = await readTeam(team, env)
   const backend = await resumeBackend(team, config, env)
+  const also = (placed: { unreachable: string[] }) => ({
+    ...(restarted.length ? { restarted } : {}),
+    ...(placed.unreachable.length ? { unreachable: placed.unreachable } : {}),
+  })
   if (backend === 'in-process') {
-    // Before anything is reaped: the leader checks them again as it starts them (leader.ts), the same check.
+    const views = config[HOSTED_VIEWS_FIELD]
+    const paneBackend = typeof views === 'string' && showsHostedTeammates(views) ? views : undefined
+    const executor = paneBackend ? createExecutor(paneBackend, { env, sign: await teamLeadSigner(team, env) }) : undefined
+    const status = await teamStatus(team, { env, config, ...(executor && paneBackend ? { executors: { [paneBackend]: executor } } : {}) })
+    const stateOf = (name: string) => status.members.find((r) => r.name === name)?.state
+    const local = config.members.filter((m) => m.name !== LEAD_NAME && m.host === undefined)
+    // On a hosted team, members with a pane process of their own (`swarm spawn --backend tmux`, an
+    // agent CLI) run beside the leader, never inside it (hostedInProcess): resumed as on a pane team.
+    const inside = local.filter((m) => hostedInProcess(config, m))
+    const ownPanes = paneBackend ? local.filter((m) => !hostedInProcess(config, m)) : []
+    // The team lived inside its leader: unless that one still runs (the new leader is then
+    // refused), whatever the old one's teammates left running goes before they restart.
+    const leaderRuns = runningLeader(team, env) !== undefined
+    const lives = (m: TeamMember) => (ownPanes.includes(m) ? stateOf(m.name) === 'alive' : leaderRuns)
+    // Before anything is reaped: the leader checks its own again as it starts them (leader.ts), the same check.
     await checkSettingsPins(
       team,
-      config.members.filter((m) => m.name !== LEAD_NAME && m[STOPPED_FIELD] !== true),
+      config.members.filter((m) => m.name !== LEAD_NAME && (ownPanes.includes(m) ? !lives(m) && !stoppedOnPurpose(m) : m[STOPPED_FIELD] !== true)),
       env,
       opts.trustSettings,
     )
-    // The team lived inside its leader: unless that one still runs (the new leader is then
-    // refused), whatever the old one's teammates left running goes before they restart.
-    const reaped = runningLeader(team, env) === undefined ? await reapTeam(team, env) : { killed: [], survivors: [] }
-    assertNoneSurvive(team, reaped.survivors, 'nothing was restarted')
+    const reaped = await reapDead(
+      team,
+      config.members.filter((m) => !lives(m)),
+      env,
+    )
     // Members on hosts run there, not in the leader: the same as on a pane team (their link went with the reap).
-    const placed = await resumeOnHosts(team, config, (await teamStatus(team, { env, config })).members, env)
-    const stopped = [
-      ...config.members.filter((m) => m.name !== LEAD_NAME && m.host === undefined && m[STOPPED_FIELD] === true).map((m) => m.name),
-      ...placed.stopped,
-    ]
-    const fromHosts = {
-      alive: placed.alive,
-      respawned: placed.respawned,
-      ...(placed.unreachable.length ? { unreachable: placed.unreachable } : {}),
+    const placed = await resumeOnHosts(team, config, status.members, env)
+    const stoppedInside = inside.filter((m) => m[STOPPED_FIELD] === true).map((m) => m.name)
+    const hosted = inside.filter((m) => m[STOPPED_FIELD] !== true).map((m) => m.name)
+    if (!executor || !paneBackend)
+      return {
+        backend,
+        leader: 'started',
+        alive: placed.alive,
+        respawned: placed.respawned,
+        stopped: [...stoppedInside, ...placed.stopped],
+        reaped,
+        ...also(placed),
+      }
+    // A hosted team: its leader goes back into a pane, where it restarts its hosted teammates and their views.
+    const leader = await ensureLeaderPane(team, config, executor, env)
+    const panes = await resumeInPanes(team, ownPanes, stateOf, executor, env)
+    return {
+      backend: paneBackend,
+      leader: leader.created ? 'started' : 'alive',
+      alive: [...panes.alive, ...placed.alive],
+      respawned: [...panes.respawned, ...placed.respawned],
+      stopped: [...stoppedInside, ...panes.stopped, ...placed.stopped],
+      reaped,
+      hosted,
+      ...also(placed),
     }
-    const views = config[HOSTED_VIEWS_FIELD]
-    if (typeof views === 'string' && showsHostedTeammates(views)) {
-      // A hosted team: its leader goes back into a pane, where it restarts its teammates and their views.
-      const executor: PaneExecutor = createExecutor(views, { env, sign: await teamLeadSigner(team, env) })
-      const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
-      const leader = await executor.ensureLeader(team, {
-        argv: defaultLeaderArgv(team),
-        cwd: leadCwd,
-        env: teammateEnv(env, { team, name: LEAD_NAME }),
-      })
-      await recordLeaderServer(team, leader, env)
-      return { backend: views, leader: 'started', ...fromHosts, stopped, reaped: reaped.killed, ...(restarted.length ? { restarted } : {}) }
-    }
-    return { backend, leader: 'started', ...fromHosts, stopped, reaped: reaped.killed, ...(restarted.length ? { restarted } : {}) }
   }
   const sign = await teamLeadSigner(team, env)
   const executor: PaneExecutor = createExecutor(backend, { env, sign })
@@ -242,19 +268,71 @@ export async function resumeTeam(team: string, opts: ResumeOptions): Promise<Res
     env,
     opts.trustSettings,
   )
-  const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
-  // What dead members (and a dead leader) left running — a Bash command, a setsid'd child — goes
-  // before anything is started again; what lives is left alone.
-  const deadNames = config.members.filter((m) => stateOf(m.name) !== 'alive').map((m) => m.name)
-  const reaped = deadNames.length ? await reapTeam(team, env, deadNames) : { killed: [], survivors: [] }
+  const reaped = await reapDead(
+    team,
+    config.members.filter((m) => stateOf(m.name) !== 'alive'),
+    env,
+  )
+  const leader = await ensureLeaderPane(team, config, executor, env)
+  const panes = await resumeInPanes(
+    team,
+    config.members.filter((m) => m.name !== LEAD_NAME && m.host === undefined),
+    stateOf,
+    executor,
+    env,
+  )
+  const placed = await resumeOnHosts(team, config, status.members, env)
+  return {
+    backend,
+    leader: leader.created ? 'started' : 'alive',
+    alive: [...panes.alive, ...placed.alive],
+    respawned: [...panes.respawned, ...placed.respawned],
+    stopped: [...panes.stopped, ...placed.stopped],
+    reaped,
+    ...also(placed),
+  }
+}
+
+/**
+ * What dead members (and a dead leader) left running — a Bash command, a setsid'd child, a view —
+ * goes before anything is started again; what lives is left alone. A survivor stops the resume (exit 8).
+ */
+async function reapDead(team: string, dead: readonly TeamMember[], env: Env): Promise<ReapedProcess[]> {
+  if (!dead.length) return []
+  const reaped = await reapTeam(
+    team,
+    env,
+    dead.map((m) => m.name),
+  )
   assertNoneSurvive(team, reaped.survivors, 'nothing was restarted')
+  return reaped.killed
+}
+
+/** The leader's pane: kept when it runs, else respawned in place or put back on the left (PaneExecutor.ensureLeader). */
+async function ensureLeaderPane(team: string, config: TeamFile, executor: PaneExecutor, env: Env): Promise<{ created: boolean }> {
+  const leadCwd = config.members.find((m) => m.name === LEAD_NAME)?.cwd ?? process.cwd()
   const leader = await executor.ensureLeader(team, { argv: defaultLeaderArgv(team), cwd: leadCwd, env: teammateEnv(env, { team, name: LEAD_NAME }) })
   await recordLeaderServer(team, leader, env)
+  return leader
+}
+
+/**
+ * The members with a pane process of their own on this machine — every teammate of a pane team,
+ * those spawned beside a hosted team's leader — resumed alike: alive ones are kept, those stopped
+ * with `swarm kill` named, the others started again in a pane: swarm's agent from its transcript
+ * (`--resume`), an agent CLI with its resume argv, a never-started one with its first prompt.
+ */
+async function resumeInPanes(
+  team: string,
+  members: readonly TeamMember[],
+  stateOf: (name: string) => TeamStatus['members'][number]['state'] | undefined,
+  executor: PaneExecutor,
+  env: Env,
+): Promise<{ alive: string[]; respawned: string[]; stopped: string[] }> {
   const alive: string[] = []
   const stopped: string[] = []
   const dead: SpawnTeammateInput[] = []
-  for (const m of config.members) {
-    if (m.name === LEAD_NAME || m.host !== undefined) continue
+  for (const m of members) {
     const state = stateOf(m.name)
     if (state === 'alive') {
       alive.push(m.name)
@@ -295,17 +373,7 @@ export async function resumeTeam(team: string, opts: ResumeOptions): Promise<Res
     })
   }
   if (dead.length) await spawnTeammates(team, dead, { env, executor })
-  const placed = await resumeOnHosts(team, config, status.members, env)
-  return {
-    backend,
-    leader: leader.created ? 'started' : 'alive',
-    alive: [...alive, ...placed.alive],
-    respawned: [...dead.map((d) => d.name), ...placed.respawned],
-    stopped: [...stopped, ...placed.stopped],
-    reaped: reaped.killed,
-    ...(restarted.length ? { restarted } : {}),
-    ...(placed.unreachable.length ? { unreachable: placed.unreachable } : {}),
-  }
+  return { alive, respawned: dead.map((d) => d.name), stopped }
 }
 
 /** Never started (a --no-start roster): its prompt goes to its inbox as on team create. */
