@@ -162,6 +162,43 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
     expect(processesWithEnv('SWARM_TEAM=hr')).toEqual([])
   }, 120_000)
 
+  it('a hosted teammate that ends (swarm kill) closes its view; spawned again it gets one again', async () => {
+    const created = await sb.swarm([
+      'team',
+      'create',
+      'hk',
+      '--agents',
+      'ann,bob',
+      '--backend',
+      'tmux',
+      '--hosted',
+      '--no-attach',
+      '--cwd',
+      sb.project,
+    ])
+    expect(created.code, created.stderr).toBe(0)
+    const liveViews = (name: string) => panes().filter((p) => p.agent === `${name}@hk` && !p.dead)
+    await waitFor('both views', () => liveViews('ann').length === 1 && liveViews('bob').length === 1, 30_000)
+    await waitFor('ann idle', async () => (await readMemberState('hk', 'ann', sb.env))?.status === 'idle', 30_000)
+
+    const killed = await sb.swarm(['kill', 'hk', 'ann'])
+    expect(killed.code, killed.stderr).toBe(0)
+    await waitFor('ann stopped', async () => (await readMemberState('hk', 'ann', sb.env))?.status === 'exited', 30_000)
+    // Its view goes (no pane, dead or alive, is left showing its last screen); bob's stays.
+    await waitFor('ann’s view closed', () => panes().every((p) => p.agent !== 'ann@hk'))
+    expect(processesWithEnv('SWARM_AGENT_ID=ann@hk')).toEqual([])
+    expect(liveViews('bob').length).toBe(1)
+    expect(fs.readFileSync(path.join(agentDir('hk', 'ann', sb.env), 'screen.log'), 'utf8')).toMatch(/ann ended/)
+    const status = JSON.parse((await sb.swarm(['status', 'hk', '--json'])).stdout) as { members: Array<{ name: string; status: string }> }
+    expect(status.members.find((m) => m.name === 'ann')?.status).toBe('exited')
+
+    const back = await sb.swarm(['spawn', 'hk', 'ann'])
+    expect(back.code, back.stderr).toBe(0)
+    await waitFor('ann’s view again', () => liveViews('ann').length === 1 && liveViews('ann')[0]!.command === 'tail', 30_000)
+    expect((await sb.swarm(['team', 'delete', 'hk', '--force'], { timeout: 40_000 })).code).toBe(0)
+    expect(processesWithEnv('SWARM_TEAM=hk')).toEqual([])
+  }, 90_000)
+
   it(`hosts a team of more than ${HOSTED_ABOVE} teammates by default; --isolated gives each its process; --hosted with --isolated is refused`, async () => {
     const names = Array.from({ length: HOSTED_ABOVE + 1 }, (_, i) => `w${i}`)
     const many = ['--agents', names.join(','), '--backend', 'tmux', '--no-attach', '--json', '--cwd', sb.project]
