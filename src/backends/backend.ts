@@ -52,6 +52,8 @@ export interface PaneBackend {
    * `team create --hosted`).
    */
   openViews?(specs: readonly ViewSpec[], env: Env): Promise<string[]>
+  /** Closes views openViews opened (each by its pane id and its teammate's agent id), of those still showing it: their teammates ended. */
+  closeViews?(views: ReadonlyArray<{ paneId: string; agentId: string }>, env: Env): Promise<void>
 }
 
 /** A pane backend's server, as `swarm doctor` shows it. */

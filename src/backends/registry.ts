@@ -141,3 +141,19 @@ export async function openTeammateViews(type: string, specs: readonly ViewSpec[]
     if (team !== undefined) await backend.relayout?.(team, undefined, env)
   }
 }
+
+/** Closes hosted teammates' views (they ended) on backend `type`, then lays the team's panes out once; nothing on a backend without views. */
+export async function closeTeammateViews(
+  type: string,
+  team: string,
+  views: ReadonlyArray<{ paneId: string; agentId: string }>,
+  env: Env = process.env,
+): Promise<void> {
+  const backend = paneBackend(type)
+  if (!views.length || !backend.closeViews) return
+  try {
+    await backend.closeViews(views, env)
+  } finally {
+    await backend.relayout?.(team, undefined, env)
+  }
+}

@@ -3,7 +3,7 @@ import type { PaneBackend } from './backend.js'
 import { teamStoreDirectory } from './directory.js'
 import { ownTmuxPane, tmuxPaneDriver } from './tmux-pane-driver.js'
 import { closeTmuxServer, inspectTmuxServer, tmuxAttachHint } from './tmux-server.js'
-import { openTmuxViews } from './tmux-views.js'
+import { closeTmuxViews, openTmuxViews } from './tmux-views.js'
 
 /** tmux: inside it, a window of the user's session; outside, a session on swarm's own server. */
 export const tmuxBackend: PaneBackend = {
@@ -22,6 +22,7 @@ export const tmuxBackend: PaneBackend = {
   inspect: inspectTmuxServer,
   closeServer: closeTmuxServer,
   openViews: openTmuxViews,
+  closeViews: closeTmuxViews,
   relayout: (team, socketPath, env) =>
     (socketPath ? new TmuxExecutor({ socket: { path: socketPath } }) : new TmuxExecutor({ env, directory: teamStoreDirectory(env) })).relayout(team),
 }

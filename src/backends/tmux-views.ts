@@ -72,6 +72,18 @@ export async function openTmuxViews(specs: readonly ViewSpec[], env: Env): Promi
   return ids.map((id) => live.get(id) ?? '')
 }
 
+/**
+ * Closes hosted teammates' views (their teammates ended): one list, then one `kill-pane` each of
+ * those still there and still tagged as their teammate's — a pane gone meanwhile, or another's, is left.
+ */
+export async function closeTmuxViews(views: ReadonlyArray<{ paneId: string; agentId: string }>, env: Env): Promise<void> {
+  if (!views.length) return
+  const client = new TmuxClient({ socket: resolveSocket(env), env })
+  const panes = new Map((await listPanes(client)).map((p) => [p.paneId, p.agent]))
+  const lines = views.filter((v) => panes.get(v.paneId) === v.agentId).map((v) => tmuxCommand('kill-pane', '-t', v.paneId))
+  if (lines.length) await client.source(lines, { what: 'kill-pane' })
+}
+
 /** A view's title, options and identity, and its window marked as a new pane's of its team for the layout. */
 function viewSetup(spec: ViewSpec, agentId: string, paneId: string, windowId: string): string[] {
   const title = terminalSafe(spec.name, { singleLine: true })

@@ -5,7 +5,8 @@ import { UsageError } from '../errors.js'
 import { backendChoices, parseBackendChoice, showsHostedTeammates } from '../backends/registry.js'
 import { agentKindsHelp, builtInAdapter } from '../adapters/registry.js'
 import { runLeader } from '../leader/leader.js'
-import { type ResumeReport, deleteTeamFully, refusePaneModeWithoutPanes, resumeTeam, startTeam } from '../leader/lifecycle.js'
+import { deleteTeamFully, refusePaneModeWithoutPanes, startTeam } from '../leader/lifecycle.js'
+import { type ResumeReport, resumeTeam } from '../leader/resume.js'
 import { selectBackend, systemDetectInputs } from '../backends/detect.js'
 import type { ReapedProcess } from '../supervisor/reap-team.js'
 import { ensureTeamKeys } from '../trust/keys.js'
@@ -366,6 +367,10 @@ export async function teamResume(
   else {
     println(`team ${name}: leader ${report.leader}; alive: ${report.alive.join(', ') || 'none'}; respawned: ${report.respawned.join(', ') || 'none'}`)
     if (report.restarted?.length) println(`started again (stopped with swarm kill): ${report.restarted.join(', ')}`)
+    if (report.hosted?.length)
+      println(
+        `inside the leader${report.leader === 'started' ? ', which restarts them and their panes as it starts' : ''}: ${report.hosted.join(', ')}`,
+      )
     printUnreachable(report)
     for (const s of report.stopped) println(stoppedLine(name, s))
     if (report.reaped.length) println(`stopped what dead members left running: ${describeProcesses(report.reaped)}`)

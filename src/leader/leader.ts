@@ -12,7 +12,7 @@ import { createBatchTool } from '../batch/batch-tool.js'
 import type { PermissionCheck } from '../agent/tool.js'
 import { transcriptPath } from '../agent/transcript.js'
 import { createExecutor } from '../backends/registry.js'
-import type { BackendType, InProcessExecutor, TeammateMain } from '../backends/types.js'
+import type { BackendType, InProcessExecutor, ProcessState, TeammateMain } from '../backends/types.js'
 import { createPermissionLayer } from '../permissions/requests/client.js'
 import { teamLeadSigner } from '../trust/sign.js'
 import { LEAD_NAME } from '../home/paths.js'
@@ -120,6 +120,8 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
   const inProcessMain =
     (name: string, opts: { resume: boolean }): TeammateMain =>
     async (ctx) => {
+      // Its view goes when it ends, however it ends (killed, exited, crashed): no pane shows a dead screen as if it ran.
+      if (views && inProcess) void inProcess.wait(ctx.agentId).then((s) => views.end(name, endedHow(s)))
       if (!client) {
         ctx.print('no model is configured: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a compatible server)')
         return 2
@@ -251,4 +253,9 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
     await views?.close()
     await updateMemberState(o.team, LEAD_NAME, { status: 'exited' }, env)
   }
+}
+
+/** How a hosted teammate ended, for the last line of its view: `exit 0`, `killed`, `crashed: …`. */
+function endedHow(s: ProcessState): string {
+  return s.state === 'exited' ? `exit ${s.code}` : 'reason' in s ? s.reason : s.state
 }

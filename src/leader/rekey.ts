@@ -11,7 +11,7 @@ import { backendOf } from '../backends/directory.js'
 import { isAlive } from '../process/liveness.js'
 import type { TeamFile, TeamMember } from '../teams/types.js'
 import { readTeam } from '../teams/team-store.js'
-import { resumeTeam } from './lifecycle.js'
+import { resumeTeam } from './resume.js'
 
 /**
  * `swarm team rekey <team>`: a new lead key pair. While the old private key is there, every

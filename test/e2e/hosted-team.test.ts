@@ -124,6 +124,104 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
     expect(processesWithEnv('SWARM_TEAM=hs', home())).toEqual([])
   }, 90_000)
 
+  it('team resume keeps a live teammate with a pane process of its own and respawns a dead one there; the leader restarts the hosted ones', async () => {
+    const created = await sb.swarm(['team', 'create', 'hr', '--agents', 'ann', '--backend', 'tmux', '--hosted', '--no-attach', '--cwd', sb.project])
+    expect(created.code, created.stderr).toBe(0)
+    await waitFor('ann idle', async () => (await readMemberState('hr', 'ann', sb.env))?.status === 'idle', 30_000)
+    // A teammate in a pane process of its own, beside the hosted one (what an agent CLI teammate is).
+    const spawned = await sb.swarm(['spawn', 'hr', 'cx', '--backend', 'tmux'])
+    expect(spawned.code, spawned.stderr).toBe(0)
+    await waitFor('cx idle', async () => (await readMemberState('hr', 'cx', sb.env))?.status === 'idle', 30_000)
+    const leaderPid = (await readMemberState('hr', 'team-lead', sb.env))?.pid
+    const cxPid = (await readMemberState('hr', 'cx', sb.env))?.pid
+    expect(cxPid).not.toBe(leaderPid)
+    const cxAgent = () => processesWithEnv('SWARM_AGENT_ID=cx@hr').filter((p) => /^\d+ \S*node\S* .* agent --team hr --name cx/.test(p))
+
+    // The leader dies (ann with it); cx runs on in its pane: resume keeps it, and the new leader restarts ann.
+    process.kill(leaderPid!, 'SIGKILL')
+    await waitFor('the leader gone', () => !processesWithEnv('SWARM_AGENT_ID=team-lead@hr').some((p) => / leader hr/.test(p)))
+    const resumed = await sb.swarm(['team', 'resume', 'hr', '--no-attach', '--json'], { timeout: 40_000 })
+    expect(resumed.code, resumed.stderr).toBe(0)
+    const report = JSON.parse(resumed.stdout) as {
+      leader: string
+      alive: string[]
+      respawned: string[]
+      hosted?: string[]
+      reaped: Array<{ agent: string }>
+    }
+    expect(report).toMatchObject({ leader: 'started', alive: ['cx'], respawned: [], hosted: ['ann'] })
+    expect(report.reaped.map((p) => p.agent)).not.toContain('cx')
+    expect(cxAgent().map((p) => Number(p.split(' ')[0]))).toContain(cxPid)
+    const newLeader = await waitFor(
+      'ann in a new leader',
+      async () => {
+        const [lead, ann] = await Promise.all(['team-lead', 'ann'].map((n) => readMemberState('hr', n, sb.env)))
+        return lead?.pid !== leaderPid && ann?.pid === lead?.pid && ann?.status === 'idle' && lead?.pid
+      },
+      30_000,
+    )
+    // The leader started ann alone, never a twin of cx.
+    expect((await readMemberState('hr', 'cx', sb.env))?.pid).toBe(cxPid)
+
+    // The whole server goes (cx's process too): resume respawns cx in a pane from its transcript.
+    t('kill-server')
+    await waitFor('cx gone', () => cxAgent().length === 0)
+    const again = await sb.swarm(['team', 'resume', 'hr', '--no-attach', '--json'], { timeout: 40_000 })
+    expect(again.code, again.stderr).toBe(0)
+    expect(JSON.parse(again.stdout)).toMatchObject({ leader: 'started', alive: [], respawned: ['cx'], hosted: ['ann'] })
+    const respawned = await waitFor('cx running again', () => cxAgent().length === 1 && cxAgent()[0])
+    expect(respawned).toContain('--resume')
+    await waitFor(
+      'ann in the third leader, cx in its pane',
+      async () => {
+        const [lead, ann, cx] = await Promise.all(['team-lead', 'ann', 'cx'].map((n) => readMemberState('hr', n, sb.env)))
+        return lead?.pid !== newLeader && ann?.pid === lead?.pid && cx?.pid !== lead?.pid && cx?.pid !== cxPid && ann?.status === 'idle'
+      },
+      30_000,
+    )
+    expect(panes().filter((p) => p.agent === 'cx@hr' && !p.dead).length).toBe(1)
+    expect(panes().filter((p) => p.agent === 'ann@hr' && !p.dead && p.command === 'tail').length).toBe(1)
+    expect((await sb.swarm(['team', 'delete', 'hr', '--force'], { timeout: 40_000 })).code).toBe(0)
+    expect(processesWithEnv('SWARM_TEAM=hr')).toEqual([])
+  }, 120_000)
+
+  it('a hosted teammate that ends (swarm kill) closes its view; spawned again it gets one again', async () => {
+    const created = await sb.swarm([
+      'team',
+      'create',
+      'hk',
+      '--agents',
+      'ann,bob',
+      '--backend',
+      'tmux',
+      '--hosted',
+      '--no-attach',
+      '--cwd',
+      sb.project,
+    ])
+    expect(created.code, created.stderr).toBe(0)
+    const liveViews = (name: string) => panes().filter((p) => p.agent === `${name}@hk` && !p.dead)
+    await waitFor('both views', () => liveViews('ann').length === 1 && liveViews('bob').length === 1, 30_000)
+    await waitFor('ann idle', async () => (await readMemberState('hk', 'ann', sb.env))?.status === 'idle', 30_000)
+
+    const killed = await sb.swarm(['kill', 'hk', 'ann'])
+    expect(killed.code, killed.stderr).toBe(0)
+    await waitFor('ann stopped', async () => (await readMemberState('hk', 'ann', sb.env))?.status === 'exited', 30_000)
+    // Its view goes (no pane, dead or alive, is left showing its last screen); bob's stays.
+    await waitFor('ann’s view closed', () => panes().every((p) => p.agent !== 'ann@hk'))
+    expect(processesWithEnv('SWARM_AGENT_ID=ann@hk')).toEqual([])
+    expect(liveViews('bob').length).toBe(1)
+    expect(fs.readFileSync(path.join(agentDir('hk', 'ann', sb.env), 'screen.log'), 'utf8')).toMatch(/ann ended/)
+    const status = JSON.parse((await sb.swarm(['status', 'hk', '--json'])).stdout) as { members: Array<{ name: string; status: string }> }
+    expect(status.members.find((m) => m.name === 'ann')?.status).toBe('exited')
+
+    const back = await sb.swarm(['spawn', 'hk', 'ann'])
+    expect(back.code, back.stderr).toBe(0)
+    await waitFor('ann’s view again', () => liveViews('ann').length === 1 && liveViews('ann')[0]!.command === 'tail', 30_000)
+    expect((await sb.swarm(['team', 'delete', 'hk', '--force'], { timeout: 40_000 })).code).toBe(0)
+    expect(processesWithEnv('SWARM_TEAM=hk')).toEqual([])
+  }, 90_000)
+
   it(`hosts a team of more than ${HOSTED_ABOVE} teammates by default; --isolated gives each its process; --hosted with --isolated is refused`, async () => {
     const names = Array.from({ length: HOSTED_ABOVE + 1 }, (_, i) => `w${i}`)
     const many = ['--agents', names.join(','), '--backend', 'tmux', '--no-attach', '--json', '--cwd', sb.project]
