@@ -23,8 +23,7 @@ export function processesWithEnv(...entries: string[]): string[] {
   for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
       const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
-      if (entries.every((e) => env.includes(e)))
-        found.push(`${pid} ${fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')}`)
+      if (entries.every((e) => env.includes(e))) found.push(`${pid} ${fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')}`)
     } catch {
       // gone meanwhile, or not ours to read
     }
