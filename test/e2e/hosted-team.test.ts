@@ -19,6 +19,8 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
   const t = (...args: string[]) => execFileSync('tmux', ['-L', 'swarm', ...args], { env: sb.env, encoding: 'utf8' })
   /** This test's own processes: its SWARM_HOME, beside the team's name. */
   const home = () => `SWARM_HOME=${sb.env.SWARM_HOME}`
+  const createHosted = (team: string, agents: string) =>
+    sb.swarm(['team', 'create', team, '--agents', agents, '--backend', 'tmux', '--hosted', '--no-attach', '--cwd', sb.project])
   const panes = () =>
     t('list-panes', '-a', '-F', '#{pane_id}\t#{pane_dead}\t#{@swarm_agent}\t#{pane_current_command}')
       .trim()
@@ -27,19 +29,7 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
       .map(([pane, dead, agent, command]) => ({ pane, dead: dead === '1', agent, command }))
 
   it('shows each teammate in a pane of its own while it runs inside the leader; a message reaches it; resume after the leader died; delete leaves nothing', async () => {
-    const created = await sb.swarm([
-      'team',
-      'create',
-      'hs',
-      '--agents',
-      'ann,bob',
-      '--backend',
-      'tmux',
-      '--hosted',
-      '--no-attach',
-      '--cwd',
-      sb.project,
-    ])
+    const created = await createHosted('hs', 'ann,bob')
     expect(created.code, created.stderr).toBe(0)
     await waitFor(
       'both teammates idle',
@@ -125,7 +115,7 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
   }, 90_000)
 
   it('team resume keeps a live teammate with a pane process of its own and respawns a dead one there; the leader restarts the hosted ones', async () => {
-    const created = await sb.swarm(['team', 'create', 'hr', '--agents', 'ann', '--backend', 'tmux', '--hosted', '--no-attach', '--cwd', sb.project])
+    const created = await createHosted('hr', 'ann')
     expect(created.code, created.stderr).toBe(0)
     await waitFor('ann idle', async () => (await readMemberState('hr', 'ann', sb.env))?.status === 'idle', 30_000)
     // A teammate in a pane process of its own, beside the hosted one (what an agent CLI teammate is).
@@ -135,11 +125,11 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
     const leaderPid = (await readMemberState('hr', 'team-lead', sb.env))?.pid
     const cxPid = (await readMemberState('hr', 'cx', sb.env))?.pid
     expect(cxPid).not.toBe(leaderPid)
-    const cxAgent = () => processesWithEnv('SWARM_AGENT_ID=cx@hr').filter((p) => /^\d+ \S*node\S* .* agent --team hr --name cx/.test(p))
+    const cxAgent = () => processesWithEnv('SWARM_AGENT_ID=cx@hr', home()).filter((p) => /^\d+ \S*node\S* .* agent --team hr --name cx/.test(p))
 
     // The leader dies (ann with it); cx runs on in its pane: resume keeps it, and the new leader restarts ann.
     process.kill(leaderPid!, 'SIGKILL')
-    await waitFor('the leader gone', () => !processesWithEnv('SWARM_AGENT_ID=team-lead@hr').some((p) => / leader hr/.test(p)))
+    await waitFor('the leader gone', () => !processesWithEnv('SWARM_AGENT_ID=team-lead@hr', home()).some((p) => / leader hr/.test(p)))
     const resumed = await sb.swarm(['team', 'resume', 'hr', '--no-attach', '--json'], { timeout: 40_000 })
     expect(resumed.code, resumed.stderr).toBe(0)
     const report = JSON.parse(resumed.stdout) as {
@@ -182,23 +172,11 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
     expect(panes().filter((p) => p.agent === 'cx@hr' && !p.dead).length).toBe(1)
     expect(panes().filter((p) => p.agent === 'ann@hr' && !p.dead && p.command === 'tail').length).toBe(1)
     expect((await sb.swarm(['team', 'delete', 'hr', '--force'], { timeout: 40_000 })).code).toBe(0)
-    expect(processesWithEnv('SWARM_TEAM=hr')).toEqual([])
+    expect(processesWithEnv('SWARM_TEAM=hr', home())).toEqual([])
   }, 120_000)
 
   it('a hosted teammate that ends (swarm kill) closes its view; spawned again it gets one again', async () => {
-    const created = await sb.swarm([
-      'team',
-      'create',
-      'hk',
-      '--agents',
-      'ann,bob',
-      '--backend',
-      'tmux',
-      '--hosted',
-      '--no-attach',
-      '--cwd',
-      sb.project,
-    ])
+    const created = await createHosted('hk', 'ann,bob')
     expect(created.code, created.stderr).toBe(0)
     const liveViews = (name: string) => panes().filter((p) => p.agent === `${name}@hk` && !p.dead)
     await waitFor('both views', () => liveViews('ann').length === 1 && liveViews('bob').length === 1, 30_000)
@@ -209,7 +187,7 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
     await waitFor('ann stopped', async () => (await readMemberState('hk', 'ann', sb.env))?.status === 'exited', 30_000)
     // Its view goes (no pane, dead or alive, is left showing its last screen); bob's stays.
     await waitFor('ann’s view closed', () => panes().every((p) => p.agent !== 'ann@hk'))
-    expect(processesWithEnv('SWARM_AGENT_ID=ann@hk')).toEqual([])
+    expect(processesWithEnv('SWARM_AGENT_ID=ann@hk', home())).toEqual([])
     expect(liveViews('bob').length).toBe(1)
     expect(fs.readFileSync(path.join(agentDir('hk', 'ann', sb.env), 'screen.log'), 'utf8')).toMatch(/ann ended/)
     const status = JSON.parse((await sb.swarm(['status', 'hk', '--json'])).stdout) as { members: Array<{ name: string; status: string }> }
@@ -219,7 +197,7 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
     expect(back.code, back.stderr).toBe(0)
     await waitFor('ann’s view again', () => liveViews('ann').length === 1 && liveViews('ann')[0]!.command === 'tail', 30_000)
     expect((await sb.swarm(['team', 'delete', 'hk', '--force'], { timeout: 40_000 })).code).toBe(0)
-    expect(processesWithEnv('SWARM_TEAM=hk')).toEqual([])
+    expect(processesWithEnv('SWARM_TEAM=hk', home())).toEqual([])
   }, 90_000)
 
   it(`hosts a team of more than ${HOSTED_ABOVE} teammates by default; --isolated gives each its process; --hosted with --isolated is refused`, async () => {
