@@ -2,6 +2,7 @@ import { agentId as makeAgentId } from '../home/paths.js'
 import { memberMarker } from '../home/member-marker.js'
 import { markerEnv } from '../process/marker.js'
 import { terminalSafe } from '../terminal/neutralize.js'
+import { runCommand } from '../process/launch.js'
 import { TmuxClient, formatEscape, resolveSocket, tmuxCommand } from './tmux-client.js'
 import { envArgs } from './tmux-launch.js'
 import { OVERFLOW_OPTION, PAGE_OPTION } from './tmux-layout.js'
@@ -37,6 +38,9 @@ export async function openTmuxViews(specs: readonly ViewSpec[], env: Env): Promi
   const live = new Map(panes.filter((p) => !p.dead && p.agent !== '').map((p) => [p.agent, p.paneId]))
   const missing = specs.filter((_, k) => !live.has(ids[k]))
   if (missing.length) {
+    // A view ends with the process that opened it (the leader, its teammates inside it): one
+    // killed with SIGKILL leaves no view showing its teammates as if they still ran.
+    const endsWith = (await tailEndsWithProcess(env)) ? [`--pid=${process.pid}`] : []
     // Each in a window of its own, marked as a new pane's of the team: the layout then places it
     // beside the leader or on a page, as it places a process teammate's pane (a split could find no room).
     const lines = missing.map((spec) =>
@@ -50,6 +54,7 @@ export async function openTmuxViews(specs: readonly ViewSpec[], env: Env): Promi
         `${formatEscape(makeAgentId(spec.name, spec.team))}\t#{pane_id}\t#{window_id}`,
         ...envArgs(markerEnv(memberMarker(spec.team, spec.name, env))),
         'tail',
+        ...endsWith,
         '-n',
         String(VIEW_HISTORY_LINES),
         '-F',
@@ -70,6 +75,20 @@ export async function openTmuxViews(specs: readonly ViewSpec[], env: Env): Promi
     if (failed.length) throw client.failure(`new-window for ${failed.map((m) => m.name).join(', ')}`, r.stderr || 'no pane id printed')
   }
   return ids.map((id) => live.get(id) ?? '')
+}
+
+let tailPid: Promise<boolean> | undefined
+
+/**
+ * Whether this machine's `tail` ends when a process does (`--pid`, GNU coreutils; BSD's and
+ * BusyBox's have none): asked once per process, with a run that reads nothing.
+ */
+function tailEndsWithProcess(env: Env): Promise<boolean> {
+  tailPid ??= runCommand('tail', [`--pid=${process.pid}`, '-n', '0', '/dev/null'], { env, timeoutMs: 5_000 }).then(
+    (r) => r.code === 0,
+    () => false,
+  )
+  return tailPid
 }
 
 /**

@@ -94,6 +94,8 @@ describe.skipIf(!hasTmux)('a hosted tmux team (team create --hosted)', () => {
     // restarts both inside it, each with one view again.
     process.kill(leaderPid!, 'SIGKILL')
     await waitFor('the leader gone', () => !processesWithEnv('SWARM_AGENT_ID=team-lead@hs', home()).some((p) => / leader hs/.test(p)))
+    // Its views end with it: no pane shows ann or bob as if they still ran.
+    await waitFor('the views gone with the leader', () => !panes().some((p) => (p.agent === 'ann@hs' || p.agent === 'bob@hs') && !p.dead), 15_000)
     const resumed = await sb.swarm(['team', 'resume', 'hs', '--no-attach'], { timeout: 40_000 })
     expect(resumed.code, resumed.stderr).toBe(0)
     await waitFor(
