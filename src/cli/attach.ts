@@ -14,21 +14,18 @@ export function registerAttachCommand(program: Command): void {
 
 /** Attaches through the executor of the team's backend (a hosted team: the one showing its views; a team with no record of one: the first standalone backend's). */
 export async function runAttach(team: string, name?: string): Promise<void> {
-  const [{ validateName }, registry, { teamBackend }, teams, { HOSTED_VIEWS_FIELD }] = await Promise.all([
+  const [{ validateName }, registry, { hostedViews, teamBackend }, teams] = await Promise.all([
     import('../home/paths.js'),
     import('../backends/registry.js'),
     import('../backends/team-backend.js'),
     import('../teams/team-store.js'),
-    import('../teams/hosting.js'),
   ])
   validateName(team)
   if (name !== undefined) validateName(name)
   const env = process.env
   const config = (await teams.teamExists(team, env)) ? await teams.readTeam(team, env) : undefined
   // A hosted team runs in-process inside a leader that sits in a pane, its teammates' views beside it: attach to those panes.
-  const views = config?.[HOSTED_VIEWS_FIELD]
-  const type =
-    (typeof views === 'string' ? views : undefined) ?? (config && teamBackend(config)) ?? registry.paneBackends().find((b) => b.standalone)?.type
+  const type = (config && (hostedViews(config) ?? teamBackend(config))) ?? registry.paneBackends().find((b) => b.standalone)?.type
   if (type === undefined || registry.findBackend(type)?.kind !== 'pane')
     throw new NotFoundError(`team ${team} runs in-process, inside its leader: there are no panes to attach to`)
   const terminal = Boolean(process.stdin.isTTY && process.stdout.isTTY)

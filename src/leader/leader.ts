@@ -12,15 +12,15 @@ import { createBatchTool } from '../batch/batch-tool.js'
 import type { PermissionCheck } from '../agent/tool.js'
 import { transcriptPath } from '../agent/transcript.js'
 import { createExecutor } from '../backends/registry.js'
-import type { BackendType, InProcessExecutor, ProcessState, TeammateMain } from '../backends/types.js'
+import type { InProcessExecutor, ProcessState, TeammateMain } from '../backends/types.js'
 import { createPermissionLayer } from '../permissions/requests/client.js'
 import { teamLeadSigner } from '../trust/sign.js'
 import { LEAD_NAME } from '../home/paths.js'
 import { readTeam, updateTeam } from '../teams/team-store.js'
 import { claudeLeadOf } from '../teams/claude-lead.js'
 import type { TeamFile } from '../teams/types.js'
-import { teamBackend } from '../backends/team-backend.js'
-import { HOSTED_VIEWS_FIELD, hostedInProcess } from '../teams/hosting.js'
+import { hostedViews, teamBackend } from '../backends/team-backend.js'
+import { hostedInProcess } from '../teams/hosting.js'
 import { nextStopSignal } from '../process/handlers.js'
 import { onAbort } from '../util/abort.js'
 import { LeaderConsole } from './console.js'
@@ -108,10 +108,8 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
   const sign = await teamLeadSigner(o.team, env)
   const client: Anthropic | undefined = modelConfigured(env) ? createModelClient(env) : undefined
   // A hosted team (`team create --hosted`): its teammates run here, each shown in a pane of its own.
-  const views =
-    backend === 'in-process' && typeof config[HOSTED_VIEWS_FIELD] === 'string' && env.TMUX_PANE
-      ? new TeammateViews(o.team, config[HOSTED_VIEWS_FIELD], env, (line) => output.write(`swarm: warning: ${line}\n`))
-      : undefined
+  const viewsBackend = backend === 'in-process' && env.TMUX_PANE ? hostedViews(config) : undefined
+  const views = viewsBackend ? new TeammateViews(o.team, viewsBackend, env, (line) => output.write(`swarm: warning: ${line}\n`)) : undefined
   const inProcess: InProcessExecutor | undefined =
     backend === 'in-process'
       ? createExecutor('in-process', { env, sign, ...(views && { outputFor: (name: string) => views.sink(name) }) })
@@ -148,7 +146,7 @@ async function leadTeam(o: LeaderOptions, written: TeamFile): Promise<void> {
     backend,
     sign,
     ...(inProcess ? { inProcess, inProcessMain } : {}),
-    ...(views && { views: config[HOSTED_VIEWS_FIELD] as BackendType }),
+    ...(viewsBackend && { views: viewsBackend }),
   })
 
   // Wired before the first await below: a stop signal while the team starts is never lost.

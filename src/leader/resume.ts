@@ -7,7 +7,7 @@
 import { transcriptPath } from '../agent/transcript.js'
 import { defaultLeaderArgv, defaultTeammateArgv, teammateEnv } from '../backends/teammate-launch.js'
 import { selectBackend, systemDetectInputs } from '../backends/detect.js'
-import { createExecutor, remoteExecutor, showsHostedTeammates } from '../backends/registry.js'
+import { createExecutor, remoteExecutor } from '../backends/registry.js'
 import { type TeamStatus, teamStatus } from '../supervisor/status.js'
 import { spawnTeammates, type SpawnTeammateInput } from '../supervisor/teammates.js'
 import type { BackendType, PaneExecutor } from '../backends/types.js'
@@ -19,9 +19,9 @@ import { pathExists } from '../util/fs.js'
 import { definedOnly } from '../util/object.js'
 import { type ReapedProcess, assertNoneSurvive, reapTeam } from '../supervisor/reap-team.js'
 import { runningLeader } from '../supervisor/leader-lock.js'
-import { teamBackend } from '../backends/team-backend.js'
+import { hostedViews, teamBackend } from '../backends/team-backend.js'
 import { STOPPED_FIELD } from '../backends/directory.js'
-import { HOSTED_VIEWS_FIELD, hostedInProcess } from '../teams/hosting.js'
+import { hostedInProcess } from '../teams/hosting.js'
 import { recordLeaderServer } from './leader-server.js'
 import { type TrustSettings, checkSettingsPins } from '../supervisor/settings-pins.js'
 import type { Env } from '../home/env.js'
@@ -106,8 +106,7 @@ export async function resumeTeam(team: string, opts: ResumeOptions): Promise<Res
     ...(placed.unreachable.length ? { unreachable: placed.unreachable } : {}),
   })
   if (backend === 'in-process') {
-    const views = config[HOSTED_VIEWS_FIELD]
-    const paneBackend = typeof views === 'string' && showsHostedTeammates(views) ? views : undefined
+    const paneBackend = hostedViews(config)
     const executor = paneBackend ? createExecutor(paneBackend, { env, sign: await teamLeadSigner(team, env) }) : undefined
     const status = await teamStatus(team, { env, config, ...(executor && paneBackend ? { executors: { [paneBackend]: executor } } : {}) })
     const stateOf = (name: string) => status.members.find((r) => r.name === name)?.state

@@ -3,8 +3,9 @@ import { LEAD_NAME } from '../home/paths.js'
 import { readTeam } from '../teams/team-store.js'
 import type { TeamFile, TeamMember } from '../teams/types.js'
 import { backendOf, teamStoreDirectory } from '../backends/directory.js'
-import { createExecutor, showsHostedTeammates } from '../backends/registry.js'
-import { HOSTED_VIEWS_FIELD, hostedInProcess } from '../teams/hosting.js'
+import { createExecutor } from '../backends/registry.js'
+import { hostedViews } from '../backends/team-backend.js'
+import { hostedInProcess } from '../teams/hosting.js'
 import type { BackendType, InProcessExecutor, PaneExecutor, ProcessState } from '../backends/types.js'
 import type { Env } from '../home/env.js'
 
@@ -51,8 +52,7 @@ export interface StatusOptions {
 export async function teamStatus(team: string, opts: StatusOptions = {}): Promise<TeamStatus> {
   const env = opts.env ?? process.env
   const config = opts.config ?? (await readTeam(team, env))
-  const recordedViews = config[HOSTED_VIEWS_FIELD]
-  const views = typeof recordedViews === 'string' && showsHostedTeammates(recordedViews) ? (recordedViews as BackendType) : undefined
+  const views = hostedViews(config)
   const groups = new Map<BackendType, TeamMember[]>()
   const add = (backend: BackendType, m: TeamMember) => groups.set(backend, [...(groups.get(backend) ?? []), m])
   for (const m of config.members) {

@@ -1,7 +1,8 @@
 import { BackendUnavailableError } from '../errors.js'
 import { findMember, readTeam, updateTeam } from '../teams/team-store.js'
 import { LEAD_NAME, validateAgentName } from '../home/paths.js'
-import { HOSTED_VIEWS_FIELD, hostedInProcess } from '../teams/hosting.js'
+import { hostedInProcess } from '../teams/hosting.js'
+import { hostedViews } from '../backends/team-backend.js'
 import { backendOf } from '../backends/directory.js'
 import { createExecutor } from '../backends/registry.js'
 import type { PaneExecutor } from '../backends/types.js'
@@ -44,7 +45,7 @@ async function paneOf(team: string, name: string, opts: VisibilityOptions) {
   validateAgentName(name)
   const config = await readTeam(team, opts.env)
   const member = findMember(config, name)
-  const view = config[HOSTED_VIEWS_FIELD] === 'tmux' && member.name !== LEAD_NAME && hostedInProcess(config, member)
+  const view = hostedViews(config) !== undefined && member.name !== LEAD_NAME && hostedInProcess(config, member)
   const backend = backendOf(member)
   if (backend !== 'tmux' && !view) {
     throw new BackendUnavailableError(`${name} is not in a tmux pane (${backend ?? 'not started'}); only tmux panes can be hidden`)
