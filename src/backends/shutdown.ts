@@ -123,8 +123,10 @@ export async function gracefulStop(
     await delay(Math.min(POLL_MS, Math.max(0, deadline - Date.now())), opts.signal)
     const state = (await executor.status([agentId])).get(agentId)
     if (state?.state !== 'alive') {
+      // An answer written just before the exit (Claude Code approves, then leaves) is still an approval.
+      const approved = approvedAt !== undefined || (await findShutdownAnswer(agentId, requestId, deps))?.approved === true
       await executor.kill(agentId)
-      return { outcome: approvedAt === undefined ? 'exited' : 'approved' }
+      return { outcome: approved ? 'approved' : 'exited' }
     }
     if (approvedAt !== undefined) {
       // It approved: give it a moment to finish its turn and exit by itself, then close it.

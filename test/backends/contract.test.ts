@@ -149,6 +149,14 @@ for (const { type, skip } of backends) {
       expect(await h.executor.isActive(`polite@${team}`)).toBe(false)
     })
 
+    it('terminate reports an approval whose teammate exits within the same poll', async () => {
+      // Claude Code answers shutdown_approved and exits at once: the exit must not hide the answer.
+      for (const name of ['agree1', 'agree2', 'agree3']) {
+        await h.start(team, name, ['approve-shutdown', inboxPath(team, name, h.env), inboxPath(team, 'team-lead', h.env), name])
+        expect(await h.executor.terminate(`${name}@${team}`, 'done', { timeoutMs: 5_000 })).toEqual({ outcome: 'approved' })
+      }
+    }, 60_000)
+
     it('terminate times out on a teammate that ignores the request, and leaves it running', async () => {
       const out = file('deaf')
       await h.start(team, 'deaf', ['record', out])
